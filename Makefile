@@ -1,0 +1,145 @@
+# autoprof - an LD_PRELOAD sampling profiler that writes perf.data.
+#
+#   make            build/libautoprof.so, build/autoprof, build/autoprof-report
+#   make demo       profile the bundled demo program and print the report
+#   make check      build everything and run the whole TAP suite with prove
+#   make install    PREFIX=/usr/local (DESTDIR honoured)
+#
+# CC, CFLAGS, LDFLAGS and V=1 may be overridden on the command line.
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+PREFIX ?= /usr/local
+BUILD := build
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+BASE := -std=gnu11 $(WARN) -Iinclude -D_GNU_SOURCE -pthread
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+LIB_SRC := $(filter-out preload/launcher.c,$(wildcard preload/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_CORE := $(filter-out preload/main.c,$(LIB_SRC))
+LAUNCHER_OBJ := $(BUILD)/preload/launcher.o
+REPORT_SRC := $(wildcard report/*.c)
+REPORT_CORE := $(filter-out report/main.c,$(REPORT_SRC))
+REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
+REPORT_ASAN_OBJ := $(REPORT_SRC:%.c=$(BUILD)/asan/%.o)
+REPORT_LIBS := -lelf -ldw -lz
+
+# Unit tests: tests/unit/test-report-*.c link the report core,
+# tests/unit/test-preload-*.c the preload library's objects.
+UNIT_SRC := $(wildcard tests/unit/test-*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
+UNIT_ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/unit/%)
+PROG_SRC := $(wildcard tests/progs/*.c)
+PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(BUILD)/progs/%)
+
+TARGETS := $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report
+DEPS_STAMP := $(BUILD)/.deps-build
+
+all: $(TARGETS)
+
+$(DEPS_STAMP): scripts/install-deps.sh
+	@mkdir -p $(BUILD)
+	$(Q)sh scripts/install-deps.sh build
+	@touch $@
+
+$(BUILD)/.deps-test: scripts/install-deps.sh
+	@mkdir -p $(BUILD)
+	$(Q)sh scripts/install-deps.sh test
+	@touch $@
+
+# The preload library: hidden visibility, version script, no undefined symbols.
+$(BUILD)/preload/%.o: preload/%.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(BASE) $(CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
+		-MMD -MP -c -o $@ $<
+
+$(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/preload.map \
+		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
+
+$(BUILD)/autoprof: $(LAUNCHER_OBJ)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS)
+
+$(BUILD)/report/%.o: report/%.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(BASE) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/autoprof-report: $(REPORT_OBJ)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) -pthread -o $@ $^ $(LDFLAGS) $(REPORT_LIBS)
+
+# The sanitizer build of the report tool and the unit tests.
+$(BUILD)/asan/report/%.o: report/%.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC ASAN $<"
+	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -MMD -MP -c -o $@ $<
+
+$(BUILD)/asan/autoprof-report: $(REPORT_ASAN_OBJ)
+	@echo "  LD ASAN $@"
+	$(Q)$(CC) -g $(SAN) -pthread -o $@ $^ $(REPORT_LIBS)
+
+$(BUILD)/unit/test-report-%: tests/unit/test-report-%.c $(REPORT_CORE:%.c=$(BUILD)/%.o)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(BASE) $(CFLAGS) -Itests -o $@ $^ $(LDFLAGS) $(REPORT_LIBS)
+
+$(BUILD)/asan/unit/test-report-%: tests/unit/test-report-%.c $(REPORT_CORE:%.c=$(BUILD)/asan/%.o)
+	@mkdir -p $(@D)
+	@echo "  CC ASAN $<"
+	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests -o $@ $^ $(REPORT_LIBS)
+
+$(BUILD)/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE:%.c=$(BUILD)/%.o)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(BASE) $(CFLAGS) -Itests -Ipreload -o $@ $^ $(LDFLAGS) -lunwind -ldl
+
+$(BUILD)/asan/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE)
+	@mkdir -p $(@D)
+	@echo "  CC ASAN $<"
+	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests -Ipreload -o $@ $^ -lunwind -ldl
+
+# Test programs: -O2 without frame pointers, the hard case for unwinding.
+$(BUILD)/progs/%: tests/progs/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -g -fomit-frame-pointer -pthread -o $@ $< -lm -ldl
+
+demo: all $(BUILD)/progs/demo
+	@echo "== profiling $(BUILD)/progs/demo with $(BUILD)/autoprof"
+	$(BUILD)/autoprof -o $(BUILD)/demo.data -- $(BUILD)/progs/demo
+	@echo "== $(BUILD)/autoprof-report $(BUILD)/demo.data"
+	$(BUILD)/autoprof-report $(BUILD)/demo.data
+
+check: all $(BUILD)/.deps-test $(BUILD)/asan/autoprof-report $(UNIT_BIN) $(UNIT_ASAN_BIN) $(PROG_BIN)
+	prove -f $(UNIT_BIN) $(UNIT_ASAN_BIN) tests/*.t
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/autoprof \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/autoprof
+	install -m 755 $(BUILD)/autoprof $(BUILD)/autoprof-report $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libautoprof.so $(DESTDIR)$(PREFIX)/lib/autoprof/
+	install -m 644 doc/autoprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/
+
+format:
+	clang-format -i $(wildcard include/autoprof/*.h preload/*.[ch] report/*.[ch] tests/*.h tests/unit/*.c tests/progs/*.c)
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all demo check install format clean
+.DELETE_ON_ERROR:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * env.h - every AUTOPROF_* variable, in one table.
+ *
+ * The same table drives the preload library's parser, the launcher's flags
+ * and --help, and the README's table (scripts/env-table.sh checks that the
+ * README lists every row). Add a variable here and nowhere else.
+ *
+ * X(id, long_flag, short_flag, arg, default, help)
+ *   id         suffix of the variable: AUTOPROF_<id>
+ *   long_flag  the launcher's --flag (spelled like perf record's where one exists)
+ *   short_flag the launcher's -f, or 0
+ *   arg        the argument's name in --help, or NULL for an on/off switch
+ *   default    the value used when the variable is unset ("" = none)
+ *   help       one line for --help and the README
+ */
+#ifndef AUTOPROF_ENV_H
+#define AUTOPROF_ENV_H
+
+#define AUTOPROF_ENV_TABLE(X)                                                                      \
+	X(OUTPUT, "output", 'o', "FILE", "perf.data",                                              \
+	  "output file; %p in it becomes the process id")                                          \
+	X(EVENT, "event", 'e', "EVENT", "",                                                        \
+	  "sampling event: cycles, instructions, cpu-clock, task-clock, page-faults, ... or rNNNN; " \
+	  "default cycles where the PMU has it, else cpu-clock")                                   \
+	X(FREQ, "freq", 'F', "HZ", "1000",                                                         \
+	  "samples per second of each thread's run time, clamped to "                             \
+	  "kernel.perf_event_max_sample_rate")                                                     \
+	X(PERIOD, "count", 'c', "N", "",                                                           \
+	  "sample every N events instead of at a frequency (overrides FREQ)")                      \
+	X(CALLGRAPH, "call-graph", 'g', "MODE", "libunwind",                                       \
+	  "user stacks: libunwind (DWARF unwind info, no frame pointers needed), fp (kernel "      \
+	  "frame-pointer chains) or none")                                                          \
+	X(STACK_DEPTH, "stack-depth", 0, "N", "127", "deepest call chain kept, 1..1024")          \
+	X(SIGNAL, "signal", 0, "SIG", "",                                                          \
+	  "signal that carries overflow notifications; default SIGRTMIN+5")                        \
+	X(VERBOSE, "verbose", 'v', NULL, "0", "say what the profiler does, on stderr")            \
+	X(QUIET, "quiet", 'q', NULL, "0", "say nothing on stderr, not even warnings")
+
+#define AUTOPROF_ENV_PREFIX "AUTOPROF_"
+
+#endif /* AUTOPROF_ENV_H */

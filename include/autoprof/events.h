@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * events.h - perf event names and their (type, config), as perf spells them.
+ *
+ * Shared by the preload library (AUTOPROF_EVENT, the counters) and the report
+ * tool (naming the events of a file that has no EVENT_DESC feature).
+ *
+ * X(name, alias, type, config)
+ */
+#ifndef AUTOPROF_EVENTS_H
+#define AUTOPROF_EVENTS_H
+
+#include <linux/perf_event.h>
+
+#define AUTOPROF_EVENT_TABLE(X)                                                                    \
+	X("cycles", "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES)                    \
+	X("instructions", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS)                    \
+	X("cache-references", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES)            \
+	X("cache-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES)                    \
+	X("branches", "branch-instructions", PERF_TYPE_HARDWARE,                                   \
+	  PERF_COUNT_HW_BRANCH_INSTRUCTIONS)                                                       \
+	X("branch-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES)                  \
+	X("bus-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES)                        \
+	X("stalled-cycles-frontend", NULL, PERF_TYPE_HARDWARE,                                     \
+	  PERF_COUNT_HW_STALLED_CYCLES_FRONTEND)                                                   \
+	X("stalled-cycles-backend", NULL, PERF_TYPE_HARDWARE,                                      \
+	  PERF_COUNT_HW_STALLED_CYCLES_BACKEND)                                                    \
+	X("ref-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES)                    \
+	X("cpu-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK)                          \
+	X("task-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK)                        \
+	X("page-faults", "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS)                  \
+	X("context-switches", "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES)            \
+	X("cpu-migrations", "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS)        \
+	X("minor-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN)                 \
+	X("major-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ)                 \
+	X("alignment-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS)            \
+	X("emulation-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS)
+
+#endif /* AUTOPROF_EVENTS_H */

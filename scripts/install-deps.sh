@@ -1,0 +1,41 @@
+#!/bin/sh
+# install-deps.sh [build|test|bench] - install the Debian packages autoprof needs.
+#
+# Does nothing (and asks nothing of apt) when every package is already there,
+# so the Makefile can call it on every build. Needs root only when something
+# is missing; otherwise it says exactly which packages to install.
+set -eu
+
+build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev pkg-config"
+test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils"
+bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine"
+
+case "${1:-build}" in
+build) want=$build_pkgs ;;
+test) want=$test_pkgs ;;
+bench) want=$bench_pkgs ;;
+*) echo "usage: $0 [build|test|bench]" >&2; exit 2 ;;
+esac
+
+missing=
+for p in $want; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "autoprof: missing Debian packages:$missing (run: sudo apt-get install$missing)" >&2
+	exit 1
+fi
+echo "autoprof: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp)
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing; } >"$log" 2>&1; then
+	tail -n 20 "$log" >&2
+	rm -f "$log"
+	echo "autoprof: apt-get failed to install$missing" >&2
+	exit 1
+fi
+rm -f "$log"

@@ -1,0 +1,57 @@
+# lib.sh - TAP 13 helpers for the integration tests (sourced by tests/*.t).
+#
+# Each .t runs from the repository root with build/ already made, in a fresh
+# temporary directory ($T) that is removed at exit.
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=$ROOT/build
+LIB=$B/libautoprof.so
+REPORT=$B/autoprof-report
+PERFPARSER=/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser
+T=$(mktemp -d /tmp/autoprof-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+
+_n=0
+_failed=0
+
+plan() { echo "TAP version 13"; echo "1..$1"; }
+
+# ok COND_STATUS "description": pass when the status is 0.
+ok() {
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $_n - $2"
+	else
+		echo "not ok $_n - $2"
+		_failed=$((_failed + 1))
+	fi
+}
+
+# is GOT WANT "description"
+is() {
+	[ "$1" = "$2" ]
+	ok $? "$3"
+	[ "$1" = "$2" ] || diag "got '$1', want '$2'"
+}
+
+# within GOT LO HI "description": a number in [LO, HI].
+within() {
+	awk -v g="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(g != "" && g + 0 >= lo && g + 0 <= hi) }'
+	_s=$?
+	ok $_s "$4 ($1 in [$2, $3])"
+}
+
+skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $1"; }
+diag() { echo "# $*"; }
+diag_file() { sed 's/^/#   /' "$1"; }
+done_testing() { exit $((_failed > 254 ? 254 : _failed)); }
+
+# perf_share FILE SYMBOL: SYMBOL's self share in `perf report --no-children`, or empty.
+perf_share() {
+	perf report -i "$1" --stdio --no-children --sort sym 2>/dev/null |
+		awk -v s="$2" '$1 ~ /%$/ && $NF == s { sub(/%/, "", $1); print $1; exit }'
+}
+
+# clean_stderr FILE: true when FILE (a reader's stderr) is empty.
+clean_stderr() { [ ! -s "$1" ]; }
