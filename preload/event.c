@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * event.c - the per-thread sampling event: attr, open, signal routing.
+ *
+ * One event per thread (inherit=0): an inherited event cannot be mmapped and
+ * would send every overflow signal to the thread that opened it. The signal
+ * goes to the owning thread through F_SETOWN_EX/F_OWNER_TID; plain F_SETOWN
+ * with a tid is not thread-directed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* The highest sample_freq the kernel accepts, or 0 when unknown. */
+int event__max_sample_rate(void)
+{
+	char buf[32];
+	int fd = open("/proc/sys/kernel/perf_event_max_sample_rate", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return atoi(buf);
+}
+
+/*
+ * Fill attr with the kernel event each thread opens for cfg. The file's attr
+ * is derived from it by the writer. Returns 0.
+ */
+int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = cfg->event_type;
+	attr->config = cfg->event_config;
+	if (cfg->period) {
+		attr->sample_period = cfg->period;
+	} else {
+		attr->freq = 1;
+		attr->sample_freq = cfg->freq;
+	}
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			    PERF_SAMPLE_PERIOD;
+	if (cfg->callgraph == AP_CG_FP) {
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		attr->exclude_callchain_kernel = 1;
+		attr->sample_max_stack = (uint16_t)cfg->stack_depth;
+	}
+	attr->disabled = 1;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+	attr->wakeup_events = 1;
+	return 0;
+}
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, unsigned long fl)
+{
+	return (int)syscall(SYS_perf_event_open, attr, tid, -1, group, fl);
+}
+
+/*
+ * Open attr for thread tid (0 = the caller) and move the fd to AP_FD_FLOOR or
+ * above, close-on-exec. Returns the fd or -errno.
+ */
+int event__open(struct perf_event_attr *attr, pid_t tid)
+{
+	int fd = perf_event_open(attr, tid, -1, PERF_FLAG_FD_CLOEXEC);
+	int high;
+
+	if (fd < 0)
+		return -errno;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, AP_FD_FLOOR);
+	if (high >= 0) {
+		close(fd);
+		fd = high;
+	}
+	return fd;
+}
+
+/* Send fd's overflow notifications to thread tid as signal signo. Returns 0 or -errno. */
+int event__route_signal(int fd, int signo, pid_t tid)
+{
+	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+	int fl;
+
+	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, signo) < 0)
+		return -errno;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_ASYNC) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Settle the default event: cycles where the PMU has it, else cpu-clock,
+ * saying so in one line. Also clamp the frequency to the kernel's limit.
+ * Returns 0 or -errno when even the chosen event cannot be opened.
+ */
+int event__probe_default(struct ap_config *cfg)
+{
+	struct perf_event_attr attr;
+	int fd, max_rate;
+
+	max_rate = event__max_sample_rate();
+	if (cfg->freq && max_rate > 0 && cfg->freq > (uint64_t)max_rate) {
+		pr_warn("AUTOPROF_FREQ=%llu is above kernel.perf_event_max_sample_rate; using %d",
+			(unsigned long long)cfg->freq, max_rate);
+		cfg->freq = (uint64_t)max_rate;
+	}
+
+	event__sampler_attr(cfg, &attr);
+	fd = perf_event_open(&attr, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (cfg->event_auto && (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV)) {
+		pr_warn("no hardware cycles event here (%s); sampling cpu-clock", strerror(errno));
+		cfg->event_type = PERF_TYPE_SOFTWARE;
+		cfg->event_config = PERF_COUNT_SW_CPU_CLOCK;
+		strcpy(cfg->event_name, "cpu-clock");
+		cfg->event_auto = false;
+		return event__probe_default(cfg);
+	}
+	return -errno;
+}

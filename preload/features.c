@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * features.c - the feature sections perf reads after the data: host, OS,
+ * CPUs, memory, command line, event names, sample time range, clock and the
+ * build ids of every loaded object (so perf checks it opens the same binary).
+ *
+ * Runs once, at the end, outside any handler. Not async-signal-safe.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define AUTOPROF_VERSION_STRING "autoprof 0.1"
+
+struct blob {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void *blob_grow(struct blob *b, size_t n)
+{
+	if (b->err)
+		return NULL;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		char *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->err = -ENOMEM;
+			return NULL;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memset(b->p + b->len, 0, n);
+	b->len += n;
+	return b->p + b->len - n;
+}
+
+static void blob_put(struct blob *b, const void *data, size_t n)
+{
+	void *p = blob_grow(b, n);
+
+	if (p)
+		memcpy(p, data, n);
+}
+
+static void blob_u32(struct blob *b, uint32_t v)
+{
+	blob_put(b, &v, sizeof(v));
+}
+
+static void blob_u64(struct blob *b, uint64_t v)
+{
+	blob_put(b, &v, sizeof(v));
+}
+
+/* perf's string: u32 length rounded up to 64, then the zero-padded bytes. */
+static void blob_string(struct blob *b, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	uint32_t len = (uint32_t)((n + PERF_FILE_NAME_ALIGN - 1) & ~(size_t)(PERF_FILE_NAME_ALIGN - 1));
+	char *p;
+
+	blob_u32(b, len);
+	p = blob_grow(b, len);
+	if (p)
+		memcpy(p, s, n);
+}
+
+/* Read a small file whole (NUL-terminated); returns the length or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (len < cap - 1 && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = 0;
+	return (ssize_t)len;
+}
+
+static void feat_cmdline(struct blob *b)
+{
+	char buf[8192];
+	ssize_t len = read_small("/proc/self/cmdline", buf, sizeof(buf));
+	uint32_t n = 0;
+
+	for (ssize_t i = 0; i < len; i++)
+		n += buf[i] == 0;
+	blob_u32(b, n);
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
+		blob_string(b, buf + i);
+}
+
+static void feat_cpudesc(struct blob *b)
+{
+	char buf[16384], *line, *colon;
+
+	if (read_small("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
+	    (line = strstr(buf, "model name")) && (colon = strchr(line, ':'))) {
+		char *end = strchr(colon, '\n');
+
+		if (end)
+			*end = 0;
+		colon++;
+		while (*colon == ' ' || *colon == '\t')
+			colon++;
+		blob_string(b, colon);
+		return;
+	}
+	blob_string(b, "unknown");
+}
+
+static void feat_event_desc(struct blob *b, const struct writer *w)
+{
+	blob_u32(b, 1);
+	blob_u32(b, PERF_FILE_ATTR_SIZE);
+	blob_put(b, &w->attr, PERF_FILE_ATTR_SIZE);
+	blob_u32(b, 1);
+	blob_string(b, autoprof.cfg.event_name);
+	blob_u64(b, AP_SAMPLE_ID);
+}
+
+static void feat_clock_data(struct blob *b)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	blob_u32(b, 1);
+	blob_u32(b, CLOCK_MONOTONIC);
+	blob_u64(b, (uint64_t)real.tv_sec * 1000000000ULL + (uint64_t)real.tv_nsec);
+	blob_u64(b, (uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec);
+}
+
+/* One BUILD_ID entry per loaded object that has a GNU build-id note. */
+static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct blob *b = data;
+	char path[PATH_MAX];
+	(void)size;
+
+	if (!info->dlpi_name[0]) {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+		if (n <= 0)
+			return 0;
+		path[n] = 0;
+	} else if (!realpath(info->dlpi_name, path)) {
+		return 0; /* linux-vdso.so.1 and objects deleted since */
+	}
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const void *)p;
+			const char *name = p + sizeof(*nh);
+			const unsigned char *desc = (const void *)(name + ((nh->n_namesz + 3) & ~3u));
+
+			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
+			if (p > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && nh->n_descsz <= 20) {
+				size_t fname = PERF_ALIGN8(strlen(path) + 1);
+				struct perf_record_build_id rec;
+				char *dst;
+
+				memset(&rec, 0, sizeof(rec));
+				rec.header.type = PERF_RECORD_HEADER_BUILD_ID;
+				rec.header.misc = PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
+				rec.header.size = (uint16_t)(sizeof(rec) + fname);
+				rec.pid = -1; /* the host machine, as perf writes it */
+				memcpy(rec.build_id, desc, nh->n_descsz);
+				rec.build_id[20] = (uint8_t)nh->n_descsz;
+				blob_put(b, &rec, sizeof(rec));
+				dst = blob_grow(b, fname);
+				if (dst)
+					memcpy(dst, path, strlen(path));
+				return 0;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Seal the data section, then write every feature and the final header.
+ * Returns 0 or -errno.
+ */
+int features__write(struct writer *w)
+{
+	struct blob table = {0}, body = {0};
+	uint64_t bits[PERF_FEAT_BITS / 64] = {0};
+	uint64_t base = writer__seal(w);
+	struct utsname uts;
+	struct sysinfo si;
+	struct timespec res;
+	int nfeat = 0, err;
+	static const int order[] = {PERF_FEAT_BUILD_ID,   PERF_FEAT_HOSTNAME,   PERF_FEAT_OSRELEASE,
+				    PERF_FEAT_VERSION,    PERF_FEAT_ARCH,       PERF_FEAT_NRCPUS,
+				    PERF_FEAT_CPUDESC,    PERF_FEAT_TOTAL_MEM,  PERF_FEAT_CMDLINE,
+				    PERF_FEAT_EVENT_DESC, PERF_FEAT_SAMPLE_TIME, PERF_FEAT_CLOCKID,
+				    PERF_FEAT_CLOCK_DATA};
+	struct perf_file_section sec[sizeof(order) / sizeof(order[0])];
+
+	uname(&uts);
+	nfeat = (int)(sizeof(order) / sizeof(order[0]));
+	for (int i = 0; i < nfeat; i++) {
+		size_t start = body.len;
+
+		switch (order[i]) {
+		case PERF_FEAT_BUILD_ID:
+			dl_iterate_phdr(add_build_id, &body);
+			break;
+		case PERF_FEAT_HOSTNAME:
+			blob_string(&body, uts.nodename);
+			break;
+		case PERF_FEAT_OSRELEASE:
+			blob_string(&body, uts.release);
+			break;
+		case PERF_FEAT_VERSION:
+			blob_string(&body, AUTOPROF_VERSION_STRING);
+			break;
+		case PERF_FEAT_ARCH:
+			blob_string(&body, uts.machine);
+			break;
+		case PERF_FEAT_NRCPUS:
+			blob_u32(&body, (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
+			blob_u32(&body, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+			break;
+		case PERF_FEAT_CPUDESC:
+			feat_cpudesc(&body);
+			break;
+		case PERF_FEAT_TOTAL_MEM:
+			blob_u64(&body, sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit / 1024);
+			break;
+		case PERF_FEAT_CMDLINE:
+			feat_cmdline(&body);
+			break;
+		case PERF_FEAT_EVENT_DESC:
+			feat_event_desc(&body, w);
+			break;
+		case PERF_FEAT_SAMPLE_TIME:
+			blob_u64(&body, autoprof.first_sample);
+			blob_u64(&body, autoprof.last_sample);
+			break;
+		case PERF_FEAT_CLOCKID:
+			clock_getres(CLOCK_MONOTONIC, &res);
+			blob_u64(&body, (uint64_t)res.tv_sec * 1000000000ULL + (uint64_t)res.tv_nsec);
+			break;
+		case PERF_FEAT_CLOCK_DATA:
+			feat_clock_data(&body);
+			break;
+		}
+		sec[i].offset = start; /* relative to the bodies for now */
+		sec[i].size = body.len - start;
+		bits[order[i] / 64] |= 1ULL << (order[i] % 64);
+	}
+
+	/* The table sits at base, the bodies right after it. */
+	for (int i = 0; i < nfeat; i++) {
+		sec[i].offset += base + (uint64_t)nfeat * sizeof(struct perf_file_section);
+		blob_put(&table, &sec[i], sizeof(sec[i]));
+	}
+	blob_put(&table, body.p, body.len);
+	err = table.err ? table.err : body.err;
+	if (err)
+		err = writer__finish(w, NULL, 0, NULL);
+	else
+		err = writer__finish(w, table.p, table.len, bits);
+	free(table.p);
+	free(body.p);
+	return err;
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - private structures of the preload library.
+ *
+ * The library is cut like gperftools' profiler: config.c (what the user asked
+ * for), event.c + ring.c (the kernel's sampling event and its ring buffer),
+ * sample.c + unwind.c (the signal handler and the stack walk), thread.c
+ * (per-thread state), record.c + writer.c + maps.c + features.c (the
+ * perf.data file) and main.c (constructor, destructor and start-up order).
+ *
+ * Functions marked "async-signal-safe" run inside the overflow signal
+ * handler: no malloc, no stdio, no locks that the interrupted code could hold.
+ */
+#ifndef AUTOPROF_PRELOAD_INTERNAL_H
+#define AUTOPROF_PRELOAD_INTERNAL_H
+
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "autoprof/perf_file.h"
+
+#define AP_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* The id every record of the sampling event carries (ids are labels only). */
+#define AP_SAMPLE_ID 1
+
+/* Library fds live at or above this number, out of the program's way. */
+#define AP_FD_FLOOR 1000
+
+/* ---- log.c: all output of the library, on stderr, prefixed "autoprof: " ---- */
+
+extern int ap_verbose; /* AUTOPROF_VERBOSE level */
+extern bool ap_quiet;  /* AUTOPROF_QUIET: no warnings either */
+
+/* Not async-signal-safe. */
+void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- config.c: AUTOPROF_* variables ---- */
+
+enum ap_callgraph { AP_CG_LIBUNWIND, AP_CG_FP, AP_CG_NONE };
+
+struct ap_config {
+	char output[PATH_MAX];
+	char event_name[64];
+	bool event_auto; /* AUTOPROF_EVENT unset: cycles if the PMU has it */
+	uint32_t event_type;
+	uint64_t event_config;
+	uint64_t freq;   /* samples per second, or 0 when period is used */
+	uint64_t period; /* events per sample, or 0 when freq is used */
+	enum ap_callgraph callgraph;
+	unsigned stack_depth;
+	int signo;
+	int verbose;
+	bool quiet;
+};
+
+int config__parse(struct ap_config *cfg);
+int config__event_lookup(const char *name, uint32_t *type, uint64_t *config);
+const char *config__callgraph_name(enum ap_callgraph cg);
+
+/* ---- ring.c: one perf mmap ring buffer ---- */
+
+struct ring {
+	struct perf_event_mmap_page *page;
+	const char *data;
+	uint64_t mask; /* data_size - 1 */
+	size_t map_len;
+};
+
+int ring__map(struct ring *r, int fd, unsigned data_pages);
+void ring__unmap(struct ring *r);
+
+/*
+ * Callback for each record: rec points at a contiguous copy (or into the ring
+ * when it does not wrap); last_sample is true for the newest SAMPLE record.
+ */
+typedef void (*ring_record_fn)(void *ctx, const struct perf_event_header *rec, bool last_sample);
+void ring__drain(struct ring *r, char *scratch, size_t scratch_len, ring_record_fn fn, void *ctx);
+
+/* ---- event.c: the per-thread sampling event ---- */
+
+int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *attr);
+int event__open(struct perf_event_attr *attr, pid_t tid);
+int event__route_signal(int fd, int signo, pid_t tid);
+int event__probe_default(struct ap_config *cfg);
+int event__max_sample_rate(void);
+
+/* ---- unwind.c: user stacks with libunwind ---- */
+
+int unwind__init(void);
+void unwind__prime_thread(void);
+int unwind__stack(void *ucontext, uint64_t *ips, int max);
+
+/* ---- writer.c: the perf.data file ---- */
+
+struct writer {
+	int fd;
+	char path[PATH_MAX];
+	uint64_t data_offset;
+	uint64_t reserved;  /* end of the space handed out; atomic */
+	uint64_t committed; /* end of what is written, in order; atomic */
+	int error;          /* first write error (positive errno); atomic */
+	struct perf_event_attr attr; /* the attr written to the file */
+};
+
+int writer__open(struct writer *w, const char *path, const struct perf_event_attr *attr);
+int writer__append(struct writer *w, const void *buf, size_t len);
+uint64_t writer__seal(struct writer *w);
+int writer__finish(struct writer *w, const void *features, size_t len, const uint64_t *bits);
+void writer__abandon(struct writer *w);
+
+/* ---- record.c: building the records we write ---- */
+
+size_t record__sample(void *buf, size_t cap, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
+		      uint32_t cpu, uint64_t period, const uint64_t *chain, unsigned nr);
+size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const char *comm,
+		    uint64_t time, bool exec);
+size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
+		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
+		     uint32_t flags, const char *filename);
+size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time,
+		    uint64_t lost);
+size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint32_t tid,
+			uint64_t time);
+
+/* ---- maps.c: the process's mappings ---- */
+
+int maps__write_all(struct writer *w, pid_t pid);
+
+/* ---- thread.c: per-thread sampling state ---- */
+
+struct ap_thread {
+	pid_t tid;
+	int fd; /* the sampling event */
+	struct ring ring;
+	char *buf; /* records waiting for writer__append */
+	size_t len, cap;
+	char *scratch; /* a ring record that wraps, copied out */
+	uint64_t last_flush;
+	uint64_t samples, lost, throttles, unwind_skipped, unwind_short;
+	uint64_t first_time, last_time;
+	void *mem; /* one mapping holds buf and scratch */
+	size_t mem_len;
+};
+
+extern AP_TLS struct ap_thread *ap_self;
+
+int thread__start(void);
+void thread__stop(struct ap_thread *t);
+void thread__flush(struct ap_thread *t);
+char *thread__reserve(struct ap_thread *t, size_t len);
+void thread__maybe_flush(struct ap_thread *t);
+
+/* ---- sample.c: the overflow signal handler ---- */
+
+int sample__install(int signo);
+void sample__uninstall(void);
+void sample__drain(struct ap_thread *t, void *ucontext);
+
+/* ---- features.c: the header's feature sections ---- */
+
+int features__write(struct writer *w);
+
+/* ---- main.c: the one session of this process ---- */
+
+struct ap_session {
+	struct ap_config cfg;
+	struct perf_event_attr attr; /* the kernel event each thread opens */
+	struct writer writer;
+	pid_t pid;
+	bool active;
+	uint64_t start_time, first_sample, last_sample;
+	uint64_t samples, lost, throttles, unwind_skipped, unwind_short;
+};
+
+extern struct ap_session autoprof;
+
+uint64_t ap_now(void); /* CLOCK_MONOTONIC in ns; async-signal-safe */
+int autoprof__start(void);
+void autoprof__stop(void);
+
+#endif /* AUTOPROF_PRELOAD_INTERNAL_H */

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * launcher.c - `autoprof [options] [--] command [args...]`
+ *
+ * Turns perf-record-like flags into AUTOPROF_* variables (the one table in
+ * include/autoprof/env.h), puts libautoprof.so in LD_PRELOAD and execs the
+ * command, so the profiled program is the launcher's own process: same pid,
+ * same exit status, same signals.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "autoprof/env.h"
+
+#define LIB_NAME "libautoprof.so"
+
+struct opt_row {
+	const char *var, *long_flag, *arg, *def, *help;
+	int short_flag;
+};
+
+static const struct opt_row rows[] = {
+#define ROW(id, lf, sf, arg, def, help) {AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf},
+	AUTOPROF_ENV_TABLE(ROW)
+#undef ROW
+};
+#define NROWS (int)(sizeof(rows) / sizeof(rows[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: autoprof [options] [--] command [args...]\n"
+		   "Profile command (and nothing else) with libautoprof.so; write perf.data.\n\n"
+		   "options (each sets the AUTOPROF_* variable shown; the variables work "
+		   "without the launcher too):\n");
+	for (int i = 0; i < NROWS; i++) {
+		char flag[64];
+
+		snprintf(flag, sizeof(flag), "%s%c%s--%s%s%s", rows[i].short_flag ? "-" : "",
+			 rows[i].short_flag ? rows[i].short_flag : ' ',
+			 rows[i].short_flag ? ", " : "  ", rows[i].long_flag,
+			 rows[i].arg ? " " : "", rows[i].arg ? rows[i].arg : "");
+		fprintf(f, "  %-26s %s\n  %-26s   [%s%s%s]\n", flag + (rows[i].short_flag ? 0 : 1),
+			rows[i].help, "", rows[i].var, *rows[i].def ? ", default " : "",
+			rows[i].def);
+	}
+	fprintf(f, "  -h, --help                 this text\n\n"
+		   "Read the result with: autoprof-report [FILE], perf report -i FILE, perf script "
+		   "-i FILE\n");
+}
+
+/* Find libautoprof.so: beside this binary (build/) or in ../lib/autoprof (installed). */
+static int find_lib(char *out, size_t cap)
+{
+	char self[PATH_MAX], *dir;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *env = getenv("AUTOPROF_LIB");
+
+	if (env && *env) {
+		if (access(env, R_OK) == 0 && realpath(env, out))
+			return 0;
+		fprintf(stderr, "autoprof: AUTOPROF_LIB='%s': %s\n", env, strerror(errno));
+		return -1;
+	}
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	dir = dirname(self);
+	snprintf(out, cap, "%s/%s", dir, LIB_NAME);
+	if (access(out, R_OK) == 0)
+		return 0;
+	snprintf(out, cap, "%s/../lib/autoprof/%s", dir, LIB_NAME);
+	if (access(out, R_OK) == 0 && realpath(out, self)) {
+		snprintf(out, cap, "%s", self);
+		return 0;
+	}
+	fprintf(stderr, "autoprof: cannot find %s beside %s or in %s/../lib/autoprof\n", LIB_NAME,
+		dir, dir);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct option longopts[NROWS + 2];
+	char shortopts[3 * NROWS + 4] = "+h";
+	char lib[PATH_MAX], *preload;
+	const char *old;
+	int c, i, n = 0;
+
+	for (i = 0; i < NROWS; i++) {
+		longopts[n++] = (struct option){rows[i].long_flag,
+						rows[i].arg ? required_argument : no_argument, NULL,
+						256 + i};
+		if (rows[i].short_flag) {
+			size_t l = strlen(shortopts);
+
+			shortopts[l] = (char)rows[i].short_flag;
+			shortopts[l + 1] = rows[i].arg ? ':' : 0;
+			shortopts[l + 2] = 0;
+		}
+	}
+	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[n] = (struct option){0};
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		const struct opt_row *row = NULL;
+
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (c >= 256 && c < 256 + NROWS)
+			row = &rows[c - 256];
+		for (i = 0; !row && i < NROWS; i++)
+			if (rows[i].short_flag == c)
+				row = &rows[i];
+		if (!row) {
+			usage(stderr);
+			return 2;
+		}
+		setenv(row->var, row->arg ? optarg : "1", 1);
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "autoprof: no command to profile (see autoprof --help)\n");
+		return 2;
+	}
+
+	if (find_lib(lib, sizeof(lib)))
+		return 127;
+	old = getenv("LD_PRELOAD");
+	if (old && *old) {
+		if (asprintf(&preload, "%s:%s", lib, old) < 0)
+			return 127;
+	} else {
+		preload = lib;
+	}
+	setenv("LD_PRELOAD", preload, 1);
+
+	execvp(argv[optind], argv + optind);
+	fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[optind], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}

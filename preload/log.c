@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.c - the library's only output: one line per message on stderr.
+ *
+ * Lines are formatted into a stack buffer and written with one write(2), so
+ * they are not interleaved with the program's own stdio buffers and never
+ * touch the program's FILE *stderr state.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int ap_verbose;
+bool ap_quiet;
+
+static void vlog(const char *fmt, va_list ap_list)
+{
+	char line[1024];
+	int saved = errno;
+	int n = snprintf(line, sizeof(line), "autoprof: ");
+
+	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap_list);
+	if (n >= (int)sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	for (ssize_t w, off = 0; off < n; off += w) {
+		w = write(STDERR_FILENO, line + off, n - off);
+		if (w <= 0)
+			break;
+	}
+	errno = saved;
+}
+
+void pr_warn(const char *fmt, ...)
+{
+	va_list ap_list;
+
+	if (ap_quiet)
+		return;
+	va_start(ap_list, fmt);
+	vlog(fmt, ap_list);
+	va_end(ap_list);
+}
+
+void pr_info(const char *fmt, ...)
+{
+	va_list ap_list;
+
+	if (ap_quiet || ap_verbose < 1)
+		return;
+	va_start(ap_list, fmt);
+	vlog(fmt, ap_list);
+	va_end(ap_list);
+}
+
+void pr_dbg(const char *fmt, ...)
+{
+	va_list ap_list;
+
+	if (ap_quiet || ap_verbose < 2)
+		return;
+	va_start(ap_list, fmt);
+	vlog(fmt, ap_list);
+	va_end(ap_list);
+}

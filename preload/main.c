@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - the library's entry and exit: a thin constructor and destructor
+ * over autoprof__start()/autoprof__stop() (session.c), kept apart so unit
+ * tests can link everything else without profiling themselves.
+ */
+#include <errno.h>
+
+#include "internal.h"
+
+__attribute__((constructor)) static void autoprof_init(void)
+{
+	int saved = errno;
+
+	autoprof__start();
+	errno = saved;
+}
+
+__attribute__((destructor)) static void autoprof_fini(void)
+{
+	int saved = errno;
+
+	autoprof__stop();
+	errno = saved;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * maps.c - describe the process's executable mappings as MMAP2 records, from
+ * /proc/self/maps, the way perf record synthesizes them for a running task.
+ * Not async-signal-safe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/*
+ * Parse one maps line into its fields; returns 0, or -EINVAL for a line that
+ * is not executable or not a mapping a sample can land in.
+ */
+static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgoff, uint32_t *maj,
+		      uint32_t *min, uint64_t *ino, uint32_t *prot, uint32_t *flags, char **name)
+{
+	char perms[8];
+	int pos = 0;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", start,
+		   end, perms, pgoff, maj, min, ino, &pos) < 7 ||
+	    !pos)
+		return -EINVAL;
+	if (perms[2] != 'x')
+		return -EINVAL;
+	*name = line + pos;
+	(*name)[strcspn(*name, "\n")] = 0;
+	if (!strcmp(*name, "[vsyscall]"))
+		return -EINVAL; /* a kernel address, never sampled in user mode */
+	if (!**name)
+		*name = "//anon";
+	*prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		PROT_EXEC;
+	*flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	return 0;
+}
+
+/*
+ * Append an MMAP2 record (time 0, so perf applies it before any sample) for
+ * every executable mapping of this process. Returns 0 or -errno.
+ */
+int maps__write_all(struct writer *w, pid_t pid)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	size_t cap = 64 * 1024, len = 0;
+	char *buf, *line = NULL;
+	size_t line_cap = 0;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	while (getline(&line, &line_cap, f) > 0) {
+		uint64_t start, end, pgoff, ino;
+		uint32_t maj, min, prot, flags;
+		char *name;
+		size_t n;
+
+		if (parse_line(line, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags, &name))
+			continue;
+		n = record__mmap2(buf + len, cap - len, (uint32_t)pid, start, end - start, pgoff,
+				  maj, min, ino, prot, flags, name);
+		if (!n) {
+			err = writer__append(w, buf, len);
+			len = 0;
+			n = record__mmap2(buf, cap, (uint32_t)pid, start, end - start, pgoff, maj,
+					  min, ino, prot, flags, name);
+		}
+		len += n;
+		if (err)
+			break;
+	}
+	if (!err)
+		err = writer__append(w, buf, len);
+	free(line);
+	free(buf);
+	fclose(f);
+	return err;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record.c - lay out the records we write, in the file's sample format.
+ *
+ * Every attr we write has sample_type AUTOPROF_SAMPLE_TYPE and sample_id_all,
+ * so each non-sample record ends with struct autoprof_sample_id. Each builder
+ * writes into buf (cap bytes) and returns the record size, a multiple of 8, or
+ * 0 when it does not fit. All are async-signal-safe.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static void *put_trailer(void *p, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct autoprof_sample_id id = {
+		.pid = pid, .tid = tid, .time = time, .cpu = 0, .res = 0, .id = AP_SAMPLE_ID};
+
+	memcpy(p, &id, sizeof(id));
+	return (char *)p + sizeof(id);
+}
+
+/* Copy s with its NUL, zero-padded to 8 bytes; returns the padded length. */
+static size_t put_string(void *p, const char *s, size_t padded)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	memset((char *)p + n, 0, padded - n);
+	return padded;
+}
+
+/* A SAMPLE; chain holds nr callchain entries, already with context markers. */
+size_t record__sample(void *buf, size_t cap, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
+		      uint32_t cpu, uint64_t period, const uint64_t *chain, unsigned nr)
+{
+	size_t size = sizeof(struct perf_event_header) + 7 * sizeof(uint64_t) + nr * 8;
+	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
+	struct perf_event_header h = {
+		.type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER, .size = (uint16_t)size};
+
+	if (size > cap || size > UINT16_MAX)
+		return 0;
+	memcpy(buf, &h, sizeof(h));
+	*p++ = AP_SAMPLE_ID;                        /* IDENTIFIER */
+	*p++ = ip;                                  /* IP */
+	*p++ = (uint64_t)tid << 32 | pid;           /* TID: u32 pid, u32 tid */
+	*p++ = time;                                /* TIME */
+	*p++ = cpu;                                 /* CPU: u32 cpu, u32 res */
+	*p++ = period;                              /* PERIOD */
+	*p++ = nr;                                  /* CALLCHAIN */
+	memcpy(p, chain, nr * sizeof(uint64_t));
+	return size;
+}
+
+size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const char *comm,
+		    uint64_t time, bool exec)
+{
+	size_t name = PERF_ALIGN8(strnlen(comm, 15) + 1);
+	size_t size = sizeof(struct perf_record_comm) + name + sizeof(struct autoprof_sample_id);
+	struct perf_record_comm *r = buf;
+	char tmp[16];
+
+	if (size > cap)
+		return 0;
+	r->header.type = PERF_RECORD_COMM;
+	r->header.misc = PERF_RECORD_MISC_USER | (exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+	r->header.size = (uint16_t)size;
+	r->pid = pid;
+	r->tid = tid;
+	memcpy(tmp, comm, 15);
+	tmp[15] = 0;
+	tmp[strnlen(comm, 15)] = 0;
+	put_string(r->comm, tmp, name);
+	put_trailer(r->comm + name, pid, tid, time);
+	return size;
+}
+
+size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
+		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
+		     uint32_t flags, const char *filename)
+{
+	size_t name = PERF_ALIGN8(strlen(filename) + 1);
+	size_t size = sizeof(struct perf_record_mmap2) + name + sizeof(struct autoprof_sample_id);
+	struct perf_record_mmap2 *r = buf;
+
+	if (size > cap || size > UINT16_MAX)
+		return 0;
+	memset(r, 0, sizeof(*r));
+	r->header.type = PERF_RECORD_MMAP2;
+	r->header.misc = PERF_RECORD_MISC_USER;
+	r->header.size = (uint16_t)size;
+	r->pid = pid;
+	r->tid = pid;
+	r->start = start;
+	r->len = len;
+	r->pgoff = pgoff;
+	r->maj = maj;
+	r->min = min;
+	r->ino = ino;
+	r->prot = prot;
+	r->flags = flags;
+	put_string(r->filename, filename, name);
+	put_trailer(r->filename + name, pid, pid, 0);
+	return size;
+}
+
+size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time,
+		    uint64_t lost)
+{
+	size_t size = sizeof(struct perf_record_lost) + sizeof(struct autoprof_sample_id);
+	struct perf_record_lost *r = buf;
+
+	if (size > cap)
+		return 0;
+	r->header.type = PERF_RECORD_LOST;
+	r->header.misc = PERF_RECORD_MISC_USER;
+	r->header.size = (uint16_t)size;
+	r->id = AP_SAMPLE_ID;
+	r->lost = lost;
+	put_trailer(r + 1, pid, tid, time);
+	return size;
+}
+
+/* THROTTLE or UNTHROTTLE (type), at time. */
+size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint32_t tid,
+			uint64_t time)
+{
+	size_t size = sizeof(struct perf_record_throttle) + sizeof(struct autoprof_sample_id);
+	struct perf_record_throttle *r = buf;
+
+	if (size > cap)
+		return 0;
+	r->header.type = type;
+	r->header.misc = PERF_RECORD_MISC_USER;
+	r->header.size = (uint16_t)size;
+	r->time = time;
+	r->id = AP_SAMPLE_ID;
+	r->stream_id = AP_SAMPLE_ID;
+	put_trailer(r + 1, pid, tid, time);
+	return size;
+}

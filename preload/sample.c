@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sample.c - the overflow signal handler: drain this thread's ring, unwind
+ * the interrupted stack for the newest sample, and queue SAMPLE records.
+ *
+ * The signal is routed to the thread that owns the event (F_SETOWN_EX), so a
+ * handler only ever touches its own thread's state: no locks.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_CHAIN 1024 /* AUTOPROF_STACK_DEPTH's limit */
+#define MAX_RECORD (128 + (MAX_CHAIN + 2) * 8)
+#define RING_COPY_BYTES (32 * 1024) /* scratch: a wrapped ring record, then the chain */
+#define CHAIN_OFFSET RING_COPY_BYTES
+
+static struct sigaction previous;
+static int installed_signo;
+
+struct drain_ctx {
+	struct ap_thread *t;
+	void *ucontext;
+};
+
+/* The fields of a kernel SAMPLE in the sample_type event__sampler_attr() asks for. */
+struct kernel_sample {
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+	uint64_t period;
+	uint64_t nr; /* CALLCHAIN, fp mode only */
+	uint64_t ips[];
+};
+
+/*
+ * Build the file's callchain for one sample into chain: the context marker,
+ * the sample ip, then the callers. Returns the number of entries.
+ * Async-signal-safe.
+ */
+static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, size_t body,
+			    void *ucontext, uint64_t *chain)
+{
+	unsigned depth = autoprof.cfg.stack_depth;
+	unsigned n = 0;
+
+	chain[n++] = PERF_CONTEXT_USER;
+	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND && ucontext) {
+		int got = unwind__stack(ucontext, chain + 1, (int)depth);
+
+		if (got > 0 && chain[1] == s->ip)
+			return 1 + (unsigned)got;
+		t->unwind_skipped++;
+	} else if (autoprof.cfg.callgraph == AP_CG_FP &&
+		   body >= sizeof(*s) && s->nr <= (body - sizeof(*s)) / 8) {
+		for (uint64_t i = 0; i < s->nr && n < depth + 1; i++) {
+			if (PERF_CONTEXT_IS_MARKER(s->ips[i]))
+				continue;
+			chain[n++] = s->ips[i];
+		}
+		if (n > 1)
+			return n;
+	} else if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND) {
+		t->unwind_short++; /* a sample drained without its signal context */
+	}
+	chain[n++] = s->ip;
+	return n;
+}
+
+static void on_record(void *arg, const struct perf_event_header *rec, bool last_sample)
+{
+	struct drain_ctx *ctx = arg;
+	struct ap_thread *t = ctx->t;
+	uint64_t *chain = (uint64_t *)(t->scratch + CHAIN_OFFSET);
+	char *out = thread__reserve(t, MAX_RECORD);
+	size_t n = 0, body = rec->size - sizeof(*rec);
+
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE: {
+		const struct kernel_sample *s = (const void *)(rec + 1);
+		unsigned nr;
+
+		if (body < offsetof(struct kernel_sample, nr))
+			return;
+		nr = build_chain(t, s, body, last_sample ? ctx->ucontext : NULL, chain);
+		n = record__sample(out, MAX_RECORD, s->ip, s->pid, s->tid, s->time, s->cpu,
+				   s->period, chain, nr);
+		t->samples++;
+		if (!t->first_time)
+			t->first_time = s->time;
+		t->last_time = s->time;
+		break;
+	}
+	case PERF_RECORD_LOST: {
+		const struct perf_record_lost *l = (const void *)rec;
+
+		if (rec->size < sizeof(*l))
+			return;
+		t->lost += l->lost;
+		n = record__lost(out, MAX_RECORD, (uint32_t)autoprof.pid, (uint32_t)t->tid, t->last_time,
+				 l->lost);
+		break;
+	}
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE: {
+		const struct perf_record_throttle *th = (const void *)rec;
+
+		if (rec->size < sizeof(*th))
+			return;
+		t->throttles += rec->type == PERF_RECORD_THROTTLE;
+		n = record__throttle(out, MAX_RECORD, rec->type, (uint32_t)autoprof.pid,
+				     (uint32_t)t->tid, th->time);
+		break;
+	}
+	default:
+		return;
+	}
+	t->len += n;
+}
+
+/*
+ * Move every record in t's ring into t's buffer; the newest sample gets the
+ * stack unwound from ucontext (NULL outside a handler). Async-signal-safe.
+ */
+void sample__drain(struct ap_thread *t, void *ucontext)
+{
+	struct drain_ctx ctx = {t, ucontext};
+
+	ring__drain(&t->ring, t->scratch, RING_COPY_BYTES, on_record, &ctx);
+	thread__maybe_flush(t);
+}
+
+static void on_signal(int signo, siginfo_t *si, void *ucontext)
+{
+	int saved_errno = errno;
+	struct ap_thread *t = ap_self;
+	(void)signo;
+
+	/* Ours: an I/O-readiness signal from this thread's own perf fd. */
+	if (t && si->si_code > 0 && si->si_fd == t->fd)
+		sample__drain(t, ucontext);
+	errno = saved_errno;
+}
+
+/*
+ * Install the overflow handler for signo, unless the program already handles
+ * that signal. Returns 0 or -EBUSY / -errno. Not async-signal-safe.
+ */
+int sample__install(int signo)
+{
+	struct sigaction sa;
+
+	if (sigaction(signo, NULL, &previous) < 0)
+		return -errno;
+	if ((previous.sa_flags & SA_SIGINFO) ||
+	    (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN))
+		return -EBUSY;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(signo, &sa, NULL) < 0)
+		return -errno;
+	installed_signo = signo;
+	return 0;
+}
+
+/* Put back the disposition the program had. Not async-signal-safe. */
+void sample__uninstall(void)
+{
+	if (installed_signo)
+		sigaction(installed_signo, &previous, NULL);
+	installed_signo = 0;
+}

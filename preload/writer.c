@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writer.c - the perf.data file of this process.
+ *
+ * Layout: header (104) | ids of the attr (8) | attr (144) | data ... |
+ * feature table and bodies (written by writer__finish). Threads append whole
+ * batches of records with writer__append(): each reserves its range with one
+ * atomic add, writes it with pwrite(), then commits in file order and patches
+ * data.size in the header, so the file on disk is readable by perf up to the
+ * last commit at every moment, even if the process is killed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define SEALED (1ULL << 62) /* set in reserved once the data section is closed */
+
+#define IDS_OFFSET sizeof(struct perf_file_header)
+#define ATTRS_OFFSET (IDS_OFFSET + sizeof(uint64_t))
+#define DATA_OFFSET PERF_ALIGN8(ATTRS_OFFSET + sizeof(struct perf_file_attr))
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int write_header(struct writer *w, uint64_t data_size, const uint64_t *bits)
+{
+	struct perf_file_header h = {
+		.magic = PERF_FILE_MAGIC,
+		.size = sizeof(h),
+		.attr_size = sizeof(struct perf_file_attr),
+		.attrs = {ATTRS_OFFSET, sizeof(struct perf_file_attr)},
+		.data = {w->data_offset, data_size},
+	};
+
+	if (bits)
+		memcpy(h.adds_features, bits, sizeof(h.adds_features));
+	return pwrite_all(w->fd, &h, sizeof(h), 0);
+}
+
+/*
+ * Move an existing file at path to path.old, as perf record does. A symlink
+ * is moved, never followed. Returns 0 or -errno.
+ */
+static int move_old(const char *path)
+{
+	char old[PATH_MAX + 8];
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	snprintf(old, sizeof(old), "%s.old", path);
+	if (rename(path, old) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Create path (mode 0600, never through a symlink, an existing file moved to
+ * .old) and write the header, the attr and its id. attr is the kernel event's
+ * attr; the file gets the sample format every reader of ours expects.
+ * Returns 0 or -errno. Not async-signal-safe.
+ */
+int writer__open(struct writer *w, const char *path, const struct perf_event_attr *attr)
+{
+	struct perf_file_attr fa;
+	uint64_t id = AP_SAMPLE_ID;
+	int fd, err;
+
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	if (strlen(path) >= sizeof(w->path))
+		return -ENAMETOOLONG;
+	strcpy(w->path, path);
+	err = move_old(path);
+	if (err)
+		return err;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	w->fd = fcntl(fd, F_DUPFD_CLOEXEC, AP_FD_FLOOR);
+	if (w->fd < 0)
+		w->fd = fd;
+	else
+		close(fd);
+
+	w->attr = *attr;
+	w->attr.size = PERF_FILE_ATTR_SIZE;
+	w->attr.sample_type = AUTOPROF_SAMPLE_TYPE;
+	w->attr.sample_id_all = 1;
+	w->attr.disabled = 0;
+	w->attr.exclude_callchain_kernel = 0;
+	memset(&fa, 0, sizeof(fa));
+	memcpy(fa.attr, &w->attr, PERF_FILE_ATTR_SIZE);
+	fa.ids.offset = IDS_OFFSET;
+	fa.ids.size = sizeof(id);
+
+	w->data_offset = DATA_OFFSET;
+	w->reserved = w->committed = DATA_OFFSET;
+	err = write_header(w, 0, NULL);
+	if (!err)
+		err = pwrite_all(w->fd, &id, sizeof(id), IDS_OFFSET);
+	if (!err)
+		err = pwrite_all(w->fd, &fa, sizeof(fa), ATTRS_OFFSET);
+	if (err) {
+		close(w->fd);
+		unlink(path);
+		w->fd = -1;
+	}
+	return err;
+}
+
+/*
+ * Append len bytes of whole records to the data section and make them
+ * visible to readers (data.size in the header). Safe from several threads at
+ * once. Returns 0 or -errno (the data is dropped and the first error kept).
+ * Async-signal-safe, provided the caller's thread is not itself inside
+ * writer__append (the handler's signal is blocked around other callers).
+ */
+int writer__append(struct writer *w, const void *buf, size_t len)
+{
+	uint64_t off, end, size;
+	int err;
+
+	if (w->fd < 0 || !len)
+		return w->fd < 0 ? -EBADF : 0;
+	off = __atomic_fetch_add(&w->reserved, len, __ATOMIC_ACQ_REL);
+	if (off & SEALED)
+		return -EPIPE;
+	err = pwrite_all(w->fd, buf, len, off);
+	if (err)
+		__atomic_compare_exchange_n(&w->error, &(int){0}, -err, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+
+	/* Commit in file order: wait for the writers of earlier ranges. */
+	while (__atomic_load_n(&w->committed, __ATOMIC_ACQUIRE) != off)
+		sched_yield();
+	end = off + len;
+	__atomic_store_n(&w->committed, end, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&w->error, __ATOMIC_RELAXED))
+		return err;
+	size = __atomic_load_n(&w->committed, __ATOMIC_ACQUIRE) - w->data_offset;
+	pwrite_all(w->fd, &size, sizeof(size), offsetof(struct perf_file_header, data.size));
+	return err;
+}
+
+/*
+ * Close the data section: no append succeeds after this. Waits for appends in
+ * flight and returns the offset where the data ends and features may start.
+ * Not async-signal-safe (the caller's own handler must not be appending).
+ */
+uint64_t writer__seal(struct writer *w)
+{
+	uint64_t end = __atomic_fetch_or(&w->reserved, SEALED, __ATOMIC_ACQ_REL) & ~SEALED;
+
+	while (__atomic_load_n(&w->committed, __ATOMIC_ACQUIRE) != end)
+		sched_yield();
+	return end;
+}
+
+/*
+ * After writer__seal(): write the feature table and bodies (blob, len bytes,
+ * laid out for the offset seal returned) and the final header with the feature
+ * bits, then close the file. Returns 0 or -errno. Not async-signal-safe.
+ */
+int writer__finish(struct writer *w, const void *blob, size_t len, const uint64_t *bits)
+{
+	uint64_t end = writer__seal(w);
+	int err;
+
+	if (w->fd < 0)
+		return -EBADF;
+	err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error : 0;
+	if (!err && len)
+		err = pwrite_all(w->fd, blob, len, end);
+	if (!err)
+		err = write_header(w, end - w->data_offset, bits);
+	else
+		write_header(w, end - w->data_offset, NULL);
+	if (close(w->fd) < 0 && !err)
+		err = -errno;
+	w->fd = -1;
+	return err;
+}
+
+/* Close the file as it is (a forked child dropping its parent's writer). */
+void writer__abandon(struct writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+}

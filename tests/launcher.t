@@ -1,0 +1,40 @@
+#!/bin/sh
+# build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
+. "$(dirname "$0")/lib.sh"
+plan 12
+
+"$B/autoprof" --help >help.txt 2>&1
+ok $? "autoprof --help exits 0"
+missing=
+for v in $(sed -n 's/^[ \t]*X(\([A-Z_]*\),.*/\1/p' "$ROOT/include/autoprof/env.h"); do
+	grep -q "AUTOPROF_$v" help.txt || missing="$missing $v"
+done
+is "$missing" "" "--help lists every AUTOPROF_* variable"
+
+"$B/autoprof" -q -o out.data -F 500 -- "$B/progs/split" 600 >out.txt 2>err.txt
+is "$?" 0 "the profiled command exits 0"
+is "$(cat out.txt)" "split: done" "its output is unchanged"
+[ -f out.data ] && [ ! -e perf.data ]
+ok $? "-o names the output file"
+n=$(perf script -i out.data -F ip 2>/dev/null | awk 'NF == 1' | wc -l)
+# perf script -F ip prints one line per sample without a callchain; count samples instead
+n=$(perf report -i out.data --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\).*/\1/p' | head -1)
+within "$n" 240 360 "-F 500 gives about 500 samples per CPU-second (0.6 s)"
+clean_stderr err.txt
+ok $? "-q keeps stderr empty" || diag_file err.txt
+
+"$B/autoprof" -q -o cg.data -g fp -- "$B/progs/split" 200 >/dev/null 2>&1
+perf report -i cg.data --stdio --header-only 2>/dev/null | grep -q 'sample_type = .*CALLCHAIN'
+ok $? "-g fp still writes call chains"
+
+"$B/autoprof" -- sh -c 'exit 7' 2>/dev/null
+is "$?" 7 "the command's exit status comes back through the launcher"
+
+"$B/autoprof" -- /nonexistent/program 2>err.txt
+is "$?" 127 "a command that does not exist exits 127"
+grep -q "cannot run '/nonexistent/program'" err.txt
+ok $? "with a one-line error naming it" || diag_file err.txt
+
+"$B/autoprof" --no-such-flag -- true >/dev/null 2>&1
+is "$?" 2 "an unknown flag is a usage error"
+done_testing

@@ -1,0 +1,64 @@
+#!/bin/sh
+# The first end-to-end slice: LD_PRELOAD the library into a CPU-bound -O2
+# program without frame pointers, and check the file with perf, perf script,
+# hotspot's parser and autoprof-report.
+. "$(dirname "$0")/lib.sh"
+plan 17
+
+SPLIT=$B/progs/split
+"$SPLIT" 100 >plain.out 2>plain.err
+plain_rc=$?
+LD_PRELOAD=$LIB "$SPLIT" 1500 >prof.out 2>prof.err
+rc=$?
+is "$rc" "$plain_rc" "exit status is the program's own"
+cmp -s plain.out prof.out
+ok $? "stdout is unchanged by the library"
+grep -v '^autoprof: no hardware cycles event here' prof.err >prof.err.rest
+clean_stderr prof.err.rest
+ok $? "nothing on stderr but the one line about the event" || diag_file prof.err
+
+[ -f perf.data ]
+ok $? "perf.data was written"
+is "$(stat -c %a perf.data)" 600 "perf.data has mode 0600"
+
+perf report -i perf.data --stdio >report.txt 2>report.err
+ok $? "perf report reads the file"
+clean_stderr report.err
+ok $? "perf report prints nothing on stderr" || diag_file report.err
+perf script -i perf.data >script.txt 2>script.err
+ok $? "perf script reads the file"
+clean_stderr script.err
+ok $? "perf script prints nothing on stderr" || diag_file script.err
+
+heavy=$(perf_share perf.data heavy_two_thirds)
+light=$(perf_share perf.data light_one_third)
+within "$heavy" 63 70 "heavy_two_thirds has about 2/3 of the samples"
+within "$light" 30 37 "light_one_third has about 1/3 of the samples"
+
+# A sample's stack, in perf script, is its lines up to a blank line.
+awk 'BEGIN { RS = "" } { n++; if ($0 ~ /[ \t]main\+0x/) m++ } END { printf "%d %d\n", n, m }' \
+	script.txt >stacks.txt
+read -r nsamples nmain <stacks.txt
+within "$nsamples" 1200 1700 "about 1500 samples at 1 kHz for 1.5 s of CPU"
+within "$(awk -v a="$nmain" -v b="$nsamples" 'BEGIN { print (b ? 100 * a / b : 0) }')" 99 100 \
+	"at least 99% of stacks reach main"
+grep -q 'heavy_two_thirds+0x[0-9a-f]* (.*split)' script.txt &&
+	grep -q 'work_loop+0x' script.txt
+ok $? "perf script shows heavy_two_thirds called from work_loop"
+
+if [ -x "$PERFPARSER" ]; then
+	"$PERFPARSER" --input perf.data --print-stats >parser.txt 2>&1
+	got=$(awk '/^samples:/ { print $2 }' parser.txt)
+	is "$got" "$nsamples" "hotspot-perfparser reads as many samples as perf script"
+	is "$(awk '/^samples time violations:/ { print $4 }' parser.txt)" 0 \
+		"hotspot-perfparser sees the samples in time order"
+else
+	skip "hotspot-perfparser not installed"
+	skip "hotspot-perfparser not installed"
+fi
+
+"$REPORT" perf.data >ours.txt 2>ours.err
+ours=$(awk '$NF == "heavy_two_thirds" || $(NF-1) == "heavy_two_thirds" { sub(/%/, "", $1); print $1; exit }' ours.txt)
+within "$(awk -v a="$ours" -v b="$heavy" 'BEGIN { d = a - b; if (a == "") d = 99; print d < 0 ? -d : d }')" 0 0.5 \
+	"autoprof-report's share of heavy_two_thirds matches perf report's" || diag_file ours.txt
+done_testing

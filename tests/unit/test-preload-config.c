@@ -1,0 +1,83 @@
+/* Unit test: AUTOPROF_* parsing (preload/config.c). */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "tap.h"
+
+static const char *vars[] = {"AUTOPROF_OUTPUT", "AUTOPROF_EVENT",       "AUTOPROF_FREQ",
+			     "AUTOPROF_PERIOD", "AUTOPROF_CALLGRAPH",   "AUTOPROF_STACK_DEPTH",
+			     "AUTOPROF_SIGNAL", "AUTOPROF_VERBOSE",     "AUTOPROF_QUIET"};
+
+static void reset(void)
+{
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	setenv("AUTOPROF_QUIET", "1", 1); /* the expected warnings stay off the TAP stream */
+}
+
+static int parse_with(const char *var, const char *value, struct ap_config *cfg)
+{
+	reset();
+	if (var)
+		setenv(var, value, 1);
+	return config__parse(cfg);
+}
+
+int main(void)
+{
+	struct ap_config cfg;
+	uint32_t type;
+	uint64_t config;
+
+	plan(27);
+
+	ok(parse_with(NULL, NULL, &cfg) == 0, "defaults parse");
+	ok(!strcmp(cfg.output, "perf.data"), "default output is perf.data");
+	ok(cfg.event_auto && !strcmp(cfg.event_name, "cycles"), "default event is cycles, auto");
+	ok(cfg.freq == 1000 && cfg.period == 0, "default frequency is 1000 Hz");
+	ok(cfg.callgraph == AP_CG_LIBUNWIND, "default call graph is libunwind");
+	ok(cfg.stack_depth == 127, "default stack depth is 127");
+	ok(cfg.signo == SIGRTMIN + 5, "default signal is SIGRTMIN+5");
+
+	ok(parse_with("AUTOPROF_FREQ", "abc", &cfg) == -EINVAL, "AUTOPROF_FREQ=abc is refused");
+	ok(parse_with("AUTOPROF_FREQ", "-5", &cfg) == -EINVAL, "a negative frequency is refused");
+	ok(parse_with("AUTOPROF_FREQ", "0", &cfg) == -EINVAL, "a zero frequency is refused");
+	ok(parse_with("AUTOPROF_FREQ", "4000", &cfg) == 0 && cfg.freq == 4000,
+	   "AUTOPROF_FREQ=4000 is taken");
+	ok(parse_with("AUTOPROF_PERIOD", "250000", &cfg) == 0 && cfg.period == 250000 &&
+		   cfg.freq == 0,
+	   "AUTOPROF_PERIOD overrides the frequency");
+	ok(parse_with("AUTOPROF_STACK_DEPTH", "-1", &cfg) == -EINVAL, "a negative depth is refused");
+	ok(parse_with("AUTOPROF_STACK_DEPTH", "2000", &cfg) == -EINVAL,
+	   "a depth above 1024 is refused");
+	ok(parse_with("AUTOPROF_CALLGRAPH", "fp", &cfg) == 0 && cfg.callgraph == AP_CG_FP,
+	   "AUTOPROF_CALLGRAPH=fp");
+	ok(parse_with("AUTOPROF_CALLGRAPH", "lbr", &cfg) == -EINVAL, "an unknown call graph is refused");
+	ok(parse_with("AUTOPROF_EVENT", "task-clock", &cfg) == 0 && !cfg.event_auto &&
+		   cfg.event_type == PERF_TYPE_SOFTWARE &&
+		   cfg.event_config == PERF_COUNT_SW_TASK_CLOCK,
+	   "AUTOPROF_EVENT=task-clock");
+	ok(parse_with("AUTOPROF_EVENT", "bogus-event", &cfg) == -EINVAL, "an unknown event is refused");
+	ok(config__event_lookup("r1c2", &type, &config) == 0 && type == PERF_TYPE_RAW &&
+		   config == 0x1c2,
+	   "rNNNN is a raw event code");
+	ok(config__event_lookup("cs", &type, &config) == 0 &&
+		   config == PERF_COUNT_SW_CONTEXT_SWITCHES,
+	   "aliases work (cs)");
+	ok(config__event_lookup("rxyz", &type, &config) == -ENOENT, "r with no hex is no event");
+	ok(parse_with("AUTOPROF_SIGNAL", "PROF", &cfg) == 0 && cfg.signo == SIGPROF,
+	   "AUTOPROF_SIGNAL=PROF");
+	ok(parse_with("AUTOPROF_SIGNAL", "SIGRTMIN+2", &cfg) == 0 && cfg.signo == SIGRTMIN + 2,
+	   "AUTOPROF_SIGNAL=SIGRTMIN+2");
+	ok(parse_with("AUTOPROF_SIGNAL", "9", &cfg) == -EINVAL, "SIGKILL can never be ours");
+	ok(parse_with("AUTOPROF_SIGNAL", "SEGV", &cfg) == -EINVAL, "SIGSEGV is refused by name too");
+	ok(parse_with("AUTOPROF_OUTPUT", "/tmp/x.%p.data", &cfg) == 0 &&
+		   !strcmp(cfg.output, "/tmp/x.%p.data"),
+	   "the output pattern is kept for the session to expand");
+	ok(parse_with("AUTOPROF_VERBOSE", "yes", &cfg) == 0 && cfg.verbose == 1,
+	   "AUTOPROF_VERBOSE=yes is level 1");
+	return tap_done();
+}

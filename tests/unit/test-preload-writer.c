@@ -1,0 +1,139 @@
+/* Unit test: the perf.data writer and record builders (preload/writer.c, record.c, features.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "tap.h"
+
+#define BATCHES 500
+#define PER_BATCH 8
+
+static struct writer w;
+
+/* Append BATCHES batches of PER_BATCH samples, each batch one writer__append. */
+static void *appender(void *arg)
+{
+	uint32_t tid = (uint32_t)(uintptr_t)arg;
+	uint64_t chain[4] = {PERF_CONTEXT_USER, 0x1000, 0x2000, 0x3000};
+	char buf[PER_BATCH * 128];
+
+	for (int b = 0; b < BATCHES; b++) {
+		size_t len = 0;
+
+		for (int i = 0; i < PER_BATCH; i++)
+			len += record__sample(buf + len, sizeof(buf) - len, 0x1000, 42, tid,
+					      (uint64_t)b * 1000 + (uint64_t)i, 0, 1000000, chain, 4);
+		if (writer__append(&w, buf, len))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	char *p;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return NULL;
+	p = malloc((size_t)st.st_size);
+	if (p && read(fd, p, (size_t)st.st_size) != st.st_size) {
+		free(p);
+		p = NULL;
+	}
+	close(fd);
+	*len = (size_t)st.st_size;
+	return p;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/autoprof-writer.XXXXXX", path[256], old[300], target[300];
+	struct perf_event_attr attr = {.type = PERF_TYPE_SOFTWARE,
+				       .config = PERF_COUNT_SW_CPU_CLOCK,
+				       .sample_freq = 1000,
+				       .freq = 1};
+	pthread_t th[2];
+	void *r0, *r1;
+	char rec[256];
+	size_t n, len;
+	const struct perf_file_header *h;
+	char *file;
+	struct stat st;
+	int samples = 0, comms = 0, bad = 0;
+	uint64_t pos, end;
+
+	plan(16);
+	ap_quiet = true;
+	strcpy(autoprof.cfg.event_name, "cpu-clock");
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/perf.data", dir);
+	snprintf(old, sizeof(old), "%s.old", path);
+	snprintf(target, sizeof(target), "%s/target", dir);
+
+	/* A symlink at the output path is moved aside, never followed. */
+	close(open(target, O_CREAT | O_WRONLY, 0644));
+	if (symlink(target, path) < 0)
+		return 1;
+	ok(writer__open(&w, path, &attr) == 0, "writer opens a new file");
+	ok(lstat(old, &st) == 0 && S_ISLNK(st.st_mode), "the symlink was moved to .old");
+	ok(stat(target, &st) == 0 && st.st_size == 0, "the symlink's target is untouched");
+	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600,
+	   "the new file is a regular file with mode 0600");
+
+	n = record__comm(rec, sizeof(rec), 42, 42, "a-very-long-thread-name", 0, false);
+	ok(n % 8 == 0 && n == sizeof(struct perf_record_comm) + 16 + sizeof(struct autoprof_sample_id),
+	   "COMM is 8-byte aligned, name cut to 15 characters (%zu bytes)", n);
+	ok(writer__append(&w, rec, n) == 0, "append COMM");
+	n = record__mmap2(rec, sizeof(rec), 42, 0x1000, 0x1000, 0, 8, 1, 1234, 5, 2, "/bin/x");
+	ok(n % 8 == 0 && writer__append(&w, rec, n) == 0, "append MMAP2");
+	ok(record__mmap2(rec, 40, 42, 0, 0, 0, 0, 0, 0, 0, 0, "/bin/x") == 0,
+	   "a record that does not fit is not built");
+
+	pthread_create(&th[0], NULL, appender, (void *)1);
+	pthread_create(&th[1], NULL, appender, (void *)2);
+	pthread_join(th[0], &r0);
+	pthread_join(th[1], &r1);
+	ok(!r0 && !r1, "two threads append concurrently without error");
+
+	ok(features__write(&w) == 0, "features and final header written");
+	ok(writer__append(&w, rec, n) != 0, "no append after the file is finished");
+
+	file = slurp(path, &len);
+	h = (const void *)file;
+	ok(file && h->magic == PERF_FILE_MAGIC && h->size == 104 && h->attr_size == 144,
+	   "header: PERFILE2, 104 bytes, attr_size 144");
+	ok(file && h->data.offset + h->data.size <= len && h->adds_features[0] != 0,
+	   "data section inside the file, features flagged");
+
+	pos = h->data.offset;
+	end = h->data.offset + h->data.size;
+	while (file && pos < end) {
+		const struct perf_event_header *e = (const void *)(file + pos);
+
+		if (e->size < 8 || e->size % 8 || pos + e->size > end) {
+			bad++;
+			break;
+		}
+		samples += e->type == PERF_RECORD_SAMPLE;
+		comms += e->type == PERF_RECORD_COMM;
+		pos += e->size;
+	}
+	ok(!bad && pos == end, "records tile the data section exactly");
+	ok(samples == 2 * BATCHES * PER_BATCH, "every sample arrived (%d)", samples);
+	ok(comms == 1, "one COMM");
+
+	free(file);
+	unlink(path);
+	unlink(old);
+	unlink(target);
+	rmdir(dir);
+	return tap_done();
+}
