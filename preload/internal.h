@@ -15,6 +15,7 @@
 #define AUTOPROF_PRELOAD_INTERNAL_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -146,17 +147,37 @@ struct ap_thread {
 	uint64_t last_flush;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short;
 	uint64_t first_time, last_time;
-	void *mem; /* one mapping holds buf and scratch */
+	void *mem; /* one mapping holds this struct, buf and scratch */
 	size_t mem_len;
+	pthread_t handle; /* 0 for threads attached from outside */
+	int closed;     /* set once by whoever stops the thread */
+	int in_handler; /* the thread's handler is using it */
 };
+
+/* Per-thread scratch: a ring record that wraps, then the call chain being built. */
+#define AP_MAX_CHAIN 1024 /* AUTOPROF_STACK_DEPTH's limit */
+#define AP_RING_COPY_BYTES (AP_MAX_CHAIN * 8 + 1024)
+#define AP_SCRATCH_BYTES (AP_RING_COPY_BYTES + (AP_MAX_CHAIN + 2) * 8)
 
 extern AP_TLS struct ap_thread *ap_self;
 
 int thread__start(void);
-void thread__stop(struct ap_thread *t);
+int thread__attach(pid_t tid);
+void thread__stop_self(void);
+void thread__stop_all(void);
+struct ap_thread *thread__from_fd(int fd);
+bool thread__enter(struct ap_thread *t);
+pid_t thread__tid_of(pthread_t handle);
+void thread__rename(pid_t tid, const char *name);
+void thread__warn_once(int err);
+void thread__leave(struct ap_thread *t);
 void thread__flush(struct ap_thread *t);
 char *thread__reserve(struct ap_thread *t, size_t len);
 void thread__maybe_flush(struct ap_thread *t);
+
+/* ---- interpose.c: pthread_create, pthread_setname_np, prctl ---- */
+
+void interpose__init(void);
 
 /* ---- sample.c: the overflow signal handler ---- */
 
@@ -177,7 +198,7 @@ struct ap_session {
 	pid_t pid;
 	bool active;
 	uint64_t start_time, first_sample, last_sample;
-	uint64_t samples, lost, throttles, unwind_skipped, unwind_short;
+	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, threads;
 };
 
 extern struct ap_session autoprof;

@@ -9,13 +9,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-#define MAX_CHAIN 1024 /* AUTOPROF_STACK_DEPTH's limit */
-#define MAX_RECORD (128 + (MAX_CHAIN + 2) * 8)
-#define RING_COPY_BYTES (32 * 1024) /* scratch: a wrapped ring record, then the chain */
-#define CHAIN_OFFSET RING_COPY_BYTES
+#define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 
 static struct sigaction previous;
 static int installed_signo;
@@ -74,7 +72,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 {
 	struct drain_ctx *ctx = arg;
 	struct ap_thread *t = ctx->t;
-	uint64_t *chain = (uint64_t *)(t->scratch + CHAIN_OFFSET);
+	uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
 	char *out = thread__reserve(t, MAX_RECORD);
 	size_t n = 0, body = rec->size - sizeof(*rec);
 
@@ -129,7 +127,7 @@ void sample__drain(struct ap_thread *t, void *ucontext)
 {
 	struct drain_ctx ctx = {t, ucontext};
 
-	ring__drain(&t->ring, t->scratch, RING_COPY_BYTES, on_record, &ctx);
+	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, &ctx);
 	thread__maybe_flush(t);
 }
 
@@ -139,9 +137,19 @@ static void on_signal(int signo, siginfo_t *si, void *ucontext)
 	struct ap_thread *t = ap_self;
 	(void)signo;
 
-	/* Ours: an I/O-readiness signal from this thread's own perf fd. */
-	if (t && si->si_code > 0 && si->si_fd == t->fd)
+	/* Ours: an I/O-readiness signal from the perf fd of the thread it landed on. */
+	if (si->si_code <= 0)
+		goto out;
+	if (!t || si->si_fd != t->fd) {
+		t = thread__from_fd(si->si_fd); /* a thread attached from outside */
+		if (!t || t->tid != gettid())
+			goto out;
+	}
+	if (thread__enter(t)) {
 		sample__drain(t, ucontext);
+		thread__leave(t);
+	}
+out:
 	errno = saved_errno;
 }
 

@@ -6,11 +6,12 @@
  * Whatever fails, the program runs on unprofiled: one line on stderr says
  * why, and the program's errno, signals, fds and output are left as they were.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,14 +52,26 @@ static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
 	return 0;
 }
 
-static int write_comm(struct writer *w, pid_t pid, pid_t tid)
+/* Sample the threads that started before us (another library's constructor). */
+static void attach_other_threads(void)
 {
-	char name[17] = "", rec[128];
-	size_t n;
+	DIR *d = opendir("/proc/self/task");
+	pid_t self = gettid();
+	struct dirent *e;
 
-	prctl(PR_GET_NAME, name);
-	n = record__comm(rec, sizeof(rec), (uint32_t)pid, (uint32_t)tid, name, 0, false);
-	return writer__append(w, rec, n);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		int err;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		err = thread__attach(tid);
+		if (err)
+			pr_warn("cannot sample thread %d: %s", (int)tid, strerror(-err));
+	}
+	closedir(d);
 }
 
 /*
@@ -96,9 +109,7 @@ int autoprof__start(void)
 		return err;
 	}
 	autoprof.start_time = ap_now();
-	err = write_comm(&autoprof.writer, autoprof.pid, autoprof.pid);
-	if (!err)
-		err = maps__write_all(&autoprof.writer, autoprof.pid);
+	err = maps__write_all(&autoprof.writer, autoprof.pid);
 	if (err) {
 		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
 		goto out_file;
@@ -109,6 +120,7 @@ int autoprof__start(void)
 			autoprof.cfg.signo, strerror(-err));
 		goto out_file;
 	}
+	interpose__init();
 	autoprof.active = true;
 	err = thread__start();
 	if (err) {
@@ -118,6 +130,7 @@ int autoprof__start(void)
 		sample__uninstall();
 		goto out_file;
 	}
+	attach_other_threads();
 	pr_info("sampling %s at %llu %s with %s stacks into %s", autoprof.cfg.event_name,
 		(unsigned long long)(autoprof.cfg.period ? autoprof.cfg.period : autoprof.cfg.freq),
 		autoprof.cfg.period ? "events per sample" : "Hz", config__callgraph_name(autoprof.cfg.callgraph),
@@ -140,15 +153,15 @@ void autoprof__stop(void)
 
 	if (!autoprof.active || getpid() != autoprof.pid)
 		return;
-	autoprof.active = false;
-	if (ap_self)
-		thread__stop(ap_self);
+	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+	thread__stop_all();
 	err = features__write(&autoprof.writer);
 	if (err)
 		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
 			strerror(-err));
-	pr_info("wrote %llu samples (%llu lost, %llu without a full stack) to %s",
-		(unsigned long long)autoprof.samples, (unsigned long long)autoprof.lost,
+	pr_info("wrote %llu samples of %llu threads (%llu lost, %llu without a full stack) to %s",
+		(unsigned long long)autoprof.samples, (unsigned long long)autoprof.threads,
+		(unsigned long long)autoprof.lost,
 		(unsigned long long)(autoprof.unwind_skipped + autoprof.unwind_short), autoprof.writer.path);
 }
 

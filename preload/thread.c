@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * thread.c - per-thread sampling state: the thread's own perf event, its ring
- * buffer, and the records it has built but not yet written.
+ * buffer, and the records it has built but not yet written; and the registry
+ * of all of them, indexed by the event's fd.
  *
  * Everything a thread needs in its signal handler lives in one mapping made
- * when the thread starts sampling, so the handler never allocates.
+ * when the thread starts sampling, so the handler never allocates. A thread is
+ * stopped exactly once, by itself (thread exit) or by the thread that ends the
+ * process (thread__stop_all); the `closed` flag decides who.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/prctl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -16,16 +23,137 @@
 
 #include "internal.h"
 
-#define RECORD_BUF_BYTES (256 * 1024)
-#define SCRATCH_BYTES (64 * 1024)
+#define RECORD_BUF_BYTES (64 * 1024)
 #define FLUSH_INTERVAL_NS 1000000000ULL /* the file on disk lags by at most ~1 s */
+#define MAX_FD 65536                     /* events on higher fds are not sampled */
 
 AP_TLS struct ap_thread *ap_self;
+
+/* fd -> thread; written under registry_lock, read lock-free by the handler. */
+static struct ap_thread **by_fd;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static int max_fd = -1; /* highest fd ever registered */
 
 /* Ring size: a signal per sample keeps rings nearly empty; fp chains are larger. */
 static unsigned ring_pages(void)
 {
-	return autoprof.cfg.callgraph == AP_CG_FP ? 8 : 2;
+	return autoprof.cfg.callgraph == AP_CG_FP ? 4 : 1;
+}
+
+static int registry_init(void)
+{
+	void *p;
+
+	if (by_fd)
+		return 0;
+	p = mmap(NULL, MAX_FD * sizeof(*by_fd), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	by_fd = p;
+	return 0;
+}
+
+/* The thread whose event is fd, or NULL. Async-signal-safe. */
+struct ap_thread *thread__from_fd(int fd)
+{
+	if (!by_fd || fd < 0 || fd >= MAX_FD)
+		return NULL;
+	return __atomic_load_n(&by_fd[fd], __ATOMIC_ACQUIRE);
+}
+
+/* The first record of a thread: its name, before its event is enabled. */
+static void put_comm(struct ap_thread *t, pid_t tid)
+{
+	char name[32] = "", path[64];
+	int fd;
+	ssize_t n;
+
+	if (!tid) {
+		prctl(PR_GET_NAME, name);
+	} else {
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, name, sizeof(name) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		name[n > 0 ? n : 0] = 0;
+		name[strcspn(name, "\n")] = 0;
+	}
+	t->len += record__comm(t->buf + t->len, t->cap - t->len, (uint32_t)autoprof.pid,
+			       (uint32_t)t->tid, name, ap_now(), false);
+}
+
+/*
+ * Set up sampling of thread tid (the caller when tid is 0): event, ring,
+ * signal routing, registry entry; the event is enabled last. Returns the
+ * thread or NULL with *err set. Not async-signal-safe.
+ */
+static struct ap_thread *thread_open(pid_t tid, int *err)
+{
+	size_t len = PERF_ALIGN8(sizeof(struct ap_thread)) + RECORD_BUF_BYTES + AP_SCRATCH_BYTES;
+	struct ap_thread *t;
+	void *mem;
+
+	*err = registry_init();
+	if (*err)
+		return NULL;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		*err = -errno;
+		return NULL;
+	}
+	t = mem;
+	t->mem = mem;
+	t->mem_len = len;
+	t->buf = (char *)mem + PERF_ALIGN8(sizeof(*t));
+	t->cap = RECORD_BUF_BYTES;
+	t->scratch = t->buf + RECORD_BUF_BYTES;
+	t->tid = tid ? tid : gettid();
+	t->last_flush = ap_now();
+
+	t->fd = event__open(&autoprof.attr, tid);
+	if (t->fd < 0) {
+		*err = t->fd;
+		goto out_mem;
+	}
+	if (t->fd >= MAX_FD) {
+		*err = -EMFILE;
+		goto out_fd;
+	}
+	*err = ring__map(&t->ring, t->fd, ring_pages());
+	if (*err)
+		goto out_fd;
+	*err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
+	if (*err)
+		goto out_ring;
+	t->handle = tid ? 0 : pthread_self();
+	put_comm(t, tid);
+	pthread_mutex_lock(&registry_lock);
+	__atomic_store_n(&by_fd[t->fd], t, __ATOMIC_RELEASE);
+	if (t->fd > max_fd)
+		__atomic_store_n(&max_fd, t->fd, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&registry_lock);
+	if (!tid)
+		ap_self = t;
+	if (ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		*err = -errno;
+		if (!tid)
+			ap_self = NULL;
+		pthread_mutex_lock(&registry_lock);
+		__atomic_store_n(&by_fd[t->fd], NULL, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&registry_lock);
+		goto out_ring;
+	}
+	return t;
+
+out_ring:
+	ring__unmap(&t->ring);
+out_fd:
+	close(t->fd);
+out_mem:
+	munmap(mem, len);
+	return NULL;
 }
 
 /*
@@ -34,51 +162,43 @@ static unsigned ring_pages(void)
  */
 int thread__start(void)
 {
-	size_t len = PERF_ALIGN8(sizeof(struct ap_thread)) + RECORD_BUF_BYTES + SCRATCH_BYTES;
-	struct ap_thread *t;
-	void *mem;
 	int err;
 
-	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		return -errno;
-	t = mem;
-	t->mem = mem;
-	t->mem_len = len;
-	t->buf = (char *)mem + PERF_ALIGN8(sizeof(*t));
-	t->cap = RECORD_BUF_BYTES;
-	t->scratch = t->buf + RECORD_BUF_BYTES;
-	t->tid = gettid();
-	t->last_flush = ap_now();
-
-	t->fd = event__open(&autoprof.attr, 0);
-	if (t->fd < 0) {
-		err = t->fd;
-		goto out_mem;
-	}
-	err = ring__map(&t->ring, t->fd, ring_pages());
-	if (err)
-		goto out_fd;
 	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND)
 		unwind__prime_thread();
-	err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
-	if (err)
-		goto out_ring;
-	ap_self = t;
-	if (ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		err = -errno;
-		ap_self = NULL;
-		goto out_ring;
-	}
-	return 0;
+	return thread_open(0, &err) ? 0 : err;
+}
 
-out_ring:
-	ring__unmap(&t->ring);
-out_fd:
-	close(t->fd);
-out_mem:
-	munmap(mem, len);
-	return err;
+/*
+ * Start sampling another thread of this process that already exists (found
+ * in /proc/self/task at start-up). Its handler finds it by fd.
+ * Returns 0 or -errno. Not async-signal-safe.
+ */
+int thread__attach(pid_t tid)
+{
+	int err;
+
+	return thread_open(tid, &err) ? 0 : err;
+}
+
+/*
+ * Enter t from its signal handler: false when t is being stopped, and then
+ * the handler must leave it alone. Pairs with the stopper's store of closed
+ * (both sequentially consistent). Async-signal-safe.
+ */
+bool thread__enter(struct ap_thread *t)
+{
+	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&t->closed, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
+		return false;
+	}
+	return true;
+}
+
+void thread__leave(struct ap_thread *t)
+{
+	__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
 }
 
 /* Write out the records this thread has built. Async-signal-safe when called
@@ -103,48 +223,173 @@ char *thread__reserve(struct ap_thread *t, size_t len)
 	return t->buf + t->len;
 }
 
+/* Called from the handler after a drain: flush when half full or a second has passed. */
+void thread__maybe_flush(struct ap_thread *t)
+{
+	if (t->len > t->cap / 2 || t->last_time - t->last_flush >= FLUSH_INTERVAL_NS)
+		thread__flush(t);
+}
+
 static void fold_u64(uint64_t *dst, uint64_t v)
 {
 	__atomic_fetch_add(dst, v, __ATOMIC_RELAXED);
 }
 
-/*
- * Stop sampling thread t (the calling thread): disable its event, keep the
- * samples still in the ring, write everything out and free it all.
- * Not async-signal-safe.
- */
-void thread__stop(struct ap_thread *t)
+static void fold_stats(const struct ap_thread *t)
 {
-	sigset_t block, old;
-
-	sigemptyset(&block);
-	sigaddset(&block, autoprof.cfg.signo);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-
-	ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
-	sample__drain(t, NULL);
-	thread__flush(t);
-	ap_self = NULL;
+	uint64_t first;
 
 	fold_u64(&autoprof.samples, t->samples);
 	fold_u64(&autoprof.lost, t->lost);
 	fold_u64(&autoprof.throttles, t->throttles);
 	fold_u64(&autoprof.unwind_skipped, t->unwind_skipped);
 	fold_u64(&autoprof.unwind_short, t->unwind_short);
-	if (t->first_time && (!autoprof.first_sample || t->first_time < autoprof.first_sample))
-		autoprof.first_sample = t->first_time;
-	if (t->last_time > autoprof.last_sample)
-		autoprof.last_sample = t->last_time;
+	fold_u64(&autoprof.threads, 1);
+	if (t->first_time) {
+		first = __atomic_load_n(&autoprof.first_sample, __ATOMIC_RELAXED);
+		while ((!first || t->first_time < first) &&
+		       !__atomic_compare_exchange_n(&autoprof.first_sample, &first, t->first_time,
+						    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
+	first = __atomic_load_n(&autoprof.last_sample, __ATOMIC_RELAXED);
+	while (t->last_time > first &&
+	       !__atomic_compare_exchange_n(&autoprof.last_sample, &first, t->last_time, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
 
+/* Under registry_lock: take t out of the registry; false if someone else already did. */
+static bool claim_locked(struct ap_thread *t)
+{
+	int expected = 0;
+
+	if (!__atomic_compare_exchange_n(&t->closed, &expected, 1, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST))
+		return false;
+	__atomic_store_n(&by_fd[t->fd], NULL, __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
+ * After a successful claim: disable t's event, wait for its handler to leave,
+ * keep the samples still in its ring, write everything out. Only the owner
+ * frees the memory (the owner may still look at it otherwise).
+ */
+static void finish(struct ap_thread *t, bool own)
+{
+	ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+	while (__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
+		sched_yield();
+	sample__drain(t, NULL);
+	thread__flush(t);
+	fold_stats(t);
 	ring__unmap(&t->ring);
 	close(t->fd);
-	munmap(t->mem, t->mem_len);
+	if (own) {
+		ap_self = NULL;
+		munmap(t->mem, t->mem_len);
+	}
+}
+
+static void block_signal(sigset_t *old)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, autoprof.cfg.signo);
+	pthread_sigmask(SIG_BLOCK, &block, old);
+}
+
+/*
+ * Stop sampling the calling thread (at its exit), unless the thread ending
+ * the process already did. Not async-signal-safe.
+ */
+void thread__stop_self(void)
+{
+	struct ap_thread *t = ap_self;
+	sigset_t old;
+	bool mine;
+
+	if (!t)
+		return;
+	block_signal(&old);
+	pthread_mutex_lock(&registry_lock);
+	mine = claim_locked(t);
+	pthread_mutex_unlock(&registry_lock);
+	if (mine)
+		finish(t, true);
+	ap_self = NULL;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* Called from the handler after a drain: flush when half full or a second has passed. */
-void thread__maybe_flush(struct ap_thread *t)
+/* Stop every thread still sampling; the process is ending. Not async-signal-safe. */
+void thread__stop_all(void)
 {
-	if (t->len > t->cap / 2 || t->last_time - t->last_flush >= FLUSH_INTERVAL_NS)
-		thread__flush(t);
+	sigset_t old;
+	int top;
+
+	thread__stop_self();
+	block_signal(&old);
+	top = __atomic_load_n(&max_fd, __ATOMIC_ACQUIRE);
+	for (int fd = 0; by_fd && fd <= top; fd++) {
+		struct ap_thread *t;
+		bool mine = false;
+
+		pthread_mutex_lock(&registry_lock);
+		t = by_fd[fd];
+		if (t)
+			mine = claim_locked(t);
+		pthread_mutex_unlock(&registry_lock);
+		if (mine)
+			finish(t, false);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The kernel tid of a thread of ours, or 0 when it is not one we sample. Not async-signal-safe. */
+pid_t thread__tid_of(pthread_t handle)
+{
+	pid_t tid = 0;
+
+	if (pthread_equal(handle, pthread_self()))
+		return gettid();
+	pthread_mutex_lock(&registry_lock);
+	for (int fd = 0; by_fd && fd <= max_fd && !tid; fd++)
+		if (by_fd[fd] && by_fd[fd]->handle && pthread_equal(by_fd[fd]->handle, handle))
+			tid = by_fd[fd]->tid;
+	pthread_mutex_unlock(&registry_lock);
+	return tid;
+}
+
+/* Record that thread tid is now called name (a COMM record). Not async-signal-safe. */
+void thread__rename(pid_t tid, const char *name)
+{
+	struct ap_thread *t = ap_self;
+	char rec[128];
+	size_t n;
+	sigset_t old;
+
+	if (tid <= 0 || !name)
+		return;
+	n = record__comm(rec, sizeof(rec), (uint32_t)autoprof.pid, (uint32_t)tid, name, ap_now(),
+			 false);
+	block_signal(&old);
+	if (t && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE)) {
+		memcpy(thread__reserve(t, n), rec, n);
+		t->len += n;
+	} else {
+		writer__append(&autoprof.writer, rec, n);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Say once that some thread could not be sampled, and why. Not async-signal-safe. */
+void thread__warn_once(int err)
+{
+	static int said;
+
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		pr_warn("cannot sample a new thread: %s; it runs unprofiled (said once)",
+			strerror(-err));
 }

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * interpose.c - the libc functions we wrap (found with dlsym(RTLD_NEXT)):
+ *  - pthread_create: every new thread samples itself from its first
+ *    instruction to its exit (return, pthread_exit or cancellation: a TSD
+ *    destructor stops it);
+ *  - pthread_setname_np, prctl(PR_SET_NAME): a COMM record with the new name.
+ * When profiling is off each wrapper is a plain call of the real function.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define AP_API __attribute__((visibility("default")))
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int (*pthread_setname_fn)(pthread_t, const char *);
+typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+
+static pthread_key_t exit_key;
+static bool have_exit_key;
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *real(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static void on_thread_exit(void *unused)
+{
+	(void)unused;
+	thread__stop_self();
+}
+
+/* Called once from autoprof__start(), before any thread is wrapped. Not async-signal-safe. */
+void interpose__init(void)
+{
+	if (!have_exit_key && pthread_key_create(&exit_key, on_thread_exit) == 0)
+		have_exit_key = true;
+}
+
+static void *start_routine(void *p)
+{
+	struct start s = *(struct start *)p;
+	int err;
+
+	free(p);
+	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE)) {
+		err = thread__start();
+		if (!err)
+			pthread_setspecific(exit_key, (void *)1);
+		else
+			thread__warn_once(err);
+	}
+	return s.fn(s.arg);
+}
+
+AP_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg)
+{
+	static pthread_create_fn next;
+	struct start *s;
+	int err;
+
+	if (!next)
+		next = (pthread_create_fn)real("pthread_create");
+	if (!next)
+		return EAGAIN;
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || !have_exit_key)
+		return next(thread, attr, fn, arg);
+	s = malloc(sizeof(*s));
+	if (!s)
+		return next(thread, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	err = next(thread, attr, start_routine, s);
+	if (err)
+		free(s);
+	return err;
+}
+
+AP_API int pthread_setname_np(pthread_t thread, const char *name)
+{
+	static pthread_setname_fn next;
+	int err;
+
+	if (!next)
+		next = (pthread_setname_fn)real("pthread_setname_np");
+	if (!next)
+		return ENOSYS;
+	err = next(thread, name);
+	if (!err && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
+		thread__rename(thread__tid_of(thread), name);
+	return err;
+}
+
+AP_API int prctl(int option, ...)
+{
+	static prctl_fn next;
+	unsigned long a[4];
+	va_list ap_list;
+	int ret;
+
+	va_start(ap_list, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap_list, unsigned long);
+	va_end(ap_list);
+	if (!next)
+		next = (prctl_fn)real("prctl");
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	ret = next(option, a[0], a[1], a[2], a[3]);
+	if (ret == 0 && option == PR_SET_NAME && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
+		thread__rename(gettid(), (const char *)a[0]);
+	return ret;
+}
