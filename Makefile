@@ -67,7 +67,9 @@ $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/preload.map \
 		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
 
-$(BUILD)/autoprof: $(LAUNCHER_OBJ)
+LAUNCHER_LINK := $(LAUNCHER_OBJ) $(BUILD)/preload/config.o $(BUILD)/preload/counters.o \
+	$(BUILD)/preload/log.o
+$(BUILD)/autoprof: $(LAUNCHER_LINK)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS)
 

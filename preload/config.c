@@ -227,6 +227,22 @@ int config__parse(struct ap_config *cfg)
 		return -EINVAL;
 	cfg->stack_depth = (unsigned)v;
 
+	if (parse_bool(ENV_STAT, &cfg->stat))
+		return -EINVAL;
+	s = env_get(ENV_COUNTERS, &set);
+	if (strlen(s) >= sizeof(cfg->counters)) {
+		pr_warn("AUTOPROF_COUNTERS is longer than %zu bytes; not profiling",
+			sizeof(cfg->counters) - 1);
+		return -EINVAL;
+	}
+	strcpy(cfg->counters, s);
+	s = env_get(ENV_COUNTER_FDS, &set);
+	if (strlen(s) >= sizeof(cfg->counter_fds)) {
+		pr_warn("AUTOPROF_COUNTER_FDS is too long; not profiling");
+		return -EINVAL;
+	}
+	strcpy(cfg->counter_fds, s);
+
 	s = env_get(ENV_SIGNAL, &set);
 	cfg->signo = set ? parse_signal(s) : SIGRTMIN + DEFAULT_SIGNAL_OFFSET;
 	if (!cfg->signo) {

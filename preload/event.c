@@ -107,11 +107,12 @@ int event__route_signal(int fd, int signo, pid_t tid)
 }
 
 /*
- * Settle the default event: cycles where the PMU has it, else cpu-clock,
- * saying so in one line. Also clamp the frequency to the kernel's limit.
- * Returns 0 or -errno when even the chosen event cannot be opened.
+ * Settle the default event: cycles where the PMU has it, else cpu-clock
+ * (*fell_back set to the errno of cycles, for the caller to say so). Also
+ * clamp the frequency to the kernel's limit. Returns 0 or -errno when even
+ * the chosen event cannot be opened.
  */
-int event__probe_default(struct ap_config *cfg)
+int event__probe_default(struct ap_config *cfg, int *fell_back)
 {
 	struct perf_event_attr attr;
 	int fd, max_rate;
@@ -130,12 +131,12 @@ int event__probe_default(struct ap_config *cfg)
 		return 0;
 	}
 	if (cfg->event_auto && (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV)) {
-		pr_warn("no hardware cycles event here (%s); sampling cpu-clock", strerror(errno));
+		*fell_back = errno;
 		cfg->event_type = PERF_TYPE_SOFTWARE;
 		cfg->event_config = PERF_COUNT_SW_CPU_CLOCK;
 		strcpy(cfg->event_name, "cpu-clock");
 		cfg->event_auto = false;
-		return event__probe_default(cfg);
+		return event__probe_default(cfg, fell_back);
 	}
 	return -errno;
 }

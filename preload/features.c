@@ -133,12 +133,14 @@ static void feat_cpudesc(struct blob *b)
 
 static void feat_event_desc(struct blob *b, const struct writer *w)
 {
-	blob_u32(b, 1);
+	blob_u32(b, (uint32_t)w->nr_events);
 	blob_u32(b, PERF_FILE_ATTR_SIZE);
-	blob_put(b, &w->attr, PERF_FILE_ATTR_SIZE);
-	blob_u32(b, 1);
-	blob_string(b, autoprof.cfg.event_name);
-	blob_u64(b, AP_SAMPLE_ID);
+	for (int i = 0; i < w->nr_events; i++) {
+		blob_put(b, &w->events[i].attr, PERF_FILE_ATTR_SIZE);
+		blob_u32(b, 1);
+		blob_string(b, w->events[i].name);
+		blob_u64(b, w->events[i].id);
+	}
 }
 
 static void feat_clock_data(struct blob *b)

@@ -60,6 +60,9 @@ struct ap_config {
 	int signo;
 	int verbose;
 	bool quiet;
+	bool stat;                    /* AUTOPROF_STAT */
+	char counters[1024];          /* AUTOPROF_COUNTERS */
+	char counter_fds[1024];       /* AUTOPROF_COUNTER_FDS, from the launcher */
 };
 
 int config__parse(struct ap_config *cfg);
@@ -90,7 +93,7 @@ void ring__drain(struct ring *r, char *scratch, size_t scratch_len, ring_record_
 int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *attr);
 int event__open(struct perf_event_attr *attr, pid_t tid);
 int event__route_signal(int fd, int signo, pid_t tid);
-int event__probe_default(struct ap_config *cfg);
+int event__probe_default(struct ap_config *cfg, int *fell_back);
 int event__max_sample_rate(void);
 
 /* ---- unwind.c: user stacks with libunwind ---- */
@@ -101,6 +104,14 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max);
 
 /* ---- writer.c: the perf.data file ---- */
 
+/* One attr of the file: the sampling event first, then the counters. */
+#define AP_MAX_EVENTS 24
+struct writer_event {
+	struct perf_event_attr attr;
+	uint64_t id;
+	char name[64];
+};
+
 struct writer {
 	int fd;
 	char path[PATH_MAX];
@@ -108,10 +119,11 @@ struct writer {
 	uint64_t reserved;  /* end of the space handed out; atomic */
 	uint64_t committed; /* end of what is written, in order; atomic */
 	int error;          /* first write error (positive errno); atomic */
-	struct perf_event_attr attr; /* the attr written to the file */
+	struct writer_event events[AP_MAX_EVENTS]; /* as written to the file */
+	int nr_events;
 };
 
-int writer__open(struct writer *w, const char *path, const struct perf_event_attr *attr);
+int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
 int writer__append(struct writer *w, const void *buf, size_t len);
 uint64_t writer__seal(struct writer *w);
 int writer__finish(struct writer *w, const void *features, size_t len, const uint64_t *bits);
@@ -145,7 +157,7 @@ struct ap_thread {
 	size_t len, cap;
 	char *scratch; /* a ring record that wraps, copied out */
 	uint64_t last_flush;
-	uint64_t samples, lost, throttles, unwind_skipped, unwind_short;
+	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, period_sum;
 	uint64_t first_time, last_time;
 	void *mem; /* one mapping holds this struct, buf and scratch */
 	size_t mem_len;
@@ -189,16 +201,54 @@ void sample__drain(struct ap_thread *t, void *ucontext);
 
 int features__write(struct writer *w);
 
+/* ---- counters.c: inherited counting events ---- */
+
+#define AP_MAX_COUNTERS 16
+
+struct ap_counter {
+	char name[48];
+	uint32_t type;
+	uint64_t config;
+	struct perf_event_attr attr;
+	int fd;           /* -1 when not open */
+	bool unsupported; /* the machine lacks it (err says how) */
+	int err;
+	bool valid; /* read at the end */
+	uint64_t raw, ena, run, value; /* value is raw scaled by ena/run */
+};
+
+struct ap_counters {
+	struct ap_counter c[AP_MAX_COUNTERS];
+	int n;
+	bool adopted;      /* opened by the launcher */
+	uint64_t start_ns; /* when the launcher exec'd the program (CLOCK_MONOTONIC) */
+};
+
+void counters__attr(struct perf_event_attr *attr, uint32_t type, uint64_t config,
+		    bool enable_on_exec);
+int counters__parse(struct ap_counters *cs, const char *list);
+int counters__open(struct ap_counters *cs, bool enable_on_exec);
+int counters__adopt(struct ap_counters *cs, const char *spec);
+void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
+void counters__read(struct ap_counters *cs);
+
+/* ---- stat.c: the counter totals, in the file and on stderr ---- */
+
+int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed,
+		uint64_t sampled);
+void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns);
+
 /* ---- main.c: the one session of this process ---- */
 
 struct ap_session {
 	struct ap_config cfg;
+	struct ap_counters counters;
 	struct perf_event_attr attr; /* the kernel event each thread opens */
 	struct writer writer;
 	pid_t pid;
 	bool active;
 	uint64_t start_time, first_sample, last_sample;
-	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, threads;
+	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, threads, period_sum;
 };
 
 extern struct ap_session autoprof;

@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "autoprof/env.h"
+#include "internal.h"
 
 #define LIB_NAME "libautoprof.so"
 
@@ -41,6 +43,8 @@ static void usage(FILE *f)
 	for (int i = 0; i < NROWS; i++) {
 		char flag[64];
 
+		if (!rows[i].long_flag)
+			continue;
 		snprintf(flag, sizeof(flag), "%s%c%s--%s%s%s", rows[i].short_flag ? "-" : "",
 			 rows[i].short_flag ? rows[i].short_flag : ' ',
 			 rows[i].short_flag ? ", " : "  ", rows[i].long_flag,
@@ -49,7 +53,11 @@ static void usage(FILE *f)
 			rows[i].help, "", rows[i].var, *rows[i].def ? ", default " : "",
 			rows[i].def);
 	}
-	fprintf(f, "  -h, --help                 this text\n\n"
+	fprintf(f, "  -h, --help                 this text\n\nset by the launcher itself:\n");
+	for (int i = 0; i < NROWS; i++)
+		if (!rows[i].long_flag)
+			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
+	fprintf(f, "\n"
 		   "Read the result with: autoprof-report [FILE], perf report -i FILE, perf script "
 		   "-i FILE\n");
 }
@@ -84,6 +92,44 @@ static int find_lib(char *out, size_t cap)
 	return -1;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Open the counters with enable_on_exec, so they count from the command's
+ * first instruction, and pass them on in AUTOPROF_COUNTER_FDS ("name:fd", or
+ * "name:-" for one the machine lacks). A bad list is left for the library to
+ * report.
+ */
+static void open_counters(void)
+{
+	static struct ap_counters cs;
+	const char *list = getenv("AUTOPROF_COUNTERS");
+	char spec[1024];
+	size_t n = 0;
+
+	ap_quiet = true;
+	if (counters__parse(&cs, list && *list ? list : AUTOPROF_DEFAULT_COUNTERS) || !cs.n)
+		return;
+	counters__open(&cs, true);
+	n = (size_t)snprintf(spec, sizeof(spec), "start:%llu", (unsigned long long)now_ns());
+	for (int i = 0; i < cs.n && n < sizeof(spec); i++) {
+		if (cs.c[i].fd >= 0)
+			n += (size_t)snprintf(spec + n, sizeof(spec) - n, "%s%s:%d", n ? "," : "",
+					      cs.c[i].name, cs.c[i].fd);
+		else
+			n += (size_t)snprintf(spec + n, sizeof(spec) - n, "%s%s:-", n ? "," : "",
+					      cs.c[i].name);
+	}
+	if (n < sizeof(spec))
+		setenv("AUTOPROF_COUNTER_FDS", spec, 1);
+}
+
 int main(int argc, char **argv)
 {
 	struct option longopts[NROWS + 2];
@@ -93,6 +139,8 @@ int main(int argc, char **argv)
 	int c, i, n = 0;
 
 	for (i = 0; i < NROWS; i++) {
+		if (!rows[i].long_flag)
+			continue; /* set by the launcher itself */
 		longopts[n++] = (struct option){rows[i].long_flag,
 						rows[i].arg ? required_argument : no_argument, NULL,
 						256 + i};
@@ -132,6 +180,7 @@ int main(int argc, char **argv)
 
 	if (find_lib(lib, sizeof(lib)))
 		return 127;
+	open_counters();
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		if (asprintf(&preload, "%s:%s", lib, old) < 0)

@@ -87,6 +87,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		n = record__sample(out, MAX_RECORD, s->ip, s->pid, s->tid, s->time, s->cpu,
 				   s->period, chain, nr);
 		t->samples++;
+		t->period_sum += s->period;
 		if (!t->first_time)
 			t->first_time = s->time;
 		t->last_time = s->time;

@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +53,75 @@ static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
 	return 0;
 }
 
+/*
+ * The counters: the launcher's (opened with enable_on_exec, taken over once:
+ * the variable is removed so children do not try) or our own, opened now.
+ * Returns 0 or -EINVAL (already reported).
+ */
+static int start_counters(struct ap_counters *cs, const struct ap_config *cfg)
+{
+	int err;
+
+	if (cfg->counter_fds[0]) {
+		err = counters__adopt(cs, cfg->counter_fds);
+		unsetenv("AUTOPROF_COUNTER_FDS");
+		return err;
+	}
+	err = counters__parse(cs, cfg->counters);
+	if (!err)
+		counters__open(cs, false);
+	return err;
+}
+
+/* One line for what a machine without a PMU cannot do; nothing elsewhere. */
+static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
+{
+	char missing[512];
+
+	counters__unsupported(cs, missing, sizeof(missing));
+	if (fell_back && missing[0])
+		pr_warn("no hardware PMU here (%s): sampling cpu-clock; not counting %s",
+			strerror(fell_back), missing);
+	else if (fell_back)
+		pr_warn("no hardware cycles event here (%s): sampling cpu-clock",
+			strerror(fell_back));
+	else if (missing[0])
+		pr_warn("not counting %s: the machine lacks them", missing);
+}
+
+/* The file's attrs: the sampling event (id 1), then each counter that is open (ids 2, ...). */
+static int file_events(struct writer_event *events)
+{
+	int n = 0;
+
+	events[n].attr = autoprof.attr;
+	events[n].id = AP_SAMPLE_ID;
+	snprintf(events[n].name, sizeof(events[n].name), "%s", autoprof.cfg.event_name);
+	n++;
+	for (int i = 0; i < autoprof.counters.n && n < AP_MAX_EVENTS; i++) {
+		const struct ap_counter *c = &autoprof.counters.c[i];
+
+		if (c->unsupported)
+			continue;
+		events[n].attr = c->attr;
+		events[n].id = (uint64_t)n + 1;
+		snprintf(events[n].name, sizeof(events[n].name), "%s", c->name);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A forked child runs unprofiled for now: it must not touch its parent's
+ * file or sampler state (its copy of the ring mappings is gone, the fds are
+ * shared with the parent).
+ */
+static void after_fork_in_child(void)
+{
+	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+	ap_self = NULL;
+}
+
 /* Sample the threads that started before us (another library's constructor). */
 static void attach_other_threads(void)
 {
@@ -81,11 +151,13 @@ static void attach_other_threads(void)
  */
 int autoprof__start(void)
 {
+	struct writer_event events[AP_MAX_EVENTS];
 	char path[PATH_MAX];
-	int err;
+	int err, fell_back = 0, nr_events;
 
 	if (getauxval(AT_SECURE))
 		return 0; /* setuid/setgid: stay off, silently, as the loader does */
+	autoprof.start_time = ap_now();
 	if (config__parse(&autoprof.cfg))
 		return -EINVAL;
 	autoprof.pid = getpid();
@@ -93,22 +165,26 @@ int autoprof__start(void)
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg.output);
 		return -ENAMETOOLONG;
 	}
-	err = event__probe_default(&autoprof.cfg);
+	err = start_counters(&autoprof.counters, &autoprof.cfg);
+	if (err)
+		return err;
+	err = event__probe_default(&autoprof.cfg, &fell_back);
 	if (err) {
 		pr_warn("cannot open a %s sampling event: %s; not profiling", autoprof.cfg.event_name,
 			strerror(-err));
-		return err;
+		goto out_counters;
 	}
+	say_missing_pmu(&autoprof.counters, fell_back);
 	event__sampler_attr(&autoprof.cfg, &autoprof.attr);
 	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND)
 		unwind__init();
 
-	err = writer__open(&autoprof.writer, path, &autoprof.attr);
+	nr_events = file_events(events);
+	err = writer__open(&autoprof.writer, path, events, nr_events);
 	if (err) {
 		pr_warn("cannot create %s: %s; not profiling", path, strerror(-err));
-		return err;
+		goto out_counters;
 	}
-	autoprof.start_time = ap_now();
 	err = maps__write_all(&autoprof.writer, autoprof.pid);
 	if (err) {
 		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
@@ -121,6 +197,7 @@ int autoprof__start(void)
 		goto out_file;
 	}
 	interpose__init();
+	pthread_atfork(NULL, NULL, after_fork_in_child);
 	autoprof.active = true;
 	err = thread__start();
 	if (err) {
@@ -140,7 +217,26 @@ int autoprof__start(void)
 out_file:
 	writer__abandon(&autoprof.writer);
 	unlink(path);
+out_counters:
+	for (int i = 0; i < autoprof.counters.n; i++)
+		if (autoprof.counters.c[i].fd >= 0)
+			close(autoprof.counters.c[i].fd);
+	autoprof.counters.n = 0;
 	return err;
+}
+
+/* Read the counters; store them in the file and, with AUTOPROF_STAT, print them. */
+static void finish_counters(void)
+{
+	struct ap_counters *cs = &autoprof.counters;
+	uint64_t elapsed = ap_now() - autoprof.start_time;
+
+	counters__read(cs);
+	if (cs->adopted && cs->start_ns && cs->start_ns < ap_now())
+		elapsed = ap_now() - cs->start_ns; /* the program's whole life, from its exec */
+	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, elapsed, autoprof.period_sum);
+	if (autoprof.cfg.stat)
+		stat__print(cs, elapsed);
 }
 
 /*
@@ -155,6 +251,7 @@ void autoprof__stop(void)
 		return;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	thread__stop_all();
+	finish_counters();
 	err = features__write(&autoprof.writer);
 	if (err)
 		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,

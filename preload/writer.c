@@ -2,7 +2,7 @@
 /*
  * writer.c - the perf.data file of this process.
  *
- * Layout: header (104) | ids of the attr (8) | attr (144) | data ... |
+ * Layout: header (104) | one id per attr (8 each) | attrs (144 each) | data ... |
  * feature table and bodies (written by writer__finish). Threads append whole
  * batches of records with writer__append(): each reserves its range with one
  * atomic add, writes it with pwrite(), then commits in file order and patches
@@ -23,8 +23,8 @@
 #define SEALED (1ULL << 62) /* set in reserved once the data section is closed */
 
 #define IDS_OFFSET sizeof(struct perf_file_header)
-#define ATTRS_OFFSET (IDS_OFFSET + sizeof(uint64_t))
-#define DATA_OFFSET PERF_ALIGN8(ATTRS_OFFSET + sizeof(struct perf_file_attr))
+#define ATTRS_OFFSET(n) (IDS_OFFSET + (n) * sizeof(uint64_t))
+#define DATA_OFFSET(n) PERF_ALIGN8(ATTRS_OFFSET(n) + (n) * sizeof(struct perf_file_attr))
 
 static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
@@ -50,7 +50,8 @@ static int write_header(struct writer *w, uint64_t data_size, const uint64_t *bi
 		.magic = PERF_FILE_MAGIC,
 		.size = sizeof(h),
 		.attr_size = sizeof(struct perf_file_attr),
-		.attrs = {ATTRS_OFFSET, sizeof(struct perf_file_attr)},
+		.attrs = {ATTRS_OFFSET(w->nr_events),
+			  w->nr_events * sizeof(struct perf_file_attr)},
 		.data = {w->data_offset, data_size},
 	};
 
@@ -80,20 +81,20 @@ static int move_old(const char *path)
 
 /*
  * Create path (mode 0600, never through a symlink, an existing file moved to
- * .old) and write the header, the attr and its id. attr is the kernel event's
- * attr; the file gets the sample format every reader of ours expects.
- * Returns 0 or -errno. Not async-signal-safe.
+ * .old) and write the header, the attrs and their ids. events[0] is the
+ * sampling event; every attr gets the sample format our records use, so all
+ * share one id position. Returns 0 or -errno. Not async-signal-safe.
  */
-int writer__open(struct writer *w, const char *path, const struct perf_event_attr *attr)
+int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n)
 {
-	struct perf_file_attr fa;
-	uint64_t id = AP_SAMPLE_ID;
 	int fd, err;
 
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
 	if (strlen(path) >= sizeof(w->path))
 		return -ENAMETOOLONG;
+	if (n < 1 || n > AP_MAX_EVENTS)
+		return -EINVAL;
 	strcpy(w->path, path);
 	err = move_old(path);
 	if (err)
@@ -107,24 +108,35 @@ int writer__open(struct writer *w, const char *path, const struct perf_event_att
 	else
 		close(fd);
 
-	w->attr = *attr;
-	w->attr.size = PERF_FILE_ATTR_SIZE;
-	w->attr.sample_type = AUTOPROF_SAMPLE_TYPE;
-	w->attr.sample_id_all = 1;
-	w->attr.disabled = 0;
-	w->attr.exclude_callchain_kernel = 0;
-	memset(&fa, 0, sizeof(fa));
-	memcpy(fa.attr, &w->attr, PERF_FILE_ATTR_SIZE);
-	fa.ids.offset = IDS_OFFSET;
-	fa.ids.size = sizeof(id);
-
-	w->data_offset = DATA_OFFSET;
-	w->reserved = w->committed = DATA_OFFSET;
+	w->nr_events = n;
+	w->data_offset = DATA_OFFSET(n);
+	w->reserved = w->committed = w->data_offset;
 	err = write_header(w, 0, NULL);
-	if (!err)
-		err = pwrite_all(w->fd, &id, sizeof(id), IDS_OFFSET);
-	if (!err)
-		err = pwrite_all(w->fd, &fa, sizeof(fa), ATTRS_OFFSET);
+	for (int i = 0; i < n && !err; i++) {
+		struct writer_event *e = &w->events[i];
+		struct perf_file_attr fa;
+
+		*e = events[i];
+		e->attr.size = PERF_FILE_ATTR_SIZE;
+		e->attr.sample_type = AUTOPROF_SAMPLE_TYPE;
+		e->attr.sample_id_all = 1;
+		e->attr.disabled = 0;
+		e->attr.inherit = 0;
+		e->attr.enable_on_exec = 0;
+		e->attr.exclude_callchain_kernel = 0;
+		/* Every attr says user-only: the file has no kernel maps, and perf warns
+		 * about them for any attr that could have kernel samples. Counters still
+		 * count kernel work where permitted; their totals are STAT records. */
+		e->attr.exclude_kernel = 1;
+		memset(&fa, 0, sizeof(fa));
+		memcpy(fa.attr, &e->attr, PERF_FILE_ATTR_SIZE);
+		fa.ids.offset = IDS_OFFSET + (uint64_t)i * sizeof(uint64_t);
+		fa.ids.size = sizeof(uint64_t);
+		err = pwrite_all(w->fd, &e->id, sizeof(e->id), fa.ids.offset);
+		if (!err)
+			err = pwrite_all(w->fd, &fa, sizeof(fa),
+					 ATTRS_OFFSET(n) + (uint64_t)i * sizeof(fa));
+	}
 	if (err) {
 		close(w->fd);
 		unlink(path);

@@ -8,7 +8,8 @@
  *
  * X(id, long_flag, short_flag, arg, default, help)
  *   id         suffix of the variable: AUTOPROF_<id>
- *   long_flag  the launcher's --flag (spelled like perf record's where one exists)
+ *   long_flag  the launcher's --flag (spelled like perf record's where one exists),
+ *              or NULL for a variable the launcher sets itself
  *   short_flag the launcher's -f, or 0
  *   arg        the argument's name in --help, or NULL for an on/off switch
  *   default    the value used when the variable is unset ("" = none)
@@ -16,6 +17,10 @@
  */
 #ifndef AUTOPROF_ENV_H
 #define AUTOPROF_ENV_H
+
+#define AUTOPROF_DEFAULT_COUNTERS                                                                  \
+	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,"    \
+	"branch-misses,cache-references,cache-misses"
 
 #define AUTOPROF_ENV_TABLE(X)                                                                      \
 	X(OUTPUT, "output", 'o', "FILE", "perf.data",                                              \
@@ -34,6 +39,12 @@
 	X(STACK_DEPTH, "stack-depth", 0, "N", "127", "deepest call chain kept, 1..1024")          \
 	X(SIGNAL, "signal", 0, "SIG", "",                                                          \
 	  "signal that carries overflow notifications; default SIGRTMIN+5")                        \
+	X(COUNTERS, "counters", 0, "LIST", AUTOPROF_DEFAULT_COUNTERS,                             \
+	  "counting events, totals for the whole process tree (comma-separated, or none); "       \
+	  "hardware ones are skipped where the PMU lacks them")                                    \
+	X(STAT, "stat", 0, NULL, "0", "print the counter totals perf-stat style on stderr at exit") \
+	X(COUNTER_FDS, NULL, 0, "LIST", "",                                                        \
+	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
 	X(VERBOSE, "verbose", 'v', NULL, "0", "say what the profiler does, on stderr")            \
 	X(QUIET, "quiet", 'q', NULL, "0", "say nothing on stderr, not even warnings")
 

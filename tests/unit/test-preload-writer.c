@@ -55,10 +55,16 @@ static char *slurp(const char *path, size_t *len)
 int main(void)
 {
 	char dir[] = "/tmp/autoprof-writer.XXXXXX", path[256], old[300], target[300];
-	struct perf_event_attr attr = {.type = PERF_TYPE_SOFTWARE,
-				       .config = PERF_COUNT_SW_CPU_CLOCK,
-				       .sample_freq = 1000,
-				       .freq = 1};
+	struct writer_event events[2] = {
+		{.attr = {.type = PERF_TYPE_SOFTWARE,
+			  .config = PERF_COUNT_SW_CPU_CLOCK,
+			  .sample_freq = 1000,
+			  .freq = 1},
+		 .id = 1,
+		 .name = "cpu-clock"},
+		{.attr = {.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_TASK_CLOCK, .inherit = 1},
+		 .id = 2,
+		 .name = "task-clock"}};
 	pthread_t th[2];
 	void *r0, *r1;
 	char rec[256];
@@ -69,7 +75,7 @@ int main(void)
 	int samples = 0, comms = 0, bad = 0;
 	uint64_t pos, end;
 
-	plan(16);
+	plan(18);
 	ap_quiet = true;
 	strcpy(autoprof.cfg.event_name, "cpu-clock");
 	if (!mkdtemp(dir))
@@ -82,7 +88,7 @@ int main(void)
 	close(open(target, O_CREAT | O_WRONLY, 0644));
 	if (symlink(target, path) < 0)
 		return 1;
-	ok(writer__open(&w, path, &attr) == 0, "writer opens a new file");
+	ok(writer__open(&w, path, events, 2) == 0, "writer opens a new file");
 	ok(lstat(old, &st) == 0 && S_ISLNK(st.st_mode), "the symlink was moved to .old");
 	ok(stat(target, &st) == 0 && st.st_size == 0, "the symlink's target is untouched");
 	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600,
@@ -112,6 +118,26 @@ int main(void)
 	   "header: PERFILE2, 104 bytes, attr_size 144");
 	ok(file && h->data.offset + h->data.size <= len && h->adds_features[0] != 0,
 	   "data section inside the file, features flagged");
+
+	if (file && h->attrs.offset + h->attrs.size <= len && h->attrs.size == 2 * 144) {
+		int good = 0;
+
+		for (int i = 0; i < 2; i++) {
+			const struct perf_file_attr *fa =
+				(const void *)(file + h->attrs.offset + (uint64_t)i * 144);
+			const struct perf_event_attr *a = (const void *)fa->attr;
+			uint64_t id;
+
+			memcpy(&id, file + fa->ids.offset, 8);
+			good += a->size == 128 && a->sample_type == AUTOPROF_SAMPLE_TYPE &&
+				a->sample_id_all && a->exclude_kernel && !a->inherit &&
+				fa->ids.size == 8 && id == (uint64_t)i + 1;
+		}
+		ok(good == 2, "two attrs: size 128, our sample format, user-only, ids 1 and 2");
+	} else {
+		ok(0, "two attrs in the attrs section");
+	}
+	ok(writer__open(&w, path, events, 0) == -EINVAL, "a file needs at least one event");
 
 	pos = h->data.offset;
 	end = h->data.offset + h->data.size;

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * counters.c - inherited counting events: exact totals for the process, its
+ * threads and its children (task-clock, context switches, page faults, and
+ * cycles, instructions, branches and cache events where the PMU has them).
+ *
+ * Each counter is its own event (group reads do not work with inherit), with
+ * TOTAL_TIME_ENABLED/RUNNING so multiplexed values can be scaled. The
+ * launcher opens them with enable_on_exec before it execs the target, so
+ * counting starts at the target's first instruction, and hands the fds over
+ * in AUTOPROF_COUNTER_FDS; without the launcher the constructor opens them.
+ * Linked into both the library and the launcher. Not async-signal-safe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* True when this process may not count kernel work (perf_event_paranoid >= 2, not root). */
+static bool user_only(void)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return true;
+	return atoi(buf) >= 2 && geteuid() != 0;
+}
+
+/* The counting attr for (type, config). */
+void counters__attr(struct perf_event_attr *attr, uint32_t type, uint64_t config,
+		    bool enable_on_exec)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = config;
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr->inherit = 1;
+	attr->exclude_kernel = user_only();
+	attr->exclude_hv = 1;
+	attr->disabled = enable_on_exec;
+	attr->enable_on_exec = enable_on_exec;
+}
+
+/*
+ * Split a comma-separated list of event names into cs (names only). Returns 0
+ * or -EINVAL after saying which name is unknown.
+ */
+int counters__parse(struct ap_counters *cs, const char *list)
+{
+	const char *p = list;
+
+	cs->n = 0;
+	if (!strcmp(list, "none") || !*list)
+		return 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		struct ap_counter *c;
+
+		if (len && cs->n < AP_MAX_COUNTERS) {
+			c = &cs->c[cs->n];
+			memset(c, 0, sizeof(*c));
+			c->fd = -1;
+			if (len >= sizeof(c->name) ||
+			    (memcpy(c->name, p, len), c->name[len] = 0,
+			     config__event_lookup(c->name, &c->type, &c->config))) {
+				pr_warn("AUTOPROF_COUNTERS: '%.*s' is not an event this profiler knows; "
+					"not profiling",
+					(int)len, p);
+				return -EINVAL;
+			}
+			cs->n++;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/*
+ * Open every parsed counter for the calling process (inherit=1). A counter
+ * the machine lacks (ENOENT/EOPNOTSUPP: no PMU) is marked unsupported, not an
+ * error. Returns how many are open.
+ */
+int counters__open(struct ap_counters *cs, bool enable_on_exec)
+{
+	int open_count = 0;
+
+	for (int i = 0; i < cs->n; i++) {
+		struct ap_counter *c = &cs->c[i];
+		int fd, high;
+
+		counters__attr(&c->attr, c->type, c->config, enable_on_exec);
+		fd = (int)syscall(SYS_perf_event_open, &c->attr, 0, -1, -1,
+				  enable_on_exec ? 0 : PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			c->fd = -1;
+			c->unsupported = true;
+			c->err = errno;
+			continue;
+		}
+		high = fcntl(fd, enable_on_exec ? F_DUPFD : F_DUPFD_CLOEXEC, AP_FD_FLOOR);
+		if (high >= 0) {
+			close(fd);
+			fd = high;
+		}
+		c->fd = fd;
+		open_count++;
+	}
+	return open_count;
+}
+
+/*
+ * Take over the counters the launcher opened: "start:NS,name:fd,name:-,..."
+ * ('-' for one the machine lacks; NS the CLOCK_MONOTONIC time of the exec). Each fd must be a perf event; it becomes
+ * close-on-exec. Returns 0 or -EINVAL after saying what is wrong.
+ */
+int counters__adopt(struct ap_counters *cs, const char *spec)
+{
+	const char *p = spec;
+
+	cs->n = 0;
+	while (*p && cs->n < AP_MAX_COUNTERS) {
+		struct ap_counter *c = &cs->c[cs->n];
+		const char *colon = strchr(p, ':');
+		size_t len = strcspn(p, ",");
+		char link[64], target[64] = "";
+		ssize_t tn;
+
+		memset(c, 0, sizeof(*c));
+		c->fd = -1;
+		if (!colon || (size_t)(colon - p) >= sizeof(c->name) || colon > p + len)
+			goto bad;
+		if (!strncmp(p, "start:", 6)) { /* CLOCK_MONOTONIC ns just before the exec */
+			cs->start_ns = strtoull(colon + 1, NULL, 10);
+			p += len + (p[len] == ',');
+			continue;
+		}
+		memcpy(c->name, p, (size_t)(colon - p));
+		if (config__event_lookup(c->name, &c->type, &c->config))
+			goto bad;
+		counters__attr(&c->attr, c->type, c->config, false);
+		if (colon[1] == '-') {
+			c->unsupported = true;
+			c->err = ENOENT;
+		} else {
+			char *end;
+			long fd = strtol(colon + 1, &end, 10);
+
+			if (end == colon + 1 || (*end && *end != ',') || fd < 0 || fd > INT32_MAX)
+				goto bad;
+			snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
+			tn = readlink(link, target, sizeof(target) - 1);
+			if (tn <= 0 || (target[tn] = 0, strcmp(target, "anon_inode:[perf_event]")))
+				goto bad;
+			c->fd = (int)fd;
+			fcntl(c->fd, F_SETFD, FD_CLOEXEC);
+		}
+		cs->n++;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	cs->adopted = true;
+	return 0;
+bad:
+	pr_warn("AUTOPROF_COUNTER_FDS='%s' does not name open perf counters; not profiling", spec);
+	for (int i = 0; i < cs->n; i++)
+		if (cs->c[i].fd >= 0)
+			close(cs->c[i].fd);
+	cs->n = 0;
+	return -EINVAL;
+}
+
+/* The names of the counters the machine lacks, comma-separated, into buf. */
+void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < cs->n && n < cap; i++)
+		if (cs->c[i].unsupported)
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", cs->c[i].name);
+}
+
+/* Read every open counter's final value (scaled when it was multiplexed) and close it. */
+void counters__read(struct ap_counters *cs)
+{
+	for (int i = 0; i < cs->n; i++) {
+		struct ap_counter *c = &cs->c[i];
+		uint64_t v[3];
+
+		if (c->fd < 0)
+			continue;
+		if (read(c->fd, v, sizeof(v)) == (ssize_t)sizeof(v)) {
+			c->raw = v[0];
+			c->ena = v[1];
+			c->run = v[2];
+			c->value = c->run && c->run < c->ena
+					   ? (uint64_t)((double)c->raw * (double)c->ena / (double)c->run)
+					   : c->raw;
+			c->valid = true;
+		}
+		close(c->fd);
+		c->fd = -1;
+	}
+}

@@ -1,0 +1,58 @@
+#!/bin/sh
+# Inherited counters: exact totals for the process, its threads and its
+# children, in the file (STAT records) and perf-stat style on stderr.
+. "$(dirname "$0")/lib.sh"
+plan 12
+
+# taskclock FILE: the task-clock msec from a perf-stat style text.
+taskclock() { awk '$3 == "task-clock" { gsub(",", "", $1); print $1; exit }' "$1"; }
+# ratio A B: A/B as a percentage difference
+pctdiff() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print 999; else { d = 100 * (a - b) / b; print d < 0 ? -d : d } }'; }
+
+AUTOPROF_STAT=1 LD_PRELOAD=$LIB "$B/progs/cputime" 200 >out.txt 2>err.txt
+is "$?" 0 "the forking, threaded program exits 0"
+own=$(sed -n 's/^cpu_ms=//p' out.txt)
+tc=$(taskclock err.txt)
+within "$(pctdiff "$tc" "$own")" 0 5 \
+	"task-clock ($tc ms) matches the program's own CPU time of threads and child ($own ms)" ||
+	diag_file err.txt
+
+"$B/autoprof" --stat -o launched.data -- "$B/progs/cputime" 200 >out2.txt 2>err2.txt
+own2=$(sed -n 's/^cpu_ms=//p' out2.txt)
+tc2=$(taskclock err2.txt)
+within "$(pctdiff "$tc2" "$own2")" 0 5 \
+	"with the launcher (enable_on_exec) too: $tc2 ms against $own2 ms" || diag_file err2.txt
+el=$(awk '/seconds time elapsed/ { print $1 }' err2.txt)
+within "$el" 0.25 3 "elapsed time runs from the exec, not summed over tasks"
+
+perf stat report -i perf.data >psr.txt 2>&1
+within "$(pctdiff "$(taskclock psr.txt)" "$tc")" 0 0.1 "perf stat report prints the same task-clock" ||
+	diag_file psr.txt
+perf report -i perf.data --stdio >/dev/null 2>rep.err
+clean_stderr rep.err
+ok $? "perf report reads a file with counters without a warning" || diag_file rep.err
+perf script -i perf.data >/dev/null 2>scr.err
+clean_stderr scr.err
+ok $? "perf script reads it without a warning" || diag_file scr.err
+
+for ev in context-switches page-faults; do
+	grep -q " $ev " err.txt
+	ok $? "$ev is counted"
+done
+
+if perf stat -e cycles -x, true 2>&1 | grep -q 'not supported'; then
+	grep -q 'no hardware PMU here.*not counting cycles, instructions' err.txt
+	ok $? "no PMU here: one line says which counters are missing" || diag_file err.txt
+else
+	awk '$2 == "cycles" { gsub(",", "", $1); exit !($1 > 0) }' err.txt
+	ok $? "cycles are counted where the PMU has them"
+fi
+
+AUTOPROF_COUNTERS=task-clock,bogus LD_PRELOAD=$LIB /bin/true 2>err3.txt
+grep -q "AUTOPROF_COUNTERS: 'bogus' is not an event" err3.txt
+ok $? "an unknown counter is refused by name" || diag_file err3.txt
+
+AUTOPROF_QUIET=1 AUTOPROF_COUNTERS=none AUTOPROF_OUTPUT=none.data LD_PRELOAD=$LIB "$B/progs/split" 50 >/dev/null
+is "$(perf report -i none.data --header-only 2>/dev/null | grep -c '^# event : name')" 1 \
+	"AUTOPROF_COUNTERS=none leaves only the sampling event in the file"
+done_testing
