@@ -141,6 +141,8 @@ format:
 clean:
 	rm -rf $(BUILD)
 
+include scripts/bench/bench.mk
+
 .PHONY: all demo check install format clean
 .DELETE_ON_ERROR:
 

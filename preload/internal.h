@@ -158,6 +158,7 @@ struct ap_thread {
 	char *scratch; /* a ring record that wraps, copied out */
 	uint64_t last_flush;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, period_sum;
+	uint64_t unwinds, unwind_ns, frames; /* unwind cost, measured when verbose */
 	uint64_t first_time, last_time;
 	void *mem; /* one mapping holds this struct, buf and scratch */
 	size_t mem_len;
@@ -249,6 +250,7 @@ struct ap_session {
 	bool active;
 	uint64_t start_time, first_sample, last_sample;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, threads, period_sum;
+	uint64_t unwinds, unwind_ns, frames;
 };
 
 extern struct ap_session autoprof;

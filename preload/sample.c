@@ -47,7 +47,13 @@ static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, 
 
 	chain[n++] = PERF_CONTEXT_USER;
 	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND && ucontext) {
+		uint64_t t0 = autoprof.cfg.verbose ? ap_now() : 0;
 		int got = unwind__stack(ucontext, chain + 1, (int)depth);
+
+		if (t0) {
+			t->unwind_ns += ap_now() - t0;
+			t->unwinds++;
+		}
 
 		if (got > 0 && chain[1] == s->ip)
 			return 1 + (unsigned)got;
@@ -88,6 +94,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 				   s->period, chain, nr);
 		t->samples++;
 		t->period_sum += s->period;
+		t->frames += nr - 1;
 		if (!t->first_time)
 			t->first_time = s->time;
 		t->last_time = s->time;

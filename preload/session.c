@@ -260,5 +260,10 @@ void autoprof__stop(void)
 		(unsigned long long)autoprof.samples, (unsigned long long)autoprof.threads,
 		(unsigned long long)autoprof.lost,
 		(unsigned long long)(autoprof.unwind_skipped + autoprof.unwind_short), autoprof.writer.path);
+	if (autoprof.unwinds)
+		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples)",
+			(double)autoprof.unwind_ns / 1e3 / (double)autoprof.unwinds,
+			(double)autoprof.frames / (double)autoprof.samples,
+			(unsigned long long)autoprof.unwinds);
 }
 

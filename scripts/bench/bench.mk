@@ -1,0 +1,1 @@
+# Benchmark targets (included by the top Makefile). Not part of `make check`.
