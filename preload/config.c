@@ -227,7 +227,7 @@ int config__parse(struct ap_config *cfg)
 		return -EINVAL;
 	cfg->stack_depth = (unsigned)v;
 
-	if (parse_bool(ENV_STAT, &cfg->stat))
+	if (parse_bool(ENV_STAT, &cfg->stat) || parse_bool(ENV_KERNEL, &cfg->kernel))
 		return -EINVAL;
 	s = env_get(ENV_COUNTERS, &set);
 	if (strlen(s) >= sizeof(cfg->counters)) {

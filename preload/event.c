@@ -54,13 +54,15 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 	}
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			    PERF_SAMPLE_PERIOD;
-	if (cfg->callgraph == AP_CG_FP) {
+	/* The kernel's chains: whole in fp mode, the kernel part with AUTOPROF_KERNEL. */
+	if (cfg->callgraph == AP_CG_FP || cfg->kernel) {
 		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
-		attr->exclude_callchain_kernel = 1;
+		attr->exclude_callchain_kernel = !cfg->kernel;
+		attr->exclude_callchain_user = cfg->callgraph != AP_CG_FP;
 		attr->sample_max_stack = (uint16_t)cfg->stack_depth;
 	}
 	attr->disabled = 1;
-	attr->exclude_kernel = 1;
+	attr->exclude_kernel = !cfg->kernel;
 	attr->exclude_hv = 1;
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
@@ -129,6 +131,13 @@ int event__probe_default(struct ap_config *cfg, int *fell_back)
 	if (fd >= 0) {
 		close(fd);
 		return 0;
+	}
+	if (cfg->kernel && (errno == EACCES || errno == EPERM)) {
+		pr_warn("AUTOPROF_KERNEL: kernel samples are not permitted here (%s; see "
+			"kernel.perf_event_paranoid); sampling user space only",
+			strerror(errno));
+		cfg->kernel = false;
+		return event__probe_default(cfg, fell_back);
 	}
 	if (cfg->event_auto && (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV)) {
 		*fell_back = errno;

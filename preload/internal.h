@@ -61,6 +61,7 @@ struct ap_config {
 	int verbose;
 	bool quiet;
 	bool stat;                    /* AUTOPROF_STAT */
+	bool kernel;                  /* AUTOPROF_KERNEL: kernel samples and chains too */
 	char counters[1024];          /* AUTOPROF_COUNTERS */
 	char counter_fds[1024];       /* AUTOPROF_COUNTER_FDS, from the launcher */
 };
@@ -131,13 +132,14 @@ void writer__abandon(struct writer *w);
 
 /* ---- record.c: building the records we write ---- */
 
-size_t record__sample(void *buf, size_t cap, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
+size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
 		      uint32_t cpu, uint64_t period, const uint64_t *chain, unsigned nr);
 size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const char *comm,
 		    uint64_t time, bool exec);
 size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
 		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
 		     uint32_t flags, const char *filename);
+size_t record__kernel_mmap(void *buf, size_t cap, uint64_t start, uint64_t len);
 size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time,
 		    uint64_t lost);
 size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint32_t tid,
@@ -146,6 +148,7 @@ size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint
 /* ---- maps.c: the process's mappings ---- */
 
 int maps__write_all(struct writer *w, pid_t pid);
+int maps__write_kernel(struct writer *w);
 
 /* ---- thread.c: per-thread sampling state ---- */
 

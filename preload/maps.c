@@ -89,3 +89,35 @@ int maps__write_all(struct writer *w, pid_t pid)
 	fclose(f);
 	return err;
 }
+
+/*
+ * With kernel samples: the kernel's text as one MMAP (perf then symbolises
+ * from /proc/kallsyms), from _text to the highest core-kernel text symbol.
+ * Returns 0, or -ENOENT when kallsyms hides the addresses (kptr_restrict).
+ */
+int maps__write_kernel(struct writer *w)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	uint64_t text = 0, top = 0;
+	char line[512], rec[256];
+	size_t n;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || strchr(line, '['))
+			continue; /* modules have "[name]" at the end */
+		if (!strcmp(name, "_text"))
+			text = addr;
+		if ((type == 'T' || type == 't') && addr > top)
+			top = addr;
+	}
+	fclose(f);
+	if (!text || top <= text)
+		return -ENOENT;
+	n = record__kernel_mmap(rec, sizeof(rec), text, top - text + 4096);
+	return writer__append(w, rec, n);
+}

@@ -30,14 +30,16 @@ static size_t put_string(void *p, const char *s, size_t padded)
 	return padded;
 }
 
-/* A SAMPLE; chain holds nr callchain entries, already with context markers. */
-size_t record__sample(void *buf, size_t cap, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
+/* A SAMPLE (of kernel or user code); chain holds nr entries, with context markers. */
+size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
 		      uint32_t cpu, uint64_t period, const uint64_t *chain, unsigned nr)
 {
 	size_t size = sizeof(struct perf_event_header) + 7 * sizeof(uint64_t) + nr * 8;
 	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
 	struct perf_event_header h = {
-		.type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER, .size = (uint16_t)size};
+		.type = PERF_RECORD_SAMPLE,
+		.misc = kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+		.size = (uint16_t)size};
 
 	if (size > cap || size > UINT16_MAX)
 		return 0;
@@ -138,5 +140,32 @@ size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint
 	r->id = AP_SAMPLE_ID;
 	r->stream_id = AP_SAMPLE_ID;
 	put_trailer(r + 1, pid, tid, time);
+	return size;
+}
+
+/*
+ * The kernel's text as perf synthesizes it: an MMAP of "[kernel.kallsyms]_text"
+ * for pid -1 whose pgoff is the address of _text (perf relocates kallsyms by it).
+ */
+size_t record__kernel_mmap(void *buf, size_t cap, uint64_t start, uint64_t len)
+{
+	static const char name[] = "[kernel.kallsyms]_text";
+	size_t fname = PERF_ALIGN8(sizeof(name));
+	size_t size = sizeof(struct perf_record_mmap) + fname + sizeof(struct autoprof_sample_id);
+	struct perf_record_mmap *r = buf;
+
+	if (size > cap)
+		return 0;
+	memset(r, 0, sizeof(*r));
+	r->header.type = PERF_RECORD_MMAP;
+	r->header.misc = PERF_RECORD_MISC_KERNEL;
+	r->header.size = (uint16_t)size;
+	r->pid = UINT32_MAX;
+	r->tid = 0;
+	r->start = start;
+	r->len = len;
+	r->pgoff = start;
+	put_string(r->filename, name, fname);
+	put_trailer(r->filename + fname, UINT32_MAX, 0, 0);
 	return size;
 }

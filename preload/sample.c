@@ -30,46 +30,71 @@ struct kernel_sample {
 	uint64_t time;
 	uint32_t cpu, res;
 	uint64_t period;
-	uint64_t nr; /* CALLCHAIN, fp mode only */
+	uint64_t nr; /* CALLCHAIN: fp mode, or the kernel part with AUTOPROF_KERNEL */
 	uint64_t ips[];
 };
 
+/* Unwind the interrupted user stack into out; returns the frames stored (0: none). */
+static int unwind_user(struct ap_thread *t, void *ucontext, uint64_t *out, unsigned depth)
+{
+	uint64_t t0 = autoprof.cfg.verbose ? ap_now() : 0;
+	int got = unwind__stack(ucontext, out, (int)depth);
+
+	if (t0) {
+		t->unwind_ns += ap_now() - t0;
+		t->unwinds++;
+	}
+	return got;
+}
+
 /*
- * Build the file's callchain for one sample into chain: the context marker,
- * the sample ip, then the callers. Returns the number of entries.
- * Async-signal-safe.
+ * Build the file's callchain for one sample into chain, kernel style:
+ * [PERF_CONTEXT_KERNEL, kernel frames...,] PERF_CONTEXT_USER, ip, callers.
+ * The kernel part (AUTOPROF_KERNEL) and fp chains come from the kernel's
+ * record; libunwind chains from the signal context, which belongs to the
+ * newest sample only. Returns the number of entries. Async-signal-safe.
  */
 static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, size_t body,
-			    void *ucontext, uint64_t *chain)
+			    bool kernel_ip, void *ucontext, uint64_t *chain)
 {
 	unsigned depth = autoprof.cfg.stack_depth;
 	unsigned n = 0;
+	uint64_t nr = 0;
+	int got;
+
+	if (autoprof.attr.sample_type & PERF_SAMPLE_CALLCHAIN) {
+		nr = body >= sizeof(*s) ? s->nr : 0;
+		if (nr > (body - sizeof(*s)) / 8)
+			nr = 0;
+	}
+	/* The kernel's chain: all of it in fp mode, else its kernel part. */
+	for (uint64_t i = 0; i < nr && n < depth + 2; i++) {
+		if (s->ips[i] == PERF_CONTEXT_USER && autoprof.cfg.callgraph != AP_CG_FP)
+			break;
+		chain[n++] = s->ips[i];
+	}
+	if (autoprof.cfg.callgraph == AP_CG_FP && n > 0 && (n > 1 || kernel_ip))
+		return n;
+	if (autoprof.cfg.callgraph == AP_CG_FP)
+		n = 0; /* no usable chain: fall back to the ip alone */
+	if (kernel_ip && n == 0) {
+		chain[n++] = PERF_CONTEXT_KERNEL;
+		chain[n++] = s->ip;
+	}
 
 	chain[n++] = PERF_CONTEXT_USER;
 	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND && ucontext) {
-		uint64_t t0 = autoprof.cfg.verbose ? ap_now() : 0;
-		int got = unwind__stack(ucontext, chain + 1, (int)depth);
-
-		if (t0) {
-			t->unwind_ns += ap_now() - t0;
-			t->unwinds++;
-		}
-
-		if (got > 0 && chain[1] == s->ip)
-			return 1 + (unsigned)got;
+		got = unwind_user(t, ucontext, chain + n, depth);
+		/* A user sample's stack is the context's only if it starts at its ip;
+		 * a kernel sample's user part is wherever the thread entered the kernel. */
+		if (got > 0 && (kernel_ip || chain[n] == s->ip))
+			return n + (unsigned)got;
 		t->unwind_skipped++;
-	} else if (autoprof.cfg.callgraph == AP_CG_FP &&
-		   body >= sizeof(*s) && s->nr <= (body - sizeof(*s)) / 8) {
-		for (uint64_t i = 0; i < s->nr && n < depth + 1; i++) {
-			if (PERF_CONTEXT_IS_MARKER(s->ips[i]))
-				continue;
-			chain[n++] = s->ips[i];
-		}
-		if (n > 1)
-			return n;
 	} else if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND) {
 		t->unwind_short++; /* a sample drained without its signal context */
 	}
+	if (kernel_ip)
+		return n - 1; /* no user part known */
 	chain[n++] = s->ip;
 	return n;
 }
@@ -85,13 +110,15 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE: {
 		const struct kernel_sample *s = (const void *)(rec + 1);
+		bool kernel_ip;
 		unsigned nr;
 
 		if (body < offsetof(struct kernel_sample, nr))
 			return;
-		nr = build_chain(t, s, body, last_sample ? ctx->ucontext : NULL, chain);
-		n = record__sample(out, MAX_RECORD, s->ip, s->pid, s->tid, s->time, s->cpu,
-				   s->period, chain, nr);
+		kernel_ip = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+		nr = build_chain(t, s, body, kernel_ip, last_sample ? ctx->ucontext : NULL, chain);
+		n = record__sample(out, MAX_RECORD, kernel_ip, s->ip, s->pid, s->tid, s->time,
+				   s->cpu, s->period, chain, nr);
 		t->samples++;
 		t->period_sum += s->period;
 		t->frames += nr - 1;

@@ -186,6 +186,9 @@ int autoprof__start(void)
 		goto out_counters;
 	}
 	err = maps__write_all(&autoprof.writer, autoprof.pid);
+	if (!err && autoprof.cfg.kernel && maps__write_kernel(&autoprof.writer))
+		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
+			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
 	if (err) {
 		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
 		goto out_file;

@@ -124,10 +124,11 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		e->attr.inherit = 0;
 		e->attr.enable_on_exec = 0;
 		e->attr.exclude_callchain_kernel = 0;
-		/* Every attr says user-only: the file has no kernel maps, and perf warns
-		 * about them for any attr that could have kernel samples. Counters still
-		 * count kernel work where permitted; their totals are STAT records. */
-		e->attr.exclude_kernel = 1;
+		/* Without kernel samples every attr says user-only: the file then has
+		 * no kernel maps, and perf warns about them for any attr that could
+		 * have kernel samples. Counters still count kernel work where
+		 * permitted; their totals are STAT records. */
+		e->attr.exclude_kernel = events[0].attr.exclude_kernel;
 		memset(&fa, 0, sizeof(fa));
 		memcpy(fa.attr, &e->attr, PERF_FILE_ATTR_SIZE);
 		fa.ids.offset = IDS_OFFSET + (uint64_t)i * sizeof(uint64_t);

@@ -55,3 +55,12 @@ perf_share() {
 
 # clean_stderr FILE: true when FILE (a reader's stderr) is empty.
 clean_stderr() { [ ! -s "$1" ]; }
+
+# perf_script FILE [ARGS...]: perf script's samples, without the table of
+# counter totals it prints first for the STAT records; stderr to FILE.err.
+perf_script() {
+	_f=$1
+	shift
+	perf script -i "$_f" "$@" 2>"$_f.err" |
+		awk '/^CPU +THREAD/ { table = 1; next } table && /^ +-?[0-9]+ / { next } { table = 0; print }'
+}

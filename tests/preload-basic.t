@@ -25,8 +25,9 @@ perf report -i perf.data --stdio >report.txt 2>report.err
 ok $? "perf report reads the file"
 clean_stderr report.err
 ok $? "perf report prints nothing on stderr" || diag_file report.err
-perf script -i perf.data >script.txt 2>script.err
+perf_script perf.data >script.txt
 ok $? "perf script reads the file"
+cp perf.data.err script.err
 clean_stderr script.err
 ok $? "perf script prints nothing on stderr" || diag_file script.err
 

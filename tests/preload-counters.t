@@ -2,7 +2,7 @@
 # Inherited counters: exact totals for the process, its threads and its
 # children, in the file (STAT records) and perf-stat style on stderr.
 . "$(dirname "$0")/lib.sh"
-plan 12
+plan 13
 
 # taskclock FILE: the task-clock msec from a perf-stat style text.
 taskclock() { awk '$3 == "task-clock" { gsub(",", "", $1); print $1; exit }' "$1"; }
@@ -35,6 +35,9 @@ perf script -i perf.data >/dev/null 2>scr.err
 clean_stderr scr.err
 ok $? "perf script reads it without a warning" || diag_file scr.err
 
+perf script -i perf.data 2>/dev/null | awk '/^CPU +THREAD/ { t = 1; next } t && $NF == "task-clock" { print; exit }' >scr.txt
+[ -s scr.txt ]
+ok $? "perf script shows the counter totals as its table of stat data"
 for ev in context-switches page-faults; do
 	grep -q " $ev " err.txt
 	ok $? "$ev is counted"

@@ -9,15 +9,15 @@ is "$(cat out.txt)" "threads: done" "its output is unchanged"
 perf report -i perf.data --stdio >/dev/null 2>rep.err
 clean_stderr rep.err
 ok $? "perf report reads the file without a warning" || diag_file rep.err
-perf script -i perf.data -F comm,tid,ip,sym >script.txt 2>script.err
-clean_stderr script.err
-ok $? "perf script reads the file without a warning" || diag_file script.err
+perf_script perf.data -F comm,tid,ip,sym >script.txt
+clean_stderr perf.data.err
+ok $? "perf script reads the file without a warning" || diag_file perf.data.err
 
 # One paragraph per sample: "comm tid" then the chain, innermost first.
 awk 'BEGIN { RS = "" } {
 	split($0, line, "\n"); split(line[1], f, " "); comm = f[1]
 	n[comm]++; total++
-	if (line[2] ~ ("burn_" want[comm])) own[comm]++
+	if ($0 ~ ("burn_" want[comm])) own[comm]++
 	if ($0 ~ /start_thread/) deep[comm]++
 }
 BEGIN { want["busy-0"] = "alpha"; want["busy-1"] = "beta"; want["busy-2"] = "gamma"; want["busy-3"] = "delta" }
@@ -35,7 +35,7 @@ for i in 0 1 2 3; do
 	set -- $(grep "^busy-$i " threads.txt)
 	[ "$2" -gt 0 ] && [ $((100 * $3)) -ge $((98 * $2)) ] || bad="$bad busy-$i"
 done
-is "$bad" "" "each thread's samples are in its own function (name set by pthread_setname_np or prctl)"
+is "$bad" "" "98% of each thread's samples are in its own function (named by pthread_setname_np or prctl)"
 bad=
 for i in 0 1 2 3; do
 	set -- $(grep "^busy-$i " threads.txt)

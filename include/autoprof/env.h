@@ -37,6 +37,8 @@
 	  "user stacks: libunwind (DWARF unwind info, no frame pointers needed), fp (kernel "      \
 	  "frame-pointer chains) or none")                                                          \
 	X(STACK_DEPTH, "stack-depth", 0, "N", "127", "deepest call chain kept, 1..1024")          \
+	X(KERNEL, "kernel", 'k', NULL, "0",                                                        \
+	  "sample kernel code and kernel call chains too, where perf_event_paranoid permits")      \
 	X(SIGNAL, "signal", 0, "SIG", "",                                                          \
 	  "signal that carries overflow notifications; default SIGRTMIN+5")                        \
 	X(COUNTERS, "counters", 0, "LIST", AUTOPROF_DEFAULT_COUNTERS,                             \

@@ -26,7 +26,7 @@ static void *appender(void *arg)
 		size_t len = 0;
 
 		for (int i = 0; i < PER_BATCH; i++)
-			len += record__sample(buf + len, sizeof(buf) - len, 0x1000, 42, tid,
+			len += record__sample(buf + len, sizeof(buf) - len, false, 0x1000, 42, tid,
 					      (uint64_t)b * 1000 + (uint64_t)i, 0, 1000000, chain, 4);
 		if (writer__append(&w, buf, len))
 			return (void *)1;
@@ -59,7 +59,8 @@ int main(void)
 		{.attr = {.type = PERF_TYPE_SOFTWARE,
 			  .config = PERF_COUNT_SW_CPU_CLOCK,
 			  .sample_freq = 1000,
-			  .freq = 1},
+			  .freq = 1,
+			  .exclude_kernel = 1},
 		 .id = 1,
 		 .name = "cpu-clock"},
 		{.attr = {.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_TASK_CLOCK, .inherit = 1},
@@ -133,7 +134,7 @@ int main(void)
 				a->sample_id_all && a->exclude_kernel && !a->inherit &&
 				fa->ids.size == 8 && id == (uint64_t)i + 1;
 		}
-		ok(good == 2, "two attrs: size 128, our sample format, user-only, ids 1 and 2");
+		ok(good == 2, "two attrs: size 128, our sample format, user-only like the sampler, ids 1 and 2");
 	} else {
 		ok(0, "two attrs in the attrs section");
 	}
