@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dso.c - one object per mapped path, shared by every process that maps it,
+ * with its symbols loaded the first time an address in it is resolved.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static u64 hash_bytes(const char *s, size_t len)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (u8)s[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * Names of mappings that are not object files we can or should open: the
+ * kernel's [vdso], [heap], //anon ..., devices, shared memory, and /proc or
+ * /sys files (a hostile file could name /proc/kcore).
+ */
+static bool is_special(const char *path)
+{
+	static const char *const prefixes[] = {
+	    "//anon", "/dev/", "/memfd:", "/SYSV", "/proc/", "/sys/"};
+	size_t i;
+
+	if (path[0] != '/')
+		return true;
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++) {
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
+			return true;
+	}
+	return false;
+}
+
+static struct dso *dso__new(const char *path, size_t len, u32 id)
+{
+	struct dso *dso = calloc(1, sizeof(*dso));
+	const char *slash;
+
+	if (!dso)
+		return NULL;
+	dso->path = strndup(path, len);
+	if (!dso->path) {
+		free(dso);
+		return NULL;
+	}
+	slash = strrchr(dso->path, '/');
+	dso->short_name = slash && slash[1] && dso->path[0] == '/' ? slash + 1 : dso->path;
+	dso->id = id;
+	dso->special = is_special(dso->path);
+	return dso;
+}
+
+/*
+ * The dso for the @len-byte @path (not necessarily NUL-terminated),
+ * created on first sight. Returns NULL if out of memory.
+ */
+struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len)
+{
+	u64 h, salt, idx;
+	struct dso *dso;
+
+	len = strnlen(path, len);
+	h = hash_bytes(path, len);
+	for (salt = 0; kvmap__get(&d->by_hash, h, salt, &idx); salt++) {
+		dso = d->v[idx];
+		if (strlen(dso->path) == len && !memcmp(dso->path, path, len))
+			return dso;
+	}
+	if (d->nr == d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 64;
+		struct dso **nv = realloc(d->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		d->v = nv;
+		d->cap = ncap;
+	}
+	dso = dso__new(path, len, (u32)d->nr);
+	if (!dso)
+		return NULL;
+	if (kvmap__put(&d->by_hash, h, salt, d->nr)) {
+		free(dso->path);
+		free(dso);
+		return NULL;
+	}
+	d->v[d->nr++] = dso;
+	return dso;
+}
+
+/* Load @dso's symbols once; failures leave it without symbols. */
+void dso__load(struct dso *dso)
+{
+	if (dso->loaded)
+		return;
+	dso->loaded = true;
+	if (!dso->special)
+		symbols__load(dso);
+}
+
+/*
+ * The function symbol at file offset @file_off of @dso (loading it first),
+ * or NULL when the offset is in no load segment or no symbol.
+ */
+const struct sym *dso__find_sym(struct dso *dso, u64 file_off)
+{
+	size_t i;
+
+	dso__load(dso);
+	for (i = 0; i < dso->nr_segs; i++) {
+		const struct load_seg *seg = &dso->segs[i];
+
+		if (file_off >= seg->offset && file_off - seg->offset < seg->filesz)
+			return symtab__lookup(&dso->symtab, file_off - seg->offset + seg->vaddr);
+	}
+	return NULL;
+}
+
+void dsos__exit(struct dsos *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nr; i++) {
+		symtab__exit(&d->v[i]->symtab);
+		free(d->v[i]->segs);
+		free(d->v[i]->path);
+		free(d->v[i]);
+	}
+	free(d->v);
+	kvmap__exit(&d->by_hash);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * machine.c - processes, threads and their memory maps over time.
+ *
+ * The session feeds MMAP/COMM/FORK events here in time order, then calls
+ * machine__finish() once; after that only lookups happen. A map is valid
+ * from its record's time (0: from the start) until its process execs; the
+ * execs cut a process's life into epochs. A forked process sees its parent's
+ * maps as they were at the fork until it execs, without copying them, so
+ * fork-heavy files cost nothing per fork.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* Parent links followed at most this far (pid reuse could make a cycle). */
+#define MAX_FORK_DEPTH 16
+
+struct proc *machine__find_proc(const struct machine *m, u32 pid)
+{
+	u64 idx;
+
+	return kvmap__get(&m->proc_idx, pid, 0, &idx) ? m->procs[idx] : NULL;
+}
+
+static struct proc *findnew_proc(struct machine *m, u32 pid)
+{
+	struct proc *p = machine__find_proc(m, pid);
+
+	if (p)
+		return p;
+	if (m->nr_procs == m->cap_procs) {
+		size_t ncap = m->cap_procs ? m->cap_procs * 2 : 64;
+		struct proc **nv = realloc(m->procs, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		m->procs = nv;
+		m->cap_procs = ncap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (kvmap__put(&m->proc_idx, pid, 0, m->nr_procs)) {
+		free(p);
+		return NULL;
+	}
+	m->procs[m->nr_procs++] = p;
+	return p;
+}
+
+const struct thread *machine__find_thread(const struct machine *m, u32 tid)
+{
+	u64 idx;
+
+	return kvmap__get(&m->thread_idx, tid, 0, &idx) ? &m->threads[idx] : NULL;
+}
+
+static struct thread *findnew_thread(struct machine *m, u32 pid, u32 tid)
+{
+	u64 idx;
+
+	if (kvmap__get(&m->thread_idx, tid, 0, &idx))
+		return &m->threads[idx];
+	if (m->nr_threads == m->cap_threads) {
+		size_t ncap = m->cap_threads ? m->cap_threads * 2 : 64;
+		struct thread *nv = realloc(m->threads, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		m->threads = nv;
+		m->cap_threads = ncap;
+	}
+	if (kvmap__put(&m->thread_idx, tid, 0, m->nr_threads))
+		return NULL;
+	m->threads[m->nr_threads] = (struct thread){.pid = pid, .tid = tid};
+	return &m->threads[m->nr_threads++];
+}
+
+/* Record that @pid mapped [start, start + len) of file @name at @pgoff at @time. */
+int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, const char *name,
+		  size_t name_len, u64 time)
+{
+	struct proc *p;
+	struct dso *dso;
+
+	if (!len)
+		return 0;
+	p = findnew_proc(m, pid);
+	dso = dsos__findnew(&m->dsos, name, name_len);
+	if (!p || !dso)
+		return -ENOMEM;
+	if (p->nr_maps == p->cap_maps) {
+		size_t ncap = p->cap_maps ? p->cap_maps * 2 : 16;
+		struct map *nv = realloc(p->maps, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		p->maps = nv;
+		p->cap_maps = ncap;
+	}
+	p->maps[p->nr_maps++] = (struct map){
+	    .start = start,
+	    .end = start + len < start ? UINT64_MAX : start + len,
+	    .pgoff = pgoff,
+	    .time = time,
+	    .end_time = TIME_NEVER,
+	    .dso = dso,
+	};
+	return 0;
+}
+
+/*
+ * Name thread @tid of @pid. An exec at a known time starts a new epoch: it
+ * ends every map the process had and its view of its parent's maps.
+ */
+int machine__comm(struct machine *m, u32 pid, u32 tid, const char *comm, size_t len, bool exec,
+		  u64 time)
+{
+	struct thread *t = findnew_thread(m, pid, tid);
+	size_t i;
+
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	len = strnlen(comm, len);
+	if (len >= sizeof(t->comm))
+		len = sizeof(t->comm) - 1;
+	memcpy(t->comm, comm, len);
+	t->comm[len] = 0;
+	if (exec && time) {
+		struct proc *p = findnew_proc(m, pid);
+
+		if (!p)
+			return -ENOMEM;
+		if (p->nr_execs && p->execs[p->nr_execs - 1] >= time)
+			return 0;
+		if (p->nr_execs == p->cap_execs) {
+			size_t ncap = p->cap_execs ? p->cap_execs * 2 : 4;
+			u64 *nv = realloc(p->execs, ncap * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			p->execs = nv;
+			p->cap_execs = ncap;
+		}
+		p->execs[p->nr_execs++] = time;
+		for (i = 0; i < p->nr_maps; i++) {
+			if (p->maps[i].end_time == TIME_NEVER)
+				p->maps[i].end_time = time;
+		}
+	}
+	return 0;
+}
+
+/* Thread @tid of process @pid was created by @ptid of @ppid at @time. */
+int machine__fork(struct machine *m, u32 pid, u32 ppid, u32 tid, u32 ptid, u64 time)
+{
+	const struct thread *parent = machine__find_thread(m, ptid);
+	char comm[sizeof(parent->comm)] = "";
+	struct thread *t;
+
+	if (parent)
+		memcpy(comm, parent->comm, sizeof(comm));
+	t = findnew_thread(m, pid, tid);
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	if (!t->comm[0])
+		memcpy(t->comm, comm, sizeof(comm));
+	if (pid != ppid) {
+		struct proc *child = findnew_proc(m, pid), *pp = findnew_proc(m, ppid);
+
+		if (!child || !pp)
+			return -ENOMEM;
+		if (child != pp) {
+			child->parent = pp;
+			child->fork_time = time;
+		}
+	}
+	return 0;
+}
+
+static int map_cmp(const void *pa, const void *pb)
+{
+	const struct map *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->time < b->time ? -1 : a->time > b->time;
+}
+
+static int map_epoch_cmp(const void *pa, const void *pb)
+{
+	const struct map *a = *(const struct map *const *)pa, *b = *(const struct map *const *)pb;
+
+	if (a->epoch != b->epoch)
+		return a->epoch < b->epoch ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The epoch of @time in @p: how many of its execs happened at or before it. */
+u32 proc__epoch(const struct proc *p, u64 time)
+{
+	size_t lo = 0, hi = p->nr_execs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->execs[mid] <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (u32)lo;
+}
+
+/* True if no two maps of one epoch overlap, so (epoch, address) decides the map. */
+static int check_simple(struct proc *p, bool *simple)
+{
+	const struct map **v;
+	size_t i;
+	u64 end = 0;
+
+	*simple = true;
+	if (p->nr_maps < 2)
+		return 0;
+	v = malloc(p->nr_maps * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_maps; i++)
+		v[i] = &p->maps[i];
+	qsort(v, p->nr_maps, sizeof(*v), map_epoch_cmp);
+	for (i = 0; i < p->nr_maps; i++) {
+		if (i && v[i]->epoch == v[i - 1]->epoch && v[i]->start < end) {
+			*simple = false;
+			break;
+		}
+		if (!i || v[i]->epoch != v[i - 1]->epoch || v[i]->end > end)
+			end = v[i]->end;
+	}
+	free(v);
+	return 0;
+}
+
+/* Sort every process's maps for lookup. Returns 0 or -ENOMEM. */
+int machine__finish(struct machine *m)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->nr_procs; i++) {
+		struct proc *p = m->procs[i];
+
+		if (p->nr_maps > 1)
+			qsort(p->maps, p->nr_maps, sizeof(*p->maps), map_cmp);
+		free(p->max_end);
+		p->max_end = malloc((p->nr_maps ? p->nr_maps : 1) * sizeof(*p->max_end));
+		if (!p->max_end)
+			return -ENOMEM;
+		p->last = NULL;
+		p->fork_epoch = proc__epoch(p, p->fork_time);
+		for (j = 0; j < p->nr_maps; j++) {
+			u64 prev = j ? p->max_end[j - 1] : 0;
+
+			p->maps[j].epoch = proc__epoch(p, p->maps[j].time);
+			p->max_end[j] = p->maps[j].end > prev ? p->maps[j].end : prev;
+		}
+		if (check_simple(p, &p->simple))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The map of @p containing @addr at time @t (in epoch @epoch): the latest
+ * one valid at @t; if none, and @late, the earliest one of the same epoch
+ * recorded after @t (a writer may record a map after the samples that used it).
+ */
+static const struct map *find_own(struct proc *p, u64 addr, u64 t, u32 epoch, bool late)
+{
+	const struct map *best = NULL, *after = NULL;
+	size_t lo = 0, hi = p->nr_maps;
+
+	if (p->simple && p->last && p->last->epoch == epoch && addr >= p->last->start &&
+	    addr < p->last->end)
+		return p->last;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo > 0 && p->max_end[lo - 1] > addr; lo--) {
+		const struct map *mp = &p->maps[lo - 1];
+
+		if (addr >= mp->end)
+			continue;
+		if (mp->time <= t && t < mp->end_time) {
+			if (!best || mp->time >= best->time)
+				best = mp;
+		} else if (mp->time > t && mp->epoch == epoch &&
+			   (!after || mp->time < after->time)) {
+			after = mp;
+		}
+	}
+	if (!best && late)
+		best = after;
+	if (best)
+		p->last = best;
+	return best;
+}
+
+/*
+ * The map of process @p that holds @addr at time @t, whose epoch in @p is
+ * @epoch (proc__epoch()), or NULL. Before its first exec a forked process
+ * also sees its parent's maps as of the fork. Needs machine__finish().
+ */
+const struct map *proc__find_map(struct proc *p, u64 addr, u64 t, u32 epoch)
+{
+	const struct map *mp = find_own(p, addr, t, epoch, true);
+	int depth;
+
+	for (depth = 0; !mp && p->parent && epoch == p->fork_epoch && depth < MAX_FORK_DEPTH;
+	     depth++) {
+		t = p->fork_time;
+		p = p->parent;
+		epoch = proc__epoch(p, t);
+		mp = find_own(p, addr, t, epoch, false);
+	}
+	return mp;
+}
+
+void machine__exit(struct machine *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_procs; i++) {
+		free(m->procs[i]->maps);
+		free(m->procs[i]->execs);
+		free(m->procs[i]->max_end);
+		free(m->procs[i]);
+	}
+	free(m->procs);
+	free(m->threads);
+	kvmap__exit(&m->proc_idx);
+	kvmap__exit(&m->thread_idx);
+	dsos__exit(&m->dsos);
+	memset(m, 0, sizeof(*m));
+}

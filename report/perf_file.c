@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perf_file.c - map a perf.data file, validate its header, attrs and ids,
+ * and walk its records.
+ *
+ * Every offset and size read from the file is checked against the mapping
+ * before it is used, so a truncated or hostile file gives an error message
+ * in pf->err, never an access outside the file.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* "PERFFILE": the version 1 format, which perf itself no longer writes. */
+#define PERF_FILE_MAGIC_V1 0x454c494646524550ULL
+
+static int fail(struct perf_file *pf, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(struct perf_file *pf, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(pf->err, sizeof(pf->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* True if [off, off + len) lies inside the file. */
+static bool in_file(const struct perf_file *pf, u64 off, u64 len)
+{
+	return off <= pf->size && len <= pf->size - off;
+}
+
+static bool overlap(u64 a_off, u64 a_len, u64 b_off, u64 b_len)
+{
+	return a_len && b_len && a_off < b_off + b_len && b_off < a_off + a_len;
+}
+
+static int map_file(struct perf_file *pf, const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return fail(pf, -errno, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		err = fail(pf, -errno, "%s", strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = fail(pf, -EINVAL, "not a regular file");
+		goto out;
+	}
+	if (st.st_size == 0) {
+		err = fail(pf, -EINVAL, "empty file");
+		goto out;
+	}
+	pf->size = (size_t)st.st_size;
+	pf->base = mmap(NULL, pf->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (pf->base == MAP_FAILED) {
+		pf->base = NULL;
+		err = fail(pf, -errno, "mmap: %s", strerror(errno));
+	}
+out:
+	close(fd);
+	return err;
+}
+
+static int check_header(struct perf_file *pf)
+{
+	const struct perf_file_header *h = &pf->hdr;
+
+	if (pf->size < 8)
+		return fail(pf, -EINVAL, "too small for a perf.data file (%zu bytes)", pf->size);
+	memcpy(&pf->hdr.magic, pf->base, 8);
+	if (h->magic == PERF_FILE_MAGIC_SWAPPED)
+		return fail(pf, -EINVAL, "foreign byte order is not supported");
+	if (h->magic == PERF_FILE_MAGIC_V1)
+		return fail(pf, -EINVAL, "version 1 perf.data (PERFFILE) is not supported");
+	if (h->magic != PERF_FILE_MAGIC)
+		return fail(pf, -EINVAL, "not a perf.data file (bad magic)");
+	if (pf->size < sizeof(*h))
+		return fail(pf, -EINVAL, "truncated header (%zu bytes)", pf->size);
+	memcpy(&pf->hdr, pf->base, sizeof(*h));
+	if (h->size == 16)
+		return fail(pf, -EINVAL, "pipe-mode perf.data is not supported");
+	if (h->size != sizeof(*h))
+		return fail(pf, -EINVAL, "header size is %llu, expected %zu",
+			    (unsigned long long)h->size, sizeof(*h));
+	if (h->attr_size < 64 + sizeof(struct perf_file_section))
+		return fail(pf, -EINVAL, "attr size %llu is too small",
+			    (unsigned long long)h->attr_size);
+	if (!in_file(pf, h->attrs.offset, h->attrs.size))
+		return fail(pf, -EINVAL,
+			    "attrs section (offset %llu, size %llu) is outside the file",
+			    (unsigned long long)h->attrs.offset, (unsigned long long)h->attrs.size);
+	if (h->attrs.size < h->attr_size)
+		return fail(pf, -EINVAL, "no event attributes (attrs size %llu)",
+			    (unsigned long long)h->attrs.size);
+	if (h->attrs.offset < h->size)
+		return fail(pf, -EINVAL, "attrs section overlaps the header");
+	if (h->data.offset < h->size)
+		return fail(pf, -EINVAL, "data section overlaps the header");
+	if (h->data.offset > pf->size)
+		return fail(pf, -EINVAL, "data offset %llu is past the end of the file (%zu bytes)",
+			    (unsigned long long)h->data.offset, pf->size);
+	return 0;
+}
+
+/*
+ * Settle the record stream's extent. A writer killed before it patched the
+ * header leaves data.size 0 (or stale); then everything up to the end of the
+ * file (or up to the attrs, if they follow the data) is taken as records.
+ */
+static int check_data(struct perf_file *pf)
+{
+	const struct perf_file_header *h = &pf->hdr;
+	u64 end = pf->size;
+
+	pf->data_off = h->data.offset;
+	if (h->data.size && in_file(pf, h->data.offset, h->data.size)) {
+		pf->data_end = h->data.offset + h->data.size;
+	} else {
+		if (h->attrs.offset >= h->data.offset && h->attrs.offset < end)
+			end = h->attrs.offset;
+		pf->data_end = end;
+		pf->data_repaired = true;
+		snprintf(pf->warn, sizeof(pf->warn), "data size in header is %llu, using %llu",
+			 (unsigned long long)h->data.size,
+			 (unsigned long long)(pf->data_end - pf->data_off));
+	}
+	if (overlap(h->attrs.offset, h->attrs.size, pf->data_off, pf->data_end - pf->data_off))
+		return fail(pf, -EINVAL, "attrs and data sections overlap");
+	pf->walk_end = pf->data_end;
+	return 0;
+}
+
+/* Offset of the id within a SAMPLE payload in u64s, or -1 when it has none. */
+static int calc_id_pos(u64 type)
+{
+	int pos = 0;
+
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		return 0;
+	if (!(type & PERF_SAMPLE_ID))
+		return -1;
+	pos += !!(type & PERF_SAMPLE_IP);
+	pos += !!(type & PERF_SAMPLE_TID);
+	pos += !!(type & PERF_SAMPLE_TIME);
+	pos += !!(type & PERF_SAMPLE_ADDR);
+	return pos;
+}
+
+static int read_attr(struct perf_file *pf, size_t i)
+{
+	const struct perf_file_header *h = &pf->hdr;
+	const u8 *entry = pf->base + h->attrs.offset + i * h->attr_size;
+	u64 attr_bytes = h->attr_size - sizeof(struct perf_file_section);
+	struct evattr *ea = &pf->attrs[i];
+	struct perf_file_section ids;
+	u32 size = ld32(entry + 4);
+	u64 j;
+
+	if (size == 0)
+		size = 64;
+	if (size < 64 || size > attr_bytes)
+		return fail(pf, -EINVAL, "attr %zu: size %u does not fit its %llu-byte entry", i,
+			    size, (unsigned long long)attr_bytes);
+	memcpy(&ea->attr, entry, size < sizeof(ea->attr) ? size : sizeof(ea->attr));
+	ea->attr.size = size;
+	if (!ea->attr.freq && ea->attr.sample_period)
+		ea->default_period = ea->attr.sample_period;
+	else
+		ea->default_period = 1;
+	memcpy(&ids, entry + attr_bytes, sizeof(ids));
+	if (!in_file(pf, ids.offset, ids.size))
+		return fail(pf, -EINVAL,
+			    "attr %zu: ids (offset %llu, size %llu) are outside the file", i,
+			    (unsigned long long)ids.offset, (unsigned long long)ids.size);
+	for (j = 0; j < ids.size / 8; j++) {
+		int err = kvmap__put(&pf->ids, ld64(pf->base + ids.offset + j * 8), 0, i);
+
+		if (err)
+			return fail(pf, err, "out of memory");
+	}
+	return 0;
+}
+
+static int read_attrs(struct perf_file *pf)
+{
+	size_t i;
+	int err;
+
+	pf->nr_attrs = pf->hdr.attrs.size / pf->hdr.attr_size;
+	pf->attrs = calloc(pf->nr_attrs, sizeof(*pf->attrs));
+	if (!pf->attrs)
+		return fail(pf, -ENOMEM, "out of memory");
+	for (i = 0; i < pf->nr_attrs; i++) {
+		err = read_attr(pf, i);
+		if (err)
+			return err;
+	}
+	/* Which attr a record belongs to is only decidable if they agree on where the id is. */
+	pf->id_pos = calc_id_pos(pf->attrs[0].attr.sample_type);
+	pf->sample_id_all = pf->attrs[0].attr.sample_id_all;
+	for (i = 1; i < pf->nr_attrs; i++) {
+		if (calc_id_pos(pf->attrs[i].attr.sample_type) != pf->id_pos)
+			return fail(pf, -EINVAL,
+				    "attrs 0 and %zu disagree on the sample id position", i);
+		if (pf->attrs[i].attr.sample_id_all != pf->sample_id_all)
+			return fail(pf, -EINVAL, "attrs 0 and %zu disagree on sample_id_all", i);
+	}
+	return 0;
+}
+
+/*
+ * Map and validate the file at @path. On success the header, attrs and id map
+ * are ready and pf->warn may hold a recoverable problem. On failure returns
+ * -errno with the reason in pf->err; perf_file__close() must still be called.
+ */
+int perf_file__open(struct perf_file *pf, const char *path)
+{
+	int err;
+
+	memset(pf, 0, sizeof(*pf));
+	pf->path = strdup(path);
+	if (!pf->path)
+		return fail(pf, -ENOMEM, "out of memory");
+	err = map_file(pf, path);
+	if (!err)
+		err = check_header(pf);
+	if (!err)
+		err = check_data(pf);
+	if (!err)
+		err = read_attrs(pf);
+	return err;
+}
+
+void perf_file__close(struct perf_file *pf)
+{
+	size_t i;
+
+	if (pf->base)
+		munmap((void *)pf->base, pf->size);
+	for (i = 0; i < pf->nr_attrs; i++)
+		free(pf->attrs[i].name);
+	free(pf->attrs);
+	kvmap__exit(&pf->ids);
+	features__exit(&pf->feat);
+	free(pf->path);
+	memset(pf, 0, sizeof(*pf));
+}
+
+/* Fill @r with the record at @pos if it lies whole inside the walked data. */
+int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r)
+{
+	if (pos < pf->data_off || pos >= pf->walk_end || pf->walk_end - pos < sizeof(r->h))
+		return -EINVAL;
+	memcpy(&r->h, pf->base + pos, sizeof(r->h));
+	if (r->h.size < sizeof(r->h) || r->h.size > pf->walk_end - pos)
+		return -EINVAL;
+	r->p = pf->base + pos;
+	r->off = pos;
+	return 0;
+}
+
+/*
+ * Step to the record at *pos and advance *pos past it. Returns 1 with @r
+ * filled, 0 at the end of the data, or -EINVAL on a record that is too small
+ * or runs past the end: then walking stops there for good (pf->walk_end) and
+ * pf->err says where.
+ */
+int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r)
+{
+	u64 left;
+
+	if (*pos >= pf->walk_end)
+		return 0;
+	if (perf_file__record_at(pf, *pos, r) == 0) {
+		*pos += r->h.size;
+		return 1;
+	}
+	left = pf->walk_end - *pos;
+	if (left < sizeof(r->h))
+		fail(pf, -EINVAL,
+		     "truncated record at offset %llu (%llu bytes left), stopping there",
+		     (unsigned long long)*pos, (unsigned long long)left);
+	else
+		fail(
+		    pf, -EINVAL,
+		    "bad record at offset %llu (type %u, size %u, %llu bytes left), stopping there",
+		    (unsigned long long)*pos, r->h.type, r->h.size, (unsigned long long)left);
+	pf->walk_end = *pos;
+	return -EINVAL;
+}
+
+/* Attr index for an event id: the only attr, the first for id 0, else -ENOENT if unknown. */
+int perf_file__attr_of_id(const struct perf_file *pf, u64 id)
+{
+	u64 idx;
+
+	if (pf->nr_attrs == 1 || id == 0)
+		return 0;
+	if (kvmap__get(&pf->ids, id, 0, &idx))
+		return (int)idx;
+	return -ENOENT;
+}

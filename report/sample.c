@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sample.c - decode a SAMPLE payload and the sample_id trailer of other
+ * records, generically from the attr's sample_type and read_format.
+ *
+ * Fields come in kernel order (FACTS 1.8). Decoding stops after CALLCHAIN:
+ * nothing later is needed yet. Every field is bounds-checked against the
+ * record; a short record is -EINVAL, never a read past it.
+ */
+#include "internal.h"
+
+#include <errno.h>
+
+#define ID_TRAILER_BITS                                                                            \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
+	 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+/* Size of the READ block for @fmt at @p, or -EINVAL if it does not fit in @left bytes. */
+static long read_block_size(u64 fmt, const u8 *p, size_t left)
+{
+	size_t head = 0, entry = 8;
+	u64 nr;
+
+	if (fmt & PERF_FORMAT_ID)
+		entry += 8;
+	if (fmt & PERF_FORMAT_LOST)
+		entry += 8;
+	if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
+		head += 8;
+	if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
+		head += 8;
+	if (!(fmt & PERF_FORMAT_GROUP))
+		return head + entry <= left ? (long)(head + entry) : -EINVAL;
+	if (left < 8)
+		return -EINVAL;
+	nr = ld64(p);
+	head += 8;
+	if (head > left || nr > (left - head) / entry)
+		return -EINVAL;
+	return (long)(head + nr * entry);
+}
+
+/*
+ * Decode the SAMPLE record @r of @pf into @s. Returns 0, -ENOENT if the
+ * sample's id names no attr of the file, or -EINVAL if it is malformed.
+ * s->chain points into the mapped file and stays valid while it is open.
+ */
+int sample__parse(const struct perf_file *pf, const struct record *r, struct sample *s)
+{
+	const u8 *p = r->p + sizeof(r->h), *end = r->p + r->h.size;
+	const struct evattr *ea;
+	u64 type;
+	int attr = 0;
+
+#define NEED(n)                                                                                    \
+	do {                                                                                       \
+		if ((size_t)(end - p) < (n))                                                       \
+			return -EINVAL;                                                            \
+	} while (0)
+
+	memset(s, 0, sizeof(*s));
+	s->misc = r->h.misc;
+	if (pf->nr_attrs > 1 && pf->id_pos >= 0) {
+		NEED((size_t)(pf->id_pos + 1) * 8);
+		attr = perf_file__attr_of_id(pf, ld64(p + pf->id_pos * 8));
+		if (attr < 0)
+			return -ENOENT;
+	}
+	s->attr = attr;
+	ea = &pf->attrs[attr];
+	type = ea->attr.sample_type;
+	s->period = ea->default_period;
+
+	if (type & PERF_SAMPLE_IDENTIFIER) {
+		NEED(8);
+		s->id = ld64(p);
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_IP) {
+		NEED(8);
+		s->ip = ld64(p);
+		s->has_ip = true;
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_TID) {
+		NEED(8);
+		s->pid = ld32(p);
+		s->tid = ld32(p + 4);
+		s->has_tid = true;
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_TIME) {
+		NEED(8);
+		s->time = ld64(p);
+		s->has_time = true;
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_ADDR) {
+		NEED(8);
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_ID) {
+		NEED(8);
+		s->id = ld64(p);
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_STREAM_ID) {
+		NEED(8);
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_CPU) {
+		NEED(8);
+		s->cpu = ld32(p);
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_PERIOD) {
+		NEED(8);
+		s->period = ld64(p);
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_READ) {
+		long n = read_block_size(ea->attr.read_format, p, (size_t)(end - p));
+
+		if (n < 0)
+			return -EINVAL;
+		p += n;
+	}
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		u64 nr;
+
+		NEED(8);
+		nr = ld64(p);
+		p += 8;
+		if (nr > (u64)(end - p) / 8)
+			return -EINVAL;
+		s->nr_chain = nr;
+		s->chain = p;
+	}
+#undef NEED
+	return 0;
+}
+
+/*
+ * Decode the sample_id trailer of a non-SAMPLE record whose fixed part
+ * (header included) is @fixed bytes. Fills s->pid/tid/time/id/cpu where
+ * present and sets *body_end to where the trailer starts (the end of any
+ * variable-length string). Returns 0 or -EINVAL if the record is too short.
+ */
+int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
+		     struct sample *s, size_t *body_end)
+{
+	size_t size = r->h.size, n;
+	const u8 *p;
+	u64 type;
+	int attr = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->misc = r->h.misc;
+	if (size < fixed)
+		return -EINVAL;
+	*body_end = size;
+	if (!pf->sample_id_all)
+		return 0;
+	type = pf->attrs[0].attr.sample_type;
+	if (pf->nr_attrs > 1 && (type & PERF_SAMPLE_IDENTIFIER) && size >= fixed + 8) {
+		attr = perf_file__attr_of_id(pf, ld64(r->p + size - 8));
+		if (attr < 0)
+			attr = 0;
+	}
+	s->attr = attr;
+	type = pf->attrs[attr].attr.sample_type & ID_TRAILER_BITS;
+	n = (size_t)__builtin_popcountll(type) * 8;
+	if (size < fixed + n)
+		return -EINVAL;
+	*body_end = size - n;
+	p = r->p + *body_end;
+	if (type & PERF_SAMPLE_TID) {
+		s->pid = ld32(p);
+		s->tid = ld32(p + 4);
+		s->has_tid = true;
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_TIME) {
+		s->time = ld64(p);
+		s->has_time = true;
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_ID) {
+		s->id = ld64(p);
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_STREAM_ID)
+		p += 8;
+	if (type & PERF_SAMPLE_CPU) {
+		s->cpu = ld32(p);
+		p += 8;
+	}
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		s->id = ld64(p);
+	return 0;
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/*
+ * session.c - read one or more perf.data files into one report.
+ *
+ * Two passes over the records of every file:
+ *  1. count LOST/THROTTLE/unknown records and collect the side-band records
+ *     (MMAP, MMAP2, COMM, FORK) with their times; sort those by time (time 0
+ *     first: perf synthesizes the initial state at time 0) and apply them to
+ *     the machine. Ordering in the file never matters this way.
+ *  2. resolve and count every SAMPLE against the complete machine.
+ * Only the side-band records are kept in memory; samples are streamed.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+/* A side-band record to apply in time order. */
+struct side {
+	u64 time;
+	u64 off;
+	u32 file;
+};
+
+struct sides {
+	struct side *v;
+	size_t nr, cap;
+};
+
+/* Fixed part (header included) of the records we decode. */
+#define MMAP_FIXED  sizeof(struct perf_record_mmap)
+#define MMAP2_FIXED sizeof(struct perf_record_mmap2)
+#define COMM_FIXED  sizeof(struct perf_record_comm)
+#define FORK_FIXED  sizeof(struct perf_record_fork)
+#define LOST_FIXED  sizeof(struct perf_record_lost)
+#define LOSTS_FIXED sizeof(struct perf_record_lost_samples)
+
+int session__init(struct session *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->first_time = UINT64_MAX;
+	return hists__init(&s->hists);
+}
+
+/* Queue a warning for main() to print; quietly counts the ones past MAX_WARNINGS. */
+void session__warn(struct session *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	if (s->nr_warnings == MAX_WARNINGS) {
+		s->dropped_warnings++;
+		return;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) >= 0)
+		s->warnings[s->nr_warnings++] = msg;
+	va_end(ap);
+}
+
+static int fail(struct session *s, int err, const char *path, const char *what)
+{
+	snprintf(s->err, sizeof(s->err), "%s: %s", path, what);
+	return err;
+}
+
+/* Name each attr (EVENT_DESC, else from type/config) and give it its event's counters. */
+static int name_attrs(struct session *s, struct perf_file *pf)
+{
+	size_t i;
+
+	for (i = 0; i < pf->nr_attrs; i++) {
+		struct evattr *ea = &pf->attrs[i];
+
+		if (!ea->name)
+			ea->name = evname__from_attr(&ea->attr);
+		if (!ea->name)
+			return -ENOMEM;
+		ea->hist = hists__findnew_event(&s->hists, ea->name);
+		if (ea->hist < 0)
+			return ea->hist;
+	}
+	return 0;
+}
+
+/*
+ * Open and validate @path and add it to the report. Returns 0, or -errno
+ * with "path: reason" in s->err. Recoverable problems become warnings.
+ */
+int session__add_file(struct session *s, const char *path)
+{
+	struct perf_file *nv, *pf;
+	char warn[256];
+	int err;
+
+	nv = realloc(s->files, (s->nr_files + 1) * sizeof(*nv));
+	if (!nv)
+		return fail(s, -ENOMEM, path, "out of memory");
+	s->files = nv;
+	pf = &s->files[s->nr_files];
+	err = perf_file__open(pf, path);
+	if (err) {
+		fail(s, err, path, pf->err);
+		perf_file__close(pf);
+		return err;
+	}
+	s->nr_files++;
+	if (pf->warn[0])
+		session__warn(s, "%s: %s", path, pf->warn);
+	err = features__read(pf, warn, sizeof(warn));
+	if (err == -ENOMEM)
+		return fail(s, err, path, "out of memory");
+	if (err)
+		session__warn(s, "%s: %s", path, warn);
+	err = name_attrs(s, pf);
+	if (err)
+		return fail(s, err, path, "out of memory");
+	return 0;
+}
+
+static int sides__push(struct sides *sd, u64 time, u64 off, u32 file)
+{
+	if (sd->nr == sd->cap) {
+		size_t ncap = sd->cap ? sd->cap * 2 : 1024;
+		struct side *nv = realloc(sd->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		sd->v = nv;
+		sd->cap = ncap;
+	}
+	sd->v[sd->nr++] = (struct side){time, off, file};
+	return 0;
+}
+
+static size_t fixed_size(u32 type)
+{
+	switch (type) {
+	case PERF_RECORD_MMAP:
+		return MMAP_FIXED;
+	case PERF_RECORD_MMAP2:
+		return MMAP2_FIXED;
+	case PERF_RECORD_COMM:
+		return COMM_FIXED;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return FORK_FIXED;
+	case PERF_RECORD_LOST:
+		return LOST_FIXED;
+	case PERF_RECORD_LOST_SAMPLES:
+		return LOSTS_FIXED;
+	default:
+		return sizeof(struct perf_event_header);
+	}
+}
+
+static bool known_type(u32 type)
+{
+	return (type >= PERF_RECORD_MMAP && type <= PERF_RECORD_AUX_OUTPUT_HW_ID) ||
+	       (type >= PERF_RECORD_USER_TYPE_START && type < PERF_RECORD_LAST_KNOWN);
+}
+
+static void note_unknown(struct session *s, u32 type)
+{
+	size_t i;
+
+	s->unknown_records++;
+	for (i = 0; i < ARRAY_SIZE(s->unknown_types); i++) {
+		if (s->unknown_types[i] == type)
+			return;
+		if (!s->unknown_types[i]) {
+			s->unknown_types[i] = type;
+			return;
+		}
+	}
+}
+
+/* Pass 1 over one file: counters, and the side-band records to apply later. */
+static int scan_file(struct session *s, u32 fi, struct sides *sd)
+{
+	struct perf_file *pf = &s->files[fi];
+	u64 pos = pf->data_off;
+	struct record r;
+	struct sample id;
+	size_t body_end;
+	int ret;
+
+	while ((ret = perf_file__next_record(pf, &pos, &r)) > 0) {
+		u32 type = r.h.type;
+
+		s->nr_records++;
+		if (type == PERF_RECORD_SAMPLE)
+			continue;
+		if (!known_type(type)) {
+			note_unknown(s, type);
+			continue;
+		}
+		if (type >= PERF_RECORD_USER_TYPE_START)
+			continue;
+		if (r.h.size < fixed_size(type) ||
+		    sample_id__parse(pf, &r, fixed_size(type), &id, &body_end)) {
+			s->bad_records++;
+			continue;
+		}
+		switch (type) {
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+		case PERF_RECORD_COMM:
+			if (sides__push(sd, id.time, r.off, fi))
+				return -ENOMEM;
+			break;
+		case PERF_RECORD_FORK:
+			if (sides__push(sd, ld64(r.p + 24), r.off, fi))
+				return -ENOMEM;
+			break;
+		case PERF_RECORD_LOST:
+			s->lost += ld64(r.p + 16);
+			break;
+		case PERF_RECORD_LOST_SAMPLES:
+			s->lost_samples += ld64(r.p + 8);
+			break;
+		case PERF_RECORD_THROTTLE:
+			s->throttle++;
+			break;
+		case PERF_RECORD_UNTHROTTLE:
+			s->unthrottle++;
+			break;
+		default:
+			break;
+		}
+	}
+	if (ret < 0)
+		session__warn(s, "%s: %s", pf->path, pf->err);
+	return 0;
+}
+
+static int side_cmp(const void *pa, const void *pb)
+{
+	const struct side *a = pa, *b = pb;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static bool kernel_mode(u16 misc)
+{
+	u16 mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+/* Apply one side-band record (already validated by scan_file) to the machine. */
+static int apply_side(struct session *s, const struct side *sd)
+{
+	const struct perf_file *pf = &s->files[sd->file];
+	struct machine *m = &s->machine;
+	struct record r;
+	struct sample id;
+	size_t fixed, body_end;
+	const u8 *p;
+
+	if (perf_file__record_at(pf, sd->off, &r))
+		return 0;
+	fixed = fixed_size(r.h.type);
+	if (sample_id__parse(pf, &r, fixed, &id, &body_end))
+		return 0;
+	p = r.p;
+	switch (r.h.type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (kernel_mode(r.h.misc))
+			return 0;
+		return machine__mmap(m, ld32(p + 8), ld64(p + 16), ld64(p + 24), ld64(p + 32),
+				     (const char *)p + fixed, body_end - fixed, sd->time);
+	case PERF_RECORD_COMM:
+		return machine__comm(m, ld32(p + 8), ld32(p + 12), (const char *)p + fixed,
+				     body_end - fixed, r.h.misc & PERF_RECORD_MISC_COMM_EXEC,
+				     sd->time);
+	case PERF_RECORD_FORK:
+		return machine__fork(m, ld32(p + 8), ld32(p + 12), ld32(p + 16), ld32(p + 20),
+				     sd->time);
+	default:
+		return 0;
+	}
+}
+
+/* Pass 2 over one file: every SAMPLE into the histograms. */
+static int sample_file(struct session *s, struct perf_file *pf)
+{
+	u64 pos = pf->data_off;
+	struct record r;
+	struct sample smp;
+	u32 last_pid = 0, last_tid = 0;
+	bool seen_any = false;
+	int ret, err;
+
+	while ((ret = perf_file__next_record(pf, &pos, &r)) > 0) {
+		const struct evattr *ea;
+
+		if (r.h.type != PERF_RECORD_SAMPLE)
+			continue;
+		err = sample__parse(pf, &r, &smp);
+		if (err == -ENOENT) {
+			s->unknown_id++;
+			continue;
+		}
+		if (err) {
+			s->bad_samples++;
+			continue;
+		}
+		ea = &pf->attrs[smp.attr];
+		err = hists__add_sample(&s->hists, ea->hist, &s->machine, &smp, smp.period);
+		if (err)
+			return err;
+		s->nr_samples++;
+		if (smp.has_time) {
+			if (smp.time < s->first_time)
+				s->first_time = smp.time;
+			if (smp.time > s->last_time)
+				s->last_time = smp.time;
+		}
+		/* Runs of samples from one thread are the norm: count a tid once per run. */
+		if (smp.has_tid && (!seen_any || smp.tid != last_tid || smp.pid != last_pid)) {
+			if (kvmap__put(&s->pids_seen, smp.pid, 0, 0) ||
+			    kvmap__put(&s->tids_seen, smp.tid, 0, 0))
+				return -ENOMEM;
+			seen_any = true;
+			last_pid = smp.pid;
+			last_tid = smp.tid;
+		}
+	}
+	return 0;
+}
+
+static void warn_totals(struct session *s)
+{
+	if (s->unknown_id)
+		session__warn(s, "%llu samples with an id not present in the header were skipped",
+			      (unsigned long long)s->unknown_id);
+	if (s->bad_samples)
+		session__warn(s, "%llu malformed samples were skipped",
+			      (unsigned long long)s->bad_samples);
+	if (s->bad_records)
+		session__warn(s, "%llu malformed records were skipped",
+			      (unsigned long long)s->bad_records);
+	if (s->unknown_records)
+		session__warn(s, "%llu records of unknown type (%u%s%s) were skipped",
+			      (unsigned long long)s->unknown_records, s->unknown_types[0],
+			      s->unknown_types[1] ? ", " : "", s->unknown_types[1] ? "..." : "");
+}
+
+/*
+ * Run both passes over every added file. Returns 0 or -ENOMEM (with s->err
+ * set); problems in the data become warnings.
+ */
+int session__process(struct session *s)
+{
+	struct sides sd = {0};
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < s->nr_files && !err; i++)
+		err = scan_file(s, (u32)i, &sd);
+	if (!err && sd.nr)
+		qsort(sd.v, sd.nr, sizeof(*sd.v), side_cmp);
+	for (i = 0; i < sd.nr && !err; i++)
+		err = apply_side(s, &sd.v[i]);
+	free(sd.v);
+	if (!err)
+		err = machine__finish(&s->machine);
+	for (i = 0; i < s->nr_files && !err; i++)
+		err = sample_file(s, &s->files[i]);
+	if (err) {
+		snprintf(s->err, sizeof(s->err), "%s", strerror(-err));
+		return err;
+	}
+	s->nr_procs_seen = s->pids_seen.nr;
+	s->nr_threads_seen = s->tids_seen.nr;
+	warn_totals(s);
+	return 0;
+}
+
+void session__exit(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_files; i++)
+		perf_file__close(&s->files[i]);
+	free(s->files);
+	for (i = 0; i < s->nr_warnings; i++)
+		free(s->warnings[i]);
+	machine__exit(&s->machine);
+	hists__exit(&s->hists);
+	kvmap__exit(&s->pids_seen);
+	kvmap__exit(&s->tids_seen);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * symbols.c - read an object's function symbols and load segments with
+ * libelf.
+ *
+ * The symbol table is, in order of preference: the object's own .symtab,
+ * the .symtab of a separate debug file (by build id, then .gnu_debuglink),
+ * the object's .dynsym. Symbols are copied into one sorted array with one
+ * name arena, so the ELF handle is closed again right after loading.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BUILD_ID_MAX 64
+
+struct elf_handle {
+	int fd;
+	Elf *elf;
+};
+
+/*
+ * Open @path as an ELF object. Only regular files are opened (O_NONBLOCK so
+ * a FIFO named in a hostile file cannot block us). Returns 0 or -errno.
+ */
+static int elf_handle__open(struct elf_handle *eh, const char *path)
+{
+	struct stat st;
+
+	eh->elf = NULL;
+	eh->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (eh->fd < 0)
+		return -errno;
+	if (fstat(eh->fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < (off_t)sizeof(Elf64_Ehdr))
+		goto fail;
+	eh->elf = elf_begin(eh->fd, ELF_C_READ_MMAP, NULL);
+	if (!eh->elf || elf_kind(eh->elf) != ELF_K_ELF)
+		goto fail;
+	return 0;
+fail:
+	if (eh->elf)
+		elf_end(eh->elf);
+	close(eh->fd);
+	eh->elf = NULL;
+	eh->fd = -1;
+	return -ENOEXEC;
+}
+
+static void elf_handle__close(struct elf_handle *eh)
+{
+	if (eh->elf)
+		elf_end(eh->elf);
+	if (eh->fd >= 0)
+		close(eh->fd);
+	eh->elf = NULL;
+	eh->fd = -1;
+}
+
+/* The first section of @type (SHT_SYMTAB, SHT_DYNSYM) with a usable header, or NULL. */
+static Elf_Scn *find_section(Elf *elf, Elf64_Word type, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type && shdr->sh_entsize)
+			return scn;
+	}
+	return NULL;
+}
+
+static Elf_Scn *find_section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+static int load_segments(struct dso *dso, Elf *elf)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -ENOEXEC;
+	dso->segs = calloc(n ? n : 1, sizeof(*dso->segs));
+	if (!dso->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		dso->segs[dso->nr_segs++] = (struct load_seg){
+		    .offset = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr};
+	}
+	return 0;
+}
+
+/* The GNU build id as lowercase hex into @hex; returns its length in bytes or 0. */
+static size_t read_build_id(Elf *elf, char hex[2 * BUILD_ID_MAX + 1])
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off, i;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const u8 *desc = (const u8 *)data->d_buf + desc_off;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) != 0 ||
+			    nh.n_descsz == 0 || nh.n_descsz > BUILD_ID_MAX)
+				continue;
+			for (i = 0; i < nh.n_descsz; i++)
+				sprintf(hex + 2 * i, "%02x", desc[i]);
+			return nh.n_descsz;
+		}
+	}
+	return 0;
+}
+
+/* True if @eh opened and has a .symtab with at least one entry. */
+static bool try_debug_file(struct elf_handle *eh, const char *path)
+{
+	GElf_Shdr shdr;
+
+	if (elf_handle__open(eh, path) != 0)
+		return false;
+	if (find_section(eh->elf, SHT_SYMTAB, &shdr) && shdr.sh_size > shdr.sh_entsize)
+		return true;
+	elf_handle__close(eh);
+	return false;
+}
+
+/*
+ * Find a separate debug file for @dso: /usr/lib/debug/.build-id/xx/rest.debug,
+ * then the .gnu_debuglink name beside the object, in .debug/ beside it and
+ * under /usr/lib/debug/<dir>/. Returns true with @eh open on success.
+ */
+static bool open_debug_file(const struct dso *dso, Elf *elf, struct elf_handle *eh)
+{
+	char hex[2 * BUILD_ID_MAX + 1], path[4096], dir[4096];
+	const char *link;
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	Elf_Data *data;
+	size_t len = read_build_id(elf, hex);
+
+	if (len >= 2) {
+		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
+			 hex + 2);
+		if (try_debug_file(eh, path))
+			return true;
+	}
+	scn = find_section_by_name(elf, ".gnu_debuglink", &shdr);
+	if (!scn || shdr.sh_type == SHT_NOBITS)
+		return false;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || data->d_size < 2)
+		return false;
+	link = data->d_buf;
+	if (strnlen(link, data->d_size) == data->d_size || strchr(link, '/'))
+		return false;
+	snprintf(dir, sizeof(dir), "%s", dso->path);
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = 0;
+	else
+		strcpy(dir, ".");
+	if (snprintf(path, sizeof(path), "%s/%s", dir, link) < (int)sizeof(path) &&
+	    strcmp(path, dso->path) != 0 && try_debug_file(eh, path))
+		return true;
+	if (snprintf(path, sizeof(path), "%s/.debug/%s", dir, link) < (int)sizeof(path) &&
+	    try_debug_file(eh, path))
+		return true;
+	return snprintf(path, sizeof(path), "/usr/lib/debug%s/%s", dir, link) < (int)sizeof(path) &&
+	       try_debug_file(eh, path);
+}
+
+/* A symbol while loading: where it is, and what decides between aliases. */
+struct raw_sym {
+	u64 start, size;
+	u64 limit; /* end of the symbol's section: a size-0 symbol never extends past it */
+	const char *name;
+	int rank; /* lower is preferred */
+};
+
+static u64 section_end(Elf *elf, size_t shndx)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return UINT64_MAX;
+	scn = elf_getscn(elf, shndx);
+	if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_addr + shdr.sh_size < shdr.sh_addr)
+		return UINT64_MAX;
+	return shdr.sh_addr + shdr.sh_size;
+}
+
+/* Among aliases prefer sized, then global over weak over local, then fewer leading '_'. */
+static int alias_rank(const GElf_Sym *s, const char *name)
+{
+	int bind = GELF_ST_BIND(s->st_info), rank = 0;
+
+	if (!s->st_size)
+		rank += 1000;
+	if (bind == STB_WEAK)
+		rank += 100;
+	else if (bind != STB_GLOBAL)
+		rank += 200;
+	while (*name++ == '_' && rank % 100 < 99)
+		rank++;
+	return rank;
+}
+
+static int raw_sym_cmp(const void *pa, const void *pb)
+{
+	const struct raw_sym *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank - b->rank;
+	return strcmp(a->name, b->name);
+}
+
+/* Copy the function symbols of section @scn into @t: sorted, deduplicated, sized. */
+static int build_symtab(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n, i, names = 0, out;
+	struct raw_sym *raw;
+	char *arena;
+	int err = -ENOMEM;
+
+	if (!data || !shdr->sh_entsize)
+		return -ENOEXEC;
+	n = shdr->sh_size / shdr->sh_entsize;
+	raw = calloc(n ? n : 1, sizeof(*raw));
+	if (!raw)
+		return -ENOMEM;
+	for (i = 0, out = 0; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			continue;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+		    s.st_value == 0)
+			continue;
+		name = elf_strptr(elf, shdr->sh_link, s.st_name);
+		if (!name || !name[0])
+			continue;
+		raw[out++] = (struct raw_sym){s.st_value, s.st_size, section_end(elf, s.st_shndx),
+					      name, alias_rank(&s, name)};
+	}
+	qsort(raw, out, sizeof(*raw), raw_sym_cmp);
+	/* Keep the preferred symbol at each address; count its name's bytes. */
+	for (i = 0, n = 0; i < out; i++) {
+		if (n && raw[n - 1].start == raw[i].start)
+			continue;
+		raw[n++] = raw[i];
+		names += strlen(raw[i].name) + 1;
+	}
+	t->syms = calloc(n ? n : 1, sizeof(*t->syms));
+	arena = malloc(names ? names : 1);
+	if (!t->syms || !arena) {
+		free(arena);
+		symtab__exit(t);
+		goto out;
+	}
+	t->names = arena;
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(raw[i].name) + 1;
+
+		memcpy(arena, raw[i].name, len);
+		t->syms[i] = (struct sym){raw[i].start, raw[i].start + raw[i].size, arena};
+		arena += len;
+		/* A size-0 symbol covers up to the next one, within its section. */
+		if (!raw[i].size) {
+			u64 end = i + 1 < n ? raw[i + 1].start : raw[i].start + 4096;
+
+			t->syms[i].end = end < raw[i].limit ? end : raw[i].limit;
+		}
+	}
+	t->nr = n;
+	err = 0;
+out:
+	free(raw);
+	return err;
+}
+
+/*
+ * Load @dso's load segments and function symbols from its file (see the
+ * file comment for where symbols come from). Returns 0 or -errno; on error
+ * the dso keeps whatever was loaded and addresses in it stay unresolved.
+ */
+int symbols__load(struct dso *dso)
+{
+	static bool elf_ready;
+	struct elf_handle eh, dbg = {.fd = -1};
+	Elf_Scn *scn;
+	GElf_Shdr shdr;
+	int err;
+
+	if (!elf_ready) {
+		if (elf_version(EV_CURRENT) == EV_NONE)
+			return -ENOSYS;
+		elf_ready = true;
+	}
+	err = elf_handle__open(&eh, dso->path);
+	if (err)
+		return err;
+	err = load_segments(dso, eh.elf);
+	if (err)
+		goto out;
+	scn = find_section(eh.elf, SHT_SYMTAB, &shdr);
+	if (scn) {
+		err = build_symtab(&dso->symtab, eh.elf, scn, &shdr);
+	} else if (open_debug_file(dso, eh.elf, &dbg)) {
+		scn = find_section(dbg.elf, SHT_SYMTAB, &shdr);
+		err = build_symtab(&dso->symtab, dbg.elf, scn, &shdr);
+		elf_handle__close(&dbg);
+	} else {
+		scn = find_section(eh.elf, SHT_DYNSYM, &shdr);
+		err = scn ? build_symtab(&dso->symtab, eh.elf, scn, &shdr) : -ENOENT;
+	}
+out:
+	elf_handle__close(&eh);
+	return err;
+}
+
+/* The symbol containing @vaddr, or NULL. */
+const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr)
+{
+	size_t lo = 0, hi = t->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || vaddr >= t->syms[lo - 1].end)
+		return NULL;
+	return &t->syms[lo - 1];
+}
+
+void symtab__exit(struct symtab *t)
+{
+	free(t->syms);
+	free(t->names);
+	memset(t, 0, sizeof(*t));
+}
