@@ -142,6 +142,7 @@ clean:
 	rm -rf $(BUILD)
 
 include scripts/bench/bench.mk
+-include report/report.mk
 
 .PHONY: all demo check install format clean
 .DELETE_ON_ERROR:
