@@ -45,6 +45,11 @@ DEPS_STAMP := $(BUILD)/.deps-build
 
 all: $(TARGETS)
 
+# Fragments may add prerequisites of `make check` to CHECK_EXTRA.
+CHECK_EXTRA :=
+include scripts/bench/bench.mk
+-include report/report.mk
+
 $(DEPS_STAMP): scripts/install-deps.sh
 	@mkdir -p $(BUILD)
 	$(Q)sh scripts/install-deps.sh build
@@ -124,7 +129,8 @@ demo: all $(BUILD)/progs/demo
 	@echo "== $(BUILD)/autoprof-report $(BUILD)/demo.data"
 	$(BUILD)/autoprof-report $(BUILD)/demo.data
 
-check: all $(BUILD)/.deps-test $(BUILD)/asan/autoprof-report $(UNIT_BIN) $(UNIT_ASAN_BIN) $(PROG_BIN)
+check: all $(BUILD)/.deps-test $(BUILD)/asan/autoprof-report $(UNIT_BIN) $(UNIT_ASAN_BIN) $(PROG_BIN) \
+		$(CHECK_EXTRA)
 	prove -f $(UNIT_BIN) $(UNIT_ASAN_BIN) tests/*.t
 
 install: all
@@ -140,9 +146,6 @@ format:
 
 clean:
 	rm -rf $(BUILD)
-
-include scripts/bench/bench.mk
--include report/report.mk
 
 .PHONY: all demo check install format clean
 .DELETE_ON_ERROR:
