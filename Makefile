@@ -37,8 +37,9 @@ REPORT_LIBS := -lelf -ldw -lz
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 UNIT_ASAN_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/unit/%)
-PROG_SRC := $(wildcard tests/progs/*.c)
-PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(BUILD)/progs/%)
+PROG_SRC := $(filter-out tests/progs/lib%.c,$(wildcard tests/progs/*.c))
+PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(BUILD)/progs/%) \
+	$(patsubst tests/progs/%.c,$(BUILD)/progs/%.so,$(wildcard tests/progs/lib*.c))
 
 TARGETS := $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report
 DEPS_STAMP := $(BUILD)/.deps-build
@@ -73,7 +74,7 @@ $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
 
 LAUNCHER_LINK := $(LAUNCHER_OBJ) $(BUILD)/preload/config.o $(BUILD)/preload/counters.o \
-	$(BUILD)/preload/log.o
+	$(BUILD)/preload/log.o $(BUILD)/preload/fdtab.o
 $(BUILD)/autoprof: $(LAUNCHER_LINK)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS)
@@ -122,6 +123,11 @@ $(BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -g -fomit-frame-pointer -pthread -o $@ $< -lm -ldl
+
+$(BUILD)/progs/lib%.so: tests/progs/lib%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -g -fomit-frame-pointer -fPIC -shared -o $@ $<
 
 demo: all $(BUILD)/progs/demo
 	@echo "== profiling $(BUILD)/progs/demo with $(BUILD)/autoprof"

@@ -227,7 +227,8 @@ int config__parse(struct ap_config *cfg)
 		return -EINVAL;
 	cfg->stack_depth = (unsigned)v;
 
-	if (parse_bool(ENV_STAT, &cfg->stat) || parse_bool(ENV_KERNEL, &cfg->kernel))
+	if (parse_bool(ENV_STAT, &cfg->stat) || parse_bool(ENV_KERNEL, &cfg->kernel) ||
+	    parse_bool(ENV_FOLLOW, &cfg->follow))
 		return -EINVAL;
 	s = env_get(ENV_COUNTERS, &set);
 	if (strlen(s) >= sizeof(cfg->counters)) {

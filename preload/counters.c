@@ -29,7 +29,7 @@ static bool user_only(void)
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 
 	if (fd >= 0)
-		close(fd);
+		ap_close(fd);
 	if (n <= 0)
 		return true;
 	return atoi(buf) >= 2 && geteuid() != 0;
@@ -98,7 +98,7 @@ int counters__open(struct ap_counters *cs, bool enable_on_exec)
 
 	for (int i = 0; i < cs->n; i++) {
 		struct ap_counter *c = &cs->c[i];
-		int fd, high;
+		int fd;
 
 		counters__attr(&c->attr, c->type, c->config, enable_on_exec);
 		fd = (int)syscall(SYS_perf_event_open, &c->attr, 0, -1, -1,
@@ -109,12 +109,7 @@ int counters__open(struct ap_counters *cs, bool enable_on_exec)
 			c->err = errno;
 			continue;
 		}
-		high = fcntl(fd, enable_on_exec ? F_DUPFD : F_DUPFD_CLOEXEC, AP_FD_FLOOR);
-		if (high >= 0) {
-			close(fd);
-			fd = high;
-		}
-		c->fd = fd;
+		c->fd = ap_move_high(fd, !enable_on_exec);
 		open_count++;
 	}
 	return open_count;
@@ -163,7 +158,7 @@ int counters__adopt(struct ap_counters *cs, const char *spec)
 			tn = readlink(link, target, sizeof(target) - 1);
 			if (tn <= 0 || (target[tn] = 0, strcmp(target, "anon_inode:[perf_event]")))
 				goto bad;
-			c->fd = (int)fd;
+			c->fd = ap_own((int)fd);
 			fcntl(c->fd, F_SETFD, FD_CLOEXEC);
 		}
 		cs->n++;
@@ -174,10 +169,10 @@ int counters__adopt(struct ap_counters *cs, const char *spec)
 	cs->adopted = true;
 	return 0;
 bad:
-	pr_warn("AUTOPROF_COUNTER_FDS='%s' does not name open perf counters; not profiling", spec);
+	pr_warn("AUTOPROF_COUNTER_FDS='%s' does not name open perf counters; not counting", spec);
 	for (int i = 0; i < cs->n; i++)
 		if (cs->c[i].fd >= 0)
-			close(cs->c[i].fd);
+			ap_close(cs->c[i].fd);
 	cs->n = 0;
 	return -EINVAL;
 }
@@ -193,8 +188,8 @@ void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap)
 			n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", cs->c[i].name);
 }
 
-/* Read every open counter's final value (scaled when it was multiplexed) and close it. */
-void counters__read(struct ap_counters *cs)
+/* Read every open counter's value (scaled when it was multiplexed); close them if asked. */
+void counters__read(struct ap_counters *cs, bool close_them)
 {
 	for (int i = 0; i < cs->n; i++) {
 		struct ap_counter *c = &cs->c[i];
@@ -211,7 +206,34 @@ void counters__read(struct ap_counters *cs)
 					   : c->raw;
 			c->valid = true;
 		}
-		close(c->fd);
-		c->fd = -1;
+		if (close_them) {
+			ap_close(c->fd);
+			c->fd = -1;
+		}
 	}
+}
+
+/* Let the open counters survive an exec (keep) or close with it again (!keep). */
+void counters__keep_across_exec(struct ap_counters *cs, bool keep)
+{
+	for (int i = 0; i < cs->n; i++)
+		if (cs->c[i].fd >= 0)
+			fcntl(cs->c[i].fd, F_SETFD, keep ? 0 : FD_CLOEXEC);
+}
+
+/*
+ * The AUTOPROF_COUNTER_FDS value that hands these counters to the next image:
+ * "start:NS,name:fd,name:-,...". Returns 0, or -ENOSPC when it does not fit.
+ */
+int counters__spec(const struct ap_counters *cs, char *buf, size_t cap)
+{
+	size_t n = (size_t)snprintf(buf, cap, "start:%llu", (unsigned long long)cs->start_ns);
+
+	for (int i = 0; i < cs->n && n < cap; i++) {
+		if (cs->c[i].fd >= 0)
+			n += (size_t)snprintf(buf + n, cap - n, ",%s:%d", cs->c[i].name, cs->c[i].fd);
+		else
+			n += (size_t)snprintf(buf + n, cap - n, ",%s:-", cs->c[i].name);
+	}
+	return n < cap ? 0 : -ENOSPC;
 }

@@ -29,7 +29,7 @@ int event__max_sample_rate(void)
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	ap_close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -82,16 +82,10 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, u
 int event__open(struct perf_event_attr *attr, pid_t tid)
 {
 	int fd = perf_event_open(attr, tid, -1, PERF_FLAG_FD_CLOEXEC);
-	int high;
 
 	if (fd < 0)
 		return -errno;
-	high = fcntl(fd, F_DUPFD_CLOEXEC, AP_FD_FLOOR);
-	if (high >= 0) {
-		close(fd);
-		fd = high;
-	}
-	return fd;
+	return ap_move_high(fd, true);
 }
 
 /* Send fd's overflow notifications to thread tid as signal signo. Returns 0 or -errno. */
@@ -129,7 +123,7 @@ int event__probe_default(struct ap_config *cfg, int *fell_back)
 	event__sampler_attr(cfg, &attr);
 	fd = perf_event_open(&attr, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd >= 0) {
-		close(fd);
+		ap_close(fd);
 		return 0;
 	}
 	if (cfg->kernel && (errno == EACCES || errno == EPERM)) {

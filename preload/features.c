@@ -211,32 +211,36 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/*
- * Seal the data section, then write every feature and the final header.
- * Returns 0 or -errno.
- */
-int features__write(struct writer *w)
+static const int feature_order[] = {
+	PERF_FEAT_BUILD_ID,   PERF_FEAT_HOSTNAME,    PERF_FEAT_OSRELEASE, PERF_FEAT_VERSION,
+	PERF_FEAT_ARCH,       PERF_FEAT_NRCPUS,      PERF_FEAT_CPUDESC,   PERF_FEAT_TOTAL_MEM,
+	PERF_FEAT_CMDLINE,    PERF_FEAT_EVENT_DESC,  PERF_FEAT_SAMPLE_TIME, PERF_FEAT_CLOCKID,
+	PERF_FEAT_CLOCK_DATA};
+#define NR_FEATURES (int)(sizeof(feature_order) / sizeof(feature_order[0]))
+
+/* Every feature body, laid out once; emitted where the data ends. */
+struct prepared {
+	char *body;
+	size_t len;
+	size_t rel[NR_FEATURES], size[NR_FEATURES]; /* each body's place in body */
+	size_t sample_time;                         /* where SAMPLE_TIME's two u64 are */
+	uint64_t bits[PERF_FEAT_BITS / 64];
+};
+
+/* Lay out every feature body into p. Returns 0 or -ENOMEM. Not async-signal-safe. */
+static int prepare(struct prepared *p, struct writer *w)
 {
-	struct blob table = {0}, body = {0};
-	uint64_t bits[PERF_FEAT_BITS / 64] = {0};
-	uint64_t base = writer__seal(w);
+	struct blob body = {0};
 	struct utsname uts;
 	struct sysinfo si;
 	struct timespec res;
-	int nfeat = 0, err;
-	static const int order[] = {PERF_FEAT_BUILD_ID,   PERF_FEAT_HOSTNAME,   PERF_FEAT_OSRELEASE,
-				    PERF_FEAT_VERSION,    PERF_FEAT_ARCH,       PERF_FEAT_NRCPUS,
-				    PERF_FEAT_CPUDESC,    PERF_FEAT_TOTAL_MEM,  PERF_FEAT_CMDLINE,
-				    PERF_FEAT_EVENT_DESC, PERF_FEAT_SAMPLE_TIME, PERF_FEAT_CLOCKID,
-				    PERF_FEAT_CLOCK_DATA};
-	struct perf_file_section sec[sizeof(order) / sizeof(order[0])];
 
+	memset(p, 0, sizeof(*p));
 	uname(&uts);
-	nfeat = (int)(sizeof(order) / sizeof(order[0]));
-	for (int i = 0; i < nfeat; i++) {
+	for (int i = 0; i < NR_FEATURES; i++) {
 		size_t start = body.len;
 
-		switch (order[i]) {
+		switch (feature_order[i]) {
 		case PERF_FEAT_BUILD_ID:
 			dl_iterate_phdr(add_build_id, &body);
 			break;
@@ -269,8 +273,9 @@ int features__write(struct writer *w)
 			feat_event_desc(&body, w);
 			break;
 		case PERF_FEAT_SAMPLE_TIME:
-			blob_u64(&body, autoprof.first_sample);
-			blob_u64(&body, autoprof.last_sample);
+			p->sample_time = body.len;
+			blob_u64(&body, 0); /* filled in by emit() */
+			blob_u64(&body, 0);
 			break;
 		case PERF_FEAT_CLOCKID:
 			clock_getres(CLOCK_MONOTONIC, &res);
@@ -280,23 +285,66 @@ int features__write(struct writer *w)
 			feat_clock_data(&body);
 			break;
 		}
-		sec[i].offset = start; /* relative to the bodies for now */
-		sec[i].size = body.len - start;
-		bits[order[i] / 64] |= 1ULL << (order[i] % 64);
+		p->rel[i] = start;
+		p->size[i] = body.len - start;
+		p->bits[feature_order[i] / 64] |= 1ULL << (feature_order[i] % 64);
 	}
+	if (body.err) {
+		free(body.p);
+		return body.err;
+	}
+	p->body = body.p;
+	p->len = body.len;
+	return 0;
+}
 
-	/* The table sits at base, the bodies right after it. */
-	for (int i = 0; i < nfeat; i++) {
-		sec[i].offset += base + (uint64_t)nfeat * sizeof(struct perf_file_section);
-		blob_put(&table, &sec[i], sizeof(sec[i]));
+/*
+ * Seal the data, then write p's table and bodies where the data ends, and the
+ * final header. Async-signal-safe (pwrite only) when the seal is bounded.
+ */
+static int emit(struct prepared *p, struct writer *w, bool bounded)
+{
+	struct perf_file_section table[NR_FEATURES];
+	uint64_t base = bounded ? writer__seal_bounded(w) : writer__seal(w);
+	uint64_t times[2] = {autoprof.first_sample, autoprof.last_sample};
+
+	if (!p->body)
+		return writer__finish(w, NULL, 0, NULL);
+	memcpy(p->body + p->sample_time, times, sizeof(times));
+	for (int i = 0; i < NR_FEATURES; i++) {
+		table[i].offset = base + sizeof(table) + p->rel[i];
+		table[i].size = p->size[i];
 	}
-	blob_put(&table, body.p, body.len);
-	err = table.err ? table.err : body.err;
-	if (err)
-		err = writer__finish(w, NULL, 0, NULL);
-	else
-		err = writer__finish(w, table.p, table.len, bits);
-	free(table.p);
-	free(body.p);
+	return writer__finish_with(w, table, sizeof(table), p->body, p->len, p->bits);
+}
+
+/*
+ * Seal the data section, then write every feature (build ids as loaded now)
+ * and the final header. Returns 0 or -errno. Not async-signal-safe.
+ */
+int features__write(struct writer *w)
+{
+	struct prepared p;
+	int err = prepare(&p, w);
+
+	err = err ? writer__finish(w, NULL, 0, NULL) : emit(&p, w, false);
+	free(p.body);
 	return err;
+}
+
+/* The features for an emergency (a deadly signal), laid out at start. */
+static struct prepared emergency;
+
+/* Lay out the features now, for features__write_emergency(). Not async-signal-safe. */
+void features__prepare_emergency(struct writer *w)
+{
+	free(emergency.body);
+	if (prepare(&emergency, w))
+		memset(&emergency, 0, sizeof(emergency));
+}
+
+/* Finish the file from a signal handler: the features laid out at start. Async-signal-safe. */
+int features__write_emergency(struct writer *w)
+{
+	return emit(&emergency, w, true);
 }

@@ -33,6 +33,14 @@
 /* Library fds live at or above this number, out of the program's way. */
 #define AP_FD_FLOOR 1000
 
+/* ---- fdtab.c: the profiler's own file descriptors ---- */
+
+int ap_own(int fd);
+bool ap_is_own(int fd);
+int ap_close(int fd);
+int ap_next_own(int fd);
+int ap_move_high(int fd, bool cloexec);
+
 /* ---- log.c: all output of the library, on stderr, prefixed "autoprof: " ---- */
 
 extern int ap_verbose; /* AUTOPROF_VERBOSE level */
@@ -62,6 +70,7 @@ struct ap_config {
 	bool quiet;
 	bool stat;                    /* AUTOPROF_STAT */
 	bool kernel;                  /* AUTOPROF_KERNEL: kernel samples and chains too */
+	bool follow;                  /* AUTOPROF_FOLLOW: children and exec'd programs too */
 	char counters[1024];          /* AUTOPROF_COUNTERS */
 	char counter_fds[1024];       /* AUTOPROF_COUNTER_FDS, from the launcher */
 };
@@ -102,6 +111,7 @@ int event__max_sample_rate(void);
 int unwind__init(void);
 void unwind__prime_thread(void);
 int unwind__stack(void *ucontext, uint64_t *ips, int max);
+bool unwind__owns_pc(uintptr_t pc);
 
 /* ---- writer.c: the perf.data file ---- */
 
@@ -120,6 +130,7 @@ struct writer {
 	uint64_t reserved;  /* end of the space handed out; atomic */
 	uint64_t committed; /* end of what is written, in order; atomic */
 	int error;          /* first write error (positive errno); atomic */
+	uint64_t sealed_at; /* where the data ended when it was sealed */
 	struct writer_event events[AP_MAX_EVENTS]; /* as written to the file */
 	int nr_events;
 };
@@ -127,8 +138,12 @@ struct writer {
 int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
 int writer__append(struct writer *w, const void *buf, size_t len);
 uint64_t writer__seal(struct writer *w);
+uint64_t writer__seal_bounded(struct writer *w);
 int writer__finish(struct writer *w, const void *features, size_t len, const uint64_t *bits);
+int writer__finish_with(struct writer *w, const void *table, size_t tlen, const void *blob,
+			size_t len, const uint64_t *bits);
 void writer__abandon(struct writer *w);
+int writer__reopen(struct writer *w);
 
 /* ---- record.c: building the records we write ---- */
 
@@ -138,7 +153,7 @@ size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const cha
 		    uint64_t time, bool exec);
 size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
 		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
-		     uint32_t flags, const char *filename);
+		     uint32_t flags, const char *filename, uint64_t time);
 size_t record__kernel_mmap(void *buf, size_t cap, uint64_t start, uint64_t len);
 size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time,
 		    uint64_t lost);
@@ -148,6 +163,8 @@ size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint
 /* ---- maps.c: the process's mappings ---- */
 
 int maps__write_all(struct writer *w, pid_t pid);
+int maps__write_new(struct writer *w, pid_t pid, uint64_t time);
+void maps__reset(void);
 int maps__write_kernel(struct writer *w);
 
 /* ---- thread.c: per-thread sampling state ---- */
@@ -186,14 +203,33 @@ bool thread__enter(struct ap_thread *t);
 pid_t thread__tid_of(pthread_t handle);
 void thread__rename(pid_t tid, const char *name);
 void thread__warn_once(int err);
+void thread__forget_all(void);
+void thread__stop_all_emergency(void);
+void thread__atfork_prepare(void);
+void thread__atfork_parent(void);
 void thread__leave(struct ap_thread *t);
 void thread__flush(struct ap_thread *t);
 char *thread__reserve(struct ap_thread *t, size_t len);
 void thread__maybe_flush(struct ap_thread *t);
 
+/* ---- env.c: the environment handed to descendants ---- */
+
+void env__init(void);
+void env__drop_preload(void);
+char **env__for_exec(char *const *envp, char **store, size_t store_len, char *strings,
+		     size_t strings_len, bool same_process);
+size_t env__count(char *const *envp);
+
+/* ---- fatal.c: finishing the file on a deadly signal ---- */
+
+void fatal__install(void);
+void fatal__async_set(sigset_t *set);
+
 /* ---- interpose.c: pthread_create, pthread_setname_np, prctl ---- */
 
 void interpose__init(void);
+void interpose__block(sigset_t *old);
+void interpose__unblock(const sigset_t *old);
 
 /* ---- sample.c: the overflow signal handler ---- */
 
@@ -204,6 +240,8 @@ void sample__drain(struct ap_thread *t, void *ucontext);
 /* ---- features.c: the header's feature sections ---- */
 
 int features__write(struct writer *w);
+void features__prepare_emergency(struct writer *w);
+int features__write_emergency(struct writer *w);
 
 /* ---- counters.c: inherited counting events ---- */
 
@@ -234,7 +272,9 @@ int counters__parse(struct ap_counters *cs, const char *list);
 int counters__open(struct ap_counters *cs, bool enable_on_exec);
 int counters__adopt(struct ap_counters *cs, const char *spec);
 void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
-void counters__read(struct ap_counters *cs);
+void counters__read(struct ap_counters *cs, bool close_them);
+void counters__keep_across_exec(struct ap_counters *cs, bool keep);
+int counters__spec(const struct ap_counters *cs, char *buf, size_t cap);
 
 /* ---- stat.c: the counter totals, in the file and on stderr ---- */
 
@@ -251,6 +291,10 @@ struct ap_session {
 	struct writer writer;
 	pid_t pid;
 	bool active;
+	bool top;          /* the first process of the run */
+	int gen;           /* how many execs this process made before this image */
+	bool exec_pending; /* finished for an exec that may still fail */
+	bool exec_keeps_name; /* that image was empty: the next one takes its name */
 	uint64_t start_time, first_sample, last_sample;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, threads, period_sum;
 	uint64_t unwinds, unwind_ns, frames;
@@ -261,5 +305,9 @@ extern struct ap_session autoprof;
 uint64_t ap_now(void); /* CLOCK_MONOTONIC in ns; async-signal-safe */
 int autoprof__start(void);
 void autoprof__stop(void);
+void autoprof__before_exec(void);
+void autoprof__exec_failed(void);
+int autoprof__next_gen(void);
+void autoprof__emergency_stop(void);
 
 #endif /* AUTOPROF_PRELOAD_INTERNAL_H */

@@ -4,7 +4,9 @@
  *  - pthread_create: every new thread samples itself from its first
  *    instruction to its exit (return, pthread_exit or cancellation: a TSD
  *    destructor stops it);
- *  - pthread_setname_np, prctl(PR_SET_NAME): a COMM record with the new name.
+ *  - pthread_setname_np, prctl(PR_SET_NAME): a COMM record with the new name;
+ *  - dlopen, dlmopen: MMAP2 records for the new library at load time, so its
+ *    samples resolve even after dlclose unloads it.
  * When profiling is off each wrapper is a plain call of the real function.
  */
 #include <dlfcn.h>
@@ -126,4 +128,64 @@ AP_API int prctl(int option, ...)
 	if (ret == 0 && option == PR_SET_NAME && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
 		thread__rename(gettid(), (const char *)a[0]);
 	return ret;
+}
+
+/* Block the sampling signal around our own writes from normal context. */
+void interpose__block(sigset_t *old)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, autoprof.cfg.signo);
+	pthread_sigmask(SIG_BLOCK, &block, old);
+}
+
+void interpose__unblock(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* After a library was loaded: describe its mappings, stamped now. */
+static void note_new_maps(void)
+{
+	sigset_t old;
+
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || getpid() != autoprof.pid)
+		return;
+	interpose__block(&old);
+	maps__write_new(&autoprof.writer, autoprof.pid, ap_now());
+	interpose__unblock(&old);
+}
+
+typedef void *(*dlopen_fn)(const char *, int);
+typedef void *(*dlmopen_fn)(Lmid_t, const char *, int);
+
+AP_API void *dlopen(const char *file, int mode)
+{
+	static dlopen_fn next;
+	void *handle;
+
+	if (!next)
+		next = (dlopen_fn)real("dlopen");
+	if (!next)
+		return NULL;
+	handle = next(file, mode);
+	if (handle && file)
+		note_new_maps();
+	return handle;
+}
+
+AP_API void *dlmopen(Lmid_t lmid, const char *file, int mode)
+{
+	static dlmopen_fn next;
+	void *handle;
+
+	if (!next)
+		next = (dlmopen_fn)real("dlmopen");
+	if (!next)
+		return NULL;
+	handle = next(lmid, file, mode);
+	if (handle && file)
+		note_new_maps();
+	return handle;
 }

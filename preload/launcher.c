@@ -111,22 +111,13 @@ static void open_counters(void)
 	static struct ap_counters cs;
 	const char *list = getenv("AUTOPROF_COUNTERS");
 	char spec[1024];
-	size_t n = 0;
 
 	ap_quiet = true;
 	if (counters__parse(&cs, list && *list ? list : AUTOPROF_DEFAULT_COUNTERS) || !cs.n)
 		return;
 	counters__open(&cs, true);
-	n = (size_t)snprintf(spec, sizeof(spec), "start:%llu", (unsigned long long)now_ns());
-	for (int i = 0; i < cs.n && n < sizeof(spec); i++) {
-		if (cs.c[i].fd >= 0)
-			n += (size_t)snprintf(spec + n, sizeof(spec) - n, "%s%s:%d", n ? "," : "",
-					      cs.c[i].name, cs.c[i].fd);
-		else
-			n += (size_t)snprintf(spec + n, sizeof(spec) - n, "%s%s:-", n ? "," : "",
-					      cs.c[i].name);
-	}
-	if (n < sizeof(spec))
+	cs.start_ns = now_ns();
+	if (counters__spec(&cs, spec, sizeof(spec)) == 0)
 		setenv("AUTOPROF_COUNTER_FDS", spec, 1);
 }
 

@@ -43,11 +43,38 @@ static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgof
 	return 0;
 }
 
+/* The executable mappings already described in this file, to describe each once. */
+#define MAX_KNOWN 2048
+static struct known {
+	uint64_t start, len, pgoff, ino;
+} known[MAX_KNOWN];
+static int nr_known;
+
+/* True if this mapping was described already; else remember it. */
+static bool seen(uint64_t start, uint64_t len, uint64_t pgoff, uint64_t ino)
+{
+	for (int i = 0; i < nr_known; i++)
+		if (known[i].start == start && known[i].len == len && known[i].pgoff == pgoff &&
+		    known[i].ino == ino)
+			return true;
+	if (nr_known < MAX_KNOWN)
+		known[nr_known++] = (struct known){start, len, pgoff, ino};
+	return false;
+}
+
+/* Forget what was described (a new file starts). */
+void maps__reset(void)
+{
+	nr_known = 0;
+}
+
 /*
- * Append an MMAP2 record (time 0, so perf applies it before any sample) for
- * every executable mapping of this process. Returns 0 or -errno.
+ * Append an MMAP2 record for every executable mapping of this process not yet
+ * described in this file, stamped `time` (0 at start: perf applies it before
+ * any sample; the load time for a library from dlopen). Returns 0 or -errno.
+ * Not async-signal-safe; the caller blocks the sampling signal.
  */
-int maps__write_all(struct writer *w, pid_t pid)
+int maps__write_new(struct writer *w, pid_t pid, uint64_t time)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	size_t cap = 64 * 1024, len = 0;
@@ -68,15 +95,16 @@ int maps__write_all(struct writer *w, pid_t pid)
 		char *name;
 		size_t n;
 
-		if (parse_line(line, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags, &name))
+		if (parse_line(line, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags, &name) ||
+		    seen(start, end - start, pgoff, ino))
 			continue;
 		n = record__mmap2(buf + len, cap - len, (uint32_t)pid, start, end - start, pgoff,
-				  maj, min, ino, prot, flags, name);
+				  maj, min, ino, prot, flags, name, time);
 		if (!n) {
 			err = writer__append(w, buf, len);
 			len = 0;
 			n = record__mmap2(buf, cap, (uint32_t)pid, start, end - start, pgoff, maj,
-					  min, ino, prot, flags, name);
+					  min, ino, prot, flags, name, time);
 		}
 		len += n;
 		if (err)
@@ -120,4 +148,11 @@ int maps__write_kernel(struct writer *w)
 		return -ENOENT;
 	n = record__kernel_mmap(rec, sizeof(rec), text, top - text + 4096);
 	return writer__append(w, rec, n);
+}
+
+/* At the start of a file: every executable mapping, at time 0. */
+int maps__write_all(struct writer *w, pid_t pid)
+{
+	maps__reset();
+	return maps__write_new(w, pid, 0);
 }

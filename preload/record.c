@@ -80,7 +80,7 @@ size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const cha
 
 size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
 		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
-		     uint32_t flags, const char *filename)
+		     uint32_t flags, const char *filename, uint64_t time)
 {
 	size_t name = PERF_ALIGN8(strlen(filename) + 1);
 	size_t size = sizeof(struct perf_record_mmap2) + name + sizeof(struct autoprof_sample_id);
@@ -103,7 +103,7 @@ size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64
 	r->prot = prot;
 	r->flags = flags;
 	put_string(r->filename, filename, name);
-	put_trailer(r->filename + name, pid, pid, 0);
+	put_trailer(r->filename + name, pid, pid, time);
 	return size;
 }
 

@@ -205,6 +205,7 @@ int sample__install(int signo)
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
+	fatal__async_set(&sa.sa_mask); /* a Ctrl-C waits until this thread's buffer is whole */
 	if (sigaction(signo, &sa, NULL) < 0)
 		return -errno;
 	installed_signo = signo;

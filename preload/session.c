@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * session.c - the one profiling session of this process: the order in which
- * things start and stop (main.c calls these from the constructor/destructor).
+ * session.c - the profiling session of this process image: the order in
+ * which things start and stop (main.c calls these from the constructor and
+ * destructor), and what happens at fork and exec.
+ *
+ * Naming: the first process of a run writes the output name itself
+ * (perf.data); a forked or spawned descendant writes NAME.<pid>; a program
+ * that a process exec'd writes NAME.<pid>.<n> for its n-th exec. The first
+ * process makes the name absolute and passes it down in AUTOPROF_OUTPUT, with
+ * AUTOPROF_TOP (its pid); our exec wrappers add AUTOPROF_IMAGE (pid:n).
  *
  * Whatever fails, the program runs on unprofiled: one line on stderr says
  * why, and the program's errno, signals, fds and output are left as they were.
@@ -63,13 +70,14 @@ static int start_counters(struct ap_counters *cs, const struct ap_config *cfg)
 	int err;
 
 	if (cfg->counter_fds[0]) {
-		err = counters__adopt(cs, cfg->counter_fds);
+		counters__adopt(cs, cfg->counter_fds); /* on failure: said, and no counters */
 		unsetenv("AUTOPROF_COUNTER_FDS");
-		return err;
+		return 0;
 	}
 	err = counters__parse(cs, cfg->counters);
 	if (!err)
 		counters__open(cs, false);
+	cs->start_ns = autoprof.start_time;
 	return err;
 }
 
@@ -111,17 +119,6 @@ static int file_events(struct writer_event *events)
 	return n;
 }
 
-/*
- * A forked child runs unprofiled for now: it must not touch its parent's
- * file or sampler state (its copy of the ring mappings is gone, the fds are
- * shared with the parent).
- */
-static void after_fork_in_child(void)
-{
-	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
-	ap_self = NULL;
-}
-
 /* Sample the threads that started before us (another library's constructor). */
 static void attach_other_threads(void)
 {
@@ -144,16 +141,152 @@ static void attach_other_threads(void)
 	closedir(d);
 }
 
+/* Where this image's file goes; see the naming rules at the top. */
+static int image_path(char *out, size_t cap)
+{
+	const char *pattern = autoprof.cfg.output;
+	size_t n;
+
+	if (expand_output(pattern, autoprof.pid, out, cap))
+		return -ENAMETOOLONG;
+	n = strlen(out);
+	if (!strstr(pattern, "%p") && !(autoprof.top && autoprof.gen == 0))
+		n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, ".%d", (int)autoprof.pid);
+	if (autoprof.gen > 0 && n < cap)
+		n += (size_t)snprintf(out + n, cap - n, ".%d", autoprof.gen);
+	return n < cap ? 0 : -ENAMETOOLONG;
+}
+
 /*
- * Start profiling this process: options, event, file, handler, then the
- * calling thread's sampler. Returns 0, or -errno after saying why the program
- * runs unprofiled. Not async-signal-safe.
+ * Who we are in the run: the first process (top), a descendant, and which
+ * exec of this process (gen). The first process pins the output pattern to an
+ * absolute path for its descendants, and with AUTOPROF_FOLLOW=0 takes the
+ * library out of the LD_PRELOAD its descendants inherit.
  */
-int autoprof__start(void)
+static void find_lineage(void)
+{
+	const char *top = getenv("AUTOPROF_TOP");
+	const char *image = getenv("AUTOPROF_IMAGE");
+	char buf[PATH_MAX + 32];
+	int pid = 0, gen = 0;
+
+	if (image && sscanf(image, "%d:%d", &pid, &gen) == 2 && pid == autoprof.pid && gen > 0)
+		autoprof.gen = gen;
+	autoprof.top = !top || !*top || atoi(top) == autoprof.pid;
+	if (!top || !*top) {
+		if (autoprof.cfg.output[0] != '/' && getcwd(buf, PATH_MAX) &&
+		    strlen(buf) + strlen(autoprof.cfg.output) + 2 < sizeof(autoprof.cfg.output)) {
+			strcat(buf, "/");
+			strcat(buf, autoprof.cfg.output);
+			strcpy(autoprof.cfg.output, buf);
+		}
+		setenv("AUTOPROF_OUTPUT", autoprof.cfg.output, 1);
+		snprintf(buf, sizeof(buf), "%d", (int)autoprof.pid);
+		setenv("AUTOPROF_TOP", buf, 1);
+		if (!autoprof.cfg.follow)
+			env__drop_preload();
+	}
+}
+
+/*
+ * Open this image's file and start sampling the calling thread (and, at
+ * first start, threads that already exist). Returns 0 or -errno, said.
+ */
+static int session_open(bool attach_others)
 {
 	struct writer_event events[AP_MAX_EVENTS];
 	char path[PATH_MAX];
-	int err, fell_back = 0, nr_events;
+	int err;
+
+	if (image_path(path, sizeof(path))) {
+		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg.output);
+		return -ENAMETOOLONG;
+	}
+	err = writer__open(&autoprof.writer, path, events, file_events(events));
+	if (err) {
+		pr_warn("cannot create %s: %s; not profiling", path, strerror(-err));
+		return err;
+	}
+	err = maps__write_all(&autoprof.writer, autoprof.pid);
+	if (!err && autoprof.cfg.kernel && maps__write_kernel(&autoprof.writer) && autoprof.top)
+		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
+			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
+	if (err) {
+		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
+		goto out_file;
+	}
+	__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
+	err = thread__start();
+	if (err) {
+		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+		pr_warn("cannot start sampling %s: %s; not profiling", autoprof.cfg.event_name,
+			strerror(-err));
+		goto out_file;
+	}
+	if (attach_others)
+		attach_other_threads();
+	features__prepare_emergency(&autoprof.writer);
+	pr_info("sampling %s at %llu %s with %s stacks into %s", autoprof.cfg.event_name,
+		(unsigned long long)(autoprof.cfg.period ? autoprof.cfg.period : autoprof.cfg.freq),
+		autoprof.cfg.period ? "events per sample" : "Hz",
+		config__callgraph_name(autoprof.cfg.callgraph), path);
+	return 0;
+
+out_file:
+	writer__abandon(&autoprof.writer);
+	unlink(path);
+	return err;
+}
+
+static void close_counters(void)
+{
+	for (int i = 0; i < autoprof.counters.n; i++)
+		if (autoprof.counters.c[i].fd >= 0)
+			ap_close(autoprof.counters.c[i].fd);
+	autoprof.counters.n = 0;
+}
+
+/* Forget the per-image totals (a new image or a forked child starts from zero). */
+static void reset_totals(void)
+{
+	autoprof.samples = autoprof.lost = autoprof.throttles = 0;
+	autoprof.unwind_skipped = autoprof.unwind_short = autoprof.threads = 0;
+	autoprof.period_sum = autoprof.unwinds = autoprof.unwind_ns = autoprof.frames = 0;
+	autoprof.first_sample = autoprof.last_sample = 0;
+}
+
+/*
+ * In a forked child (pthread_atfork): drop the parent's sampler state, which
+ * is not ours (the fds are the parent's events, the rings are not mapped
+ * here, the buffers hold the parent's records), then, when following
+ * children, open NAME.<pid> and sample this, the child's only thread.
+ */
+static void after_fork_in_child(void)
+{
+	bool was_active = __atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL);
+
+	thread__forget_all();
+	if (!was_active)
+		return;
+	writer__abandon(&autoprof.writer);
+	close_counters();
+	reset_totals();
+	autoprof.pid = getpid();
+	autoprof.top = false;
+	autoprof.gen = 0;
+	autoprof.start_time = ap_now();
+	if (autoprof.cfg.follow)
+		session_open(false);
+}
+
+/*
+ * Start profiling this process: options, lineage, counters, event, handler,
+ * then this image's file and the calling thread's sampler. Returns 0, or
+ * -errno after saying why the program runs unprofiled. Not async-signal-safe.
+ */
+int autoprof__start(void)
+{
+	int err, fell_back = 0;
 
 	if (getauxval(AT_SECURE))
 		return 0; /* setuid/setgid: stay off, silently, as the loader does */
@@ -161,70 +294,42 @@ int autoprof__start(void)
 	if (config__parse(&autoprof.cfg))
 		return -EINVAL;
 	autoprof.pid = getpid();
-	if (expand_output(autoprof.cfg.output, autoprof.pid, path, sizeof(path))) {
-		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg.output);
-		return -ENAMETOOLONG;
+	find_lineage();
+	if (autoprof.top || autoprof.cfg.counter_fds[0]) {
+		err = start_counters(&autoprof.counters, &autoprof.cfg);
+		if (err)
+			return err;
 	}
-	err = start_counters(&autoprof.counters, &autoprof.cfg);
-	if (err)
-		return err;
 	err = event__probe_default(&autoprof.cfg, &fell_back);
 	if (err) {
 		pr_warn("cannot open a %s sampling event: %s; not profiling", autoprof.cfg.event_name,
 			strerror(-err));
 		goto out_counters;
 	}
-	say_missing_pmu(&autoprof.counters, fell_back);
+	if (autoprof.top && autoprof.gen == 0)
+		say_missing_pmu(&autoprof.counters, fell_back);
 	event__sampler_attr(&autoprof.cfg, &autoprof.attr);
 	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND)
 		unwind__init();
-
-	nr_events = file_events(events);
-	err = writer__open(&autoprof.writer, path, events, nr_events);
-	if (err) {
-		pr_warn("cannot create %s: %s; not profiling", path, strerror(-err));
-		goto out_counters;
-	}
-	err = maps__write_all(&autoprof.writer, autoprof.pid);
-	if (!err && autoprof.cfg.kernel && maps__write_kernel(&autoprof.writer))
-		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
-			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
-	if (err) {
-		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
-		goto out_file;
-	}
 	err = sample__install(autoprof.cfg.signo);
 	if (err) {
 		pr_warn("signal %d already has a handler (%s); not profiling (set AUTOPROF_SIGNAL)",
 			autoprof.cfg.signo, strerror(-err));
-		goto out_file;
+		goto out_counters;
 	}
 	interpose__init();
-	pthread_atfork(NULL, NULL, after_fork_in_child);
-	autoprof.active = true;
-	err = thread__start();
+	env__init();
+	pthread_atfork(thread__atfork_prepare, thread__atfork_parent, after_fork_in_child);
+	err = session_open(true);
 	if (err) {
-		autoprof.active = false;
-		pr_warn("cannot start sampling %s: %s; not profiling", autoprof.cfg.event_name,
-			strerror(-err));
 		sample__uninstall();
-		goto out_file;
+		goto out_counters;
 	}
-	attach_other_threads();
-	pr_info("sampling %s at %llu %s with %s stacks into %s", autoprof.cfg.event_name,
-		(unsigned long long)(autoprof.cfg.period ? autoprof.cfg.period : autoprof.cfg.freq),
-		autoprof.cfg.period ? "events per sample" : "Hz", config__callgraph_name(autoprof.cfg.callgraph),
-		path);
+	fatal__install();
 	return 0;
 
-out_file:
-	writer__abandon(&autoprof.writer);
-	unlink(path);
 out_counters:
-	for (int i = 0; i < autoprof.counters.n; i++)
-		if (autoprof.counters.c[i].fd >= 0)
-			close(autoprof.counters.c[i].fd);
-	autoprof.counters.n = 0;
+	close_counters();
 	return err;
 }
 
@@ -234,35 +339,22 @@ static void finish_counters(void)
 	struct ap_counters *cs = &autoprof.counters;
 	uint64_t elapsed = ap_now() - autoprof.start_time;
 
-	counters__read(cs);
-	if (cs->adopted && cs->start_ns && cs->start_ns < ap_now())
-		elapsed = ap_now() - cs->start_ns; /* the program's whole life, from its exec */
+	counters__read(cs, true);
+	if (cs->start_ns && cs->start_ns < ap_now())
+		elapsed = ap_now() - cs->start_ns; /* from the first exec the counters saw */
 	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, elapsed, autoprof.period_sum);
 	if (autoprof.cfg.stat)
 		stat__print(cs, elapsed);
 }
 
-/*
- * Stop the calling thread's sampler and finish the file. Only the process
- * that opened the file writes it. Not async-signal-safe.
- */
-void autoprof__stop(void)
+/* The last words of an image: what it wrote, when verbose. */
+static void say_summary(void)
 {
-	int err;
-
-	if (!autoprof.active || getpid() != autoprof.pid)
-		return;
-	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
-	thread__stop_all();
-	finish_counters();
-	err = features__write(&autoprof.writer);
-	if (err)
-		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
-			strerror(-err));
 	pr_info("wrote %llu samples of %llu threads (%llu lost, %llu without a full stack) to %s",
 		(unsigned long long)autoprof.samples, (unsigned long long)autoprof.threads,
 		(unsigned long long)autoprof.lost,
-		(unsigned long long)(autoprof.unwind_skipped + autoprof.unwind_short), autoprof.writer.path);
+		(unsigned long long)(autoprof.unwind_skipped + autoprof.unwind_short),
+		autoprof.writer.path);
 	if (autoprof.unwinds)
 		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples)",
 			(double)autoprof.unwind_ns / 1e3 / (double)autoprof.unwinds,
@@ -270,3 +362,103 @@ void autoprof__stop(void)
 			(unsigned long long)autoprof.unwinds);
 }
 
+/*
+ * Stop every sampler and finish the file: at exit, _exit, or before exec.
+ * Only the process that opened the file writes it. A descendant's file with
+ * no sample in it is removed, so a build's hundreds of short processes leave
+ * no litter. Not async-signal-safe.
+ */
+void autoprof__stop(void)
+{
+	bool empty;
+	int err;
+
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || getpid() != autoprof.pid)
+		return;
+	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+	thread__stop_all();
+	finish_counters();
+	empty = !autoprof.samples && !autoprof.top;
+	err = features__write(&autoprof.writer);
+	if (err)
+		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
+			strerror(-err));
+	if (empty)
+		unlink(autoprof.writer.path);
+	say_summary();
+}
+
+/*
+ * Before a real exec of this image: finish the file (no destructor runs at
+ * exec). An image that took no sample removes its file and hands its name to
+ * the next image (so `sh -c 'exec prog'` leaves prog's profile under the
+ * name asked for). The counters stay open for the next image, which takes
+ * them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
+ */
+void autoprof__before_exec(void)
+{
+	struct ap_counters *cs = &autoprof.counters;
+
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || getpid() != autoprof.pid)
+		return;
+	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+	thread__stop_all();
+	counters__read(cs, false);
+	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, ap_now() - autoprof.start_time,
+		    autoprof.period_sum);
+	autoprof.exec_keeps_name = !autoprof.samples;
+	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
+		unlink(autoprof.writer.path);
+	counters__keep_across_exec(cs, true);
+	autoprof.exec_pending = true;
+}
+
+/* The generation the next image of this process gets (see the naming rules). */
+int autoprof__next_gen(void)
+{
+	return autoprof.exec_pending && autoprof.exec_keeps_name ? autoprof.gen : autoprof.gen + 1;
+}
+
+/*
+ * The exec failed: the image goes on, and so does its profile, in the same
+ * file (or a new one if it was removed for being empty). Other threads,
+ * stopped for the exec, stay unprofiled. Not async-signal-safe.
+ */
+void autoprof__exec_failed(void)
+{
+	if (!autoprof.exec_pending || getpid() != autoprof.pid)
+		return;
+	autoprof.exec_pending = false;
+	counters__keep_across_exec(&autoprof.counters, false);
+	if (!autoprof.exec_keeps_name && writer__reopen(&autoprof.writer) == 0) {
+		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
+		if (thread__start() == 0) {
+			features__prepare_emergency(&autoprof.writer);
+			return;
+		}
+		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+		writer__abandon(&autoprof.writer);
+		return;
+	}
+	reset_totals();
+	session_open(false);
+}
+
+/*
+ * From a deadly signal's handler: stop every sampler without blocking and
+ * finish the file with the features laid out at start. Async-signal-safe.
+ */
+void autoprof__emergency_stop(void)
+{
+	if (getpid() != autoprof.pid || !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
+		return;
+	thread__stop_all_emergency();
+	counters__read(&autoprof.counters, false);
+	stat__write(&autoprof.writer, &autoprof.counters, AP_SAMPLE_ID + 1,
+		    ap_now() - autoprof.start_time, autoprof.period_sum);
+	features__write_emergency(&autoprof.writer);
+	if (!autoprof.samples && !autoprof.top)
+		unlink(autoprof.writer.path);
+	if (autoprof.cfg.stat)
+		stat__print(&autoprof.counters, ap_now() - autoprof.start_time);
+}

@@ -76,7 +76,7 @@ static void put_comm(struct ap_thread *t, pid_t tid)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		n = fd >= 0 ? read(fd, name, sizeof(name) - 1) : -1;
 		if (fd >= 0)
-			close(fd);
+			ap_close(fd);
 		name[n > 0 ? n : 0] = 0;
 		name[strcspn(name, "\n")] = 0;
 	}
@@ -150,7 +150,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 out_ring:
 	ring__unmap(&t->ring);
 out_fd:
-	close(t->fd);
+	ap_close(t->fd);
 out_mem:
 	munmap(mem, len);
 	return NULL;
@@ -289,7 +289,7 @@ static void finish(struct ap_thread *t, bool own)
 	thread__flush(t);
 	fold_stats(t);
 	ring__unmap(&t->ring);
-	close(t->fd);
+	ap_close(t->fd);
 	if (own) {
 		ap_self = NULL;
 		munmap(t->mem, t->mem_len);
@@ -396,4 +396,69 @@ void thread__warn_once(int err)
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		pr_warn("cannot sample a new thread: %s; it runs unprofiled (said once)",
 			strerror(-err));
+}
+
+/* pthread_atfork: no thread may hold the registry across fork. Not async-signal-safe. */
+void thread__atfork_prepare(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+void thread__atfork_parent(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+}
+
+/*
+ * In a forked child: every registered thread is the parent's (their events
+ * belong to the parent's threads, their rings are not mapped here, their
+ * buffers hold the parent's records). Close and free it all, unwritten.
+ */
+void thread__forget_all(void)
+{
+	pthread_mutex_init(&registry_lock, NULL);
+	for (int fd = 0; by_fd && fd <= max_fd; fd++) {
+		struct ap_thread *t = by_fd[fd];
+
+		if (!t)
+			continue;
+		by_fd[fd] = NULL;
+		ap_close(fd);
+		munmap(t->mem, t->mem_len);
+	}
+	max_fd = -1;
+	ap_self = NULL;
+}
+
+/*
+ * From a deadly signal's handler: stop every thread as thread__stop_all()
+ * does, but never block: the registry lock is only tried (the interrupted
+ * code may hold it), a handler that does not leave is not waited for long,
+ * and nothing is freed. Async-signal-safe.
+ */
+void thread__stop_all_emergency(void)
+{
+	int top = __atomic_load_n(&max_fd, __ATOMIC_ACQUIRE);
+	bool locked = false;
+
+	for (int i = 0; i < 1000 && !(locked = !pthread_mutex_trylock(&registry_lock)); i++)
+		sched_yield();
+	for (int fd = 0; by_fd && fd <= top; fd++) {
+		struct ap_thread *t = thread__from_fd(fd);
+		int expected = 0;
+
+		if (!t || !__atomic_compare_exchange_n(&t->closed, &expected, 1, false,
+						       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			continue;
+		__atomic_store_n(&by_fd[fd], NULL, __ATOMIC_RELEASE);
+		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+		for (int i = 0; i < 1000 && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST); i++)
+			sched_yield();
+		if (!__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
+			sample__drain(t, NULL);
+		thread__flush(t);
+		fold_stats(t);
+	}
+	if (locked)
+		pthread_mutex_unlock(&registry_lock);
 }

@@ -23,6 +23,7 @@
 /* Text ranges where the interrupted code must not be unwound from. */
 static struct {
 	uintptr_t lo, hi;
+	bool is_libunwind;
 } unsafe_text[4];
 static int nr_unsafe;
 
@@ -40,6 +41,7 @@ static int note_unsafe(struct dl_phdr_info *info, size_t size, void *data)
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
 			unsafe_text[nr_unsafe].lo = info->dlpi_addr + ph->p_vaddr;
 			unsafe_text[nr_unsafe].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			unsafe_text[nr_unsafe].is_libunwind = strstr(name, "libunwind") != NULL;
 			nr_unsafe++;
 		}
 	}
@@ -85,6 +87,15 @@ static bool pc_is_unsafe(uintptr_t pc)
 {
 	for (int i = 0; i < nr_unsafe; i++)
 		if (pc >= unsafe_text[i].lo && pc < unsafe_text[i].hi)
+			return true;
+	return false;
+}
+
+/* Is pc in libunwind's own code? Async-signal-safe. */
+bool unwind__owns_pc(uintptr_t pc)
+{
+	for (int i = 0; i < nr_unsafe; i++)
+		if (unsafe_text[i].is_libunwind && pc >= unsafe_text[i].lo && pc < unsafe_text[i].hi)
 			return true;
 	return false;
 }

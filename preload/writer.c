@@ -102,11 +102,7 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	w->fd = fcntl(fd, F_DUPFD_CLOEXEC, AP_FD_FLOOR);
-	if (w->fd < 0)
-		w->fd = fd;
-	else
-		close(fd);
+	w->fd = ap_move_high(fd, true);
 
 	w->nr_events = n;
 	w->data_offset = DATA_OFFSET(n);
@@ -139,7 +135,7 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 					 ATTRS_OFFSET(n) + (uint64_t)i * sizeof(fa));
 	}
 	if (err) {
-		close(w->fd);
+		ap_close(w->fd);
 		unlink(path);
 		w->fd = -1;
 	}
@@ -191,38 +187,91 @@ uint64_t writer__seal(struct writer *w)
 
 	while (__atomic_load_n(&w->committed, __ATOMIC_ACQUIRE) != end)
 		sched_yield();
+	w->sealed_at = end;
 	return end;
 }
 
 /*
- * After writer__seal(): write the feature table and bodies (blob, len bytes,
- * laid out for the offset seal returned) and the final header with the feature
- * bits, then close the file. Returns 0 or -errno. Not async-signal-safe.
+ * Like writer__seal(), from a signal handler that may have interrupted an
+ * append on its own thread: wait a bounded time, then take what is committed
+ * (readers see data.size = committed). Async-signal-safe.
  */
-int writer__finish(struct writer *w, const void *blob, size_t len, const uint64_t *bits)
+uint64_t writer__seal_bounded(struct writer *w)
 {
-	uint64_t end = writer__seal(w);
+	uint64_t end = __atomic_fetch_or(&w->reserved, SEALED, __ATOMIC_ACQ_REL) & ~SEALED;
+
+	for (int i = 0; i < 1000 && __atomic_load_n(&w->committed, __ATOMIC_ACQUIRE) != end; i++)
+		sched_yield();
+	end = __atomic_load_n(&w->committed, __ATOMIC_ACQUIRE);
+	w->sealed_at = end;
+	return end;
+}
+
+/*
+ * After a seal: write the feature table (table, tlen bytes) and bodies (blob,
+ * len bytes), laid out for the offset the seal returned, and the final header
+ * with the feature bits, then close the file. Returns 0 or -errno.
+ * Async-signal-safe.
+ */
+int writer__finish_with(struct writer *w, const void *table, size_t tlen, const void *blob,
+			size_t len, const uint64_t *bits)
+{
+	uint64_t end = w->sealed_at;
 	int err;
 
 	if (w->fd < 0)
 		return -EBADF;
 	err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error : 0;
+	if (!err && tlen)
+		err = pwrite_all(w->fd, table, tlen, end);
 	if (!err && len)
-		err = pwrite_all(w->fd, blob, len, end);
+		err = pwrite_all(w->fd, blob, len, end + tlen);
 	if (!err)
-		err = write_header(w, end - w->data_offset, bits);
+		err = write_header(w, end - w->data_offset, tlen ? bits : NULL);
 	else
 		write_header(w, end - w->data_offset, NULL);
-	if (close(w->fd) < 0 && !err)
+	if (ap_close(w->fd) < 0 && !err)
 		err = -errno;
 	w->fd = -1;
 	return err;
+}
+
+/* Finish without features (a file whose features could not be laid out). */
+int writer__finish(struct writer *w, const void *blob, size_t len, const uint64_t *bits)
+{
+	if (!(__atomic_load_n(&w->reserved, __ATOMIC_ACQUIRE) & SEALED))
+		writer__seal(w);
+	return writer__finish_with(w, NULL, 0, blob, len, bits);
 }
 
 /* Close the file as it is (a forked child dropping its parent's writer). */
 void writer__abandon(struct writer *w)
 {
 	if (w->fd >= 0)
-		close(w->fd);
+		ap_close(w->fd);
 	w->fd = -1;
+}
+
+/*
+ * Open a finished file again to append more data (an exec that failed):
+ * the features are cut off and the header says "no features" until the next
+ * finish. Returns 0 or -errno. Not async-signal-safe.
+ */
+int writer__reopen(struct writer *w)
+{
+	int fd = open(w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	w->fd = ap_move_high(fd, true);
+	if (ftruncate(w->fd, (off_t)w->sealed_at) < 0 ||
+	    write_header(w, w->sealed_at - w->data_offset, NULL)) {
+		ap_close(w->fd);
+		w->fd = -1;
+		return -EIO;
+	}
+	w->error = 0;
+	__atomic_store_n(&w->committed, w->sealed_at, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->reserved, w->sealed_at, __ATOMIC_RELEASE);
+	return 0;
 }

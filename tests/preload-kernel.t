@@ -31,7 +31,7 @@ is "$(awk '/^samples time violations:/ { print $4 }' parser.txt)" 0 "hotspot-per
 
 # As an unprivileged user, where perf_event_paranoid >= 2 forbids kernel samples.
 if [ "$paranoid" -ge 2 ] && command -v setpriv >/dev/null; then
-	mkdir -m 777 user
+	chmod 755 . && mkdir -m 777 user
 	(cd user && AUTOPROF_KERNEL=1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		env LD_PRELOAD="$LIB" "$B/progs/syscalls" 2>err.txt)
 	rc=$?

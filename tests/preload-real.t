@@ -19,7 +19,7 @@ run() {
 	ok $? "$name: perf report reads the file without a warning" || diag_file "$name.rerr"
 }
 
-run python3 python3 -c 'print(sum(i * i for i in range(2000000)))'
+run python3 /usr/bin/python3 -c 'print(sum(i * i for i in range(2000000)))'
 grep -q '_PyEval_EvalFrameDefault\|PyObject_\|long_' python3.rep
 ok $? "python3: samples land in the interpreter's own functions"
 

@@ -45,8 +45,15 @@
 	  "counting events, totals for the whole process tree (comma-separated, or none); "       \
 	  "hardware ones are skipped where the PMU lacks them")                                    \
 	X(STAT, "stat", 0, NULL, "0", "print the counter totals perf-stat style on stderr at exit") \
+	X(FOLLOW, "follow", 0, "0|1", "1",                                                         \
+	  "profile forked children and exec'd programs too, each into its own file "              \
+	  "(NAME.<pid>, NAME.<pid>.<n> after the n-th exec)")                                      \
 	X(COUNTER_FDS, NULL, 0, "LIST", "",                                                        \
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
+	X(TOP, NULL, 0, "PID", "",                                                                 \
+	  "set by the library: the first profiled process of the run")                             \
+	X(IMAGE, NULL, 0, "PID:N", "",                                                             \
+	  "set by the library at exec: the program is the N-th exec of process PID")              \
 	X(VERBOSE, "verbose", 'v', NULL, "0", "say what the profiler does, on stderr")            \
 	X(QUIET, "quiet", 'q', NULL, "0", "say nothing on stderr, not even warnings")
 

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * env.c - the environment descendants get: with AUTOPROF_FOLLOW=1 every exec
+ * keeps the library in LD_PRELOAD and every AUTOPROF_* variable, even when the
+ * program hands execve an environment of its own; with AUTOPROF_FOLLOW=0 the
+ * library leaves LD_PRELOAD at the start, so no descendant loads it.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "autoprof/env.h"
+#include "internal.h"
+
+extern char **environ;
+
+static const char *const our_vars[] = {
+#define ENV_NAME_ROW(id, lf, sf, arg, def, help) AUTOPROF_ENV_PREFIX #id,
+	AUTOPROF_ENV_TABLE(ENV_NAME_ROW)
+#undef ENV_NAME_ROW
+};
+
+/* The path this library was loaded from. */
+static const char *library_path(void)
+{
+	static char path[PATH_MAX];
+	Dl_info info;
+
+	if (!path[0] && dladdr((void *)library_path, &info) && info.dli_fname)
+		snprintf(path, sizeof(path), "%s", info.dli_fname);
+	return path;
+}
+
+/* Learn the library's path now: exec wrappers may run in a vfork child. */
+void env__init(void)
+{
+	library_path();
+}
+
+/* Is lib one of the ':'- or ' '-separated entries of list? */
+static bool list_has(const char *list, const char *lib)
+{
+	size_t n = strlen(lib);
+
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ": ");
+
+		if (len == n && !strncmp(p, lib, n))
+			return true;
+		p += len;
+		p += strspn(p, ": ");
+	}
+	return false;
+}
+
+/*
+ * Take this library out of LD_PRELOAD (AUTOPROF_FOLLOW=0): this process
+ * already has it; its descendants, however started, will not load it.
+ * Not async-signal-safe.
+ */
+void env__drop_preload(void)
+{
+	const char *old = getenv("LD_PRELOAD"), *lib = library_path();
+	char buf[4096];
+	size_t n = 0;
+
+	if (!old || !*lib)
+		return;
+	buf[0] = 0;
+	for (const char *p = old; *p;) {
+		size_t len = strcspn(p, ": ");
+
+		if (len && !(len == strlen(lib) && !strncmp(p, lib, len)) && n + len + 2 < sizeof(buf)) {
+			if (n)
+				buf[n++] = ':';
+			memcpy(buf + n, p, len);
+			n += len;
+			buf[n] = 0;
+		}
+		p += len;
+		p += strspn(p, ": ");
+	}
+	if (n)
+		setenv("LD_PRELOAD", buf, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+size_t env__count(char *const *envp)
+{
+	size_t n = 0;
+
+	while (envp && envp[n])
+		n++;
+	return n;
+}
+
+static bool is_ours(const char *entry)
+{
+	return !strncmp(entry, AUTOPROF_ENV_PREFIX, strlen(AUTOPROF_ENV_PREFIX)) ||
+	       !strncmp(entry, "LD_PRELOAD=", 11);
+}
+
+/* Append "name=value" to the string area; returns it, or NULL when full. */
+static char *put(char **strings, size_t *left, const char *name, const char *value)
+{
+	int n = snprintf(*strings, *left, "%s=%s", name, value);
+	char *s = *strings;
+
+	if (n < 0 || (size_t)n >= *left)
+		return NULL;
+	*strings += n + 1;
+	*left -= (size_t)n + 1;
+	return s;
+}
+
+/*
+ * The environment for an exec of the next image: envp (the program's) less
+ * its LD_PRELOAD and AUTOPROF_* entries, plus LD_PRELOAD with this library,
+ * our AUTOPROF_* variables, AUTOPROF_IMAGE (pid:n) and, when this process owns
+ * counters and execs itself (same_process, not a spawned or vfork child),
+ * AUTOPROF_COUNTER_FDS. Everything goes into the caller's store
+ * (store_len pointers; envp's count plus 64 is enough) and strings, so it
+ * works in a vfork child. Returns store, or envp unchanged when it does not
+ * fit or profiling does not follow execs.
+ */
+char **env__for_exec(char *const *envp, char **store, size_t store_len, char *strings,
+		     size_t strings_len, bool same_process)
+{
+	const char *lib = library_path(), *pre;
+	char value[4096], *entry;
+	size_t n = 0, left = strings_len;
+
+	if (!autoprof.cfg.follow || !*lib)
+		return (char **)envp;
+	for (size_t i = 0; envp && envp[i]; i++) {
+		if (is_ours(envp[i]))
+			continue;
+		if (n + 1 >= store_len)
+			return (char **)envp;
+		store[n++] = envp[i];
+	}
+
+	/* LD_PRELOAD: the program's own value (or ours), with this library first. */
+	pre = NULL;
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11))
+			pre = envp[i] + 11;
+	if (!pre)
+		pre = getenv("LD_PRELOAD");
+	if (pre && list_has(pre, lib))
+		snprintf(value, sizeof(value), "%s", pre);
+	else
+		snprintf(value, sizeof(value), "%s%s%s", lib, pre && *pre ? ":" : "",
+			 pre ? pre : "");
+	if (n + 1 >= store_len || !(entry = put(&strings, &left, "LD_PRELOAD", value)))
+		return (char **)envp;
+	store[n++] = entry;
+
+	for (size_t i = 0; i < sizeof(our_vars) / sizeof(our_vars[0]); i++) {
+		const char *v = getenv(our_vars[i]);
+
+		if (!strcmp(our_vars[i], "AUTOPROF_IMAGE")) {
+			snprintf(value, sizeof(value), "%d:%d", (int)autoprof.pid,
+				 autoprof__next_gen());
+			v = value;
+		} else if (!strcmp(our_vars[i], "AUTOPROF_COUNTER_FDS")) {
+			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&
+					    !counters__spec(&autoprof.counters, value, sizeof(value))
+				    ? value
+				    : NULL;
+		}
+		if (!v)
+			continue;
+		if (n + 1 >= store_len || !(entry = put(&strings, &left, our_vars[i], v)))
+			return (char **)envp;
+		store[n++] = entry;
+	}
+	store[n] = NULL;
+	return store;
+}

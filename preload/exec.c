@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec.c - the exec family, posix_spawn and _exit, interposed.
+ *
+ * No destructor runs at exec or _exit, so the image's file is finished just
+ * before them; if an exec fails, profiling goes on. Each exec hands the next
+ * image an environment that keeps the library (env.c), also when the program
+ * passes an environment of its own. In a vfork child (another pid sharing our
+ * memory) nothing of the parent's session is touched, and everything is built
+ * on the stack.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define AP_API __attribute__((visibility("default")))
+#define EXTRA_ENTRIES 64
+#define STRINGS_BYTES 16384
+
+extern char **environ;
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[], char *const[]);
+typedef void (*exit_fn)(int);
+
+static void *next(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static bool ours_to_finish(void)
+{
+	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && getpid() == autoprof.pid;
+}
+
+/*
+ * Run the real exec `call` (execve, execvpe or fexecve through fn) with the
+ * environment for the next image, finishing this image's file first.
+ */
+#define EXEC_WITH_ENV(envp, CALL)                                                                  \
+	({                                                                                         \
+		size_t store_len_ = env__count(envp) + EXTRA_ENTRIES;                              \
+		char *store_[store_len_];                                                          \
+		char strings_[STRINGS_BYTES];                                                      \
+		bool finishing_ = ours_to_finish();                                                \
+		char **env_;                                                                       \
+		int ret_, saved_;                                                                  \
+                                                                                                   \
+		if (finishing_)                                                                    \
+			autoprof__before_exec();                                                   \
+		env_ = env__for_exec(envp, store_, store_len_, strings_, sizeof(strings_), true);  \
+		ret_ = CALL;                                                                       \
+		saved_ = errno;                                                                    \
+		if (finishing_)                                                                    \
+			autoprof__exec_failed();                                                   \
+		errno = saved_;                                                                    \
+		ret_;                                                                              \
+	})
+
+AP_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	static execve_fn real;
+
+	if (!real)
+		real = (execve_fn)next("execve");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return EXEC_WITH_ENV(envp, real(path, argv, env_));
+}
+
+AP_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	static execve_fn real;
+
+	if (!real)
+		real = (execve_fn)next("execvpe");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return EXEC_WITH_ENV(envp, real(file, argv, env_));
+}
+
+AP_API int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	static fexecve_fn real;
+
+	if (!real)
+		real = (fexecve_fn)next("fexecve");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return EXEC_WITH_ENV(envp, real(fd, argv, env_));
+}
+
+AP_API int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+AP_API int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+/* Collect the variadic arguments of execl* and their NULL into argv (on the stack). */
+#define VA_ARGV(first, ap_list, argv)                                                              \
+	do {                                                                                       \
+		size_t n_ = 1;                                                                     \
+		va_list count_;                                                                    \
+                                                                                                   \
+		va_copy(count_, ap_list);                                                          \
+		while (va_arg(count_, char *))                                                     \
+			n_++;                                                                      \
+		va_end(count_);                                                                    \
+		argv = alloca((n_ + 1) * sizeof(char *));                                          \
+		argv[0] = (char *)(first);                                                         \
+		for (size_t i_ = 1; i_ <= n_; i_++)                                                \
+			argv[i_] = va_arg(ap_list, char *);                                        \
+	} while (0)
+
+AP_API int execl(const char *path, const char *arg, ...)
+{
+	va_list ap_list;
+	char **argv;
+
+	va_start(ap_list, arg);
+	VA_ARGV(arg, ap_list, argv);
+	va_end(ap_list);
+	return execve(path, argv, environ);
+}
+
+AP_API int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap_list;
+	char **argv;
+
+	va_start(ap_list, arg);
+	VA_ARGV(arg, ap_list, argv);
+	va_end(ap_list);
+	return execvpe(file, argv, environ);
+}
+
+AP_API int execle(const char *path, const char *arg, ...)
+{
+	va_list ap_list;
+	char **argv, **envp = NULL;
+
+	va_start(ap_list, arg);
+	VA_ARGV(arg, ap_list, argv);
+	envp = va_arg(ap_list, char **); /* after the NULL that ends the arguments */
+	va_end(ap_list);
+	return execve(path, argv, envp);
+}
+
+/* posix_spawn and posix_spawnp: the child gets the environment that keeps the library. */
+static int spawn(const char *name, pid_t *pid, const char *path,
+		 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+		 char *const argv[], char *const envp[])
+{
+	spawn_fn real = (spawn_fn)next(name);
+	size_t store_len = env__count(envp) + EXTRA_ENTRIES;
+	char *store[store_len];
+	char strings[STRINGS_BYTES];
+	char **env;
+
+	if (!real)
+		return ENOSYS;
+	env = env__for_exec(envp, store, store_len, strings, sizeof(strings), false);
+	return real(pid, path, fa, attr, argv, env);
+}
+
+AP_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn("posix_spawn", pid, path, fa, attr, argv, envp);
+}
+
+AP_API int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn("posix_spawnp", pid, file, fa, attr, argv, envp);
+}
+
+/* _exit and _Exit skip the destructors: finish the file first. */
+static __attribute__((noreturn)) void exit_now(const char *name, int status)
+{
+	exit_fn real;
+
+	if (ours_to_finish())
+		autoprof__stop();
+	real = (exit_fn)next(name);
+	if (real)
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+AP_API void _exit(int status)
+{
+	exit_now("_exit", status);
+}
+
+AP_API void _Exit(int status)
+{
+	exit_now("_Exit", status);
+}
