@@ -16,7 +16,7 @@ is "$?" 0 "the profiled command exits 0"
 is "$(cat out.txt)" "split: done" "its output is unchanged"
 [ -f out.data ] && [ ! -e perf.data ]
 ok $? "-o names the output file"
-n=$(perf report -i out.data --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\).*/\1/p' | head -1)
+n=$(nsamples out.data)
 within "$n" 240 360 "-F 500 gives about 500 samples per CPU-second (0.6 s)"
 clean_stderr err.txt
 ok $? "-q keeps stderr empty" || diag_file err.txt

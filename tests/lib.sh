@@ -64,3 +64,6 @@ perf_script() {
 	perf script -i "$_f" "$@" 2>"$_f.err" |
 		awk '/^CPU +THREAD/ { table = 1; next } table && /^ +-?[0-9]+ / { next } { table = 0; print }'
 }
+
+# nsamples FILE: how many samples perf script finds in FILE.
+nsamples() { perf_script "$1" -F time | grep -c .; }

@@ -37,6 +37,6 @@ is "$(cat sh.out)" 20000 "sh: a shell loop runs to the end"
 perf script -i sh.data >/dev/null 2>sh.err
 clean_stderr sh.err
 ok $? "sh: perf script reads the file" || diag_file sh.err
-n=$(perf report -i python3.data --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\).*/\1/p' | head -1)
+n=$(nsamples python3.data)
 within "$n" 20 100000 "python3: samples were taken"
 done_testing

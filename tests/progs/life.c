@@ -16,7 +16,7 @@
  *   sigprof    its own SIGPROF handler with setitimer(ITIMER_PROF); prints the ticks
  *   closeall   close_range(3, ~0U) mid-run, then goes on burning
  *   fds        checks that fds 3..9 are free at start
- *   sleep      burns, then sleeps 30 s (for SIGKILL tests)
+ *   sleep      burns 1.5 s more, then sleeps 30 s (for SIGKILL tests)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -46,21 +46,22 @@ static double thread_cpu_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-#define BURNER(name)                                                                               \
-	static __attribute__((noinline)) void name(double ms)                                      \
+/* Each burner computes something different, so the compiler cannot fold them into one. */
+#define BURNER(name, seed)                                                                         \
+	static __attribute__((noinline, noclone)) void name(double ms)                              \
 	{                                                                                          \
 		double until = thread_cpu_ms() + ms;                                               \
-		uint64_t x = 3;                                                                    \
+		uint64_t x = seed;                                                                 \
                                                                                                    \
 		while (thread_cpu_ms() < until)                                                    \
 			for (int i = 0; i < 4096; i++)                                             \
-				x = x * 6364136223846793005ULL + 1442695040888963407ULL;           \
+				x = x * 6364136223846793005ULL + (seed);                           \
 		sink = x;                                                                          \
 	}
 
-BURNER(parent_work)
-BURNER(child_work)
-BURNER(after_work)
+BURNER(parent_work, 11)
+BURNER(child_work, 13)
+BURNER(after_work, 17)
 
 static void on_prof(int sig)
 {
@@ -187,6 +188,7 @@ int main(int argc, char **argv)
 		after_work(150);
 		printf("closeall: done\n");
 	} else if (!strcmp(mode, "sleep")) {
+		after_work(1500);
 		printf("sleeping\n");
 		fflush(stdout);
 		sleep(30);

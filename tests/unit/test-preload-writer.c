@@ -99,9 +99,9 @@ int main(void)
 	ok(n % 8 == 0 && n == sizeof(struct perf_record_comm) + 16 + sizeof(struct autoprof_sample_id),
 	   "COMM is 8-byte aligned, name cut to 15 characters (%zu bytes)", n);
 	ok(writer__append(&w, rec, n) == 0, "append COMM");
-	n = record__mmap2(rec, sizeof(rec), 42, 0x1000, 0x1000, 0, 8, 1, 1234, 5, 2, "/bin/x");
+	n = record__mmap2(rec, sizeof(rec), 42, 0x1000, 0x1000, 0, 8, 1, 1234, 5, 2, "/bin/x", 0);
 	ok(n % 8 == 0 && writer__append(&w, rec, n) == 0, "append MMAP2");
-	ok(record__mmap2(rec, 40, 42, 0, 0, 0, 0, 0, 0, 0, 0, "/bin/x") == 0,
+	ok(record__mmap2(rec, 40, 42, 0, 0, 0, 0, 0, 0, 0, 0, "/bin/x", 0) == 0,
 	   "a record that does not fit is not built");
 
 	pthread_create(&th[0], NULL, appender, (void *)1);

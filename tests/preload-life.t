@@ -1,0 +1,122 @@
+#!/bin/sh
+# Process life: forks, execs, spawns, plugins, and every way of ending. The
+# program's output, exit status and death by signal are the same with and
+# without the library, every file written reads cleanly in perf report, and
+# each holds the samples of the code that ran in that process image.
+. "$(dirname "$0")/lib.sh"
+plan 48
+
+LIFE=$B/progs/life
+PROGS=$B/progs
+
+# same MODE: run life MODE plainly and profiled (in ./MODE/), compare.
+same() {
+	mkdir -p "$1"
+	(cd "$1" && "$LIFE" "$1" "$PROGS" >plain.out 2>/dev/null; echo $? >plain.rc)
+	(cd "$1" && AUTOPROF_QUIET=1 LD_PRELOAD=$LIB "$LIFE" "$1" "$PROGS" >prof.out 2>prof.err; echo $? >prof.rc)
+	[ "$(cat "$1/plain.rc")" = "$(cat "$1/prof.rc")" ] && cmp -s "$1/plain.out" "$1/prof.out"
+	ok $? "$1: same output and exit status ($(cat "$1/prof.rc")) as without the library"
+}
+
+# clean DIR: every perf.data* in DIR reads without a word on stderr.
+clean() {
+	bad=
+	for f in "$1"/perf.data*; do
+		perf report -i "$f" --stdio >/dev/null 2>rerr && clean_stderr rerr || bad="$bad $f"
+	done
+	is "$bad" "" "$1: every file reads cleanly in perf report ($(ls "$1" | grep -c '^perf.data'))"
+}
+
+# has FILE SYMBOL: FILE has samples in SYMBOL.
+has() { perf report -i "$1" --stdio --no-children --sort sym 2>/dev/null | grep -q "\] $2\$"; }
+
+same fork
+clean fork
+child=$(ls fork | grep '^perf.data\.[0-9]*$')
+has fork/perf.data parent_work && ! has fork/perf.data child_work && has "fork/$child" child_work
+ok $? "fork: the child's samples are in its own file ($child), the parent's in perf.data"
+
+same forkexec
+child=$(ls forkexec | grep '^perf.data\.[0-9]*$')
+has "forkexec/$child" heavy_two_thirds
+ok $? "forkexec: the exec'd program is profiled in the child's file"
+
+same spawn
+clean spawn
+has "spawn/$(ls spawn | grep '^perf.data\.[0-9]*$' | head -1)" heavy_two_thirds
+ok $? "spawn: posix_spawn with an environment of its own is still followed"
+
+same system
+has "system/$(ls system | grep '^perf.data\.[0-9]*$' | head -1)" heavy_two_thirds
+ok $? "system: the command system() runs is profiled"
+
+same execfail
+has execfail/perf.data parent_work && has execfail/perf.data after_work
+ok $? "execfail: profiling goes on in the same file after a failed exec"
+
+same exec
+clean exec
+has exec/perf.data parent_work && has "exec/$(ls exec | grep '^perf.data\.[0-9]*\.1$')" heavy_two_thirds
+ok $? "exec: the image before the exec and the program after it each have a file"
+
+same dlopen
+clean dlopen
+has dlopen/perf.data hot_in_plugin
+ok $? "dlopen: samples in a library unloaded by dlclose still resolve"
+
+for m in sigint sigterm sigsegv abort _exit; do
+	same $m
+	clean $m
+	has $m/perf.data parent_work
+	ok $? "$m: the file holds the samples taken before the end"
+done
+
+same threadexit
+has threadexit/perf.data child_work
+ok $? "threadexit: exit() from another thread keeps that thread's samples"
+
+same sigprof
+is "$(cat sigprof/prof.out)" "sigprof: ticks" "sigprof: the program's own SIGPROF handler still runs"
+
+same closeall
+clean closeall
+mkdir closeall2
+(cd closeall2 && LD_PRELOAD=$LIB "$LIFE" closeall "$PROGS" >/dev/null 2>err.txt)
+has closeall2/perf.data after_work && [ "$(grep -c 'profiler' closeall2/err.txt)" = 1 ]
+ok $? "closeall: close_range(3, ~0) leaves profiling working, with one line on stderr" ||
+	diag_file closeall2/err.txt
+
+same fds
+is "$(cat fds/prof.out)" "fds 3..9 free" "fds: fds 3..9 are free in a profiled program"
+
+# SIGKILL cannot be caught: what was flushed must read.
+mkdir kill && cd kill
+AUTOPROF_QUIET=1 LD_PRELOAD=$LIB "$LIFE" sleep "$PROGS" >out.txt &
+pid=$!
+while ! grep -q sleeping out.txt 2>/dev/null; do sleep 0.1; done
+kill -9 $pid
+wait $pid
+is "$?" 137 "kill -9 kills the profiled program as usual"
+perf report -i perf.data --stdio >rep.txt 2>rep.err
+clean_stderr rep.err
+ok $? "kill -9: perf report reads the file up to the last flush" || diag_file rep.err
+within "$(nsamples perf.data)" 1200 2000 "kill -9: the samples of the 1.65 s of CPU before it are there"
+cd ..
+
+# A shell script starting a few hundred short processes leaves no litter.
+mkdir many && cd many
+AUTOPROF_QUIET=1 LD_PRELOAD=$LIB sh -c 'for i in $(seq 200); do /bin/true; done; echo ok' >out.txt
+is "$(cat out.txt):$(ls | grep -c '^perf.data')" "ok:1" "200 short processes: the script runs, and only perf.data is left"
+cd ..
+
+# AUTOPROF_FOLLOW=0: children are not profiled at all.
+mkdir nofollow && cd nofollow
+AUTOPROF_QUIET=1 AUTOPROF_FOLLOW=0 LD_PRELOAD=$LIB "$LIFE" forkexec "$PROGS" >/dev/null
+is "$(ls | grep -c '^perf.data')" 1 "AUTOPROF_FOLLOW=0: only the first process writes a file"
+cd ..
+
+# autoprof-report merges a process tree's files.
+"$REPORT" fork/perf.data fork/perf.data.* >merged.txt 2>merged.err
+grep -q parent_work merged.txt && grep -q child_work merged.txt && grep -q 'Processes: *2' merged.txt
+ok $? "autoprof-report merges the parent's and the child's file" || diag_file merged.txt
+done_testing
