@@ -22,10 +22,10 @@ else
 Q := @
 endif
 
-LIB_SRC := $(filter-out preload/launcher.c,$(wildcard preload/*.c))
+LIB_SRC := $(filter-out preload/launcher%.c,$(wildcard preload/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_CORE := $(filter-out preload/main.c,$(LIB_SRC))
-LAUNCHER_OBJ := $(BUILD)/preload/launcher.o
+LAUNCHER_OBJ := $(BUILD)/preload/launcher.o $(BUILD)/preload/launcher_run.o
 REPORT_SRC := $(wildcard report/*.c)
 REPORT_CORE := $(filter-out report/main.c,$(REPORT_SRC))
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)

@@ -3,9 +3,9 @@
  * launcher.c - `autoprof [options] [--] command [args...]`
  *
  * Turns perf-record-like flags into AUTOPROF_* variables (the one table in
- * include/autoprof/env.h), puts libautoprof.so in LD_PRELOAD and execs the
- * command, so the profiled program is the launcher's own process: same pid,
- * same exit status, same signals.
+ * include/autoprof/env.h), puts libautoprof.so in LD_PRELOAD, runs the
+ * command as its child (launcher_run.c) and ends as the command ended: same
+ * exit status, same signal. At the end it says which files were written.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +19,7 @@
 
 #include "autoprof/env.h"
 #include "internal.h"
+#include "launcher.h"
 
 #define LIB_NAME "libautoprof.so"
 
@@ -106,7 +107,7 @@ static uint64_t now_ns(void)
  * "name:-" for one the machine lacks). A bad list is left for the library to
  * report.
  */
-static void open_counters(void)
+void launcher__open_counters(void)
 {
 	static struct ap_counters cs;
 	const char *list = getenv("AUTOPROF_COUNTERS");
@@ -126,8 +127,8 @@ int main(int argc, char **argv)
 	struct option longopts[NROWS + 2];
 	char shortopts[3 * NROWS + 4] = "+h";
 	char lib[PATH_MAX], *preload;
-	const char *old;
-	int c, i, n = 0;
+	const char *old, *output;
+	int c, i, n = 0, quiet;
 
 	for (i = 0; i < NROWS; i++) {
 		if (!rows[i].long_flag)
@@ -171,7 +172,10 @@ int main(int argc, char **argv)
 
 	if (find_lib(lib, sizeof(lib)))
 		return 127;
-	open_counters();
+	output = getenv("AUTOPROF_OUTPUT");
+	if (!output || !*output)
+		output = "perf.data";
+	quiet = getenv("AUTOPROF_QUIET") && !strcmp(getenv("AUTOPROF_QUIET"), "1");
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		if (asprintf(&preload, "%s:%s", lib, old) < 0)
@@ -181,7 +185,5 @@ int main(int argc, char **argv)
 	}
 	setenv("LD_PRELOAD", preload, 1);
 
-	execvp(argv[optind], argv + optind);
-	fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[optind], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	return launcher__run(argv + optind, output, quiet);
 }

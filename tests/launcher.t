@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 12
+plan 16
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -35,4 +35,20 @@ ok $? "with a one-line error naming it" || diag_file err.txt
 
 "$B/autoprof" --no-such-flag -- true >/dev/null 2>&1
 is "$?" 2 "an unknown flag is a usage error"
+
+"$B/autoprof" -- "$B/progs/life" fork "$B/progs" >/dev/null 2>err.txt
+grep -q '^autoprof: wrote perf.data, perf.data\.[0-9]* (one file per process image' err.txt
+ok $? "at the end the launcher names the files the run wrote" || diag_file err.txt
+
+"$B/autoprof" -q -- "$B/progs/life" sigsegv "$B/progs" >/dev/null 2>&1
+is "$?" 139 "a command killed by SIGSEGV: the launcher dies of SIGSEGV too (139)"
+
+"$B/autoprof" -q -o sleep.data -- "$B/progs/life" sleep "$B/progs" >out.txt 2>&1 &
+lpid=$!
+while ! grep -q sleeping out.txt 2>/dev/null; do sleep 0.1; done
+kill -TERM $lpid
+wait $lpid
+is "$?" 143 "kill -TERM to the launcher reaches the command, which dies of it"
+perf report -i sleep.data --stdio >/dev/null 2>rep.err && clean_stderr rep.err
+ok $? "and its file is finished and reads cleanly" || diag_file rep.err
 done_testing

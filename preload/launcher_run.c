@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * launcher_run.c - the launcher's second half: run the command as a child,
+ * pass it the signals someone sends the launcher, wait, say which files the
+ * run wrote, and end exactly as the command ended (same status, same signal).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher.h"
+
+static volatile pid_t child;
+
+/* A signal sent to the launcher by kill() goes on to the command. The
+ * terminal's own (Ctrl-C, hang-up) reach the command directly already. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (child > 0 && si->si_code == SI_USER)
+		kill(child, sig);
+}
+
+static void handle_signals(void)
+{
+	static const int passed[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
+		sigaction(passed[i], &sa, NULL);
+}
+
+/* Does name look like base, base.PID or base.PID.N (or pattern with %p as digits)? */
+static int is_output(const char *name, const char *pattern)
+{
+	const char *p = pattern, *n = name;
+
+	while (*p) {
+		if (p[0] == '%' && p[1] == 'p') {
+			if (*n < '0' || *n > '9')
+				return 0;
+			while (*n >= '0' && *n <= '9')
+				n++;
+			p += 2;
+		} else if (*p++ != *n++) {
+			return 0;
+		}
+	}
+	for (int part = 0; *n && part < 2; part++) { /* .PID, then .N */
+		if (*n++ != '.' || *n < '0' || *n > '9')
+			return 0;
+		while (*n >= '0' && *n <= '9')
+			n++;
+	}
+	return *n == 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Print, on stderr, the output files written since `since`. */
+static void list_outputs(const char *output, time_t since)
+{
+	char copy[PATH_MAX], copy2[PATH_MAX], path[PATH_MAX * 2], *names[64];
+	const char *dir, *base;
+	struct dirent *e;
+	size_t n = 0, more = 0;
+	DIR *d;
+
+	snprintf(copy, sizeof(copy), "%s", output);
+	snprintf(copy2, sizeof(copy2), "%s", output);
+	dir = dirname(copy);
+	base = basename(copy2);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!is_output(e->d_name, base) || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_mtime < since)
+			continue;
+		if (n < sizeof(names) / sizeof(names[0]))
+			names[n++] = strdup(e->d_name);
+		else
+			more++;
+	}
+	closedir(d);
+	if (!n)
+		return;
+	qsort(names, n, sizeof(names[0]), by_name);
+	fprintf(stderr, "autoprof: wrote");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s %s%s%s", i ? "," : "", strcmp(dir, ".") ? dir : "",
+			strcmp(dir, ".") ? "/" : "", names[i]);
+	if (more)
+		fprintf(stderr, " and %zu more", more);
+	fprintf(stderr, "%s\n", n + more > 1 ? " (one file per process image; autoprof-report merges them)" : "");
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+}
+
+/* End as the command ended: its exit status, or death by its signal. */
+static int end_like(int status)
+{
+	struct rlimit no_core = {0, 0};
+	sigset_t set;
+	int sig;
+
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	sig = WTERMSIG(status);
+	setrlimit(RLIMIT_CORE, &no_core); /* the command dumped its own core, if any */
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return 128 + sig;
+}
+
+/*
+ * Run argv as a child with the environment already set up, the counters
+ * opened in the child just before its exec; wait; list the output files.
+ * Returns the launcher's exit status (or does not return: killed by the
+ * command's signal).
+ */
+int launcher__run(char **argv, const char *output, int quiet)
+{
+	time_t since = time(NULL);
+	int status, pipefd[2], err = 0;
+
+	if (pipe2(pipefd, O_CLOEXEC_FLAG) < 0) {
+		perror("autoprof: pipe");
+		return 126;
+	}
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		perror("autoprof: fork");
+		return 126;
+	}
+	if (child == 0) {
+		close(pipefd[0]);
+		launcher__open_counters();
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(pipefd[1], &err, sizeof(err)) < 0)
+			err = 0;
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	close(pipefd[1]);
+	handle_signals();
+	if (read(pipefd[0], &err, sizeof(err)) == (ssize_t)sizeof(err))
+		fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[0], strerror(err));
+	close(pipefd[0]);
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return 126;
+	if (!err && !quiet)
+		list_outputs(output, since);
+	return end_like(status);
+}
