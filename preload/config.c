@@ -211,6 +211,18 @@ int config__parse(struct ap_config *cfg)
 	if (!cfg->period && parse_u64(ENV_FREQ, 1, 1000000, &cfg->freq))
 		return -EINVAL;
 
+	s = env_get(ENV_MODE, &set);
+	if (!strcmp(s, "auto")) {
+		cfg->mode = AP_MODE_AUTO;
+	} else if (!strcmp(s, "perf")) {
+		cfg->mode = AP_MODE_PERF;
+	} else if (!strcmp(s, "timer")) {
+		cfg->mode = AP_MODE_TIMER;
+	} else {
+		pr_warn("AUTOPROF_MODE='%s' is not auto, perf or timer; not profiling", s);
+		return -EINVAL;
+	}
+
 	s = env_get(ENV_CALLGRAPH, &set);
 	if (!strcmp(s, "libunwind") || !strcmp(s, "dwarf")) {
 		cfg->callgraph = AP_CG_LIBUNWIND;

@@ -41,7 +41,7 @@ static void on_deadly(int sig, siginfo_t *si, void *ucontext)
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	sigaction(sig, &dfl, NULL);
+	ap_sigaction(sig, &dfl, NULL);
 	/* A fault happens again on return; any other signal is sent again, and
 	 * arrives, now deadly, as soon as this handler returns. */
 	if (!is_fault(sig, si))
@@ -55,7 +55,7 @@ void fatal__install(void)
 	for (int i = 0; i < NR_DEADLY; i++) {
 		struct sigaction old, sa;
 
-		if (taken[i] || sigaction(deadly[i], NULL, &old) < 0)
+		if (taken[i] || ap_sigaction(deadly[i], NULL, &old) < 0)
 			continue;
 		if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
 			continue;
@@ -63,7 +63,7 @@ void fatal__install(void)
 		sa.sa_sigaction = on_deadly;
 		sa.sa_flags = SA_SIGINFO;
 		sigfillset(&sa.sa_mask); /* nothing else runs on this thread meanwhile */
-		taken[i] = sigaction(deadly[i], &sa, NULL) == 0;
+		taken[i] = ap_sigaction(deadly[i], &sa, NULL) == 0;
 	}
 }
 

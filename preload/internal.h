@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "autoprof/perf_file.h"
 
@@ -71,6 +72,7 @@ struct ap_config {
 	bool stat;                    /* AUTOPROF_STAT */
 	bool kernel;                  /* AUTOPROF_KERNEL: kernel samples and chains too */
 	bool follow;                  /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
 	char counters[1024];          /* AUTOPROF_COUNTERS */
 	char counter_fds[1024];       /* AUTOPROF_COUNTER_FDS, from the launcher */
 };
@@ -112,6 +114,7 @@ int unwind__init(void);
 void unwind__prime_thread(void);
 int unwind__stack(void *ucontext, uint64_t *ips, int max);
 bool unwind__owns_pc(uintptr_t pc);
+uint64_t unwind__pc(void *ucontext);
 
 /* ---- writer.c: the perf.data file ---- */
 
@@ -144,6 +147,7 @@ int writer__finish_with(struct writer *w, const void *table, size_t tlen, const 
 			size_t len, const uint64_t *bits);
 void writer__abandon(struct writer *w);
 int writer__reopen(struct writer *w);
+int writer__update_attr(struct writer *w, int i);
 
 /* ---- record.c: building the records we write ---- */
 
@@ -183,6 +187,9 @@ struct ap_thread {
 	void *mem; /* one mapping holds this struct, buf and scratch */
 	size_t mem_len;
 	pthread_t handle; /* 0 for threads attached from outside */
+	bool is_timer;    /* sampled by a CPU-time timer (timer.c), not a perf event */
+	timer_t timer;
+	uint64_t last_cpu; /* thread CPU time at the last timer sample */
 	int closed;     /* set once by whoever stops the thread */
 	int in_handler; /* the thread's handler is using it */
 };
@@ -205,6 +212,7 @@ void thread__rename(pid_t tid, const char *name);
 void thread__warn_once(int err);
 void thread__forget_all(void);
 void thread__stop_all_emergency(void);
+void thread__reroute(int signo);
 void thread__atfork_prepare(void);
 void thread__atfork_parent(void);
 void thread__leave(struct ap_thread *t);
@@ -220,6 +228,12 @@ char **env__for_exec(char *const *envp, char **store, size_t store_len, char *st
 		     size_t strings_len, bool same_process);
 size_t env__count(char *const *envp);
 
+/* ---- signals.c: sharing signals with the program ---- */
+
+void signals__init(void);
+int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int ap_sigmask(int how, const sigset_t *set, sigset_t *old);
+
 /* ---- fatal.c: finishing the file on a deadly signal ---- */
 
 void fatal__install(void);
@@ -231,11 +245,22 @@ void interpose__init(void);
 void interpose__block(sigset_t *old);
 void interpose__unblock(const sigset_t *old);
 
+/* ---- timer.c: the fallback sample source ---- */
+
+int timer__open(struct ap_thread *t);
+int timer__start(struct ap_thread *t);
+void timer__close(struct ap_thread *t);
+void timer__retarget(struct ap_thread *t);
+bool timer__is_ours(const siginfo_t *si);
+void timer__sample(struct ap_thread *t, void *ucontext);
+
 /* ---- sample.c: the overflow signal handler ---- */
 
 int sample__install(int signo);
 void sample__uninstall(void);
 void sample__drain(struct ap_thread *t, void *ucontext);
+void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, uint32_t cpu,
+			  uint64_t period);
 
 /* ---- features.c: the header's feature sections ---- */
 
@@ -292,6 +317,7 @@ struct ap_session {
 	pid_t pid;
 	bool active;
 	bool top;          /* the first process of the run */
+	bool timer_mode;   /* sampling with CPU-time timers (timer.c) */
 	int gen;           /* how many execs this process made before this image */
 	bool exec_pending; /* finished for an exec that may still fail */
 	bool exec_keeps_name; /* that image was empty: the next one takes its name */

@@ -137,12 +137,12 @@ void interpose__block(sigset_t *old)
 
 	sigemptyset(&block);
 	sigaddset(&block, autoprof.cfg.signo);
-	pthread_sigmask(SIG_BLOCK, &block, old);
+	ap_sigmask(SIG_BLOCK, &block, old);
 }
 
 void interpose__unblock(const sigset_t *old)
 {
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	ap_sigmask(SIG_SETMASK, old, NULL);
 }
 
 /* After a library was loaded: describe its mappings, stamped now. */

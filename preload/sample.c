@@ -155,6 +155,40 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 }
 
 /*
+ * A sample made from the signal context alone (the timer source): the
+ * interrupted pc and its stack, at `time`, with its true period.
+ * Async-signal-safe.
+ */
+void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, uint32_t cpu,
+			  uint64_t period)
+{
+	uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
+	char *out = thread__reserve(t, MAX_RECORD);
+	unsigned nr = 1;
+	int got = 0;
+
+	chain[0] = PERF_CONTEXT_USER;
+	if (autoprof.cfg.callgraph != AP_CG_NONE)
+		got = unwind_user(t, ucontext, chain + 1, autoprof.cfg.stack_depth);
+	if (got <= 0) {
+		chain[1] = unwind__pc(ucontext);
+		got = 1;
+		if (autoprof.cfg.callgraph != AP_CG_NONE)
+			t->unwind_skipped++;
+	}
+	nr += (unsigned)got;
+	t->len += record__sample(out, MAX_RECORD, false, chain[1], (uint32_t)autoprof.pid,
+				 (uint32_t)t->tid, time, cpu, period, chain, nr);
+	t->samples++;
+	t->period_sum += period;
+	t->frames += nr - 1;
+	if (!t->first_time)
+		t->first_time = time;
+	t->last_time = time;
+	thread__maybe_flush(t);
+}
+
+/*
  * Move every record in t's ring into t's buffer; the newest sample gets the
  * stack unwound from ucontext (NULL outside a handler). Async-signal-safe.
  */
@@ -172,7 +206,15 @@ static void on_signal(int signo, siginfo_t *si, void *ucontext)
 	struct ap_thread *t = ap_self;
 	(void)signo;
 
-	/* Ours: an I/O-readiness signal from the perf fd of the thread it landed on. */
+	/* Ours: this thread's CPU-time timer (the fallback source)... */
+	if (timer__is_ours(si)) {
+		if (t && t->is_timer && thread__enter(t)) {
+			timer__sample(t, ucontext);
+			thread__leave(t);
+		}
+		goto out;
+	}
+	/* ...or an I/O-readiness signal from the perf fd of the thread it landed on. */
 	if (si->si_code <= 0)
 		goto out;
 	if (!t || si->si_fd != t->fd) {
@@ -196,7 +238,7 @@ int sample__install(int signo)
 {
 	struct sigaction sa;
 
-	if (sigaction(signo, NULL, &previous) < 0)
+	if (ap_sigaction(signo, NULL, &previous) < 0)
 		return -errno;
 	if ((previous.sa_flags & SA_SIGINFO) ||
 	    (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN))
@@ -206,7 +248,7 @@ int sample__install(int signo)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	fatal__async_set(&sa.sa_mask); /* a Ctrl-C waits until this thread's buffer is whole */
-	if (sigaction(signo, &sa, NULL) < 0)
+	if (ap_sigaction(signo, &sa, NULL) < 0)
 		return -errno;
 	installed_signo = signo;
 	return 0;
@@ -216,6 +258,6 @@ int sample__install(int signo)
 void sample__uninstall(void)
 {
 	if (installed_signo)
-		sigaction(installed_signo, &previous, NULL);
+		ap_sigaction(installed_signo, &previous, NULL);
 	installed_signo = 0;
 }

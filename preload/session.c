@@ -97,6 +97,78 @@ static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
 		pr_warn("not counting %s: the machine lacks them", missing);
 }
 
+/* Is this perf_event_open error a refusal of the whole system call (not of one event)? */
+static bool refused(int err)
+{
+	return err == -EACCES || err == -EPERM || err == -ENOSYS;
+}
+
+/*
+ * Perf events where they can be had, else (or with AUTOPROF_MODE=timer) the
+ * CPU-time timers; one line says when the timers stand in. Returns 0 or
+ * -errno, said.
+ */
+static int choose_source(int *fell_back)
+{
+	struct ap_config *cfg = &autoprof.cfg;
+	char missing[512];
+	int err = 0;
+
+	if (cfg->mode != AP_MODE_TIMER) {
+		err = event__probe_default(cfg, fell_back);
+		if (!err)
+			return 0;
+		if (cfg->mode == AP_MODE_PERF || !refused(err)) {
+			pr_warn("cannot open a %s sampling event: %s; not profiling", cfg->event_name,
+				strerror(-err));
+			return err;
+		}
+		counters__unsupported(&autoprof.counters, missing, sizeof(missing));
+		if (autoprof.top && autoprof.gen == 0)
+			pr_warn("perf_event_open is refused here (%s; seccomp or "
+				"kernel.perf_event_paranoid): sampling with per-thread CPU-time timers, "
+				"at most at the kernel tick rate%s",
+				strerror(-err), missing[0] ? "; no counters" : "");
+	}
+	autoprof.timer_mode = true;
+	strcpy(cfg->event_name, "cpu-clock");
+	cfg->kernel = false;
+	if (cfg->callgraph == AP_CG_FP)
+		cfg->callgraph = AP_CG_LIBUNWIND; /* no kernel chains without perf events */
+	return 0;
+}
+
+/* The timer source's attr in the file: a user-only cpu-clock at the asked period for now. */
+static void timer_attr(struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->sample_period = autoprof.cfg.period ? autoprof.cfg.period
+						  : 1000000000ULL / autoprof.cfg.freq;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+}
+
+/* The timer source: give the file the period actually delivered, on average. */
+static void record_delivered_period(void)
+{
+	struct perf_event_attr *attr = &autoprof.writer.events[0].attr;
+
+	if (!autoprof.timer_mode || !autoprof.samples)
+		return;
+	attr->sample_period = autoprof.period_sum / autoprof.samples;
+	attr->freq = 0;
+	writer__update_attr(&autoprof.writer, 0);
+	pr_info("timer sampling delivered %.0f samples per CPU-second (asked for %llu)",
+		1e9 / (double)attr->sample_period,
+		(unsigned long long)(autoprof.cfg.period ? 1000000000ULL / autoprof.cfg.period
+							 : autoprof.cfg.freq));
+}
+
 /* The file's attrs: the sampling event (id 1), then each counter that is open (ids 2, ...). */
 static int file_events(struct writer_event *events)
 {
@@ -226,7 +298,8 @@ static int session_open(bool attach_others)
 	if (attach_others)
 		attach_other_threads();
 	features__prepare_emergency(&autoprof.writer);
-	pr_info("sampling %s at %llu %s with %s stacks into %s", autoprof.cfg.event_name,
+	pr_info("sampling %s%s at %llu %s with %s stacks into %s", autoprof.cfg.event_name,
+		autoprof.timer_mode ? " with CPU-time timers" : "",
 		(unsigned long long)(autoprof.cfg.period ? autoprof.cfg.period : autoprof.cfg.freq),
 		autoprof.cfg.period ? "events per sample" : "Hz",
 		config__callgraph_name(autoprof.cfg.callgraph), path);
@@ -300,17 +373,18 @@ int autoprof__start(void)
 		if (err)
 			return err;
 	}
-	err = event__probe_default(&autoprof.cfg, &fell_back);
-	if (err) {
-		pr_warn("cannot open a %s sampling event: %s; not profiling", autoprof.cfg.event_name,
-			strerror(-err));
+	err = choose_source(&fell_back);
+	if (err)
 		goto out_counters;
-	}
-	if (autoprof.top && autoprof.gen == 0)
+	if (autoprof.top && autoprof.gen == 0 && !autoprof.timer_mode)
 		say_missing_pmu(&autoprof.counters, fell_back);
-	event__sampler_attr(&autoprof.cfg, &autoprof.attr);
-	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND)
+	if (autoprof.timer_mode)
+		timer_attr(&autoprof.attr);
+	else
+		event__sampler_attr(&autoprof.cfg, &autoprof.attr);
+	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND || autoprof.timer_mode)
 		unwind__init();
+	signals__init();
 	err = sample__install(autoprof.cfg.signo);
 	if (err) {
 		pr_warn("signal %d already has a handler (%s); not profiling (set AUTOPROF_SIGNAL)",
@@ -378,6 +452,7 @@ void autoprof__stop(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	thread__stop_all();
 	finish_counters();
+	record_delivered_period();
 	empty = !autoprof.samples && !autoprof.top;
 	err = features__write(&autoprof.writer);
 	if (err)
@@ -407,6 +482,7 @@ void autoprof__before_exec(void)
 	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, ap_now() - autoprof.start_time,
 		    autoprof.period_sum);
 	autoprof.exec_keeps_name = !autoprof.samples;
+	record_delivered_period();
 	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
 		unlink(autoprof.writer.path);
 	counters__keep_across_exec(cs, true);

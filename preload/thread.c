@@ -112,21 +112,33 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	t->tid = tid ? tid : gettid();
 	t->last_flush = ap_now();
 
-	t->fd = event__open(&autoprof.attr, tid);
-	if (t->fd < 0) {
-		*err = t->fd;
-		goto out_mem;
+	if (autoprof.timer_mode) {
+		/* A POSIX CPU-time timer; an fd of ours keys the registry all the same. */
+		if (tid) {
+			*err = -EOPNOTSUPP;
+			goto out_mem;
+		}
+		t->fd = ap_move_high(open("/dev/null", O_RDONLY | O_CLOEXEC), true);
+		*err = t->fd < 0 ? -errno : t->fd >= MAX_FD ? -EMFILE : timer__open(t);
+		if (*err)
+			goto out_fd;
+	} else {
+		t->fd = event__open(&autoprof.attr, tid);
+		if (t->fd < 0) {
+			*err = t->fd;
+			goto out_mem;
+		}
+		if (t->fd >= MAX_FD) {
+			*err = -EMFILE;
+			goto out_fd;
+		}
+		*err = ring__map(&t->ring, t->fd, ring_pages());
+		if (*err)
+			goto out_fd;
+		*err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
+		if (*err)
+			goto out_ring;
 	}
-	if (t->fd >= MAX_FD) {
-		*err = -EMFILE;
-		goto out_fd;
-	}
-	*err = ring__map(&t->ring, t->fd, ring_pages());
-	if (*err)
-		goto out_fd;
-	*err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
-	if (*err)
-		goto out_ring;
 	t->handle = tid ? 0 : pthread_self();
 	put_comm(t, tid);
 	pthread_mutex_lock(&registry_lock);
@@ -136,8 +148,8 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	pthread_mutex_unlock(&registry_lock);
 	if (!tid)
 		ap_self = t;
-	if (ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		*err = -errno;
+	*err = t->is_timer ? timer__start(t) : ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+	if (*err) {
 		if (!tid)
 			ap_self = NULL;
 		pthread_mutex_lock(&registry_lock);
@@ -149,8 +161,11 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 
 out_ring:
 	ring__unmap(&t->ring);
+	if (t->is_timer)
+		timer__close(t);
 out_fd:
-	ap_close(t->fd);
+	if (t->fd >= 0)
+		ap_close(t->fd);
 out_mem:
 	munmap(mem, len);
 	return NULL;
@@ -280,9 +295,18 @@ static bool claim_locked(struct ap_thread *t)
  * keep the samples still in its ring, write everything out. Only the owner
  * frees the memory (the owner may still look at it otherwise).
  */
+/* Stop t's sample source: its event, or its timer. Async-signal-safe. */
+static void disable(struct ap_thread *t)
+{
+	if (t->is_timer)
+		timer__close(t);
+	else
+		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
 static void finish(struct ap_thread *t, bool own)
 {
-	ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+	disable(t);
 	while (__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
 		sched_yield();
 	sample__drain(t, NULL);
@@ -302,7 +326,7 @@ static void block_signal(sigset_t *old)
 
 	sigemptyset(&block);
 	sigaddset(&block, autoprof.cfg.signo);
-	pthread_sigmask(SIG_BLOCK, &block, old);
+	ap_sigmask(SIG_BLOCK, &block, old);
 }
 
 /*
@@ -324,7 +348,7 @@ void thread__stop_self(void)
 	if (mine)
 		finish(t, true);
 	ap_self = NULL;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ap_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Stop every thread still sampling; the process is ending. Not async-signal-safe. */
@@ -348,7 +372,7 @@ void thread__stop_all(void)
 		if (mine)
 			finish(t, false);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ap_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The kernel tid of a thread of ours, or 0 when it is not one we sample. Not async-signal-safe. */
@@ -385,7 +409,7 @@ void thread__rename(pid_t tid, const char *name)
 	} else {
 		writer__append(&autoprof.writer, rec, n);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ap_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Say once that some thread could not be sampled, and why. Not async-signal-safe. */
@@ -451,7 +475,7 @@ void thread__stop_all_emergency(void)
 						       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 			continue;
 		__atomic_store_n(&by_fd[fd], NULL, __ATOMIC_RELEASE);
-		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+		disable(t);
 		for (int i = 0; i < 1000 && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST); i++)
 			sched_yield();
 		if (!__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
@@ -461,4 +485,25 @@ void thread__stop_all_emergency(void)
 	}
 	if (locked)
 		pthread_mutex_unlock(&registry_lock);
+}
+
+/*
+ * Send every thread's overflow signal as signo from now on (the program took
+ * the old one). Timer threads get a new timer on their own CPU clock.
+ * Not async-signal-safe.
+ */
+void thread__reroute(int signo)
+{
+	pthread_mutex_lock(&registry_lock);
+	for (int fd = 0; by_fd && fd <= max_fd; fd++) {
+		struct ap_thread *t = by_fd[fd];
+
+		if (!t)
+			continue;
+		if (!t->is_timer)
+			fcntl(t->fd, F_SETSIG, signo);
+		else
+			timer__retarget(t);
+	}
+	pthread_mutex_unlock(&registry_lock);
 }

@@ -91,6 +91,12 @@ static bool pc_is_unsafe(uintptr_t pc)
 	return false;
 }
 
+/* The interrupted pc of a signal context. Async-signal-safe. */
+uint64_t unwind__pc(void *ucontext)
+{
+	return ucontext_pc(ucontext);
+}
+
 /* Is pc in libunwind's own code? Async-signal-safe. */
 bool unwind__owns_pc(uintptr_t pc)
 {

@@ -275,3 +275,18 @@ int writer__reopen(struct writer *w)
 	__atomic_store_n(&w->reserved, w->sealed_at, __ATOMIC_RELEASE);
 	return 0;
 }
+
+/* Write events[i]'s attr again (its period, learned at the end). Not async-signal-safe. */
+int writer__update_attr(struct writer *w, int i)
+{
+	struct perf_file_attr fa;
+
+	if (w->fd < 0 || i < 0 || i >= w->nr_events)
+		return -EINVAL;
+	memset(&fa, 0, sizeof(fa));
+	memcpy(fa.attr, &w->events[i].attr, PERF_FILE_ATTR_SIZE);
+	fa.ids.offset = IDS_OFFSET + (uint64_t)i * sizeof(uint64_t);
+	fa.ids.size = sizeof(uint64_t);
+	return pwrite_all(w->fd, &fa, sizeof(fa),
+			  ATTRS_OFFSET(w->nr_events) + (uint64_t)i * sizeof(fa));
+}

@@ -4,7 +4,7 @@
 # without the library, every file written reads cleanly in perf report, and
 # each holds the samples of the code that ran in that process image.
 . "$(dirname "$0")/lib.sh"
-plan 48
+plan 52
 
 LIFE=$B/progs/life
 PROGS=$B/progs
@@ -85,6 +85,17 @@ mkdir closeall2
 has closeall2/perf.data after_work && [ "$(grep -c 'profiler' closeall2/err.txt)" = 1 ]
 ok $? "closeall: close_range(3, ~0) leaves profiling working, with one line on stderr" ||
 	diag_file closeall2/err.txt
+
+same takesig
+mkdir takesig2
+(cd takesig2 && LD_PRELOAD=$LIB "$LIFE" takesig "$PROGS" >/dev/null 2>err.txt)
+has takesig2/perf.data after_work && grep -q 'handles signal [0-9]* itself; profiling moves to signal' takesig2/err.txt
+ok $? "takesig: the program gets its own handler for our signal, and sampling goes on" ||
+	diag_file takesig2/err.txt
+
+same blockall
+has blockall/perf.data child_work
+ok $? "blockall: a thread that blocks every signal is sampled all the same"
 
 same fds
 is "$(cat fds/prof.out)" "fds 3..9 free" "fds: fds 3..9 are free in a profiled program"

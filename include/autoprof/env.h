@@ -37,6 +37,10 @@
 	  "user stacks: libunwind (DWARF unwind info, no frame pointers needed), fp (kernel "      \
 	  "frame-pointer chains) or none")                                                          \
 	X(STACK_DEPTH, "stack-depth", 0, "N", "127", "deepest call chain kept, 1..1024")          \
+	X(MODE, "mode", 0, "MODE", "auto",                                                         \
+	  "sample source: perf (per-thread perf events), timer (per-thread POSIX CPU-time "        \
+	  "timers, at most the kernel tick rate) or auto (perf, else timer where "                \
+	  "perf_event_open is refused)")                                                            \
 	X(KERNEL, "kernel", 'k', NULL, "0",                                                        \
 	  "sample kernel code and kernel call chains too, where perf_event_paranoid permits")      \
 	X(SIGNAL, "signal", 0, "SIG", "",                                                          \

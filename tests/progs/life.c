@@ -17,6 +17,9 @@
  *   closeall   close_range(3, ~0U) mid-run, then goes on burning
  *   fds        checks that fds 3..9 are free at start
  *   sleep      burns 1.5 s more, then sleeps 30 s (for SIGKILL tests)
+ *   takesig    installs its own handler for SIGRTMIN+5 (the profiler's default signal),
+ *              raises it, then burns in after_work()
+ *   blockall   a thread that blocks every signal burns in child_work()
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -67,6 +70,25 @@ static void on_prof(int sig)
 {
 	(void)sig;
 	prof_ticks++;
+}
+
+static volatile sig_atomic_t got_rt;
+
+static void on_rt(int sig)
+{
+	(void)sig;
+	got_rt = 1;
+}
+
+static void *blocked_thread(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	child_work(300);
+	return NULL;
 }
 
 static void *exit_from_thread(void *arg)
@@ -187,6 +209,21 @@ int main(int argc, char **argv)
 		close_range(3, ~0U, 0);
 		after_work(150);
 		printf("closeall: done\n");
+	} else if (!strcmp(mode, "takesig")) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_rt;
+		sigaction(SIGRTMIN + 5, &sa, NULL);
+		raise(SIGRTMIN + 5);
+		after_work(200);
+		printf("takesig: handler %s\n", got_rt ? "ran" : "did not run");
+	} else if (!strcmp(mode, "blockall")) {
+		pthread_t th;
+
+		pthread_create(&th, NULL, blocked_thread, NULL);
+		pthread_join(th, NULL);
+		printf("blockall: done\n");
 	} else if (!strcmp(mode, "sleep")) {
 		after_work(1500);
 		printf("sleeping\n");

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * timer.c - the fallback sample source: a POSIX CPU-time timer per thread
+ * (timer_create(CLOCK_THREAD_CPUTIME_ID) with SIGEV_THREAD_ID), for machines
+ * where perf_event_open is refused (seccomp as in Docker's default profile,
+ * perf_event_paranoid 3 or more), or when AUTOPROF_MODE=timer asks for it.
+ *
+ * The signal goes through the same handler, unwinder and writer, recorded as
+ * a cpu-clock event. CPU-time timers expire on the scheduler tick (250 Hz on
+ * a typical kernel), so the rate asked for may not be the rate delivered:
+ * every sample carries the thread CPU time that really passed since the one
+ * before as its period, and the file's attr is given the delivered average
+ * period at the end, never the asked one.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define TIMER_MAGIC 0x41505446 /* "APTF" in si_value: the signal is our timer's */
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Create t's timer on clock (t's CPU clock), not armed yet. Returns 0 or -errno. */
+static int create(struct ap_thread *t, clockid_t clock)
+{
+	struct sigevent sev;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = autoprof.cfg.signo;
+	sev.sigev_value.sival_int = TIMER_MAGIC;
+	sev._sigev_un._tid = t->tid;
+	if (timer_create(clock, &sev, &t->timer) < 0)
+		return -errno;
+	t->is_timer = true;
+	return 0;
+}
+
+/* Create the calling thread's timer for t, not armed yet. Returns 0 or -errno. */
+int timer__open(struct ap_thread *t)
+{
+	return create(t, CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* Arm t's timer at the configured rate. Returns 0 or -errno. */
+static int arm(struct ap_thread *t)
+{
+	uint64_t ns = autoprof.cfg.period ? autoprof.cfg.period
+					  : 1000000000ULL / (autoprof.cfg.freq ? autoprof.cfg.freq : 1000);
+	struct itimerspec its = {
+		.it_interval = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
+		.it_value = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
+	};
+
+	if (timer_settime(t->timer, 0, &its, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Arm the calling thread's timer; its next sample's period counts from now. */
+int timer__start(struct ap_thread *t)
+{
+	t->last_cpu = thread_cpu_ns();
+	return arm(t);
+}
+
+/* Delete t's timer. Async-signal-safe (timer_delete is a system call). */
+void timer__close(struct ap_thread *t)
+{
+	if (t->is_timer)
+		syscall(SYS_timer_delete, (long)(intptr_t)t->timer);
+	t->is_timer = false;
+}
+
+/* Is this siginfo our timer's? Async-signal-safe. */
+bool timer__is_ours(const siginfo_t *si)
+{
+	return si->si_code == SI_TIMER && si->si_value.sival_int == TIMER_MAGIC;
+}
+
+/*
+ * One timer sample of the calling thread, from the signal's context: its
+ * true period is the thread CPU time since the last one. Async-signal-safe.
+ */
+void timer__sample(struct ap_thread *t, void *ucontext)
+{
+	uint64_t now_cpu = thread_cpu_ns();
+	uint64_t period = now_cpu - t->last_cpu;
+	unsigned cpu = 0;
+
+	t->last_cpu = now_cpu;
+	if (syscall(SYS_getcpu, &cpu, NULL, NULL) < 0)
+		cpu = 0;
+	sample__from_context(t, ucontext, ap_now(), cpu, period ? period : 1);
+}
+
+/*
+ * Replace t's timer by one that sends the current sampling signal (called
+ * from another thread: t's own CPU clock comes from its pthread handle).
+ * Not async-signal-safe.
+ */
+void timer__retarget(struct ap_thread *t)
+{
+	clockid_t clock;
+
+	if (!t->handle || pthread_getcpuclockid(t->handle, &clock))
+		return;
+	timer__close(t);
+	if (create(t, clock) == 0)
+		arm(t);
+}
+

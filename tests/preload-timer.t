@@ -1,0 +1,43 @@
+#!/bin/sh
+# The fallback source: per-thread POSIX CPU-time timers where perf_event_open
+# is refused (tests/progs/noperf refuses it with a seccomp filter, as Docker
+# does), or when AUTOPROF_MODE=timer asks for it. Samples carry their true
+# period, so times are right even though the tick limits the rate.
+. "$(dirname "$0")/lib.sh"
+plan 12
+
+NOPERF=$B/progs/noperf
+"$NOPERF" env LD_PRELOAD="$LIB" "$B/progs/split" 1000 >out.txt 2>err.txt
+is "$?" 0 "perf_event_open refused: the program runs and exits 0"
+is "$(cat out.txt)" "split: done" "its output is unchanged"
+grep -q 'perf_event_open is refused here.*CPU-time timers' err.txt && [ "$(wc -l <err.txt)" = 1 ]
+ok $? "one line says the timers stand in" || diag_file err.txt
+perf report -i perf.data --stdio --no-children --sort sym >rep.txt 2>rep.err
+clean_stderr rep.err
+ok $? "perf report reads the timer file without a warning" || diag_file rep.err
+within "$(perf_share perf.data heavy_two_thirds)" 60 73 "heavy_two_thirds still has about 2/3"
+
+n=$(nsamples perf.data)
+within "$n" 100 320 "the rate delivered is the tick's, not the 1000 Hz asked ($n samples in 1 s)"
+# Event count (approx.) is the sum of the periods: about 1 s of CPU, in ns.
+sum=$(sed -n 's/^# Event count (approx.): //p' rep.txt | head -1)
+within "$sum" 850000000 1150000000 "the periods add up to the CPU time used (true periods, not the asked one)"
+period=$(perf report -i perf.data --header-only 2>/dev/null | sed -n 's/.*name = cpu-clock.*sample_period, sample_freq } = \([0-9]*\).*/\1/p')
+within "$period" 3000000 12000000 "the file's attr says the delivered period ($period ns), not 1 ms"
+
+AUTOPROF_QUIET=1 AUTOPROF_MODE=timer AUTOPROF_OUTPUT=threads.data LD_PRELOAD=$LIB "$B/progs/threads" 400 >/dev/null
+bad=
+for i in 0 1 2 3; do
+	c=$(perf report -i threads.data --stdio --no-children --sort comm 2>/dev/null |
+		awk -v c="busy-$i" '$2 == c { sub(/%/, "", $1); print $1 }')
+	awk -v v="$c" 'BEGIN { exit !(v >= 18 && v <= 32) }' || bad="$bad busy-$i:$c"
+done
+is "$bad" "" "AUTOPROF_MODE=timer: four threads get a quarter each"
+"$PERFPARSER" --input threads.data --print-stats >parser.txt 2>&1
+is "$(awk '/^samples time violations:/ { print $4 }' parser.txt)" 0 "hotspot-perfparser reads the timer file"
+
+"$NOPERF" env AUTOPROF_MODE=perf AUTOPROF_OUTPUT=perf-only.data LD_PRELOAD="$LIB" "$B/progs/split" 50 >out.txt 2>err.txt
+is "$?:$(cat out.txt)" "0:split: done" "AUTOPROF_MODE=perf where perf is refused: the program runs normally"
+grep -q 'cannot open a .* sampling event: Permission denied; not profiling' err.txt && [ ! -e perf-only.data ]
+ok $? "with one line saying why, and no file" || diag_file err.txt
+done_testing
