@@ -227,8 +227,12 @@ struct prepared {
 	uint64_t bits[PERF_FEAT_BITS / 64];
 };
 
-/* Lay out every feature body into p. Returns 0 or -ENOMEM. Not async-signal-safe. */
-static int prepare(struct prepared *p, struct writer *w)
+/*
+ * Lay out every feature body into p. `light` leaves out what is slow to
+ * gather (build ids, the CPU's name), for the copy made at every start.
+ * Returns 0 or -ENOMEM. Not async-signal-safe.
+ */
+static int prepare(struct prepared *p, struct writer *w, bool light)
 {
 	struct blob body = {0};
 	struct utsname uts;
@@ -242,7 +246,8 @@ static int prepare(struct prepared *p, struct writer *w)
 
 		switch (feature_order[i]) {
 		case PERF_FEAT_BUILD_ID:
-			dl_iterate_phdr(add_build_id, &body);
+			if (!light)
+				dl_iterate_phdr(add_build_id, &body);
 			break;
 		case PERF_FEAT_HOSTNAME:
 			blob_string(&body, uts.nodename);
@@ -261,7 +266,10 @@ static int prepare(struct prepared *p, struct writer *w)
 			blob_u32(&body, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
 			break;
 		case PERF_FEAT_CPUDESC:
-			feat_cpudesc(&body);
+			if (light)
+				blob_string(&body, "unknown");
+			else
+				feat_cpudesc(&body);
 			break;
 		case PERF_FEAT_TOTAL_MEM:
 			blob_u64(&body, sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit / 1024);
@@ -325,21 +333,21 @@ static int emit(struct prepared *p, struct writer *w, bool bounded)
 int features__write(struct writer *w)
 {
 	struct prepared p;
-	int err = prepare(&p, w);
+	int err = prepare(&p, w, false);
 
 	err = err ? writer__finish(w, NULL, 0, NULL) : emit(&p, w, false);
 	free(p.body);
 	return err;
 }
 
-/* The features for an emergency (a deadly signal), laid out at start. */
+/* The features for an emergency (a deadly signal), laid out at start, without build ids. */
 static struct prepared emergency;
 
 /* Lay out the features now, for features__write_emergency(). Not async-signal-safe. */
 void features__prepare_emergency(struct writer *w)
 {
 	free(emergency.body);
-	if (prepare(&emergency, w))
+	if (prepare(&emergency, w, true))
 		memset(&emergency, 0, sizeof(emergency));
 }
 

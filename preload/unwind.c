@@ -68,8 +68,7 @@ void unwind__prime_thread(void)
 
 	if (unw_getcontext(&ctx) || unw_init_local(&cursor, &ctx))
 		return;
-	for (int i = 0; i < 4 && unw_step(&cursor) > 0; i++)
-		;
+	unw_step(&cursor);
 }
 
 static uintptr_t ucontext_pc(const ucontext_t *uc)
