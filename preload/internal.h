@@ -114,6 +114,7 @@ int unwind__init(void);
 void unwind__prime_thread(void);
 int unwind__stack(void *ucontext, uint64_t *ips, int max);
 bool unwind__owns_pc(uintptr_t pc);
+bool unwind__is_profiler_pc(uintptr_t pc);
 uint64_t unwind__pc(void *ucontext);
 
 /* ---- writer.c: the perf.data file ---- */

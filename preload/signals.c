@@ -51,13 +51,19 @@ int ap_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) < 0 ? -errno : 0;
 }
 
-/* set, less the sampling signal, in copy; returns the set to use. */
-static const sigset_t *without_ours(int how, const sigset_t *set, sigset_t *copy)
+/*
+ * set, less the sampling signal, in copy; returns the set to use. Only the
+ * program's calls are changed: libunwind blocks every signal around its
+ * cache lock and restores the handler's mask after, and both must stand, or
+ * a sample could interrupt libunwind on its own thread and deadlock on that
+ * lock.
+ */
+static const sigset_t *without_ours(int how, const sigset_t *set, sigset_t *copy, void *caller)
 {
 	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_RELAXED);
 
 	if (!set || how == SIG_UNBLOCK || !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
-	    signo <= 0 || !sigismember(set, signo))
+	    signo <= 0 || !sigismember(set, signo) || unwind__is_profiler_pc((uintptr_t)caller))
 		return set;
 	*copy = *set;
 	sigdelset(copy, signo);
@@ -75,7 +81,7 @@ AP_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 		errno = ENOSYS;
 		return -1;
 	}
-	return next(how, without_ours(how, set, &copy), old);
+	return next(how, without_ours(how, set, &copy, __builtin_return_address(0)), old);
 }
 
 AP_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
@@ -87,7 +93,7 @@ AP_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		next = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
 	if (!next)
 		return ENOSYS;
-	return next(how, without_ours(how, set, &copy), old);
+	return next(how, without_ours(how, set, &copy, __builtin_return_address(0)), old);
 }
 
 /*

@@ -197,12 +197,16 @@ int thread__attach(pid_t tid)
 }
 
 /*
- * Enter t from its signal handler: false when t is being stopped, and then
- * the handler must leave it alone. Pairs with the stopper's store of closed
- * (both sequentially consistent). Async-signal-safe.
+ * Enter t from its signal handler: false when t is being stopped, or when
+ * its handler is already running on it (a nested signal: never re-enter the
+ * unwinder or the writer), and then the handler must leave t alone. Pairs
+ * with the stopper's store of closed (both sequentially consistent).
+ * Async-signal-safe.
  */
 bool thread__enter(struct ap_thread *t)
 {
+	if (__atomic_load_n(&t->in_handler, __ATOMIC_RELAXED))
+		return false; /* only t's own handler sets it: this is a nested signal */
 	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&t->closed, __ATOMIC_SEQ_CST)) {
 		__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);

@@ -14,6 +14,7 @@
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <dlfcn.h>
 #include <link.h>
 #include <string.h>
 #include <sys/ucontext.h>
@@ -21,27 +22,35 @@
 #include "internal.h"
 
 /* Text ranges where the interrupted code must not be unwound from. */
+/* The code of the loader, libunwind and this library: where the profiler is "inside". */
+enum text_kind { TEXT_LOADER, TEXT_UNWINDER, TEXT_SELF };
 static struct {
 	uintptr_t lo, hi;
-	bool is_libunwind;
-} unsafe_text[4];
+	enum text_kind kind;
+} unsafe_text[8];
 static int nr_unsafe;
 
-static int note_unsafe(struct dl_phdr_info *info, size_t size, void *data)
+static int note_unsafe(struct dl_phdr_info *info, size_t size, void *self_base)
 {
 	const char *name = info->dlpi_name;
+	enum text_kind kind;
 	(void)size;
-	(void)data;
 
-	if (!name || !(strstr(name, "/ld-linux") || strstr(name, "libunwind")))
+	if (info->dlpi_addr == (uintptr_t)self_base)
+		kind = TEXT_SELF;
+	else if (name && strstr(name, "/ld-linux"))
+		kind = TEXT_LOADER;
+	else if (name && strstr(name, "libunwind"))
+		kind = TEXT_UNWINDER;
+	else
 		return 0;
-	for (int i = 0; i < info->dlpi_phnum && nr_unsafe < 4; i++) {
+	for (int i = 0; i < info->dlpi_phnum && nr_unsafe < 8; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
 			unsafe_text[nr_unsafe].lo = info->dlpi_addr + ph->p_vaddr;
 			unsafe_text[nr_unsafe].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-			unsafe_text[nr_unsafe].is_libunwind = strstr(name, "libunwind") != NULL;
+			unsafe_text[nr_unsafe].kind = kind;
 			nr_unsafe++;
 		}
 	}
@@ -51,8 +60,12 @@ static int note_unsafe(struct dl_phdr_info *info, size_t size, void *data)
 /* One-time set-up, outside any handler. Returns 0. Not async-signal-safe. */
 int unwind__init(void)
 {
+	Dl_info self;
+
 	nr_unsafe = 0;
-	dl_iterate_phdr(note_unsafe, NULL);
+	if (!dladdr((void *)unwind__init, &self))
+		self.dli_fbase = NULL;
+	dl_iterate_phdr(note_unsafe, self.dli_fbase);
 	unwind__prime_thread();
 	return 0;
 }
@@ -85,7 +98,18 @@ static uintptr_t ucontext_pc(const ucontext_t *uc)
 static bool pc_is_unsafe(uintptr_t pc)
 {
 	for (int i = 0; i < nr_unsafe; i++)
-		if (pc >= unsafe_text[i].lo && pc < unsafe_text[i].hi)
+		if (unsafe_text[i].kind != TEXT_SELF && pc >= unsafe_text[i].lo &&
+		    pc < unsafe_text[i].hi)
+			return true;
+	return false;
+}
+
+/* Is pc in libunwind's code or in this library's? Async-signal-safe. */
+bool unwind__is_profiler_pc(uintptr_t pc)
+{
+	for (int i = 0; i < nr_unsafe; i++)
+		if (unsafe_text[i].kind != TEXT_LOADER && pc >= unsafe_text[i].lo &&
+		    pc < unsafe_text[i].hi)
 			return true;
 	return false;
 }
@@ -100,7 +124,8 @@ uint64_t unwind__pc(void *ucontext)
 bool unwind__owns_pc(uintptr_t pc)
 {
 	for (int i = 0; i < nr_unsafe; i++)
-		if (unsafe_text[i].is_libunwind && pc >= unsafe_text[i].lo && pc < unsafe_text[i].hi)
+		if (unsafe_text[i].kind == TEXT_UNWINDER && pc >= unsafe_text[i].lo &&
+		    pc < unsafe_text[i].hi)
 			return true;
 	return false;
 }
