@@ -1,7 +1,7 @@
 #!/bin/sh
 # Every thread: its own event, its own name, its own functions, its full stack.
 . "$(dirname "$0")/lib.sh"
-plan 14
+plan 15
 
 LD_PRELOAD=$LIB AUTOPROF_QUIET=1 "$B/progs/threads" 600 >out.txt 2>err.txt
 is "$?" 0 "the threaded program exits 0"
@@ -52,6 +52,13 @@ if [ -x "$PERFPARSER" ]; then
 else
 	skip "hotspot-perfparser not installed"
 fi
+
+# A thread another library started before our constructor ran is found in
+# /proc/self/task and sampled too (LD_PRELOAD order makes libearly's run first).
+AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=early.data LD_PRELOAD="$LIB $B/progs/libearly.so" "$B/progs/split" 500 >/dev/null
+n=$(perf report -i early.data --stdio --no-children --sort sym -n 2>/dev/null |
+	awk '$NF == "early_thread_work" { print $2 }')
+within "$n" 150 350 "a thread started before the profiler is attached and sampled"
 
 # 10 kHz on four threads: many samples land while libunwind holds its cache
 # lock with every signal blocked; a nested handler there would deadlock.
