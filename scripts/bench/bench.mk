@@ -1,1 +1,44 @@
 # Benchmark targets (included by the top Makefile). Not part of `make check`.
+#
+#   make bench-overhead   the sampling engine's overhead benchmark (about 6-7
+#                         minutes): prints a Markdown report and writes it to
+#                         build/bench/overhead.md, the raw numbers to
+#                         build/bench/overhead.json. BENCH_ARGS="--rounds 11
+#                         --budget 600" etc. are passed to scripts/bench/overhead.py.
+
+BENCH_DIR := $(BUILD)/bench
+BENCH_ARGS ?=
+
+# The kernel's sampling cost floor: per-thread cpu-clock events and rings, no reader.
+$(BENCH_DIR)/libfloor.so: scripts/bench/floor.c scripts/bench/bench.mk
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -fPIC -shared -pthread -Wall -Wextra -Werror \
+		-o $@ $< -ldl
+
+BENCH_OVERHEAD_DEPS := $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BENCH_DIR)/libfloor.so \
+	$(BUILD)/progs/demo $(BUILD)/progs/split $(BUILD)/progs/mtwork
+
+bench-overhead: $(BENCH_OVERHEAD_DEPS)
+	$(Q)python3 scripts/bench/overhead.py --build $(BUILD) --out $(BENCH_DIR)/overhead.md $(BENCH_ARGS)
+
+.PHONY: bench-overhead
+
+# ---------------------------------------------------------------------------
+# make bench (issue 6): autoprof against perf record and gperftools: overhead,
+# truth, stacks, delivered rate, output size, report speed. Installs the
+# packages it needs, writes scripts/bench/RESULTS.md (raw: build/bench/bench.json).
+# About 12 minutes on 2 cores; BENCH_FLAGS="--quick" for a 1-round smoke run.
+# Not part of `make check`.
+BENCH_FLAGS ?=
+
+$(BUILD)/.deps-bench: scripts/install-deps.sh
+	@mkdir -p $(BUILD)
+	$(Q)sh scripts/install-deps.sh bench
+	@touch $@
+
+bench: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report \
+		$(BENCH_DIR)/libfloor.so $(BUILD)/progs/demo $(BUILD)/progs/mtwork $(BUILD)/progs/truth
+	$(Q)python3 scripts/bench/bench.py --build $(BUILD) --out scripts/bench/RESULTS.md $(BENCH_FLAGS)
+
+.PHONY: bench

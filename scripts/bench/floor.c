@@ -1,0 +1,182 @@
+/*
+ * floor.c - the kernel's sampling cost floor, for scripts/bench/overhead.py.
+ *
+ * An LD_PRELOAD library that gives every thread of the program what
+ * libautoprof.so gives it at the kernel level, and nothing more: a per-thread
+ * cpu-clock sampling event (pid 0, cpu -1, frequency mode, IP|TID|TIME|PERIOD,
+ * user space only, CLOCK_MONOTONIC timestamps) with a 1 + 1 page ring. There
+ * is no signal, no reader and no file: the ring fills after a few dozen
+ * samples and the kernel then drops every further record. What is left is the
+ * cost of the timer interrupt and of preparing each sample, which no
+ * perf_event_open based profiler can avoid.
+ *
+ * The main thread's event is opened in a constructor, every other thread's at
+ * its first instruction by interposing pthread_create (dlsym RTLD_NEXT), and
+ * closed at thread exit (a TSD destructor, so pthread_exit counts too).
+ *
+ *   FLOOR_FREQ   samples per second of thread CPU time (default 1000)
+ *   FLOOR_DEBUG  1: one line on stderr per event opened and closed
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RING_PAGES 2 /* 1 metadata page + 1 data page */
+
+struct floor_thread {
+	int fd;
+	void *ring;
+	size_t ring_size;
+};
+
+static unsigned long floor_freq = 1000;
+static int floor_debug;
+static int floor_on;
+static pthread_key_t floor_key;
+static __thread struct floor_thread floor_self = { .fd = -1 };
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+struct start_args {
+	void *(*routine)(void *);
+	void *arg;
+};
+
+static void floor_open(void)
+{
+	struct perf_event_attr attr;
+	long page = sysconf(_SC_PAGESIZE);
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = floor_freq;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+
+	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		if (floor_debug)
+			fprintf(stderr, "floor: tid %d: perf_event_open: %s\n", (int)tid,
+				strerror(errno));
+		return;
+	}
+	floor_self.ring_size = (size_t)page * RING_PAGES;
+	floor_self.ring = mmap(NULL, floor_self.ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (floor_self.ring == MAP_FAILED) {
+		if (floor_debug)
+			fprintf(stderr, "floor: tid %d: mmap: %s\n", (int)tid, strerror(errno));
+		floor_self.ring = NULL;
+		close(fd);
+		return;
+	}
+	floor_self.fd = fd;
+	/* Any non-NULL value makes the destructor run at thread exit. */
+	pthread_setspecific(floor_key, &floor_self);
+	if (floor_debug)
+		fprintf(stderr, "floor: tid %d: cpu-clock at %lu Hz, fd %d, %d-page ring\n", (int)tid,
+			floor_freq, fd, RING_PAGES);
+}
+
+static void floor_close(void)
+{
+	if (floor_self.fd < 0)
+		return;
+	if (floor_debug) {
+		struct perf_event_mmap_page *meta = floor_self.ring;
+
+		fprintf(stderr, "floor: tid %d: closing fd %d (data_head %llu)\n",
+			(int)syscall(SYS_gettid), floor_self.fd,
+			(unsigned long long)__atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE));
+	}
+	munmap(floor_self.ring, floor_self.ring_size);
+	close(floor_self.fd);
+	floor_self.ring = NULL;
+	floor_self.fd = -1;
+}
+
+static void floor_key_destructor(void *unused)
+{
+	(void)unused;
+	floor_close();
+}
+
+static void *floor_start(void *p)
+{
+	struct start_args args = *(struct start_args *)p;
+
+	free(p);
+	if (floor_on)
+		floor_open();
+	return args.routine(args.arg);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *),
+		   void *arg)
+{
+	static pthread_create_fn real;
+	pthread_create_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+	struct start_args *args;
+	int err;
+
+	if (!fn) {
+		fn = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		if (!fn)
+			return EAGAIN;
+		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);
+	}
+	if (!floor_on)
+		return fn(thread, attr, routine, arg);
+	args = malloc(sizeof(*args));
+	if (!args)
+		return EAGAIN;
+	args->routine = routine;
+	args->arg = arg;
+	err = fn(thread, attr, floor_start, args);
+	if (err)
+		free(args);
+	return err;
+}
+
+__attribute__((constructor)) static void floor_init(void)
+{
+	const char *s = getenv("FLOOR_FREQ");
+	const char *d = getenv("FLOOR_DEBUG");
+
+	floor_debug = d && *d && strcmp(d, "0") != 0;
+	if (s && *s) {
+		char *end;
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (*end || v == 0) {
+			fprintf(stderr, "floor: bad FLOOR_FREQ=%s; not sampling\n", s);
+			return;
+		}
+		floor_freq = v;
+	}
+	if (pthread_key_create(&floor_key, floor_key_destructor))
+		return;
+	floor_on = 1;
+	floor_open();
+}
+
+__attribute__((destructor)) static void floor_fini(void)
+{
+	floor_close();
+}
