@@ -94,32 +94,49 @@ struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len)
 	return dso;
 }
 
-/* Load @dso's symbols once; failures leave it without symbols. */
-void dso__load(struct dso *dso)
+/*
+ * Load @dso's symbols once; failures leave it without symbols. With
+ * @no_load nothing is opened and the dso stays without symbols.
+ */
+void dso__load(struct dso *dso, bool no_load)
 {
 	if (dso->loaded)
 		return;
 	dso->loaded = true;
-	if (!dso->special)
-		symbols__load(dso);
+	if (dso->special || no_load)
+		return;
+	if (symbols__load(dso) == -ENOENT && !dso->nr_segs)
+		dso->missing = true;
+}
+
+/* The ELF virtual address of file offset @file_off: 0, or -ENOENT if in no segment. */
+int dso__vaddr(const struct dso *dso, u64 file_off, u64 *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < dso->nr_segs; i++) {
+		const struct load_seg *seg = &dso->segs[i];
+
+		if (file_off >= seg->offset && file_off - seg->offset < seg->filesz) {
+			*vaddr = file_off - seg->offset + seg->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 /*
  * The function symbol at file offset @file_off of @dso (loading it first),
  * or NULL when the offset is in no load segment or no symbol.
  */
-const struct sym *dso__find_sym(struct dso *dso, u64 file_off)
+const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load)
 {
-	size_t i;
+	u64 vaddr;
 
-	dso__load(dso);
-	for (i = 0; i < dso->nr_segs; i++) {
-		const struct load_seg *seg = &dso->segs[i];
-
-		if (file_off >= seg->offset && file_off - seg->offset < seg->filesz)
-			return symtab__lookup(&dso->symtab, file_off - seg->offset + seg->vaddr);
-	}
-	return NULL;
+	dso__load(dso, no_load);
+	if (dso__vaddr(dso, file_off, &vaddr))
+		return NULL;
+	return symtab__lookup(&dso->symtab, vaddr);
 }
 
 void dsos__exit(struct dsos *d)
@@ -127,6 +144,7 @@ void dsos__exit(struct dsos *d)
 	size_t i;
 
 	for (i = 0; i < d->nr; i++) {
+		srcline__close(d->v[i]);
 		symtab__exit(&d->v[i]->symtab);
 		free(d->v[i]->segs);
 		free(d->v[i]->path);

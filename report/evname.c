@@ -67,3 +67,52 @@ char *evname__from_attr(const struct perf_event_attr *attr)
 	}
 	return ret < 0 ? NULL : out;
 }
+
+static const char *const record_names[PERF_RECORD_LAST_KNOWN] = {
+    [PERF_RECORD_MMAP] = "MMAP",
+    [PERF_RECORD_LOST] = "LOST",
+    [PERF_RECORD_COMM] = "COMM",
+    [PERF_RECORD_EXIT] = "EXIT",
+    [PERF_RECORD_THROTTLE] = "THROTTLE",
+    [PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE",
+    [PERF_RECORD_FORK] = "FORK",
+    [PERF_RECORD_READ] = "READ",
+    [PERF_RECORD_SAMPLE] = "SAMPLE",
+    [PERF_RECORD_MMAP2] = "MMAP2",
+    [11] = "AUX",
+    [12] = "ITRACE_START",
+    [PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
+    [14] = "SWITCH",
+    [15] = "SWITCH_CPU_WIDE",
+    [16] = "NAMESPACES",
+    [17] = "KSYMBOL",
+    [18] = "BPF_EVENT",
+    [19] = "CGROUP",
+    [20] = "TEXT_POKE",
+    [21] = "AUX_OUTPUT_HW_ID",
+    [64] = "HEADER_ATTR",
+    [65] = "HEADER_EVENT_TYPE",
+    [66] = "HEADER_TRACING_DATA",
+    [67] = "HEADER_BUILD_ID",
+    [68] = "FINISHED_ROUND",
+    [69] = "ID_INDEX",
+    [70] = "AUXTRACE_INFO",
+    [71] = "AUXTRACE",
+    [72] = "AUXTRACE_ERROR",
+    [73] = "THREAD_MAP",
+    [74] = "CPU_MAP",
+    [75] = "STAT_CONFIG",
+    [76] = "STAT",
+    [77] = "STAT_ROUND",
+    [78] = "EVENT_UPDATE",
+    [79] = "TIME_CONV",
+    [80] = "HEADER_FEATURE",
+    [81] = "COMPRESSED",
+    [82] = "FINISHED_INIT",
+};
+
+/* perf's name of record type @type ("SAMPLE", "MMAP2", ...), or NULL if unknown. */
+const char *record_type__name(u32 type)
+{
+	return type < ARRAY_SIZE(record_names) ? record_names[type] : NULL;
+}

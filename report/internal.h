@@ -12,9 +12,18 @@
  *   dso.c        one object file per path, loaded lazily
  *   symbols.c    ELF symbol tables, load segments, separate debug files
  *   demangle.c   C++ names, when libstdc++'s demangler can be found
- *   hist.c       address cache, function table, per-event self/children counts
+ *   kallsyms.c   kernel symbols from /proc/kallsyms, relocated by the kernel MMAP
+ *   srcline.c    source file:line and inlined frames through libdw, on demand
+ *   strset.c     interned strings (comms, source lines) with u32 ids
+ *   hist.c       address -> location -> function, and the samples per stack
+ *   stacks.c     the trie of distinct call stacks, per-function totals
+ *   counters.c   STAT/STAT_ROUND records: counter totals and elapsed time
  *   session.c    the two passes over all files that drive the above
- *   output.c     the text report
+ *   sort.c       --sort keys: rows keyed by function, library, line, thread...
+ *   ftree.c      a merged call tree (callees or callers) for the tree views
+ *   output.c     the default text report (header, counters, tables)
+ *   escape.c     names made safe for XML, JSON and CSV
+ *   render_*.c   one file per other view or export
  * Only main.c prints diagnostics or exits; everything else returns 0/-errno
  * and leaves a message in the object it worked on.
  */
@@ -22,6 +31,7 @@
 #define AUTOPROF_REPORT_INTERNAL_H
 
 #include <autoprof/perf_file.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +80,18 @@ int kvmap__get(const struct kvmap *m, u64 a, u64 b, u64 *val);
 int kvmap__put(struct kvmap *m, u64 a, u64 b, u64 val);
 void kvmap__exit(struct kvmap *m);
 
+/* ---- strset.c: interned strings, id 0 is "" ---- */
+
+struct strset {
+	char **v;
+	size_t nr, cap;
+	struct kvmap idx; /* (hash, salt) -> id */
+};
+
+int strset__intern(struct strset *ss, const char *str, size_t len, u32 *id);
+const char *strset__str(const struct strset *ss, u32 id);
+void strset__exit(struct strset *ss);
+
 /* ---- perf_file.c ---- */
 
 /* One attr of one file, zero-extended to the attr struct this build knows. */
@@ -89,8 +111,10 @@ struct features {
 
 struct perf_file {
 	char *path;
-	const u8 *base; /* the whole file, mapped read-only */
+	const u8 *base; /* the whole file, mapped read-only (or the caller's buffer) */
 	size_t size;
+	bool mapped;  /* base is our mmap */
+	u64 released; /* pages below this were handed back to the kernel */
 	struct perf_file_header hdr;
 	u64 data_off, data_end; /* record stream, clamped to the file */
 	u64 walk_end;		/* where walking stopped (== data_end unless bad record) */
@@ -113,6 +137,7 @@ struct record {
 };
 
 int perf_file__open(struct perf_file *pf, const char *path);
+int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf, size_t len);
 void perf_file__close(struct perf_file *pf);
 int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
 int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r);
@@ -126,6 +151,7 @@ void features__exit(struct features *f);
 /* ---- evname.c ---- */
 
 char *evname__from_attr(const struct perf_event_attr *attr);
+const char *record_type__name(u32 type);
 
 /* ---- sample.c ---- */
 
@@ -140,7 +166,7 @@ struct sample {
 	u64 period;
 	u64 nr_chain;	 /* callchain entries */
 	const u8 *chain; /* nr_chain unaligned u64s inside the mapped file */
-	bool has_ip, has_tid, has_time;
+	bool has_ip, has_tid, has_time, has_cpu;
 };
 
 int sample__parse(const struct perf_file *pf, const struct record *r, struct sample *s);
@@ -152,7 +178,7 @@ static inline u64 sample__chain(const struct sample *s, u64 i)
 	return ld64(s->chain + i * 8);
 }
 
-/* ---- dso.c + symbols.c + demangle.c ---- */
+/* ---- dso.c + symbols.c + demangle.c + srcline.c ---- */
 
 struct sym {
 	u64 start, end; /* [start, end) in the ELF's virtual addresses */
@@ -169,12 +195,17 @@ struct load_seg {
 	u64 offset, filesz, vaddr;
 };
 
+struct dwarf_handle; /* srcline.c */
+
 struct dso {
 	char *path;
 	const char *short_name; /* basename, points into path */
 	u32 id;
 	bool special; /* [vdso], [heap], //anon ...: never opened */
 	bool loaded;  /* load attempted */
+	bool missing; /* the file could not be opened */
+	bool dw_tried;
+	struct dwarf_handle *dw;
 	struct symtab symtab;
 	struct load_seg *segs;
 	size_t nr_segs;
@@ -184,17 +215,43 @@ struct dsos {
 	struct dso **v;
 	size_t nr, cap;
 	struct kvmap by_hash; /* path hash -> first index, chained by linear scan */
+	bool no_load;	      /* never open files named in the data (fuzzing) */
 };
 
 struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len);
 void dsos__exit(struct dsos *d);
-void dso__load(struct dso *dso);
-const struct sym *dso__find_sym(struct dso *dso, u64 file_off);
+void dso__load(struct dso *dso, bool no_load);
+const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load);
+int dso__vaddr(const struct dso *dso, u64 file_off, u64 *vaddr);
 
 int symbols__load(struct dso *dso);
+int symbols__open_dwarf(const struct dso *dso, int *fd, void **elf);
 const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr);
 void symtab__exit(struct symtab *t);
 char *demangle__name(const char *name);
+
+#define SRCLINE_MAX 512
+int srcline__find(struct dso *dso, u64 vaddr, bool inlines, char *buf, size_t len);
+void srcline__close(struct dso *dso);
+
+/* ---- kallsyms.c ---- */
+
+struct ksym {
+	u64 addr;
+	const char *name;
+};
+
+struct kallsyms {
+	struct ksym *syms;
+	size_t nr;
+	char *arena;
+	u64 text; /* address of _text, 0 if not listed */
+	bool loaded;
+};
+
+int kallsyms__load(struct kallsyms *k, const char *path);
+const struct ksym *kallsyms__lookup(const struct kallsyms *k, u64 addr);
+void kallsyms__exit(struct kallsyms *k);
 
 /* ---- machine.c ---- */
 
@@ -212,6 +269,8 @@ struct proc {
 	u32 fork_epoch;	     /* epoch of the fork: the parent's maps count only within it */
 	struct proc *parent; /* forked from */
 	u64 fork_time;
+	u64 exit_time; /* TIME_NEVER: no EXIT record */
+	bool has_fork;
 	struct map *maps;
 	size_t nr_maps, cap_maps;
 	u64 *execs; /* exec times, increasing */
@@ -226,6 +285,12 @@ struct thread {
 	char comm[32];
 };
 
+/* The kernel's text mapping, from a "[kernel.kallsyms]..." MMAP of pid -1. */
+struct kmap {
+	bool present;
+	u64 start, end, pgoff;
+};
+
 struct machine {
 	struct proc **procs;
 	size_t nr_procs, cap_procs;
@@ -234,6 +299,7 @@ struct machine {
 	size_t nr_threads, cap_threads;
 	struct kvmap thread_idx; /* tid -> index */
 	struct dsos dsos;
+	struct kmap kmap;
 };
 
 int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, const char *name,
@@ -241,77 +307,195 @@ int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, con
 int machine__comm(struct machine *m, u32 pid, u32 tid, const char *comm, size_t len, bool exec,
 		  u64 time);
 int machine__fork(struct machine *m, u32 pid, u32 ppid, u32 tid, u32 ptid, u64 time);
+int machine__exit_task(struct machine *m, u32 pid, u32 tid, u64 time);
 int machine__finish(struct machine *m);
 struct proc *machine__find_proc(const struct machine *m, u32 pid);
 const struct thread *machine__find_thread(const struct machine *m, u32 tid);
+const char *machine__comm_of(const struct machine *m, u32 pid, u32 tid);
 u32 proc__epoch(const struct proc *p, u64 time);
 const struct map *proc__find_map(struct proc *p, u64 addr, u64 time, u32 epoch);
 void machine__exit(struct machine *m);
 
-/* ---- hist.c ---- */
+/* ---- hist.c + stacks.c ---- */
 
 enum { FUNC_UNKNOWN = 0, FUNC_KERNEL = 1 };
+enum { OBJ_UNKNOWN = 0, OBJ_KERNEL = 1, OBJ_DSO0 = 2 }; /* object ids; a dso is OBJ_DSO0 + id */
 
 struct func {
 	char *name;
 	const char *object; /* display name of the object */
+	struct dso *dso;    /* where the symbol is, NULL for kernel and placeholders */
+	u64 vaddr;	    /* the symbol's start in the dso's ELF addresses */
+	u32 obj;	    /* object id */
+	bool has_sym;
+};
+
+/* One distinct code address: a dso and file offset, or a kernel address. */
+struct loc {
+	u32 fid;
+	struct dso *dso; /* NULL: kernel or unknown */
+	u64 off;
 };
 
 struct func_stat {
 	u64 self_period, self_samples;
 	u64 total_period, total_samples;
-	u64 seen; /* sample sequence number that last counted this function */
+	u64 seen; /* internal to hists__finish() */
 };
 
 struct hist {
 	char *event;
 	u64 nr_samples, total_period;
-	struct func_stat *stats; /* indexed by function id */
+	struct func_stat *stats; /* indexed by function id, after hists__finish() */
 	size_t nr_stats;
 };
 
-/* A direct-mapped cache of (pid, epoch, address) -> function, see resolve() in hist.c. */
-#define FRAME_CACHE_BITS 14
+/* A direct-mapped cache of (pid, epoch, address) -> location, see resolve() in hist.c. */
+#define FRAME_CACHE_BITS 16
 
 struct frame_cache_ent {
 	u64 addr;
 	u64 key; /* pid | epoch << 32 */
-	u32 fid; /* UINT32_MAX: empty */
+	u32 loc; /* UINT32_MAX: empty */
 };
+
+/* Node 0 is the root; a node is one frame called from its parent. */
+struct stack_node {
+	u32 parent, fid, loc; /* loc is UINT32_MAX unless the stacks keep lines */
+	u32 depth;
+	u32 entry; /* the last entry that ended here: a cache in front of entry_idx */
+};
+
+/* Samples of one event, one thread, one stack (and one leaf location with lines). */
+struct entry {
+	u32 hist, task, node, pad;
+	u64 samples, period;
+};
+
+struct task {
+	u32 pid, tid;
+	u64 samples, period;
+};
+
+/* The deepest stack kept: a SAMPLE record is at most 64 KiB, so 8192 u64s. */
+#define MAX_FRAMES 8192
 
 struct hists {
 	struct frame_cache_ent *frame_cache;
 	struct func *funcs;
 	size_t nr_funcs, cap_funcs;
-	struct kvmap func_idx;	 /* (dso id, symbol start | unresolved offset) -> func id */
-	struct kvmap addr_cache; /* (dso id, file offset) -> func id */
+	struct kvmap func_idx; /* (dso id | kind, symbol start | offset) -> func id */
+	struct loc *locs;
+	size_t nr_locs, cap_locs;
+	struct kvmap loc_idx; /* (dso id | kind, file offset | address) -> loc id */
 	struct hist *v;
 	size_t nr;
-	u64 seq;
+	/* stacks.c */
+	struct stack_node *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct kvmap node_idx; /* (parent, fid or loc) -> node */
+	struct entry *entries;
+	size_t nr_entries, cap_entries;
+	struct kvmap entry_idx; /* (hist, task, node) -> entry */
+	struct task *tasks;
+	size_t nr_tasks, cap_tasks;
+	struct kvmap task_idx; /* (pid, tid) -> task */
+	u32 *frames;	       /* MAX_FRAMES scratch locations of the current sample */
+	u32 *path_keys;	       /* the last stack interned, root first: its keys */
+	u32 *path_nodes;       /* ... and its nodes */
+	u32 path_depth;
+	u32 last_pid, last_tid, last_task;
+	struct proc *last_proc; /* the process of the last sample, and its pid */
+	u32 last_proc_pid;
+	bool lines; /* stacks keep locations, not only functions */
+	/* kernel symbols, read by a thread of their own while the records are read */
+	struct kallsyms kallsyms;
+	pthread_t kthread;
+	bool kthread_running;
+	bool use_kallsyms; /* the files have a kernel map that fits this machine */
+	bool kready;	   /* kallsyms loaded and kreloc set */
+	u64 kpgoff;	   /* the kernel MMAP's pgoff: where _text was in the file */
+	u64 kreloc;	   /* added to file addresses to get /proc/kallsyms ones */
 };
 
 int hists__init(struct hists *h);
 int hists__findnew_event(struct hists *h, const char *event);
-int hists__add_sample(struct hists *h, int hist, struct machine *m, const struct sample *s,
-		      u64 period);
+void hists__prefetch_kallsyms(struct hists *h);
+int hists__resolve(struct hists *h, struct machine *m, const struct sample *s, u32 *nr);
+int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, const u32 *locs, u32 nr,
+		     u64 period);
+int hists__finish(struct hists *h);
 void hists__exit(struct hists *h);
+int stacks__intern(struct hists *h, const u32 *locs, u32 nr, u32 *node);
+u32 stacks__path(const struct hists *h, u32 node, u32 *out);
+
+/* ---- counters.c ---- */
+
+struct counter {
+	char *name;
+	u64 val, ena, run;
+	bool has_sample_attr; /* the same event also samples */
+};
+
+struct counter_val {
+	u32 counter;
+	u64 val, ena, run;
+};
+
+struct counters {
+	struct counter *v;
+	size_t nr;
+	struct counter_val *vals;
+	size_t nr_vals, cap_vals;
+	struct kvmap val_idx;  /* (file << 32 | attr, cpu << 32 | thread) -> val */
+	struct kvmap attr_idx; /* (file, attr) -> counter */
+	u64 elapsed_ns;	       /* STAT_ROUND time, the longest over all files */
+	u64 nr_stat;
+	bool has_final;
+};
+
+int counters__stat(struct counters *c, const struct perf_file *pf, u32 file,
+		   const struct record *r);
+int counters__round(struct counters *c, const struct record *r);
+int counters__finish(struct counters *c);
+const struct counter *counters__find(const struct counters *c, const char *name);
+void counters__exit(struct counters *c);
 
 /* ---- session.c ---- */
 
 #define MAX_WARNINGS 32
+#define MAX_FILTER   16
+
+/* Which samples count: each list empty means "all". */
+struct filter {
+	u32 pids[MAX_FILTER], tids[MAX_FILTER];
+	size_t nr_pids, nr_tids;
+	const char *comms[MAX_FILTER], *dsos[MAX_FILTER];
+	size_t nr_comms, nr_dsos;
+	bool has_time;
+	u64 time_from, time_to; /* ns after the first sample, [from, to) */
+};
+
+struct session_opts {
+	bool no_load; /* never open object files or /proc/kallsyms (fuzzing) */
+	bool lines;   /* keep the address of every frame, for source lines */
+	struct filter filter;
+};
 
 struct session {
 	struct perf_file *files;
 	size_t nr_files;
+	struct session_opts opts;
 	struct machine machine;
 	struct hists hists;
+	struct counters counters;
 	/* totals over all files */
-	u64 nr_samples, lost, lost_samples, throttle, unthrottle;
+	u64 nr_samples, lost, lost_samples, throttle, unthrottle, filtered;
 	u64 unknown_id, bad_samples, bad_records, unknown_records, nr_records;
+	u64 type_counts[PERF_RECORD_LAST_KNOWN];
 	u32 unknown_types[4]; /* first few unknown record types, for the warning */
 	u64 first_time, last_time;
 	u64 nr_procs_seen, nr_threads_seen;
-	struct kvmap pids_seen, tids_seen;
 	char *warnings[MAX_WARNINGS];
 	size_t nr_warnings, dropped_warnings;
 	char err[320];
@@ -319,17 +503,97 @@ struct session {
 
 int session__init(struct session *s);
 int session__add_file(struct session *s, const char *path);
+int session__add_buffer(struct session *s, const char *name, const void *buf, size_t len);
 int session__process(struct session *s);
 void session__warn(struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void session__exit(struct session *s);
+int session__main_hist(const struct session *s, const char *event);
 
-/* ---- output.c ---- */
+/* ---- sort.c ---- */
+
+enum sort_kind { SK_FUNC, SK_DSO, SK_SRCLINE, SK_THREAD, SK_PROCESS, SK_COMM };
+#define MAX_SORT_KEYS 4
+
+struct sort_spec {
+	enum sort_kind k[MAX_SORT_KEYS];
+	int nr;
+};
+
+struct row {
+	u32 key[MAX_SORT_KEYS];
+	u32 fid; /* a function of the row, for its object name */
+	u64 self_samples, self_period, total_samples, total_period;
+	u64 seen;
+};
+
+struct rows {
+	struct row *v;
+	size_t nr, cap;
+	struct kvmap idx;
+	struct strset names;  /* comms and source lines */
+	struct kvmap line_of; /* loc -> line string id */
+};
+
+int sort_spec__parse(struct sort_spec *ss, const char *arg);
+bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k);
+int rows__build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss);
+void rows__sort(struct rows *r, const struct session *s, bool by_total);
+int rows__name(struct rows *r, const struct session *s, const struct sort_spec *ss,
+	       const struct row *row, int i, char *buf, size_t len);
+const char *sort_kind__title(enum sort_kind k);
+void rows__exit(struct rows *r);
+
+/* ---- ftree.c ---- */
+
+struct fnode {
+	u32 parent, fid;
+	u32 child, next;	       /* first child, next sibling: UINT32_MAX for none */
+	u64 samples, period;	       /* this node and everything below it */
+	u64 self_samples, self_period; /* samples that end here */
+};
+
+enum ftree_mode { FT_STACKS, FT_CALLEES, FT_CALLERS };
+
+struct ftree {
+	struct fnode *v; /* v[0] is the root: all stacks, or the focus function */
+	size_t nr, cap;
+	struct kvmap idx; /* (parent, fid) -> node */
+};
+
+int ftree__build(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
+		 u32 focus);
+void ftree__order(struct ftree *t, const struct func *funcs, bool by_name);
+void ftree__exit(struct ftree *t);
+
+/* ---- output.c and render_*.c ---- */
 
 struct report_opts {
 	unsigned top;
 	bool children;
+	bool lines;	   /* a source column for functions */
+	bool callers;	   /* --tree shows callers instead of callees */
+	double min_pct;	   /* --tree: hide branches below this share */
+	const char *event; /* the event the views use; NULL: the first with samples */
+	struct sort_spec sort;
 };
 
-void report__print(const struct session *s, const struct report_opts *o, FILE *out);
+/* Text-safe output of a string from the file (output.c, escape.c). */
+void print_clean(FILE *out, const char *str);
+void escape_xml(FILE *out, const char *str);
+void escape_json(FILE *out, const char *str);
+void escape_csv(FILE *out, const char *str);
+void report__func_source(struct session *s, u32 fid, char *buf, size_t len);
+double pct_of(u64 part, u64 whole);
+
+void report__print(struct session *s, const struct report_opts *o, FILE *out);
+void report__print_header(const struct session *s, FILE *out);
+void report__print_counters(const struct session *s, FILE *out);
+int render_tree(struct session *s, const struct report_opts *o, FILE *out);
+int render_folded(struct session *s, const struct report_opts *o, FILE *out);
+int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out);
+int render_json(struct session *s, const struct report_opts *o, FILE *out);
+int render_csv(struct session *s, const struct report_opts *o, const char *dir, char *err,
+	       size_t err_len);
+int render_diff(struct session *a, struct session *b, const struct report_opts *o, FILE *out);
 
 #endif /* AUTOPROF_REPORT_INTERNAL_H */

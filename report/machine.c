@@ -43,6 +43,7 @@ static struct proc *findnew_proc(struct machine *m, u32 pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->exit_time = TIME_NEVER;
 	if (kvmap__put(&m->proc_idx, pid, 0, m->nr_procs)) {
 		free(p);
 		return NULL;
@@ -178,9 +179,38 @@ int machine__fork(struct machine *m, u32 pid, u32 ppid, u32 tid, u32 ptid, u64 t
 		if (child != pp) {
 			child->parent = pp;
 			child->fork_time = time;
+			child->has_fork = true;
 		}
 	}
 	return 0;
+}
+
+/* Thread @tid of @pid exited at @time; the process ends with its main thread. */
+int machine__exit_task(struct machine *m, u32 pid, u32 tid, u64 time)
+{
+	struct proc *p;
+
+	if (pid != tid)
+		return 0;
+	p = findnew_proc(m, pid);
+	if (!p)
+		return -ENOMEM;
+	p->exit_time = time;
+	return 0;
+}
+
+/*
+ * The name of thread @tid: its last COMM, else its process's main thread's,
+ * else "" (perf shows such threads as ":tid").
+ */
+const char *machine__comm_of(const struct machine *m, u32 pid, u32 tid)
+{
+	const struct thread *t = machine__find_thread(m, tid);
+
+	if (t && t->comm[0])
+		return t->comm;
+	t = machine__find_thread(m, pid);
+	return t && t->comm[0] ? t->comm : "";
 }
 
 static int map_cmp(const void *pa, const void *pb)

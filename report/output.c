@@ -1,52 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * output.c - the text report: a summary header, then per event the top
- * functions by self time and by total (children) time.
+ * output.c - the default text report: a summary header, the counter totals
+ * with derived ratios, then per sampled event the top rows by self time and
+ * by total (children) time, grouped by the --sort keys (function by default).
  */
 #include "internal.h"
 
 #include <stdlib.h>
 
 #define MAX_FILES_SHOWN 4
-#define MAX_NAME_WIDTH	60
-
-enum sort_key { BY_SELF, BY_TOTAL };
-
-struct sort_ctx {
-	const struct hist *hi;
-	const struct func *funcs;
-	enum sort_key key;
-};
-
-static int fid_cmp(const void *pa, const void *pb, void *arg)
-{
-	const struct sort_ctx *c = arg;
-	u32 a = *(const u32 *)pa, b = *(const u32 *)pb;
-	const struct func_stat *x = &c->hi->stats[a], *y = &c->hi->stats[b];
-	u64 xp = c->key == BY_SELF ? x->self_period : x->total_period;
-	u64 yp = c->key == BY_SELF ? y->self_period : y->total_period;
-	u64 xs = c->key == BY_SELF ? x->self_samples : x->total_samples;
-	u64 ys = c->key == BY_SELF ? y->self_samples : y->total_samples;
-
-	if (xp != yp)
-		return xp > yp ? -1 : 1;
-	if (xs != ys)
-		return xs > ys ? -1 : 1;
-	return strcmp(c->funcs[a].name, c->funcs[b].name);
-}
+#define MAX_COL_WIDTH	60
 
 /* Print a string from the file with control characters made harmless. */
-static void print_clean(FILE *out, const char *str)
+void print_clean(FILE *out, const char *str)
 {
 	for (; *str; str++)
 		fputc((unsigned char)*str < 0x20 || *str == 0x7f ? ' ' : *str, out);
 }
 
-static void print_header(const struct session *s, FILE *out)
+/* @part as a percentage of @whole; 0 when @whole is 0. */
+double pct_of(u64 part, u64 whole)
 {
-	const struct features *host = NULL;
-	size_t i, printed;
-	const char *sep = "";
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static void print_files(const struct session *s, FILE *out)
+{
+	size_t i;
 
 	for (i = 0; i < s->nr_files && i < MAX_FILES_SHOWN; i++) {
 		const struct perf_file *pf = &s->files[i];
@@ -67,6 +47,13 @@ static void print_header(const struct session *s, FILE *out)
 	}
 	if (s->nr_files > MAX_FILES_SHOWN)
 		fprintf(out, "            ... and %zu more files\n", s->nr_files - MAX_FILES_SHOWN);
+}
+
+static void print_host(const struct session *s, FILE *out)
+{
+	const struct features *host = NULL;
+	size_t i;
+
 	for (i = 0; i < s->nr_files && !host; i++) {
 		const struct features *f = &s->files[i].feat;
 
@@ -74,9 +61,9 @@ static void print_header(const struct session *s, FILE *out)
 			host = f;
 	}
 	if (host) {
-		fprintf(out, "Host:      ");
 		const char *parts[] = {host->hostname, host->osrelease, host->arch};
 
+		fprintf(out, "Host:      ");
 		for (i = 0; i < ARRAY_SIZE(parts); i++) {
 			if (parts[i]) {
 				fputc(' ', out);
@@ -87,88 +74,312 @@ static void print_header(const struct session *s, FILE *out)
 			fprintf(out, ", %u cpus online", host->nr_cpus_online);
 		fprintf(out, "\n");
 	}
+}
+
+/* The summary: files, command, host, events, samples, lost, duration, tasks. */
+void report__print_header(const struct session *s, FILE *out)
+{
+	const char *sep = "";
+	size_t i, with_samples = 0;
+
+	print_files(s, out);
+	print_host(s, out);
+	for (i = 0; i < s->hists.nr; i++)
+		with_samples += s->hists.v[i].nr_samples > 0;
 	fprintf(out, "Event:      ");
-	for (i = 0, printed = 0; i < s->hists.nr; i++) {
+	for (i = 0; i < s->hists.nr; i++) {
+		if (!s->hists.v[i].nr_samples)
+			continue;
 		fprintf(out, "%s", sep);
 		print_clean(out, s->hists.v[i].event);
-		if (s->hists.nr > 1)
+		if (with_samples > 1)
 			fprintf(out, " (%llu samples)",
 				(unsigned long long)s->hists.v[i].nr_samples);
 		sep = ", ";
-		printed++;
 	}
-	fprintf(out, "%s\n", printed ? "" : "none");
-	fprintf(out, "Samples:    %llu\n", (unsigned long long)s->nr_samples);
-	fprintf(out, "Lost:       %llu\n", (unsigned long long)(s->lost + s->lost_samples));
-	if (s->throttle)
+	fprintf(out, "%s\n",
+		with_samples	 ? ""
+		: s->counters.nr ? "none sampled (counters only)"
+				 : "none");
+	fprintf(out, "Samples:    %llu", (unsigned long long)s->nr_samples);
+	if (s->filtered)
+		fprintf(out, " (%llu more filtered out)", (unsigned long long)s->filtered);
+	fprintf(out, "\nLost:       %llu", (unsigned long long)(s->lost + s->lost_samples));
+	if (s->lost + s->lost_samples)
+		fprintf(
+		    out, " (%.2f%% of samples)",
+		    pct_of(s->lost + s->lost_samples, s->lost + s->lost_samples + s->nr_samples));
+	fprintf(out, "\n");
+	if (s->throttle || s->unthrottle)
 		fprintf(out, "Throttled:  %llu times\n", (unsigned long long)s->throttle);
 	if (s->first_time <= s->last_time)
-		fprintf(out, "Duration:   %.3f s\n", (double)(s->last_time - s->first_time) / 1e9);
+		fprintf(out, "Duration:   %.3f s of samples",
+			(double)(s->last_time - s->first_time) / 1e9);
 	else
-		fprintf(out, "Duration:   n/a\n");
+		fprintf(out, "Duration:   n/a (no samples)");
+	if (s->counters.has_final)
+		fprintf(out, ", %.3f s elapsed", (double)s->counters.elapsed_ns / 1e9);
+	fprintf(out, "\n");
 	fprintf(out, "Processes:  %llu\n", (unsigned long long)s->nr_procs_seen);
 	fprintf(out, "Threads:    %llu\n", (unsigned long long)s->nr_threads_seen);
 }
 
-static void print_table(const struct hists *h, const struct hist *hi, enum sort_key key,
-			unsigned top, FILE *out)
+/* Counter value scaled for multiplexing, as perf stat does. */
+static double scaled(const struct counter *c)
 {
-	struct sort_ctx ctx = {hi, h->funcs, key};
-	size_t i, n = 0, shown;
-	int width = 8;
-	u32 *ids;
-
-	ids = malloc((hi->nr_stats ? hi->nr_stats : 1) * sizeof(*ids));
-	if (!ids)
-		return;
-	for (i = 0; i < hi->nr_stats && i < h->nr_funcs; i++) {
-		if (key == BY_SELF ? hi->stats[i].self_samples : hi->stats[i].total_samples)
-			ids[n++] = (u32)i;
-	}
-	qsort_r(ids, n, sizeof(*ids), fid_cmp, &ctx);
-	shown = n < top ? n : top;
-	for (i = 0; i < shown; i++) {
-		int len = (int)strlen(h->funcs[ids[i]].name);
-
-		if (len > width)
-			width = len > MAX_NAME_WIDTH ? MAX_NAME_WIDTH : len;
-	}
-	fprintf(out, "\n%s\n",
-		key == BY_SELF ? "Top functions by self time:"
-			       : "Top functions by total time (children included):");
-	fprintf(out, "%7s  %8s  %-*s  %s\n", key == BY_SELF ? "Self%" : "Total%", "Samples", width,
-		"Function", "Object");
-	for (i = 0; i < shown; i++) {
-		const struct func_stat *st = &hi->stats[ids[i]];
-		u64 period = key == BY_SELF ? st->self_period : st->total_period;
-		u64 samples = key == BY_SELF ? st->self_samples : st->total_samples;
-		double pct =
-		    hi->total_period ? 100.0 * (double)period / (double)hi->total_period : 0;
-
-		fprintf(out, "%6.2f%%  %8llu  %-*s  %s\n", pct, (unsigned long long)samples, width,
-			h->funcs[ids[i]].name, h->funcs[ids[i]].object);
-	}
-	free(ids);
+	if (c->run && c->run < c->ena)
+		return (double)c->val * (double)c->ena / (double)c->run;
+	return (double)c->val;
 }
 
-/* Print the whole report for @s to @out. */
-void report__print(const struct session *s, const struct report_opts *o, FILE *out)
+static const struct counter *find(const struct session *s, const char *name)
 {
-	size_t i, with_samples = 0;
+	return counters__find(&s->counters, name);
+}
 
-	print_header(s, out);
+/* The derived metric perf stat prints beside counter @c, into @buf ("" if none). */
+static void derived(const struct session *s, const struct counter *c, char *buf, size_t len)
+{
+	const struct counter *clock = find(s, "task-clock"), *other;
+	double v = scaled(c), secs;
+
+	if (!clock)
+		clock = find(s, "cpu-clock");
+	secs = clock ? scaled(clock) / 1e9 : 0;
+	buf[0] = 0;
+	if (!strcmp(c->name, "task-clock") || !strcmp(c->name, "cpu-clock")) {
+		if (s->counters.elapsed_ns)
+			snprintf(buf, len, "%.3f CPUs utilized",
+				 v / (double)s->counters.elapsed_ns);
+	} else if (!strcmp(c->name, "instructions")) {
+		other = find(s, "cycles");
+		if (other && scaled(other) > 0)
+			snprintf(buf, len, "%.2f insn per cycle", v / scaled(other));
+	} else if (!strcmp(c->name, "cycles")) {
+		if (secs > 0)
+			snprintf(buf, len, "%.3f GHz", v / secs / 1e9);
+	} else if (!strcmp(c->name, "branch-misses")) {
+		other = find(s, "branches");
+		if (other && scaled(other) > 0)
+			snprintf(buf, len, "%.2f%% of all branches", 100.0 * v / scaled(other));
+	} else if (!strcmp(c->name, "cache-misses")) {
+		other = find(s, "cache-references");
+		if (other && scaled(other) > 0)
+			snprintf(buf, len, "%.2f%% of all cache refs", 100.0 * v / scaled(other));
+	} else if (secs > 0) {
+		double rate = v / secs;
+
+		if (rate >= 1e9)
+			snprintf(buf, len, "%.3f G/sec", rate / 1e9);
+		else if (rate >= 1e6)
+			snprintf(buf, len, "%.3f M/sec", rate / 1e6);
+		else if (rate >= 1e3)
+			snprintf(buf, len, "%.3f K/sec", rate / 1e3);
+		else
+			snprintf(buf, len, "%.3f /sec", rate);
+	}
+}
+
+/* Counter totals perf-stat style: value, name, derived ratio, multiplexing. */
+void report__print_counters(const struct session *s, FILE *out)
+{
+	size_t i;
+
+	if (!s->counters.nr)
+		return;
+	fprintf(out, "\nCounters:\n");
+	for (i = 0; i < s->counters.nr; i++) {
+		const struct counter *c = &s->counters.v[i];
+		bool clock = !strcmp(c->name, "task-clock") || !strcmp(c->name, "cpu-clock");
+		char d[96];
+
+		if (c->ena && !c->run) {
+			fprintf(out, "  %18s      ", "<not counted>");
+			print_clean(out, c->name);
+			fprintf(out, "\n");
+			continue;
+		}
+		derived(s, c, d, sizeof(d));
+		if (clock)
+			fprintf(out, "  %18.2f msec ", scaled(c) / 1e6);
+		else
+			fprintf(out, "  %18.0f      ", scaled(c));
+		fprintf(out, "%-24s", c->name);
+		if (d[0])
+			fprintf(out, "  # %s", d);
+		if (c->run < c->ena)
+			fprintf(out, "  (multiplexed: ran %.2f%%)", pct_of(c->run, c->ena));
+		fprintf(out, "\n");
+	}
+	if (s->counters.has_final)
+		fprintf(out, "  %18.9f seconds time elapsed\n",
+			(double)s->counters.elapsed_ns / 1e9);
+}
+
+/* Source file:line of function @fid's first instruction into @buf, "" if unknown. */
+void report__func_source(struct session *s, u32 fid, char *buf, size_t len)
+{
+	const struct func *fn = &s->hists.funcs[fid];
+
+	buf[0] = 0;
+	if (fn->dso && fn->has_sym && !s->opts.no_load)
+		srcline__find(fn->dso, fn->vaddr, false, buf, len);
+}
+
+struct table {
+	struct rows *rows;
+	const struct sort_spec *ss;
+	size_t shown;
+	bool by_total, object, lines;
+	int width[MAX_SORT_KEYS], obj_width;
+};
+
+static void measure(struct table *t, struct session *s)
+{
+	char buf[SRCLINE_MAX];
+	size_t r;
+	int i;
+
+	for (i = 0; i < t->ss->nr; i++) {
+		t->width[i] = (int)strlen(sort_kind__title(t->ss->k[i]));
+		if (t->width[i] < 8)
+			t->width[i] = 8;
+	}
+	t->obj_width = 6;
+	for (r = 0; r < t->shown; r++) {
+		int olen = (int)strlen(s->hists.funcs[t->rows->v[r].fid].object);
+
+		if (olen > t->obj_width)
+			t->obj_width = olen > MAX_COL_WIDTH ? MAX_COL_WIDTH : olen;
+		for (i = 0; i < t->ss->nr; i++) {
+			int len;
+
+			rows__name(t->rows, s, t->ss, &t->rows->v[r], i, buf, sizeof(buf));
+			len = (int)strlen(buf);
+			if (len > t->width[i])
+				t->width[i] = len > MAX_COL_WIDTH ? MAX_COL_WIDTH : len;
+		}
+	}
+}
+
+/* Print @str left-aligned in @width columns (no padding when @width is 0). */
+static void print_cell(FILE *out, const char *str, int width)
+{
+	int len = (int)strlen(str);
+
+	fputs("  ", out);
+	print_clean(out, str);
+	if (width > len)
+		fprintf(out, "%*s", width - len, "");
+}
+
+static void print_rows(struct table *t, struct session *s, const struct hist *hi, FILE *out)
+{
+	char buf[SRCLINE_MAX];
+	size_t r;
+	int i, last = t->ss->nr - 1;
+
+	fprintf(out, "%7s  %8s", t->by_total ? "Total%" : "Self%", "Samples");
+	for (i = 0; i < t->ss->nr; i++)
+		print_cell(out, sort_kind__title(t->ss->k[i]),
+			   i < last || t->object || t->lines ? t->width[i] : 0);
+	if (t->object)
+		print_cell(out, "Object", t->lines ? t->obj_width : 0);
+	if (t->lines)
+		print_cell(out, "Source", 0);
+	fprintf(out, "\n");
+	for (r = 0; r < t->shown; r++) {
+		const struct row *row = &t->rows->v[r];
+		u64 period = t->by_total ? row->total_period : row->self_period;
+		u64 samples = t->by_total ? row->total_samples : row->self_samples;
+
+		fprintf(out, "%6.2f%%  %8llu", pct_of(period, hi->total_period),
+			(unsigned long long)samples);
+		for (i = 0; i < t->ss->nr; i++) {
+			rows__name(t->rows, s, t->ss, row, i, buf, sizeof(buf));
+			print_cell(out, buf, i < last || t->object || t->lines ? t->width[i] : 0);
+		}
+		if (t->object)
+			print_cell(out, s->hists.funcs[row->fid].object,
+				   t->lines ? t->obj_width : 0);
+		if (t->lines) {
+			report__func_source(s, row->fid, buf, sizeof(buf));
+			print_cell(out, buf[0] ? buf : "-", 0);
+		}
+		fprintf(out, "\n");
+	}
+}
+
+static bool default_sort(const struct sort_spec *ss)
+{
+	return ss->nr == 1 && ss->k[0] == SK_FUNC;
+}
+
+static void print_table(struct session *s, int hist, const struct report_opts *o, struct rows *rows,
+			bool by_total, FILE *out)
+{
+	const struct hist *hi = &s->hists.v[hist];
+	struct table t = {.rows = rows, .ss = &o->sort, .by_total = by_total};
+	size_t n = 0, r;
+	int i;
+
+	rows__sort(rows, s, by_total);
+	for (r = 0; r < rows->nr; r++)
+		n += (by_total ? rows->v[r].total_samples : rows->v[r].self_samples) > 0;
+	t.shown = n < o->top ? n : o->top;
+	t.object = sort_spec__has(&o->sort, SK_FUNC) && !sort_spec__has(&o->sort, SK_DSO);
+	t.lines = o->lines && sort_spec__has(&o->sort, SK_FUNC);
+	measure(&t, s);
+	if (default_sort(&o->sort)) {
+		fprintf(out, "\n%s\n",
+			by_total ? "Top functions by total time (children included):"
+				 : "Top functions by self time:");
+	} else {
+		fprintf(out, "\nTop by %s time, sorted by ", by_total ? "total" : "self");
+		for (i = 0; i < o->sort.nr; i++)
+			fprintf(out, "%s%s", i ? "," : "", sort_kind__title(o->sort.k[i]));
+		fprintf(out, ":\n");
+	}
+	print_rows(&t, s, hi, out);
+}
+
+/* Print the whole default report for @s to @out. */
+void report__print(struct session *s, const struct report_opts *o, FILE *out)
+{
+	static const struct sort_spec by_func = {{SK_FUNC}, 1};
+	struct report_opts def;
+	size_t i, with_samples = 0;
+	bool by_node;
+
+	if (!o->sort.nr) {
+		def = *o;
+		def.sort = by_func;
+		o = &def;
+	}
+	by_node = sort_spec__has(&o->sort, SK_FUNC) || sort_spec__has(&o->sort, SK_DSO) ||
+		  sort_spec__has(&o->sort, SK_SRCLINE);
+	report__print_header(s, out);
+	report__print_counters(s, out);
 	for (i = 0; i < s->hists.nr; i++)
 		with_samples += s->hists.v[i].nr_samples > 0;
 	for (i = 0; i < s->hists.nr; i++) {
 		const struct hist *hi = &s->hists.v[i];
+		struct rows rows;
 
 		if (!hi->nr_samples)
+			continue;
+		if (o->event && strcmp(o->event, hi->event))
 			continue;
 		if (with_samples > 1)
 			fprintf(out, "\n== %s: %llu samples ==\n", hi->event,
 				(unsigned long long)hi->nr_samples);
-		print_table(&s->hists, hi, BY_SELF, o->top, out);
-		if (o->children)
-			print_table(&s->hists, hi, BY_TOTAL, o->top, out);
+		if (rows__build(&rows, s, (int)i, &o->sort) == 0) {
+			print_table(s, (int)i, o, &rows, false, out);
+			if (o->children && by_node)
+				print_table(s, (int)i, o, &rows, true, out);
+		} else {
+			fprintf(out, "\n(out of memory)\n");
+		}
+		rows__exit(&rows);
 	}
 }

@@ -17,6 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/*
+ * The record walker hands the pages it has passed back to the kernel every
+ * this many bytes, so a big file costs a window of memory, not its size.
+ */
+#define RELEASE_CHUNK (2ULL << 20)
+
 /* "PERFFILE": the version 1 format, which perf itself no longer writes. */
 #define PERF_FILE_MAGIC_V1 0x454c494646524550ULL
 
@@ -69,6 +75,9 @@ static int map_file(struct perf_file *pf, const char *path)
 	if (pf->base == MAP_FAILED) {
 		pf->base = NULL;
 		err = fail(pf, -errno, "mmap: %s", strerror(errno));
+	} else {
+		pf->mapped = true;
+		madvise((void *)pf->base, pf->size, MADV_SEQUENTIAL);
 	}
 out:
 	close(fd);
@@ -245,11 +254,35 @@ int perf_file__open(struct perf_file *pf, const char *path)
 	return err;
 }
 
+/*
+ * As perf_file__open(), for the @len bytes at @buf, named @name in messages.
+ * The buffer is borrowed: it must outlive the file (the fuzz target's path).
+ */
+int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf, size_t len)
+{
+	int err;
+
+	memset(pf, 0, sizeof(*pf));
+	pf->path = strdup(name);
+	if (!pf->path)
+		return fail(pf, -ENOMEM, "out of memory");
+	if (!len)
+		return fail(pf, -EINVAL, "empty file");
+	pf->base = buf;
+	pf->size = len;
+	err = check_header(pf);
+	if (!err)
+		err = check_data(pf);
+	if (!err)
+		err = read_attrs(pf);
+	return err;
+}
+
 void perf_file__close(struct perf_file *pf)
 {
 	size_t i;
 
-	if (pf->base)
+	if (pf->base && pf->mapped)
 		munmap((void *)pf->base, pf->size);
 	for (i = 0; i < pf->nr_attrs; i++)
 		free(pf->attrs[i].name);
@@ -274,6 +307,28 @@ int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r)
 }
 
 /*
+ * Drop the mapped pages before @pos once a chunk has been walked. They are
+ * read-only file pages: touching them again just reads them back.
+ */
+static void release_behind(struct perf_file *pf, u64 pos)
+{
+	static u64 page;
+	u64 end;
+
+	if (!pf->mapped)
+		return;
+	if (!page)
+		page = (u64)sysconf(_SC_PAGESIZE);
+	if (pos < pf->released) /* a new walk */
+		pf->released = pos & ~(page - 1);
+	if (pos - pf->released < RELEASE_CHUNK)
+		return;
+	end = pos & ~(page - 1);
+	madvise((void *)(pf->base + pf->released), end - pf->released, MADV_DONTNEED);
+	pf->released = end;
+}
+
+/*
  * Step to the record at *pos and advance *pos past it. Returns 1 with @r
  * filled, 0 at the end of the data, or -EINVAL on a record that is too small
  * or runs past the end: then walking stops there for good (pf->walk_end) and
@@ -285,6 +340,7 @@ int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r)
 
 	if (*pos >= pf->walk_end)
 		return 0;
+	release_behind(pf, *pos);
 	if (perf_file__record_at(pf, *pos, r) == 0) {
 		*pos += r->h.size;
 		return 1;

@@ -111,6 +111,7 @@ int sample__parse(const struct perf_file *pf, const struct record *r, struct sam
 	if (type & PERF_SAMPLE_CPU) {
 		NEED(8);
 		s->cpu = ld32(p);
+		s->has_cpu = true;
 		p += 8;
 	}
 	if (type & PERF_SAMPLE_PERIOD) {
@@ -193,6 +194,7 @@ int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t 
 		p += 8;
 	if (type & PERF_SAMPLE_CPU) {
 		s->cpu = ld32(p);
+		s->has_cpu = true;
 		p += 8;
 	}
 	if (type & PERF_SAMPLE_IDENTIFIER)

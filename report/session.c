@@ -8,13 +8,16 @@
  *     first: perf synthesizes the initial state at time 0) and apply them to
  *     the machine. Ordering in the file never matters this way.
  *  2. resolve and count every SAMPLE against the complete machine.
- * Only the side-band records are kept in memory; samples are streamed.
+ * Only the side-band records are kept in memory; samples are streamed into
+ * the stack trie (stacks.c), then per-function totals are computed once.
+ * Counters (STAT records) are summed in pass 1.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/utsname.h>
 
 /* A side-band record to apply in time order. */
 struct side {
@@ -84,11 +87,8 @@ static int name_attrs(struct session *s, struct perf_file *pf)
 	return 0;
 }
 
-/*
- * Open and validate @path and add it to the report. Returns 0, or -errno
- * with "path: reason" in s->err. Recoverable problems become warnings.
- */
-int session__add_file(struct session *s, const char *path)
+/* Add the file @path, or the @len bytes at @buf named @path if @buf is not NULL. */
+static int add_file(struct session *s, const char *path, const void *buf, size_t len)
 {
 	struct perf_file *nv, *pf;
 	char warn[256];
@@ -99,7 +99,7 @@ int session__add_file(struct session *s, const char *path)
 		return fail(s, -ENOMEM, path, "out of memory");
 	s->files = nv;
 	pf = &s->files[s->nr_files];
-	err = perf_file__open(pf, path);
+	err = buf ? perf_file__open_mem(pf, path, buf, len) : perf_file__open(pf, path);
 	if (err) {
 		fail(s, err, path, pf->err);
 		perf_file__close(pf);
@@ -117,6 +117,21 @@ int session__add_file(struct session *s, const char *path)
 	if (err)
 		return fail(s, err, path, "out of memory");
 	return 0;
+}
+
+/*
+ * Open and validate @path and add it to the report. Returns 0, or -errno
+ * with "path: reason" in s->err. Recoverable problems become warnings.
+ */
+int session__add_file(struct session *s, const char *path)
+{
+	return add_file(s, path, NULL, 0);
+}
+
+/* As session__add_file() for @len bytes at @buf, which must outlive the session. */
+int session__add_buffer(struct session *s, const char *name, const void *buf, size_t len)
+{
+	return add_file(s, name, buf, len);
 }
 
 static int sides__push(struct sides *sd, u64 time, u64 off, u32 file)
@@ -176,6 +191,39 @@ static void note_unknown(struct session *s, u32 type)
 	}
 }
 
+static bool kernel_mode(u16 misc)
+{
+	u16 mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+/* True if the MMAP body names the kernel's own text ("[kernel.kallsyms]_text"). */
+static bool is_kernel_map(const u8 *p, size_t fixed, size_t body_end)
+{
+	static const char prefix[] = "[kernel.kallsyms]";
+
+	return body_end - fixed >= sizeof(prefix) - 1 &&
+	       !memcmp(p + fixed, prefix, sizeof(prefix) - 1);
+}
+
+/* True unless a file names a kernel release other than the running one. */
+static bool kernel_fits(const struct session *s)
+{
+	struct utsname u;
+	size_t i;
+
+	if (uname(&u) != 0)
+		return false;
+	for (i = 0; i < s->nr_files; i++) {
+		const char *rel = s->files[i].feat.osrelease;
+
+		if (rel && strcmp(rel, u.release) != 0)
+			return false;
+	}
+	return true;
+}
+
 /* Pass 1 over one file: counters, and the side-band records to apply later. */
 static int scan_file(struct session *s, u32 fi, struct sides *sd)
 {
@@ -190,10 +238,27 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 		u32 type = r.h.type;
 
 		s->nr_records++;
-		if (type == PERF_RECORD_SAMPLE)
+		if (type < PERF_RECORD_LAST_KNOWN)
+			s->type_counts[type]++;
+		if (type == PERF_RECORD_SAMPLE) {
+			if (s->opts.filter.has_time && !sample__parse(pf, &r, &id) && id.has_time &&
+			    id.time < s->first_time)
+				s->first_time = id.time;
 			continue;
+		}
 		if (!known_type(type)) {
 			note_unknown(s, type);
+			continue;
+		}
+		if (type == PERF_RECORD_STAT) {
+			ret = counters__stat(&s->counters, pf, fi, &r);
+			if (ret == -ENOMEM)
+				return ret;
+			s->bad_records += ret != 0;
+			continue;
+		}
+		if (type == PERF_RECORD_STAT_ROUND) {
+			s->bad_records += counters__round(&s->counters, &r) != 0;
 			continue;
 		}
 		if (type >= PERF_RECORD_USER_TYPE_START)
@@ -206,11 +271,16 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 		switch (type) {
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
+			if (kernel_mode(r.h.misc) && !s->opts.no_load &&
+			    is_kernel_map(r.p, fixed_size(type), body_end) && kernel_fits(s))
+				hists__prefetch_kallsyms(&s->hists);
+			/* fall through */
 		case PERF_RECORD_COMM:
 			if (sides__push(sd, id.time, r.off, fi))
 				return -ENOMEM;
 			break;
 		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT:
 			if (sides__push(sd, ld64(r.p + 24), r.off, fi))
 				return -ENOMEM;
 			break;
@@ -246,11 +316,15 @@ static int side_cmp(const void *pa, const void *pb)
 	return a->off < b->off ? -1 : a->off > b->off;
 }
 
-static bool kernel_mode(u16 misc)
+/* Remember the kernel's own text mapping ("[kernel.kallsyms]_text"), not modules'. */
+static void note_kernel_map(struct machine *m, const u8 *p, size_t fixed, size_t body_end)
 {
-	u16 mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
-
-	return mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL;
+	if (!is_kernel_map(p, fixed, body_end) || m->kmap.present)
+		return;
+	m->kmap = (struct kmap){.present = true,
+				.start = ld64(p + 16),
+				.end = ld64(p + 16) + ld64(p + 24),
+				.pgoff = ld64(p + 32)};
 }
 
 /* Apply one side-band record (already validated by scan_file) to the machine. */
@@ -272,8 +346,10 @@ static int apply_side(struct session *s, const struct side *sd)
 	switch (r.h.type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		if (kernel_mode(r.h.misc))
+		if (kernel_mode(r.h.misc)) {
+			note_kernel_map(m, p, fixed, body_end);
 			return 0;
+		}
 		return machine__mmap(m, ld32(p + 8), ld64(p + 16), ld64(p + 24), ld64(p + 32),
 				     (const char *)p + fixed, body_end - fixed, sd->time);
 	case PERF_RECORD_COMM:
@@ -283,20 +359,83 @@ static int apply_side(struct session *s, const struct side *sd)
 	case PERF_RECORD_FORK:
 		return machine__fork(m, ld32(p + 8), ld32(p + 12), ld32(p + 16), ld32(p + 20),
 				     sd->time);
+	case PERF_RECORD_EXIT:
+		return machine__exit_task(m, ld32(p + 8), ld32(p + 16), sd->time);
 	default:
 		return 0;
 	}
 }
 
-/* Pass 2 over one file: every SAMPLE into the histograms. */
+static bool has_u32(const u32 *v, size_t nr, u32 x)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (v[i] == x)
+			return true;
+	}
+	return false;
+}
+
+static bool has_str(const char *const *v, size_t nr, const char *x)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (!strcmp(v[i], x))
+			return true;
+	}
+	return false;
+}
+
+/* True if sample @smp passes the pid, tid, comm and time filters. */
+static bool keep_sample(const struct session *s, const struct sample *smp)
+{
+	const struct filter *f = &s->opts.filter;
+
+	if (f->nr_pids && !has_u32(f->pids, f->nr_pids, smp->pid))
+		return false;
+	if (f->nr_tids && !has_u32(f->tids, f->nr_tids, smp->tid))
+		return false;
+	if (f->nr_comms &&
+	    !has_str(f->comms, f->nr_comms, machine__comm_of(&s->machine, smp->pid, smp->tid)))
+		return false;
+	if (f->has_time) {
+		u64 rel;
+
+		if (!smp->has_time || smp->time < s->first_time)
+			return false;
+		rel = smp->time - s->first_time;
+		if (rel < f->time_from || rel >= f->time_to)
+			return false;
+	}
+	return true;
+}
+
+/* True if the leaf @loc is in one of the objects of the library filter. */
+static bool keep_object(const struct session *s, u32 loc)
+{
+	const struct filter *f = &s->opts.filter;
+	const struct loc *l = &s->hists.locs[loc];
+	const struct func *fn = &s->hists.funcs[l->fid];
+
+	if (!f->nr_dsos)
+		return true;
+	if (has_str(f->dsos, f->nr_dsos, fn->object))
+		return true;
+	return fn->dso && has_str(f->dsos, f->nr_dsos, fn->dso->path);
+}
+
+/* Pass 2 over one file: every SAMPLE into the stacks. */
 static int sample_file(struct session *s, struct perf_file *pf)
 {
+	const struct filter *f = &s->opts.filter;
+	bool filtered = f->nr_pids || f->nr_tids || f->nr_comms || f->has_time;
 	u64 pos = pf->data_off;
 	struct record r;
 	struct sample smp;
-	u32 last_pid = 0, last_tid = 0;
-	bool seen_any = false;
 	int ret, err;
+	u32 nr;
 
 	while ((ret = perf_file__next_record(pf, &pos, &r)) > 0) {
 		const struct evattr *ea;
@@ -312,8 +451,20 @@ static int sample_file(struct session *s, struct perf_file *pf)
 			s->bad_samples++;
 			continue;
 		}
+		if (filtered && !keep_sample(s, &smp)) {
+			s->filtered++;
+			continue;
+		}
 		ea = &pf->attrs[smp.attr];
-		err = hists__add_sample(&s->hists, ea->hist, &s->machine, &smp, smp.period);
+		err = hists__resolve(&s->hists, &s->machine, &smp, &nr);
+		if (err)
+			return err;
+		if (f->nr_dsos && !keep_object(s, s->hists.frames[0])) {
+			s->filtered++;
+			continue;
+		}
+		err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid, s->hists.frames, nr,
+				       smp.period);
 		if (err)
 			return err;
 		s->nr_samples++;
@@ -322,15 +473,6 @@ static int sample_file(struct session *s, struct perf_file *pf)
 				s->first_time = smp.time;
 			if (smp.time > s->last_time)
 				s->last_time = smp.time;
-		}
-		/* Runs of samples from one thread are the norm: count a tid once per run. */
-		if (smp.has_tid && (!seen_any || smp.tid != last_tid || smp.pid != last_pid)) {
-			if (kvmap__put(&s->pids_seen, smp.pid, 0, 0) ||
-			    kvmap__put(&s->tids_seen, smp.tid, 0, 0))
-				return -ENOMEM;
-			seen_any = true;
-			last_pid = smp.pid;
-			last_tid = smp.tid;
 		}
 	}
 	return 0;
@@ -351,6 +493,43 @@ static void warn_totals(struct session *s)
 		session__warn(s, "%llu records of unknown type (%u%s%s) were skipped",
 			      (unsigned long long)s->unknown_records, s->unknown_types[0],
 			      s->unknown_types[1] ? ", " : "", s->unknown_types[1] ? "..." : "");
+	if (s->type_counts[PERF_RECORD_COMPRESSED])
+		session__warn(s,
+			      "%llu COMPRESSED records (perf record -z) were skipped: "
+			      "not supported, record without -z",
+			      (unsigned long long)s->type_counts[PERF_RECORD_COMPRESSED]);
+}
+
+/*
+ * Use /proc/kallsyms for kernel addresses only when a file has a kernel map
+ * and every file that names its kernel release names this machine's.
+ */
+static void setup_kernel(struct session *s)
+{
+	if (!s->machine.kmap.present || s->opts.no_load || !kernel_fits(s))
+		return;
+	s->hists.use_kallsyms = true;
+	s->hists.kpgoff = s->machine.kmap.pgoff;
+}
+
+/* Processes and threads that have samples. */
+static int count_tasks(struct session *s)
+{
+	struct kvmap pids = {0};
+	struct kvmap tids = {0};
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < s->hists.nr_tasks && !err; i++) {
+		err = kvmap__put(&pids, s->hists.tasks[i].pid, 0, 0);
+		if (!err)
+			err = kvmap__put(&tids, s->hists.tasks[i].tid, 0, 0);
+	}
+	s->nr_procs_seen = pids.nr;
+	s->nr_threads_seen = tids.nr;
+	kvmap__exit(&pids);
+	kvmap__exit(&tids);
+	return err;
 }
 
 /*
@@ -372,16 +551,38 @@ int session__process(struct session *s)
 	free(sd.v);
 	if (!err)
 		err = machine__finish(&s->machine);
+	s->machine.dsos.no_load = s->opts.no_load;
+	setup_kernel(s);
+	s->hists.lines = s->opts.lines;
 	for (i = 0; i < s->nr_files && !err; i++)
 		err = sample_file(s, &s->files[i]);
+	if (!err)
+		err = hists__finish(&s->hists);
+	if (!err)
+		err = counters__finish(&s->counters);
+	if (!err)
+		err = count_tasks(s);
 	if (err) {
 		snprintf(s->err, sizeof(s->err), "%s", strerror(-err));
 		return err;
 	}
-	s->nr_procs_seen = s->pids_seen.nr;
-	s->nr_threads_seen = s->tids_seen.nr;
 	warn_totals(s);
 	return 0;
+}
+
+/*
+ * The hist the views show: the event named @event, else the first with
+ * samples, else 0. Returns -1 if @event names no event.
+ */
+int session__main_hist(const struct session *s, const char *event)
+{
+	size_t i;
+
+	for (i = 0; i < s->hists.nr; i++) {
+		if (event ? !strcmp(s->hists.v[i].event, event) : s->hists.v[i].nr_samples > 0)
+			return (int)i;
+	}
+	return event ? -1 : 0;
 }
 
 void session__exit(struct session *s)
@@ -395,7 +596,6 @@ void session__exit(struct session *s)
 		free(s->warnings[i]);
 	machine__exit(&s->machine);
 	hists__exit(&s->hists);
-	kvmap__exit(&s->pids_seen);
-	kvmap__exit(&s->tids_seen);
+	counters__exit(&s->counters);
 	memset(s, 0, sizeof(*s));
 }

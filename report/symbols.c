@@ -222,7 +222,11 @@ static u64 section_end(Elf *elf, size_t shndx)
 	return shdr.sh_addr + shdr.sh_size;
 }
 
-/* Among aliases prefer sized, then global over weak over local, then fewer leading '_'. */
+/*
+ * Among aliases prefer what perf's choose_best_symbol() does: sized, then
+ * global over local over weak, then fewer leading '_' (then the longer name,
+ * in raw_sym_cmp()).
+ */
 static int alias_rank(const GElf_Sym *s, const char *name)
 {
 	int bind = GELF_ST_BIND(s->st_info), rank = 0;
@@ -230,9 +234,9 @@ static int alias_rank(const GElf_Sym *s, const char *name)
 	if (!s->st_size)
 		rank += 1000;
 	if (bind == STB_WEAK)
-		rank += 100;
-	else if (bind != STB_GLOBAL)
 		rank += 200;
+	else if (bind != STB_GLOBAL)
+		rank += 100;
 	while (*name++ == '_' && rank % 100 < 99)
 		rank++;
 	return rank;
@@ -246,6 +250,8 @@ static int raw_sym_cmp(const void *pa, const void *pb)
 		return a->start < b->start ? -1 : 1;
 	if (a->rank != b->rank)
 		return a->rank - b->rank;
+	if (strlen(a->name) != strlen(b->name))
+		return strlen(a->name) > strlen(b->name) ? -1 : 1;
 	return strcmp(a->name, b->name);
 }
 
@@ -380,4 +386,41 @@ void symtab__exit(struct symtab *t)
 	free(t->syms);
 	free(t->names);
 	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * Open the ELF file that holds @dso's DWARF: the object itself when it has
+ * .debug_info, else its separate debug file (build id, .gnu_debuglink).
+ * Returns 0 with *fd and *elf (an Elf *) for the caller to elf_end() and
+ * close(), or -errno.
+ */
+int symbols__open_dwarf(const struct dso *dso, int *fd, void **elf)
+{
+	struct elf_handle eh, dbg = {.fd = -1};
+	GElf_Shdr shdr;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	err = elf_handle__open(&eh, dso->path);
+	if (err)
+		return err;
+	if (find_section_by_name(eh.elf, ".debug_info", &shdr) && shdr.sh_type != SHT_NOBITS) {
+		*fd = eh.fd;
+		*elf = eh.elf;
+		return 0;
+	}
+	if (open_debug_file(dso, eh.elf, &dbg)) {
+		elf_handle__close(&eh);
+		if (find_section_by_name(dbg.elf, ".debug_info", &shdr) &&
+		    shdr.sh_type != SHT_NOBITS) {
+			*fd = dbg.fd;
+			*elf = dbg.elf;
+			return 0;
+		}
+		elf_handle__close(&dbg);
+		return -ENOENT;
+	}
+	elf_handle__close(&eh);
+	return -ENOENT;
 }

@@ -62,7 +62,9 @@ perf_script() {
 	_f=$1
 	shift
 	perf script -i "$_f" "$@" 2>"$_f.err" |
-		awk '/^CPU +THREAD/ { table = 1; next } table && /^ +-?[0-9]+ / { next } { table = 0; print }'
+		awk '/^CPU +THREAD +VAL/ { table = 1; next }
+			table && NF == 7 && $1 ~ /^-?[0-9]+$/ && $3 ~ /^[0-9]+$/ && $6 ~ /^[0-9]+$/ { next }
+			{ table = 0; print }'
 }
 
 # nsamples FILE: how many samples perf script finds in FILE.

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ftree.c - a call tree merged by function, for one event:
+ *   FT_STACKS   every stack from its outermost frame down (flame graph, folded)
+ *   FT_CALLEES  what a focus function calls: the stacks below its outermost
+ *               occurrence, so recursion is counted once
+ *   FT_CALLERS  who calls a focus function: the stacks above its innermost
+ *               occurrence, outward
+ * Built from the stack entries, so its size is bounded by distinct stacks.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define NONE UINT32_MAX
+
+static int child_of(struct ftree *t, u32 parent, u32 fid, u32 *out)
+{
+	u64 val;
+
+	if (kvmap__get(&t->idx, parent, fid, &val)) {
+		*out = (u32)val;
+		return 0;
+	}
+	if (t->nr == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 256;
+		struct fnode *nv = realloc(t->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		t->v = nv;
+		t->cap = ncap;
+	}
+	if (kvmap__put(&t->idx, parent, fid, t->nr))
+		return -ENOMEM;
+	t->v[t->nr] = (struct fnode){.parent = parent,
+				     .fid = fid,
+				     .child = NONE,
+				     .next = parent == NONE ? NONE : t->v[parent].child};
+	if (parent != NONE)
+		t->v[parent].child = (u32)t->nr;
+	*out = (u32)t->nr++;
+	return 0;
+}
+
+/* Add @e's counts along @fids[0..n) (outermost first) below the root. */
+static int insert(struct ftree *t, const struct entry *e, const u32 *fids, u32 n, bool self)
+{
+	u32 node = 0, i;
+	int err;
+
+	t->v[0].samples += e->samples;
+	t->v[0].period += e->period;
+	for (i = 0; i < n; i++) {
+		err = child_of(t, node, fids[i], &node);
+		if (err)
+			return err;
+		t->v[node].samples += e->samples;
+		t->v[node].period += e->period;
+	}
+	if (self) {
+		t->v[node].self_samples += e->samples;
+		t->v[node].self_period += e->period;
+	}
+	return 0;
+}
+
+/*
+ * Build the tree of event @hist in @mode (@focus: the function for
+ * FT_CALLEES and FT_CALLERS). Returns 0 or -ENOMEM; ftree__exit() either way.
+ */
+int ftree__build(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
+		 u32 focus)
+{
+	const struct hists *h = &s->hists;
+	u32 *path = malloc(MAX_FRAMES * sizeof(*path) * 2), *fids;
+	size_t i;
+	u32 root;
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!path)
+		return -ENOMEM;
+	fids = path + MAX_FRAMES;
+	err = child_of(t, NONE, mode == FT_STACKS ? FUNC_UNKNOWN : focus, &root);
+	for (i = 0; i < h->nr_entries && !err; i++) {
+		const struct entry *e = &h->entries[i];
+		u32 n, d, k = NONE;
+
+		if (e->hist != (u32)hist)
+			continue;
+		n = stacks__path(h, e->node, path);
+		for (d = 0; d < n; d++) /* outermost first */
+			fids[d] = h->nodes[path[n - 1 - d]].fid;
+		switch (mode) {
+		case FT_STACKS:
+			err = insert(t, e, fids, n, true);
+			break;
+		case FT_CALLEES:
+			for (d = 0; d < n && k == NONE; d++)
+				k = fids[d] == focus ? d : NONE;
+			if (k != NONE)
+				err = insert(t, e, fids + k + 1, n - k - 1, true);
+			break;
+		case FT_CALLERS:
+			for (d = n; d > 0 && k == NONE; d--)
+				k = fids[d - 1] == focus ? d - 1 : NONE;
+			if (k == NONE)
+				break;
+			for (d = 0; d < k / 2; d++) { /* callers, innermost first */
+				u32 tmp = fids[d];
+
+				fids[d] = fids[k - 1 - d];
+				fids[k - 1 - d] = tmp;
+			}
+			err = insert(t, e, fids, k, false);
+			break;
+		}
+	}
+	free(path);
+	return err;
+}
+
+struct order_ctx {
+	const struct fnode *v;
+	const struct func *funcs;
+	bool by_name;
+};
+
+static int order_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct order_ctx *c = arg;
+	const struct fnode *x = &c->v[*(const u32 *)pa], *y = &c->v[*(const u32 *)pb];
+	int d;
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	if (!c->by_name && x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	d = strcmp(c->funcs[x->fid].name, c->funcs[y->fid].name);
+	if (d)
+		return d;
+	return x->fid < y->fid ? -1 : x->fid > y->fid;
+}
+
+/* Relink every node's children in name order (@by_name) or by period, largest first. */
+void ftree__order(struct ftree *t, const struct func *funcs, bool by_name)
+{
+	struct order_ctx c = {t->v, funcs, by_name};
+	u32 *ids;
+	size_t i;
+
+	if (t->nr < 2)
+		return;
+	ids = malloc((t->nr - 1) * sizeof(*ids));
+	if (!ids)
+		return; /* keeps insertion order */
+	for (i = 1; i < t->nr; i++)
+		ids[i - 1] = (u32)i;
+	qsort_r(ids, t->nr - 1, sizeof(*ids), order_cmp, &c);
+	for (i = 0; i < t->nr; i++)
+		t->v[i].child = NONE;
+	for (i = t->nr - 1; i > 0; i--) {
+		struct fnode *n = &t->v[ids[i - 1]];
+
+		n->next = t->v[n->parent].child;
+		t->v[n->parent].child = ids[i - 1];
+	}
+	free(ids);
+}
+
+void ftree__exit(struct ftree *t)
+{
+	free(t->v);
+	kvmap__exit(&t->idx);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kallsyms.c - kernel function names from /proc/kallsyms.
+ *
+ * Read once, only when a file has a kernel map that fits this machine (in a
+ * thread of its own, see hist.c). The file is read whole and its text kept
+ * as the name arena; text symbols (t, T, w, W) are kept in one sorted array
+ * of pointers into it; module symbols lose their "[module]" suffix. A file
+ * listing only zero addresses (kptr_restrict) counts as unreadable.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* /proc/kallsyms is read in pieces of this size into one growing buffer. */
+#define READ_CHUNK (1u << 20)
+
+static int underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* The symbol's type letter sits two bytes before its name ("addr T name"). */
+static bool global(const struct ksym *k)
+{
+	return k->name[-2] >= 'A' && k->name[-2] <= 'Z';
+}
+
+/*
+ * By address; among aliases the one perf would show first: global (upper
+ * case type) over local, fewer leading '_', the longer name.
+ */
+static int ksym_cmp(const void *pa, const void *pb)
+{
+	const struct ksym *a = pa, *b = pb;
+	int ua, ub;
+	size_t la, lb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (global(a) != global(b))
+		return global(a) ? -1 : 1;
+	ua = underscores(a->name);
+	ub = underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	la = strlen(a->name);
+	lb = strlen(b->name);
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* The whole of @path in one NUL-terminated malloc'ed buffer, or NULL. */
+static char *read_all(const char *path, size_t *len)
+{
+	size_t cap = 0, used = 0;
+	char *buf = NULL, *nb;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (cap - used < READ_CHUNK + 1) {
+			cap = cap ? cap * 2 : 4 * READ_CHUNK;
+			nb = realloc(buf, cap);
+			if (!nb)
+				goto fail;
+			buf = nb;
+		}
+		n = read(fd, buf + used, READ_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	buf[used] = 0;
+	*len = used;
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Parse the line at *pp ("ffffffff81000000 T _text\t[mod]\n"), cutting it
+ * into a NUL-terminated name in place, and step *pp to the next line.
+ * Returns true for a well-formed line.
+ */
+static bool parse_line(char **pp, u64 *addr, char *type, char **name)
+{
+	char *p = *pp, *eol = strchr(p, '\n'), *n;
+	int digits = 0, v;
+
+	if (eol)
+		*eol = 0;
+	*pp = eol ? eol + 1 : p + strlen(p);
+	*addr = 0;
+	while ((v = hexval(*p)) >= 0 && digits < 16) {
+		*addr = *addr << 4 | (u64)v;
+		p++;
+		digits++;
+	}
+	if (!digits || p[0] != ' ' || !p[1] || p[2] != ' ')
+		return false;
+	*type = p[1];
+	n = p + 3;
+	n[strcspn(n, " \t")] = 0;
+	if (!*n)
+		return false;
+	*name = n;
+	return true;
+}
+
+/*
+ * Load the text symbols of @path (normally /proc/kallsyms). Returns 0,
+ * -ENOENT if there is nothing usable (unreadable, or every address 0),
+ * or -ENOMEM. The file's text is kept as the name arena.
+ */
+int kallsyms__load(struct kallsyms *k, const char *path)
+{
+	size_t cap = 0, len, i, out;
+	bool sorted = true;
+	char *p;
+
+	memset(k, 0, sizeof(*k));
+	k->loaded = true;
+	k->arena = read_all(path, &len);
+	if (!k->arena)
+		return -ENOENT;
+	for (p = k->arena; *p;) {
+		char type, *name;
+		u64 addr;
+
+		if (!parse_line(&p, &addr, &type, &name))
+			continue;
+		if (!k->text && !strcmp(name, "_text"))
+			k->text = addr;
+		if (!addr || (type != 't' && type != 'T' && type != 'w' && type != 'W'))
+			continue;
+		if (k->nr == cap) {
+			size_t ncap = cap ? cap * 2 : 16384;
+			struct ksym *nv = realloc(k->syms, ncap * sizeof(*nv));
+
+			if (!nv) {
+				kallsyms__exit(k);
+				return -ENOMEM;
+			}
+			k->syms = nv;
+			cap = ncap;
+		}
+		if (k->nr && addr < k->syms[k->nr - 1].addr)
+			sorted = false;
+		k->syms[k->nr++] = (struct ksym){addr, name};
+	}
+	if (!k->nr) {
+		kallsyms__exit(k);
+		k->loaded = true;
+		return -ENOENT;
+	}
+	/* The kernel lists its own symbols in address order; modules may not be. */
+	if (!sorted)
+		qsort(k->syms, k->nr, sizeof(*k->syms), ksym_cmp);
+	/* Keep the preferred alias at each address. */
+	for (i = 0, out = 0; i < k->nr; i++) {
+		if (out && k->syms[out - 1].addr == k->syms[i].addr) {
+			if (ksym_cmp(&k->syms[i], &k->syms[out - 1]) < 0)
+				k->syms[out - 1] = k->syms[i];
+			continue;
+		}
+		k->syms[out++] = k->syms[i];
+	}
+	k->nr = out;
+	return 0;
+}
+
+/* The last symbol at or below @addr, or NULL (also past the last symbol by 1 MiB). */
+const struct ksym *kallsyms__lookup(const struct kallsyms *k, u64 addr)
+{
+	size_t lo = 0, hi = k->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	if (lo == k->nr && addr - k->syms[lo - 1].addr > (1u << 20))
+		return NULL;
+	return &k->syms[lo - 1];
+}
+
+void kallsyms__exit(struct kallsyms *k)
+{
+	free(k->syms);
+	free(k->arena);
+	memset(k, 0, sizeof(*k));
+}

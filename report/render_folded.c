@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/*
+ * render_folded.c - --folded: Brendan Gregg's collapsed stack format, one
+ * line per distinct stack: "outer;...;leaf count" with the sample count,
+ * stacks in name order, for flamegraph.pl and friends. The counts add up to
+ * the event's samples.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* A frame name made safe for the format: ';' and newlines would split it. */
+static void put_frame(FILE *out, const char *name)
+{
+	for (; *name; name++) {
+		unsigned char c = (unsigned char)*name;
+
+		fputc(c == ';' ? ':' : c < 0x20 || c == 0x7f ? ' ' : c, out);
+	}
+}
+
+static void put_stack(const struct session *s, const struct ftree *t, u32 node, u32 *scratch,
+		      FILE *out)
+{
+	u32 n = 0, i;
+
+	for (; node && n < MAX_FRAMES; node = t->v[node].parent)
+		scratch[n++] = node;
+	for (i = n; i > 0; i--) {
+		if (i != n)
+			fputc(';', out);
+		put_frame(out, s->hists.funcs[t->v[scratch[i - 1]].fid].name);
+	}
+}
+
+/* Print the main event's stacks in collapsed form. Returns 0 or -ENOMEM. */
+int render_folded(struct session *s, const struct report_opts *o, FILE *out)
+{
+	int hist = session__main_hist(s, o->event);
+	struct ftree t;
+	u32 *scratch;
+	size_t i;
+	int err;
+
+	if (hist < 0 || (size_t)hist >= s->hists.nr)
+		return 0;
+	scratch = malloc(MAX_FRAMES * sizeof(*scratch));
+	if (!scratch)
+		return -ENOMEM;
+	err = ftree__build(&t, s, hist, FT_STACKS, 0);
+	if (!err) {
+		ftree__order(&t, s->hists.funcs, true);
+		/* Pre-order in name order gives FlameGraph's sorted input. */
+		for (i = t.v[0].child; i != UINT32_MAX;) {
+			const struct fnode *f = &t.v[i];
+
+			if (f->self_samples) {
+				put_stack(s, &t, (u32)i, scratch, out);
+				fprintf(out, " %llu\n", (unsigned long long)f->self_samples);
+			}
+			if (f->child != UINT32_MAX) {
+				i = f->child;
+				continue;
+			}
+			while (i && t.v[i].next == UINT32_MAX)
+				i = t.v[i].parent;
+			i = i ? t.v[i].next : UINT32_MAX;
+		}
+	}
+	ftree__exit(&t);
+	free(scratch);
+	return err;
+}

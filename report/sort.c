@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sort.c - the rows of a table: samples grouped by up to four keys
+ * (function, library, source line, thread, process, comm), each with self
+ * counts (the stack's leaf) and total counts (once per sample for every
+ * distinct row on the stack, so recursion counts once).
+ *
+ * Rows are computed from the stack entries, never from samples, so this
+ * costs distinct (stack, thread) pairs times stack depth. Source lines are
+ * looked up once per location, only when a srcline key asks for them.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static const struct {
+	const char *name, *alias, *title;
+	enum sort_kind kind;
+} keys[] = {
+    {"function", "sym", "Function", SK_FUNC},  {"library", "dso", "Object", SK_DSO},
+    {"srcline", "line", "Source", SK_SRCLINE}, {"thread", "tid", "Thread", SK_THREAD},
+    {"process", "pid", "Process", SK_PROCESS}, {"comm", NULL, "Command", SK_COMM},
+};
+
+/*
+ * Parse a comma-separated list of sort keys ("function", "library" or
+ * "dso", "srcline", "thread" or "tid", "process" or "pid", "comm"), at most
+ * MAX_SORT_KEYS and each once. Returns 0 or -EINVAL.
+ */
+int sort_spec__parse(struct sort_spec *ss, const char *arg)
+{
+	const char *p = arg;
+
+	ss->nr = 0;
+	while (*p) {
+		size_t len = strcspn(p, ","), i;
+		bool found = false;
+
+		for (i = 0; i < ARRAY_SIZE(keys) && !found; i++) {
+			if ((strlen(keys[i].name) == len && !strncmp(p, keys[i].name, len)) ||
+			    (keys[i].alias && strlen(keys[i].alias) == len &&
+			     !strncmp(p, keys[i].alias, len))) {
+				if (ss->nr == MAX_SORT_KEYS || sort_spec__has(ss, keys[i].kind))
+					return -EINVAL;
+				ss->k[ss->nr++] = keys[i].kind;
+				found = true;
+			}
+		}
+		if (!found)
+			return -EINVAL;
+		p += len;
+		if (*p == ',' && *++p == 0)
+			return -EINVAL;
+	}
+	return ss->nr ? 0 : -EINVAL;
+}
+
+bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k)
+{
+	int i;
+
+	for (i = 0; i < ss->nr; i++) {
+		if (ss->k[i] == k)
+			return true;
+	}
+	return false;
+}
+
+const char *sort_kind__title(enum sort_kind k)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (keys[i].kind == k)
+			return keys[i].title;
+	}
+	return "?";
+}
+
+/* The source line of location @loc as a string id of r->names; "" when unknown. */
+static int line_of(struct rows *r, const struct session *s, u32 loc, u32 *id)
+{
+	const struct hists *h = &s->hists;
+	char buf[SRCLINE_MAX];
+	const struct loc *l;
+	const struct func *fn;
+	u64 val, vaddr;
+
+	if (loc == UINT32_MAX || loc >= h->nr_locs) {
+		*id = 0;
+		return 0;
+	}
+	if (kvmap__get(&r->line_of, loc, 0, &val)) {
+		*id = (u32)val;
+		return 0;
+	}
+	l = &h->locs[loc];
+	fn = &h->funcs[l->fid];
+	buf[0] = 0;
+	if (l->dso && !s->opts.no_load && !dso__vaddr(l->dso, l->off, &vaddr))
+		srcline__find(l->dso, vaddr, true, buf, sizeof(buf));
+	if (!buf[0] && l->dso)
+		snprintf(buf, sizeof(buf), "%s+0x%llx", l->dso->short_name,
+			 (unsigned long long)l->off);
+	else if (!buf[0])
+		snprintf(buf, sizeof(buf), "%s", fn->name);
+	if (strset__intern(&r->names, buf, sizeof(buf), id))
+		return -ENOMEM;
+	return kvmap__put(&r->line_of, loc, 0, *id);
+}
+
+/* The value of key @k for stack node @node of an entry of thread @t. */
+static int key_of(struct rows *r, const struct session *s, enum sort_kind k, u32 node,
+		  const struct task *t, u32 *v)
+{
+	const struct hists *h = &s->hists;
+	const char *comm;
+
+	switch (k) {
+	case SK_FUNC:
+		*v = h->nodes[node].fid;
+		return 0;
+	case SK_DSO:
+		*v = h->funcs[h->nodes[node].fid].obj;
+		return 0;
+	case SK_SRCLINE:
+		return line_of(r, s, h->nodes[node].loc, v);
+	case SK_THREAD:
+		*v = (u32)(t - h->tasks);
+		return 0;
+	case SK_PROCESS:
+		*v = t->pid;
+		return 0;
+	case SK_COMM:
+		comm = machine__comm_of(&s->machine, t->pid, t->tid);
+		return strset__intern(&r->names, comm, strlen(comm), v) ? -ENOMEM : 0;
+	}
+	return -EINVAL;
+}
+
+static int findnew_row(struct rows *r, const u32 key[MAX_SORT_KEYS], u32 fid, struct row **out)
+{
+	u64 a = (u64)key[0] << 32 | key[1], b = (u64)key[2] << 32 | key[3], val;
+
+	if (kvmap__get(&r->idx, a, b, &val)) {
+		*out = &r->v[val];
+		return 0;
+	}
+	if (r->nr == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 256;
+		struct row *nv = realloc(r->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		r->v = nv;
+		r->cap = ncap;
+	}
+	if (kvmap__put(&r->idx, a, b, r->nr))
+		return -ENOMEM;
+	*out = &r->v[r->nr++];
+	**out = (struct row){.fid = fid};
+	memcpy((*out)->key, key, sizeof((*out)->key));
+	return 0;
+}
+
+static int row_at(struct rows *r, const struct session *s, const struct sort_spec *ss, u32 node,
+		  const struct task *t, struct row **out)
+{
+	u32 key[MAX_SORT_KEYS] = {0};
+	int i, err;
+
+	for (i = 0; i < ss->nr; i++) {
+		err = key_of(r, s, ss->k[i], node, t, &key[i]);
+		if (err)
+			return err;
+	}
+	return findnew_row(r, key, s->hists.nodes[node].fid, out);
+}
+
+/*
+ * Group the entries of event @hist into rows by the keys @ss. Returns 0 or
+ * -ENOMEM; rows__exit() frees the rows either way.
+ */
+int rows__build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss)
+{
+	const struct hists *h = &s->hists;
+	bool by_node = sort_spec__has(ss, SK_FUNC) || sort_spec__has(ss, SK_DSO) ||
+		       sort_spec__has(ss, SK_SRCLINE);
+	u32 *path = malloc(MAX_FRAMES * sizeof(*path));
+	size_t i;
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!path)
+		return -ENOMEM;
+	for (i = 0; i < h->nr_entries && !err; i++) {
+		const struct entry *e = &h->entries[i];
+		const struct task *t = &h->tasks[e->task];
+		struct row *row;
+		u32 n, d;
+
+		if (e->hist != (u32)hist)
+			continue;
+		err = row_at(r, s, ss, e->node, t, &row);
+		if (err)
+			break;
+		row->self_samples += e->samples;
+		row->self_period += e->period;
+		if (!by_node) {
+			row->total_samples += e->samples;
+			row->total_period += e->period;
+			continue;
+		}
+		n = stacks__path(h, e->node, path);
+		for (d = 0; d < n && !err; d++) {
+			err = row_at(r, s, ss, path[d], t, &row);
+			if (!err && row->seen != i + 1) {
+				row->seen = i + 1;
+				row->total_samples += e->samples;
+				row->total_period += e->period;
+			}
+		}
+	}
+	free(path);
+	return err;
+}
+
+struct cmp_ctx {
+	const struct session *s;
+	bool by_total;
+};
+
+static int row_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct cmp_ctx *c = arg;
+	const struct row *x = pa, *y = pb;
+	u64 xp = c->by_total ? x->total_period : x->self_period;
+	u64 yp = c->by_total ? y->total_period : y->self_period;
+	u64 xs = c->by_total ? x->total_samples : x->self_samples;
+	u64 ys = c->by_total ? y->total_samples : y->self_samples;
+	int i, d;
+
+	if (xp != yp)
+		return xp > yp ? -1 : 1;
+	if (xs != ys)
+		return xs > ys ? -1 : 1;
+	d = strcmp(c->s->hists.funcs[x->fid].name, c->s->hists.funcs[y->fid].name);
+	if (d)
+		return d;
+	for (i = 0; i < MAX_SORT_KEYS; i++) {
+		if (x->key[i] != y->key[i])
+			return x->key[i] < y->key[i] ? -1 : 1;
+	}
+	return 0;
+}
+
+/* Order the rows by self (or total) period, then samples, then name. */
+void rows__sort(struct rows *r, const struct session *s, bool by_total)
+{
+	struct cmp_ctx c = {s, by_total};
+
+	if (r->nr > 1)
+		qsort_r(r->v, r->nr, sizeof(*r->v), row_cmp, &c);
+}
+
+/* The text of key @i of @row into @buf. Returns 0 or -ENOMEM. */
+int rows__name(struct rows *r, const struct session *s, const struct sort_spec *ss,
+	       const struct row *row, int i, char *buf, size_t len)
+{
+	const struct hists *h = &s->hists;
+	const struct task *t;
+	const char *comm;
+	u32 v = row->key[i];
+
+	switch (ss->k[i]) {
+	case SK_FUNC:
+		snprintf(buf, len, "%s", h->funcs[v].name);
+		break;
+	case SK_DSO:
+		snprintf(buf, len, "%s", h->funcs[row->fid].object);
+		break;
+	case SK_SRCLINE:
+	case SK_COMM:
+		snprintf(buf, len, "%s", strset__str(&r->names, v));
+		break;
+	case SK_THREAD:
+		t = &h->tasks[v];
+		comm = machine__comm_of(&s->machine, t->pid, t->tid);
+		if (comm[0])
+			snprintf(buf, len, "%s/%u", comm, t->tid);
+		else
+			snprintf(buf, len, ":%u/%u", t->tid, t->tid);
+		break;
+	case SK_PROCESS:
+		comm = machine__comm_of(&s->machine, v, v);
+		if (comm[0])
+			snprintf(buf, len, "%s/%u", comm, v);
+		else
+			snprintf(buf, len, ":%u/%u", v, v);
+		break;
+	}
+	return 0;
+}
+
+void rows__exit(struct rows *r)
+{
+	free(r->v);
+	kvmap__exit(&r->idx);
+	kvmap__exit(&r->line_of);
+	strset__exit(&r->names);
+	memset(r, 0, sizeof(*r));
+}

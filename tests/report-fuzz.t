@@ -1,0 +1,25 @@
+#!/bin/sh
+# report-fuzz.t - a short libFuzzer run (AUTOPROF_FUZZ_TIME seconds, 20 by
+# default) of the perf.data reader over tests/fuzz/corpus, with ASan and
+# UBSan: it passes when nothing crashes, leaks, hangs or runs out of memory.
+# `make check` builds build/fuzz/fuzz-reader when clang is installed.
+. "$(dirname "$0")/lib.sh"
+
+FUZZ=$B/fuzz/fuzz-reader
+if [ ! -x "$FUZZ" ]; then
+	echo "1..0 # SKIP $FUZZ is not built (needs clang: make build/fuzz/fuzz-reader)"
+	exit 0
+fi
+plan 3
+ls "$ROOT"/tests/fuzz/corpus/*.data >/dev/null 2>&1
+ok $? "the seed corpus is there"
+# New inputs go to a scratch directory, never into the committed corpus.
+mkdir new
+"$FUZZ" -max_total_time="${AUTOPROF_FUZZ_TIME:-20}" -timeout=10 -rss_limit_mb=1024 \
+	-print_final_stats=1 new "$ROOT/tests/fuzz/corpus" >fuzz.log 2>&1
+st=$?
+is "$st" 0 "the fuzzer found no crash in ${AUTOPROF_FUZZ_TIME:-20} s" || tail -n 30 fuzz.log | sed 's/^/#   /'
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' fuzz.log)
+[ "${runs:-0}" -gt 1000 ]
+ok $? "it ran a useful number of inputs (${runs:-0})"
+done_testing
