@@ -28,7 +28,7 @@ bench-overhead: $(BENCH_OVERHEAD_DEPS)
 # make bench (issue 6): autoprof against perf record and gperftools: overhead,
 # truth, stacks, delivered rate, output size, report speed. Installs the
 # packages it needs, writes scripts/bench/RESULTS.md (raw: build/bench/bench.json).
-# About 12 minutes on 2 cores; BENCH_FLAGS="--quick" for a 1-round smoke run.
+# About 10 minutes on 2 cores; BENCH_FLAGS="--quick" for a 1-round smoke run.
 # Not part of `make check`.
 BENCH_FLAGS ?=
 
