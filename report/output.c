@@ -38,7 +38,9 @@ static void print_files(const struct session *s, FILE *out)
 			print_clean(out, pf->feat.cmdline);
 		}
 		if (pf->feat.version) {
-			fprintf(out, "\nRecorder:   perf ");
+			/* perf writes its bare version ("6.1.187"); autoprof its name too. */
+			fprintf(out, "\nRecorder:   %s",
+				strncmp(pf->feat.version, "autoprof", 8) ? "perf " : "");
 			print_clean(out, pf->feat.version);
 		}
 		if (pf->feat.has_stat)
