@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "synth.h"
 #include "tap.h"
 
 /* ---- the functions the synthetic samples point into ---- */
@@ -35,47 +36,6 @@ __attribute__((noinline, used)) int test_caller_fn(int x)
 {
 	__asm__ volatile("" ::: "memory");
 	return test_target_fn(x) + test_other_fn(x);
-}
-
-/* ---- a growable byte buffer ---- */
-
-struct buf {
-	u8 *p;
-	size_t len, cap;
-};
-
-static void put(struct buf *b, const void *data, size_t n)
-{
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2;
-		b->p = realloc(b->p, b->cap);
-		if (!b->p)
-			abort();
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-}
-
-static void put64(struct buf *b, u64 v)
-{
-	put(b, &v, 8);
-}
-
-static void put32(struct buf *b, u32 v)
-{
-	put(b, &v, 4);
-}
-
-static void set64(struct buf *b, size_t off, u64 v)
-{
-	memcpy(b->p + off, &v, 8);
-}
-
-static void put_hdr(struct buf *b, u32 type, u16 misc, u16 size)
-{
-	struct perf_event_header h = {type, misc, size};
-
-	put(b, &h, sizeof(h));
 }
 
 /* ---- the synthetic file ---- */
@@ -102,40 +62,12 @@ struct layout {
 	size_t data_off, data_size, attr_off, third_sample_end;
 };
 
-struct text_map {
-	u64 start, end, pgoff;
-	char path[4096];
-};
-
 static struct text_map self_map;
 
 /* Find the executable mapping of this test binary that holds test_target_fn. */
 static int find_self_map(void)
 {
-	u64 want = (u64)(uintptr_t)&test_target_fn;
-	char line[4300];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, off;
-		char perms[8], path[4096] = "";
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &s, &e, perms, &off, path) <
-		    4)
-			continue;
-		if (want >= s && want < e && perms[2] == 'x') {
-			self_map.start = s;
-			self_map.end = e;
-			self_map.pgoff = off;
-			snprintf(self_map.path, sizeof(self_map.path), "%s", path);
-			fclose(f);
-			return 0;
-		}
-	}
-	fclose(f);
-	return -ENOENT;
+	return find_text_map((u64)(uintptr_t)&test_target_fn, &self_map);
 }
 
 static void put_trailer(struct buf *b, u32 pid, u32 tid, u64 time, u64 id)

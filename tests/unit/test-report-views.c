@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "synth.h"
 #include "tap.h"
 
 __attribute__((noinline, used)) int leaf_a(int x)
@@ -41,40 +42,6 @@ __attribute__((noinline, used)) int main_fn(int x)
 	return mid_fn(x) * 2;
 }
 
-struct buf {
-	u8 *p;
-	size_t len, cap;
-};
-
-static void put(struct buf *b, const void *data, size_t n)
-{
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2;
-		b->p = realloc(b->p, b->cap);
-		if (!b->p)
-			abort();
-	}
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-}
-
-static void put64(struct buf *b, u64 v)
-{
-	put(b, &v, 8);
-}
-
-static void put32(struct buf *b, u32 v)
-{
-	put(b, &v, 4);
-}
-
-static void put_hdr(struct buf *b, u32 type, u16 misc, u16 size)
-{
-	struct perf_event_header h = {type, misc, size};
-
-	put(b, &h, sizeof(h));
-}
-
 #define PID	 300
 #define TID2	 301
 #define ID_CLK	 7
@@ -83,37 +50,11 @@ static void put_hdr(struct buf *b, u32 type, u16 misc, u16 size)
 #define ELAPSED	 2000000000ULL
 #define TASK_CLK 1500000000ULL
 
-static struct {
-	u64 start, end, pgoff;
-	char path[4096];
-} self_map;
+static struct text_map self_map;
 
 static int find_self_map(void)
 {
-	u64 want = (u64)(uintptr_t)&leaf_a;
-	char line[4300];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, off;
-		char perms[8], path[4096] = "";
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &s, &e, perms, &off, path) <
-		    4)
-			continue;
-		if (want >= s && want < e && perms[2] == 'x') {
-			self_map.start = s;
-			self_map.end = e;
-			self_map.pgoff = off;
-			snprintf(self_map.path, sizeof(self_map.path), "%s", path);
-			fclose(f);
-			return 0;
-		}
-	}
-	fclose(f);
-	return -ENOENT;
+	return find_text_map((u64)(uintptr_t)&leaf_a, &self_map);
 }
 
 static void put_trailer(struct buf *b, u32 pid, u32 tid, u64 time, u64 id)

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * synth.h - what the report unit tests share to build perf.data files in
+ * memory: a growable byte buffer with typed appenders, and the executable
+ * mapping of the test binary itself (so samples resolve against a real ELF).
+ * Include after report/internal.h.
+ */
+#ifndef AUTOPROF_TEST_SYNTH_H
+#define AUTOPROF_TEST_SYNTH_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct buf {
+	u8 *p;
+	size_t len, cap;
+};
+
+static inline void put(struct buf *b, const void *data, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+static inline void put64(struct buf *b, u64 v)
+{
+	put(b, &v, 8);
+}
+
+static inline void put32(struct buf *b, u32 v)
+{
+	put(b, &v, 4);
+}
+
+static inline void set64(struct buf *b, size_t off, u64 v)
+{
+	memcpy(b->p + off, &v, 8);
+}
+
+static inline void put_hdr(struct buf *b, u32 type, u16 misc, u16 size)
+{
+	struct perf_event_header h = {type, misc, size};
+
+	put(b, &h, sizeof(h));
+}
+
+struct text_map {
+	u64 start, end, pgoff;
+	char path[4096];
+};
+
+/* Find the executable mapping of this process that holds address want. Returns 0 or -errno. */
+static inline int find_text_map(u64 want, struct text_map *map)
+{
+	char line[4300];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		char perms[8], path[4096] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &s, &e, perms, &off, path) <
+		    4)
+			continue;
+		if (want >= s && want < e && perms[2] == 'x') {
+			map->start = s;
+			map->end = e;
+			map->pgoff = off;
+			snprintf(map->path, sizeof(map->path), "%s", path);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	return -ENOENT;
+}
+
+#endif /* AUTOPROF_TEST_SYNTH_H */
