@@ -234,6 +234,7 @@ size_t env__count(char *const *envp);
 void signals__init(void);
 int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int ap_sigmask(int how, const sigset_t *set, sigset_t *old);
+void ap_block_sampling(sigset_t *old);
 
 /* ---- fatal.c: finishing the file on a deadly signal ---- */
 
@@ -243,8 +244,6 @@ void fatal__async_set(sigset_t *set);
 /* ---- interpose.c: pthread_create, pthread_setname_np, prctl ---- */
 
 void interpose__init(void);
-void interpose__block(sigset_t *old);
-void interpose__unblock(const sigset_t *old);
 
 /* ---- timer.c: the fallback sample source ---- */
 

@@ -130,21 +130,6 @@ AP_API int prctl(int option, ...)
 	return ret;
 }
 
-/* Block the sampling signal around our own writes from normal context. */
-void interpose__block(sigset_t *old)
-{
-	sigset_t block;
-
-	sigemptyset(&block);
-	sigaddset(&block, autoprof.cfg.signo);
-	ap_sigmask(SIG_BLOCK, &block, old);
-}
-
-void interpose__unblock(const sigset_t *old)
-{
-	ap_sigmask(SIG_SETMASK, old, NULL);
-}
-
 /* After a library was loaded: describe its mappings, stamped now. */
 static void note_new_maps(void)
 {
@@ -152,9 +137,9 @@ static void note_new_maps(void)
 
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || getpid() != autoprof.pid)
 		return;
-	interpose__block(&old);
+	ap_block_sampling(&old);
 	maps__write_new(&autoprof.writer, autoprof.pid, ap_now());
-	interpose__unblock(&old);
+	ap_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 typedef void *(*dlopen_fn)(const char *, int);

@@ -113,6 +113,17 @@ static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, 
 	return n;
 }
 
+/* Count one sample written for t (totals, time range). Async-signal-safe. */
+static void account(struct ap_thread *t, uint64_t time, uint64_t period, unsigned frames)
+{
+	t->samples++;
+	t->period_sum += period;
+	t->frames += frames;
+	if (!t->first_time)
+		t->first_time = time;
+	t->last_time = time;
+}
+
 static void on_record(void *arg, const struct perf_event_header *rec, bool last_sample)
 {
 	struct drain_ctx *ctx = arg;
@@ -133,12 +144,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		nr = build_chain(t, s, body, kernel_ip, last_sample ? ctx->ucontext : NULL, chain);
 		n = record__sample(out, MAX_RECORD, kernel_ip, s->ip, s->pid, s->tid, s->time,
 				   s->cpu, s->period, chain, nr);
-		t->samples++;
-		t->period_sum += s->period;
-		t->frames += nr - 1;
-		if (!t->first_time)
-			t->first_time = s->time;
-		t->last_time = s->time;
+		account(t, s->time, s->period, nr - 1);
 		break;
 	}
 	case PERF_RECORD_LOST: {
@@ -193,12 +199,7 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 	nr += (unsigned)got;
 	t->len += record__sample(out, MAX_RECORD, false, chain[1], (uint32_t)autoprof.pid,
 				 (uint32_t)t->tid, time, cpu, period, chain, nr);
-	t->samples++;
-	t->period_sum += period;
-	t->frames += nr - 1;
-	if (!t->first_time)
-		t->first_time = time;
-	t->last_time = time;
+	account(t, time, period, nr - 1);
 	thread__maybe_flush(t);
 }
 

@@ -52,6 +52,20 @@ int ap_sigmask(int how, const sigset_t *set, sigset_t *old)
 }
 
 /*
+ * Block the sampling signal on the calling thread (around the library's own
+ * writes from normal context, so its handler cannot run in the middle);
+ * ap_sigmask(SIG_SETMASK, old, NULL) undoes it. Async-signal-safe.
+ */
+void ap_block_sampling(sigset_t *old)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, autoprof.cfg.signo);
+	ap_sigmask(SIG_BLOCK, &block, old);
+}
+
+/*
  * set, less the sampling signal, in copy; returns the set to use. Only the
  * program's calls are changed: libunwind blocks every signal around its
  * cache lock and restores the handler's mask after, and both must stand, or

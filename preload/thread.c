@@ -324,15 +324,6 @@ static void finish(struct ap_thread *t, bool own)
 	}
 }
 
-static void block_signal(sigset_t *old)
-{
-	sigset_t block;
-
-	sigemptyset(&block);
-	sigaddset(&block, autoprof.cfg.signo);
-	ap_sigmask(SIG_BLOCK, &block, old);
-}
-
 /*
  * Stop sampling the calling thread (at its exit), unless the thread ending
  * the process already did. Not async-signal-safe.
@@ -345,7 +336,7 @@ void thread__stop_self(void)
 
 	if (!t)
 		return;
-	block_signal(&old);
+	ap_block_sampling(&old);
 	pthread_mutex_lock(&registry_lock);
 	mine = claim_locked(t);
 	pthread_mutex_unlock(&registry_lock);
@@ -362,7 +353,7 @@ void thread__stop_all(void)
 	int top;
 
 	thread__stop_self();
-	block_signal(&old);
+	ap_block_sampling(&old);
 	top = __atomic_load_n(&max_fd, __ATOMIC_ACQUIRE);
 	for (int fd = 0; by_fd && fd <= top; fd++) {
 		struct ap_thread *t;
@@ -406,7 +397,7 @@ void thread__rename(pid_t tid, const char *name)
 		return;
 	n = record__comm(rec, sizeof(rec), (uint32_t)autoprof.pid, (uint32_t)tid, name, ap_now(),
 			 false);
-	block_signal(&old);
+	ap_block_sampling(&old);
 	if (t && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE)) {
 		memcpy(thread__reserve(t, n), rec, n);
 		t->len += n;

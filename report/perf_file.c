@@ -231,6 +231,18 @@ static int read_attrs(struct perf_file *pf)
 	return 0;
 }
 
+/* Check the header and data section, then read the attrs. Returns 0 or -errno (said). */
+static int validate(struct perf_file *pf)
+{
+	int err = check_header(pf);
+
+	if (!err)
+		err = check_data(pf);
+	if (!err)
+		err = read_attrs(pf);
+	return err;
+}
+
 /*
  * Map and validate the file at @path. On success the header, attrs and id map
  * are ready and pf->warn may hold a recoverable problem. On failure returns
@@ -245,13 +257,7 @@ int perf_file__open(struct perf_file *pf, const char *path)
 	if (!pf->path)
 		return fail(pf, -ENOMEM, "out of memory");
 	err = map_file(pf, path);
-	if (!err)
-		err = check_header(pf);
-	if (!err)
-		err = check_data(pf);
-	if (!err)
-		err = read_attrs(pf);
-	return err;
+	return err ? err : validate(pf);
 }
 
 /*
@@ -260,8 +266,6 @@ int perf_file__open(struct perf_file *pf, const char *path)
  */
 int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf, size_t len)
 {
-	int err;
-
 	memset(pf, 0, sizeof(*pf));
 	pf->path = strdup(name);
 	if (!pf->path)
@@ -270,12 +274,7 @@ int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf,
 		return fail(pf, -EINVAL, "empty file");
 	pf->base = buf;
 	pf->size = len;
-	err = check_header(pf);
-	if (!err)
-		err = check_data(pf);
-	if (!err)
-		err = read_attrs(pf);
-	return err;
+	return validate(pf);
 }
 
 void perf_file__close(struct perf_file *pf)
