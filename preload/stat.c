@@ -137,6 +137,8 @@ static const char *grouped(uint64_t v, char *buf, size_t cap)
 /*
  * Print the totals like `perf stat`: value, name, a derived ratio, and the
  * share of time a multiplexed counter ran. One write per line, on stderr.
+ * Nothing when there are no counters: a forked child's totals belong to the
+ * process that opened the inherited counters, which prints them once.
  */
 void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns)
 {
@@ -146,9 +148,13 @@ void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns)
 	const struct ap_counter *refs = find(cs, "cache-references");
 	double secs = (double)elapsed_ns / 1e9;
 	char cmd[512] = "", line[256], num[48];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : 0;
+	int fd;
+	ssize_t n;
 
+	if (!cs->n)
+		return;
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : 0;
 	if (fd >= 0)
 		close(fd);
 	for (ssize_t i = 0; i < n - 1; i++)

@@ -42,6 +42,15 @@ within() {
 	ok $_s "$4 ($1 in [$2, $3])"
 }
 
+# Time the VM lost to the host (steal) or to interrupts, which the kernel's
+# task-clock and cpu-clock include and CPU-time clocks (CLOCK_*_CPUTIME_ID,
+# rusage) do not: on a busy host it inflates counts by 10-20%. steal_mark
+# starts a window; stolen_ms prints the machine-wide ms lost since, an upper
+# bound for what any of our tasks lost.
+_stolen_ticks() { awk '$1 == "cpu" { print $7 + $8 + $9; exit }' /proc/stat; }
+steal_mark() { _steal0=$(_stolen_ticks); }
+stolen_ms() { echo $((($(_stolen_ticks) - _steal0) * 1000 / $(getconf CLK_TCK))); }
+
 skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $1"; }
 diag() { echo "# $*"; }
 diag_file() { sed 's/^/#   /' "$1"; }

@@ -8,8 +8,10 @@ plan 17
 SPLIT=$B/progs/split
 "$SPLIT" 100 >plain.out 2>plain.err
 plain_rc=$?
+steal_mark
 LD_PRELOAD=$LIB "$SPLIT" 1500 >prof.out 2>prof.err
 rc=$?
+stolen=$(stolen_ms)
 is "$rc" "$plain_rc" "exit status is the program's own"
 cmp -s plain.out prof.out
 ok $? "stdout is unchanged by the library"
@@ -40,7 +42,8 @@ within "$light" 30 37 "light_one_third has about 1/3 of the samples"
 awk 'BEGIN { RS = "" } { n++; if ($0 ~ /[ \t]main\+0x/) m++ } END { printf "%d %d\n", n, m }' \
 	script.txt >stacks.txt
 read -r nsamples nmain <stacks.txt
-within "$nsamples" 1200 1700 "about 1500 samples at 1 kHz for 1.5 s of CPU"
+# cpu-clock also ticks while the host steals the VM: a sample per stolen ms more at most.
+within "$nsamples" 1200 $((1700 + stolen)) "about 1500 samples at 1 kHz for 1.5 s of CPU"
 within "$(awk -v a="$nmain" -v b="$nsamples" 'BEGIN { print (b ? 100 * a / b : 0) }')" 99 100 \
 	"at least 99% of stacks reach main"
 grep -q 'heavy_two_thirds+0x[0-9a-f]* (.*split)' script.txt &&
