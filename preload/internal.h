@@ -112,8 +112,9 @@ int event__max_sample_rate(void);
 
 int unwind__init(void);
 void unwind__prime_thread(void);
-int unwind__stack(void *ucontext, uint64_t *ips, int max);
+int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trace_max, bool *slow);
 bool unwind__owns_pc(uintptr_t pc);
+bool unwind__in_handler(void);
 bool unwind__is_profiler_pc(uintptr_t pc);
 uint64_t unwind__pc(void *ucontext);
 
@@ -184,6 +185,7 @@ struct ap_thread {
 	uint64_t last_flush;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, period_sum;
 	uint64_t unwinds, unwind_ns, frames; /* unwind cost, measured when verbose */
+	uint64_t unwind_slow;                /* unwinds by DWARF steps, not the fast trace */
 	uint64_t first_time, last_time;
 	void *mem; /* one mapping holds this struct, buf and scratch */
 	size_t mem_len;
@@ -195,10 +197,16 @@ struct ap_thread {
 	int in_handler; /* the thread's handler is using it */
 };
 
-/* Per-thread scratch: a ring record that wraps, then the call chain being built. */
+/*
+ * Per-thread scratch: a ring record that wraps, then the call chain being
+ * built, then the raw trace it is cut from (the handler's own frames first).
+ */
 #define AP_MAX_CHAIN 1024 /* AUTOPROF_STACK_DEPTH's limit */
+#define AP_HANDLER_FRAMES 64 /* room for the frames from the handler to the interrupted one */
 #define AP_RING_COPY_BYTES (AP_MAX_CHAIN * 8 + 1024)
-#define AP_SCRATCH_BYTES (AP_RING_COPY_BYTES + (AP_MAX_CHAIN + 2) * 8)
+#define AP_CHAIN_BYTES ((AP_MAX_CHAIN + 2) * 8)
+#define AP_TRACE_ENTRIES (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
+#define AP_SCRATCH_BYTES (AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8)
 
 extern AP_TLS struct ap_thread *ap_self;
 
@@ -323,7 +331,7 @@ struct ap_session {
 	bool exec_keeps_name; /* that image was empty: the next one takes its name */
 	uint64_t start_time, first_sample, last_sample;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, threads, period_sum;
-	uint64_t unwinds, unwind_ns, frames;
+	uint64_t unwinds, unwind_ns, frames, unwind_slow;
 };
 
 extern struct ap_session autoprof;

@@ -52,8 +52,12 @@ static uint64_t thread_cpu_ns(void)
 static int unwind_user(struct ap_thread *t, void *ucontext, uint64_t *out, unsigned depth)
 {
 	uint64_t t0 = autoprof.cfg.verbose ? thread_cpu_ns() : 0;
-	int got = unwind__stack(ucontext, out, (int)depth);
+	bool slow;
+	int got = unwind__stack(ucontext, out, (int)depth,
+				(void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES),
+				AP_TRACE_ENTRIES, &slow);
 
+	t->unwind_slow += slow;
 	if (t0) {
 		t->unwind_ns += thread_cpu_ns() - t0;
 		t->unwinds++;
@@ -261,8 +265,18 @@ int sample__install(int signo)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	fatal__async_set(&sa.sa_mask); /* a Ctrl-C waits until this thread's buffer is whole */
+	/* Every asynchronous signal waits the few microseconds the handler takes:
+	 * a Ctrl-C until this thread's buffer is whole, and a program's handler
+	 * that unwinds with libunwind until we release its cache lock. This is
+	 * what libunwind's own sigprocmask calls would do, at no cost: the
+	 * kernel sets the mask as it delivers the signal. Faults stay deliverable. */
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
+	sigdelset(&sa.sa_mask, SIGILL);
+	sigdelset(&sa.sa_mask, SIGFPE);
+	sigdelset(&sa.sa_mask, SIGTRAP);
+	sigdelset(&sa.sa_mask, SIGSYS);
 	if (ap_sigaction(signo, &sa, NULL) < 0)
 		return -errno;
 	installed_signo = signo;

@@ -325,6 +325,7 @@ static void reset_totals(void)
 	autoprof.samples = autoprof.lost = autoprof.throttles = 0;
 	autoprof.unwind_skipped = autoprof.unwind_short = autoprof.threads = 0;
 	autoprof.period_sum = autoprof.unwinds = autoprof.unwind_ns = autoprof.frames = 0;
+	autoprof.unwind_slow = 0;
 	autoprof.first_sample = autoprof.last_sample = 0;
 }
 
@@ -430,10 +431,11 @@ static void say_summary(void)
 		(unsigned long long)(autoprof.unwind_skipped + autoprof.unwind_short),
 		autoprof.writer.path);
 	if (autoprof.unwinds)
-		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples)",
+		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples, %llu by "
+			"DWARF steps where the fast trace stopped short)",
 			(double)autoprof.unwind_ns / 1e3 / (double)autoprof.unwinds,
 			(double)autoprof.frames / (double)autoprof.samples,
-			(unsigned long long)autoprof.unwinds);
+			(unsigned long long)autoprof.unwinds, (unsigned long long)autoprof.unwind_slow);
 }
 
 /*

@@ -9,6 +9,8 @@
  *  - sigaction/signal: a program that installs a handler for the sampling
  *    signal gets it: the profiler moves to a free real-time signal first, with
  *    one line saying so, and both keep working.
+ *  - libunwind's calls while we unwind in the sampling handler are skipped:
+ *    the handler's mask blocks every asynchronous signal already.
  * The library's own calls go around these wrappers: ap_sigaction, ap_sigmask.
  */
 #include <dlfcn.h>
@@ -84,10 +86,28 @@ static const sigset_t *without_ours(int how, const sigset_t *set, sigset_t *copy
 	return copy;
 }
 
+/*
+ * Is this libunwind blocking signals around its cache lock while we unwind
+ * in the sampling handler? Then the call is a no-op (the handler's mask
+ * blocks them all), and *old gets a full set for the matching restore.
+ * Async-signal-safe.
+ */
+static bool redundant_in_handler(sigset_t *old, void *caller)
+{
+	if (!unwind__in_handler() || !unwind__owns_pc((uintptr_t)caller))
+		return false;
+	if (old)
+		sigfillset(old);
+	return true;
+}
+
 AP_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	static sigmask_fn next;
 	sigset_t copy;
+
+	if (redundant_in_handler(old, __builtin_return_address(0)))
+		return 0;
 
 	if (!next)
 		next = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
@@ -102,6 +122,9 @@ AP_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	static sigmask_fn next;
 	sigset_t copy;
+
+	if (redundant_in_handler(old, __builtin_return_address(0)))
+		return 0;
 
 	if (!next)
 		next = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");

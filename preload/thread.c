@@ -267,6 +267,7 @@ static void fold_stats(const struct ap_thread *t)
 	fold_u64(&autoprof.period_sum, t->period_sum);
 	fold_u64(&autoprof.unwinds, t->unwinds);
 	fold_u64(&autoprof.unwind_ns, t->unwind_ns);
+	fold_u64(&autoprof.unwind_slow, t->unwind_slow);
 	fold_u64(&autoprof.frames, t->frames);
 	if (t->first_time) {
 		first = __atomic_load_n(&autoprof.first_sample, __ATOMIC_RELAXED);

@@ -10,11 +10,22 @@
  *  - FDE lookup calls dl_iterate_phdr(), which walks the loader's list: we do
  *    not unwind when the thread was interrupted inside the dynamic loader
  *    (dlopen/dlclose in progress) or inside libunwind itself, and keep the ip;
- *  - names are never resolved here (unw_get_proc_name may malloc).
+ *  - names are never resolved here (unw_get_proc_name may malloc);
+ *  - the walk is unw_backtrace(), libunwind's fast tracer: it caches each
+ *    ip's frame layout (CFA = rsp or rbp + offset) in a per-thread table, so
+ *    a warm sample costs a few loads per frame instead of a DWARF step. It
+ *    starts in the handler and crosses the signal frame; we keep what
+ *    follows the interrupted pc. The table is made by unwind__prime_thread(),
+ *    outside any handler. When the trace does not reach the signal frame,
+ *    an unw_init_local2(UNW_INIT_SIGNAL_FRAME) + unw_step() walk does it;
+ *  - libunwind blocks every signal with sigprocmask around its cache lock,
+ *    twice per frame: in our handler, whose sa_mask already blocks them all,
+ *    those calls are redundant, and the signals.c wrappers skip them while
+ *    unwind__in_handler() says so (12 system calls per 6-frame sample).
  */
 #define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <dlfcn.h>
+#include <libunwind.h>
 #include <link.h>
 #include <string.h>
 #include <sys/ucontext.h>
@@ -29,6 +40,30 @@ static struct {
 	enum text_kind kind;
 } unsafe_text[8];
 static int nr_unsafe;
+
+/* Set while this thread unwinds inside the sampling handler. */
+static AP_TLS bool unwinding_in_handler;
+
+/*
+ * What unw_backtrace() stores for a caller: its return address (bias 0, as
+ * perf's chains have it) or one less (bias 1, added back); fast_trace is
+ * false when a probe at start-up made sense of neither.
+ */
+static bool fast_trace;
+static uintptr_t trace_bias;
+
+/* Learn trace_bias from one unw_backtrace() whose answer is known. Not async-signal-safe. */
+static __attribute__((noinline)) void probe_fast_trace(void)
+{
+	void *trace[4];
+	int n = unw_backtrace(trace, 4);
+	uintptr_t ret = (uintptr_t)__builtin_return_address(0);
+
+	/* trace[0] is in this function, trace[1] is its caller. */
+	fast_trace = n >= 2 && ((uintptr_t)trace[1] == ret || (uintptr_t)trace[1] == ret - 1);
+	trace_bias = fast_trace ? ret - (uintptr_t)trace[1] : 0;
+	__asm__ volatile("" ::: "memory"); /* not a tail call: the caller's frame must stay */
+}
 
 static int note_unsafe(struct dl_phdr_info *info, size_t size, void *self_base)
 {
@@ -66,19 +101,24 @@ int unwind__init(void)
 	if (!dladdr((void *)unwind__init, &self))
 		self.dli_fbase = NULL;
 	dl_iterate_phdr(note_unsafe, self.dli_fbase);
+	probe_fast_trace();
 	unwind__prime_thread();
 	return 0;
 }
 
 /*
  * Run one unwind on the calling thread so that libunwind's lazy, locking
- * initialisation is done before the first signal. Not async-signal-safe.
+ * initialisation (and this thread's trace table) is done before the first
+ * signal. Not async-signal-safe.
  */
 void unwind__prime_thread(void)
 {
 	unw_context_t ctx;
 	unw_cursor_t cursor;
+	void *trace[2];
 
+	if (fast_trace)
+		unw_backtrace(trace, 2);
 	if (unw_getcontext(&ctx) || unw_init_local(&cursor, &ctx))
 		return;
 	unw_step(&cursor);
@@ -114,6 +154,15 @@ bool unwind__is_profiler_pc(uintptr_t pc)
 	return false;
 }
 
+/*
+ * Is this thread unwinding from inside the sampling handler, where every
+ * asynchronous signal is blocked already? Async-signal-safe.
+ */
+bool unwind__in_handler(void)
+{
+	return unwinding_in_handler;
+}
+
 /* The interrupted pc of a signal context. Async-signal-safe. */
 uint64_t unwind__pc(void *ucontext)
 {
@@ -131,28 +180,59 @@ bool unwind__owns_pc(uintptr_t pc)
 }
 
 /*
- * Store the interrupted pc and then the return addresses of its callers,
- * innermost first, from the signal handler's ucontext. Returns how many were
- * stored (at least 1), or 0 when this context must not be unwound.
- * Async-signal-safe under the conditions in the file comment.
+ * The fast trace from here (in the handler) through the signal frame; the
+ * part after the interrupted pc goes to ips. Returns the frames stored, or
+ * 0 when the trace did not get past the signal frame. Async-signal-safe.
  */
-int unwind__stack(void *ucontext, uint64_t *ips, int max)
+static int fast_stack(uintptr_t pc, uint64_t *ips, int max, void **trace, int trace_max)
+{
+	int got, i = 0, n = 0;
+
+	if (trace_max > max + AP_HANDLER_FRAMES)
+		trace_max = max + AP_HANDLER_FRAMES;
+	got = unw_backtrace(trace, trace_max);
+	while (i < got && (uintptr_t)trace[i] != pc)
+		i++;
+	if (i == got)
+		return 0;
+	ips[n++] = pc;
+	for (i++; i < got && n < max; i++)
+		ips[n++] = (uintptr_t)trace[i] + trace_bias;
+	return n;
+}
+
+/*
+ * Store the interrupted pc and then the return addresses of its callers,
+ * innermost first, from the signal handler's ucontext; trace is room for
+ * trace_max raw entries; *slow says whether the DWARF walk had to do it.
+ * Returns how many were stored (at least 1), or 0 when this context must
+ * not be unwound. Only from the sampling handler,
+ * whose mask blocks every asynchronous signal. Async-signal-safe under the
+ * conditions in the file comment.
+ */
+int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trace_max, bool *slow)
 {
 	ucontext_t *uc = ucontext;
 	uintptr_t pc = ucontext_pc(uc);
 	unw_cursor_t cursor;
 	int n = 0;
 
+	*slow = false;
 	if (max <= 0 || pc_is_unsafe(pc))
 		return 0;
-	if (unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
-		return 0;
-	do {
-		unw_word_t ip;
+	unwinding_in_handler = true;
+	if (fast_trace && trace && trace_max > 0)
+		n = fast_stack(pc, ips, max, trace, trace_max);
+	*slow = n == 0;
+	if (n == 0 && unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+		do {
+			unw_word_t ip;
 
-		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
-		ips[n++] = ip;
-	} while (n < max && unw_step(&cursor) > 0);
+			if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+				break;
+			ips[n++] = ip;
+		} while (n < max && unw_step(&cursor) > 0);
+	}
+	unwinding_in_handler = false;
 	return n;
 }

@@ -3,7 +3,7 @@
 # program without frame pointers, and check the file with perf, perf script,
 # hotspot's parser and autoprof-report.
 . "$(dirname "$0")/lib.sh"
-plan 17
+plan 20
 
 SPLIT=$B/progs/split
 "$SPLIT" 100 >plain.out 2>plain.err
@@ -65,4 +65,20 @@ fi
 ours=$(awk 'NF >= 2 && ($NF == "heavy_two_thirds" || $(NF-1) == "heavy_two_thirds") { sub(/%/, "", $1); print $1; exit }' ours.txt)
 within "$(awk -v a="$ours" -v b="$heavy" 'BEGIN { d = a - b; if (a == "") d = 99; print d < 0 ? -d : d }')" 0 0.5 \
 	"autoprof-report's share of heavy_two_thirds matches perf report's" || diag_file ours.txt
+
+# What a sample costs the program: libunwind's fast trace walks the stack
+# (no DWARF step per frame), and libunwind's sigprocmask calls around its
+# cache lock, two per frame, are skipped in the handler, whose mask blocks
+# every asynchronous signal already.
+strace -f -qq -c -o strace.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_VERBOSE=1 -E AUTOPROF_OUTPUT=v.data \
+	"$SPLIT" 500 >/dev/null 2>verbose.err
+vs=$(nsamples v.data)
+slow=$(sed -n 's/.*samples, \([0-9]*\) by DWARF steps.*/\1/p' verbose.err)
+within "$slow" 0 $((vs / 100)) "the fast trace unwinds at least 99% of $vs samples ($slow by DWARF steps)" ||
+	diag_file verbose.err
+masks=$(awk '$NF == "rt_sigprocmask" { print $4 }' strace.txt)
+within "${masks:-0}" 0 $((vs / 2)) "fewer sigprocmask calls than samples, not 2 per frame ($masks for $vs)" ||
+	diag_file strace.txt
+grep -q 'unwinding: [0-9.]* us and [0-9.]* frames per sample' verbose.err
+ok $? "AUTOPROF_VERBOSE says what unwinding cost per sample" || diag_file verbose.err
 done_testing
