@@ -10,17 +10,27 @@
  * cost of the timer interrupt and of preparing each sample, which no
  * perf_event_open based profiler can avoid.
  *
+ * With FLOOR_SIGNAL=1 every sample also raises the overflow signal that a
+ * signal-based profiler such as autoprof needs (wakeup_events 1, F_SETOWN_EX
+ * to the thread, F_SETSIG SIGRTMIN+5) and a handler that does nothing but
+ * mark the ring read: the kernel's cost of one signal per sample (the
+ * wake-up's irq_work, the signal frame with the FPU state, sigreturn), which
+ * any profiler of that design pays before doing any work of its own.
+ *
  * The main thread's event is opened in a constructor, every other thread's at
  * its first instruction by interposing pthread_create (dlsym RTLD_NEXT), and
  * closed at thread exit (a TSD destructor, so pthread_exit counts too).
  *
- *   FLOOR_FREQ   samples per second of thread CPU time (default 1000)
- *   FLOOR_DEBUG  1: one line on stderr per event opened and closed
+ *   FLOOR_FREQ    samples per second of thread CPU time (default 1000)
+ *   FLOOR_SIGNAL  1: an overflow signal per sample, with an empty handler
+ *   FLOOR_DEBUG   1: one line on stderr per event opened and closed
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +50,7 @@ struct floor_thread {
 
 static unsigned long floor_freq = 1000;
 static int floor_debug;
+static int floor_signal;
 static int floor_on;
 static pthread_key_t floor_key;
 static __thread struct floor_thread floor_self = { .fd = -1 };
@@ -69,6 +80,7 @@ static void floor_open(void)
 	attr.exclude_hv = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
+	attr.wakeup_events = floor_signal ? 1 : 0;
 
 	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
@@ -87,6 +99,13 @@ static void floor_open(void)
 		return;
 	}
 	floor_self.fd = fd;
+	if (floor_signal) {
+		struct f_owner_ex owner = {F_OWNER_TID, tid};
+
+		if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, SIGRTMIN + 5) ||
+		    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC))
+			fprintf(stderr, "floor: tid %d: fcntl: %s\n", (int)tid, strerror(errno));
+	}
 	/* Any non-NULL value makes the destructor run at thread exit. */
 	pthread_setspecific(floor_key, &floor_self);
 	if (floor_debug)
@@ -115,6 +134,17 @@ static void floor_key_destructor(void *unused)
 {
 	(void)unused;
 	floor_close();
+}
+
+/* The overflow signal's handler: mark everything in this thread's ring read. */
+static void on_overflow(int signo, siginfo_t *si, void *uc)
+{
+	struct perf_event_mmap_page *meta = floor_self.ring;
+
+	(void)signo, (void)si, (void)uc;
+	if (meta)
+		__atomic_store_n(&meta->data_tail, __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
 }
 
 static void *floor_start(void *p)
@@ -158,8 +188,22 @@ __attribute__((constructor)) static void floor_init(void)
 {
 	const char *s = getenv("FLOOR_FREQ");
 	const char *d = getenv("FLOOR_DEBUG");
+	const char *sig = getenv("FLOOR_SIGNAL");
 
 	floor_debug = d && *d && strcmp(d, "0") != 0;
+	floor_signal = sig && *sig && strcmp(sig, "0") != 0;
+	if (floor_signal) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_overflow;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigfillset(&sa.sa_mask);
+		if (sigaction(SIGRTMIN + 5, &sa, NULL)) {
+			fprintf(stderr, "floor: sigaction: %s; not sampling\n", strerror(errno));
+			return;
+		}
+	}
 	if (s && *s) {
 		char *end;
 		unsigned long v = strtoul(s, &end, 10);

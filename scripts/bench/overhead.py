@@ -3,6 +3,8 @@
 
 Runs fixed-work programs plain, under a "floor" preload library (per-thread
 cpu-clock sampling events with a ring nobody reads: the kernel's own cost),
+under the same library with one overflow signal per sample and an empty
+handler ("floor-signal": what any signal-based in-process sampler pays),
 and under libautoprof.so with each call-graph mode at 1 kHz and 10 kHz,
 round-robin over the configurations so slow drifts of the machine hit them
 all alike. Also measures the unwind cost per sample, the delivered sample
@@ -357,6 +359,8 @@ def run_all(args, need, tmp, out_path, started):
     for hz in RATES:
         configs.append(("floor-%s" % rate_name(hz), "floor", hz,
                         {"LD_PRELOAD": bin_["floor"], "FLOOR_FREQ": str(hz)}))
+        configs.append(("floor-signal-%s" % rate_name(hz), "floor-signal", hz,
+                        {"LD_PRELOAD": bin_["floor"], "FLOOR_FREQ": str(hz), "FLOOR_SIGNAL": "1"}))
     for mode in MODES:
         for hz in RATES:
             configs.append(("autoprof-%s-%s" % (mode, rate_name(hz)), mode, hz, {
@@ -564,9 +568,12 @@ def emit(md, out_path):
 
 def parse_verbose(stderr, code):
     out = {"status": code}
-    m = re.search(r"unwinding: ([\d.]+) us and ([\d.]+) frames per sample \((\d+) samples\)", stderr)
+    m = re.search(r"unwinding: ([\d.]+) us and ([\d.]+) frames per sample \((\d+) samples"
+                  r"(?:, (\d+) by DWARF steps)?", stderr)
     if m:
         out.update(us=float(m.group(1)), frames=float(m.group(2)), unwinds=int(m.group(3)))
+        if m.group(4) is not None:
+            out["slow"] = int(m.group(4))
     m = re.search(r"wrote (\d+) samples of (\d+) threads \((\d+) lost, (\d+) without a full stack\)",
                   stderr)
     if m:
@@ -693,6 +700,12 @@ def render(data):
                         pct(ap_o), "<= %s" % pct(TARGET_ABS_OVERHEAD, 0),
                         pp(TARGET_ABS_OVERHEAD - ap_o),
                         verdict(ap_o <= TARGET_ABS_OVERHEAD, TARGET_ABS_OVERHEAD - ap_o, n_ap)))
+        fs_o = overhead("floor-signal-1k", wl)
+        targets.append(("%s, 1 kHz libunwind, for context: against the floor with a signal per sample"
+                        % wl, "%s (floor + signal %s, ratio %s)" % (
+                            pct(ap_o), pct(fs_o), "%.1fx" % (ap_o / fs_o)
+                            if fs_o > noise("floor-signal-1k", wl) else "n/a: within noise"),
+                        "—", "—", "not a target"))
     plain_su = startup[startup_cfgs[0][0]]
     for name, _, _, is_target in startup_cfgs[1:]:
         if not is_target:
@@ -726,6 +739,13 @@ def render(data):
           "%.1fx" % (overhead("autoprof-libunwind-10k", wl) / overhead("floor-10k", wl))
           if overhead("floor-10k", wl) > 0 else "ratio n/a")
           for wl, _, _ in workloads)
+      + ". The floor with an overflow signal per sample and an empty handler costs "
+      + "; ".join("%s %s (%s the floor's)" % (
+          wl, pct(overhead("floor-signal-10k", wl)),
+          "%.1fx" % (overhead("floor-signal-10k", wl) / overhead("floor-10k", wl))
+          if overhead("floor-10k", wl) > 0 else "ratio n/a")
+          for wl, _, _ in workloads)
+      + ": the part of autoprof's cost that is the kernel delivering the signal"
       + ". Scaled linearly to 1 kHz (the cost is per sample) that is "
       + "; ".join("%s %s vs floor %s" % (wl, pct(overhead("autoprof-libunwind-10k", wl) / 10, 2),
                                          pct(overhead("floor-10k", wl) / 10, 2))
@@ -777,8 +797,9 @@ def render(data):
     # -- unwind cost
     w("## Unwind cost per sample (libunwind, `AUTOPROF_VERBOSE=1`, median of %d runs)" % args.verbose_runs)
     w("")
-    w("| workload | rate | us per sample | frames per sample | unwinds | samples written | lost | without a full stack |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    w("| workload | rate | us per sample | frames per sample | unwinds | by DWARF steps "
+      "| samples written | lost | without a full stack |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for wl, _, _ in workloads:
         for hz in RATES:
             runs = unwind.get((wl, hz), [])
@@ -786,14 +807,16 @@ def render(data):
             def medf(k, fmt):
                 v = [r[k] for r in runs if k in r]
                 return fmt % statistics.median(v) if v else "not printed"
-            w("| %s | %s Hz | %s | %s | %s | %s | %s | %s |"
+            w("| %s | %s Hz | %s | %s | %s | %s | %s | %s | %s |"
               % (wl, hz, medf("us", "%.2f"), medf("frames", "%.1f"), medf("unwinds", "%.0f"),
-                 medf("samples", "%.0f"), medf("lost", "%.0f"), medf("short", "%.0f")))
+                 medf("slow", "%.0f"), medf("samples", "%.0f"), medf("lost", "%.0f"),
+                 medf("short", "%.0f")))
     w("")
     w("The library's own measure: time spent in libunwind per unwound sample, and frames "
-      "per written sample, as printed at exit. It is timed with CLOCK_MONOTONIC, so it also "
-      "counts time the thread was preempted mid-unwind (frequent for mtwork: 4 threads on "
-      "%s CPUs, and on a busy machine); the CPU-time estimate below does not." % h["nproc"])
+      "per written sample, as printed at exit; \"by DWARF steps\" counts the unwinds that "
+      "libunwind's fast trace (unw_backtrace) stopped short on. It is timed with the "
+      "thread's CPU clock, whose two clock_gettime system calls per sample it includes, "
+      "and it runs colder at 1 kHz (the program evicts the trace table between samples).")
     w("")
     w("### CPU cost per sample, from the timing loop")
     w("")
@@ -802,13 +825,15 @@ def render(data):
       "libunwind - none is the unwinding's share. Noisy at 1 kHz (few samples against the "
       "run-to-run spread); read the 10 kHz rows.")
     w("")
-    w("| workload | rate | floor | autoprof none | autoprof fp | autoprof libunwind | libunwind - none |")
-    w("|---|---:|---:|---:|---:|---:|---:|")
+    w("| workload | rate | floor | floor + signal | autoprof none | autoprof fp | autoprof libunwind "
+      "| libunwind - none |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
     for wl, _, _ in workloads:
         plain_cpu = med[("plain", wl)]["cpu"]
         plain_user = statistics.median([r["user"] for r in results[("plain", wl)]])
         for hz in RATES:
             fl = (med[("floor-%s" % rate_name(hz), wl)]["cpu"] - plain_cpu) / (hz * plain_user)
+            fs = (med[("floor-signal-%s" % rate_name(hz), wl)]["cpu"] - plain_cpu) / (hz * plain_user)
             cells, per = [], {}
             for mode in ("none", "fp", "libunwind"):
                 key = ("autoprof-%s-%s" % (mode, rate_name(hz)), wl)
@@ -820,7 +845,8 @@ def render(data):
                     cells.append("n/a")
             diff = ("%.2f" % (1e6 * (per["libunwind"] - per["none"]))
                     if "libunwind" in per and "none" in per else "n/a")
-            w("| %s | %d Hz | %.2f | %s | %s |" % (wl, hz, 1e6 * fl, " | ".join(cells), diff))
+            w("| %s | %d Hz | %.2f | %.2f | %s | %s |" % (wl, hz, 1e6 * fl, 1e6 * fs, " | ".join(cells),
+                                                       diff))
     w("")
 
     # -- delivered rate
@@ -831,7 +857,7 @@ def render(data):
     w("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for wl, _, _ in workloads:
         for cname, kind, hz, _ in configs:
-            if kind in ("plain", "floor"):
+            if kind in ("plain", "floor", "floor-signal"):
                 continue
             runs = [r for r in results[(cname, wl)] if r.get("samples") is not None]
             if not runs:
