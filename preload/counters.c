@@ -24,13 +24,9 @@
 /* True when this process may not count kernel work (perf_event_paranoid >= 2, not root). */
 static bool user_only(void)
 {
-	char buf[16] = "";
-	int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char buf[16];
 
-	if (fd >= 0)
-		ap_close(fd);
-	if (n <= 0)
+	if (ap_read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) <= 0)
 		return true;
 	return atoi(buf) >= 2 && geteuid() != 0;
 }
@@ -211,6 +207,15 @@ void counters__read(struct ap_counters *cs, bool close_them)
 			c->fd = -1;
 		}
 	}
+}
+
+/* Close every counter and forget them (a forked child's are its parent's). */
+void counters__close(struct ap_counters *cs)
+{
+	for (int i = 0; i < cs->n; i++)
+		if (cs->c[i].fd >= 0)
+			ap_close(cs->c[i].fd);
+	cs->n = 0;
 }
 
 /* Let the open counters survive an exec (keep) or close with it again (!keep). */

@@ -23,16 +23,9 @@
 int event__max_sample_rate(void)
 {
 	char buf[32];
-	int fd = open("/proc/sys/kernel/perf_event_max_sample_rate", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
+	if (ap_read_file("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	ap_close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	return atoi(buf);
 }
 

@@ -36,31 +36,24 @@ static void *next(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
-static bool ours_to_finish(void)
-{
-	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && getpid() == autoprof.pid;
-}
-
 /*
  * Run the real exec `call` (execve, execvpe or fexecve through fn) with the
- * environment for the next image, finishing this image's file first.
+ * environment for the next image, finishing this image's file first (both
+ * session calls do nothing in a process that does not own a file).
  */
 #define EXEC_WITH_ENV(envp, CALL)                                                                  \
 	({                                                                                         \
 		size_t store_len_ = env__count(envp) + EXTRA_ENTRIES;                              \
 		char *store_[store_len_];                                                          \
 		char strings_[STRINGS_BYTES];                                                      \
-		bool finishing_ = ours_to_finish();                                                \
 		char **env_;                                                                       \
 		int ret_, saved_;                                                                  \
                                                                                                    \
-		if (finishing_)                                                                    \
-			autoprof__before_exec();                                                   \
+		autoprof__before_exec();                                                           \
 		env_ = env__for_exec(envp, store_, store_len_, strings_, sizeof(strings_), true);  \
 		ret_ = CALL;                                                                       \
 		saved_ = errno;                                                                    \
-		if (finishing_)                                                                    \
-			autoprof__exec_failed();                                                   \
+		autoprof__exec_failed();                                                           \
 		errno = saved_;                                                                    \
 		ret_;                                                                              \
 	})
@@ -198,8 +191,7 @@ static __attribute__((noreturn)) void exit_now(const char *name, int status)
 {
 	exit_fn real;
 
-	if (ours_to_finish())
-		autoprof__stop();
+	autoprof__stop(); /* nothing unless this process owns a file */
 	real = (exit_fn)next(name);
 	if (real)
 		real(status);

@@ -66,12 +66,3 @@ void fatal__install(void)
 		taken[i] = ap_sigaction(deadly[i], &sa, NULL) == 0;
 	}
 }
-
-/* The signals a sampling handler must not be interrupted by (it blocks them meanwhile). */
-void fatal__async_set(sigset_t *set)
-{
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
-	sigaddset(set, SIGQUIT);
-}

@@ -2,8 +2,10 @@
 /*
  * fdtab.c - which file descriptors are the profiler's own: its perf events,
  * its output file, libunwind's pipe. fds.c keeps the program from closing
- * them; everything in the library closes its own through ap_close().
+ * them; everything in the library closes its own through ap_close(), and
+ * reads the small /proc files it needs with ap_read_file().
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -65,4 +67,24 @@ int ap_move_high(int fd, bool cloexec)
 		fd = high;
 	}
 	return ap_own(fd);
+}
+
+/*
+ * Read a small file (from /proc) whole into buf, NUL-terminated; returns its
+ * length, or -errno (buf is then ""). Async-signal-safe.
+ */
+ssize_t ap_read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n;
+
+	buf[0] = 0;
+	if (fd < 0)
+		return -errno;
+	while (len < cap - 1 && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	ap_close(fd);
+	buf[len] = 0;
+	return (ssize_t)len;
 }

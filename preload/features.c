@@ -83,26 +83,10 @@ static void blob_string(struct blob *b, const char *s)
 		memcpy(p, s, n);
 }
 
-/* Read a small file whole (NUL-terminated); returns the length or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while (len < cap - 1 && (n = read(fd, buf + len, cap - 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	buf[len] = 0;
-	return (ssize_t)len;
-}
-
 static void feat_cmdline(struct blob *b)
 {
 	char buf[8192];
-	ssize_t len = read_small("/proc/self/cmdline", buf, sizeof(buf));
+	ssize_t len = ap_read_file("/proc/self/cmdline", buf, sizeof(buf));
 	uint32_t n = 0;
 
 	for (ssize_t i = 0; i < len; i++)
@@ -116,7 +100,7 @@ static void feat_cpudesc(struct blob *b)
 {
 	char buf[16384], *line, *colon;
 
-	if (read_small("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
+	if (ap_read_file("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
 	    (line = strstr(buf, "model name")) && (colon = strchr(line, ':'))) {
 		char *end = strchr(colon, '\n');
 

@@ -41,6 +41,7 @@ bool ap_is_own(int fd);
 int ap_close(int fd);
 int ap_next_own(int fd);
 int ap_move_high(int fd, bool cloexec);
+ssize_t ap_read_file(const char *path, char *buf, size_t cap);
 
 /* ---- log.c: all output of the library, on stderr, prefixed "autoprof: " ---- */
 
@@ -247,7 +248,6 @@ void ap_block_sampling(sigset_t *old);
 /* ---- fatal.c: finishing the file on a deadly signal ---- */
 
 void fatal__install(void);
-void fatal__async_set(sigset_t *set);
 
 /* ---- interpose.c: pthread_create, pthread_setname_np, prctl ---- */
 
@@ -306,6 +306,7 @@ int counters__open(struct ap_counters *cs, bool enable_on_exec);
 int counters__adopt(struct ap_counters *cs, const char *spec);
 void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
 void counters__read(struct ap_counters *cs, bool close_them);
+void counters__close(struct ap_counters *cs);
 void counters__keep_across_exec(struct ap_counters *cs, bool keep);
 int counters__spec(const struct ap_counters *cs, char *buf, size_t cap);
 
@@ -336,7 +337,8 @@ struct ap_session {
 
 extern struct ap_session autoprof;
 
-uint64_t ap_now(void); /* CLOCK_MONOTONIC in ns; async-signal-safe */
+uint64_t ap_now(void);           /* CLOCK_MONOTONIC in ns; async-signal-safe */
+uint64_t ap_thread_cpu_ns(void); /* this thread's CPU time in ns; async-signal-safe */
 int autoprof__start(void);
 void autoprof__stop(void);
 void autoprof__before_exec(void);

@@ -20,10 +20,13 @@ static void *put_trailer(void *p, uint32_t pid, uint32_t tid, uint64_t time)
 	return (char *)p + sizeof(id);
 }
 
-/* Copy s with its NUL, zero-padded to 8 bytes; returns the padded length. */
+/*
+ * Copy s (at most padded - 1 bytes of it, never read past them) with its
+ * NUL, zero-padded to padded bytes; returns padded.
+ */
 static size_t put_string(void *p, const char *s, size_t padded)
 {
-	size_t n = strlen(s);
+	size_t n = strnlen(s, padded - 1);
 
 	memcpy(p, s, n);
 	memset((char *)p + n, 0, padded - n);
@@ -61,7 +64,6 @@ size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const cha
 	size_t name = PERF_ALIGN8(strnlen(comm, 15) + 1);
 	size_t size = sizeof(struct perf_record_comm) + name + sizeof(struct autoprof_sample_id);
 	struct perf_record_comm *r = buf;
-	char tmp[16];
 
 	if (size > cap)
 		return 0;
@@ -70,10 +72,7 @@ size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const cha
 	r->header.size = (uint16_t)size;
 	r->pid = pid;
 	r->tid = tid;
-	memcpy(tmp, comm, 15);
-	tmp[15] = 0;
-	tmp[strnlen(comm, 15)] = 0;
-	put_string(r->comm, tmp, name);
+	put_string(r->comm, comm, name); /* at most 15 bytes: name is 8 or 16 */
 	put_trailer(r->comm + name, pid, tid, time);
 	return size;
 }

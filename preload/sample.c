@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -35,15 +34,6 @@ struct kernel_sample {
 	uint64_t ips[];
 };
 
-/* The calling thread's CPU time (a system call: only when measuring, with AUTOPROF_VERBOSE). */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Unwind the interrupted user stack into out; returns the frames stored (0:
  * none). With AUTOPROF_VERBOSE the unwind's CPU time is added up (thread CPU
@@ -51,7 +41,7 @@ static uint64_t thread_cpu_ns(void)
  */
 static int unwind_user(struct ap_thread *t, void *ucontext, uint64_t *out, unsigned depth)
 {
-	uint64_t t0 = autoprof.cfg.verbose ? thread_cpu_ns() : 0;
+	uint64_t t0 = autoprof.cfg.verbose ? ap_thread_cpu_ns() : 0; /* a system call */
 	bool slow;
 	int got = unwind__stack(ucontext, out, (int)depth,
 				(void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES),
@@ -59,7 +49,7 @@ static int unwind_user(struct ap_thread *t, void *ucontext, uint64_t *out, unsig
 
 	t->unwind_slow += slow;
 	if (t0) {
-		t->unwind_ns += thread_cpu_ns() - t0;
+		t->unwind_ns += ap_thread_cpu_ns() - t0;
 		t->unwinds++;
 	}
 	return got;

@@ -36,6 +36,15 @@ uint64_t ap_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The calling thread's CPU time in ns (a system call). Async-signal-safe. */
+uint64_t ap_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* Expand %p (pid) and %% in pattern into out. Returns 0 or -ENAMETOOLONG. */
 static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
 {
@@ -311,14 +320,6 @@ out_file:
 	return err;
 }
 
-static void close_counters(void)
-{
-	for (int i = 0; i < autoprof.counters.n; i++)
-		if (autoprof.counters.c[i].fd >= 0)
-			ap_close(autoprof.counters.c[i].fd);
-	autoprof.counters.n = 0;
-}
-
 /* Forget the per-image totals (a new image or a forked child starts from zero). */
 static void reset_totals(void)
 {
@@ -343,7 +344,7 @@ static void after_fork_in_child(void)
 	if (!was_active)
 		return;
 	writer__abandon(&autoprof.writer);
-	close_counters();
+	counters__close(&autoprof.counters);
 	reset_totals();
 	autoprof.pid = getpid();
 	autoprof.top = false;
@@ -404,22 +405,24 @@ int autoprof__start(void)
 	return 0;
 
 out_counters:
-	close_counters();
+	counters__close(&autoprof.counters);
 	return err;
 }
 
-/* Read the counters; store them in the file and, with AUTOPROF_STAT, print them. */
-static void finish_counters(void)
+/*
+ * Read the counters (closing them at the very end) and store their totals in
+ * the file. Returns the time they ran: from the first exec they saw (the
+ * launcher's, or an earlier image's), as their values do. Async-signal-safe.
+ */
+static uint64_t save_counters(bool close_them)
 {
 	struct ap_counters *cs = &autoprof.counters;
-	uint64_t elapsed = ap_now() - autoprof.start_time;
+	uint64_t now = ap_now();
+	uint64_t since = cs->start_ns && cs->start_ns < now ? cs->start_ns : autoprof.start_time;
 
-	counters__read(cs, true);
-	if (cs->start_ns && cs->start_ns < ap_now())
-		elapsed = ap_now() - cs->start_ns; /* from the first exec the counters saw */
-	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, elapsed, autoprof.period_sum);
-	if (autoprof.cfg.stat)
-		stat__print(cs, elapsed);
+	counters__read(cs, close_them);
+	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since, autoprof.period_sum);
+	return now - since;
 }
 
 /* The last words of an image: what it wrote, when verbose. */
@@ -446,6 +449,7 @@ static void say_summary(void)
  */
 void autoprof__stop(void)
 {
+	uint64_t elapsed;
 	bool empty;
 	int err;
 
@@ -453,7 +457,9 @@ void autoprof__stop(void)
 		return;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	thread__stop_all();
-	finish_counters();
+	elapsed = save_counters(true);
+	if (autoprof.cfg.stat)
+		stat__print(&autoprof.counters, elapsed);
 	record_delivered_period();
 	empty = !autoprof.samples && !autoprof.top;
 	err = features__write(&autoprof.writer);
@@ -474,20 +480,16 @@ void autoprof__stop(void)
  */
 void autoprof__before_exec(void)
 {
-	struct ap_counters *cs = &autoprof.counters;
-
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || getpid() != autoprof.pid)
 		return;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	thread__stop_all();
-	counters__read(cs, false);
-	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, ap_now() - autoprof.start_time,
-		    autoprof.period_sum);
+	save_counters(false);
 	autoprof.exec_keeps_name = !autoprof.samples;
 	record_delivered_period();
 	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
 		unlink(autoprof.writer.path);
-	counters__keep_across_exec(cs, true);
+	counters__keep_across_exec(&autoprof.counters, true);
 	autoprof.exec_pending = true;
 }
 
@@ -528,15 +530,15 @@ void autoprof__exec_failed(void)
  */
 void autoprof__emergency_stop(void)
 {
+	uint64_t elapsed;
+
 	if (getpid() != autoprof.pid || !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
 		return;
 	thread__stop_all_emergency();
-	counters__read(&autoprof.counters, false);
-	stat__write(&autoprof.writer, &autoprof.counters, AP_SAMPLE_ID + 1,
-		    ap_now() - autoprof.start_time, autoprof.period_sum);
+	elapsed = save_counters(false);
 	features__write_emergency(&autoprof.writer);
 	if (!autoprof.samples && !autoprof.top)
 		unlink(autoprof.writer.path);
 	if (autoprof.cfg.stat)
-		stat__print(&autoprof.counters, ap_now() - autoprof.start_time);
+		stat__print(&autoprof.counters, elapsed);
 }

@@ -147,16 +147,12 @@ void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns)
 	const struct ap_counter *branches = find(cs, "branches");
 	const struct ap_counter *refs = find(cs, "cache-references");
 	double secs = (double)elapsed_ns / 1e9;
-	char cmd[512] = "", line[256], num[48];
-	int fd;
+	char cmd[512], line[256], num[48];
 	ssize_t n;
 
 	if (!cs->n)
 		return;
-	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : 0;
-	if (fd >= 0)
-		close(fd);
+	n = ap_read_file("/proc/self/cmdline", cmd, sizeof(cmd));
 	for (ssize_t i = 0; i < n - 1; i++)
 		if (!cmd[i])
 			cmd[i] = ' ';

@@ -66,18 +66,12 @@ struct ap_thread *thread__from_fd(int fd)
 static void put_comm(struct ap_thread *t, pid_t tid)
 {
 	char name[32] = "", path[64];
-	int fd;
-	ssize_t n;
 
 	if (!tid) {
 		prctl(PR_GET_NAME, name);
 	} else {
 		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		n = fd >= 0 ? read(fd, name, sizeof(name) - 1) : -1;
-		if (fd >= 0)
-			ap_close(fd);
-		name[n > 0 ? n : 0] = 0;
+		ap_read_file(path, name, sizeof(name));
 		name[strcspn(name, "\n")] = 0;
 	}
 	t->len += record__comm(t->buf + t->len, t->cap - t->len, (uint32_t)autoprof.pid,
@@ -242,7 +236,7 @@ char *thread__reserve(struct ap_thread *t, size_t len)
 	return t->buf + t->len;
 }
 
-/* Called from the handler after a drain: flush when half full or a second has passed. */
+/* Called from the handler after a drain: flush when half full or FLUSH_INTERVAL_NS has passed. */
 void thread__maybe_flush(struct ap_thread *t)
 {
 	if (t->len > t->cap / 2 || t->last_time - t->last_flush >= FLUSH_INTERVAL_NS)
@@ -283,8 +277,12 @@ static void fold_stats(const struct ap_thread *t)
 		;
 }
 
-/* Under registry_lock: take t out of the registry; false if someone else already did. */
-static bool claim_locked(struct ap_thread *t)
+/*
+ * Take t out of the registry; false if someone else already did. Callers
+ * hold registry_lock, except the emergency stop, which only tries it (the
+ * compare-and-swap on closed alone decides who stops t). Async-signal-safe.
+ */
+static bool claim(struct ap_thread *t)
 {
 	int expected = 0;
 
@@ -295,11 +293,6 @@ static bool claim_locked(struct ap_thread *t)
 	return true;
 }
 
-/*
- * After a successful claim: disable t's event, wait for its handler to leave,
- * keep the samples still in its ring, write everything out. Only the owner
- * frees the memory (the owner may still look at it otherwise).
- */
 /* Stop t's sample source: its event, or its timer. Async-signal-safe. */
 static void disable(struct ap_thread *t)
 {
@@ -309,6 +302,11 @@ static void disable(struct ap_thread *t)
 		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
+/*
+ * After a successful claim: disable t's event, wait for its handler to leave,
+ * keep the samples still in its ring, write everything out. Only the owner
+ * frees the memory (the owner may still look at it otherwise).
+ */
 static void finish(struct ap_thread *t, bool own)
 {
 	disable(t);
@@ -339,7 +337,7 @@ void thread__stop_self(void)
 		return;
 	ap_block_sampling(&old);
 	pthread_mutex_lock(&registry_lock);
-	mine = claim_locked(t);
+	mine = claim(t);
 	pthread_mutex_unlock(&registry_lock);
 	if (mine)
 		finish(t, true);
@@ -363,7 +361,7 @@ void thread__stop_all(void)
 		pthread_mutex_lock(&registry_lock);
 		t = by_fd[fd];
 		if (t)
-			mine = claim_locked(t);
+			mine = claim(t);
 		pthread_mutex_unlock(&registry_lock);
 		if (mine)
 			finish(t, false);
@@ -465,12 +463,9 @@ void thread__stop_all_emergency(void)
 		sched_yield();
 	for (int fd = 0; by_fd && fd <= top; fd++) {
 		struct ap_thread *t = thread__from_fd(fd);
-		int expected = 0;
 
-		if (!t || !__atomic_compare_exchange_n(&t->closed, &expected, 1, false,
-						       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		if (!t || !claim(t))
 			continue;
-		__atomic_store_n(&by_fd[fd], NULL, __ATOMIC_RELEASE);
 		disable(t);
 		for (int i = 0; i < 1000 && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST); i++)
 			sched_yield();

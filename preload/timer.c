@@ -24,14 +24,6 @@
 
 #define TIMER_MAGIC 0x41505446 /* "APTF" in si_value: the signal is our timer's */
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Create t's timer on clock (t's CPU clock), not armed yet. Returns 0 or -errno. */
 static int create(struct ap_thread *t, clockid_t clock)
 {
@@ -72,7 +64,7 @@ static int arm(struct ap_thread *t)
 /* Arm the calling thread's timer; its next sample's period counts from now. */
 int timer__start(struct ap_thread *t)
 {
-	t->last_cpu = thread_cpu_ns();
+	t->last_cpu = ap_thread_cpu_ns();
 	return arm(t);
 }
 
@@ -96,7 +88,7 @@ bool timer__is_ours(const siginfo_t *si)
  */
 void timer__sample(struct ap_thread *t, void *ucontext)
 {
-	uint64_t now_cpu = thread_cpu_ns();
+	uint64_t now_cpu = ap_thread_cpu_ns();
 	uint64_t period = now_cpu - t->last_cpu;
 	unsigned cpu = 0;
 

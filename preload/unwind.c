@@ -32,14 +32,17 @@
 
 #include "internal.h"
 
-/* Text ranges where the interrupted code must not be unwound from. */
-/* The code of the loader, libunwind and this library: where the profiler is "inside". */
-enum text_kind { TEXT_LOADER, TEXT_UNWINDER, TEXT_SELF };
+/*
+ * The code of the loader, libunwind and this library: where a sample must
+ * not be unwound from (loader, libunwind), and where a call comes from the
+ * profiler itself (libunwind, this library).
+ */
+enum text_kind { TEXT_LOADER = 1, TEXT_UNWINDER = 2, TEXT_SELF = 4 };
 static struct {
 	uintptr_t lo, hi;
 	enum text_kind kind;
-} unsafe_text[8];
-static int nr_unsafe;
+} profiler_text[8];
+static int nr_profiler_text;
 
 /* Set while this thread unwinds inside the sampling handler. */
 static AP_TLS bool unwinding_in_handler;
@@ -65,7 +68,7 @@ static __attribute__((noinline)) void probe_fast_trace(void)
 	__asm__ volatile("" ::: "memory"); /* not a tail call: the caller's frame must stay */
 }
 
-static int note_unsafe(struct dl_phdr_info *info, size_t size, void *self_base)
+static int note_profiler_text(struct dl_phdr_info *info, size_t size, void *self_base)
 {
 	const char *name = info->dlpi_name;
 	enum text_kind kind;
@@ -79,14 +82,15 @@ static int note_unsafe(struct dl_phdr_info *info, size_t size, void *self_base)
 		kind = TEXT_UNWINDER;
 	else
 		return 0;
-	for (int i = 0; i < info->dlpi_phnum && nr_unsafe < 8; i++) {
+	for (int i = 0; i < info->dlpi_phnum && nr_profiler_text < 8; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			unsafe_text[nr_unsafe].lo = info->dlpi_addr + ph->p_vaddr;
-			unsafe_text[nr_unsafe].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-			unsafe_text[nr_unsafe].kind = kind;
-			nr_unsafe++;
+			profiler_text[nr_profiler_text].lo = info->dlpi_addr + ph->p_vaddr;
+			profiler_text[nr_profiler_text].hi =
+			    info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			profiler_text[nr_profiler_text].kind = kind;
+			nr_profiler_text++;
 		}
 	}
 	return 0;
@@ -97,10 +101,10 @@ int unwind__init(void)
 {
 	Dl_info self;
 
-	nr_unsafe = 0;
+	nr_profiler_text = 0;
 	if (!dladdr((void *)unwind__init, &self))
 		self.dli_fbase = NULL;
-	dl_iterate_phdr(note_unsafe, self.dli_fbase);
+	dl_iterate_phdr(note_profiler_text, self.dli_fbase);
 	probe_fast_trace();
 	unwind__prime_thread();
 	return 0;
@@ -135,11 +139,12 @@ static uintptr_t ucontext_pc(const ucontext_t *uc)
 #endif
 }
 
-static bool pc_is_unsafe(uintptr_t pc)
+/* Is pc in the code of one of the kinds (a mask of enum text_kind)? Async-signal-safe. */
+static bool pc_in(uintptr_t pc, unsigned kinds)
 {
-	for (int i = 0; i < nr_unsafe; i++)
-		if (unsafe_text[i].kind != TEXT_SELF && pc >= unsafe_text[i].lo &&
-		    pc < unsafe_text[i].hi)
+	for (int i = 0; i < nr_profiler_text; i++)
+		if ((profiler_text[i].kind & kinds) && pc >= profiler_text[i].lo &&
+		    pc < profiler_text[i].hi)
 			return true;
 	return false;
 }
@@ -147,11 +152,13 @@ static bool pc_is_unsafe(uintptr_t pc)
 /* Is pc in libunwind's code or in this library's? Async-signal-safe. */
 bool unwind__is_profiler_pc(uintptr_t pc)
 {
-	for (int i = 0; i < nr_unsafe; i++)
-		if (unsafe_text[i].kind != TEXT_LOADER && pc >= unsafe_text[i].lo &&
-		    pc < unsafe_text[i].hi)
-			return true;
-	return false;
+	return pc_in(pc, TEXT_UNWINDER | TEXT_SELF);
+}
+
+/* Is pc in libunwind's own code? Async-signal-safe. */
+bool unwind__owns_pc(uintptr_t pc)
+{
+	return pc_in(pc, TEXT_UNWINDER);
 }
 
 /*
@@ -167,16 +174,6 @@ bool unwind__in_handler(void)
 uint64_t unwind__pc(void *ucontext)
 {
 	return ucontext_pc(ucontext);
-}
-
-/* Is pc in libunwind's own code? Async-signal-safe. */
-bool unwind__owns_pc(uintptr_t pc)
-{
-	for (int i = 0; i < nr_unsafe; i++)
-		if (unsafe_text[i].kind == TEXT_UNWINDER && pc >= unsafe_text[i].lo &&
-		    pc < unsafe_text[i].hi)
-			return true;
-	return false;
 }
 
 /*
@@ -218,7 +215,7 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trac
 	int n = 0;
 
 	*slow = false;
-	if (max <= 0 || pc_is_unsafe(pc))
+	if (max <= 0 || pc_in(pc, TEXT_LOADER | TEXT_UNWINDER))
 		return 0;
 	unwinding_in_handler = true;
 	if (fast_trace && trace && trace_max > 0)

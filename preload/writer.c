@@ -60,6 +60,18 @@ static int write_header(struct writer *w, uint64_t data_size, const uint64_t *bi
 	return pwrite_all(w->fd, &h, sizeof(h), 0);
 }
 
+/* Write events[i]'s attr and the offset of its id. Returns 0 or -errno. */
+static int write_attr(struct writer *w, int i)
+{
+	struct perf_file_attr fa;
+
+	memset(&fa, 0, sizeof(fa));
+	memcpy(fa.attr, &w->events[i].attr, PERF_FILE_ATTR_SIZE);
+	fa.ids.offset = IDS_OFFSET + (uint64_t)i * sizeof(uint64_t);
+	fa.ids.size = sizeof(uint64_t);
+	return pwrite_all(w->fd, &fa, sizeof(fa), ATTRS_OFFSET(w->nr_events) + (uint64_t)i * sizeof(fa));
+}
+
 /*
  * Move an existing file at path to path.old, as perf record does. A symlink
  * is moved, never followed. Returns 0 or -errno.
@@ -110,7 +122,6 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 	err = write_header(w, 0, NULL);
 	for (int i = 0; i < n && !err; i++) {
 		struct writer_event *e = &w->events[i];
-		struct perf_file_attr fa;
 
 		*e = events[i];
 		e->attr.size = PERF_FILE_ATTR_SIZE;
@@ -125,14 +136,9 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		 * have kernel samples. Counters still count kernel work where
 		 * permitted; their totals are STAT records. */
 		e->attr.exclude_kernel = events[0].attr.exclude_kernel;
-		memset(&fa, 0, sizeof(fa));
-		memcpy(fa.attr, &e->attr, PERF_FILE_ATTR_SIZE);
-		fa.ids.offset = IDS_OFFSET + (uint64_t)i * sizeof(uint64_t);
-		fa.ids.size = sizeof(uint64_t);
-		err = pwrite_all(w->fd, &e->id, sizeof(e->id), fa.ids.offset);
+		err = pwrite_all(w->fd, &e->id, sizeof(e->id), IDS_OFFSET + (uint64_t)i * sizeof(e->id));
 		if (!err)
-			err = pwrite_all(w->fd, &fa, sizeof(fa),
-					 ATTRS_OFFSET(n) + (uint64_t)i * sizeof(fa));
+			err = write_attr(w, i);
 	}
 	if (err) {
 		ap_close(w->fd);
@@ -279,14 +285,7 @@ int writer__reopen(struct writer *w)
 /* Write events[i]'s attr again (its period, learned at the end). Not async-signal-safe. */
 int writer__update_attr(struct writer *w, int i)
 {
-	struct perf_file_attr fa;
-
 	if (w->fd < 0 || i < 0 || i >= w->nr_events)
 		return -EINVAL;
-	memset(&fa, 0, sizeof(fa));
-	memcpy(fa.attr, &w->events[i].attr, PERF_FILE_ATTR_SIZE);
-	fa.ids.offset = IDS_OFFSET + (uint64_t)i * sizeof(uint64_t);
-	fa.ids.size = sizeof(uint64_t);
-	return pwrite_all(w->fd, &fa, sizeof(fa),
-			  ATTRS_OFFSET(w->nr_events) + (uint64_t)i * sizeof(fa));
+	return write_attr(w, i);
 }
