@@ -313,8 +313,12 @@ static const struct map *find_own(struct proc *p, u64 addr, u64 t, u32 epoch, bo
 	const struct map *best = NULL, *after = NULL;
 	size_t lo = 0, hi = p->nr_maps;
 
+	/* The last answer, when the search below would give it again: no other
+	 * map of the epoch holds addr, so it is the answer if valid at t, or if
+	 * it comes later and a later map may be taken. */
 	if (p->simple && p->last && p->last->epoch == epoch && addr >= p->last->start &&
-	    addr < p->last->end)
+	    addr < p->last->end &&
+	    (p->last->time <= t ? t < p->last->end_time : late))
 		return p->last;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

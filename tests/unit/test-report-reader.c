@@ -529,10 +529,39 @@ static void test_kvmap_symtab(void)
 	   "symtab lookup honours sizes");
 }
 
+/*
+ * A forked child sees its parent's maps as of the fork only, whatever the
+ * parent looked up since (the lookup's one-entry cache must not leak a map
+ * the parent made after the fork).
+ */
+static void test_fork_map_cache(void)
+{
+	struct machine m = {0};
+	const struct map *before, *parent, *after;
+	struct proc *child, *par;
+
+	m.dsos.no_load = true;
+	machine__mmap(&m, 100, 0x1000, 0x1000, 0, "/libA", 5, 0);
+	machine__fork(&m, 200, 100, 200, 100, 10);
+	machine__mmap(&m, 100, 0x5000, 0x1000, 0, "/libB", 5, 20);
+	machine__finish(&m);
+	child = machine__find_proc(&m, 200);
+	par = machine__find_proc(&m, 100);
+	before = proc__find_map(child, 0x5100, 30, proc__epoch(child, 30));
+	parent = proc__find_map(par, 0x5100, 30, proc__epoch(par, 30));
+	after = proc__find_map(child, 0x5100, 30, proc__epoch(child, 30));
+	ok(!before && parent && !after,
+	   "a child does not see a map its parent made after the fork, before or after the "
+	   "parent's own lookup");
+	ok(proc__find_map(child, 0x1100, 30, proc__epoch(child, 30)) != NULL,
+	   "a child sees its parent's maps from before the fork");
+	machine__exit(&m);
+}
+
 int main(void)
 {
 	snprintf(tmp_path, sizeof(tmp_path), "/tmp/test-report-reader.%d.data", (int)getpid());
-	plan(38);
+	plan(40);
 	if (find_self_map() != 0) {
 		diag("cannot find this binary's text mapping");
 		return 1;
@@ -543,6 +572,7 @@ int main(void)
 	test_bad_records();
 	test_exec_fork();
 	test_kvmap_symtab();
+	test_fork_map_cache();
 	unlink(tmp_path);
 	return tap_done();
 }
