@@ -7,7 +7,10 @@
 set -eu
 
 build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev pkg-config"
-test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev"
+# libc6-dbg names glibc's local functions (start_thread, __libc_start_call_main) in
+# stacks; strace counts the library's system calls in preload-basic.t.
+test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev
+	libc6-dbg strace"
 bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine time"
 
 case "${1:-build}" in
