@@ -22,10 +22,16 @@ else
 Q := @
 endif
 
-LIB_SRC := $(filter-out preload/launcher%.c,$(wildcard preload/*.c))
+# The tree: common/ (options, counting events, log, fds: linked into both the
+# library and the launcher), launcher/ (the autoprof command), preload/ (the
+# injected library: session/, handler/ for what runs in the signal handler,
+# wrap/ for the libc functions it interposes, entry.c for its constructor).
+COMMON_SRC := $(wildcard common/*.c)
+LIB_SRC := $(wildcard preload/*.c preload/*/*.c) $(COMMON_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
-LIB_CORE := $(filter-out preload/main.c,$(LIB_SRC))
-LAUNCHER_OBJ := $(BUILD)/preload/launcher.o $(BUILD)/preload/launcher_run.o
+LIB_CORE := $(filter-out preload/entry.c,$(LIB_SRC))
+LAUNCHER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard launcher/*.c))
+LIB_INC := -Ipreload -Icommon
 REPORT_SRC := $(wildcard report/*.c)
 REPORT_CORE := $(filter-out report/main.c,$(REPORT_SRC))
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
@@ -61,20 +67,30 @@ $(BUILD)/.deps-test: scripts/install-deps.sh
 	$(Q)sh scripts/install-deps.sh test
 	@touch $@
 
-# The preload library: hidden visibility, version script, no undefined symbols.
+# The preload library (and common/, which the launcher links too): hidden
+# visibility, version script, no undefined symbols.
+LIB_CFLAGS = $(BASE) $(LIB_INC) $(CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer
 $(BUILD)/preload/%.o: preload/%.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(BASE) $(CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
-		-MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(LIB_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/common/%.o: common/%.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(LIB_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/launcher/%.o: launcher/%.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(BASE) $(LIB_INC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/preload.map \
 		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
 
-LAUNCHER_LINK := $(LAUNCHER_OBJ) $(BUILD)/preload/config.o $(BUILD)/preload/counters.o \
-	$(BUILD)/preload/log.o $(BUILD)/preload/fdtab.o
+LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o)
 $(BUILD)/autoprof: $(LAUNCHER_LINK)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS)
@@ -111,12 +127,12 @@ $(BUILD)/asan/unit/test-report-%: tests/unit/test-report-%.c $(REPORT_CORE:%.c=$
 $(BUILD)/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE:%.c=$(BUILD)/%.o)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(BASE) $(CFLAGS) -Itests -Ipreload -o $@ $^ $(LDFLAGS) -lunwind -ldl
+	$(Q)$(CC) $(BASE) $(CFLAGS) -Itests $(LIB_INC) -o $@ $^ $(LDFLAGS) -lunwind -ldl
 
 $(BUILD)/asan/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE)
 	@mkdir -p $(@D)
 	@echo "  CC ASAN $<"
-	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests -Ipreload -o $@ $^ -lunwind -ldl
+	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests $(LIB_INC) -o $@ $^ -lunwind -ldl
 
 # Test programs: -O2 without frame pointers, the hard case for unwinding.
 $(BUILD)/progs/%: tests/progs/%.c
@@ -148,7 +164,7 @@ install: all
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/
 
 format:
-	clang-format -i $(wildcard include/autoprof/*.h preload/*.[ch] report/*.[ch] tests/*.h tests/unit/*.c tests/progs/*.c)
+	clang-format -i $(wildcard include/autoprof/*.h preload/*.[ch] preload/*/*.[ch] common/*.[ch] launcher/*.[ch] report/*.[ch] tests/*.h tests/unit/*.c tests/progs/*.c)
 
 clean:
 	rm -rf $(BUILD)
