@@ -7,7 +7,7 @@
 set -eu
 
 build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev pkg-config"
-test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev"
+test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev g++ golang-go rustc nodejs openjdk-17-jdk-headless"
 bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine time"
 
 case "${1:-build}" in
