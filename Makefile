@@ -55,6 +55,7 @@ all: $(TARGETS)
 # Fragments may add prerequisites of `make check` to CHECK_EXTRA.
 CHECK_EXTRA :=
 include scripts/bench/bench.mk
+include tests/hostile/hostile.mk
 -include report/report.mk
 
 $(DEPS_STAMP): scripts/install-deps.sh
@@ -164,7 +165,9 @@ install: all
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/
 
 format:
-	clang-format -i $(wildcard include/autoprof/*.h preload/*.[ch] preload/*/*.[ch] common/*.[ch] launcher/*.[ch] report/*.[ch] tests/*.h tests/unit/*.c tests/progs/*.c)
+	clang-format -i $(wildcard include/autoprof/*.h preload/*.[ch] preload/*/*.[ch] common/*.[ch] \
+		launcher/*.[ch] report/*.[ch] tests/*.h tests/unit/*.c tests/progs/*.c \
+		tests/hostile/*.[ch] tests/hostile/*.cc)
 
 clean:
 	rm -rf $(BUILD)
