@@ -253,6 +253,7 @@ int signals__holder(int sig);
 void signals__note_sampling(int sig);
 bool signals__is_sample(int sig, const siginfo_t *si);
 void signals__deliver(int sig, siginfo_t *si, void *uc);
+void signals__adopt_mask(int signo);
 int signals__shadow(void);
 void signals__set_shadow(int signo);
 void signals__before_exec(sigset_t *saved);

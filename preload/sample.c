@@ -277,6 +277,8 @@ int sample__install(int signo)
 	err = signals__hold(signo, AP_HOLD_SAMPLE, &sa);
 	if (err)
 		return err;
+	if (!installed_signo)
+		signals__adopt_mask(signo);
 	installed_signo = signo;
 	return 0;
 }

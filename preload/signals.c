@@ -438,7 +438,7 @@ static bool move_sampling(int from)
 		thread__reroute(to);
 		fatal__take(from);
 		moved = true;
-		pr_warn("the program uses signal %d itself; profiling moves to signal %d", from,
+		pr_warn("the program handles signal %d itself; profiling moves to signal %d", from,
 			to);
 	}
 	if (!moved) {
@@ -687,6 +687,23 @@ AP_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	if (!real_pthread_sigmask)
 		return ENOSYS;
 	return program_mask(real_pthread_sigmask, how, set, old, __builtin_return_address(0));
+}
+
+/*
+ * At the first install on the starting thread: an image exec'd with the
+ * sampling signal blocked (the program blocked it, or a broad set, before
+ * exec) keeps it blocked in its own view only. Not async-signal-safe.
+ */
+void signals__adopt_mask(int signo)
+{
+	sigset_t cur, one;
+
+	if (ap_sigmask(SIG_BLOCK, NULL, &cur) || !sigismember(&cur, signo))
+		return;
+	sigemptyset(&one);
+	sigaddset(&one, signo);
+	ap_sigmask(SIG_UNBLOCK, &one, NULL);
+	shadow_signo = signo;
 }
 
 /* The calling thread's shadow bit, for a thread it creates (interpose.c). */

@@ -12,6 +12,7 @@
  *            then SIGRTMIN+5 sent to itself: SA_SIGINFO, SA_RESETHAND
  *   ign      SIGRTMIN+5 ignored, then sent to itself
  *   kill SIG spin, then kill(getpid(), SIG)
+ *   exec     block every signal, exec itself (execd: print the mask)
  *   spin MS  spin MS ms of CPU time (sent a signal from outside meanwhile)
  *   threads SIG [MS]  4 threads spin; after MS (2000) ms of CPU time in
  *            all, SIG to the process; prints the CPU time spent first
@@ -299,7 +300,19 @@ int main(int argc, char **argv)
 		printf("still alive\n");
 	} else if (!strcmp(mode, "spin"))
 		spin(arg);
-	else if (!strcmp(mode, "threads"))
+	else if (!strcmp(mode, "exec")) {
+		sigset_t all;
+
+		sigfillset(&all);
+		spin(30);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		execl("/proc/self/exe", argv[0], "execd", (char *)NULL);
+		return 1;
+	} else if (!strcmp(mode, "execd")) {
+		print_mask("after exec");
+		spin(50);
+		print_mask("after spin");
+	} else if (!strcmp(mode, "threads"))
 		mode_threads(arg, argc > 3 ? atof(argv[3]) : 2000);
 	else
 		return 2;
