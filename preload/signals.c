@@ -504,9 +504,18 @@ AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	sigset_t mask;
 	int ret = 0;
 
-	if (foreign() || sig <= 0 || sig >= _NSIG)
+	if (sig <= 0 || sig >= _NSIG || (act && foreign()))
 		return ap_sigaction(sig, act, old);
-	if (act && act->sa_handler != SIG_DFL && signals__holder(sig) == AP_HOLD_SAMPLE) {
+	if (!act) {
+		/* A read: no lock. A vfork child reads its own table (it may have
+		 * changed it with the plain calls it makes). */
+		if (read_virt(sig, &prev) == AP_HOLD_NONE || foreign())
+			return ap_sigaction(sig, NULL, old);
+		if (old)
+			put_old(old, &prev);
+		return 0;
+	}
+	if (act->sa_handler != SIG_DFL && signals__holder(sig) == AP_HOLD_SAMPLE) {
 		sigset_t one;
 
 		sigemptyset(&one);
@@ -641,10 +650,13 @@ static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t 
 	sigset_t copy;
 	int shadow = shadow_signo, ret;
 
-	if (foreign() || unwind__is_profiler_pc((uintptr_t)caller) ||
-	    signals__holder(signo) != AP_HOLD_SAMPLE)
+	if (signals__holder(signo) != AP_HOLD_SAMPLE || unwind__is_profiler_pc((uintptr_t)caller))
 		return next(how, set, old);
 	named = set && sigismember(set, signo);
+	/* Only a call that changes our state needs to know it is not in a vfork
+	 * child (a system call); reading the shadow bit back is right in one too. */
+	if ((named || (set && how == SIG_SETMASK && shadow)) && foreign())
+		return next(how, set, old);
 	if (set && how != SIG_UNBLOCK && named) {
 		use = program_set(set, &copy, &stripped);
 		signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
