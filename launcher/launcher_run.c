@@ -6,12 +6,15 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -112,22 +115,110 @@ static void list_outputs(const char *output, time_t since)
 			strcmp(dir, ".") ? "/" : "", names[i]);
 	if (more)
 		fprintf(stderr, " and %zu more", more);
-	fprintf(stderr, "%s\n", n + more > 1 ? " (one file per process image; autoprof-report merges them)" : "");
+	fprintf(stderr, "%s\n",
+		n + more > 1 ? " (one file per process image; autoprof-report merges them)" : "");
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 }
 
-/* End as the command ended: its exit status, or death by its signal. */
+/*
+ * Die without a core and without the core flag (as timeout(1) does:
+ * PR_SET_DUMPABLE 0 stops even a core_pattern pipe; RLIMIT_CORE 0 too).
+ */
+static void no_core(void)
+{
+	struct rlimit zero = {0, 0};
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	setrlimit(RLIMIT_CORE, &zero);
+}
+
+/*
+ * The command dumped core: die with the core flag too, so the shell says
+ * "(core dumped)" as it would without us, but leave no core of our own. The
+ * kernel sets the flag only for a dump that succeeded, so ours must be
+ * written: with a core_pattern relative to the working directory, it is
+ * written (near-empty: coredump_filter 0) into a private directory that a
+ * small process removes once we are gone (it sees our end of a pipe close,
+ * which the kernel does after the dump). Where the dump would go elsewhere
+ * (a pipe to a crash collector, an absolute directory) we give up the flag
+ * rather than leave a core of the launcher there. Returns false then.
+ */
+static bool core_elsewhere(void)
+{
+	static char dir[] = "/tmp/autoprof-core.XXXXXX";
+	char pattern[256] = "";
+	struct rlimit lim;
+	int fd, pipefd[2];
+	pid_t cleaner;
+
+	fd = open("/proc/sys/kernel/core_pattern", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, pattern, sizeof(pattern) - 1) <= 0 || pattern[0] == '|' ||
+	    strchr(pattern, '/')) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	if (!mkdtemp(dir) || pipe2(pipefd, O_CLOEXEC_FLAG) < 0)
+		return false;
+	cleaner = fork();
+	if (cleaner < 0) {
+		rmdir(dir);
+		return false;
+	}
+	if (cleaner == 0) {
+		char c, path[PATH_MAX];
+		struct dirent *e;
+		DIR *d;
+
+		for (int i = 0; i < 1024; i++)
+			if (i != pipefd[0])
+				close(i);
+		setsid();
+		while (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
+			;
+		d = opendir(dir);
+		while (d && (e = readdir(d)))
+			if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) <
+			    (int)sizeof(path))
+				unlink(path);
+		if (d)
+			closedir(d);
+		rmdir(dir);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	if (chdir(dir) < 0)
+		return false;
+	fd = open("/proc/self/coredump_filter", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = write(fd, "0", 1); /* if not: a larger core, removed all the same */
+
+		(void)n;
+		close(fd);
+	}
+	if (getrlimit(RLIMIT_CORE, &lim) == 0) {
+		lim.rlim_cur = lim.rlim_max;
+		setrlimit(RLIMIT_CORE, &lim);
+	}
+	return true;
+}
+
+/*
+ * End as the command ended: its exit status, or death by its signal with
+ * the same core flag (WCOREDUMP), which the shell shows as "(core dumped)".
+ */
 static int end_like(int status)
 {
-	struct rlimit no_core = {0, 0};
 	sigset_t set;
 	int sig;
 
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	sig = WTERMSIG(status);
-	setrlimit(RLIMIT_CORE, &no_core); /* the command dumped its own core, if any */
+	if (!WCOREDUMP(status) || !core_elsewhere())
+		no_core();
 	signal(sig, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, sig);

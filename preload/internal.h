@@ -240,14 +240,30 @@ size_t env__count(char *const *envp);
 
 /* ---- signals.c: sharing signals with the program ---- */
 
+/* Who holds a signal: the program (none), the sampler, or fatal.c. */
+enum { AP_HOLD_NONE, AP_HOLD_SAMPLE, AP_HOLD_FATAL };
+
 void signals__init(void);
 int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int ap_sigmask(int how, const sigset_t *set, sigset_t *old);
 void ap_block_sampling(sigset_t *old);
+int signals__hold(int sig, int who, const struct sigaction *ours);
+void signals__release(int sig);
+int signals__holder(int sig);
+void signals__note_sampling(int sig);
+bool signals__is_sample(int sig, const siginfo_t *si);
+void signals__deliver(int sig, siginfo_t *si, void *uc);
+void signals__adopt_mask(int signo);
+int signals__shadow(void);
+void signals__set_shadow(int signo);
+void signals__before_exec(sigset_t *saved);
+void signals__exec_failed(const sigset_t *saved);
 
 /* ---- fatal.c: finishing the file on a deadly signal ---- */
 
 void fatal__install(void);
+void fatal__take(int sig);
+void fatal__die(int sig, siginfo_t *si);
 
 /* ---- interpose.c: pthread_create, pthread_setname_np, prctl ---- */
 

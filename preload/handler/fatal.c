@@ -5,10 +5,12 @@
  * have done, so the exit status, the core dump and the shell's view of the
  * death are unchanged.
  *
- * Only signals still at SIG_DFL when profiling starts are taken; a handler
- * the program installs later replaces ours, and the program's own exit path
- * (exit, _exit) then finishes the file. SIGKILL cannot be caught: the file on
- * disk is readable up to the last flush at every moment anyway.
+ * Every signal whose default action terminates the process (with or without
+ * a core) is taken while it is at SIG_DFL, and the program still reads it as
+ * SIG_DFL (signals.c keeps its view); a handler or SIG_IGN the program sets
+ * gives the signal back to it, and the program's own exit path (exit, _exit)
+ * then finishes the file. SIGKILL cannot be caught: the file on disk is
+ * readable up to the last flush at every moment anyway.
  */
 #include <errno.h>
 #include <signal.h>
@@ -18,11 +20,12 @@
 
 #include "internal.h"
 
-static const int deadly[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGSEGV,
-			     SIGABRT, SIGBUS,  SIGFPE,  SIGILL};
+/* The classic signals whose default action ends the process; plus the real-time ones. */
+static const int deadly[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,  SIGSEGV, SIGABRT,
+			     SIGBUS,  SIGFPE,  SIGILL,	  SIGPIPE,  SIGALRM, SIGUSR1,
+			     SIGUSR2, SIGPROF, SIGVTALRM, SIGXCPU,  SIGXFSZ, SIGSYS,
+			     SIGTRAP, SIGIO,   SIGPWR,	  SIGSTKFLT};
 #define NR_DEADLY (int)(sizeof(deadly) / sizeof(deadly[0]))
-
-static bool taken[NR_DEADLY];
 
 /* Faults the kernel raises at an instruction: returning re-runs it. */
 static bool is_fault(int sig, const siginfo_t *si)
@@ -31,38 +34,63 @@ static bool is_fault(int sig, const siginfo_t *si)
 	       si->si_code > 0;
 }
 
-static void on_deadly(int sig, siginfo_t *si, void *ucontext)
+/*
+ * Die of sig as the program would have: finish the file (records and
+ * features; nothing is printed), put SIG_DFL back and send the signal again
+ * with the same siginfo, to arrive as soon as the handler returns. A fault
+ * needs no sending: its instruction runs again. Async-signal-safe.
+ */
+void fatal__die(int sig, siginfo_t *si)
 {
 	struct sigaction dfl;
-	int saved = errno;
-	(void)ucontext;
+	pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
 
 	autoprof__emergency_stop();
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
 	ap_sigaction(sig, &dfl, NULL);
-	/* A fault happens again on return; any other signal is sent again, and
-	 * arrives, now deadly, as soon as this handler returns. */
-	if (!is_fault(sig, si))
-		syscall(SYS_tgkill, getpid(), gettid(), sig);
+	if (is_fault(sig, si))
+		return;
+	if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) < 0)
+		syscall(SYS_tgkill, pid, tid, sig);
+}
+
+/* A held signal arrived: a late sample is dropped, anything else is the program's. */
+static void on_deadly(int sig, siginfo_t *si, void *ucontext)
+{
+	int saved = errno;
+
+	if (!signals__is_sample(sig, si))
+		signals__deliver(sig, si, ucontext);
 	errno = saved;
 }
 
-/* Take every deadly signal that is still at its default action. Not async-signal-safe. */
+/* Take sig with the deadly handler, keeping the program's view. Not async-signal-safe. */
+void fatal__take(int sig)
+{
+	struct sigaction sa;
+
+	if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD || sig == SIGCONT || sig == SIGURG ||
+	    sig == SIGWINCH || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+		return; /* default actions that do not end the program */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_deadly;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigfillset(&sa.sa_mask); /* nothing else runs on this thread meanwhile */
+	signals__hold(sig, AP_HOLD_FATAL, &sa);
+}
+
+/*
+ * Take every deadly signal that is still at its default action, the
+ * real-time ones too (except the sampling signal). Not async-signal-safe.
+ */
 void fatal__install(void)
 {
-	for (int i = 0; i < NR_DEADLY; i++) {
-		struct sigaction old, sa;
-
-		if (taken[i] || ap_sigaction(deadly[i], NULL, &old) < 0)
-			continue;
-		if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
-			continue;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = on_deadly;
-		sa.sa_flags = SA_SIGINFO;
-		sigfillset(&sa.sa_mask); /* nothing else runs on this thread meanwhile */
-		taken[i] = ap_sigaction(deadly[i], &sa, NULL) == 0;
-	}
+	for (int i = 0; i < NR_DEADLY; i++)
+		if (deadly[i] != autoprof.cfg.signo && signals__holder(deadly[i]) == AP_HOLD_NONE)
+			fatal__take(deadly[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		if (sig != autoprof.cfg.signo && signals__holder(sig) == AP_HOLD_NONE)
+			fatal__take(sig);
 }

@@ -15,7 +15,6 @@
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 
-static struct sigaction previous;
 static int installed_signo;
 
 struct drain_ctx {
@@ -147,8 +146,8 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		if (rec->size < sizeof(*l))
 			return;
 		t->lost += l->lost;
-		n = record__lost(out, MAX_RECORD, (uint32_t)autoprof.pid, (uint32_t)t->tid, t->last_time,
-				 l->lost);
+		n = record__lost(out, MAX_RECORD, (uint32_t)autoprof.pid, (uint32_t)t->tid,
+				 t->last_time, l->lost);
 		break;
 	}
 	case PERF_RECORD_THROTTLE:
@@ -209,12 +208,22 @@ void sample__drain(struct ap_thread *t, void *ucontext)
 	thread__maybe_flush(t);
 }
 
+/*
+ * The handler of the sampling signal. The dispatch comes first: our samples
+ * (this thread's CPU-time timer, or readiness of a perf fd, late ones
+ * included) are drained here; anything else on this number is the
+ * program's own signal (kill, sigqueue, raise, its timers) and gets the
+ * program's disposition (signals.c). Async-signal-safe.
+ */
 static void on_signal(int signo, siginfo_t *si, void *ucontext)
 {
 	int saved_errno = errno;
 	struct ap_thread *t = ap_self;
-	(void)signo;
 
+	if (!signals__is_sample(signo, si)) {
+		signals__deliver(signo, si, ucontext);
+		return; /* errno is the program's handler's to leave */
+	}
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
 		if (t && t->is_timer && thread__enter(t)) {
@@ -224,8 +233,6 @@ static void on_signal(int signo, siginfo_t *si, void *ucontext)
 		goto out;
 	}
 	/* ...or an I/O-readiness signal from the perf fd of the thread it landed on. */
-	if (si->si_code <= 0)
-		goto out;
 	if (!t || si->si_fd != t->fd) {
 		t = thread__from_fd(si->si_fd); /* a thread attached from outside */
 		if (!t || t->tid != gettid())
@@ -241,20 +248,19 @@ out:
 
 /*
  * Install the overflow handler for signo, unless the program already handles
- * that signal. Returns 0 or -EBUSY / -errno. Not async-signal-safe.
+ * that signal (signals.c keeps the program's view of it). Returns 0 or
+ * -EBUSY / -errno. Not async-signal-safe.
  */
 int sample__install(int signo)
 {
 	struct sigaction sa;
+	int err;
 
-	if (ap_sigaction(signo, NULL, &previous) < 0)
-		return -errno;
-	if ((previous.sa_flags & SA_SIGINFO) ||
-	    (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN))
-		return -EBUSY;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	/* SA_ONSTACK: never run on a stack the program did not mean for signals
+	 * (Go runs C code on small goroutine stacks and aborts otherwise). */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	/* Every asynchronous signal waits the few microseconds the handler takes:
 	 * a Ctrl-C until this thread's buffer is whole, and a program's handler
 	 * that unwinds with libunwind until we release its cache lock. This is
@@ -267,8 +273,12 @@ int sample__install(int signo)
 	sigdelset(&sa.sa_mask, SIGFPE);
 	sigdelset(&sa.sa_mask, SIGTRAP);
 	sigdelset(&sa.sa_mask, SIGSYS);
-	if (ap_sigaction(signo, &sa, NULL) < 0)
-		return -errno;
+	signals__note_sampling(signo);
+	err = signals__hold(signo, AP_HOLD_SAMPLE, &sa);
+	if (err)
+		return err;
+	if (!installed_signo)
+		signals__adopt_mask(signo);
 	installed_signo = signo;
 	return 0;
 }
@@ -277,6 +287,6 @@ int sample__install(int signo)
 void sample__uninstall(void)
 {
 	if (installed_signo)
-		ap_sigaction(installed_signo, &previous, NULL);
+		signals__release(installed_signo);
 	installed_signo = 0;
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -526,19 +527,19 @@ void autoprof__exec_failed(void)
 
 /*
  * From a deadly signal's handler: stop every sampler without blocking and
- * finish the file with the features laid out at start. Async-signal-safe.
+ * finish the file with the features laid out at start. Records only: nothing
+ * is printed (the AUTOPROF_STAT table is formatted with stdio's %f, which is
+ * not async-signal-safe; it is printed at a normal exit only; the totals are
+ * in the file). Async-signal-safe.
  */
 void autoprof__emergency_stop(void)
 {
-	uint64_t elapsed;
-
-	if (getpid() != autoprof.pid || !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
+	if ((pid_t)syscall(SYS_getpid) != autoprof.pid ||
+	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
 		return;
 	thread__stop_all_emergency();
-	elapsed = save_counters(false);
+	save_counters(false);
 	features__write_emergency(&autoprof.writer);
 	if (!autoprof.samples && !autoprof.top)
 		unlink(autoprof.writer.path);
-	if (autoprof.cfg.stat)
-		stat__print(&autoprof.counters, elapsed);
 }

@@ -50,7 +50,8 @@ static size_t put_maps(char *buf)
  * (sampled: the sum of the periods of its samples, what perf report calls the
  * approximate event count), one STAT per counter read (ids first_id,
  * first_id+1, ... in counter order, matching the attrs) and a final
- * STAT_ROUND. Returns 0 or -errno.
+ * STAT_ROUND. Returns 0 or -errno. Async-signal-safe (the emergency path of
+ * a deadly signal writes the totals this way, and prints nothing).
  */
 int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed,
 		uint64_t sampled)
@@ -139,6 +140,8 @@ static const char *grouped(uint64_t v, char *buf, size_t cap)
  * share of time a multiplexed counter ran. One write per line, on stderr.
  * Nothing when there are no counters: a forked child's totals belong to the
  * process that opened the inherited counters, which prints them once.
+ * Not async-signal-safe (stdio formats %f): at a normal exit only, never
+ * from a signal handler.
  */
 void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns)
 {

@@ -48,11 +48,14 @@ static void *next(const char *name)
 		char strings_[STRINGS_BYTES];                                                      \
 		char **env_;                                                                       \
 		int ret_, saved_;                                                                  \
+		sigset_t mask_;                                                                    \
                                                                                                    \
 		autoprof__before_exec();                                                           \
 		env_ = env__for_exec(envp, store_, store_len_, strings_, sizeof(strings_), true);  \
+		signals__before_exec(&mask_);                                                      \
 		ret_ = CALL;                                                                       \
 		saved_ = errno;                                                                    \
+		signals__exec_failed(&mask_);                                                      \
 		autoprof__exec_failed();                                                           \
 		errno = saved_;                                                                    \
 		ret_;                                                                              \

@@ -2,22 +2,50 @@
 /*
  * signals.c - the program and the profiler share signals without noticing.
  *
- *  - sigprocmask/pthread_sigmask: the sampling signal is never blocked by the
- *    program (a thread that blocks "all signals" would otherwise pile up one
- *    queued real-time signal per sample, and its samples would wait in the
- *    ring until it unblocks);
- *  - sigaction/signal: a program that installs a handler for the sampling
- *    signal gets it: the profiler moves to a free real-time signal first, with
- *    one line saying so, and both keep working.
- *  - libunwind's calls while we unwind in the sampling handler are skipped:
- *    the handler's mask blocks every asynchronous signal already.
- * The library's own calls go around these wrappers: ap_sigaction, ap_sigmask.
+ * The library holds some signals: the sampling signal (sample.c) and the
+ * signals whose default action ends the program (fatal.c). For a held
+ * signal the kernel has our handler, and this file keeps the program's view,
+ * the "virtual" disposition: what the program set, or what the kernel had
+ * before we came (SIG_DFL). The wrappers below show the program only that:
+ *
+ *  - sigaction/signal/bsd_signal/sysv_signal/siginterrupt: a held signal reads
+ *    back as its virtual disposition. Setting SIG_DFL keeps our handler;
+ *    setting a handler or SIG_IGN on a deadly signal gives the signal to the
+ *    program; on the sampling signal it moves sampling to a free real-time
+ *    signal first, or, when none is free (a Go runtime takes them all), keeps
+ *    our handler and calls the program's from it (chaining, see deliver()).
+ *  - a held signal that is not one of our samples (sent by kill, sigqueue,
+ *    raise, a timer of the program...) gets the virtual disposition: SIG_DFL
+ *    kills the program by that very signal after the file is finished,
+ *    SIG_IGN drops it, a handler runs.
+ *  - sigprocmask/pthread_sigmask: the kernel mask never holds the sampling
+ *    signal when the program blocks a broad set (a thread blocking "all
+ *    signals" would otherwise queue a real-time signal per sample); the
+ *    program reads it back blocked all the same (a per-thread shadow bit).
+ *    A set that names the sampling signal specifically (not a broad set),
+ *    and sigwait/sigwaitinfo/sigtimedwait/signalfd on such a set, mean the
+ *    program wants that number: sampling moves away first.
+ *  - in a process that is not the session's (a vfork child, which shares our
+ *    memory: Python's subprocess, posix_spawn, gdb), every wrapper is the
+ *    plain real call and touches nothing of ours.
+ *
+ * Residual differences (documented in the README's Limits):
+ *  - a chained handler runs inside ours: SA_RESTART is ours (the kernel
+ *    restarts system calls as our handler asks), the program's SA_ONSTACK is
+ *    ours (we always ask for the alternate stack), and the kernel sees ours;
+ *  - after sampling moved, samples already queued under the old number reach
+ *    the program's new handler (at most one per thread), and a thread whose
+ *    shadow bit blocked the old number has it unblocked in the kernel;
+ *  - a program that routes its own fd's readiness to the sampling signal with
+ *    F_SETSIG gets those signals dropped as samples (si_code POLL_*).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,26 +53,108 @@
 
 #define AP_API __attribute__((visibility("default")))
 
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
+typedef int (*sigwait_fn)(const sigset_t *, int *);
+typedef int (*sigwaitinfo_fn)(const sigset_t *, siginfo_t *);
+typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
+typedef int (*signalfd_fn)(int, const sigset_t *, int);
+typedef int (*siginterrupt_fn)(int, int);
 
 static sigaction_fn real_sigaction;
+static sigmask_fn real_sigprocmask, real_pthread_sigmask;
+static signal_fn real_signal, real_sysv_signal;
+static sigwait_fn real_sigwait;
+static sigwaitinfo_fn real_sigwaitinfo;
+static sigtimedwait_fn real_sigtimedwait;
+static signalfd_fn real_signalfd;
+static siginterrupt_fn real_siginterrupt;
+
+/* The held signals: who holds each and the program's view of it. */
+static unsigned char holder[_NSIG];
+static struct sigaction virt[_NSIG];
+static unsigned seq;	      /* odd while the table changes (read by handlers) */
+static int table_lock;	      /* a spin lock, taken with every signal blocked */
+static void *restorer;	      /* glibc's sa_restorer, as the kernel reports it */
+static sigset_t ever_sampled; /* numbers that carried samples at some time */
+static sigset_t interest;     /* numbers the program showed it wants */
+static sigset_t interrupting; /* siginterrupt(sig, 1): signal() without SA_RESTART */
+static pid_t session_pid;     /* the process whose memory this is (not a vfork child's) */
 static pthread_mutex_t move_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Resolve the real functions once, outside any handler. Not async-signal-safe. */
+/* The sampling signal the program believes blocked on this thread (0: none). */
+static AP_TLS int shadow_signo;
+
+/* In a forked child the memory is its own: it is the session's process now. */
+static void on_fork_child(void)
+{
+	session_pid = (pid_t)syscall(SYS_getpid);
+}
+
+/*
+ * Find the real functions (idempotent: it only stores what dlsym finds, the
+ * same in a vfork child). Not async-signal-safe.
+ */
+static void resolve(void)
+{
+	if (__atomic_load_n(&real_sigaction, __ATOMIC_ACQUIRE))
+		return;
+	real_sigprocmask = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
+	real_pthread_sigmask = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
+	real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
+	real_sysv_signal = (signal_fn)dlsym(RTLD_NEXT, "sysv_signal");
+	real_sigwait = (sigwait_fn)dlsym(RTLD_NEXT, "sigwait");
+	real_sigwaitinfo = (sigwaitinfo_fn)dlsym(RTLD_NEXT, "sigwaitinfo");
+	real_sigtimedwait = (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
+	real_signalfd = (signalfd_fn)dlsym(RTLD_NEXT, "signalfd");
+	real_siginterrupt = (siginterrupt_fn)dlsym(RTLD_NEXT, "siginterrupt");
+	__atomic_store_n(&real_sigaction, (sigaction_fn)dlsym(RTLD_NEXT, "sigaction"),
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * At the session's start: this process owns the table; a forked child owns
+ * its copy. Not async-signal-safe.
+ */
 void signals__init(void)
 {
-	if (!real_sigaction)
-		real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+	static bool registered;
+
+	session_pid = (pid_t)syscall(SYS_getpid);
+	if (!registered && pthread_atfork(NULL, NULL, on_fork_child) == 0)
+		registered = true;
+	resolve();
+}
+
+/*
+ * Is the caller outside the session's process, i.e. a vfork child sharing
+ * our memory (or nothing was set up)? Then wrappers make the plain call.
+ * The raw system call: no pid cache can lie. Async-signal-safe.
+ */
+static bool foreign(void)
+{
+	return !session_pid || (pid_t)syscall(SYS_getpid) != session_pid;
 }
 
 /* The real sigaction. Async-signal-safe once signals__init() has run. */
 int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (!real_sigaction)
-		signals__init();
-	return real_sigaction ? real_sigaction(sig, act, old) : -1;
+	sigaction_fn fn = __atomic_load_n(&real_sigaction, __ATOMIC_ACQUIRE);
+
+	if (!fn) {
+		resolve();
+		fn = real_sigaction;
+	}
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return fn(sig, act, old);
 }
 
 /* The calling thread's signal mask, past the wrappers. Returns 0 or -errno. Async-signal-safe. */
@@ -67,23 +177,448 @@ void ap_block_sampling(sigset_t *old)
 	ap_sigmask(SIG_BLOCK, &block, old);
 }
 
-/*
- * set, less the sampling signal, in copy; returns the set to use. Only the
- * program's calls are changed: libunwind blocks every signal around its
- * cache lock and restores the handler's mask after, and both must stand, or
- * a sample could interrupt libunwind on its own thread and deadlock on that
- * lock.
- */
-static const sigset_t *without_ours(int how, const sigset_t *set, sigset_t *copy, void *caller)
+/* Take the table: every signal blocked on this thread, then the spin lock. */
+static void table_enter(sigset_t *old)
 {
-	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_RELAXED);
+	sigset_t all;
 
-	if (!set || how == SIG_UNBLOCK || !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
-	    signo <= 0 || !sigismember(set, signo) || unwind__is_profiler_pc((uintptr_t)caller))
+	sigfillset(&all);
+	ap_sigmask(SIG_BLOCK, &all, old);
+	while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	__atomic_fetch_add(&seq, 1, __ATOMIC_ACQ_REL);
+}
+
+static void table_leave(const sigset_t *old)
+{
+	__atomic_fetch_add(&seq, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
+	ap_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/*
+ * A consistent copy of sig's holder and virtual disposition, without locks
+ * (a writer on another thread is waited out). Async-signal-safe.
+ */
+static int read_virt(int sig, struct sigaction *out)
+{
+	unsigned s;
+	int who;
+
+	for (;;) {
+		s = __atomic_load_n(&seq, __ATOMIC_ACQUIRE);
+		if (s & 1) {
+			sched_yield();
+			continue;
+		}
+		who = __atomic_load_n(&holder[sig], __ATOMIC_RELAXED);
+		memcpy(out, &virt[sig], sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&seq, __ATOMIC_RELAXED) == s)
+			return who;
+	}
+}
+
+/*
+ * What sigaction() hands back for a disposition: as glibc's does from the
+ * kernel's (handler, flags, restorer, the kernel's 64 bits of mask; the
+ * rest of *old untouched).
+ */
+static void put_old(struct sigaction *old, const struct sigaction *v)
+{
+	old->sa_handler = v->sa_handler;
+	old->sa_flags = v->sa_flags;
+	old->sa_restorer = v->sa_restorer;
+	memcpy(&old->sa_mask, &v->sa_mask, _NSIG / 8);
+}
+
+/* act as the kernel would store it (and report it back). */
+static void normalize(struct sigaction *v, const struct sigaction *act)
+{
+	*v = *act;
+	v->sa_flags |= SA_RESTORER;
+	v->sa_restorer = (void (*)(void))restorer;
+	sigdelset(&v->sa_mask, SIGKILL);
+	sigdelset(&v->sa_mask, SIGSTOP);
+}
+
+/*
+ * Hold sig for `who` with our handler `ours`. A signal nobody holds is taken
+ * only at SIG_DFL (or SIG_IGN, by the sampler only: an ignored deadly signal
+ * must stay ignored across exec); its disposition becomes the virtual one; one
+ * held already changes holder and keeps the program's view. Returns 0,
+ * -EBUSY (the program handles it) or -errno. Not async-signal-safe.
+ */
+int signals__hold(int sig, int who, const struct sigaction *ours)
+{
+	struct sigaction cur, back;
+	sigset_t old;
+	int err = 0;
+
+	if (sig <= 0 || sig >= _NSIG || sig == SIGKILL || sig == SIGSTOP)
+		return -EINVAL;
+	table_enter(&old);
+	if (holder[sig] == AP_HOLD_NONE) {
+		if (ap_sigaction(sig, NULL, &cur) < 0)
+			err = -errno;
+		else if (cur.sa_handler != SIG_DFL &&
+			 (cur.sa_handler != SIG_IGN || who == AP_HOLD_FATAL))
+			err = -EBUSY; /* handled, or ignored, which exec must pass on */
+		else
+			virt[sig] = cur;
+	}
+	if (!err && ap_sigaction(sig, ours, NULL) < 0)
+		err = -errno;
+	if (!err) {
+		__atomic_store_n(&holder[sig], (unsigned char)who, __ATOMIC_RELAXED);
+		if (!restorer && ap_sigaction(sig, NULL, &back) == 0)
+			restorer = (void *)back.sa_restorer;
+	}
+	table_leave(&old);
+	return err;
+}
+
+/* Give sig back to the program with its virtual disposition. Not async-signal-safe. */
+void signals__release(int sig)
+{
+	sigset_t old;
+
+	if (sig <= 0 || sig >= _NSIG)
+		return;
+	table_enter(&old);
+	if (holder[sig] != AP_HOLD_NONE) {
+		ap_sigaction(sig, &virt[sig], NULL);
+		holder[sig] = AP_HOLD_NONE;
+	}
+	table_leave(&old);
+}
+
+/* Who holds sig (AP_HOLD_*). Async-signal-safe. */
+int signals__holder(int sig)
+{
+	return sig > 0 && sig < _NSIG ? __atomic_load_n(&holder[sig], __ATOMIC_RELAXED) : 0;
+}
+
+/* Remember that sig carries samples (its POLL_* deliveries are ours). Not async-signal-safe. */
+void signals__note_sampling(int sig)
+{
+	sigset_t old;
+
+	table_enter(&old);
+	sigaddset(&ever_sampled, sig);
+	table_leave(&old);
+}
+
+/*
+ * Is this delivery one of our samples (or a late one, for a thread or a
+ * number no longer sampled)? Our timers carry a magic value; perf events
+ * signal readiness with si_code POLL_IN/POLL_HUP. Async-signal-safe.
+ */
+bool signals__is_sample(int sig, const siginfo_t *si)
+{
+	if (timer__is_ours(si))
+		return true;
+	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && sigismember(&ever_sampled, sig);
+}
+
+/* What the kernel does by default with sig when it is not caught. */
+enum dfl_action { DFL_TERM, DFL_IGN, DFL_STOP };
+
+static enum dfl_action default_action(int sig)
+{
+	switch (sig) {
+	case SIGCHLD:
+	case SIGCONT:
+	case SIGURG:
+	case SIGWINCH:
+		return DFL_IGN;
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		return DFL_STOP;
+	default:
+		return DFL_TERM;
+	}
+}
+
+/*
+ * Run the program's handler a for sig from inside ours, as the kernel would
+ * have: its mask (the interrupted one, its sa_mask, sig itself unless
+ * SA_NODEFER), SA_RESETHAND, SA_SIGINFO. Async-signal-safe.
+ */
+static void chain(int sig, siginfo_t *si, void *uc, const struct sigaction *a)
+{
+	ucontext_t *ctx = uc;
+	sigset_t mask = ctx->uc_sigmask, saved;
+	void (*fn)(int, siginfo_t *, void *) = a->sa_sigaction;
+	void (*plain)(int) = a->sa_handler;
+	int flags = a->sa_flags;
+
+	if (flags & SA_RESETHAND) {
+		sigset_t old;
+
+		table_enter(&old);
+		if (virt[sig].sa_handler == a->sa_handler)
+			virt[sig].sa_handler = SIG_DFL; /* the kernel keeps the flags */
+		table_leave(&old);
+	}
+	sigorset(&mask, &mask, &a->sa_mask);
+	if (!(flags & SA_NODEFER))
+		sigaddset(&mask, sig);
+	ap_sigmask(SIG_SETMASK, &mask, &saved);
+	if (flags & SA_SIGINFO)
+		fn(sig, si, uc);
+	else
+		plain(sig);
+	ap_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+/*
+ * A held signal that is not a sample reached one of our handlers: give it
+ * the program's disposition. errno is the interrupted code's on entry and
+ * on return (the program's handler sees it as the kernel would leave it).
+ * Async-signal-safe.
+ */
+void signals__deliver(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a;
+
+	read_virt(sig, &a);
+	if (a.sa_handler == SIG_IGN)
+		return;
+	if (a.sa_handler != SIG_DFL) {
+		chain(sig, si, uc, &a);
+		return;
+	}
+	switch (default_action(sig)) {
+	case DFL_IGN:
+		return;
+	case DFL_STOP:
+		/* The stop is the kernel's; only the stop signal's number differs. */
+		syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), SIGSTOP);
+		return;
+	case DFL_TERM:
+		sigdelset(&((ucontext_t *)uc)->uc_sigmask, sig);
+		fatal__die(sig, si);
+		return;
+	}
+}
+
+/* Is sig free to carry samples: at SIG_DFL for the program, and never wanted by it? */
+static bool free_for_sampling(int sig)
+{
+	struct sigaction cur;
+	int who = read_virt(sig, &cur);
+
+	if (who == AP_HOLD_SAMPLE || sigismember(&interest, sig))
+		return false;
+	if (who == AP_HOLD_NONE && ap_sigaction(sig, NULL, &cur) < 0)
+		return false;
+	return !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
+}
+
+/*
+ * The program wants the sampling signal `from`: move sampling to a free
+ * real-time signal; `from` stays held by fatal.c at the program's virtual
+ * disposition (the caller then changes that as the program asked).
+ * Returns true when sampling is no longer on `from`. Not async-signal-safe.
+ */
+static bool move_sampling(int from)
+{
+	bool moved = false;
+
+	if (from != __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE) ||
+	    signals__holder(from) != AP_HOLD_SAMPLE)
+		return true;
+	pthread_mutex_lock(&move_lock);
+	for (int to = SIGRTMAX; to >= SIGRTMIN && !moved; to--) {
+		if (to == from || !free_for_sampling(to) || sample__install(to))
+			continue;
+		__atomic_store_n(&autoprof.cfg.signo, to, __ATOMIC_RELEASE);
+		thread__reroute(to);
+		fatal__take(from);
+		moved = true;
+		pr_warn("the program handles signal %d itself; profiling moves to signal %d", from,
+			to);
+	}
+	if (!moved) {
+		static int said;
+
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			pr_info("the program uses signal %d and no real-time signal is free; "
+				"its handler runs from ours",
+				from);
+	}
+	pthread_mutex_unlock(&move_lock);
+	return moved;
+}
+
+/* Does set hold every real-time signal (a broad set, not a choice of ours)? */
+static bool broad(const sigset_t *set)
+{
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		if (!sigismember(set, s))
+			return false;
+	return true;
+}
+
+/* The program named these real-time signals specifically: keep sampling off them. */
+static void note_interest(const sigset_t *set)
+{
+	sigset_t old;
+
+	table_enter(&old);
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		if (sigismember(set, s))
+			sigaddset(&interest, s);
+	table_leave(&old);
+}
+
+/*
+ * A set the program passes to block or wait for signals: a specific one
+ * naming the sampling signal moves sampling away (the number is the
+ * program's); a broad one gets the sampling signal taken out, in copy.
+ * Returns the set to pass on and sets *stripped. Not async-signal-safe.
+ */
+static const sigset_t *program_set(const sigset_t *set, sigset_t *copy, bool *stripped)
+{
+	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+
+	*stripped = false;
+	if (!set || signals__holder(signo) != AP_HOLD_SAMPLE || !sigismember(set, signo))
 		return set;
+	if (!broad(set)) {
+		note_interest(set);
+		if (move_sampling(signo))
+			return set;
+	}
 	*copy = *set;
 	sigdelset(copy, signo);
+	*stripped = true;
 	return copy;
+}
+
+AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction prev;
+	sigset_t mask;
+	int ret = 0;
+
+	if (sig <= 0 || sig >= _NSIG || (act && foreign()))
+		return ap_sigaction(sig, act, old);
+	if (!act) {
+		/* A read: no lock. A vfork child reads its own table (it may have
+		 * changed it with the plain calls it makes). */
+		if (read_virt(sig, &prev) == AP_HOLD_NONE || foreign())
+			return ap_sigaction(sig, NULL, old);
+		if (old)
+			put_old(old, &prev);
+		return 0;
+	}
+	if (act->sa_handler != SIG_DFL && signals__holder(sig) == AP_HOLD_SAMPLE) {
+		sigset_t one;
+
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		note_interest(&one);
+		move_sampling(sig);
+	}
+	table_enter(&mask);
+	switch (holder[sig]) {
+	case AP_HOLD_NONE:
+		ret = ap_sigaction(sig, act, old);
+		break;
+	case AP_HOLD_FATAL:
+		prev = virt[sig];
+		if (act && act->sa_handler != SIG_DFL) {
+			ret = ap_sigaction(sig, act, NULL);
+			if (ret == 0)
+				holder[sig] = AP_HOLD_NONE;
+		} else if (act) {
+			normalize(&virt[sig], act);
+		}
+		if (ret == 0 && old)
+			put_old(old, &prev);
+		break;
+	case AP_HOLD_SAMPLE:
+		/* Still ours: SIG_DFL, or no free signal to move to (chaining). */
+		prev = virt[sig];
+		if (act)
+			normalize(&virt[sig], act);
+		if (old)
+			put_old(old, &prev);
+		break;
+	}
+	table_leave(&mask);
+	/* The program puts a deadly signal back to SIG_DFL: take it again. */
+	if (ret == 0 && act && act->sa_handler == SIG_DFL && signals__holder(sig) == AP_HOLD_NONE &&
+	    __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
+		fatal__take(sig);
+	return ret;
+}
+
+/* signal() and friends, through our sigaction: as glibc builds them. */
+static sighandler_t set_handler(int sig, sighandler_t handler, int flags, bool mask_self)
+{
+	struct sigaction act, old;
+
+	if (handler == SIG_ERR || sig <= 0 || sig >= _NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	sigemptyset(&act.sa_mask);
+	if (mask_self)
+		sigaddset(&act.sa_mask, sig);
+	act.sa_flags = flags;
+	if (sigaction(sig, &act, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+AP_API sighandler_t signal(int sig, sighandler_t handler)
+{
+	if (foreign() && real_signal)
+		return real_signal(sig, handler);
+	return set_handler(
+	    sig, handler,
+	    sig > 0 && sig < _NSIG && sigismember(&interrupting, sig) ? 0 : SA_RESTART, true);
+}
+
+AP_API sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return signal(sig, handler);
+}
+
+AP_API sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	if (foreign() && real_sysv_signal)
+		return real_sysv_signal(sig, handler);
+	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, false);
+}
+
+AP_API sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	return sysv_signal(sig, handler);
+}
+
+AP_API int siginterrupt(int sig, int flag)
+{
+	struct sigaction act;
+
+	if (foreign() && real_siginterrupt)
+		return real_siginterrupt(sig, flag);
+	if (sigaction(sig, NULL, &act) < 0)
+		return -1;
+	if (flag) {
+		sigaddset(&interrupting, sig);
+		act.sa_flags &= ~SA_RESTART;
+	} else {
+		sigdelset(&interrupting, sig);
+		act.sa_flags |= SA_RESTART;
+	}
+	return sigaction(sig, &act, NULL);
 }
 
 /*
@@ -101,83 +636,176 @@ static bool redundant_in_handler(sigset_t *old, void *caller)
 	return true;
 }
 
+/*
+ * The program's sigprocmask/pthread_sigmask (next): the kernel never gets
+ * the sampling signal in a broad set; the thread's shadow bit remembers that
+ * the program blocked it, and the old set read back shows it. Returns what
+ * next returns.
+ */
+static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t *old, void *caller)
+{
+	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	bool stripped = false, named;
+	const sigset_t *use = set;
+	sigset_t copy;
+	int shadow = shadow_signo, ret;
+
+	if (signals__holder(signo) != AP_HOLD_SAMPLE || unwind__is_profiler_pc((uintptr_t)caller))
+		return next(how, set, old);
+	named = set && sigismember(set, signo);
+	/* Only a call that changes our state needs to know it is not in a vfork
+	 * child (a system call); reading the shadow bit back is right in one too. */
+	if ((named || (set && how == SIG_SETMASK && shadow)) && foreign())
+		return next(how, set, old);
+	if (set && how != SIG_UNBLOCK && named) {
+		use = program_set(set, &copy, &stripped);
+		signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	}
+	ret = next(how, use, old);
+	if (ret != 0)
+		return ret;
+	if (old && shadow && shadow == signo)
+		sigaddset(old, signo);
+	if (!set)
+		return ret;
+	if (how == SIG_SETMASK)
+		shadow_signo = stripped ? signo : 0;
+	else if (how == SIG_BLOCK && stripped)
+		shadow_signo = signo;
+	else if (how == SIG_UNBLOCK && named)
+		shadow_signo = 0;
+	return ret;
+}
+
 AP_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	static sigmask_fn next;
-	sigset_t copy;
-
 	if (redundant_in_handler(old, __builtin_return_address(0)))
 		return 0;
-
-	if (!next)
-		next = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
-	if (!next) {
+	if (!real_sigprocmask)
+		resolve();
+	if (!real_sigprocmask) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return next(how, without_ours(how, set, &copy, __builtin_return_address(0)), old);
+	return program_mask(real_sigprocmask, how, set, old, __builtin_return_address(0));
 }
 
 AP_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	static sigmask_fn next;
-	sigset_t copy;
-
 	if (redundant_in_handler(old, __builtin_return_address(0)))
 		return 0;
-
-	if (!next)
-		next = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
-	if (!next)
+	if (!real_pthread_sigmask)
+		resolve();
+	if (!real_pthread_sigmask)
 		return ENOSYS;
-	return next(how, without_ours(how, set, &copy, __builtin_return_address(0)), old);
+	return program_mask(real_pthread_sigmask, how, set, old, __builtin_return_address(0));
 }
 
 /*
- * The program wants the sampling signal: move sampling to a free real-time
- * signal (one still at SIG_DFL), then let the program have its own.
- * Not async-signal-safe.
+ * At the first install on the starting thread: an image exec'd with the
+ * sampling signal blocked (the program blocked it, or a broad set, before
+ * exec) keeps it blocked in its own view only. Not async-signal-safe.
  */
-static void move_if_ours(int sig)
+void signals__adopt_mask(int signo)
 {
-	int from = autoprof.cfg.signo;
+	sigset_t cur, one;
 
-	if (sig != from || !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
+	if (ap_sigmask(SIG_BLOCK, NULL, &cur) || !sigismember(&cur, signo))
 		return;
-	pthread_mutex_lock(&move_lock);
-	for (int to = SIGRTMAX - 1; to >= SIGRTMIN && autoprof.cfg.signo == from; to--) {
-		struct sigaction cur;
-
-		if (to == from || ap_sigaction(to, NULL, &cur) < 0 || (cur.sa_flags & SA_SIGINFO) ||
-		    cur.sa_handler != SIG_DFL)
-			continue;
-		if (sample__install(to))
-			continue;
-		__atomic_store_n(&autoprof.cfg.signo, to, __ATOMIC_RELEASE);
-		thread__reroute(to);
-		pr_warn("the program handles signal %d itself; profiling moves to signal %d", from,
-			to);
-	}
-	pthread_mutex_unlock(&move_lock);
+	sigemptyset(&one);
+	sigaddset(&one, signo);
+	ap_sigmask(SIG_UNBLOCK, &one, NULL);
+	shadow_signo = signo;
 }
 
-AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* The calling thread's shadow bit, for a thread it creates (interpose.c). */
+int signals__shadow(void)
 {
-	if (act)
-		move_if_ours(sig);
-	return ap_sigaction(sig, act, old);
+	return shadow_signo;
 }
 
-AP_API sighandler_t signal(int sig, sighandler_t handler)
+void signals__set_shadow(int signo)
 {
-	static signal_fn next;
+	shadow_signo = signo;
+}
 
-	move_if_ours(sig);
-	if (!next)
-		next = (signal_fn)dlsym(RTLD_NEXT, "signal");
-	if (!next) {
+/*
+ * Before a real exec: the next image inherits the mask the program believes
+ * it has (the shadow bit becomes a real block); after a failed exec the
+ * kernel mask goes back. Works in a vfork child (only its own mask changes).
+ * Async-signal-safe.
+ */
+void signals__before_exec(sigset_t *saved)
+{
+	sigset_t add;
+
+	ap_sigmask(SIG_BLOCK, NULL, saved);
+	if (!shadow_signo)
+		return;
+	sigemptyset(&add);
+	sigaddset(&add, shadow_signo);
+	ap_sigmask(SIG_BLOCK, &add, NULL);
+}
+
+void signals__exec_failed(const sigset_t *saved)
+{
+	ap_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+/* A wait set of the program (sigwait & co, signalfd): see program_set(). */
+static const sigset_t *wait_set(const sigset_t *set, sigset_t *copy)
+{
+	bool stripped;
+
+	if (foreign() || !set)
+		return set;
+	return program_set(set, copy, &stripped);
+}
+
+AP_API int sigwait(const sigset_t *set, int *sig)
+{
+	sigset_t copy;
+
+	if (!real_sigwait)
+		resolve();
+	return real_sigwait ? real_sigwait(wait_set(set, &copy), sig) : ENOSYS;
+}
+
+AP_API int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	sigset_t copy;
+
+	if (!real_sigwaitinfo)
+		resolve();
+	if (!real_sigwaitinfo) {
 		errno = ENOSYS;
-		return SIG_ERR;
+		return -1;
 	}
-	return next(sig, handler);
+	return real_sigwaitinfo(wait_set(set, &copy), info);
+}
+
+AP_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	sigset_t copy;
+
+	if (!real_sigtimedwait)
+		resolve();
+	if (!real_sigtimedwait) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_sigtimedwait(wait_set(set, &copy), info, timeout);
+}
+
+AP_API int signalfd(int fd, const sigset_t *mask, int flags)
+{
+	sigset_t copy;
+
+	if (!real_signalfd)
+		resolve();
+	if (!real_signalfd) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_signalfd(fd, wait_set(mask, &copy), flags);
 }

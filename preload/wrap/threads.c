@@ -32,6 +32,7 @@ static bool have_exit_key;
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	int shadow; /* the creator's shadow-blocked sampling signal (signals.c) */
 };
 
 static void *real(const char *name)
@@ -58,6 +59,7 @@ static void *start_routine(void *p)
 	int err;
 
 	free(p);
+	signals__set_shadow(s.shadow);
 	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE)) {
 		err = thread__start();
 		if (!err)
@@ -86,6 +88,7 @@ AP_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 		return next(thread, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	s->shadow = signals__shadow();
 	err = next(thread, attr, start_routine, s);
 	if (err)
 		free(s);
