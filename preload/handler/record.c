@@ -14,7 +14,7 @@
 static void *put_trailer(void *p, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	struct autoprof_sample_id id = {
-		.pid = pid, .tid = tid, .time = time, .cpu = 0, .res = 0, .id = AP_SAMPLE_ID};
+	    .pid = pid, .tid = tid, .time = time, .cpu = 0, .res = 0, .id = AP_SAMPLE_ID};
 
 	memcpy(p, &id, sizeof(id));
 	return (char *)p + sizeof(id);
@@ -34,26 +34,27 @@ static size_t put_string(void *p, const char *s, size_t padded)
 }
 
 /* A SAMPLE (of kernel or user code); chain holds nr entries, with context markers. */
-size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
-		      uint32_t cpu, uint64_t period, const uint64_t *chain, unsigned nr)
+size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid,
+		      uint64_t time, uint32_t cpu, uint64_t period, const uint64_t *chain,
+		      unsigned nr)
 {
 	size_t size = sizeof(struct perf_event_header) + 7 * sizeof(uint64_t) + nr * 8;
 	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
-	struct perf_event_header h = {
-		.type = PERF_RECORD_SAMPLE,
-		.misc = kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
-		.size = (uint16_t)size};
+	struct perf_event_header h = {.type = PERF_RECORD_SAMPLE,
+				      .misc =
+					  kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+				      .size = (uint16_t)size};
 
 	if (size > cap || size > UINT16_MAX)
 		return 0;
 	memcpy(buf, &h, sizeof(h));
-	*p++ = AP_SAMPLE_ID;                        /* IDENTIFIER */
-	*p++ = ip;                                  /* IP */
-	*p++ = (uint64_t)tid << 32 | pid;           /* TID: u32 pid, u32 tid */
-	*p++ = time;                                /* TIME */
-	*p++ = cpu;                                 /* CPU: u32 cpu, u32 res */
-	*p++ = period;                              /* PERIOD */
-	*p++ = nr;                                  /* CALLCHAIN */
+	*p++ = AP_SAMPLE_ID;		  /* IDENTIFIER */
+	*p++ = ip;			  /* IP */
+	*p++ = (uint64_t)tid << 32 | pid; /* TID: u32 pid, u32 tid */
+	*p++ = time;			  /* TIME */
+	*p++ = cpu;			  /* CPU: u32 cpu, u32 res */
+	*p++ = period;			  /* PERIOD */
+	*p++ = nr;			  /* CALLCHAIN */
 	memcpy(p, chain, nr * sizeof(uint64_t));
 	return size;
 }
@@ -77,9 +78,14 @@ size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const cha
 	return size;
 }
 
+/*
+ * An MMAP2 of a user mapping; with build_id_size > 0 it carries the build id
+ * (PERF_RECORD_MISC_MMAP_BUILD_ID) in place of the device and inode.
+ */
 size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
 		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
-		     uint32_t flags, const char *filename, uint64_t time)
+		     uint32_t flags, const char *filename, uint64_t time, const uint8_t *build_id,
+		     unsigned build_id_size)
 {
 	size_t name = PERF_ALIGN8(strlen(filename) + 1);
 	size_t size = sizeof(struct perf_record_mmap2) + name + sizeof(struct autoprof_sample_id);
@@ -96,9 +102,17 @@ size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64
 	r->start = start;
 	r->len = len;
 	r->pgoff = pgoff;
-	r->maj = maj;
-	r->min = min;
-	r->ino = ino;
+	if (build_id_size && build_id_size <= sizeof(r->build_id)) {
+		/* The object names itself: perf finds it by build id, even when
+		 * the file ends before the build-id feature section. */
+		r->header.misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+		r->build_id_size = (uint8_t)build_id_size;
+		memcpy(r->build_id, build_id, build_id_size);
+	} else {
+		r->maj = maj;
+		r->min = min;
+		r->ino = ino;
+	}
 	r->prot = prot;
 	r->flags = flags;
 	put_string(r->filename, filename, name);
@@ -106,8 +120,7 @@ size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64
 	return size;
 }
 
-size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time,
-		    uint64_t lost)
+size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time, uint64_t lost)
 {
 	size_t size = sizeof(struct perf_record_lost) + sizeof(struct autoprof_sample_id);
 	struct perf_record_lost *r = buf;
