@@ -15,8 +15,8 @@
 #define AUTOPROF_PRELOAD_INTERNAL_H
 
 #include <limits.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,19 +63,19 @@ struct ap_config {
 	bool event_auto; /* AUTOPROF_EVENT unset: cycles if the PMU has it */
 	uint32_t event_type;
 	uint64_t event_config;
-	uint64_t freq;	 /* samples per second, or 0 when period is used */
+	uint64_t freq;   /* samples per second, or 0 when period is used */
 	uint64_t period; /* events per sample, or 0 when freq is used */
 	enum ap_callgraph callgraph;
 	unsigned stack_depth;
 	int signo;
 	int verbose;
 	bool quiet;
-	bool stat;   /* AUTOPROF_STAT */
-	bool kernel; /* AUTOPROF_KERNEL: kernel samples and chains too */
-	bool follow; /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	bool stat;                    /* AUTOPROF_STAT */
+	bool kernel;                  /* AUTOPROF_KERNEL: kernel samples and chains too */
+	bool follow;                  /* AUTOPROF_FOLLOW: children and exec'd programs too */
 	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
-	char counters[1024];					 /* AUTOPROF_COUNTERS */
-	char counter_fds[1024]; /* AUTOPROF_COUNTER_FDS, from the launcher */
+	char counters[1024];          /* AUTOPROF_COUNTERS */
+	char counter_fds[1024];       /* AUTOPROF_COUNTER_FDS, from the launcher */
 };
 
 int config__parse(struct ap_config *cfg);
@@ -134,10 +134,10 @@ struct writer {
 	int fd;
 	char path[PATH_MAX];
 	uint64_t data_offset;
-	uint64_t reserved;			   /* end of the space handed out; atomic */
-	uint64_t committed;			   /* end of what is written, in order; atomic */
-	int error;				   /* first write error (positive errno); atomic */
-	uint64_t sealed_at;			   /* where the data ended when it was sealed */
+	uint64_t reserved;  /* end of the space handed out; atomic */
+	uint64_t committed; /* end of what is written, in order; atomic */
+	int error;          /* first write error (positive errno); atomic */
+	uint64_t sealed_at; /* where the data ended when it was sealed */
 	struct writer_event events[AP_MAX_EVENTS]; /* as written to the file */
 	int nr_events;
 };
@@ -155,9 +155,8 @@ int writer__update_attr(struct writer *w, int i);
 
 /* ---- record.c: building the records we write ---- */
 
-size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid,
-		      uint64_t time, uint32_t cpu, uint64_t period, const uint64_t *chain,
-		      unsigned nr);
+size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
+		      uint32_t cpu, uint64_t period, const uint64_t *chain, unsigned nr);
 size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const char *comm,
 		    uint64_t time, bool exec);
 size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
@@ -181,7 +180,7 @@ int maps__write_kernel(struct writer *w);
 enum ap_obj_kind {
 	AP_OBJ_LOADER = 1,   /* ld-linux: _dl_*, lazy binding, the loader's lock */
 	AP_OBJ_UNWINDER = 2, /* libunwind: its locks and caches */
-	AP_OBJ_EH = 4,	     /* libgcc_s: _Unwind_*, stacks mid-switch */
+	AP_OBJ_EH = 4,       /* libgcc_s: _Unwind_*, stacks mid-switch */
 	AP_OBJ_SELF = 8,     /* this library */
 };
 
@@ -208,28 +207,28 @@ struct ap_thread {
 	uint64_t last_flush;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, period_sum;
 	uint64_t unwinds, unwind_ns, frames; /* unwind cost, measured when verbose */
-	uint64_t unwind_slow;		     /* unwinds by DWARF steps, not the fast trace */
+	uint64_t unwind_slow;                /* unwinds by DWARF steps, not the fast trace */
 	uint64_t first_time, last_time;
 	void *mem; /* one mapping holds this struct, buf and scratch */
 	size_t mem_len;
 	pthread_t handle; /* 0 for threads attached from outside */
-	bool is_timer;	  /* sampled by a CPU-time timer (timer.c), not a perf event */
+	bool is_timer;    /* sampled by a CPU-time timer (timer.c), not a perf event */
 	timer_t timer;
 	uint64_t last_cpu; /* thread CPU time at the last timer sample */
-	int closed;	   /* set once by whoever stops the thread */
-	int in_handler;	   /* the thread's handler is using it */
+	int closed;     /* set once by whoever stops the thread */
+	int in_handler; /* the thread's handler is using it */
 };
 
 /*
  * Per-thread scratch: a ring record that wraps, then the call chain being
  * built, then the raw trace it is cut from (the handler's own frames first).
  */
-#define AP_MAX_CHAIN	   1024 /* AUTOPROF_STACK_DEPTH's limit */
-#define AP_HANDLER_FRAMES  64	/* room for the frames from the handler to the interrupted one */
+#define AP_MAX_CHAIN 1024 /* AUTOPROF_STACK_DEPTH's limit */
+#define AP_HANDLER_FRAMES 64 /* room for the frames from the handler to the interrupted one */
 #define AP_RING_COPY_BYTES (AP_MAX_CHAIN * 8 + 1024)
-#define AP_CHAIN_BYTES	   ((AP_MAX_CHAIN + 2) * 8)
-#define AP_TRACE_ENTRIES   (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
-#define AP_SCRATCH_BYTES   (AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8)
+#define AP_CHAIN_BYTES ((AP_MAX_CHAIN + 2) * 8)
+#define AP_TRACE_ENTRIES (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
+#define AP_SCRATCH_BYTES (AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8)
 
 extern AP_TLS struct ap_thread *ap_self;
 
@@ -307,17 +306,17 @@ struct ap_counter {
 	uint32_t type;
 	uint64_t config;
 	struct perf_event_attr attr;
-	int fd;		  /* -1 when not open */
+	int fd;           /* -1 when not open */
 	bool unsupported; /* the machine lacks it (err says how) */
 	int err;
-	bool valid;		       /* read at the end */
+	bool valid; /* read at the end */
 	uint64_t raw, ena, run, value; /* value is raw scaled by ena/run */
 };
 
 struct ap_counters {
 	struct ap_counter c[AP_MAX_COUNTERS];
 	int n;
-	bool adopted;	   /* opened by the launcher */
+	bool adopted;      /* opened by the launcher */
 	uint64_t start_ns; /* when the launcher exec'd the program (CLOCK_MONOTONIC) */
 };
 
@@ -347,10 +346,10 @@ struct ap_session {
 	struct writer writer;
 	pid_t pid;
 	bool active;
-	bool top;	      /* the first process of the run */
-	bool timer_mode;      /* sampling with CPU-time timers (timer.c) */
-	int gen;	      /* how many execs this process made before this image */
-	bool exec_pending;    /* finished for an exec that may still fail */
+	bool top;          /* the first process of the run */
+	bool timer_mode;   /* sampling with CPU-time timers (timer.c) */
+	int gen;           /* how many execs this process made before this image */
+	bool exec_pending; /* finished for an exec that may still fail */
 	bool exec_keeps_name; /* that image was empty: the next one takes its name */
 	uint64_t start_time, first_sample, last_sample;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, threads, period_sum;
@@ -359,7 +358,7 @@ struct ap_session {
 
 extern struct ap_session autoprof;
 
-uint64_t ap_now(void);		 /* CLOCK_MONOTONIC in ns; async-signal-safe */
+uint64_t ap_now(void);           /* CLOCK_MONOTONIC in ns; async-signal-safe */
 uint64_t ap_thread_cpu_ns(void); /* this thread's CPU time in ns; async-signal-safe */
 int autoprof__start(void);
 void autoprof__stop(void);

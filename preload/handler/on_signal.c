@@ -149,8 +149,8 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		if (rec->size < sizeof(*l))
 			return;
 		t->lost += l->lost;
-		n = record__lost(out, MAX_RECORD, (uint32_t)autoprof.pid, (uint32_t)t->tid,
-				 t->last_time, l->lost);
+		n = record__lost(out, MAX_RECORD, (uint32_t)autoprof.pid, (uint32_t)t->tid, t->last_time,
+				 l->lost);
 		break;
 	}
 	case PERF_RECORD_THROTTLE:

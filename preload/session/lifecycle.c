@@ -16,8 +16,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <time.h>
@@ -128,15 +128,14 @@ static int choose_source(int *fell_back)
 		if (!err)
 			return 0;
 		if (cfg->mode == AP_MODE_PERF || !refused(err)) {
-			pr_warn("cannot open a %s sampling event: %s; not profiling",
-				cfg->event_name, strerror(-err));
+			pr_warn("cannot open a %s sampling event: %s; not profiling", cfg->event_name,
+				strerror(-err));
 			return err;
 		}
 		counters__unsupported(&autoprof.counters, missing, sizeof(missing));
 		if (autoprof.top && autoprof.gen == 0)
 			pr_warn("perf_event_open is refused here (%s; seccomp or "
-				"kernel.perf_event_paranoid): sampling with per-thread CPU-time "
-				"timers, "
+				"kernel.perf_event_paranoid): sampling with per-thread CPU-time timers, "
 				"at most at the kernel tick rate%s",
 				strerror(-err), missing[0] ? "; no counters" : "");
 	}
@@ -155,8 +154,8 @@ static void timer_attr(struct perf_event_attr *attr)
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->sample_period =
-	    autoprof.cfg.period ? autoprof.cfg.period : 1000000000ULL / autoprof.cfg.freq;
+	attr->sample_period = autoprof.cfg.period ? autoprof.cfg.period
+						  : 1000000000ULL / autoprof.cfg.freq;
 	attr->exclude_kernel = 1;
 	attr->exclude_hv = 1;
 	attr->use_clockid = 1;
@@ -435,16 +434,14 @@ static void say_summary(void)
 		(unsigned long long)(autoprof.unwind_skipped + autoprof.unwind_short),
 		autoprof.writer.path);
 	pr_info("not unwound: %llu samples in the loader, an unwinder or autoprof, %llu during "
-		"a dlclose",
-		(unsigned long long)unwind__skipped_in_text(),
+		"a dlclose", (unsigned long long)unwind__skipped_in_text(),
 		(unsigned long long)objects__skipped_busy());
 	if (autoprof.unwinds)
 		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples, %llu by "
 			"DWARF steps where the fast trace stopped short)",
 			(double)autoprof.unwind_ns / 1e3 / (double)autoprof.unwinds,
 			(double)autoprof.frames / (double)autoprof.samples,
-			(unsigned long long)autoprof.unwinds,
-			(unsigned long long)autoprof.unwind_slow);
+			(unsigned long long)autoprof.unwinds, (unsigned long long)autoprof.unwind_slow);
 }
 
 /*
@@ -538,8 +535,7 @@ void autoprof__emergency_stop(void)
 {
 	uint64_t elapsed;
 
-	if (getpid() != autoprof.pid ||
-	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
+	if (getpid() != autoprof.pid || !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
 		return;
 	thread__stop_all_emergency();
 	elapsed = save_counters(false);
