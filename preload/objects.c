@@ -587,23 +587,12 @@ unsigned objects__build_id(uintptr_t addr, uint8_t *id)
 	return n;
 }
 
-/*
- * dl_iterate_phdr: the loader's own, except while this thread unwinds in the
- * sampling handler, where the table answers without any lock.
- * Async-signal-safe in that case.
- */
-AP_API int dl_iterate_phdr(iterate_cb cb, void *data)
+/* dl_iterate_phdr() from the table, lock-free. Async-signal-safe. */
+static int iterate_table(iterate_cb cb, void *data)
 {
-	int n, ret = 0;
+	int n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE), ret = 0;
 
-	if (!unwind__in_handler()) {
-		if (!real_iterate)
-			real_iterate =
-			    (int (*)(iterate_cb, void *))dlsym(RTLD_NEXT, "dl_iterate_phdr");
-		return real_iterate ? real_iterate(cb, data) : 0;
-	}
 	/* The unwinder is a reader in flight already (unwind__stack entered). */
-	n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
 	for (int i = 0; i < n && i < MAX_OBJECTS && !ret; i++) {
 		struct object *o = &table[i];
 		struct dl_phdr_info info;
@@ -620,6 +609,22 @@ AP_API int dl_iterate_phdr(iterate_cb cb, void *data)
 		ret = cb(&info, sizeof(info), data);
 	}
 	return ret;
+}
+
+/*
+ * dl_iterate_phdr: the loader's own, except while this thread unwinds in the
+ * sampling handler, where the table answers without any lock (then
+ * async-signal-safe). Not instrumented by sanitizers: their runtimes call it
+ * before they are set up.
+ */
+AP_API __attribute__((no_sanitize("address", "undefined"))) int dl_iterate_phdr(iterate_cb cb,
+										void *data)
+{
+	if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) && unwind__in_handler())
+		return iterate_table(cb, data);
+	if (!real_iterate)
+		real_iterate = (int (*)(iterate_cb, void *))dlsym(RTLD_NEXT, "dl_iterate_phdr");
+	return real_iterate ? real_iterate(cb, data) : 0;
 }
 
 /*
