@@ -174,7 +174,7 @@ size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint
 int maps__write_all(struct writer *w, pid_t pid);
 int maps__write_kernel(struct writer *w);
 
-/* ---- objects.c: the loaded objects, without the loader's lock ---- */
+/* ---- session/objects.c: the loaded objects, without the loader's lock ---- */
 
 /* Code a sample must not be unwound from. */
 enum ap_obj_kind {
@@ -194,6 +194,11 @@ void objects__learn(uintptr_t pc);
 uint64_t objects__skipped_busy(void);
 void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 unsigned objects__build_id(uintptr_t addr, uint8_t *id);
+bool objects__ready(void);
+struct dl_phdr_info;
+int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+void objects__before_dlclose(void);
+void objects__after_dlclose(void);
 
 /* ---- thread.c: per-thread sampling state ---- */
 

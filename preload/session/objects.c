@@ -12,12 +12,12 @@
  *    with glibc's _dl_find_object() for a pc in an object loaded since
  *    (dlopen is not wrapped: its caller must stay the program's, whose
  *    RUNPATH and $ORIGIN glibc searches);
- *  - read by our dl_iterate_phdr() while this thread unwinds in the handler
+ *  - read by our dl_iterate_phdr() (wrap/loader.c) while this thread unwinds in the handler
  *    (unwind__in_handler()), and by the handler to write the MMAP2 record of
  *    each object a sample needs, once per file, stamped with the last time
  *    the object was known to be absent (before its first sample, after the
  *    unmapping of whatever was at its addresses before);
- *  - protected from dlclose: our dlclose() raises a "loader busy" count, waits
+ *  - protected from dlclose: our dlclose() (wrap/loader.c) raises a "loader busy" count, waits
  *    for the readers in flight, writes the records of objects not yet written
  *    (they can be unloaded now), calls the real dlclose, drops what it
  *    unloaded, and lowers the count. Readers that find the loader busy skip
@@ -40,8 +40,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-#define AP_API __attribute__((visibility("default")))
 
 #define MAX_OBJECTS 1024
 #define MAX_SPECIAL 32
@@ -84,7 +82,6 @@ static uint64_t skipped_busy; /* table readers turned away by a dlclose; atomic 
 
 typedef int (*iterate_cb)(struct dl_phdr_info *, size_t, void *);
 static int (*real_iterate)(iterate_cb, void *);
-static int (*real_dlclose)(void *);
 static int (*find_object)(void *, struct dl_find_object *);
 
 /* The kind of object a path names (enum ap_obj_kind bits). Async-signal-safe. */
@@ -529,7 +526,6 @@ void objects__init(void)
 	if (ready)
 		return;
 	real_iterate = (int (*)(iterate_cb, void *))dlsym(RTLD_NEXT, "dl_iterate_phdr");
-	real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
 	find_object =
 	    (int (*)(void *, struct dl_find_object *))dlsym(RTLD_DEFAULT, "_dl_find_object");
 	if (dladdr((void *)objects__init, &self) && self.dli_fbase) {
@@ -587,12 +583,14 @@ unsigned objects__build_id(uintptr_t addr, uint8_t *id)
 	return n;
 }
 
-/* dl_iterate_phdr() from the table, lock-free. Async-signal-safe. */
-static int iterate_table(iterate_cb cb, void *data)
+/*
+ * dl_iterate_phdr() answered from the table, lock-free: only while this
+ * thread unwinds in the handler, a reader in flight. Async-signal-safe.
+ */
+int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
 	int n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE), ret = 0;
 
-	/* The unwinder is a reader in flight already (unwind__stack entered). */
 	for (int i = 0; i < n && i < MAX_OBJECTS && !ret; i++) {
 		struct object *o = &table[i];
 		struct dl_phdr_info info;
@@ -611,39 +609,19 @@ static int iterate_table(iterate_cb cb, void *data)
 	return ret;
 }
 
-/*
- * dl_iterate_phdr: the loader's own, except while this thread unwinds in the
- * sampling handler, where the table answers without any lock (then
- * async-signal-safe). Not instrumented by sanitizers: their runtimes call it
- * before they are set up.
- */
-AP_API __attribute__((no_sanitize("address", "undefined"))) int dl_iterate_phdr(iterate_cb cb,
-										void *data)
+/* Whether the table is set up (objects__init ran). Async-signal-safe. */
+bool objects__ready(void)
 {
-	if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) && unwind__in_handler())
-		return iterate_table(cb, data);
-	if (!real_iterate)
-		real_iterate = (int (*)(iterate_cb, void *))dlsym(RTLD_NEXT, "dl_iterate_phdr");
-	return real_iterate ? real_iterate(cb, data) : 0;
+	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
 }
 
 /*
- * dlclose: keep the table's readers out while the loader unmaps, write the
- * records of objects this file lacks first (they may be unloaded now), then
- * drop what was unloaded. Not async-signal-safe.
+ * Before the real dlclose: keep the table's readers out (waiting for those in
+ * flight), then write the records of objects this file lacks, which may be
+ * unloaded now. Not async-signal-safe.
  */
-AP_API int dlclose(void *handle)
+void objects__before_dlclose(void)
 {
-	bool track;
-	int ret, err;
-
-	if (!real_dlclose)
-		real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-	if (!real_dlclose)
-		return -1;
-	track = __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
-	if (!track)
-		return real_dlclose(handle);
 	quiesce();
 	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && getpid() == autoprof.pid) {
 		pthread_mutex_lock(&sync_lock);
@@ -651,14 +629,13 @@ AP_API int dlclose(void *handle)
 		write_unwritten(&autoprof.writer, autoprof.pid);
 		pthread_mutex_unlock(&sync_lock);
 	}
-	/* Not under sync_lock: a constructor run by another thread's dlopen,
-	 * under the loader's lock, may call dlclose too. */
-	ret = real_dlclose(handle);
-	err = errno;
+}
+
+/* After the real dlclose: drop what it unloaded, let readers in. Not async-signal-safe. */
+void objects__after_dlclose(void)
+{
 	pthread_mutex_lock(&sync_lock);
 	refresh(true);
 	pthread_mutex_unlock(&sync_lock);
 	unquiesce();
-	errno = err;
-	return ret;
 }
