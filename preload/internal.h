@@ -118,6 +118,7 @@ bool unwind__owns_pc(uintptr_t pc);
 bool unwind__in_handler(void);
 bool unwind__is_profiler_pc(uintptr_t pc);
 uint64_t unwind__pc(void *ucontext);
+uint64_t unwind__skipped_in_text(void);
 
 /* ---- writer.c: the perf.data file ---- */
 
@@ -160,7 +161,8 @@ size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const cha
 		    uint64_t time, bool exec);
 size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
 		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
-		     uint32_t flags, const char *filename, uint64_t time);
+		     uint32_t flags, const char *filename, uint64_t time, const uint8_t *build_id,
+		     unsigned build_id_size);
 size_t record__kernel_mmap(void *buf, size_t cap, uint64_t start, uint64_t len);
 size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time,
 		    uint64_t lost);
@@ -170,9 +172,33 @@ size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint
 /* ---- maps.c: the process's mappings ---- */
 
 int maps__write_all(struct writer *w, pid_t pid);
-int maps__write_new(struct writer *w, pid_t pid, uint64_t time);
-void maps__reset(void);
 int maps__write_kernel(struct writer *w);
+
+/* ---- session/objects.c: the loaded objects, without the loader's lock ---- */
+
+/* Code a sample must not be unwound from. */
+enum ap_obj_kind {
+	AP_OBJ_LOADER = 1,   /* ld-linux: _dl_*, lazy binding, the loader's lock */
+	AP_OBJ_UNWINDER = 2, /* libunwind: its locks and caches */
+	AP_OBJ_EH = 4,       /* libgcc_s: _Unwind_*, stacks mid-switch */
+	AP_OBJ_SELF = 8,     /* this library */
+};
+
+struct ap_thread;
+void objects__init(void);
+void objects__new_file(void);
+unsigned objects__kind(uintptr_t pc);
+bool objects__enter(void);
+void objects__leave(void);
+void objects__learn(uintptr_t pc);
+uint64_t objects__skipped_busy(void);
+void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
+unsigned objects__build_id(uintptr_t addr, uint8_t *id);
+bool objects__ready(void);
+struct dl_phdr_info;
+int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+void objects__before_dlclose(void);
+void objects__after_dlclose(void);
 
 /* ---- thread.c: per-thread sampling state ---- */
 

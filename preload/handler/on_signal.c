@@ -135,6 +135,8 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 			return;
 		kernel_ip = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 		nr = build_chain(t, s, body, kernel_ip, last_sample ? ctx->ucontext : NULL, chain);
+		objects__note(t, chain, nr); /* MMAP2 records of objects loaded since */
+		out = thread__reserve(t, MAX_RECORD);
 		n = record__sample(out, MAX_RECORD, kernel_ip, s->ip, s->pid, s->tid, s->time,
 				   s->cpu, s->period, chain, nr);
 		account(t, s->time, s->period, nr - 1);
@@ -190,6 +192,8 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 			t->unwind_skipped++;
 	}
 	nr += (unsigned)got;
+	objects__note(t, chain, nr);
+	out = thread__reserve(t, MAX_RECORD);
 	t->len += record__sample(out, MAX_RECORD, false, chain[1], (uint32_t)autoprof.pid,
 				 (uint32_t)t->tid, time, cpu, period, chain, nr);
 	account(t, time, period, nr - 1);

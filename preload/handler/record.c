@@ -77,9 +77,14 @@ size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const cha
 	return size;
 }
 
+/*
+ * An MMAP2 of a user mapping; with build_id_size > 0 it carries the build id
+ * (PERF_RECORD_MISC_MMAP_BUILD_ID) in place of the device and inode.
+ */
 size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
 		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
-		     uint32_t flags, const char *filename, uint64_t time)
+		     uint32_t flags, const char *filename, uint64_t time, const uint8_t *build_id,
+		     unsigned build_id_size)
 {
 	size_t name = PERF_ALIGN8(strlen(filename) + 1);
 	size_t size = sizeof(struct perf_record_mmap2) + name + sizeof(struct autoprof_sample_id);
@@ -96,9 +101,17 @@ size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64
 	r->start = start;
 	r->len = len;
 	r->pgoff = pgoff;
-	r->maj = maj;
-	r->min = min;
-	r->ino = ino;
+	if (build_id_size && build_id_size <= sizeof(r->build_id)) {
+		/* The object names itself: perf finds it by build id, even when
+		 * the file ends before the build-id feature section. */
+		r->header.misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+		r->build_id_size = (uint8_t)build_id_size;
+		memcpy(r->build_id, build_id, build_id_size);
+	} else {
+		r->maj = maj;
+		r->min = min;
+		r->ino = ino;
+	}
 	r->prot = prot;
 	r->flags = flags;
 	put_string(r->filename, filename, name);

@@ -7,9 +7,12 @@
  * section 5) and what we do about them:
  *  - the first init takes a mutex: unwind__init() and unwind__prime_thread()
  *    run it outside any handler;
- *  - FDE lookup calls dl_iterate_phdr(), which walks the loader's list: we do
- *    not unwind when the thread was interrupted inside the dynamic loader
- *    (dlopen/dlclose in progress) or inside libunwind itself, and keep the ip;
+ *  - FDE lookup calls dl_iterate_phdr(), which takes the loader's lock: while
+ *    we unwind, objects.c answers it from its own table, lock-free, and a
+ *    dlclose in progress makes us skip the unwind (objects__enter);
+ *  - a pc in the loader, libunwind, libgcc_s's unwinder (_Unwind_*: a stack
+ *    mid-switch that libunwind faults on) or this library is not unwound:
+ *    we keep the ip and count the sample (objects__kind, ranges found once);
  *  - names are never resolved here (unw_get_proc_name may malloc);
  *  - the walk is unw_backtrace(), libunwind's fast tracer: it caches each
  *    ip's frame layout (CFA = rsp or rbp + offset) in a per-thread table, so
@@ -32,17 +35,8 @@
 
 #include "internal.h"
 
-/*
- * The code of the loader, libunwind and this library: where a sample must
- * not be unwound from (loader, libunwind), and where a call comes from the
- * profiler itself (libunwind, this library).
- */
-enum text_kind { TEXT_LOADER = 1, TEXT_UNWINDER = 2, TEXT_SELF = 4 };
-static struct {
-	uintptr_t lo, hi;
-	enum text_kind kind;
-} profiler_text[8];
-static int nr_profiler_text;
+/* Samples not unwound because their pc was in code that must not be (atomic). */
+static uint64_t skipped_in_text;
 
 /* Set while this thread unwinds inside the sampling handler. */
 static AP_TLS bool unwinding_in_handler;
@@ -68,43 +62,10 @@ static __attribute__((noinline)) void probe_fast_trace(void)
 	__asm__ volatile("" ::: "memory"); /* not a tail call: the caller's frame must stay */
 }
 
-static int note_profiler_text(struct dl_phdr_info *info, size_t size, void *self_base)
-{
-	const char *name = info->dlpi_name;
-	enum text_kind kind;
-	(void)size;
-
-	if (info->dlpi_addr == (uintptr_t)self_base)
-		kind = TEXT_SELF;
-	else if (name && strstr(name, "/ld-linux"))
-		kind = TEXT_LOADER;
-	else if (name && strstr(name, "libunwind"))
-		kind = TEXT_UNWINDER;
-	else
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum && nr_profiler_text < 8; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-			profiler_text[nr_profiler_text].lo = info->dlpi_addr + ph->p_vaddr;
-			profiler_text[nr_profiler_text].hi =
-			    info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-			profiler_text[nr_profiler_text].kind = kind;
-			nr_profiler_text++;
-		}
-	}
-	return 0;
-}
-
 /* One-time set-up, outside any handler. Returns 0. Not async-signal-safe. */
 int unwind__init(void)
 {
-	Dl_info self;
-
-	nr_profiler_text = 0;
-	if (!dladdr((void *)unwind__init, &self))
-		self.dli_fbase = NULL;
-	dl_iterate_phdr(note_profiler_text, self.dli_fbase);
+	objects__init();
 	probe_fast_trace();
 	unwind__prime_thread();
 	return 0;
@@ -139,26 +100,16 @@ static uintptr_t ucontext_pc(const ucontext_t *uc)
 #endif
 }
 
-/* Is pc in the code of one of the kinds (a mask of enum text_kind)? Async-signal-safe. */
-static bool pc_in(uintptr_t pc, unsigned kinds)
-{
-	for (int i = 0; i < nr_profiler_text; i++)
-		if ((profiler_text[i].kind & kinds) && pc >= profiler_text[i].lo &&
-		    pc < profiler_text[i].hi)
-			return true;
-	return false;
-}
-
 /* Is pc in libunwind's code or in this library's? Async-signal-safe. */
 bool unwind__is_profiler_pc(uintptr_t pc)
 {
-	return pc_in(pc, TEXT_UNWINDER | TEXT_SELF);
+	return objects__kind(pc) & (AP_OBJ_UNWINDER | AP_OBJ_SELF);
 }
 
 /* Is pc in libunwind's own code? Async-signal-safe. */
 bool unwind__owns_pc(uintptr_t pc)
 {
-	return pc_in(pc, TEXT_UNWINDER);
+	return objects__kind(pc) & AP_OBJ_UNWINDER;
 }
 
 /*
@@ -215,8 +166,16 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trac
 	int n = 0;
 
 	*slow = false;
-	if (max <= 0 || pc_in(pc, TEXT_LOADER | TEXT_UNWINDER))
+	if (max <= 0)
 		return 0;
+	if (objects__kind(pc)) {
+		/* the loader, an unwinder or this library: locks or a stack mid-switch */
+		__atomic_fetch_add(&skipped_in_text, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (!objects__enter())
+		return 0;   /* a dlclose is unmapping: no object may be read now */
+	objects__learn(pc); /* a library loaded since: its unwind tables */
 	unwinding_in_handler = true;
 	if (fast_trace && trace && trace_max > 0)
 		n = fast_stack(pc, ips, max, trace, trace_max);
@@ -231,5 +190,12 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trac
 		} while (n < max && unw_step(&cursor) > 0);
 	}
 	unwinding_in_handler = false;
+	objects__leave();
 	return n;
+}
+
+/* Samples not unwound because they landed in the loader, an unwinder or this library. */
+uint64_t unwind__skipped_in_text(void)
+{
+	return __atomic_load_n(&skipped_in_text, __ATOMIC_RELAXED);
 }

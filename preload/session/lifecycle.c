@@ -434,6 +434,9 @@ static void say_summary(void)
 		(unsigned long long)autoprof.lost,
 		(unsigned long long)(autoprof.unwind_skipped + autoprof.unwind_short),
 		autoprof.writer.path);
+	pr_info("not unwound: %llu samples in the loader, an unwinder or autoprof, %llu during "
+		"a dlclose", (unsigned long long)unwind__skipped_in_text(),
+		(unsigned long long)objects__skipped_busy());
 	if (autoprof.unwinds)
 		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples, %llu by "
 			"DWARF steps where the fast trace stopped short)",

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * maps.c - describe the process's executable mappings as MMAP2 records, from
- * /proc/self/maps, the way perf record synthesizes them for a running task.
- * Not async-signal-safe.
+ * /proc/self/maps, the way perf record synthesizes them for a running task,
+ * once per file (objects loaded later: objects.c). Not async-signal-safe.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,8 +25,8 @@ static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgof
 	char perms[8];
 	int pos = 0;
 
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", start,
-		   end, perms, pgoff, maj, min, ino, &pos) < 7 ||
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", start, end,
+		   perms, pgoff, maj, min, ino, &pos) < 7 ||
 	    !pos)
 		return -EINVAL;
 	if (perms[2] != 'x')
@@ -37,44 +37,18 @@ static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgof
 		return -EINVAL; /* a kernel address, never sampled in user mode */
 	if (!**name)
 		*name = "//anon";
-	*prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-		PROT_EXEC;
+	*prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
 	*flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 	return 0;
 }
 
-/* The executable mappings already described in this file, to describe each once. */
-#define MAX_KNOWN 2048
-static struct known {
-	uint64_t start, len, pgoff, ino;
-} known[MAX_KNOWN];
-static int nr_known;
-
-/* True if this mapping was described already; else remember it. */
-static bool seen(uint64_t start, uint64_t len, uint64_t pgoff, uint64_t ino)
-{
-	for (int i = 0; i < nr_known; i++)
-		if (known[i].start == start && known[i].len == len && known[i].pgoff == pgoff &&
-		    known[i].ino == ino)
-			return true;
-	if (nr_known < MAX_KNOWN)
-		known[nr_known++] = (struct known){start, len, pgoff, ino};
-	return false;
-}
-
-/* Forget what was described (a new file starts). */
-void maps__reset(void)
-{
-	nr_known = 0;
-}
-
 /*
- * Append an MMAP2 record for every executable mapping of this process not yet
- * described in this file, stamped `time` (0 at start: perf applies it before
- * any sample; the load time for a library from dlopen). Returns 0 or -errno.
- * Not async-signal-safe; the caller blocks the sampling signal.
+ * Append an MMAP2 record for every executable mapping of this process, at
+ * time 0 (perf applies them before any sample), each with its object's build
+ * id where the object table knows it. Returns 0 or -errno. Objects loaded
+ * later are described by objects.c, one by one. Not async-signal-safe.
  */
-int maps__write_new(struct writer *w, pid_t pid, uint64_t time)
+static int write_maps(struct writer *w, pid_t pid)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	size_t cap = 64 * 1024, len = 0;
@@ -92,19 +66,21 @@ int maps__write_new(struct writer *w, pid_t pid, uint64_t time)
 	while (getline(&line, &line_cap, f) > 0) {
 		uint64_t start, end, pgoff, ino;
 		uint32_t maj, min, prot, flags;
+		uint8_t bid[20];
+		unsigned bid_size;
 		char *name;
 		size_t n;
 
-		if (parse_line(line, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags, &name) ||
-		    seen(start, end - start, pgoff, ino))
+		if (parse_line(line, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags, &name))
 			continue;
+		bid_size = name[0] == '/' ? objects__build_id(start, bid) : 0;
 		n = record__mmap2(buf + len, cap - len, (uint32_t)pid, start, end - start, pgoff,
-				  maj, min, ino, prot, flags, name, time);
+				  maj, min, ino, prot, flags, name, 0, bid, bid_size);
 		if (!n) {
 			err = writer__append(w, buf, len);
 			len = 0;
 			n = record__mmap2(buf, cap, (uint32_t)pid, start, end - start, pgoff, maj,
-					  min, ino, prot, flags, name, time);
+					  min, ino, prot, flags, name, 0, bid, bid_size);
 		}
 		len += n;
 		if (err)
@@ -150,9 +126,12 @@ int maps__write_kernel(struct writer *w)
 	return writer__append(w, rec, n);
 }
 
-/* At the start of a file: every executable mapping, at time 0. */
+/*
+ * At the start of a file: every executable mapping, at time 0; the object
+ * table counts every object loaded now as described. Not async-signal-safe.
+ */
 int maps__write_all(struct writer *w, pid_t pid)
 {
-	maps__reset();
-	return maps__write_new(w, pid, 0);
+	objects__new_file();
+	return write_maps(w, pid);
 }

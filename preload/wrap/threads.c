@@ -4,9 +4,10 @@
  *  - pthread_create: every new thread samples itself from its first
  *    instruction to its exit (return, pthread_exit or cancellation: a TSD
  *    destructor stops it);
- *  - pthread_setname_np, prctl(PR_SET_NAME): a COMM record with the new name;
- *  - dlopen, dlmopen: MMAP2 records for the new library at load time, so its
- *    samples resolve even after dlclose unloads it.
+ *  - pthread_setname_np, prctl(PR_SET_NAME): a COMM record with the new name.
+ * dlopen and dlmopen are not wrapped: glibc searches the RUNPATH ($ORIGIN) of
+ * their caller, which must stay the program's. objects.c learns of new
+ * objects from the samples that land in them and wraps dlclose.
  * When profiling is off each wrapper is a plain call of the real function.
  */
 #include <dlfcn.h>
@@ -128,52 +129,8 @@ AP_API int prctl(int option, ...)
 		return -1;
 	}
 	ret = next(option, a[0], a[1], a[2], a[3]);
-	if (ret == 0 && option == PR_SET_NAME && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
+	if (ret == 0 && option == PR_SET_NAME &&
+	    __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
 		thread__rename(gettid(), (const char *)a[0]);
 	return ret;
-}
-
-/* After a library was loaded: describe its mappings, stamped now. */
-static void note_new_maps(void)
-{
-	sigset_t old;
-
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || getpid() != autoprof.pid)
-		return;
-	ap_block_sampling(&old);
-	maps__write_new(&autoprof.writer, autoprof.pid, ap_now());
-	ap_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-typedef void *(*dlopen_fn)(const char *, int);
-typedef void *(*dlmopen_fn)(Lmid_t, const char *, int);
-
-AP_API void *dlopen(const char *file, int mode)
-{
-	static dlopen_fn next;
-	void *handle;
-
-	if (!next)
-		next = (dlopen_fn)real("dlopen");
-	if (!next)
-		return NULL;
-	handle = next(file, mode);
-	if (handle && file)
-		note_new_maps();
-	return handle;
-}
-
-AP_API void *dlmopen(Lmid_t lmid, const char *file, int mode)
-{
-	static dlmopen_fn next;
-	void *handle;
-
-	if (!next)
-		next = (dlmopen_fn)real("dlmopen");
-	if (!next)
-		return NULL;
-	handle = next(lmid, file, mode);
-	if (handle && file)
-		note_new_maps();
-	return handle;
 }

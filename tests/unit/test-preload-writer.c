@@ -76,7 +76,7 @@ int main(void)
 	int samples = 0, comms = 0, bad = 0;
 	uint64_t pos, end;
 
-	plan(18);
+	plan(19);
 	ap_quiet = true;
 	strcpy(autoprof.cfg.event_name, "cpu-clock");
 	if (!mkdtemp(dir))
@@ -99,9 +99,20 @@ int main(void)
 	ok(n % 8 == 0 && n == sizeof(struct perf_record_comm) + 16 + sizeof(struct autoprof_sample_id),
 	   "COMM is 8-byte aligned, name cut to 15 characters (%zu bytes)", n);
 	ok(writer__append(&w, rec, n) == 0, "append COMM");
-	n = record__mmap2(rec, sizeof(rec), 42, 0x1000, 0x1000, 0, 8, 1, 1234, 5, 2, "/bin/x", 0);
+	n = record__mmap2(rec, sizeof(rec), 42, 0x1000, 0x1000, 0, 8, 1, 1234, 5, 2, "/bin/x", 0,
+			  NULL, 0);
 	ok(n % 8 == 0 && writer__append(&w, rec, n) == 0, "append MMAP2");
-	ok(record__mmap2(rec, 40, 42, 0, 0, 0, 0, 0, 0, 0, 0, "/bin/x", 0) == 0,
+	{
+		static const uint8_t bid[20] = {0xde, 0xad, 0xbe, 0xef};
+		const struct perf_record_mmap2 *m = (const void *)rec;
+
+		n = record__mmap2(rec, sizeof(rec), 42, 0x1000, 0x1000, 0, 8, 1, 1234, 5, 2,
+				  "/bin/x", 0, bid, 20);
+		ok(n % 8 == 0 && (m->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+		       m->build_id_size == 20 && !memcmp(m->build_id, bid, 20),
+		   "MMAP2 with a build id: misc bit, size and bytes in place of dev/ino");
+	}
+	ok(record__mmap2(rec, 40, 42, 0, 0, 0, 0, 0, 0, 0, 0, "/bin/x", 0, NULL, 0) == 0,
 	   "a record that does not fit is not built");
 
 	pthread_create(&th[0], NULL, appender, (void *)1);

@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * objects.c - the program's loaded objects, known without the loader's lock.
+ *
+ * The sampling handler must never wait on the dynamic loader: libunwind's
+ * slow path calls dl_iterate_phdr(), which takes the loader's lock, and a
+ * thread in dlopen/dlclose holds that lock while it may wait for something
+ * the handler holds. So we keep our own table of loaded objects (address
+ * range, load bias, program headers, name, build id):
+ *  - filled outside any handler with the real dl_iterate_phdr() (at the start
+ *    of each file and around each dlclose), and from the handler, lock-free,
+ *    with glibc's _dl_find_object() for a pc in an object loaded since
+ *    (dlopen is not wrapped: its caller must stay the program's, whose
+ *    RUNPATH and $ORIGIN glibc searches);
+ *  - read by our dl_iterate_phdr() (wrap/loader.c) while this thread unwinds in the handler
+ *    (unwind__in_handler()), and by the handler to write the MMAP2 record of
+ *    each object a sample needs, once per file, stamped with the last time
+ *    the object was known to be absent (before its first sample, after the
+ *    unmapping of whatever was at its addresses before);
+ *  - protected from dlclose: our dlclose() (wrap/loader.c) raises a "loader busy" count, waits
+ *    for the readers in flight, writes the records of objects not yet written
+ *    (they can be unloaded now), calls the real dlclose, drops what it
+ *    unloaded, and lowers the count. Readers that find the loader busy skip
+ *    (the unwind, or the record) and count it.
+ * Objects whose pc must not be unwound from (the loader, libunwind, libgcc_s's
+ * unwinder, this library) are also kept in a small append-only list that is
+ * always safe to read.
+ */
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_OBJECTS 1024
+#define MAX_SPECIAL 32
+#define PAGE	    4096ULL
+
+enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
+
+struct object {
+	int state;	 /* SLOT_*; atomic */
+	int written_gen; /* the file generation its MMAP2 records went to; atomic */
+	int seen;	 /* the refresh that saw it last (outside handlers only) */
+	uintptr_t lo, hi, bias;
+	const ElfW(Phdr) * phdr;
+	uint16_t phnum;
+	uint8_t kind, bid_size;
+	uint8_t bid[20];
+	uint64_t loaded_after; /* a time at which it was not loaded yet */
+	char name[PATH_MAX];
+};
+
+static struct object table[MAX_OBJECTS];
+static int nr_slots; /* slots ever claimed; atomic */
+
+static struct {
+	uintptr_t lo, hi;
+	unsigned kind; /* 0 while being filled; atomic */
+} special[MAX_SPECIAL];
+static int nr_special; /* atomic */
+
+static int busy;	    /* dlclose in progress; atomic */
+static int inflight;	    /* readers of the table; atomic */
+static int file_gen = 1;    /* bumped when a new file starts; atomic */
+static uint64_t sync_time;  /* the last complete refresh began here; atomic */
+static uint64_t adds, subs; /* what dl_iterate_phdr reports from the table */
+static int refresh_no;
+static bool ready;
+static uintptr_t self_bias;
+static pthread_mutex_t sync_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static uint64_t skipped_busy; /* table readers turned away by a dlclose; atomic */
+
+typedef int (*iterate_cb)(struct dl_phdr_info *, size_t, void *);
+static int (*real_iterate)(iterate_cb, void *);
+static int (*find_object)(void *, struct dl_find_object *);
+
+/* The kind of object a path names (enum ap_obj_kind bits). Async-signal-safe. */
+static unsigned kind_of(const char *name, uintptr_t bias)
+{
+	const char *base = name;
+
+	if (bias == self_bias && self_bias)
+		return AP_OBJ_SELF;
+	for (const char *p = name; *p; p++)
+		if (*p == '/')
+			base = p + 1;
+	if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld64.so", 7))
+		return AP_OBJ_LOADER;
+	if (!strncmp(base, "libunwind", 9))
+		return AP_OBJ_UNWINDER;
+	if (!strncmp(base, "libgcc_s", 8))
+		return AP_OBJ_EH;
+	return 0;
+}
+
+/* Remember [lo, hi) as code of this kind, for good. Async-signal-safe. */
+static void add_special(uintptr_t lo, uintptr_t hi, unsigned kind)
+{
+	int n = __atomic_load_n(&nr_special, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++)
+		if (special[i].lo == lo && special[i].hi == hi)
+			return;
+	n = __atomic_fetch_add(&nr_special, 1, __ATOMIC_ACQ_REL);
+	if (n >= MAX_SPECIAL)
+		return;
+	special[n].lo = lo;
+	special[n].hi = hi;
+	__atomic_store_n(&special[n].kind, kind, __ATOMIC_RELEASE);
+}
+
+/* The special kind of the code at pc (0: ordinary code). Async-signal-safe. */
+unsigned objects__kind(uintptr_t pc)
+{
+	int n = __atomic_load_n(&nr_special, __ATOMIC_ACQUIRE);
+
+	if (n > MAX_SPECIAL)
+		n = MAX_SPECIAL;
+	for (int i = 0; i < n; i++)
+		if (pc >= special[i].lo && pc < special[i].hi)
+			return __atomic_load_n(&special[i].kind, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+/* The GNU build id in the object's notes, if they are in its mapped range. Async-signal-safe. */
+static void read_build_id(struct object *o)
+{
+	for (int i = 0; i < o->phnum; i++) {
+		const ElfW(Phdr) *ph = &o->phdr[i];
+		uintptr_t p = o->bias + ph->p_vaddr, end = p + ph->p_memsz;
+		size_t align = ph->p_align == 8 ? 8 : 4;
+
+		if (ph->p_type != PT_NOTE || p < o->lo || end > o->hi)
+			continue;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const void *)p;
+			uintptr_t name = p + sizeof(*nh);
+			uintptr_t desc = name + ((nh->n_namesz + align - 1) & ~(align - 1));
+
+			p = desc + ((nh->n_descsz + align - 1) & ~(align - 1));
+			if (p > end || p < desc)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp((const void *)name, "GNU", 4) && nh->n_descsz > 0 &&
+			    nh->n_descsz <= sizeof(o->bid)) {
+				memcpy(o->bid, (const void *)desc, nh->n_descsz);
+				o->bid_size = (uint8_t)nh->n_descsz;
+				return;
+			}
+		}
+	}
+}
+
+/*
+ * Take a slot and describe the object in it; returns it, or NULL when the
+ * table is full. Callers are readers in flight (or hold the loader busy).
+ * Async-signal-safe.
+ */
+static struct object *add_object(uintptr_t bias, const ElfW(Phdr) * phdr, int phnum,
+				 const char *name, uint64_t loaded_after)
+{
+	struct object *o = NULL;
+	int n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
+	size_t len;
+
+	for (int i = 0; i < n && i < MAX_OBJECTS && !o; i++) {
+		int free_state = SLOT_FREE;
+
+		if (__atomic_compare_exchange_n(&table[i].state, &free_state, SLOT_FILLING, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			o = &table[i];
+	}
+	if (!o) {
+		n = __atomic_fetch_add(&nr_slots, 1, __ATOMIC_ACQ_REL);
+		if (n >= MAX_OBJECTS) {
+			__atomic_store_n(&nr_slots, MAX_OBJECTS, __ATOMIC_RELEASE);
+			return NULL;
+		}
+		o = &table[n];
+		__atomic_store_n(&o->state, SLOT_FILLING, __ATOMIC_RELEASE);
+	}
+	o->bias = bias;
+	o->phdr = phdr;
+	o->phnum = (uint16_t)phnum;
+	o->lo = UINTPTR_MAX;
+	o->hi = 0;
+	for (int i = 0; i < phnum; i++) {
+		if (phdr[i].p_type != PT_LOAD)
+			continue;
+		if (bias + phdr[i].p_vaddr < o->lo)
+			o->lo = bias + phdr[i].p_vaddr;
+		if (bias + phdr[i].p_vaddr + phdr[i].p_memsz > o->hi)
+			o->hi = bias + phdr[i].p_vaddr + phdr[i].p_memsz;
+	}
+	o->name[0] = 0;
+	len = 0;
+	if (name && name[0] != '/' && strchr(name, '/')) {
+		/* a relative path the loader was given: make it the file's */
+		long got = syscall(SYS_getcwd, o->name, sizeof(o->name) - 2);
+
+		if (got > 0 && o->name[0] == '/') {
+			len = strlen(o->name);
+			o->name[len++] = '/';
+		}
+	}
+	if (name) {
+		size_t rest = strnlen(name, sizeof(o->name) - 1 - len);
+
+		memcpy(o->name + len, name, rest);
+		len += rest;
+	}
+	o->name[len] = 0;
+	o->bid_size = 0;
+	read_build_id(o);
+	o->kind = (uint8_t)kind_of(o->name, bias);
+	o->loaded_after = loaded_after;
+	o->seen = refresh_no;
+	__atomic_store_n(&o->written_gen, 0, __ATOMIC_RELAXED);
+	adds++;
+	if (o->kind)
+		for (int i = 0; i < phnum; i++)
+			if (phdr[i].p_type == PT_LOAD && (phdr[i].p_flags & PF_X))
+				add_special(bias + phdr[i].p_vaddr,
+					    bias + phdr[i].p_vaddr + phdr[i].p_memsz, o->kind);
+	__atomic_store_n(&o->state, SLOT_READY, __ATOMIC_RELEASE);
+	return o;
+}
+
+/* The ready object holding pc, or NULL; hint is where to look first. Async-signal-safe. */
+static struct object *find(uintptr_t pc, struct object *hint)
+{
+	int n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
+
+	if (hint && pc >= hint->lo && pc < hint->hi)
+		return hint;
+	if (n > MAX_OBJECTS)
+		n = MAX_OBJECTS;
+	for (int i = 0; i < n; i++) {
+		struct object *o = &table[i];
+
+		if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) == SLOT_READY && pc >= o->lo &&
+		    pc < o->hi)
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * Learn the object holding pc from the loader's lock-free _dl_find_object()
+ * and the ELF header in memory; returns it or NULL. Async-signal-safe.
+ */
+static struct object *discover(uintptr_t pc)
+{
+	struct dl_find_object r;
+	const ElfW(Ehdr) * eh;
+	const ElfW(Phdr) * ph;
+	struct object *o;
+
+	if (!find_object || find_object((void *)pc, &r) != 0 || !r.dlfo_link_map)
+		return NULL;
+	eh = r.dlfo_map_start;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    eh->e_phnum == 0 || eh->e_phnum > 128 ||
+	    eh->e_phoff + (size_t)eh->e_phnum * sizeof(*ph) > PAGE)
+		return NULL;
+	ph = (const void *)((const char *)eh + eh->e_phoff);
+	o = find(pc, NULL); /* another thread's handler may have been first */
+	if (o)
+		return o;
+	return add_object(r.dlfo_link_map->l_addr, ph, eh->e_phnum, r.dlfo_link_map->l_name,
+			  __atomic_load_n(&sync_time, __ATOMIC_ACQUIRE));
+}
+
+/*
+ * Make sure the table knows the object holding pc, if the loader has one
+ * (so libunwind can read its unwind tables). Only between objects__enter()
+ * and objects__leave(). Async-signal-safe.
+ */
+void objects__learn(uintptr_t pc)
+{
+	if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) && !find(pc, NULL))
+		discover(pc);
+}
+
+/*
+ * Enter as a reader of the table; false (and counted) while a dlclose is in
+ * progress, in which case the caller must not read it. Async-signal-safe.
+ */
+bool objects__enter(void)
+{
+	__atomic_fetch_add(&inflight, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&busy, __ATOMIC_SEQ_CST))
+		return true;
+	__atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&skipped_busy, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+/* Leave after objects__enter() returned true. Async-signal-safe. */
+void objects__leave(void)
+{
+	__atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Samples whose stack or records were skipped because a dlclose was in progress. */
+uint64_t objects__skipped_busy(void)
+{
+	return __atomic_load_n(&skipped_busy, __ATOMIC_RELAXED);
+}
+
+/* Keep table readers out (and wait for those in flight). Not async-signal-safe. */
+static void quiesce(void)
+{
+	__atomic_fetch_add(&busy, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST))
+		sched_yield();
+}
+
+static void unquiesce(void)
+{
+	__atomic_fetch_sub(&busy, 1, __ATOMIC_SEQ_CST);
+}
+
+static int refresh_one(struct dl_phdr_info *info, size_t size, void *prev_sync)
+{
+	int n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
+	(void)size;
+
+	if (n > MAX_OBJECTS)
+		n = MAX_OBJECTS;
+	for (int i = 0; i < n; i++) {
+		struct object *o = &table[i];
+
+		if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) == SLOT_READY &&
+		    o->bias == info->dlpi_addr && o->phdr == info->dlpi_phdr) {
+			o->seen = refresh_no;
+			return 0;
+		}
+	}
+	add_object(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, info->dlpi_name,
+		   *(uint64_t *)prev_sync);
+	return 0;
+}
+
+/*
+ * Add every loaded object the table lacks (stamped with the previous
+ * refresh's time), and, with prune (loader busy, no reader in flight), free
+ * the slots of objects no longer loaded. Caller holds sync_lock.
+ * Not async-signal-safe.
+ */
+static void refresh(bool prune)
+{
+	uint64_t prev = __atomic_load_n(&sync_time, __ATOMIC_ACQUIRE);
+	bool pruned = false;
+	int n;
+
+	refresh_no++;
+	__atomic_store_n(&sync_time, ap_now(), __ATOMIC_RELEASE);
+	real_iterate(refresh_one, &prev);
+	if (!prune)
+		return;
+	n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n && i < MAX_OBJECTS; i++)
+		if (__atomic_load_n(&table[i].state, __ATOMIC_ACQUIRE) == SLOT_READY &&
+		    table[i].seen != refresh_no) {
+			__atomic_store_n(&table[i].state, SLOT_FREE, __ATOMIC_RELEASE);
+			subs++;
+			pruned = true;
+		}
+	/* Another object may be loaded where this one was: libunwind must not
+	 * keep frame layouts of the unloaded code. */
+	if (pruned)
+		unw_flush_cache(unw_local_addr_space, 0, 0);
+}
+
+/*
+ * Lay out the MMAP2 records of o's executable segments into buf; returns the
+ * bytes used, 0 when they do not fit. Async-signal-safe.
+ */
+static size_t object_records(const struct object *o, char *buf, size_t cap, pid_t pid)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < o->phnum; i++) {
+		const ElfW(Phdr) *ph = &o->phdr[i];
+		uint64_t va, start, end, n;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		va = o->bias + ph->p_vaddr;
+		start = va & ~(PAGE - 1);
+		end = (va + ph->p_memsz + PAGE - 1) & ~(PAGE - 1);
+		n = record__mmap2(buf + len, cap - len, (uint32_t)pid, start, end - start,
+				  ph->p_offset - (va - start), 0, 0, 0,
+				  PROT_EXEC | (ph->p_flags & PF_R ? PROT_READ : 0), MAP_PRIVATE,
+				  o->name, o->loaded_after, o->bid, o->bid_size);
+		if (!n)
+			return 0;
+		len += n;
+	}
+	return len;
+}
+
+/* The bytes object_records() needs for o. Async-signal-safe. */
+static size_t records_size(const struct object *o)
+{
+	size_t one = sizeof(struct perf_record_mmap2) + PERF_ALIGN8(strlen(o->name) + 1) +
+		     sizeof(struct autoprof_sample_id);
+	size_t n = 0;
+
+	for (int i = 0; i < o->phnum; i++)
+		n += o->phdr[i].p_type == PT_LOAD && (o->phdr[i].p_flags & PF_X);
+	return n * one;
+}
+
+/* Claim o's records for the current file: true for the one caller that must write them. */
+static bool claim(struct object *o)
+{
+	int gen = __atomic_load_n(&file_gen, __ATOMIC_ACQUIRE);
+	int old = __atomic_load_n(&o->written_gen, __ATOMIC_ACQUIRE);
+
+	if (old == gen || !o->name[0])
+		return false;
+	return __atomic_compare_exchange_n(&o->written_gen, &old, gen, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_RELAXED);
+}
+
+/*
+ * Before t's SAMPLE with this chain (context markers allowed) is written:
+ * append to t's buffer the MMAP2 records of every object the chain touches
+ * whose records this file lacks, learning objects loaded since the last
+ * refresh. Async-signal-safe.
+ */
+void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr)
+{
+	struct object *hint = NULL;
+
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || !objects__enter())
+		return;
+	for (unsigned i = 0; i < nr; i++) {
+		uintptr_t ip = chain[i];
+		struct object *o;
+		size_t cap;
+		char *out;
+
+		if (ip >= (1ULL << 47) || ip < PAGE)
+			continue; /* a context marker or a kernel address */
+		o = find(ip, hint);
+		if (!o)
+			o = discover(ip);
+		if (!o)
+			continue;
+		hint = o;
+		if (!claim(o))
+			continue;
+		cap = records_size(o);
+		out = thread__reserve(t, cap);
+		t->len += object_records(o, out, cap, autoprof.pid);
+	}
+	objects__leave();
+}
+
+/*
+ * Write the records of every object this file lacks: into the calling
+ * thread's buffer when it is sampled (no system call; flushed with its
+ * samples), else to the file. Caller holds sync_lock. Not async-signal-safe.
+ */
+static void write_unwritten(struct writer *w, pid_t pid)
+{
+	struct ap_thread *t = ap_self;
+	char buf[16384];
+	size_t len = 0;
+	int n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
+	sigset_t old;
+
+	ap_block_sampling(&old);
+	if (t && __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
+		t = NULL;
+	for (int i = 0; i < n && i < MAX_OBJECTS; i++) {
+		struct object *o = &table[i];
+		size_t need;
+
+		if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) != SLOT_READY || !claim(o))
+			continue;
+		need = records_size(o);
+		if (t) {
+			t->len += object_records(o, thread__reserve(t, need), need, pid);
+			continue;
+		}
+		if (len + need > sizeof(buf) && len) {
+			writer__append(w, buf, len);
+			len = 0;
+		}
+		len += object_records(o, buf + len, sizeof(buf) - len, pid);
+	}
+	if (len)
+		writer__append(w, buf, len);
+	ap_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void after_fork_child(void)
+{
+	pthread_mutex_init(&sync_lock, NULL);
+	__atomic_store_n(&busy, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&inflight, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Find the real loader functions and fill the table from the loader's list,
+ * once. Not async-signal-safe.
+ */
+void objects__init(void)
+{
+	Dl_info self;
+
+	if (ready)
+		return;
+	real_iterate = (int (*)(iterate_cb, void *))dlsym(RTLD_NEXT, "dl_iterate_phdr");
+	find_object =
+	    (int (*)(void *, struct dl_find_object *))dlsym(RTLD_DEFAULT, "_dl_find_object");
+	if (dladdr((void *)objects__init, &self) && self.dli_fbase) {
+		struct link_map *lm = NULL;
+
+		if (dladdr1((void *)objects__init, &self, (void **)&lm, RTLD_DL_LINKMAP) && lm)
+			self_bias = lm->l_addr;
+	}
+	if (!real_iterate)
+		return;
+	pthread_mutex_lock(&sync_lock);
+	refresh(false);
+	pthread_mutex_unlock(&sync_lock);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	__atomic_store_n(&ready, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * A new file starts, whose first records describe every mapping there is
+ * (maps.c): every object now loaded counts as written to it. Not async-signal-safe.
+ */
+void objects__new_file(void)
+{
+	int gen, n;
+
+	objects__init();
+	if (!ready)
+		return;
+	pthread_mutex_lock(&sync_lock);
+	refresh(false);
+	gen = __atomic_add_fetch(&file_gen, 1, __ATOMIC_ACQ_REL);
+	n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n && i < MAX_OBJECTS; i++)
+		__atomic_store_n(&table[i].written_gen, gen, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&sync_lock);
+}
+
+/*
+ * The build id of the object mapped at addr, into id (20 bytes); returns its
+ * size, 0 if unknown. Not async-signal-safe.
+ */
+unsigned objects__build_id(uintptr_t addr, uint8_t *id)
+{
+	struct object *o;
+	unsigned n = 0;
+
+	if (!ready || !objects__enter())
+		return 0;
+	o = find(addr, NULL);
+	if (o && o->bid_size) {
+		n = o->bid_size;
+		memcpy(id, o->bid, n);
+	}
+	objects__leave();
+	return n;
+}
+
+/*
+ * dl_iterate_phdr() answered from the table, lock-free: only while this
+ * thread unwinds in the handler, a reader in flight. Async-signal-safe.
+ */
+int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	int n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE), ret = 0;
+
+	for (int i = 0; i < n && i < MAX_OBJECTS && !ret; i++) {
+		struct object *o = &table[i];
+		struct dl_phdr_info info;
+
+		if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) != SLOT_READY)
+			continue;
+		memset(&info, 0, sizeof(info));
+		info.dlpi_addr = o->bias;
+		info.dlpi_name = o->name;
+		info.dlpi_phdr = o->phdr;
+		info.dlpi_phnum = o->phnum;
+		info.dlpi_adds = adds;
+		info.dlpi_subs = subs;
+		ret = cb(&info, sizeof(info), data);
+	}
+	return ret;
+}
+
+/* Whether the table is set up (objects__init ran). Async-signal-safe. */
+bool objects__ready(void)
+{
+	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Before the real dlclose: keep the table's readers out (waiting for those in
+ * flight), then write the records of objects this file lacks, which may be
+ * unloaded now. Not async-signal-safe.
+ */
+void objects__before_dlclose(void)
+{
+	quiesce();
+	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && getpid() == autoprof.pid) {
+		pthread_mutex_lock(&sync_lock);
+		refresh(false);
+		write_unwritten(&autoprof.writer, autoprof.pid);
+		pthread_mutex_unlock(&sync_lock);
+	}
+}
+
+/* After the real dlclose: drop what it unloaded, let readers in. Not async-signal-safe. */
+void objects__after_dlclose(void)
+{
+	pthread_mutex_lock(&sync_lock);
+	refresh(true);
+	pthread_mutex_unlock(&sync_lock);
+	unquiesce();
+}
