@@ -79,6 +79,10 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		fclose(st);
 		setpgid(0, 0);
+		/* As a terminal's foreground job has them: a shell that ran us in the
+		 * background (no job control) left SIGINT and SIGQUIT ignored. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
 		execvp(argv[optind], argv + optind);
 		perror(argv[optind]);
 		_exit(127);
