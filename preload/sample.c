@@ -7,6 +7,7 @@
  * handler only ever touches its own thread's state: no locks.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -147,8 +148,8 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		if (rec->size < sizeof(*l))
 			return;
 		t->lost += l->lost;
-		n = record__lost(out, MAX_RECORD, (uint32_t)autoprof.pid, (uint32_t)t->tid, t->last_time,
-				 l->lost);
+		n = record__lost(out, MAX_RECORD, (uint32_t)autoprof.pid, (uint32_t)t->tid,
+				 t->last_time, l->lost);
 		break;
 	}
 	case PERF_RECORD_THROTTLE:
@@ -211,9 +212,15 @@ void sample__drain(struct ap_thread *t, void *ucontext)
 
 static void on_signal(int signo, siginfo_t *si, void *ucontext)
 {
-	int saved_errno = errno;
+	int saved_errno = errno, cancel;
 	struct ap_thread *t = ap_self;
 	(void)signo;
+
+	/* libunwind reads and writes its pipe with read()/write(), which are
+	 * cancellation points: a cancel pending on this thread must not unwind it
+	 * out of the handler. (glibc's setcancelstate is an atomic update of the
+	 * thread's own flags, and acts on nothing.) */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
@@ -236,6 +243,7 @@ static void on_signal(int signo, siginfo_t *si, void *ucontext)
 		thread__leave(t);
 	}
 out:
+	pthread_setcancelstate(cancel, NULL);
 	errno = saved_errno;
 }
 
