@@ -14,7 +14,9 @@
  * the program gets exactly the number it would get without us: when that
  * number is one of ours, ours moves to another number first (the holder,
  * writer, counter or libunwind's pipe, is told), and the program's call
- * then replaces the old number atomically. The writer also checks, before
+ * then replaces the old number atomically. Our own fds look closed to these
+ * calls (EBADF), as they would be without us: a shell that saves a number
+ * before redirecting it (F_DUPFD) must not save ours. The writer checks, before
  * every write, that its fd is still its file (a raw close is not seen here).
  *
  * In a process that is not the session's (a vfork child shares our memory,
@@ -23,6 +25,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/close_range.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
@@ -111,14 +114,67 @@ static void make_room(int oldfd, int newfd)
 	}
 }
 
+/* This library's executable segments: calls from there are ours. */
+static uintptr_t self_lo[4], self_hi[4];
+static int nr_self;
+
+static int note_self(struct dl_phdr_info *info, size_t size, void *base)
+{
+	(void)size;
+	if ((void *)info->dlpi_addr != base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && nr_self < 4; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			self_lo[nr_self] = info->dlpi_addr + ph->p_vaddr;
+			self_hi[nr_self++] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+__attribute__((constructor(101))) static void fds_init(void)
+{
+	Dl_info self;
+
+	if (dladdr((void *)fds_init, &self) && self.dli_fbase)
+		dl_iterate_phdr(note_self, self.dli_fbase);
+}
+
+static bool ours_calling(const void *caller)
+{
+	for (int i = 0; i < nr_self; i++)
+		if ((uintptr_t)caller >= self_lo[i] && (uintptr_t)caller < self_hi[i])
+			return true;
+	return false;
+}
+
+/*
+ * Is fd ours, and the caller the program? Then it sees the number as not
+ * open: EBADF. Our own calls (counters' F_SETFD) pass.
+ */
+#define hidden(fd) hidden_from(fd, __builtin_return_address(0))
+static bool hidden_from(int fd, const void *caller)
+{
+	if (!ap_is_own(fd) || ours_calling(caller) || !in_session())
+		return false;
+	errno = EBADF;
+	return true;
+}
+
 AP_API int dup2(int oldfd, int newfd)
 {
+	if (hidden(oldfd))
+		return -1;
 	make_room(oldfd, newfd);
 	return (int)syscall(SYS_dup2, oldfd, newfd);
 }
 
 AP_API int dup3(int oldfd, int newfd, int flags)
 {
+	if (hidden(oldfd))
+		return -1;
 	make_room(oldfd, newfd);
 	return (int)syscall(SYS_dup3, oldfd, newfd, flags);
 }
@@ -149,12 +205,19 @@ static int dup_from(int fd, int min, bool cloexec)
 
 AP_API int dup(int fd)
 {
+	if (hidden(fd))
+		return -1;
 	return dup_from(fd, 0, false);
 }
 
-/* fcntl and fcntl64: only the F_DUPFD commands are changed; the argument is passed on as is. */
-static int fcntl_common(int fd, int cmd, unsigned long arg)
+/*
+ * fcntl and fcntl64: our fds look closed (EBADF), F_DUPFD commands give the
+ * number the program would get without us; the argument is passed on as is.
+ */
+static int fcntl_common(int fd, int cmd, unsigned long arg, const void *caller)
 {
+	if (hidden_from(fd, caller))
+		return -1;
 	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ap_next_own(0) >= 0) {
 		int r = dup_from(fd, (int)arg, cmd == F_DUPFD_CLOEXEC);
 
@@ -182,7 +245,7 @@ AP_API int fcntl(int fd, int cmd, ...)
 	va_start(ap_list, cmd);
 	arg = va_arg(ap_list, unsigned long);
 	va_end(ap_list);
-	return fcntl_common(fd, cmd, arg);
+	return fcntl_common(fd, cmd, arg, __builtin_return_address(0));
 }
 
 AP_API int fcntl64(int fd, int cmd, ...)
@@ -193,7 +256,7 @@ AP_API int fcntl64(int fd, int cmd, ...)
 	va_start(ap_list, cmd);
 	arg = va_arg(ap_list, unsigned long);
 	va_end(ap_list);
-	return fcntl_common(fd, cmd, arg);
+	return fcntl_common(fd, cmd, arg, __builtin_return_address(0));
 }
 
 static void say_kept(void)

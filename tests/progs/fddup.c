@@ -9,8 +9,8 @@
  *           reads the pipe to its end (EOF only if no copy is left open);
  *   rawclose  closes 1000..1023 with raw close system calls, dup2s (raw) its
  *           own file onto them, computes, and prints what its file holds;
- *   rlimit  RLIMIT_NOFILE 1024, 64 threads started, then opens /dev/null until
- *           it cannot, and prints how many it opened.
+ *   rlimit [N]  RLIMIT_NOFILE 1024, N threads started (default 64), then opens
+ *           /dev/null until it cannot, and prints how many it opened.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -127,25 +127,25 @@ static void *waiter(void *arg)
 	return NULL;
 }
 
-static int mode_rlimit(void)
+static int mode_rlimit(int n)
 {
 	struct rlimit rl = {1024, 1024};
-	pthread_t th[64];
+	pthread_t th[256];
 	int opened = 0;
 
-	if (setrlimit(RLIMIT_NOFILE, &rl))
+	if (n < 0 || n > 256 || setrlimit(RLIMIT_NOFILE, &rl))
 		return 1;
-	pthread_barrier_init(&ready, NULL, 65);
-	pthread_barrier_init(&done, NULL, 65);
-	for (int i = 0; i < 64; i++)
+	pthread_barrier_init(&ready, NULL, (unsigned)n + 1);
+	pthread_barrier_init(&done, NULL, (unsigned)n + 1);
+	for (int i = 0; i < n; i++)
 		pthread_create(&th[i], NULL, waiter, NULL);
 	pthread_barrier_wait(&ready);
 	while (open("/dev/null", O_RDONLY) >= 0)
 		opened++;
 	pthread_barrier_wait(&done);
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
-	printf("opened %d files with 64 threads running\n", opened);
+	printf("opened %d files with %d threads running\n", opened, n);
 	return 0;
 }
 
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "rawclose"))
 		return mode_rawclose();
 	if (!strcmp(mode, "rlimit"))
-		return mode_rlimit();
+		return mode_rlimit(argc > 2 ? atoi(argv[2]) : 64);
 	fprintf(stderr, "usage: fddup dup2|pipe|rawclose|rlimit\n");
 	return 2;
 }
