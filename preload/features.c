@@ -302,14 +302,23 @@ static void release(const struct writer_features *p)
  */
 int features__early(struct writer *w)
 {
+	static const struct writer_features *current; /* the last set given to a writer */
 	struct writer_features *p = prepare(w);
 	const struct writer_features *old;
 
 	if (!p)
 		return -ENOMEM;
 	old = writer__set_features(w, p);
-	if (old != p)
+	if (old == p) {
+		release(p); /* the writer is busy: it keeps the features it has */
+		return -EBUSY;
+	}
+	/* One writer per process: a set that writer no longer has (a new file,
+	 * a forked child's) is no one's. */
+	if (old && old != current)
 		release(old);
+	release(current);
+	current = p;
 	return 0;
 }
 
