@@ -166,7 +166,6 @@ int writer__append(struct writer *w, const void *buf, size_t len);
 void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
 const struct writer_features *writer__set_features(struct writer *w,
 						   const struct writer_features *feat);
-uint64_t writer__seal(struct writer *w);
 int writer__finish(struct writer *w, bool tidy);
 void writer__abandon(struct writer *w);
 int writer__reopen(struct writer *w);

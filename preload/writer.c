@@ -423,20 +423,6 @@ const struct writer_features *writer__set_features(struct writer *w,
 }
 
 /*
- * Close the data section: no append succeeds after this. Returns the offset
- * where the data ends. Async-signal-safe.
- */
-uint64_t writer__seal(struct writer *w)
-{
-	bool locked = lock(w);
-
-	w->sealed = true;
-	if (locked)
-		unlock(w);
-	return w->end;
-}
-
-/*
  * Finish the file: seal it, write the features (the latest set) after the
  * data and the final header, then close it. `tidy` (normal context only) cuts
  * off what an earlier, longer feature block left beyond the end.
