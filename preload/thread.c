@@ -30,11 +30,14 @@
 
 #include "internal.h"
 
-#define RECORD_BUF_BYTES  (64 * 1024)
-#define FLUSH_INTERVAL_NS 200000000ULL /* a running thread's samples reach the file within 0.2 s   \
-					*/
-#define MAX_SLOTS 65536		       /* threads sampled at once */
-#define WAIT_NS	  3000000000ULL	       /* longest wait for another thread's handler */
+/* Records a thread builds before it writes them out. */
+#define RECORD_BUF_BYTES (64 * 1024)
+/* A running thread's samples reach the file within 0.2 s. */
+#define FLUSH_INTERVAL_NS 200000000ULL
+/* Threads sampled at once. */
+#define MAX_SLOTS 65536
+/* The longest wait for another thread's handler to leave. */
+#define WAIT_NS 3000000000ULL
 
 AP_TLS struct ap_thread *ap_self;
 

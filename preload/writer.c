@@ -89,6 +89,7 @@ static int identity(int fd, uint64_t *dev, uint64_t *ino)
 	return 0;
 }
 
+/* Write the whole header (a new file). Returns 0 or -errno. */
 static int write_header(struct writer *w, uint64_t data_size, const uint64_t *bits)
 {
 	struct perf_file_header h = {
@@ -195,6 +196,7 @@ static bool lock(struct writer *w)
 	}
 }
 
+/* Release the file lock, waking one sleeper. Async-signal-safe. */
 static void unlock(struct writer *w)
 {
 	if (__atomic_exchange_n(&w->lock, 0, __ATOMIC_RELEASE) & WAITERS)
@@ -294,7 +296,7 @@ static int commit(struct writer *w, const void *buf, size_t len)
 	return err;
 }
 
-/* Keep the first write error. */
+/* Keep the first write error; returns err. Async-signal-safe. */
 static int keep_error(struct writer *w, int err)
 {
 	if (err)
