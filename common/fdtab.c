@@ -15,7 +15,7 @@
 #define FD_BITS 65536
 static unsigned long ours[FD_BITS / (8 * sizeof(unsigned long))];
 #define WORD(fd) ((unsigned)(fd) / (8 * sizeof(unsigned long)))
-#define BIT(fd) (1UL << ((unsigned)(fd) % (8 * sizeof(unsigned long))))
+#define BIT(fd)	 (1UL << ((unsigned)(fd) % (8 * sizeof(unsigned long))))
 
 /* Mark fd as the profiler's (a negative fd is passed through). Async-signal-safe. */
 int ap_own(int fd)
@@ -25,10 +25,19 @@ int ap_own(int fd)
 	return fd;
 }
 
+/* Forget fd as the profiler's without closing it (the number is the program's now).
+ * Async-signal-safe. */
+void ap_disown(int fd)
+{
+	if (fd >= 0 && fd < FD_BITS)
+		__atomic_fetch_and(&ours[WORD(fd)], ~BIT(fd), __ATOMIC_RELAXED);
+}
+
 /* Is fd one of the profiler's? Async-signal-safe. */
 bool ap_is_own(int fd)
 {
-	return fd >= 0 && fd < FD_BITS && (__atomic_load_n(&ours[WORD(fd)], __ATOMIC_RELAXED) & BIT(fd));
+	return fd >= 0 && fd < FD_BITS &&
+	       (__atomic_load_n(&ours[WORD(fd)], __ATOMIC_RELAXED) & BIT(fd));
 }
 
 /* Close one of the profiler's fds, past the program's close(). Async-signal-safe. */
@@ -57,10 +66,11 @@ int ap_next_own(int fd)
  * Move a new fd of ours to AP_FD_FLOOR or above (out of the range programs
  * expect to be theirs), close-on-exec unless asked otherwise, and own it.
  * Where no high fd can be had (a low RLIMIT_NOFILE), it stays where it is.
+ * (A raw fcntl: the program's F_DUPFD goes through fds.c, ours must not.)
  */
 int ap_move_high(int fd, bool cloexec)
 {
-	int high = fcntl(fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, AP_FD_FLOOR);
+	int high = (int)syscall(SYS_fcntl, fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, AP_FD_FLOOR);
 
 	if (high >= 0) {
 		syscall(SYS_close, fd);

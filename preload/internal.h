@@ -15,8 +15,8 @@
 #define AUTOPROF_PRELOAD_INTERNAL_H
 
 #include <limits.h>
-#include <pthread.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,6 +37,7 @@
 /* ---- fdtab.c: the profiler's own file descriptors ---- */
 
 int ap_own(int fd);
+void ap_disown(int fd);
 bool ap_is_own(int fd);
 int ap_close(int fd);
 int ap_next_own(int fd);
@@ -63,19 +64,19 @@ struct ap_config {
 	bool event_auto; /* AUTOPROF_EVENT unset: cycles if the PMU has it */
 	uint32_t event_type;
 	uint64_t event_config;
-	uint64_t freq;   /* samples per second, or 0 when period is used */
+	uint64_t freq;	 /* samples per second, or 0 when period is used */
 	uint64_t period; /* events per sample, or 0 when freq is used */
 	enum ap_callgraph callgraph;
 	unsigned stack_depth;
 	int signo;
 	int verbose;
 	bool quiet;
-	bool stat;                    /* AUTOPROF_STAT */
-	bool kernel;                  /* AUTOPROF_KERNEL: kernel samples and chains too */
-	bool follow;                  /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	bool stat;   /* AUTOPROF_STAT */
+	bool kernel; /* AUTOPROF_KERNEL: kernel samples and chains too */
+	bool follow; /* AUTOPROF_FOLLOW: children and exec'd programs too */
 	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
-	char counters[1024];          /* AUTOPROF_COUNTERS */
-	char counter_fds[1024];       /* AUTOPROF_COUNTER_FDS, from the launcher */
+	char counters[1024];					 /* AUTOPROF_COUNTERS */
+	char counter_fds[1024]; /* AUTOPROF_COUNTER_FDS, from the launcher */
 };
 
 int config__parse(struct ap_config *cfg);
@@ -130,33 +131,53 @@ struct writer_event {
 	char name[64];
 };
 
+/*
+ * The feature sections, laid out once (features.c) and written by the writer
+ * after the data at every flush: bodies in one block, each at rel[i], the
+ * SAMPLE_TIME body's two u64 at sample_time (filled in at each write).
+ */
+#define AP_MAX_FEATURES 16
+struct writer_features {
+	char *body;
+	size_t len;
+	int n;
+	size_t rel[AP_MAX_FEATURES], size[AP_MAX_FEATURES];
+	size_t sample_time; /* SIZE_MAX: none */
+	uint64_t bits[PERF_FEAT_BITS / 64];
+};
+
 struct writer {
 	int fd;
 	char path[PATH_MAX];
+	uint64_t dev, ino; /* the file's identity, checked before each write */
 	uint64_t data_offset;
-	uint64_t reserved;  /* end of the space handed out; atomic */
-	uint64_t committed; /* end of what is written, in order; atomic */
-	int error;          /* first write error (positive errno); atomic */
-	uint64_t sealed_at; /* where the data ended when it was sealed */
+	uint64_t end;			    /* end of the data on disk (under lock) */
+	int lock;			    /* tid of the thread writing the file, or 0; atomic */
+	bool sealed;			    /* no more data (under lock) */
+	bool tail_on_disk;		    /* features are flagged in the header (under lock) */
+	int error;			    /* first write error (positive errno); atomic */
+	uint64_t first_time, last_time;	    /* the samples' time range; atomic */
+	const struct writer_features *feat; /* what follows the data; under lock */
 	struct writer_event events[AP_MAX_EVENTS]; /* as written to the file */
 	int nr_events;
 };
 
 int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
 int writer__append(struct writer *w, const void *buf, size_t len);
-uint64_t writer__seal(struct writer *w);
-uint64_t writer__seal_bounded(struct writer *w);
-int writer__finish(struct writer *w, const void *features, size_t len, const uint64_t *bits);
-int writer__finish_with(struct writer *w, const void *table, size_t tlen, const void *blob,
-			size_t len, const uint64_t *bits);
+void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
+const struct writer_features *writer__set_features(struct writer *w,
+						   const struct writer_features *feat);
+int writer__finish(struct writer *w, bool tidy);
 void writer__abandon(struct writer *w);
 int writer__reopen(struct writer *w);
 int writer__update_attr(struct writer *w, int i);
+int writer__move_fd(struct writer *w, int min);
 
 /* ---- record.c: building the records we write ---- */
 
-size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
-		      uint32_t cpu, uint64_t period, const uint64_t *chain, unsigned nr);
+size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid,
+		      uint64_t time, uint32_t cpu, uint64_t period, const uint64_t *chain,
+		      unsigned nr);
 size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const char *comm,
 		    uint64_t time, bool exec);
 size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
@@ -204,7 +225,9 @@ void objects__after_dlclose(void);
 
 struct ap_thread {
 	pid_t tid;
-	int fd; /* the sampling event */
+	int fd;	  /* the number the event had when its signal was routed (the si_fd of
+		   * its signals); closed since: a thread holds no fd */
+	int slot; /* in the registry */
 	struct ring ring;
 	char *buf; /* records waiting for writer__append */
 	size_t len, cap;
@@ -212,28 +235,28 @@ struct ap_thread {
 	uint64_t last_flush;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, period_sum;
 	uint64_t unwinds, unwind_ns, frames; /* unwind cost, measured when verbose */
-	uint64_t unwind_slow;                /* unwinds by DWARF steps, not the fast trace */
+	uint64_t unwind_slow;		     /* unwinds by DWARF steps, not the fast trace */
 	uint64_t first_time, last_time;
 	void *mem; /* one mapping holds this struct, buf and scratch */
 	size_t mem_len;
 	pthread_t handle; /* 0 for threads attached from outside */
-	bool is_timer;    /* sampled by a CPU-time timer (timer.c), not a perf event */
+	bool is_timer;	  /* sampled by a CPU-time timer (timer.c), not a perf event */
 	timer_t timer;
 	uint64_t last_cpu; /* thread CPU time at the last timer sample */
-	int closed;     /* set once by whoever stops the thread */
-	int in_handler; /* the thread's handler is using it */
+	int closed;	   /* set once by whoever stops the thread */
+	int in_handler;	   /* the thread's handler is using it */
 };
 
 /*
  * Per-thread scratch: a ring record that wraps, then the call chain being
  * built, then the raw trace it is cut from (the handler's own frames first).
  */
-#define AP_MAX_CHAIN 1024 /* AUTOPROF_STACK_DEPTH's limit */
-#define AP_HANDLER_FRAMES 64 /* room for the frames from the handler to the interrupted one */
+#define AP_MAX_CHAIN	   1024 /* AUTOPROF_STACK_DEPTH's limit */
+#define AP_HANDLER_FRAMES  64	/* room for the frames from the handler to the interrupted one */
 #define AP_RING_COPY_BYTES (AP_MAX_CHAIN * 8 + 1024)
-#define AP_CHAIN_BYTES ((AP_MAX_CHAIN + 2) * 8)
-#define AP_TRACE_ENTRIES (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
-#define AP_SCRATCH_BYTES (AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8)
+#define AP_CHAIN_BYTES	   ((AP_MAX_CHAIN + 2) * 8)
+#define AP_TRACE_ENTRIES   (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
+#define AP_SCRATCH_BYTES   (AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8)
 
 extern AP_TLS struct ap_thread *ap_self;
 
@@ -255,6 +278,8 @@ void thread__leave(struct ap_thread *t);
 void thread__flush(struct ap_thread *t);
 char *thread__reserve(struct ap_thread *t, size_t len);
 void thread__maybe_flush(struct ap_thread *t);
+void thread__before_seccomp(bool all_threads);
+bool thread__sandboxed(void);
 
 /* ---- env.c: the environment handed to descendants ---- */
 
@@ -314,8 +339,8 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 
 /* ---- features.c: the header's feature sections ---- */
 
+int features__early(struct writer *w);
 int features__write(struct writer *w);
-void features__prepare_emergency(struct writer *w);
 int features__write_emergency(struct writer *w);
 
 /* ---- counters.c: inherited counting events ---- */
@@ -327,17 +352,17 @@ struct ap_counter {
 	uint32_t type;
 	uint64_t config;
 	struct perf_event_attr attr;
-	int fd;           /* -1 when not open */
+	int fd;		  /* -1 when not open */
 	bool unsupported; /* the machine lacks it (err says how) */
 	int err;
-	bool valid; /* read at the end */
+	bool valid;		       /* read at the end */
 	uint64_t raw, ena, run, value; /* value is raw scaled by ena/run */
 };
 
 struct ap_counters {
 	struct ap_counter c[AP_MAX_COUNTERS];
 	int n;
-	bool adopted;      /* opened by the launcher */
+	bool adopted;	   /* opened by the launcher */
 	uint64_t start_ns; /* when the launcher exec'd the program (CLOCK_MONOTONIC) */
 };
 
@@ -367,10 +392,10 @@ struct ap_session {
 	struct writer writer;
 	pid_t pid;
 	bool active;
-	bool top;          /* the first process of the run */
-	bool timer_mode;   /* sampling with CPU-time timers (timer.c) */
-	int gen;           /* how many execs this process made before this image */
-	bool exec_pending; /* finished for an exec that may still fail */
+	bool top;	      /* the first process of the run */
+	bool timer_mode;      /* sampling with CPU-time timers (timer.c) */
+	int gen;	      /* how many execs this process made before this image */
+	bool exec_pending;    /* finished for an exec that may still fail */
 	bool exec_keeps_name; /* that image was empty: the next one takes its name */
 	uint64_t start_time, first_sample, last_sample;
 	uint64_t samples, lost, throttles, unwind_skipped, unwind_short, threads, period_sum;
@@ -379,7 +404,7 @@ struct ap_session {
 
 extern struct ap_session autoprof;
 
-uint64_t ap_now(void);           /* CLOCK_MONOTONIC in ns; async-signal-safe */
+uint64_t ap_now(void);		 /* CLOCK_MONOTONIC in ns; async-signal-safe */
 uint64_t ap_thread_cpu_ns(void); /* this thread's CPU time in ns; async-signal-safe */
 int autoprof__start(void);
 void autoprof__stop(void);

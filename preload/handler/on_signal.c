@@ -7,6 +7,7 @@
  * handler only ever touches its own thread's state: no locks.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -221,13 +222,19 @@ void sample__drain(struct ap_thread *t, void *ucontext)
  */
 static void on_signal(int signo, siginfo_t *si, void *ucontext)
 {
-	int saved_errno = errno;
+	int saved_errno = errno, cancel;
 	struct ap_thread *t = ap_self;
 
 	if (!signals__is_sample(signo, si)) {
 		signals__deliver(signo, si, ucontext);
 		return; /* errno is the program's handler's to leave */
 	}
+	/* libunwind reads and writes its pipe with read()/write(), which are
+	 * cancellation points: a cancel pending on this thread must not unwind it
+	 * out of the handler. (glibc's setcancelstate is an atomic update of the
+	 * thread's own flags, and acts on nothing.) */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
 		if (t && t->is_timer && thread__enter(t)) {
@@ -247,6 +254,7 @@ static void on_signal(int signo, siginfo_t *si, void *ucontext)
 		thread__leave(t);
 	}
 out:
+	pthread_setcancelstate(cancel, NULL);
 	errno = saved_errno;
 }
 

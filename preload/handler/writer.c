@@ -3,56 +3,101 @@
  * writer.c - the perf.data file of this process.
  *
  * Layout: header (104) | one id per attr (8 each) | attrs (144 each) | data ... |
- * feature table and bodies (written by writer__finish). Threads append whole
- * batches of records with writer__append(): each reserves its range with one
- * atomic add, writes it with pwrite(), then commits in file order and patches
- * data.size in the header, so the file on disk is readable by perf up to the
- * last commit at every moment, even if the process is killed.
+ * feature table and bodies. The features are laid out at start (features.c)
+ * and written again after the data at every append, so the file on disk is a
+ * finished profile after every flush: an end that runs none of our code
+ * (SIGKILL, a raw exit_group, a seccomp kill) loses only what was not flushed.
+ *
+ * One append, under the file lock, is three writes:
+ *  1. the header's feature bits are cleared (the old feature table is about
+ *     to be overwritten by data; data.size still ends where it did);
+ *  2. one pwritev: the new data, then the feature table and bodies after it;
+ *  3. the header's data.size and feature bits, in one 56-byte pwrite.
+ * Dying between 1 and 3 leaves a file whose data is whole up to the previous
+ * append and which has no features flagged; at every other moment the file is
+ * whole, features included.
+ *
+ * Everything here that can run in a signal handler uses raw system calls:
+ * no cancellation point (a deferred pthread_cancel pending on the thread
+ * would otherwise unwind it out of the handler in the middle of a write).
+ * The lock holder's tid is in the lock: a waiter never waits on a thread
+ * that died (it takes the lock over), nor on itself (a deadly signal that
+ * interrupted its own write), nor longer than LOCK_WAIT_NS.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-#define SEALED (1ULL << 62) /* set in reserved once the data section is closed */
-
-#define IDS_OFFSET sizeof(struct perf_file_header)
+#define IDS_OFFSET	sizeof(struct perf_file_header)
 #define ATTRS_OFFSET(n) (IDS_OFFSET + (n) * sizeof(uint64_t))
-#define DATA_OFFSET(n) PERF_ALIGN8(ATTRS_OFFSET(n) + (n) * sizeof(struct perf_file_attr))
+#define DATA_OFFSET(n)	PERF_ALIGN8(ATTRS_OFFSET(n) + (n) * sizeof(struct perf_file_attr))
+#define SIZE_AT		offsetof(struct perf_file_header, data.size)
+#define BITS_AT		offsetof(struct perf_file_header, adds_features)
+#define LOCK_WAIT_NS	3000000000ULL /* then the append is dropped */
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+/* pwritev until done. Returns 0 or -errno. Async-signal-safe (no cancellation point). */
+static int pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
 {
-	const char *p = buf;
+	while (n > 0) {
+		long r = syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
 
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
+		if (r < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		off += (uint64_t)r;
+		while (n > 0 && (size_t)r >= iov->iov_len) {
+			r -= (long)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
 	}
 	return 0;
 }
 
+/* pwrite until done. Returns 0 or -errno. Async-signal-safe. */
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = {(void *)buf, len};
+
+	return len ? pwritev_all(fd, &iov, 1, off) : 0;
+}
+
+/* fd's device and inode. Returns 0 or -errno. Async-signal-safe. */
+static int identity(int fd, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+
+	if (syscall(SYS_fstat, fd, &st) < 0)
+		return -errno;
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+/* Write the whole header (a new file). Returns 0 or -errno. */
 static int write_header(struct writer *w, uint64_t data_size, const uint64_t *bits)
 {
 	struct perf_file_header h = {
-		.magic = PERF_FILE_MAGIC,
-		.size = sizeof(h),
-		.attr_size = sizeof(struct perf_file_attr),
-		.attrs = {ATTRS_OFFSET(w->nr_events),
-			  w->nr_events * sizeof(struct perf_file_attr)},
-		.data = {w->data_offset, data_size},
+	    .magic = PERF_FILE_MAGIC,
+	    .size = sizeof(h),
+	    .attr_size = sizeof(struct perf_file_attr),
+	    .attrs = {ATTRS_OFFSET(w->nr_events), w->nr_events * sizeof(struct perf_file_attr)},
+	    .data = {w->data_offset, data_size},
 	};
 
 	if (bits)
@@ -69,7 +114,8 @@ static int write_attr(struct writer *w, int i)
 	memcpy(fa.attr, &w->events[i].attr, PERF_FILE_ATTR_SIZE);
 	fa.ids.offset = IDS_OFFSET + (uint64_t)i * sizeof(uint64_t);
 	fa.ids.size = sizeof(uint64_t);
-	return pwrite_all(w->fd, &fa, sizeof(fa), ATTRS_OFFSET(w->nr_events) + (uint64_t)i * sizeof(fa));
+	return pwrite_all(w->fd, &fa, sizeof(fa),
+			  ATTRS_OFFSET(w->nr_events) + (uint64_t)i * sizeof(fa));
 }
 
 /*
@@ -89,6 +135,174 @@ static int move_old(const char *path)
 	if (rename(path, old) < 0)
 		return -errno;
 	return 0;
+}
+
+/* Say once, from anywhere, that the file is no longer reachable. Async-signal-safe. */
+static void say_lost(void)
+{
+	static int said;
+	static const char msg[] =
+	    "autoprof: the program took the profile's file descriptor and the "
+	    "file cannot be opened again; profiling stops here (said once)\n";
+
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+}
+
+#define WAITERS	  (1 << 30) /* in the lock word: someone sleeps on it (tids are below 2^22) */
+#define HOLDER(v) ((v) & ~WAITERS)
+
+/*
+ * Take the file lock: false when it cannot be had (the holder is alive and
+ * busy for LOCK_WAIT_NS). Waiters sleep on the lock word (futex), 20 ms at a
+ * time, checking between sleeps whether the holder still lives: a dead
+ * holder's lock is taken over, and so is the caller's own (a deadly signal's
+ * handler interrupted its write). Async-signal-safe.
+ */
+static bool lock(struct writer *w)
+{
+	int self = (int)syscall(SYS_gettid), mine = self;
+	uint64_t deadline = 0;
+
+	for (unsigned i = 0;; i++) {
+		int cur = 0;
+		struct timespec nap = {0, 20 * 1000 * 1000};
+
+		if (__atomic_compare_exchange_n(&w->lock, &cur, mine, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return true;
+		if (HOLDER(cur) == self ||
+		    (i > 0 && syscall(SYS_tgkill, getpid(), HOLDER(cur), 0) < 0 &&
+		     errno == ESRCH)) {
+			if (__atomic_compare_exchange_n(&w->lock, &cur, self | (cur & WAITERS),
+							false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				return true;
+			continue;
+		}
+		if (i > 0) {
+			uint64_t now = ap_now();
+
+			if (!deadline)
+				deadline = now + LOCK_WAIT_NS;
+			else if (now > deadline)
+				return false;
+		}
+		if (!(cur & WAITERS) &&
+		    !__atomic_compare_exchange_n(&w->lock, &cur, cur | WAITERS, false,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			continue;
+		syscall(SYS_futex, &w->lock, FUTEX_WAIT_PRIVATE, cur | WAITERS, &nap, NULL, 0);
+		mine = self | WAITERS; /* others may sleep too: the next unlock wakes one */
+	}
+}
+
+/* Release the file lock, waking one sleeper. Async-signal-safe. */
+static void unlock(struct writer *w)
+{
+	if (__atomic_exchange_n(&w->lock, 0, __ATOMIC_RELEASE) & WAITERS)
+		syscall(SYS_futex, &w->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/*
+ * Under the lock: make sure w->fd is still the file we opened (the program
+ * may have closed it by a raw system call and reused the number); if not,
+ * open the file again by its path. Returns 0 or -errno. Async-signal-safe.
+ */
+static int check_fd(struct writer *w)
+{
+	uint64_t dev, ino;
+	int fd, high;
+
+	if (w->fd < 0)
+		return -EBADF;
+	if (!identity(w->fd, &dev, &ino) && dev == w->dev && ino == w->ino)
+		return 0;
+	ap_disown(w->fd); /* the number is the program's now: never closed by us */
+	w->fd = -1;
+	fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
+		if (fd >= 0)
+			syscall(SYS_close, fd);
+		__atomic_store_n(&w->error, ESTALE, __ATOMIC_RELAXED);
+		say_lost();
+		return -ESTALE;
+	}
+	high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, AP_FD_FLOOR);
+	if (high >= 0) {
+		syscall(SYS_close, fd);
+		fd = high;
+	}
+	w->fd = ap_own(fd);
+	return 0;
+}
+
+/*
+ * Under the lock: write len bytes of data at the end, the features after
+ * them, and the header (see the top of the file). Async-signal-safe.
+ */
+static int commit(struct writer *w, const void *buf, size_t len)
+{
+	const struct writer_features *f = w->feat;
+	struct perf_file_section table[AP_MAX_FEATURES];
+	uint64_t times[2], base = w->end + len;
+	struct {
+		uint64_t size;
+		struct perf_file_section event_types;
+		uint64_t bits[PERF_FEAT_BITS / 64];
+	} tail;
+	struct iovec iov[5];
+	int n = 0, err;
+
+	_Static_assert(sizeof(tail) == sizeof(struct perf_file_header) - SIZE_AT, "header tail");
+	if (w->tail_on_disk) {
+		memset(tail.bits, 0, sizeof(tail.bits));
+		err = pwrite_all(w->fd, tail.bits, sizeof(tail.bits), BITS_AT);
+		if (err)
+			return err;
+		w->tail_on_disk = false;
+	}
+	if (len)
+		iov[n++] = (struct iovec){(void *)buf, len};
+	if (f) {
+		size_t tlen = (size_t)f->n * sizeof(table[0]), st = f->sample_time;
+
+		for (int i = 0; i < f->n; i++) {
+			table[i].offset = base + tlen + f->rel[i];
+			table[i].size = f->size[i];
+		}
+		iov[n++] = (struct iovec){table, tlen};
+		if (st == SIZE_MAX || st + sizeof(times) > f->len) {
+			iov[n++] = (struct iovec){f->body, f->len};
+		} else {
+			times[0] = __atomic_load_n(&w->first_time, __ATOMIC_RELAXED);
+			times[1] = __atomic_load_n(&w->last_time, __ATOMIC_RELAXED);
+			iov[n++] = (struct iovec){f->body, st};
+			iov[n++] = (struct iovec){times, sizeof(times)};
+			iov[n++] = (struct iovec){f->body + st + sizeof(times),
+						  f->len - st - sizeof(times)};
+		}
+	}
+	err = pwritev_all(w->fd, iov, n, w->end);
+	if (err)
+		return err;
+	w->end = base;
+	memset(&tail, 0, sizeof(tail));
+	tail.size = w->end - w->data_offset;
+	if (f)
+		memcpy(tail.bits, f->bits, sizeof(tail.bits));
+	err = pwrite_all(w->fd, &tail, sizeof(tail), SIZE_AT);
+	if (!err)
+		w->tail_on_disk = f != NULL;
+	return err;
+}
+
+/* Keep the first write error; returns err. Async-signal-safe. */
+static int keep_error(struct writer *w, int err)
+{
+	if (err)
+		__atomic_compare_exchange_n(&w->error, &(int){0}, -err, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	return err;
 }
 
 /*
@@ -115,11 +329,12 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 	if (fd < 0)
 		return -errno;
 	w->fd = ap_move_high(fd, true);
+	err = identity(w->fd, &w->dev, &w->ino);
 
 	w->nr_events = n;
-	w->data_offset = DATA_OFFSET(n);
-	w->reserved = w->committed = w->data_offset;
-	err = write_header(w, 0, NULL);
+	w->data_offset = w->end = DATA_OFFSET(n);
+	if (!err)
+		err = write_header(w, 0, NULL);
 	for (int i = 0; i < n && !err; i++) {
 		struct writer_event *e = &w->events[i];
 
@@ -136,7 +351,8 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		 * have kernel samples. Counters still count kernel work where
 		 * permitted; their totals are STAT records. */
 		e->attr.exclude_kernel = events[0].attr.exclude_kernel;
-		err = pwrite_all(w->fd, &e->id, sizeof(e->id), IDS_OFFSET + (uint64_t)i * sizeof(e->id));
+		err = pwrite_all(w->fd, &e->id, sizeof(e->id),
+				 IDS_OFFSET + (uint64_t)i * sizeof(e->id));
 		if (!err)
 			err = write_attr(w, i);
 	}
@@ -149,105 +365,92 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 }
 
 /*
- * Append len bytes of whole records to the data section and make them
- * visible to readers (data.size in the header). Safe from several threads at
+ * Append len bytes of whole records to the data section, with the features
+ * after them, and make both visible to readers. Safe from several threads at
  * once. Returns 0 or -errno (the data is dropped and the first error kept).
  * Async-signal-safe, provided the caller's thread is not itself inside
  * writer__append (the handler's signal is blocked around other callers).
  */
 int writer__append(struct writer *w, const void *buf, size_t len)
 {
-	uint64_t off, end, size;
 	int err;
 
-	if (w->fd < 0 || !len)
-		return w->fd < 0 ? -EBADF : 0;
-	off = __atomic_fetch_add(&w->reserved, len, __ATOMIC_ACQ_REL);
-	if (off & SEALED)
-		return -EPIPE;
-	err = pwrite_all(w->fd, buf, len, off);
-	if (err)
-		__atomic_compare_exchange_n(&w->error, &(int){0}, -err, false, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED);
-
-	/* Commit in file order: wait for the writers of earlier ranges. */
-	while (__atomic_load_n(&w->committed, __ATOMIC_ACQUIRE) != off)
-		sched_yield();
-	end = off + len;
-	__atomic_store_n(&w->committed, end, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&w->error, __ATOMIC_RELAXED))
-		return err;
-	size = __atomic_load_n(&w->committed, __ATOMIC_ACQUIRE) - w->data_offset;
-	pwrite_all(w->fd, &size, sizeof(size), offsetof(struct perf_file_header, data.size));
+	if (!len)
+		return 0;
+	if (__atomic_load_n(&w->fd, __ATOMIC_RELAXED) < 0)
+		return -EBADF;
+	if (!lock(w))
+		return -EBUSY;
+	err = w->sealed ? -EPIPE : check_fd(w);
+	if (!err)
+		err = keep_error(w, commit(w, buf, len));
+	unlock(w);
 	return err;
 }
 
+/* Widen the sample time range the features report. Async-signal-safe. */
+void writer__note_times(struct writer *w, uint64_t first, uint64_t last)
+{
+	uint64_t cur = __atomic_load_n(&w->first_time, __ATOMIC_RELAXED);
+
+	while (first && (!cur || first < cur) &&
+	       !__atomic_compare_exchange_n(&w->first_time, &cur, first, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	cur = __atomic_load_n(&w->last_time, __ATOMIC_RELAXED);
+	while (last > cur && !__atomic_compare_exchange_n(&w->last_time, &cur, last, false,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 /*
- * Close the data section: no append succeeds after this. Waits for appends in
- * flight and returns the offset where the data ends and features may start.
+ * Make feat the features written after the data from now on, and write them
+ * now. Returns the features they replace (the caller frees them: no append
+ * uses them any more), or feat itself when the lock could not be had.
  * Not async-signal-safe (the caller's own handler must not be appending).
  */
-uint64_t writer__seal(struct writer *w)
+const struct writer_features *writer__set_features(struct writer *w,
+						   const struct writer_features *feat)
 {
-	uint64_t end = __atomic_fetch_or(&w->reserved, SEALED, __ATOMIC_ACQ_REL) & ~SEALED;
+	const struct writer_features *old;
 
-	while (__atomic_load_n(&w->committed, __ATOMIC_ACQUIRE) != end)
-		sched_yield();
-	w->sealed_at = end;
-	return end;
+	if (!lock(w))
+		return feat;
+	old = w->feat;
+	w->feat = feat;
+	if (w->fd >= 0 && !w->sealed && !check_fd(w))
+		keep_error(w, commit(w, NULL, 0));
+	unlock(w);
+	return old;
 }
 
 /*
- * Like writer__seal(), from a signal handler that may have interrupted an
- * append on its own thread: wait a bounded time, then take what is committed
- * (readers see data.size = committed). Async-signal-safe.
+ * Finish the file: seal it, write the features (the latest set) after the
+ * data and the final header, then close it. `tidy` (normal context only) cuts
+ * off what an earlier, longer feature block left beyond the end.
+ * Returns 0 or -errno. Async-signal-safe when !tidy.
  */
-uint64_t writer__seal_bounded(struct writer *w)
+int writer__finish(struct writer *w, bool tidy)
 {
-	uint64_t end = __atomic_fetch_or(&w->reserved, SEALED, __ATOMIC_ACQ_REL) & ~SEALED;
+	bool locked = lock(w);
+	int err = -EBADF;
 
-	for (int i = 0; i < 1000 && __atomic_load_n(&w->committed, __ATOMIC_ACQUIRE) != end; i++)
-		sched_yield();
-	end = __atomic_load_n(&w->committed, __ATOMIC_ACQUIRE);
-	w->sealed_at = end;
-	return end;
-}
+	if (w->fd >= 0 && !(err = check_fd(w))) {
+		err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error : commit(w, NULL, 0);
+		if (!err && tidy) {
+			const struct writer_features *f = w->feat;
+			uint64_t len = f ? f->n * sizeof(struct perf_file_section) + f->len : 0;
 
-/*
- * After a seal: write the feature table (table, tlen bytes) and bodies (blob,
- * len bytes), laid out for the offset the seal returned, and the final header
- * with the feature bits, then close the file. Returns 0 or -errno.
- * Async-signal-safe.
- */
-int writer__finish_with(struct writer *w, const void *table, size_t tlen, const void *blob,
-			size_t len, const uint64_t *bits)
-{
-	uint64_t end = w->sealed_at;
-	int err;
-
-	if (w->fd < 0)
-		return -EBADF;
-	err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error : 0;
-	if (!err && tlen)
-		err = pwrite_all(w->fd, table, tlen, end);
-	if (!err && len)
-		err = pwrite_all(w->fd, blob, len, end + tlen);
-	if (!err)
-		err = write_header(w, end - w->data_offset, tlen ? bits : NULL);
-	else
-		write_header(w, end - w->data_offset, NULL);
-	if (ap_close(w->fd) < 0 && !err)
-		err = -errno;
+			if (ftruncate(w->fd, (off_t)(w->end + len)) < 0)
+				err = -errno;
+		}
+		ap_close(w->fd);
+	}
 	w->fd = -1;
+	w->sealed = true;
+	if (locked)
+		unlock(w);
 	return err;
-}
-
-/* Finish without features (a file whose features could not be laid out). */
-int writer__finish(struct writer *w, const void *blob, size_t len, const uint64_t *bits)
-{
-	if (!(__atomic_load_n(&w->reserved, __ATOMIC_ACQUIRE) & SEALED))
-		writer__seal(w);
-	return writer__finish_with(w, NULL, 0, blob, len, bits);
 }
 
 /* Close the file as it is (a forked child dropping its parent's writer). */
@@ -259,33 +462,66 @@ void writer__abandon(struct writer *w)
 }
 
 /*
- * Open a finished file again to append more data (an exec that failed):
- * the features are cut off and the header says "no features" until the next
- * finish. Returns 0 or -errno. Not async-signal-safe.
+ * Open a finished file again to append more data (an exec that failed): the
+ * next append writes over the features, and writes them again after itself.
+ * Returns 0 or -errno. Not async-signal-safe.
  */
 int writer__reopen(struct writer *w)
 {
 	int fd = open(w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	uint64_t dev, ino;
 
 	if (fd < 0)
 		return -errno;
-	w->fd = ap_move_high(fd, true);
-	if (ftruncate(w->fd, (off_t)w->sealed_at) < 0 ||
-	    write_header(w, w->sealed_at - w->data_offset, NULL)) {
-		ap_close(w->fd);
-		w->fd = -1;
-		return -EIO;
+	fd = ap_move_high(fd, true);
+	if (identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
+		ap_close(fd);
+		return -ESTALE;
 	}
+	w->fd = fd;
 	w->error = 0;
-	__atomic_store_n(&w->committed, w->sealed_at, __ATOMIC_RELEASE);
-	__atomic_store_n(&w->reserved, w->sealed_at, __ATOMIC_RELEASE);
+	w->sealed = false;
+	w->tail_on_disk = true;
 	return 0;
 }
 
 /* Write events[i]'s attr again (its period, learned at the end). Not async-signal-safe. */
 int writer__update_attr(struct writer *w, int i)
 {
+	int err;
+
 	if (w->fd < 0 || i < 0 || i >= w->nr_events)
 		return -EINVAL;
-	return write_attr(w, i);
+	if (!lock(w))
+		return -EBUSY;
+	err = check_fd(w) ? -EBADF : write_attr(w, i);
+	unlock(w);
+	return err;
+}
+
+/*
+ * The program wants the number of our file's fd: give the file another fd,
+ * the lowest free one at or above min, with no append in flight, and leave
+ * the old number open for the program's dup2/dup3 to replace. Returns the
+ * new fd or -errno. Not async-signal-safe.
+ */
+int writer__move_fd(struct writer *w, int min)
+{
+	int fd = -EBADF;
+
+	if (!lock(w))
+		return -EBUSY;
+	if (w->fd >= 0) {
+		fd = (int)syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, min);
+		if (fd < 0)
+			fd = (int)syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, 3);
+		if (fd >= 0) {
+			ap_disown(w->fd);
+			__atomic_store_n(&w->fd, ap_own(fd), __ATOMIC_RELEASE);
+		} else {
+			fd = -errno;
+		}
+	}
+	unlock(w);
+	return fd;
 }

@@ -4,7 +4,8 @@
  * CPUs, memory, command line, event names, sample time range, clock and the
  * build ids of every loaded object (so perf checks it opens the same binary).
  *
- * Runs once, at the end, outside any handler. Not async-signal-safe.
+ * Laid out when the file is opened and again at the end, outside any handler;
+ * the writer writes them after the data at every append.
  */
 #include <elf.h>
 #include <errno.h>
@@ -74,7 +75,8 @@ static void blob_u64(struct blob *b, uint64_t v)
 static void blob_string(struct blob *b, const char *s)
 {
 	size_t n = strlen(s) + 1;
-	uint32_t len = (uint32_t)((n + PERF_FILE_NAME_ALIGN - 1) & ~(size_t)(PERF_FILE_NAME_ALIGN - 1));
+	uint32_t len =
+	    (uint32_t)((n + PERF_FILE_NAME_ALIGN - 1) & ~(size_t)(PERF_FILE_NAME_ALIGN - 1));
 	char *p;
 
 	blob_u32(b, len);
@@ -166,7 +168,8 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 		while (p + sizeof(ElfW(Nhdr)) <= end) {
 			const ElfW(Nhdr) *nh = (const void *)p;
 			const char *name = p + sizeof(*nh);
-			const unsigned char *desc = (const void *)(name + ((nh->n_namesz + 3) & ~3u));
+			const unsigned char *desc =
+			    (const void *)(name + ((nh->n_namesz + 3) & ~3u));
 
 			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
 			if (p > end)
@@ -179,7 +182,8 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 
 				memset(&rec, 0, sizeof(rec));
 				rec.header.type = PERF_RECORD_HEADER_BUILD_ID;
-				rec.header.misc = PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
+				rec.header.misc =
+				    PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
 				rec.header.size = (uint16_t)(sizeof(rec) + fname);
 				rec.pid = -1; /* the host machine, as perf writes it */
 				memcpy(rec.build_id, desc, nh->n_descsz);
@@ -196,42 +200,35 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 static const int feature_order[] = {
-	PERF_FEAT_BUILD_ID,   PERF_FEAT_HOSTNAME,    PERF_FEAT_OSRELEASE, PERF_FEAT_VERSION,
-	PERF_FEAT_ARCH,       PERF_FEAT_NRCPUS,      PERF_FEAT_CPUDESC,   PERF_FEAT_TOTAL_MEM,
-	PERF_FEAT_CMDLINE,    PERF_FEAT_EVENT_DESC,  PERF_FEAT_SAMPLE_TIME, PERF_FEAT_CLOCKID,
-	PERF_FEAT_CLOCK_DATA};
+    PERF_FEAT_BUILD_ID,	 PERF_FEAT_HOSTNAME,   PERF_FEAT_OSRELEASE,   PERF_FEAT_VERSION,
+    PERF_FEAT_ARCH,	 PERF_FEAT_NRCPUS,     PERF_FEAT_CPUDESC,     PERF_FEAT_TOTAL_MEM,
+    PERF_FEAT_CMDLINE,	 PERF_FEAT_EVENT_DESC, PERF_FEAT_SAMPLE_TIME, PERF_FEAT_CLOCKID,
+    PERF_FEAT_CLOCK_DATA};
 #define NR_FEATURES (int)(sizeof(feature_order) / sizeof(feature_order[0]))
 
-/* Every feature body, laid out once; emitted where the data ends. */
-struct prepared {
-	char *body;
-	size_t len;
-	size_t rel[NR_FEATURES], size[NR_FEATURES]; /* each body's place in body */
-	size_t sample_time;                         /* where SAMPLE_TIME's two u64 are */
-	uint64_t bits[PERF_FEAT_BITS / 64];
-};
-
 /*
- * Lay out every feature body into p. `light` leaves out what is slow to
- * gather (build ids, the CPU's name), for the copy made at every start.
- * Returns 0 or -ENOMEM. Not async-signal-safe.
+ * Lay out every feature body into a new writer_features (build ids of the
+ * objects loaded now). Returns it, or NULL (out of memory). Not
+ * async-signal-safe.
  */
-static int prepare(struct prepared *p, struct writer *w, bool light)
+static struct writer_features *prepare(struct writer *w)
 {
+	struct writer_features *p = calloc(1, sizeof(*p));
 	struct blob body = {0};
 	struct utsname uts;
 	struct sysinfo si;
 	struct timespec res;
 
-	memset(p, 0, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->sample_time = SIZE_MAX;
 	uname(&uts);
 	for (int i = 0; i < NR_FEATURES; i++) {
 		size_t start = body.len;
 
 		switch (feature_order[i]) {
 		case PERF_FEAT_BUILD_ID:
-			if (!light)
-				dl_iterate_phdr(add_build_id, &body);
+			dl_iterate_phdr(add_build_id, &body);
 			break;
 		case PERF_FEAT_HOSTNAME:
 			blob_string(&body, uts.nodename);
@@ -250,13 +247,11 @@ static int prepare(struct prepared *p, struct writer *w, bool light)
 			blob_u32(&body, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
 			break;
 		case PERF_FEAT_CPUDESC:
-			if (light)
-				blob_string(&body, "unknown");
-			else
-				feat_cpudesc(&body);
+			feat_cpudesc(&body);
 			break;
 		case PERF_FEAT_TOTAL_MEM:
-			blob_u64(&body, sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit / 1024);
+			blob_u64(&body,
+				 sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit / 1024);
 			break;
 		case PERF_FEAT_CMDLINE:
 			feat_cmdline(&body);
@@ -266,12 +261,13 @@ static int prepare(struct prepared *p, struct writer *w, bool light)
 			break;
 		case PERF_FEAT_SAMPLE_TIME:
 			p->sample_time = body.len;
-			blob_u64(&body, 0); /* filled in by emit() */
+			blob_u64(&body, 0); /* filled in by the writer at each write */
 			blob_u64(&body, 0);
 			break;
 		case PERF_FEAT_CLOCKID:
 			clock_getres(CLOCK_MONOTONIC, &res);
-			blob_u64(&body, (uint64_t)res.tv_sec * 1000000000ULL + (uint64_t)res.tv_nsec);
+			blob_u64(&body,
+				 (uint64_t)res.tv_sec * 1000000000ULL + (uint64_t)res.tv_nsec);
 			break;
 		case PERF_FEAT_CLOCK_DATA:
 			feat_clock_data(&body);
@@ -283,60 +279,67 @@ static int prepare(struct prepared *p, struct writer *w, bool light)
 	}
 	if (body.err) {
 		free(body.p);
-		return body.err;
+		free(p);
+		return NULL;
 	}
+	p->n = NR_FEATURES;
 	p->body = body.p;
 	p->len = body.len;
+	return p;
+}
+
+static void release(const struct writer_features *p)
+{
+	if (p) {
+		free(p->body);
+		free((void *)p);
+	}
+}
+
+/*
+ * Give the writer the features as they are now, so that every append from
+ * here on leaves a finished file. Returns 0 or -ENOMEM. Not async-signal-safe.
+ */
+int features__early(struct writer *w)
+{
+	static const struct writer_features *current; /* the last set given to a writer */
+	struct writer_features *p = prepare(w);
+	const struct writer_features *old;
+
+	if (!p)
+		return -ENOMEM;
+	old = writer__set_features(w, p);
+	if (old == p) {
+		release(p); /* the writer is busy: it keeps the features it has */
+		return -EBUSY;
+	}
+	/* One writer per process: a set that writer no longer has (a new file,
+	 * a forked child's) is no one's. */
+	if (old && old != current)
+		release(old);
+	release(current);
+	current = p;
 	return 0;
 }
 
 /*
- * Seal the data, then write p's table and bodies where the data ends, and the
- * final header. Async-signal-safe (pwrite only) when the seal is bounded.
- */
-static int emit(struct prepared *p, struct writer *w, bool bounded)
-{
-	struct perf_file_section table[NR_FEATURES];
-	uint64_t base = bounded ? writer__seal_bounded(w) : writer__seal(w);
-	uint64_t times[2] = {autoprof.first_sample, autoprof.last_sample};
-
-	if (!p->body)
-		return writer__finish(w, NULL, 0, NULL);
-	memcpy(p->body + p->sample_time, times, sizeof(times));
-	for (int i = 0; i < NR_FEATURES; i++) {
-		table[i].offset = base + sizeof(table) + p->rel[i];
-		table[i].size = p->size[i];
-	}
-	return writer__finish_with(w, table, sizeof(table), p->body, p->len, p->bits);
-}
-
-/*
- * Seal the data section, then write every feature (build ids as loaded now)
- * and the final header. Returns 0 or -errno. Not async-signal-safe.
+ * Finish the file: the features again (build ids of everything loaded by
+ * now, the samples' time range) and the final header. Returns 0 or -errno.
+ * Not async-signal-safe.
  */
 int features__write(struct writer *w)
 {
-	struct prepared p;
-	int err = prepare(&p, w, false);
-
-	err = err ? writer__finish(w, NULL, 0, NULL) : emit(&p, w, false);
-	free(p.body);
-	return err;
+	writer__note_times(w, autoprof.first_sample, autoprof.last_sample);
+	features__early(w); /* on failure the earlier features stay */
+	return writer__finish(w, true);
 }
 
-/* The features for an emergency (a deadly signal), laid out at start, without build ids. */
-static struct prepared emergency;
-
-/* Lay out the features now, for features__write_emergency(). Not async-signal-safe. */
-void features__prepare_emergency(struct writer *w)
-{
-	free(emergency.body);
-	if (prepare(&emergency, w, true))
-		memset(&emergency, 0, sizeof(emergency));
-}
-
-/* Finish the file from a signal handler: the features laid out at start. Async-signal-safe. */
+/*
+ * Finish the file from a signal handler: the features laid out earlier.
+ * Async-signal-safe.
+ */
 int features__write_emergency(struct writer *w)
 {
-	return emit(&emergency, w, true);
+	writer__note_times(w, autoprof.first_sample, autoprof.last_sample);
+	return writer__finish(w, false);
 }

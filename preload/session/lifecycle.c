@@ -16,8 +16,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
@@ -129,14 +129,15 @@ static int choose_source(int *fell_back)
 		if (!err)
 			return 0;
 		if (cfg->mode == AP_MODE_PERF || !refused(err)) {
-			pr_warn("cannot open a %s sampling event: %s; not profiling", cfg->event_name,
-				strerror(-err));
+			pr_warn("cannot open a %s sampling event: %s; not profiling",
+				cfg->event_name, strerror(-err));
 			return err;
 		}
 		counters__unsupported(&autoprof.counters, missing, sizeof(missing));
 		if (autoprof.top && autoprof.gen == 0)
 			pr_warn("perf_event_open is refused here (%s; seccomp or "
-				"kernel.perf_event_paranoid): sampling with per-thread CPU-time timers, "
+				"kernel.perf_event_paranoid): sampling with per-thread CPU-time "
+				"timers, "
 				"at most at the kernel tick rate%s",
 				strerror(-err), missing[0] ? "; no counters" : "");
 	}
@@ -155,8 +156,8 @@ static void timer_attr(struct perf_event_attr *attr)
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->sample_period = autoprof.cfg.period ? autoprof.cfg.period
-						  : 1000000000ULL / autoprof.cfg.freq;
+	attr->sample_period =
+	    autoprof.cfg.period ? autoprof.cfg.period : 1000000000ULL / autoprof.cfg.freq;
 	attr->exclude_kernel = 1;
 	attr->exclude_hv = 1;
 	attr->use_clockid = 1;
@@ -289,6 +290,7 @@ static int session_open(bool attach_others)
 		pr_warn("cannot create %s: %s; not profiling", path, strerror(-err));
 		return err;
 	}
+	features__early(&autoprof.writer); /* the file is finished after every append */
 	err = maps__write_all(&autoprof.writer, autoprof.pid);
 	if (!err && autoprof.cfg.kernel && maps__write_kernel(&autoprof.writer) && autoprof.top)
 		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
@@ -307,7 +309,6 @@ static int session_open(bool attach_others)
 	}
 	if (attach_others)
 		attach_other_threads();
-	features__prepare_emergency(&autoprof.writer);
 	pr_info("sampling %s%s at %llu %s with %s stacks into %s", autoprof.cfg.event_name,
 		autoprof.timer_mode ? " with CPU-time timers" : "",
 		(unsigned long long)(autoprof.cfg.period ? autoprof.cfg.period : autoprof.cfg.freq),
@@ -442,7 +443,8 @@ static void say_summary(void)
 			"DWARF steps where the fast trace stopped short)",
 			(double)autoprof.unwind_ns / 1e3 / (double)autoprof.unwinds,
 			(double)autoprof.frames / (double)autoprof.samples,
-			(unsigned long long)autoprof.unwinds, (unsigned long long)autoprof.unwind_slow);
+			(unsigned long long)autoprof.unwinds,
+			(unsigned long long)autoprof.unwind_slow);
 }
 
 /*
@@ -457,7 +459,8 @@ void autoprof__stop(void)
 	bool empty;
 	int err;
 
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || getpid() != autoprof.pid)
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || thread__sandboxed() ||
+	    getpid() != autoprof.pid)
 		return;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	thread__stop_all();
@@ -484,7 +487,8 @@ void autoprof__stop(void)
  */
 void autoprof__before_exec(void)
 {
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || getpid() != autoprof.pid)
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || thread__sandboxed() ||
+	    getpid() != autoprof.pid)
 		return;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	thread__stop_all();
@@ -516,10 +520,8 @@ void autoprof__exec_failed(void)
 	counters__keep_across_exec(&autoprof.counters, false);
 	if (!autoprof.exec_keeps_name && writer__reopen(&autoprof.writer) == 0) {
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
-		if (thread__start() == 0) {
-			features__prepare_emergency(&autoprof.writer);
+		if (thread__start() == 0)
 			return;
-		}
 		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 		writer__abandon(&autoprof.writer);
 		return;
@@ -537,7 +539,7 @@ void autoprof__exec_failed(void)
  */
 void autoprof__emergency_stop(void)
 {
-	if ((pid_t)syscall(SYS_getpid) != autoprof.pid ||
+	if (thread__sandboxed() || (pid_t)syscall(SYS_getpid) != autoprof.pid ||
 	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
 		return;
 	thread__stop_all_emergency();

@@ -69,16 +69,15 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, u
 }
 
 /*
- * Open attr for thread tid (0 = the caller) and move the fd to AP_FD_FLOOR or
- * above, close-on-exec. Returns the fd or -errno.
+ * Open attr for thread tid (0 = the caller), close-on-exec. The fd is only
+ * held while the thread's sampler is set up (thread.c closes it), so it is
+ * not moved out of the program's range. Returns the fd or -errno.
  */
 int event__open(struct perf_event_attr *attr, pid_t tid)
 {
 	int fd = perf_event_open(attr, tid, -1, PERF_FLAG_FD_CLOEXEC);
 
-	if (fd < 0)
-		return -errno;
-	return ap_move_high(fd, true);
+	return fd < 0 ? -errno : fd;
 }
 
 /* Send fd's overflow notifications to thread tid as signal signo. Returns 0 or -errno. */

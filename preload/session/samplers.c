@@ -8,31 +8,43 @@
  * when the thread starts sampling, so the handler never allocates. A thread is
  * stopped exactly once, by itself (thread exit) or by the thread that ends the
  * process (thread__stop_all); the `closed` flag decides who.
+ *
+ * A thread costs no file descriptor: its event's fd is closed as soon as the
+ * ring is mapped, the signal routed and the event enabled. The mapping keeps
+ * the event alive, its overflow signals keep coming (the owner and signal
+ * are the open file's, not the fd's), and munmap ends it. The CPU-time timer
+ * of the fallback needs no fd either. The registry is a table of slots.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
-#include <sys/prctl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 
+/* Records a thread builds before it writes them out. */
 #define RECORD_BUF_BYTES (64 * 1024)
-#define FLUSH_INTERVAL_NS 200000000ULL /* a running thread's samples reach the file within 0.2 s */
-#define MAX_FD 65536                     /* events on higher fds are not sampled */
+/* A running thread's samples reach the file within 0.2 s. */
+#define FLUSH_INTERVAL_NS 200000000ULL
+/* Threads sampled at once. */
+#define MAX_SLOTS 65536
+/* The longest wait for another thread's handler to leave. */
+#define WAIT_NS 3000000000ULL
 
 AP_TLS struct ap_thread *ap_self;
 
-/* fd -> thread; written under registry_lock, read lock-free by the handler. */
-static struct ap_thread **by_fd;
+/* Every sampled thread; written under registry_lock, read lock-free by the handler. */
+static struct ap_thread **by_slot;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static int max_fd = -1; /* highest fd ever registered */
+static int max_slot = -1; /* highest slot ever used */
 
 /* Ring size: a signal per sample keeps rings nearly empty; fp chains are larger. */
 static unsigned ring_pages(void)
@@ -44,22 +56,86 @@ static int registry_init(void)
 {
 	void *p;
 
-	if (by_fd)
+	if (by_slot)
 		return 0;
-	p = mmap(NULL, MAX_FD * sizeof(*by_fd), PROT_READ | PROT_WRITE,
+	p = mmap(NULL, MAX_SLOTS * sizeof(*by_slot), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	by_fd = p;
+	by_slot = p;
 	return 0;
 }
 
-/* The thread whose event is fd, or NULL. Async-signal-safe. */
+/*
+ * The calling thread's sampler whose event signals with si_fd fd (a thread
+ * attached from outside, which has no ap_self), or NULL. Async-signal-safe.
+ */
 struct ap_thread *thread__from_fd(int fd)
 {
-	if (!by_fd || fd < 0 || fd >= MAX_FD)
-		return NULL;
-	return __atomic_load_n(&by_fd[fd], __ATOMIC_ACQUIRE);
+	int top = __atomic_load_n(&max_slot, __ATOMIC_ACQUIRE);
+	pid_t self = 0;
+
+	if (thread__sandboxed())
+		return NULL; /* no system call on a thread in seccomp */
+	for (int i = 0; by_slot && i <= top; i++) {
+		struct ap_thread *t = __atomic_load_n(&by_slot[i], __ATOMIC_ACQUIRE);
+
+		if (!t || t->fd != fd)
+			continue;
+		if (!self)
+			self = (pid_t)syscall(SYS_gettid);
+		if (t->tid == self)
+			return t;
+	}
+	return NULL;
+}
+
+/* Put t in a free slot. Returns 0 or -EMFILE. Caller holds registry_lock. */
+static int add_slot(struct ap_thread *t)
+{
+	for (int i = 0; i < MAX_SLOTS; i++) {
+		if (by_slot[i])
+			continue;
+		t->slot = i;
+		__atomic_store_n(&by_slot[i], t, __ATOMIC_RELEASE);
+		if (i > max_slot)
+			__atomic_store_n(&max_slot, i, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -EMFILE;
+}
+
+/*
+ * Is thread tid still alive? (A thread that died inside its handler, by
+ * asynchronous cancellation, never leaves it.) Async-signal-safe.
+ */
+static bool alive(pid_t tid)
+{
+	return !(syscall(SYS_tgkill, getpid(), tid, 0) < 0 && errno == ESRCH);
+}
+
+/*
+ * Wait until t's handler is not running: a bounded wait, and none at all
+ * for a thread that died. Returns true when it left. Async-signal-safe.
+ */
+static bool wait_handler(struct ap_thread *t)
+{
+	uint64_t deadline = 0;
+
+	for (unsigned i = 0; __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST); i++) {
+		if (i % 64 == 63) {
+			uint64_t now = ap_now();
+
+			if (!alive(t->tid))
+				return false;
+			if (!deadline)
+				deadline = now + WAIT_NS;
+			else if (now > deadline)
+				return false;
+		}
+		syscall(SYS_sched_yield);
+	}
+	return true;
 }
 
 /* The first record of a thread: its name, before its event is enabled. */
@@ -106,25 +182,17 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	t->tid = tid ? tid : gettid();
 	t->last_flush = ap_now();
 
+	t->fd = -1;
 	if (autoprof.timer_mode) {
-		/* A POSIX CPU-time timer; an fd of ours keys the registry all the same. */
-		if (tid) {
-			*err = -EOPNOTSUPP;
-			goto out_mem;
-		}
-		t->fd = ap_move_high(open("/dev/null", O_RDONLY | O_CLOEXEC), true);
-		*err = t->fd < 0 ? -errno : t->fd >= MAX_FD ? -EMFILE : timer__open(t);
+		/* A POSIX CPU-time timer, created by the thread itself. */
+		*err = tid ? -EOPNOTSUPP : timer__open(t);
 		if (*err)
-			goto out_fd;
+			goto out_mem;
 	} else {
 		t->fd = event__open(&autoprof.attr, tid);
 		if (t->fd < 0) {
 			*err = t->fd;
 			goto out_mem;
-		}
-		if (t->fd >= MAX_FD) {
-			*err = -EMFILE;
-			goto out_fd;
 		}
 		*err = ring__map(&t->ring, t->fd, ring_pages());
 		if (*err)
@@ -136,21 +204,27 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	t->handle = tid ? 0 : pthread_self();
 	put_comm(t, tid);
 	pthread_mutex_lock(&registry_lock);
-	__atomic_store_n(&by_fd[t->fd], t, __ATOMIC_RELEASE);
-	if (t->fd > max_fd)
-		__atomic_store_n(&max_fd, t->fd, __ATOMIC_RELEASE);
+	*err = add_slot(t);
 	pthread_mutex_unlock(&registry_lock);
+	if (*err)
+		goto out_ring;
 	if (!tid)
 		ap_self = t;
-	*err = t->is_timer ? timer__start(t) : ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+	*err = t->is_timer				    ? timer__start(t)
+	       : ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno
+							    : 0;
 	if (*err) {
 		if (!tid)
 			ap_self = NULL;
 		pthread_mutex_lock(&registry_lock);
-		__atomic_store_n(&by_fd[t->fd], NULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&by_slot[t->slot], NULL, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&registry_lock);
 		goto out_ring;
 	}
+	/* The event lives on in its mapping; t->fd stays as the number its
+	 * signals carry in si_fd, never used again. */
+	if (t->fd >= 0)
+		syscall(SYS_close, t->fd);
 	return t;
 
 out_ring:
@@ -159,7 +233,7 @@ out_ring:
 		timer__close(t);
 out_fd:
 	if (t->fd >= 0)
-		ap_close(t->fd);
+		syscall(SYS_close, t->fd);
 out_mem:
 	munmap(mem, len);
 	return NULL;
@@ -218,6 +292,7 @@ void thread__leave(struct ap_thread *t)
  * from the handler; other callers block the signal first. */
 void thread__flush(struct ap_thread *t)
 {
+	writer__note_times(&autoprof.writer, t->first_time, t->last_time);
 	if (t->len)
 		writer__append(&autoprof.writer, t->buf, t->len);
 	t->len = 0;
@@ -289,34 +364,31 @@ static bool claim(struct ap_thread *t)
 	if (!__atomic_compare_exchange_n(&t->closed, &expected, 1, false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_SEQ_CST))
 		return false;
-	__atomic_store_n(&by_fd[t->fd], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&by_slot[t->slot], NULL, __ATOMIC_RELEASE);
 	return true;
 }
 
-/* Stop t's sample source: its event, or its timer. Async-signal-safe. */
-static void disable(struct ap_thread *t)
-{
-	if (t->is_timer)
-		timer__close(t);
-	else
-		ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
-}
-
 /*
- * After a successful claim: disable t's event, wait for its handler to leave,
- * keep the samples still in its ring, write everything out. Only the owner
- * frees the memory (the owner may still look at it otherwise).
+ * After a successful claim: stop t's timer, wait (bounded) for its handler
+ * to leave, keep the samples still in its ring, write everything out, then
+ * unmap the ring, which ends the event (its handler, if a last signal comes,
+ * sees `closed` and leaves). Only the owner frees the memory (the owner may
+ * still look at it otherwise).
  */
 static void finish(struct ap_thread *t, bool own)
 {
-	disable(t);
-	while (__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
-		sched_yield();
-	sample__drain(t, NULL);
+	if (t->is_timer)
+		timer__close(t);
+	/* On its own thread a handler cannot be running: in_handler set means
+	 * one was unwound out of (by a cancellation point or longjmp in code it
+	 * called); the ring is whole, its tail not yet moved. */
+	if (own)
+		__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
+	if (wait_handler(t))
+		sample__drain(t, NULL);
 	thread__flush(t);
 	fold_stats(t);
 	ring__unmap(&t->ring);
-	ap_close(t->fd);
 	if (own) {
 		ap_self = NULL;
 		munmap(t->mem, t->mem_len);
@@ -353,13 +425,13 @@ void thread__stop_all(void)
 
 	thread__stop_self();
 	ap_block_sampling(&old);
-	top = __atomic_load_n(&max_fd, __ATOMIC_ACQUIRE);
-	for (int fd = 0; by_fd && fd <= top; fd++) {
+	top = __atomic_load_n(&max_slot, __ATOMIC_ACQUIRE);
+	for (int i = 0; by_slot && i <= top; i++) {
 		struct ap_thread *t;
 		bool mine = false;
 
 		pthread_mutex_lock(&registry_lock);
-		t = by_fd[fd];
+		t = by_slot[i];
 		if (t)
 			mine = claim(t);
 		pthread_mutex_unlock(&registry_lock);
@@ -377,9 +449,9 @@ pid_t thread__tid_of(pthread_t handle)
 	if (pthread_equal(handle, pthread_self()))
 		return gettid();
 	pthread_mutex_lock(&registry_lock);
-	for (int fd = 0; by_fd && fd <= max_fd && !tid; fd++)
-		if (by_fd[fd] && by_fd[fd]->handle && pthread_equal(by_fd[fd]->handle, handle))
-			tid = by_fd[fd]->tid;
+	for (int i = 0; by_slot && i <= max_slot && !tid; i++)
+		if (by_slot[i] && by_slot[i]->handle && pthread_equal(by_slot[i]->handle, handle))
+			tid = by_slot[i]->tid;
 	pthread_mutex_unlock(&registry_lock);
 	return tid;
 }
@@ -430,21 +502,20 @@ void thread__atfork_parent(void)
 /*
  * In a forked child: every registered thread is the parent's (their events
  * belong to the parent's threads, their rings are not mapped here, their
- * buffers hold the parent's records). Close and free it all, unwritten.
+ * buffers hold the parent's records). Free it all, unwritten.
  */
 void thread__forget_all(void)
 {
 	pthread_mutex_init(&registry_lock, NULL);
-	for (int fd = 0; by_fd && fd <= max_fd; fd++) {
-		struct ap_thread *t = by_fd[fd];
+	for (int i = 0; by_slot && i <= max_slot; i++) {
+		struct ap_thread *t = by_slot[i];
 
 		if (!t)
 			continue;
-		by_fd[fd] = NULL;
-		ap_close(fd);
+		by_slot[i] = NULL;
 		munmap(t->mem, t->mem_len);
 	}
-	max_fd = -1;
+	max_slot = -1;
 	ap_self = NULL;
 }
 
@@ -456,26 +527,61 @@ void thread__forget_all(void)
  */
 void thread__stop_all_emergency(void)
 {
-	int top = __atomic_load_n(&max_fd, __ATOMIC_ACQUIRE);
+	int top = __atomic_load_n(&max_slot, __ATOMIC_ACQUIRE);
 	bool locked = false;
 
 	for (int i = 0; i < 1000 && !(locked = !pthread_mutex_trylock(&registry_lock)); i++)
-		sched_yield();
-	for (int fd = 0; by_fd && fd <= top; fd++) {
-		struct ap_thread *t = thread__from_fd(fd);
+		syscall(SYS_sched_yield);
+	for (int i = 0; by_slot && i <= top; i++) {
+		struct ap_thread *t = __atomic_load_n(&by_slot[i], __ATOMIC_ACQUIRE);
 
 		if (!t || !claim(t))
 			continue;
-		disable(t);
-		for (int i = 0; i < 1000 && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST); i++)
-			sched_yield();
-		if (!__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
+		if (t->is_timer)
+			timer__close(t);
+		if (t == ap_self ? !__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST)
+				 : wait_handler(t))
 			sample__drain(t, NULL);
 		thread__flush(t);
 		fold_stats(t);
 	}
 	if (locked)
 		pthread_mutex_unlock(&registry_lock);
+}
+
+/*
+ * Give t a new event that signals with signo (its old one has no fd left to
+ * change): t's handler is held off meanwhile, the old ring is drained into
+ * t's buffer and unmapped, which ends the old event. On failure t stops
+ * being sampled. Caller holds registry_lock. Not async-signal-safe.
+ */
+static void reopen_event(struct ap_thread *t, int signo)
+{
+	struct ring ring = {0};
+	int fd, err;
+
+	if (__atomic_exchange_n(&t->closed, 1, __ATOMIC_SEQ_CST))
+		return;
+	if (!wait_handler(t))
+		return; /* died in its handler: leave it closed */
+	fd = event__open(&autoprof.attr, t->tid);
+	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages());
+	if (!err)
+		err = event__route_signal(fd, signo, t->tid);
+	if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		err = -errno;
+	sample__drain(t, NULL);
+	ring__unmap(&t->ring);
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	if (err) {
+		ring__unmap(&ring);
+		t->ring.page = NULL;
+		return; /* stays closed; its samples so far are in its buffer */
+	}
+	t->ring = ring;
+	t->fd = fd;
+	__atomic_store_n(&t->closed, 0, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -486,15 +592,59 @@ void thread__stop_all_emergency(void)
 void thread__reroute(int signo)
 {
 	pthread_mutex_lock(&registry_lock);
-	for (int fd = 0; by_fd && fd <= max_fd; fd++) {
-		struct ap_thread *t = by_fd[fd];
+	for (int i = 0; by_slot && i <= max_slot; i++) {
+		struct ap_thread *t = by_slot[i];
 
 		if (!t)
 			continue;
 		if (!t->is_timer)
-			fcntl(t->fd, F_SETSIG, signo);
+			reopen_event(t, signo);
 		else
 			timer__retarget(t);
 	}
 	pthread_mutex_unlock(&registry_lock);
+}
+
+/* The calling thread entered seccomp: no more system calls of ours on it. */
+static AP_TLS bool sandboxed;
+
+/* Did the calling thread enter seccomp (strict or a filter)? Async-signal-safe. */
+bool thread__sandboxed(void)
+{
+	return sandboxed;
+}
+
+/*
+ * The calling thread is about to enter seccomp (strict mode, or a filter that
+ * may refuse or kill our system calls): flush and stop its sampler, consume
+ * any sampling signal already pending, and make no system call on it from
+ * then on. With all_threads (SECCOMP_FILTER_FLAG_TSYNC) the whole session is
+ * finished now. Says once why. Not async-signal-safe.
+ */
+void thread__before_seccomp(bool all_threads)
+{
+	static int said;
+	struct timespec zero = {0, 0};
+	sigset_t old, ours;
+
+	if (sandboxed || !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
+	    getpid() != autoprof.pid)
+		return;
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		pr_warn("the program enters seccomp; %s stops being profiled first, so that the "
+			"profiler makes no system call the sandbox forbids (said once)",
+			all_threads ? "every thread" : "that thread");
+	if (all_threads) {
+		autoprof__stop();
+		sandboxed = true;
+		return;
+	}
+	ap_block_sampling(&old);
+	thread__stop_self();
+	sigemptyset(&ours);
+	sigaddset(&ours, autoprof.cfg.signo);
+	while (syscall(SYS_rt_sigtimedwait, &ours, NULL, &zero, _NSIG / 8) > 0)
+		; /* a sample signal already queued would run our handler under the sandbox */
+	sandboxed = true;
+	ap_sigmask(SIG_SETMASK, &old, NULL);
 }

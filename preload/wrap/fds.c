@@ -9,17 +9,255 @@
  * pipe and pipe2 are interposed so that the pipe libunwind opens for itself
  * lands above AP_FD_FLOOR rather than on fds 3 and 4, which programs and
  * shell scripts expect to be free.
+ *
+ * dup, dup2, dup3 and fcntl(F_DUPFD, F_DUPFD_CLOEXEC) are interposed so that
+ * the program gets exactly the number it would get without us: when that
+ * number is one of ours, ours moves to another number first (the holder,
+ * writer, counter or libunwind's pipe, is told), and the program's call
+ * then replaces the old number atomically. Our own fds look closed to these
+ * calls (EBADF), as they would be without us: a shell that saves a number
+ * before redirecting it (F_DUPFD) must not save ours. The writer checks, before
+ * every write, that its fd is still its file (a raw close is not seen here).
+ *
+ * In a process that is not the session's (a vfork child shares our memory,
+ * not our fds), every wrapper only makes the plain call.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/close_range.h>
+#include <stdarg.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 #define AP_API __attribute__((visibility("default")))
+
+/* libunwind's own pipe (its static array, as passed to pipe2), to renumber. */
+static int *unwind_pipe;
+
+/* Is the caller in the session's process (not a vfork child, not unprofiled)? */
+static bool in_session(void)
+{
+	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
+	       (pid_t)syscall(SYS_getpid) == autoprof.pid;
+}
+
+/* A new number, at or above min, for our fd, or -errno. */
+static int dup_away(int fd, int min)
+{
+	int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, min);
+
+	if (nfd < 0 && min > AP_FD_FLOOR)
+		nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, AP_FD_FLOOR);
+	if (nfd < 0)
+		nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+	return nfd < 0 ? -errno : ap_own(nfd);
+}
+
+/*
+ * The program wants number fd, which is ours: give ours another number (at
+ * or above min) and tell its holder; the old number stays open until the
+ * program's call replaces it (or closes it, for the caller to reuse).
+ * Returns 0 or -errno. Not async-signal-safe.
+ */
+static int evict(int fd, int min)
+{
+	int nfd;
+
+	if (fd == __atomic_load_n(&autoprof.writer.fd, __ATOMIC_ACQUIRE))
+		return writer__move_fd(&autoprof.writer, min) < 0 ? -EBUSY : 0;
+	for (int i = 0; i < autoprof.counters.n; i++) {
+		if (autoprof.counters.c[i].fd != fd)
+			continue;
+		nfd = dup_away(fd, min);
+		if (nfd < 0)
+			return nfd;
+		autoprof.counters.c[i].fd = nfd;
+		ap_disown(fd);
+		return 0;
+	}
+	for (int i = 0; unwind_pipe && i < 2; i++) {
+		if (__atomic_load_n(&unwind_pipe[i], __ATOMIC_RELAXED) != fd)
+			continue;
+		nfd = dup_away(fd, min);
+		if (nfd < 0)
+			return nfd;
+		__atomic_store_n(&unwind_pipe[i], nfd, __ATOMIC_RELEASE);
+		ap_disown(fd);
+		return 0;
+	}
+	ap_disown(fd); /* a holder we do not know: the program takes the number */
+	return 0;
+}
+
+/*
+ * Before the program's call makes newfd (dup2, dup3): if newfd is ours, move
+ * ours away. Says once when ours cannot move (the program still gets its
+ * number; ours is then lost).
+ */
+static void make_room(int oldfd, int newfd)
+{
+	if (oldfd == newfd || !ap_is_own(newfd) || !in_session())
+		return;
+	if (evict(newfd, newfd + 1) < 0) {
+		static int said;
+
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			pr_warn(
+			    "the program takes file descriptor %d, the profiler's, and there is no "
+			    "other free; profiling output may stop (said once)",
+			    newfd);
+		ap_disown(newfd);
+	}
+}
+
+/* This library's executable segments: calls from there are ours. */
+static uintptr_t self_lo[4], self_hi[4];
+static int nr_self;
+
+static int note_self(struct dl_phdr_info *info, size_t size, void *base)
+{
+	(void)size;
+	if ((void *)info->dlpi_addr != base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && nr_self < 4; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			self_lo[nr_self] = info->dlpi_addr + ph->p_vaddr;
+			self_hi[nr_self++] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+__attribute__((constructor(101))) static void fds_init(void)
+{
+	Dl_info self;
+
+	if (dladdr((void *)fds_init, &self) && self.dli_fbase)
+		dl_iterate_phdr(note_self, self.dli_fbase);
+}
+
+static bool ours_calling(const void *caller)
+{
+	for (int i = 0; i < nr_self; i++)
+		if ((uintptr_t)caller >= self_lo[i] && (uintptr_t)caller < self_hi[i])
+			return true;
+	return false;
+}
+
+/*
+ * Is fd ours, and the caller the program? Then it sees the number as not
+ * open: EBADF. Our own calls (counters' F_SETFD) pass.
+ */
+#define hidden(fd) hidden_from(fd, __builtin_return_address(0))
+static bool hidden_from(int fd, const void *caller)
+{
+	if (!ap_is_own(fd) || ours_calling(caller) || !in_session())
+		return false;
+	errno = EBADF;
+	return true;
+}
+
+AP_API int dup2(int oldfd, int newfd)
+{
+	if (hidden(oldfd))
+		return -1;
+	make_room(oldfd, newfd);
+	return (int)syscall(SYS_dup2, oldfd, newfd);
+}
+
+AP_API int dup3(int oldfd, int newfd, int flags)
+{
+	if (hidden(oldfd))
+		return -1;
+	make_room(oldfd, newfd);
+	return (int)syscall(SYS_dup3, oldfd, newfd, flags);
+}
+
+/*
+ * F_DUPFD and dup: the lowest free number at or above min, as if none of
+ * ours were taken: if the kernel's answer passed one of ours, ours moves and
+ * the program gets that number.
+ */
+static int dup_from(int fd, int min, bool cloexec)
+{
+	int cmd = cloexec ? F_DUPFD_CLOEXEC : F_DUPFD;
+	int got = (int)syscall(SYS_fcntl, fd, cmd, min);
+	int own;
+
+	if (got < 0 || !in_session())
+		return got;
+	own = ap_next_own(min < 0 ? 0 : min);
+	if (own < 0 || own >= got)
+		return got;
+	if (evict(own, got + 1) < 0)
+		return got;
+	if (syscall(SYS_dup3, fd, own, cloexec ? O_CLOEXEC : 0) < 0)
+		return got;
+	syscall(SYS_close, got);
+	return own;
+}
+
+AP_API int dup(int fd)
+{
+	if (hidden(fd))
+		return -1;
+	return dup_from(fd, 0, false);
+}
+
+/*
+ * fcntl and fcntl64: our fds look closed (EBADF), F_DUPFD commands give the
+ * number the program would get without us; the argument is passed on as is.
+ */
+static int fcntl_common(int fd, int cmd, unsigned long arg, const void *caller)
+{
+	if (hidden_from(fd, caller))
+		return -1;
+	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ap_next_own(0) >= 0) {
+		int r = dup_from(fd, (int)arg, cmd == F_DUPFD_CLOEXEC);
+
+		return r;
+	}
+	if (cmd == F_SETLKW || cmd == F_OFD_SETLKW) {
+		typedef int (*fcntl_fn)(int, int, ...);
+		static fcntl_fn next;
+
+		if (!next)
+			next = (fcntl_fn)dlsym(RTLD_NEXT, "fcntl64");
+		if (!next)
+			next = (fcntl_fn)dlsym(RTLD_NEXT, "fcntl");
+		if (next)
+			return next(fd, cmd, arg); /* keeps its cancellation point */
+	}
+	return (int)syscall(SYS_fcntl, fd, cmd, arg);
+}
+
+AP_API int fcntl(int fd, int cmd, ...)
+{
+	va_list ap_list;
+	unsigned long arg;
+
+	va_start(ap_list, cmd);
+	arg = va_arg(ap_list, unsigned long);
+	va_end(ap_list);
+	return fcntl_common(fd, cmd, arg, __builtin_return_address(0));
+}
+
+AP_API int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap_list;
+	unsigned long arg;
+
+	va_start(ap_list, cmd);
+	arg = va_arg(ap_list, unsigned long);
+	va_end(ap_list);
+	return fcntl_common(fd, cmd, arg, __builtin_return_address(0));
+}
 
 static void say_kept(void)
 {
@@ -33,7 +271,7 @@ static void say_kept(void)
 
 AP_API int close(int fd)
 {
-	if (ap_is_own(fd)) {
+	if (ap_is_own(fd) && in_session()) {
 		say_kept();
 		return 0;
 	}
@@ -44,7 +282,7 @@ AP_API int close(int fd)
 AP_API int close_range(unsigned int first, unsigned int last, int flags)
 {
 	unsigned int from = first;
-	int own = ap_next_own((int)(first > INT32_MAX ? INT32_MAX : first));
+	int own = in_session() ? ap_next_own((int)(first > INT32_MAX ? INT32_MAX : first)) : -1;
 
 	while (own >= 0 && (unsigned int)own <= last) {
 		if ((unsigned int)own > from && syscall(SYS_close_range, from, own - 1, flags) < 0)
@@ -73,6 +311,9 @@ static void relocate_if_unwinder(int fds[2], void *caller)
 		return;
 	fds[0] = ap_move_high(fds[0], true);
 	fds[1] = ap_move_high(fds[1], true);
+	/* libunwind's static array (never a stack one): renumbered by evict() */
+	if ((uintptr_t)fds - (uintptr_t)__builtin_frame_address(0) + (1UL << 24) > (1UL << 25))
+		unwind_pipe = fds;
 }
 
 AP_API int pipe2(int fds[2], int flags)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exec.c - the exec family, posix_spawn and _exit, interposed.
+ * exec.c - the exec family, posix_spawn, _exit, quick_exit and the exits
+ * made through syscall(), interposed.
  *
  * No destructor runs at exec or _exit, so the image's file is finished just
  * before them; if an exec fails, profiling goes on. Each exec hands the next
@@ -11,6 +12,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@
 
 #include "internal.h"
 
-#define AP_API __attribute__((visibility("default")))
+#define AP_API	      __attribute__((visibility("default")))
 #define EXTRA_ENTRIES 64
 #define STRINGS_BYTES 16384
 
@@ -210,4 +212,58 @@ AP_API void _exit(int status)
 AP_API void _Exit(int status)
 {
 	exit_now("_Exit", status);
+}
+
+/* quick_exit runs the at_quick_exit handlers, then exits without our wrapper. */
+static void on_quick_exit(void)
+{
+	autoprof__stop();
+}
+
+typedef long (*syscall_fn)(long, ...);
+static syscall_fn real_syscall;
+
+/*
+ * Before anything else of ours runs: the real syscall() (our own raw system
+ * calls go through the wrapper below, also in signal handlers, so it must
+ * never need dlsym there), and our quick_exit handler, registered first so
+ * that it runs last, after the program's.
+ */
+__attribute__((constructor(101))) static void exits_init(void)
+{
+	real_syscall = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
+	at_quick_exit(on_quick_exit);
+}
+
+/*
+ * syscall(): the exits and seccomp the program makes through it are seen
+ * (glibc has no seccomp() function: libseccomp and others call it this way);
+ * everything else, ours included, is passed on untouched. A thread in
+ * seccomp strict mode makes no other system call here. Async-signal-safe
+ * (after exits_init, which runs before any handler is installed).
+ */
+AP_API long syscall(long nr, ...)
+{
+	va_list ap_list;
+	long a[6];
+
+	va_start(ap_list, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap_list, long);
+	va_end(ap_list);
+	if (nr == SYS_exit_group)
+		autoprof__stop(); /* nothing unless this process owns a file */
+	else if (nr == SYS_exit)
+		thread__stop_self();
+	else if (nr == SYS_seccomp &&
+		 (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER))
+		thread__before_seccomp(a[0] == SECCOMP_SET_MODE_FILTER &&
+				       (a[1] & SECCOMP_FILTER_FLAG_TSYNC));
+	if (!real_syscall)
+		real_syscall = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
+	if (!real_syscall) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -4,7 +4,8 @@
  *  - pthread_create: every new thread samples itself from its first
  *    instruction to its exit (return, pthread_exit or cancellation: a TSD
  *    destructor stops it);
- *  - pthread_setname_np, prctl(PR_SET_NAME): a COMM record with the new name.
+ *  - pthread_setname_np, prctl(PR_SET_NAME): a COMM record with the new name;
+ *  - prctl(PR_SET_SECCOMP): the thread stops sampling first (samplers.c).
  * dlopen and dlmopen are not wrapped: glibc searches the RUNPATH ($ORIGIN) of
  * their caller, which must stay the program's. objects.c learns of new
  * objects from the samples that land in them and wraps dlclose.
@@ -12,6 +13,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -82,8 +84,10 @@ AP_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 		next = (pthread_create_fn)real("pthread_create");
 	if (!next)
 		return EAGAIN;
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || !have_exit_key)
-		return next(thread, attr, fn, arg);
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || !have_exit_key ||
+	    thread__sandboxed())
+		return next(thread, attr, fn,
+			    arg); /* a sandboxed thread's threads inherit its filter */
 	s = malloc(sizeof(*s));
 	if (!s)
 		return next(thread, attr, fn, arg);
@@ -128,6 +132,9 @@ AP_API int prctl(int option, ...)
 		errno = ENOSYS;
 		return -1;
 	}
+	if (option == PR_SET_SECCOMP &&
+	    (a[0] == SECCOMP_MODE_STRICT || a[0] == SECCOMP_MODE_FILTER))
+		thread__before_seccomp(false);
 	ret = next(option, a[0], a[1], a[2], a[3]);
 	if (ret == 0 && option == PR_SET_NAME &&
 	    __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))

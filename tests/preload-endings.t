@@ -1,0 +1,31 @@
+#!/bin/sh
+# Endings that run none of the profiler's exit code (quick_exit, a raw
+# exit_group, SIGKILL) and sandboxes that forbid its system calls (seccomp
+# strict mode, a filter on every thread): the program behaves as without the
+# library, and the file it leaves is a finished profile: perf report reads
+# it with nothing on stderr, with the command line and the samples taken
+# before the end. Every run is under a timeout that counts as a failure.
+. "$(dirname "$0")/lib.sh"
+plan 20
+
+P=$B/progs
+
+for m in quick_exit exit_group sigkill strict filter; do
+	mkdir $m && cd $m
+	timeout -s KILL 60 "$P/endings" $m >plain.out 2>/dev/null
+	echo $? >plain.rc
+	timeout -s KILL 60 env AUTOPROF_QUIET=1 LD_PRELOAD="$LIB" "$P/endings" $m >prof.out 2>prof.err
+	echo $? >prof.rc
+	[ "$(cat plain.rc)" = "$(cat prof.rc)" ] && cmp -s plain.out prof.out
+	ok $? "$m: same output and exit status ($(cat prof.rc)) as without the library" ||
+		{ diag_file prof.out; diag_file prof.err; }
+	perf report -i perf.data --stdio --header >rep.txt 2>rep.err
+	clean_stderr rep.err
+	ok $? "$m: perf report --header reads the file with nothing on stderr" || diag_file rep.err
+	grep -q "^# cmdline : $P/endings $m *\$" rep.txt
+	ok $? "$m: the command line is in the file"
+	perf report -i perf.data --stdio --no-children --sort sym 2>/dev/null | grep -q '\] busy$'
+	ok $? "$m: the samples of the work before the end are in the file"
+	cd ..
+done
+done_testing
