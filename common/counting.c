@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "common.h"
 
 /* True when this process may not count kernel work (perf_event_paranoid >= 2, not root). */
 static bool user_only(void)
@@ -69,7 +69,8 @@ int counters__parse(struct ap_counters *cs, const char *list)
 			if (len >= sizeof(c->name) ||
 			    (memcpy(c->name, p, len), c->name[len] = 0,
 			     config__event_lookup(c->name, &c->type, &c->config))) {
-				pr_warn("AUTOPROF_COUNTERS: '%.*s' is not an event this profiler knows; "
+				pr_warn("AUTOPROF_COUNTERS: '%.*s' is not an event this profiler "
+					"knows; "
 					"not profiling",
 					(int)len, p);
 				return -EINVAL;
@@ -113,8 +114,8 @@ int counters__open(struct ap_counters *cs, bool enable_on_exec)
 
 /*
  * Take over the counters the launcher opened: "start:NS,name:fd,name:-,..."
- * ('-' for one the machine lacks; NS the CLOCK_MONOTONIC time of the exec). Each fd must be a perf event; it becomes
- * close-on-exec. Returns 0 or -EINVAL after saying what is wrong.
+ * ('-' for one the machine lacks; NS the CLOCK_MONOTONIC time of the exec). Each fd must be a perf
+ * event; it becomes close-on-exec. Returns 0 or -EINVAL after saying what is wrong.
  */
 int counters__adopt(struct ap_counters *cs, const char *spec)
 {
@@ -181,7 +182,8 @@ void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap)
 	buf[0] = 0;
 	for (int i = 0; i < cs->n && n < cap; i++)
 		if (cs->c[i].unsupported)
-			n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", cs->c[i].name);
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? ", " : "",
+					      cs->c[i].name);
 }
 
 /* Read every open counter's value (scaled when it was multiplexed); close them if asked. */
@@ -197,9 +199,10 @@ void counters__read(struct ap_counters *cs, bool close_them)
 			c->raw = v[0];
 			c->ena = v[1];
 			c->run = v[2];
-			c->value = c->run && c->run < c->ena
-					   ? (uint64_t)((double)c->raw * (double)c->ena / (double)c->run)
-					   : c->raw;
+			c->value =
+			    c->run && c->run < c->ena
+				? (uint64_t)((double)c->raw * (double)c->ena / (double)c->run)
+				: c->raw;
 			c->valid = true;
 		}
 		if (close_them) {
@@ -236,7 +239,8 @@ int counters__spec(const struct ap_counters *cs, char *buf, size_t cap)
 
 	for (int i = 0; i < cs->n && n < cap; i++) {
 		if (cs->c[i].fd >= 0)
-			n += (size_t)snprintf(buf + n, cap - n, ",%s:%d", cs->c[i].name, cs->c[i].fd);
+			n += (size_t)snprintf(buf + n, cap - n, ",%s:%d", cs->c[i].name,
+					      cs->c[i].fd);
 		else
 			n += (size_t)snprintf(buf + n, cap - n, ",%s:-", cs->c[i].name);
 	}

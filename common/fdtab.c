@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "common.h"
 
 #define FD_BITS 65536
 static unsigned long ours[FD_BITS / (8 * sizeof(unsigned long))];

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "common.h"
 
 int ap_verbose;
 bool ap_quiet;

@@ -14,7 +14,7 @@
 
 #include "autoprof/env.h"
 #include "autoprof/events.h"
-#include "internal.h"
+#include "common.h"
 
 #define DEFAULT_SIGNAL_OFFSET 5 /* SIGRTMIN+5 */
 
@@ -24,13 +24,13 @@ static const struct {
 	uint64_t config;
 } event_table[] = {
 #define EVENT_ROW(name, alias, type, config) {name, alias, type, config},
-	AUTOPROF_EVENT_TABLE(EVENT_ROW)
+    AUTOPROF_EVENT_TABLE(EVENT_ROW)
 #undef EVENT_ROW
 };
 
 /* The value of AUTOPROF_<id>, or the table's default when unset or empty. */
 #define ENV_DEFAULT(id, lf, sf, arg, def, help) [ENV_##id] = def,
-#define ENV_ENUM(id, lf, sf, arg, def, help) ENV_##id,
+#define ENV_ENUM(id, lf, sf, arg, def, help)	ENV_##id,
 enum { AUTOPROF_ENV_TABLE(ENV_ENUM) ENV_COUNT };
 static const char *const env_default[] = {AUTOPROF_ENV_TABLE(ENV_DEFAULT)};
 #define ENV_NAME(id, lf, sf, arg, def, help) [ENV_##id] = AUTOPROF_ENV_PREFIX #id,
@@ -129,7 +129,7 @@ static int parse_signal(const char *s)
 		int signo;
 	} names[] = {{"PROF", SIGPROF}, {"VTALRM", SIGVTALRM}, {"ALRM", SIGALRM},
 		     {"USR1", SIGUSR1}, {"USR2", SIGUSR2},     {"IO", SIGIO},
-		     {"URG", SIGURG},   {"WINCH", SIGWINCH}};
+		     {"URG", SIGURG},	{"WINCH", SIGWINCH}};
 	char *end;
 	long n;
 

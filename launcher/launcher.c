@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "autoprof/env.h"
-#include "internal.h"
+#include "common.h"
 #include "launcher.h"
 
 #define LIB_NAME "libautoprof.so"
@@ -30,7 +30,7 @@ struct opt_row {
 
 static const struct opt_row rows[] = {
 #define ROW(id, lf, sf, arg, def, help) {AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf},
-	AUTOPROF_ENV_TABLE(ROW)
+    AUTOPROF_ENV_TABLE(ROW)
 #undef ROW
 };
 #define NROWS (int)(sizeof(rows) / sizeof(rows[0]))
@@ -133,9 +133,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < NROWS; i++) {
 		if (!rows[i].long_flag)
 			continue; /* set by the launcher itself */
-		longopts[n++] = (struct option){rows[i].long_flag,
-						rows[i].arg ? required_argument : no_argument, NULL,
-						256 + i};
+		longopts[n++] =
+		    (struct option){rows[i].long_flag,
+				    rows[i].arg ? required_argument : no_argument, NULL, 256 + i};
 		if (rows[i].short_flag) {
 			size_t l = strlen(shortopts);
 

@@ -18,14 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-/* The classic signals whose default action ends the process; plus the real-time ones. */
-static const int deadly[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,  SIGSEGV, SIGABRT,
-			     SIGBUS,  SIGFPE,  SIGILL,	  SIGPIPE,  SIGALRM, SIGUSR1,
-			     SIGUSR2, SIGPROF, SIGVTALRM, SIGXCPU,  SIGXFSZ, SIGSYS,
-			     SIGTRAP, SIGIO,   SIGPWR,	  SIGSTKFLT};
-#define NR_DEADLY (int)(sizeof(deadly) / sizeof(deadly[0]))
+#include "handler.h"
 
 /* Faults the kernel raises at an instruction: returning re-runs it. */
 static bool is_fault(int sig, const siginfo_t *si)
@@ -57,40 +50,11 @@ void fatal__die(int sig, siginfo_t *si)
 }
 
 /* A held signal arrived: a late sample is dropped, anything else is the program's. */
-static void on_deadly(int sig, siginfo_t *si, void *ucontext)
+void fatal__on_deadly(int sig, siginfo_t *si, void *ucontext)
 {
 	int saved = errno;
 
 	if (!signals__is_sample(sig, si))
 		signals__deliver(sig, si, ucontext);
 	errno = saved;
-}
-
-/* Take sig with the deadly handler, keeping the program's view. Not async-signal-safe. */
-void fatal__take(int sig)
-{
-	struct sigaction sa;
-
-	if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD || sig == SIGCONT || sig == SIGURG ||
-	    sig == SIGWINCH || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-		return; /* default actions that do not end the program */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_deadly;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigfillset(&sa.sa_mask); /* nothing else runs on this thread meanwhile */
-	signals__hold(sig, AP_HOLD_FATAL, &sa);
-}
-
-/*
- * Take every deadly signal that is still at its default action, the
- * real-time ones too (except the sampling signal). Not async-signal-safe.
- */
-void fatal__install(void)
-{
-	for (int i = 0; i < NR_DEADLY; i++)
-		if (deadly[i] != autoprof.cfg.signo && signals__holder(deadly[i]) == AP_HOLD_NONE)
-			fatal__take(deadly[i]);
-	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
-		if (sig != autoprof.cfg.signo && signals__holder(sig) == AP_HOLD_NONE)
-			fatal__take(sig);
 }

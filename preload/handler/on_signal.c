@@ -12,11 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "handler.h"
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
-
-static int installed_signo;
 
 struct drain_ctx {
 	struct ap_thread *t;
@@ -41,16 +39,16 @@ struct kernel_sample {
  */
 static int unwind_user(struct ap_thread *t, void *ucontext, uint64_t *out, unsigned depth)
 {
-	uint64_t t0 = autoprof.cfg.verbose ? ap_thread_cpu_ns() : 0; /* a system call */
+	uint64_t t0 = t->sampler->measure_unwind ? ap_thread_cpu_ns() : 0; /* a system call */
 	bool slow;
 	int got = unwind__stack(ucontext, out, (int)depth,
 				(void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES),
 				AP_TRACE_ENTRIES, &slow);
 
-	t->unwind_slow += slow;
+	t->stats.unwind_slow += slow;
 	if (t0) {
-		t->unwind_ns += ap_thread_cpu_ns() - t0;
-		t->unwinds++;
+		t->stats.unwind_ns += ap_thread_cpu_ns() - t0;
+		t->stats.unwinds++;
 	}
 	return got;
 }
@@ -65,25 +63,25 @@ static int unwind_user(struct ap_thread *t, void *ucontext, uint64_t *out, unsig
 static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, size_t body,
 			    bool kernel_ip, void *ucontext, uint64_t *chain)
 {
-	unsigned depth = autoprof.cfg.stack_depth;
+	unsigned depth = t->sampler->stack_depth;
 	unsigned n = 0;
 	uint64_t nr = 0;
 	int got;
 
-	if (autoprof.attr.sample_type & PERF_SAMPLE_CALLCHAIN) {
+	if (t->sampler->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		nr = body >= sizeof(*s) ? s->nr : 0;
 		if (nr > (body - sizeof(*s)) / 8)
 			nr = 0;
 	}
 	/* The kernel's chain: all of it in fp mode, else its kernel part. */
 	for (uint64_t i = 0; i < nr && n < depth + 2; i++) {
-		if (s->ips[i] == PERF_CONTEXT_USER && autoprof.cfg.callgraph != AP_CG_FP)
+		if (s->ips[i] == PERF_CONTEXT_USER && t->sampler->callgraph != AP_CG_FP)
 			break;
 		chain[n++] = s->ips[i];
 	}
-	if (autoprof.cfg.callgraph == AP_CG_FP && n > 0 && (n > 1 || kernel_ip))
+	if (t->sampler->callgraph == AP_CG_FP && n > 0 && (n > 1 || kernel_ip))
 		return n;
-	if (autoprof.cfg.callgraph == AP_CG_FP)
+	if (t->sampler->callgraph == AP_CG_FP)
 		n = 0; /* no usable chain: fall back to the ip alone */
 	if (kernel_ip && n == 0) {
 		chain[n++] = PERF_CONTEXT_KERNEL;
@@ -91,15 +89,15 @@ static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, 
 	}
 
 	chain[n++] = PERF_CONTEXT_USER;
-	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND && ucontext) {
+	if (t->sampler->callgraph == AP_CG_LIBUNWIND && ucontext) {
 		got = unwind_user(t, ucontext, chain + n, depth);
 		/* A user sample's stack is the context's only if it starts at its ip;
 		 * a kernel sample's user part is wherever the thread entered the kernel. */
 		if (got > 0 && (kernel_ip || chain[n] == s->ip))
 			return n + (unsigned)got;
-		t->unwind_skipped++;
-	} else if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND) {
-		t->unwind_short++; /* a sample drained without its signal context */
+		t->stats.unwind_skipped++;
+	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND) {
+		t->stats.unwind_short++; /* a sample drained without its signal context */
 	}
 	if (kernel_ip)
 		return n - 1; /* no user part known */
@@ -110,12 +108,12 @@ static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, 
 /* Count one sample written for t (totals, time range). Async-signal-safe. */
 static void account(struct ap_thread *t, uint64_t time, uint64_t period, unsigned frames)
 {
-	t->samples++;
-	t->period_sum += period;
-	t->frames += frames;
-	if (!t->first_time)
-		t->first_time = time;
-	t->last_time = time;
+	t->stats.samples++;
+	t->stats.period_sum += period;
+	t->stats.frames += frames;
+	if (!t->stats.first_time)
+		t->stats.first_time = time;
+	t->stats.last_time = time;
 }
 
 static void on_record(void *arg, const struct perf_event_header *rec, bool last_sample)
@@ -148,9 +146,9 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 
 		if (rec->size < sizeof(*l))
 			return;
-		t->lost += l->lost;
-		n = record__lost(out, MAX_RECORD, (uint32_t)autoprof.pid, (uint32_t)t->tid,
-				 t->last_time, l->lost);
+		t->stats.lost += l->lost;
+		n = record__lost(out, MAX_RECORD, t->sampler->pid, (uint32_t)t->tid,
+				 t->stats.last_time, l->lost);
 		break;
 	}
 	case PERF_RECORD_THROTTLE:
@@ -159,9 +157,9 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 
 		if (rec->size < sizeof(*th))
 			return;
-		t->throttles += rec->type == PERF_RECORD_THROTTLE;
-		n = record__throttle(out, MAX_RECORD, rec->type, (uint32_t)autoprof.pid,
-				     (uint32_t)t->tid, th->time);
+		t->stats.throttles += rec->type == PERF_RECORD_THROTTLE;
+		n = record__throttle(out, MAX_RECORD, rec->type, t->sampler->pid, (uint32_t)t->tid,
+				     th->time);
 		break;
 	}
 	default:
@@ -184,18 +182,18 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 	int got = 0;
 
 	chain[0] = PERF_CONTEXT_USER;
-	if (autoprof.cfg.callgraph != AP_CG_NONE)
-		got = unwind_user(t, ucontext, chain + 1, autoprof.cfg.stack_depth);
+	if (t->sampler->callgraph != AP_CG_NONE)
+		got = unwind_user(t, ucontext, chain + 1, t->sampler->stack_depth);
 	if (got <= 0) {
 		chain[1] = unwind__pc(ucontext);
 		got = 1;
-		if (autoprof.cfg.callgraph != AP_CG_NONE)
-			t->unwind_skipped++;
+		if (t->sampler->callgraph != AP_CG_NONE)
+			t->stats.unwind_skipped++;
 	}
 	nr += (unsigned)got;
 	objects__note(t, chain, nr);
 	out = thread__reserve(t, MAX_RECORD);
-	t->len += record__sample(out, MAX_RECORD, false, chain[1], (uint32_t)autoprof.pid,
+	t->len += record__sample(out, MAX_RECORD, false, chain[1], t->sampler->pid,
 				 (uint32_t)t->tid, time, cpu, period, chain, nr);
 	account(t, time, period, nr - 1);
 	thread__maybe_flush(t);
@@ -220,7 +218,27 @@ void sample__drain(struct ap_thread *t, void *ucontext)
  * program's own signal (kill, sigqueue, raise, its timers) and gets the
  * program's disposition (signals.c). Async-signal-safe.
  */
-static void on_signal(int signo, siginfo_t *si, void *ucontext)
+/* What the handler does on its own stack (own_stack.c). */
+struct on_stack {
+	struct ap_thread *t;
+	void *ucontext;
+};
+
+static void drain_on_stack(void *arg)
+{
+	struct on_stack *a = arg;
+
+	sample__drain(a->t, a->ucontext);
+}
+
+static void timer_on_stack(void *arg)
+{
+	struct on_stack *a = arg;
+
+	timer__sample(a->t, a->ucontext);
+}
+
+void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 {
 	int saved_errno = errno, cancel;
 	struct ap_thread *t = ap_self;
@@ -238,7 +256,9 @@ static void on_signal(int signo, siginfo_t *si, void *ucontext)
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
 		if (t && t->is_timer && thread__enter(t)) {
-			timer__sample(t, ucontext);
+			struct on_stack a = {t, ucontext};
+
+			ap_call_on_stack(&a, timer_on_stack, t->stack_top);
 			thread__leave(t);
 		}
 		goto out;
@@ -250,55 +270,12 @@ static void on_signal(int signo, siginfo_t *si, void *ucontext)
 			goto out;
 	}
 	if (thread__enter(t)) {
-		sample__drain(t, ucontext);
+		struct on_stack a = {t, ucontext};
+
+		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
 		thread__leave(t);
 	}
 out:
 	pthread_setcancelstate(cancel, NULL);
 	errno = saved_errno;
-}
-
-/*
- * Install the overflow handler for signo, unless the program already handles
- * that signal (signals.c keeps the program's view of it). Returns 0 or
- * -EBUSY / -errno. Not async-signal-safe.
- */
-int sample__install(int signo)
-{
-	struct sigaction sa;
-	int err;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_signal;
-	/* SA_ONSTACK: never run on a stack the program did not mean for signals
-	 * (Go runs C code on small goroutine stacks and aborts otherwise). */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-	/* Every asynchronous signal waits the few microseconds the handler takes:
-	 * a Ctrl-C until this thread's buffer is whole, and a program's handler
-	 * that unwinds with libunwind until we release its cache lock. This is
-	 * what libunwind's own sigprocmask calls would do, at no cost: the
-	 * kernel sets the mask as it delivers the signal. Faults stay deliverable. */
-	sigfillset(&sa.sa_mask);
-	sigdelset(&sa.sa_mask, SIGSEGV);
-	sigdelset(&sa.sa_mask, SIGBUS);
-	sigdelset(&sa.sa_mask, SIGILL);
-	sigdelset(&sa.sa_mask, SIGFPE);
-	sigdelset(&sa.sa_mask, SIGTRAP);
-	sigdelset(&sa.sa_mask, SIGSYS);
-	signals__note_sampling(signo);
-	err = signals__hold(signo, AP_HOLD_SAMPLE, &sa);
-	if (err)
-		return err;
-	if (!installed_signo)
-		signals__adopt_mask(signo);
-	installed_signo = signo;
-	return 0;
-}
-
-/* Put back the disposition the program had. Not async-signal-safe. */
-void sample__uninstall(void)
-{
-	if (installed_signo)
-		signals__release(installed_signo);
-	installed_signo = 0;
 }

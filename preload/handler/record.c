@@ -9,12 +9,12 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "handler.h"
 
 static void *put_trailer(void *p, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	struct autoprof_sample_id id = {
-		.pid = pid, .tid = tid, .time = time, .cpu = 0, .res = 0, .id = AP_SAMPLE_ID};
+	    .pid = pid, .tid = tid, .time = time, .cpu = 0, .res = 0, .id = AP_SAMPLE_ID};
 
 	memcpy(p, &id, sizeof(id));
 	return (char *)p + sizeof(id);
@@ -34,26 +34,27 @@ static size_t put_string(void *p, const char *s, size_t padded)
 }
 
 /* A SAMPLE (of kernel or user code); chain holds nr entries, with context markers. */
-size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
-		      uint32_t cpu, uint64_t period, const uint64_t *chain, unsigned nr)
+size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid,
+		      uint64_t time, uint32_t cpu, uint64_t period, const uint64_t *chain,
+		      unsigned nr)
 {
 	size_t size = sizeof(struct perf_event_header) + 7 * sizeof(uint64_t) + nr * 8;
 	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
-	struct perf_event_header h = {
-		.type = PERF_RECORD_SAMPLE,
-		.misc = kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
-		.size = (uint16_t)size};
+	struct perf_event_header h = {.type = PERF_RECORD_SAMPLE,
+				      .misc =
+					  kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+				      .size = (uint16_t)size};
 
 	if (size > cap || size > UINT16_MAX)
 		return 0;
 	memcpy(buf, &h, sizeof(h));
-	*p++ = AP_SAMPLE_ID;                        /* IDENTIFIER */
-	*p++ = ip;                                  /* IP */
-	*p++ = (uint64_t)tid << 32 | pid;           /* TID: u32 pid, u32 tid */
-	*p++ = time;                                /* TIME */
-	*p++ = cpu;                                 /* CPU: u32 cpu, u32 res */
-	*p++ = period;                              /* PERIOD */
-	*p++ = nr;                                  /* CALLCHAIN */
+	*p++ = AP_SAMPLE_ID;		  /* IDENTIFIER */
+	*p++ = ip;			  /* IP */
+	*p++ = (uint64_t)tid << 32 | pid; /* TID: u32 pid, u32 tid */
+	*p++ = time;			  /* TIME */
+	*p++ = cpu;			  /* CPU: u32 cpu, u32 res */
+	*p++ = period;			  /* PERIOD */
+	*p++ = nr;			  /* CALLCHAIN */
 	memcpy(p, chain, nr * sizeof(uint64_t));
 	return size;
 }
@@ -119,8 +120,7 @@ size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64
 	return size;
 }
 
-size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time,
-		    uint64_t lost)
+size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time, uint64_t lost)
 {
 	size_t size = sizeof(struct perf_record_lost) + sizeof(struct autoprof_sample_id);
 	struct perf_record_lost *r = buf;

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "handler.h"
 
 /* Map 1 + data_pages pages of fd (data_pages a power of two). Returns 0 or -errno. */
 int ring__map(struct ring *r, int fd, unsigned data_pages)
@@ -57,8 +57,7 @@ void ring__drain(struct ring *r, char *scratch, size_t scratch_len, ring_record_
 
 	/* First pass over the headers: which SAMPLE is the newest? */
 	for (pos = tail; pos < head;) {
-		const struct perf_event_header *h =
-			(const void *)(r->data + (pos & r->mask));
+		const struct perf_event_header *h = (const void *)(r->data + (pos & r->mask));
 
 		if (h->size < sizeof(*h))
 			break;
@@ -68,8 +67,7 @@ void ring__drain(struct ring *r, char *scratch, size_t scratch_len, ring_record_
 	}
 
 	for (pos = tail; pos < head;) {
-		const struct perf_event_header *h =
-			(const void *)(r->data + (pos & r->mask));
+		const struct perf_event_header *h = (const void *)(r->data + (pos & r->mask));
 		uint64_t off = pos & r->mask;
 		uint16_t len = h->size;
 

@@ -36,7 +36,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "handler.h"
 
 #define IDS_OFFSET	sizeof(struct perf_file_header)
 #define ATTRS_OFFSET(n) (IDS_OFFSET + (n) * sizeof(uint64_t))

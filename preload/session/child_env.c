@@ -18,7 +18,7 @@ extern char **environ;
 
 static const char *const our_vars[] = {
 #define ENV_NAME_ROW(id, lf, sf, arg, def, help) AUTOPROF_ENV_PREFIX #id,
-	AUTOPROF_ENV_TABLE(ENV_NAME_ROW)
+    AUTOPROF_ENV_TABLE(ENV_NAME_ROW)
 #undef ENV_NAME_ROW
 };
 
@@ -72,7 +72,8 @@ void env__drop_preload(void)
 	for (const char *p = old; *p;) {
 		size_t len = strcspn(p, ": ");
 
-		if (len && !(len == strlen(lib) && !strncmp(p, lib, len)) && n + len + 2 < sizeof(buf)) {
+		if (len && !(len == strlen(lib) && !strncmp(p, lib, len)) &&
+		    n + len + 2 < sizeof(buf)) {
 			if (n)
 				buf[n++] = ':';
 			memcpy(buf + n, p, len);
@@ -168,9 +169,9 @@ char **env__for_exec(char *const *envp, char **store, size_t store_len, char *st
 			v = value;
 		} else if (!strcmp(our_vars[i], "AUTOPROF_COUNTER_FDS")) {
 			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&
-					    !counters__spec(&autoprof.counters, value, sizeof(value))
-				    ? value
-				    : NULL;
+				    !counters__spec(&autoprof.counters, value, sizeof(value))
+				? value
+				: NULL;
 		}
 		if (!v)
 			continue;

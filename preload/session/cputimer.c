@@ -49,11 +49,12 @@ int timer__open(struct ap_thread *t)
 /* Arm t's timer at the configured rate. Returns 0 or -errno. */
 static int arm(struct ap_thread *t)
 {
-	uint64_t ns = autoprof.cfg.period ? autoprof.cfg.period
-					  : 1000000000ULL / (autoprof.cfg.freq ? autoprof.cfg.freq : 1000);
+	uint64_t ns = autoprof.cfg.period
+			  ? autoprof.cfg.period
+			  : 1000000000ULL / (autoprof.cfg.freq ? autoprof.cfg.freq : 1000);
 	struct itimerspec its = {
-		.it_interval = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
-		.it_value = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
+	    .it_interval = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
+	    .it_value = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
 	};
 
 	if (timer_settime(t->timer, 0, &its, NULL) < 0)
@@ -113,4 +114,3 @@ void timer__retarget(struct ap_thread *t)
 	if (create(t, clock) == 0)
 		arm(t);
 }
-

@@ -329,7 +329,7 @@ int features__early(struct writer *w)
  */
 int features__write(struct writer *w)
 {
-	writer__note_times(w, autoprof.first_sample, autoprof.last_sample);
+	writer__note_times(w, autoprof.stats.first_time, autoprof.stats.last_time);
 	features__early(w); /* on failure the earlier features stay */
 	return writer__finish(w, true);
 }
@@ -340,6 +340,6 @@ int features__write(struct writer *w)
  */
 int features__write_emergency(struct writer *w)
 {
-	writer__note_times(w, autoprof.first_sample, autoprof.last_sample);
+	writer__note_times(w, autoprof.stats.first_time, autoprof.stats.last_time);
 	return writer__finish(w, false);
 }

@@ -169,9 +169,9 @@ static void record_delivered_period(void)
 {
 	struct perf_event_attr *attr = &autoprof.writer.events[0].attr;
 
-	if (!autoprof.timer_mode || !autoprof.samples)
+	if (!autoprof.timer_mode || !autoprof.stats.samples)
 		return;
-	attr->sample_period = autoprof.period_sum / autoprof.samples;
+	attr->sample_period = autoprof.stats.period_sum / autoprof.stats.samples;
 	attr->freq = 0;
 	writer__update_attr(&autoprof.writer, 0);
 	pr_info("timer sampling delivered %.0f samples per CPU-second (asked for %llu)",
@@ -271,6 +271,19 @@ static void find_lineage(void)
 	}
 }
 
+/* What every thread's handler reads (handler.h), set before any thread samples. */
+static void describe_sampler(void)
+{
+	struct ap_sampler *s = &autoprof.sampler;
+
+	s->writer = &autoprof.writer;
+	s->sample_type = autoprof.attr.sample_type;
+	s->callgraph = autoprof.cfg.callgraph;
+	s->stack_depth = autoprof.cfg.stack_depth;
+	s->pid = (uint32_t)autoprof.pid;
+	s->measure_unwind = autoprof.cfg.verbose > 0;
+}
+
 /*
  * Open this image's file and start sampling the calling thread (and, at
  * first start, threads that already exist). Returns 0 or -errno, said.
@@ -299,6 +312,7 @@ static int session_open(bool attach_others)
 		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
 		goto out_file;
 	}
+	describe_sampler();
 	__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 	err = thread__start();
 	if (err) {
@@ -325,11 +339,7 @@ out_file:
 /* Forget the per-image totals (a new image or a forked child starts from zero). */
 static void reset_totals(void)
 {
-	autoprof.samples = autoprof.lost = autoprof.throttles = 0;
-	autoprof.unwind_skipped = autoprof.unwind_short = autoprof.threads = 0;
-	autoprof.period_sum = autoprof.unwinds = autoprof.unwind_ns = autoprof.frames = 0;
-	autoprof.unwind_slow = 0;
-	autoprof.first_sample = autoprof.last_sample = 0;
+	memset(&autoprof.stats, 0, sizeof(autoprof.stats));
 }
 
 /*
@@ -423,7 +433,7 @@ static uint64_t save_counters(bool close_them)
 	uint64_t since = cs->start_ns && cs->start_ns < now ? cs->start_ns : autoprof.start_time;
 
 	counters__read(cs, close_them);
-	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since, autoprof.period_sum);
+	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since, autoprof.stats.period_sum);
 	return now - since;
 }
 
@@ -431,20 +441,21 @@ static uint64_t save_counters(bool close_them)
 static void say_summary(void)
 {
 	pr_info("wrote %llu samples of %llu threads (%llu lost, %llu without a full stack) to %s",
-		(unsigned long long)autoprof.samples, (unsigned long long)autoprof.threads,
-		(unsigned long long)autoprof.lost,
-		(unsigned long long)(autoprof.unwind_skipped + autoprof.unwind_short),
+		(unsigned long long)autoprof.stats.samples,
+		(unsigned long long)autoprof.stats.threads, (unsigned long long)autoprof.stats.lost,
+		(unsigned long long)(autoprof.stats.unwind_skipped + autoprof.stats.unwind_short),
 		autoprof.writer.path);
 	pr_info("not unwound: %llu samples in the loader, an unwinder or autoprof, %llu during "
-		"a dlclose", (unsigned long long)unwind__skipped_in_text(),
+		"a dlclose",
+		(unsigned long long)unwind__skipped_in_text(),
 		(unsigned long long)objects__skipped_busy());
-	if (autoprof.unwinds)
+	if (autoprof.stats.unwinds)
 		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples, %llu by "
 			"DWARF steps where the fast trace stopped short)",
-			(double)autoprof.unwind_ns / 1e3 / (double)autoprof.unwinds,
-			(double)autoprof.frames / (double)autoprof.samples,
-			(unsigned long long)autoprof.unwinds,
-			(unsigned long long)autoprof.unwind_slow);
+			(double)autoprof.stats.unwind_ns / 1e3 / (double)autoprof.stats.unwinds,
+			(double)autoprof.stats.frames / (double)autoprof.stats.samples,
+			(unsigned long long)autoprof.stats.unwinds,
+			(unsigned long long)autoprof.stats.unwind_slow);
 }
 
 /*
@@ -468,7 +479,7 @@ void autoprof__stop(void)
 	if (autoprof.cfg.stat)
 		stat__print(&autoprof.counters, elapsed);
 	record_delivered_period();
-	empty = !autoprof.samples && !autoprof.top;
+	empty = !autoprof.stats.samples && !autoprof.top;
 	err = features__write(&autoprof.writer);
 	if (err)
 		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
@@ -493,7 +504,7 @@ void autoprof__before_exec(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	thread__stop_all();
 	save_counters(false);
-	autoprof.exec_keeps_name = !autoprof.samples;
+	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	record_delivered_period();
 	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
 		unlink(autoprof.writer.path);
@@ -545,6 +556,6 @@ void autoprof__emergency_stop(void)
 	thread__stop_all_emergency();
 	save_counters(false);
 	features__write_emergency(&autoprof.writer);
-	if (!autoprof.samples && !autoprof.top)
+	if (!autoprof.stats.samples && !autoprof.top)
 		unlink(autoprof.writer.path);
 }

@@ -32,8 +32,10 @@
 
 /* Records a thread builds before it writes them out. */
 #define RECORD_BUF_BYTES (64 * 1024)
-/* A running thread's samples reach the file within 0.2 s. */
-#define FLUSH_INTERVAL_NS 200000000ULL
+/* The handler's own stack (own_stack.c) and the guard page below it. */
+#define HANDLER_STACK_BYTES (64 * 1024)
+#define GUARD_BYTES	    4096
+#define PAGE_UP(x)	    (((x) + 4095) & ~(size_t)4095)
 /* Threads sampled at once. */
 #define MAX_SLOTS 65536
 /* The longest wait for another thread's handler to leave. */
@@ -161,7 +163,9 @@ static void put_comm(struct ap_thread *t, pid_t tid)
  */
 static struct ap_thread *thread_open(pid_t tid, int *err)
 {
-	size_t len = PERF_ALIGN8(sizeof(struct ap_thread)) + RECORD_BUF_BYTES + AP_SCRATCH_BYTES;
+	size_t body =
+	    PAGE_UP(PERF_ALIGN8(sizeof(struct ap_thread)) + RECORD_BUF_BYTES + AP_SCRATCH_BYTES);
+	size_t len = body + GUARD_BYTES + HANDLER_STACK_BYTES;
 	struct ap_thread *t;
 	void *mem;
 
@@ -179,6 +183,10 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	t->buf = (char *)mem + PERF_ALIGN8(sizeof(*t));
 	t->cap = RECORD_BUF_BYTES;
 	t->scratch = t->buf + RECORD_BUF_BYTES;
+	t->sampler = &autoprof.sampler;
+	/* The handler's own stack, at the end, above a guard page (own_stack.c). */
+	t->stack_top = (char *)mem + len;
+	mprotect((char *)mem + body, GUARD_BYTES, PROT_NONE);
 	t->tid = tid ? tid : gettid();
 	t->last_flush = ap_now();
 
@@ -265,94 +273,6 @@ int thread__attach(pid_t tid)
 }
 
 /*
- * Enter t from its signal handler: false when t is being stopped, or when
- * its handler is already running on it (a nested signal: never re-enter the
- * unwinder or the writer), and then the handler must leave t alone. Pairs
- * with the stopper's store of closed (both sequentially consistent).
- * Async-signal-safe.
- */
-bool thread__enter(struct ap_thread *t)
-{
-	if (__atomic_load_n(&t->in_handler, __ATOMIC_RELAXED))
-		return false; /* only t's own handler sets it: this is a nested signal */
-	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&t->closed, __ATOMIC_SEQ_CST)) {
-		__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
-		return false;
-	}
-	return true;
-}
-
-void thread__leave(struct ap_thread *t)
-{
-	__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
-}
-
-/* Write out the records this thread has built. Async-signal-safe when called
- * from the handler; other callers block the signal first. */
-void thread__flush(struct ap_thread *t)
-{
-	writer__note_times(&autoprof.writer, t->first_time, t->last_time);
-	if (t->len)
-		writer__append(&autoprof.writer, t->buf, t->len);
-	t->len = 0;
-	t->last_flush = t->last_time ? t->last_time : t->last_flush;
-}
-
-/*
- * Room for a record of up to len bytes at the end of t's buffer, flushing
- * first if needed; the caller builds the record there and adds its size to
- * t->len. Async-signal-safe.
- */
-char *thread__reserve(struct ap_thread *t, size_t len)
-{
-	if (t->len + len > t->cap)
-		thread__flush(t);
-	return t->buf + t->len;
-}
-
-/* Called from the handler after a drain: flush when half full or FLUSH_INTERVAL_NS has passed. */
-void thread__maybe_flush(struct ap_thread *t)
-{
-	if (t->len > t->cap / 2 || t->last_time - t->last_flush >= FLUSH_INTERVAL_NS)
-		thread__flush(t);
-}
-
-static void fold_u64(uint64_t *dst, uint64_t v)
-{
-	__atomic_fetch_add(dst, v, __ATOMIC_RELAXED);
-}
-
-static void fold_stats(const struct ap_thread *t)
-{
-	uint64_t first;
-
-	fold_u64(&autoprof.samples, t->samples);
-	fold_u64(&autoprof.lost, t->lost);
-	fold_u64(&autoprof.throttles, t->throttles);
-	fold_u64(&autoprof.unwind_skipped, t->unwind_skipped);
-	fold_u64(&autoprof.unwind_short, t->unwind_short);
-	fold_u64(&autoprof.threads, 1);
-	fold_u64(&autoprof.period_sum, t->period_sum);
-	fold_u64(&autoprof.unwinds, t->unwinds);
-	fold_u64(&autoprof.unwind_ns, t->unwind_ns);
-	fold_u64(&autoprof.unwind_slow, t->unwind_slow);
-	fold_u64(&autoprof.frames, t->frames);
-	if (t->first_time) {
-		first = __atomic_load_n(&autoprof.first_sample, __ATOMIC_RELAXED);
-		while ((!first || t->first_time < first) &&
-		       !__atomic_compare_exchange_n(&autoprof.first_sample, &first, t->first_time,
-						    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			;
-	}
-	first = __atomic_load_n(&autoprof.last_sample, __ATOMIC_RELAXED);
-	while (t->last_time > first &&
-	       !__atomic_compare_exchange_n(&autoprof.last_sample, &first, t->last_time, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
-/*
  * Take t out of the registry; false if someone else already did. Callers
  * hold registry_lock, except the emergency stop, which only tries it (the
  * compare-and-swap on closed alone decides who stops t). Async-signal-safe.
@@ -387,7 +307,7 @@ static void finish(struct ap_thread *t, bool own)
 	if (wait_handler(t))
 		sample__drain(t, NULL);
 	thread__flush(t);
-	fold_stats(t);
+	stats__fold(&autoprof.stats, &t->stats);
 	ring__unmap(&t->ring);
 	if (own) {
 		ap_self = NULL;
@@ -543,7 +463,7 @@ void thread__stop_all_emergency(void)
 				 : wait_handler(t))
 			sample__drain(t, NULL);
 		thread__flush(t);
-		fold_stats(t);
+		stats__fold(&autoprof.stats, &t->stats);
 	}
 	if (locked)
 		pthread_mutex_unlock(&registry_lock);

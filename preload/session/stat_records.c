@@ -16,8 +16,8 @@
 #define AGGR_GLOBAL 1
 
 #define THREAD_MAP_BYTES 40 /* header, u64 nr = 1, {u64 pid; char comm[16]} */
-#define CPU_MAP_BYTES 16    /* header, u16 type = CPUS, u16 nr = 1, u16 cpu = -1, pad */
-#define MAPS_BYTES (THREAD_MAP_BYTES + CPU_MAP_BYTES)
+#define CPU_MAP_BYTES	 16 /* header, u16 type = CPUS, u16 nr = 1, u16 cpu = -1, pad */
+#define MAPS_BYTES	 (THREAD_MAP_BYTES + CPU_MAP_BYTES)
 
 /*
  * THREAD_MAP and CPU_MAP records: the counters are per task (this process
@@ -70,8 +70,8 @@ int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, ui
 	cfg->header.type = PERF_RECORD_STAT_CONFIG;
 	cfg->header.size = sizeof(*cfg) + 3 * sizeof(cfg->data[0]);
 	cfg->nr = 3;
-	cfg->data[0] = (struct perf_record_stat_config_entry){PERF_STAT_CONFIG_TERM_AGGR_MODE,
-							       AGGR_GLOBAL};
+	cfg->data[0] =
+	    (struct perf_record_stat_config_entry){PERF_STAT_CONFIG_TERM_AGGR_MODE, AGGR_GLOBAL};
 	cfg->data[1] = (struct perf_record_stat_config_entry){PERF_STAT_CONFIG_TERM_INTERVAL, 0};
 	cfg->data[2] = (struct perf_record_stat_config_entry){PERF_STAT_CONFIG_TERM_SCALE, 1};
 	len += cfg->header.size;
@@ -94,7 +94,8 @@ int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, ui
 			st->header.type = PERF_RECORD_STAT;
 			st->header.size = sizeof(*st);
 			st->id = (uint64_t)id;
-			st->cpu = UINT32_MAX; /* the "any CPU" map of a per-task counter, as perf stat */
+			st->cpu =
+			    UINT32_MAX; /* the "any CPU" map of a per-task counter, as perf stat */
 			st->val = c->raw;
 			st->ena = c->ena;
 			st->run = c->run;
@@ -170,8 +171,8 @@ void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns)
 			continue;
 		}
 		if (!strcmp(c->name, "task-clock") || !strcmp(c->name, "cpu-clock")) {
-			len = snprintf(line, sizeof(line), "%18.2f msec %-24s", (double)c->value / 1e6,
-				       c->name);
+			len = snprintf(line, sizeof(line), "%18.2f msec %-24s",
+				       (double)c->value / 1e6, c->name);
 			if (elapsed_ns)
 				snprintf(ratio, sizeof(ratio), "#  %7.3f CPUs utilized",
 					 (double)c->value / (double)elapsed_ns);
@@ -191,7 +192,8 @@ void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns)
 				snprintf(ratio, sizeof(ratio), "#  %7.3f GHz",
 					 (double)c->value / (double)clock->value);
 			else if (secs > 0)
-				snprintf(ratio, sizeof(ratio), "#  %9.3f /sec", (double)c->value / secs);
+				snprintf(ratio, sizeof(ratio), "#  %9.3f /sec",
+					 (double)c->value / secs);
 		}
 		if (c->run < c->ena && c->ena)
 			dprintf(STDERR_FILENO, "%s %-32s (%.2f%%)\n", line, ratio,

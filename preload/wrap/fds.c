@@ -31,9 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-#define AP_API __attribute__((visibility("default")))
+#include "wrap.h"
 
 /* libunwind's own pipe (its static array, as passed to pipe2), to renumber. */
 static int *unwind_pipe;

@@ -11,9 +11,7 @@
 #include <errno.h>
 #include <link.h>
 
-#include "internal.h"
-
-#define AP_API __attribute__((visibility("default")))
+#include "wrap.h"
 
 typedef int (*iterate_cb)(struct dl_phdr_info *, size_t, void *);
 static int (*real_iterate)(iterate_cb, void *);

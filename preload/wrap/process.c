@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "wrap.h"
 
 #define AP_API	      __attribute__((visibility("default")))
 #define EXTRA_ENTRIES 64

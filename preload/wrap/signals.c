@@ -49,9 +49,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-#define AP_API __attribute__((visibility("default")))
+#include "wrap.h"
 
 #ifndef SA_RESTORER
 #define SA_RESTORER 0x04000000

@@ -21,9 +21,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-#define AP_API __attribute__((visibility("default")))
+#include "wrap.h"
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*pthread_setname_fn)(pthread_t, const char *);

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * common.h - what the library and the launcher share: the AUTOPROF_* options
+ * (options.c), the inherited counting events (counting.c), the one output
+ * channel (log.c) and the table of the profiler's own descriptors (fdtab.c).
+ */
+#ifndef AUTOPROF_COMMON_H
+#define AUTOPROF_COMMON_H
+
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Library fds live at or above this number, out of the program's way. */
+#define AP_FD_FLOOR 1000
+
+/* ---- common/fdtab.c: the profiler's own file descriptors ---- */
+
+int ap_own(int fd);
+void ap_disown(int fd);
+bool ap_is_own(int fd);
+int ap_close(int fd);
+int ap_next_own(int fd);
+int ap_move_high(int fd, bool cloexec);
+ssize_t ap_read_file(const char *path, char *buf, size_t cap);
+
+/* ---- common/log.c: all output of the library, on stderr, prefixed "autoprof: " ---- */
+
+extern int ap_verbose; /* AUTOPROF_VERBOSE level */
+extern bool ap_quiet;  /* AUTOPROF_QUIET: no warnings either */
+
+/* Not async-signal-safe. */
+void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- common/options.c: AUTOPROF_* variables ---- */
+
+enum ap_callgraph { AP_CG_LIBUNWIND, AP_CG_FP, AP_CG_NONE };
+
+struct ap_config {
+	char output[PATH_MAX];
+	char event_name[64];
+	bool event_auto; /* AUTOPROF_EVENT unset: cycles if the PMU has it */
+	uint32_t event_type;
+	uint64_t event_config;
+	uint64_t freq;	 /* samples per second, or 0 when period is used */
+	uint64_t period; /* events per sample, or 0 when freq is used */
+	enum ap_callgraph callgraph;
+	unsigned stack_depth;
+	int signo;
+	int verbose;
+	bool quiet;
+	bool stat;   /* AUTOPROF_STAT */
+	bool kernel; /* AUTOPROF_KERNEL: kernel samples and chains too */
+	bool follow; /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
+	char counters[1024];					 /* AUTOPROF_COUNTERS */
+	char counter_fds[1024]; /* AUTOPROF_COUNTER_FDS, from the launcher */
+};
+
+int config__parse(struct ap_config *cfg);
+int config__event_lookup(const char *name, uint32_t *type, uint64_t *config);
+const char *config__callgraph_name(enum ap_callgraph cg);
+
+/* ---- common/counting.c: inherited counting events ---- */
+
+#define AP_MAX_COUNTERS 16
+
+struct ap_counter {
+	char name[48];
+	uint32_t type;
+	uint64_t config;
+	struct perf_event_attr attr;
+	int fd;		  /* -1 when not open */
+	bool unsupported; /* the machine lacks it (err says how) */
+	int err;
+	bool valid;		       /* read at the end */
+	uint64_t raw, ena, run, value; /* value is raw scaled by ena/run */
+};
+
+struct ap_counters {
+	struct ap_counter c[AP_MAX_COUNTERS];
+	int n;
+	bool adopted;	   /* opened by the launcher */
+	uint64_t start_ns; /* when the launcher exec'd the program (CLOCK_MONOTONIC) */
+};
+
+void counters__attr(struct perf_event_attr *attr, uint32_t type, uint64_t config,
+		    bool enable_on_exec);
+int counters__parse(struct ap_counters *cs, const char *list);
+int counters__open(struct ap_counters *cs, bool enable_on_exec);
+int counters__adopt(struct ap_counters *cs, const char *spec);
+void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
+void counters__read(struct ap_counters *cs, bool close_them);
+void counters__close(struct ap_counters *cs);
+void counters__keep_across_exec(struct ap_counters *cs, bool keep);
+int counters__spec(const struct ap_counters *cs, char *buf, size_t cap);
+
+#endif /* AUTOPROF_COMMON_H */

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * buffer.c - a thread's records on their way to the file: the handler builds
+ * them in the thread's buffer (one mapping made when the thread started, so
+ * nothing is allocated here) and appends the buffer to the file when it is
+ * half full or a running thread's last flush is 0.2 s old; and the thread's
+ * counts, folded into the image's totals when it stops.
+ */
+#include "handler.h"
+
+/* A running thread's samples reach the file within 0.2 s. */
+#define FLUSH_INTERVAL_NS 200000000ULL
+
+/*
+ * Enter t from its signal handler: false when t is being stopped, or when
+ * its handler is already running on it (a nested signal: never re-enter the
+ * unwinder or the writer), and then the handler must leave t alone. Pairs
+ * with the stopper's store of closed (both sequentially consistent).
+ * Async-signal-safe.
+ */
+bool thread__enter(struct ap_thread *t)
+{
+	if (__atomic_load_n(&t->in_handler, __ATOMIC_RELAXED))
+		return false; /* only t's own handler sets it: this is a nested signal */
+	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&t->closed, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
+		return false;
+	}
+	return true;
+}
+
+void thread__leave(struct ap_thread *t)
+{
+	__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
+}
+
+/* Write out the records this thread has built. Async-signal-safe when called
+ * from the handler; other callers block the signal first. */
+void thread__flush(struct ap_thread *t)
+{
+	writer__note_times(t->sampler->writer, t->stats.first_time, t->stats.last_time);
+	if (t->len)
+		writer__append(t->sampler->writer, t->buf, t->len);
+	t->len = 0;
+	t->last_flush = t->stats.last_time ? t->stats.last_time : t->last_flush;
+}
+
+/*
+ * Room for a record of up to len bytes at the end of t's buffer, flushing
+ * first if needed; the caller builds the record there and adds its size to
+ * t->len. Async-signal-safe.
+ */
+char *thread__reserve(struct ap_thread *t, size_t len)
+{
+	if (t->len + len > t->cap)
+		thread__flush(t);
+	return t->buf + t->len;
+}
+
+/* Called from the handler after a drain: flush when half full or FLUSH_INTERVAL_NS has passed. */
+void thread__maybe_flush(struct ap_thread *t)
+{
+	if (t->len > t->cap / 2 || t->stats.last_time - t->last_flush >= FLUSH_INTERVAL_NS)
+		thread__flush(t);
+}
+
+/* Add one thread's counts to total, which other threads may be folding into too. Async-signal-safe.
+ */
+void stats__fold(struct ap_stats *total, const struct ap_stats *t)
+{
+	uint64_t cur;
+
+	__atomic_fetch_add(&total->samples, t->samples, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->lost, t->lost, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->throttles, t->throttles, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->period_sum, t->period_sum, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->unwind_skipped, t->unwind_skipped, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->unwind_short, t->unwind_short, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->unwinds, t->unwinds, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->unwind_ns, t->unwind_ns, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->frames, t->frames, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->unwind_slow, t->unwind_slow, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->threads, 1, __ATOMIC_RELAXED);
+	cur = __atomic_load_n(&total->first_time, __ATOMIC_RELAXED);
+	while (t->first_time && (!cur || t->first_time < cur) &&
+	       !__atomic_compare_exchange_n(&total->first_time, &cur, t->first_time, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	cur = __atomic_load_n(&total->last_time, __ATOMIC_RELAXED);
+	while (t->last_time > cur &&
+	       !__atomic_compare_exchange_n(&total->last_time, &cur, t->last_time, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handler.h - the handler layer: everything that runs inside the sampling
+ * signal's handler (on_signal.c) or a deadly signal's (fatal.c), and nothing
+ * else. Every function declared here is async-signal-safe: no malloc, no
+ * stdio, no lock the interrupted program could hold, no cancellation point,
+ * errno left as it was. The handler reads its thread's state (struct
+ * ap_thread) and, through it, a read-only description of what to sample
+ * (struct ap_sampler); it never reads the session (internal.h).
+ *
+ *   on_signal.c  the sampling handler: our sample, or the program's signal?
+ *   ring.c       the perf ring buffer, drained record by record
+ *   unwind.c     the interrupted user stack, with libunwind
+ *   record.c     the records we write (SAMPLE, COMM, MMAP2, LOST, ...)
+ *   buffer.c     the thread's record buffer: reserve, flush
+ *   writer.c     the perf.data file: appends that keep it valid at every flush
+ *   own_stack.c  the handler's work on a stack of ours
+ *   fatal.c      a deadly signal: finish the file, die as the program would
+ */
+#ifndef AUTOPROF_HANDLER_H
+#define AUTOPROF_HANDLER_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include "autoprof/perf_file.h"
+#include "common.h"
+
+#define AP_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* The id every record of the sampling event carries (ids are labels only). */
+#define AP_SAMPLE_ID 1
+
+uint64_t ap_now(void);		 /* CLOCK_MONOTONIC in ns */
+uint64_t ap_thread_cpu_ns(void); /* this thread's CPU time in ns (a system call) */
+
+/* ---- what a thread, and then a whole image, sampled ---- */
+
+struct ap_stats {
+	uint64_t samples, lost, throttles, period_sum;
+	uint64_t unwind_skipped; /* no stack: not unwindable there, or the unwind failed */
+	uint64_t unwind_short;	 /* no stack: drained without its signal context */
+	uint64_t unwinds, unwind_ns, frames; /* unwind cost, measured when verbose */
+	uint64_t unwind_slow;		     /* unwinds by DWARF steps, not the fast trace */
+	uint64_t threads;		     /* (folded totals only) threads that sampled */
+	uint64_t first_time, last_time;	     /* the samples' time range */
+};
+
+/* Add a thread's counts to an image's totals (atomically: threads fold as they end). */
+void stats__fold(struct ap_stats *total, const struct ap_stats *t);
+
+/* ---- ring.c: one perf mmap ring buffer ---- */
+
+struct ring {
+	struct perf_event_mmap_page *page;
+	const char *data;
+	uint64_t mask; /* data_size - 1 */
+	size_t map_len;
+};
+
+int ring__map(struct ring *r, int fd, unsigned data_pages);
+void ring__unmap(struct ring *r);
+
+/*
+ * Callback for each record: rec points at a contiguous copy (or into the ring
+ * when it does not wrap); last_sample is true for the newest SAMPLE record.
+ */
+typedef void (*ring_record_fn)(void *ctx, const struct perf_event_header *rec, bool last_sample);
+void ring__drain(struct ring *r, char *scratch, size_t scratch_len, ring_record_fn fn, void *ctx);
+
+/* ---- unwind.c: user stacks with libunwind ---- */
+
+int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trace_max, bool *slow);
+bool unwind__owns_pc(uintptr_t pc);
+bool unwind__in_handler(void);
+bool unwind__is_profiler_pc(uintptr_t pc);
+uint64_t unwind__pc(void *ucontext);
+uint64_t unwind__skipped_in_text(void);
+
+/* ---- writer.c: the perf.data file ---- */
+
+/* One attr of the file: the sampling event first, then the counters. */
+#define AP_MAX_EVENTS 24
+struct writer_event {
+	struct perf_event_attr attr;
+	uint64_t id;
+	char name[64];
+};
+
+/*
+ * The feature sections, laid out once (features.c) and written by the writer
+ * after the data at every flush: bodies in one block, each at rel[i], the
+ * SAMPLE_TIME body's two u64 at sample_time (filled in at each write).
+ */
+#define AP_MAX_FEATURES 16
+struct writer_features {
+	char *body;
+	size_t len;
+	int n;
+	size_t rel[AP_MAX_FEATURES], size[AP_MAX_FEATURES];
+	size_t sample_time; /* SIZE_MAX: none */
+	uint64_t bits[PERF_FEAT_BITS / 64];
+};
+
+struct writer {
+	int fd;
+	char path[PATH_MAX];
+	uint64_t dev, ino; /* the file's identity, checked before each write */
+	uint64_t data_offset;
+	uint64_t end;			    /* end of the data on disk (under lock) */
+	int lock;			    /* tid of the thread writing the file, or 0; atomic */
+	bool sealed;			    /* no more data (under lock) */
+	bool tail_on_disk;		    /* features are flagged in the header (under lock) */
+	int error;			    /* first write error (positive errno); atomic */
+	uint64_t first_time, last_time;	    /* the samples' time range; atomic */
+	const struct writer_features *feat; /* what follows the data; under lock */
+	struct writer_event events[AP_MAX_EVENTS]; /* as written to the file */
+	int nr_events;
+};
+
+int writer__append(struct writer *w, const void *buf, size_t len);
+void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
+int writer__finish(struct writer *w, bool tidy); /* async-signal-safe when !tidy */
+
+/* ---- record.c: building the records we write ---- */
+
+size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid,
+		      uint64_t time, uint32_t cpu, uint64_t period, const uint64_t *chain,
+		      unsigned nr);
+size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const char *comm,
+		    uint64_t time, bool exec);
+size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64_t len,
+		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
+		     uint32_t flags, const char *filename, uint64_t time, const uint8_t *build_id,
+		     unsigned build_id_size);
+size_t record__kernel_mmap(void *buf, size_t cap, uint64_t start, uint64_t len);
+size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t time,
+		    uint64_t lost);
+size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint32_t tid,
+			uint64_t time);
+
+/* ---- on_signal.c: what each thread's handler samples ---- */
+
+/*
+ * What to sample, the same for every thread of an image: filled by the
+ * session before any thread samples (and again in a forked child before its
+ * thread does), read-only while any handler can run.
+ */
+struct ap_sampler {
+	struct writer *writer;	     /* where flushed records go */
+	uint64_t sample_type;	     /* of the kernel event: the fields a SAMPLE holds */
+	enum ap_callgraph callgraph; /* how user stacks are taken */
+	unsigned stack_depth;	     /* deepest chain kept */
+	uint32_t pid;		     /* the image's process */
+	bool measure_unwind;	     /* AUTOPROF_VERBOSE: time each unwind */
+};
+
+struct ap_thread {
+	pid_t tid;
+	int fd;	  /* the number the event had when its signal was routed (the si_fd of
+		   * its signals); closed since: a thread holds no fd */
+	int slot; /* in the registry */
+	struct ring ring;
+	char *buf; /* records waiting for writer__append */
+	size_t len, cap;
+	char *scratch; /* a ring record that wraps, copied out */
+	uint64_t last_flush;
+	struct ap_stats stats;
+	const struct ap_sampler *sampler; /* read-only while the thread samples */
+	char *stack_top;		  /* of the handler's own stack (own_stack.c) */
+	void *mem; /* one mapping holds this struct, buf, scratch and the handler's stack */
+	size_t mem_len;
+	pthread_t handle; /* 0 for threads attached from outside */
+	bool is_timer;	  /* sampled by a CPU-time timer (timer.c), not a perf event */
+	timer_t timer;
+	uint64_t last_cpu; /* thread CPU time at the last timer sample */
+	int closed;	   /* set once by whoever stops the thread */
+	int in_handler;	   /* the thread's handler is using it */
+};
+
+/*
+ * Per-thread scratch: a ring record that wraps, then the call chain being
+ * built, then the raw trace it is cut from (the handler's own frames first).
+ */
+#define AP_MAX_CHAIN	   1024 /* AUTOPROF_STACK_DEPTH's limit */
+#define AP_HANDLER_FRAMES  64	/* room for the frames from the handler to the interrupted one */
+#define AP_RING_COPY_BYTES (AP_MAX_CHAIN * 8 + 1024)
+#define AP_CHAIN_BYTES	   ((AP_MAX_CHAIN + 2) * 8)
+#define AP_TRACE_ENTRIES   (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
+#define AP_SCRATCH_BYTES   (AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8)
+
+extern AP_TLS struct ap_thread *ap_self;
+
+/* The handler of the sampling signal (installed by session/handlers.c). */
+void sample__on_signal(int signo, siginfo_t *si, void *ucontext);
+void sample__drain(struct ap_thread *t, void *ucontext);
+void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, uint32_t cpu,
+			  uint64_t period);
+
+/* ---- buffer.c: the thread's records, on their way to the file ---- */
+
+bool thread__enter(struct ap_thread *t);
+void thread__leave(struct ap_thread *t);
+void thread__flush(struct ap_thread *t);
+char *thread__reserve(struct ap_thread *t, size_t len);
+void thread__maybe_flush(struct ap_thread *t);
+
+/* ---- own_stack.c ---- */
+
+/* Call fn(arg) on the stack whose top is stack_top (16-byte aligned by it). */
+void ap_call_on_stack(void *arg, void (*fn)(void *), void *stack_top);
+
+/* ---- what the handler uses from elsewhere (each async-signal-safe) ---- */
+
+/* session/objects.c: the loaded objects, read without the loader's lock. */
+enum ap_obj_kind {
+	AP_OBJ_LOADER = 1,   /* ld-linux: _dl_*, lazy binding, the loader's lock */
+	AP_OBJ_UNWINDER = 2, /* libunwind: its locks and caches */
+	AP_OBJ_EH = 4,	     /* libgcc_s: _Unwind_*, stacks mid-switch */
+	AP_OBJ_SELF = 8,     /* this library */
+};
+unsigned objects__kind(uintptr_t pc);
+bool objects__enter(void);
+void objects__leave(void);
+void objects__learn(uintptr_t pc);
+void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
+
+/* session/samplers.c: the thread a perf fd's signal belongs to. */
+struct ap_thread *thread__from_fd(int fd);
+
+/* session/cputimer.c: the timer source's samples. */
+bool timer__is_ours(const siginfo_t *si);
+void timer__sample(struct ap_thread *t, void *ucontext);
+
+/* wrap/signals.c: the program's own deliveries of the sampling signal. */
+int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int ap_sigmask(int how, const sigset_t *set, sigset_t *old);
+bool signals__is_sample(int sig, const siginfo_t *si);
+void signals__deliver(int sig, siginfo_t *si, void *uc);
+
+/* fatal.c, session/lifecycle.c: a deadly signal. */
+void fatal__on_deadly(int sig, siginfo_t *si, void *ucontext);
+void fatal__die(int sig, siginfo_t *si);
+void autoprof__emergency_stop(void);
+
+#endif /* AUTOPROF_HANDLER_H */

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handlers.c - installing the handler layer's two handlers: the sampling
+ * signal's (handler/on_signal.c) and the deadly signals' (handler/fatal.c),
+ * through signals.c, which keeps the program's view of every signal we hold.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int installed_signo;
+
+/*
+ * Install the overflow handler for signo, unless the program already handles
+ * that signal (signals.c keeps the program's view of it). Returns 0 or
+ * -EBUSY / -errno. Not async-signal-safe.
+ */
+int sample__install(int signo)
+{
+	struct sigaction sa;
+	int err;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sample__on_signal;
+	/* SA_ONSTACK: never run on a stack the program did not mean for signals
+	 * (Go runs C code on small goroutine stacks and aborts otherwise). */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	/* Every asynchronous signal waits the few microseconds the handler takes:
+	 * a Ctrl-C until this thread's buffer is whole, and a program's handler
+	 * that unwinds with libunwind until we release its cache lock. This is
+	 * what libunwind's own sigprocmask calls would do, at no cost: the
+	 * kernel sets the mask as it delivers the signal. Faults stay deliverable. */
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
+	sigdelset(&sa.sa_mask, SIGILL);
+	sigdelset(&sa.sa_mask, SIGFPE);
+	sigdelset(&sa.sa_mask, SIGTRAP);
+	sigdelset(&sa.sa_mask, SIGSYS);
+	signals__note_sampling(signo);
+	err = signals__hold(signo, AP_HOLD_SAMPLE, &sa);
+	if (err)
+		return err;
+	if (!installed_signo)
+		signals__adopt_mask(signo);
+	installed_signo = signo;
+	return 0;
+}
+
+/* Put back the disposition the program had. Not async-signal-safe. */
+void sample__uninstall(void)
+{
+	if (installed_signo)
+		signals__release(installed_signo);
+	installed_signo = 0;
+}
+
+/* The classic signals whose default action ends the process; plus the real-time ones. */
+static const int deadly[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,  SIGSEGV, SIGABRT,
+			     SIGBUS,  SIGFPE,  SIGILL,	  SIGPIPE,  SIGALRM, SIGUSR1,
+			     SIGUSR2, SIGPROF, SIGVTALRM, SIGXCPU,  SIGXFSZ, SIGSYS,
+			     SIGTRAP, SIGIO,   SIGPWR,	  SIGSTKFLT};
+#define NR_DEADLY (int)(sizeof(deadly) / sizeof(deadly[0]))
+
+/* Take sig with the deadly handler, keeping the program's view. Not async-signal-safe. */
+void fatal__take(int sig)
+{
+	struct sigaction sa;
+
+	if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD || sig == SIGCONT || sig == SIGURG ||
+	    sig == SIGWINCH || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+		return; /* default actions that do not end the program */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fatal__on_deadly;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigfillset(&sa.sa_mask); /* nothing else runs on this thread meanwhile */
+	signals__hold(sig, AP_HOLD_FATAL, &sa);
+}
+
+/*
+ * Take every deadly signal that is still at its default action, the
+ * real-time ones too (except the sampling signal). Not async-signal-safe.
+ */
+void fatal__install(void)
+{
+	for (int i = 0; i < NR_DEADLY; i++)
+		if (deadly[i] != autoprof.cfg.signo && signals__holder(deadly[i]) == AP_HOLD_NONE)
+			fatal__take(deadly[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		if (sig != autoprof.cfg.signo && signals__holder(sig) == AP_HOLD_NONE)
+			fatal__take(sig);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wrap.h - the functions of libc the library interposes, all under this roof,
+ * exported with one macro (and listed in preload.map):
+ *
+ *   threads.c  pthread_create, pthread_setname_np, prctl
+ *   process.c  the exec family, posix_spawn, _exit, _Exit, quick_exit, syscall
+ *   signals.c  sigaction, signal & co, the masks, sigwait & co, signalfd
+ *   fds.c      close, close_range, closefrom, dup*, fcntl, pipe
+ *   loader.c   dl_iterate_phdr (for our unwinder), dlclose
+ *
+ * Every wrapper is the plain call of the real function when profiling is
+ * off, and in a process that is not the session's (a vfork child shares our
+ * memory: it must touch nothing of ours).
+ */
+#ifndef AUTOPROF_WRAP_H
+#define AUTOPROF_WRAP_H
+
+#include "internal.h"
+
+/* An interposed function: visible to the dynamic linker (the rest is hidden). */
+#define AP_API __attribute__((visibility("default")))
+
+#endif /* AUTOPROF_WRAP_H */
