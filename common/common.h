@@ -24,6 +24,7 @@ void ap_disown(int fd);
 bool ap_is_own(int fd);
 int ap_close(int fd);
 int ap_next_own(int fd);
+int ap_dup_high(int fd, bool cloexec);
 int ap_move_high(int fd, bool cloexec);
 ssize_t ap_read_file(const char *path, char *buf, size_t cap);
 

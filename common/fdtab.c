@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -63,14 +64,76 @@ int ap_next_own(int fd)
 }
 
 /*
- * Move a new fd of ours to AP_FD_FLOOR or above (out of the range programs
- * expect to be theirs), close-on-exec unless asked otherwise, and own it.
- * Where no high fd can be had (a low RLIMIT_NOFILE), it stays where it is.
- * (A raw fcntl: the program's F_DUPFD goes through fds.c, ours must not.)
+ * The lowest number our fds take: the program's soft RLIMIT_NOFILE as it was
+ * when we first asked (one above the highest number it can open), or, when
+ * the soft limit is the hard one, the top of the hard range; never below
+ * AP_FD_FLOOR nor above MAX_HIGH (the kernel sizes a process's fd table to
+ * its highest fd). Our fds then cost the program none of its own: it opens
+ * exactly as many files as without us, and a program that lowers its limit
+ * later only moves further away. Async-signal-safe (raw system calls).
+ */
+#define MAX_HIGH 16384
+#define HIGH_ROOM 64 /* numbers kept for us above the floor */
+
+static int high_floor;
+
+static int limits(struct rlimit *rl)
+{
+	return (int)syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, rl);
+}
+
+static int fd_floor(void)
+{
+	int f = __atomic_load_n(&high_floor, __ATOMIC_RELAXED);
+	struct rlimit rl;
+
+	if (f)
+		return f;
+	if (limits(&rl) < 0)
+		rl.rlim_cur = rl.rlim_max = AP_FD_FLOOR;
+	f = rl.rlim_cur < rl.rlim_max ? (int)(rl.rlim_cur > MAX_HIGH ? MAX_HIGH : rl.rlim_cur)
+				      : (int)(rl.rlim_max > MAX_HIGH ? MAX_HIGH : rl.rlim_max) -
+					    HIGH_ROOM;
+	if (f < AP_FD_FLOOR)
+		f = AP_FD_FLOOR;
+	__atomic_store_n(&high_floor, f, __ATOMIC_RELAXED);
+	return f;
+}
+
+/*
+ * A new number at or above the floor for fd (fd stays open), or -errno. The
+ * soft limit is raised for the dup and put back at once where the floor is
+ * above it. Async-signal-safe.
+ */
+int ap_dup_high(int fd, bool cloexec)
+{
+	int min = fd_floor(), cmd = cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, nfd;
+	struct rlimit old, wide;
+	bool raised = false;
+
+	if (limits(&old) == 0 && old.rlim_cur < (rlim_t)min + HIGH_ROOM &&
+	    old.rlim_max >= (rlim_t)min + HIGH_ROOM) {
+		wide = old;
+		wide.rlim_cur = (rlim_t)min + HIGH_ROOM;
+		raised = syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &wide, NULL) == 0;
+	}
+	nfd = (int)syscall(SYS_fcntl, fd, cmd, min);
+	if (raised)
+		syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &old, NULL);
+	if (nfd < 0)
+		nfd = (int)syscall(SYS_fcntl, fd, cmd, AP_FD_FLOOR);
+	return nfd < 0 ? -errno : nfd;
+}
+
+/*
+ * Move a new fd of ours to the high range (ap_dup_high), close-on-exec unless
+ * asked otherwise, and own it. Where no high fd can be had, it stays where it
+ * is. (Raw system calls: the program's F_DUPFD goes through fds.c, ours must
+ * not.) Async-signal-safe.
  */
 int ap_move_high(int fd, bool cloexec)
 {
-	int high = (int)syscall(SYS_fcntl, fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, AP_FD_FLOOR);
+	int high = ap_dup_high(fd, cloexec);
 
 	if (high >= 0) {
 		syscall(SYS_close, fd);

@@ -227,7 +227,7 @@ static int check_fd(struct writer *w)
 		say_lost();
 		return -ESTALE;
 	}
-	high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, AP_FD_FLOOR);
+	high = ap_dup_high(fd, true);
 	if (high >= 0) {
 		syscall(SYS_close, fd);
 		fd = high;

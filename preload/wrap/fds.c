@@ -48,8 +48,8 @@ static int dup_away(int fd, int min)
 {
 	int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, min);
 
-	if (nfd < 0 && min > AP_FD_FLOOR)
-		nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, AP_FD_FLOOR);
+	if (nfd < 0)
+		nfd = ap_dup_high(fd, true);
 	if (nfd < 0)
 		nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
 	return nfd < 0 ? -errno : ap_own(nfd);
@@ -262,16 +262,16 @@ static void say_kept(void)
 	static int said;
 
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		pr_warn("the program closes file descriptors above %d that are the profiler's; "
-			"they stay open and profiling goes on (said once)",
-			AP_FD_FLOOR - 1);
+		pr_info("the program closes file descriptors that are the profiler's; they stay "
+			"open, the program is told they are not open, and profiling goes on");
 }
 
 AP_API int close(int fd)
 {
 	if (ap_is_own(fd) && in_session()) {
 		say_kept();
-		return 0;
+		errno = EBADF; /* as for any number the program has not opened */
+		return -1;
 	}
 	return (int)syscall(SYS_close, fd);
 }
@@ -280,7 +280,11 @@ AP_API int close(int fd)
 AP_API int close_range(unsigned int first, unsigned int last, int flags)
 {
 	unsigned int from = first;
-	int own = in_session() ? ap_next_own((int)(first > INT32_MAX ? INT32_MAX : first)) : -1;
+	int own;
+
+	if (first > last || !in_session())
+		return (int)syscall(SYS_close_range, first, last, flags); /* the kernel's answer */
+	own = ap_next_own((int)(first > INT32_MAX ? INT32_MAX : first));
 
 	while (own >= 0 && (unsigned int)own <= last) {
 		if ((unsigned int)own > from && syscall(SYS_close_range, from, own - 1, flags) < 0)

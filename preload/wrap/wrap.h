@@ -8,6 +8,7 @@
  *   signals.c  sigaction, signal & co, the masks, sigwait & co, signalfd
  *   fds.c      close, close_range, closefrom, dup*, fcntl, pipe
  *   loader.c   dl_iterate_phdr (for our unwinder), dlclose
+ *   fddir.c    opendir & readdir of /proc/self/fd: ours are not listed
  *
  * Every wrapper is the plain call of the real function when profiling is
  * off, and in a process that is not the session's (a vfork child shares our

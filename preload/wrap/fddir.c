@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fddir.c - the program's listing of its own descriptors shows its own only.
+ *
+ * A program that lists /proc/self/fd (or /dev/fd, /proc/<pid>/fd,
+ * /proc/thread-self/fd) to count or close its descriptors must not find the
+ * profiler's there: opendir/fdopendir note such a directory stream, and
+ * readdir & co skip the entries that are ours (fdtab.c). Any other directory
+ * is the plain call. glibc's own users of readdir (scandir, ftw) call it
+ * inside libc and are not seen.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "wrap.h"
+
+typedef DIR *(*opendir_fn)(const char *);
+typedef DIR *(*fdopendir_fn)(int);
+typedef struct dirent *(*readdir_fn)(DIR *);
+typedef struct dirent64 *(*readdir64_fn)(DIR *);
+typedef int (*readdir_r_fn)(DIR *, struct dirent *, struct dirent **);
+typedef int (*closedir_fn)(DIR *);
+
+/* The open streams over a descriptor directory of this process (few at a time). */
+#define MAX_STREAMS 32
+static DIR *streams[MAX_STREAMS];
+
+static void *real(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+/* Is st the descriptor directory of this process (or of one of its threads)? */
+static bool is_fd_dir(const struct stat *st)
+{
+	struct stat self;
+
+	if (ap_next_own(0) < 0)
+		return false; /* nothing of ours to hide */
+	return (stat("/proc/self/fd", &self) == 0 && self.st_dev == st->st_dev &&
+		self.st_ino == st->st_ino) ||
+	       (stat("/proc/thread-self/fd", &self) == 0 && self.st_dev == st->st_dev &&
+		self.st_ino == st->st_ino);
+}
+
+static void note(DIR *d)
+{
+	for (int i = 0; i < MAX_STREAMS; i++) {
+		DIR *expected = NULL;
+
+		if (__atomic_compare_exchange_n(&streams[i], &expected, d, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static bool noted(DIR *d)
+{
+	for (int i = 0; i < MAX_STREAMS; i++)
+		if (__atomic_load_n(&streams[i], __ATOMIC_ACQUIRE) == d)
+			return true;
+	return false;
+}
+
+static void forget(DIR *d)
+{
+	for (int i = 0; i < MAX_STREAMS; i++) {
+		DIR *expected = d;
+
+		__atomic_compare_exchange_n(&streams[i], &expected, NULL, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED);
+	}
+}
+
+/* Is this entry's name the number of one of our descriptors? */
+static bool hidden(const char *name)
+{
+	char *end;
+	long fd;
+
+	if (name[0] < '0' || name[0] > '9')
+		return false;
+	fd = strtol(name, &end, 10);
+	return !*end && fd <= INT32_MAX && ap_is_own((int)fd);
+}
+
+AP_API DIR *opendir(const char *name)
+{
+	static opendir_fn next;
+	struct stat st;
+	DIR *d;
+
+	if (!next)
+		next = (opendir_fn)real("opendir");
+	if (!next) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	d = next(name);
+	if (d) {
+		int saved = errno;
+
+		if (fstat(dirfd(d), &st) == 0 && is_fd_dir(&st))
+			note(d);
+		errno = saved;
+	}
+	return d;
+}
+
+AP_API DIR *fdopendir(int fd)
+{
+	static fdopendir_fn next;
+	struct stat st;
+	DIR *d;
+
+	if (!next)
+		next = (fdopendir_fn)real("fdopendir");
+	if (!next) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	d = next(fd);
+	if (d) {
+		int saved = errno;
+
+		if (fstat(fd, &st) == 0 && is_fd_dir(&st))
+			note(d);
+		errno = saved;
+	}
+	return d;
+}
+
+AP_API struct dirent *readdir(DIR *d)
+{
+	static readdir_fn next;
+	struct dirent *e;
+
+	if (!next)
+		next = (readdir_fn)real("readdir");
+	if (!next) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	do
+		e = next(d);
+	while (e && noted(d) && hidden(e->d_name));
+	return e;
+}
+
+AP_API struct dirent64 *readdir64(DIR *d)
+{
+	static readdir64_fn next;
+	struct dirent64 *e;
+
+	if (!next)
+		next = (readdir64_fn)real("readdir64");
+	if (!next) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	do
+		e = next(d);
+	while (e && noted(d) && hidden(e->d_name));
+	return e;
+}
+
+AP_API int readdir_r(DIR *d, struct dirent *entry, struct dirent **result)
+{
+	static readdir_r_fn next;
+	int err;
+
+	if (!next)
+		next = (readdir_r_fn)real("readdir_r");
+	if (!next)
+		return ENOSYS;
+	do
+		err = next(d, entry, result);
+	while (!err && *result && noted(d) && hidden((*result)->d_name));
+	return err;
+}
+
+AP_API int closedir(DIR *d)
+{
+	static closedir_fn next;
+
+	if (!next)
+		next = (closedir_fn)real("closedir");
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	forget(d);
+	return next(d);
+}
