@@ -72,7 +72,7 @@ int ap_next_own(int fd)
  * exactly as many files as without us, and a program that lowers its limit
  * later only moves further away. Async-signal-safe (raw system calls).
  */
-#define MAX_HIGH 16384
+#define MAX_HIGH  16384
 #define HIGH_ROOM 64 /* numbers kept for us above the floor */
 
 static int high_floor;
@@ -91,9 +91,9 @@ static int fd_floor(void)
 		return f;
 	if (limits(&rl) < 0)
 		rl.rlim_cur = rl.rlim_max = AP_FD_FLOOR;
-	f = rl.rlim_cur < rl.rlim_max ? (int)(rl.rlim_cur > MAX_HIGH ? MAX_HIGH : rl.rlim_cur)
-				      : (int)(rl.rlim_max > MAX_HIGH ? MAX_HIGH : rl.rlim_max) -
-					    HIGH_ROOM;
+	f = rl.rlim_cur < rl.rlim_max
+		? (int)(rl.rlim_cur > MAX_HIGH ? MAX_HIGH : rl.rlim_cur)
+		: (int)(rl.rlim_max > MAX_HIGH ? MAX_HIGH : rl.rlim_max) - HIGH_ROOM;
 	if (f < AP_FD_FLOOR)
 		f = AP_FD_FLOOR;
 	__atomic_store_n(&high_floor, f, __ATOMIC_RELAXED);

@@ -317,8 +317,7 @@ static const struct map *find_own(struct proc *p, u64 addr, u64 t, u32 epoch, bo
 	 * map of the epoch holds addr, so it is the answer if valid at t, or if
 	 * it comes later and a later map may be taken. */
 	if (p->simple && p->last && p->last->epoch == epoch && addr >= p->last->start &&
-	    addr < p->last->end &&
-	    (p->last->time <= t ? t < p->last->end_time : late))
+	    addr < p->last->end && (p->last->time <= t ? t < p->last->end_time : late))
 		return p->last;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

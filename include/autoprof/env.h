@@ -19,46 +19,47 @@
 #define AUTOPROF_ENV_H
 
 #define AUTOPROF_DEFAULT_COUNTERS                                                                  \
-	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,"    \
+	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,"     \
 	"branch-misses,cache-references,cache-misses"
 
 #define AUTOPROF_ENV_TABLE(X)                                                                      \
 	X(OUTPUT, "output", 'o', "FILE", "perf.data",                                              \
 	  "output file; %p in it becomes the process id")                                          \
 	X(EVENT, "event", 'e', "EVENT", "",                                                        \
-	  "sampling event: cycles, instructions, cpu-clock, task-clock, page-faults, ... or rNNNN; " \
+	  "sampling event: cycles, instructions, cpu-clock, task-clock, page-faults, ... or "      \
+	  "rNNNN; "                                                                                \
 	  "default cycles where the PMU has it, else cpu-clock")                                   \
 	X(FREQ, "freq", 'F', "HZ", "1000",                                                         \
-	  "samples per second of each thread's run time, clamped to "                             \
+	  "samples per second of each thread's run time, clamped to "                              \
 	  "kernel.perf_event_max_sample_rate")                                                     \
 	X(PERIOD, "count", 'c', "N", "",                                                           \
 	  "sample every N events instead of at a frequency (overrides FREQ)")                      \
 	X(CALLGRAPH, "call-graph", 'g', "MODE", "libunwind",                                       \
 	  "user stacks: libunwind (DWARF unwind info, no frame pointers needed), fp (kernel "      \
-	  "frame-pointer chains) or none")                                                          \
-	X(STACK_DEPTH, "stack-depth", 0, "N", "127", "deepest call chain kept, 1..1024")          \
+	  "frame-pointer chains) or none")                                                         \
+	X(STACK_DEPTH, "stack-depth", 0, "N", "127", "deepest call chain kept, 1..1024")           \
 	X(MODE, "mode", 0, "MODE", "auto",                                                         \
 	  "sample source: perf (per-thread perf events), timer (per-thread POSIX CPU-time "        \
-	  "timers, at most the kernel tick rate) or auto (perf, else timer where "                \
-	  "perf_event_open is refused)")                                                            \
+	  "timers, at most the kernel tick rate) or auto (perf, else timer where "                 \
+	  "perf_event_open is refused)")                                                           \
 	X(KERNEL, "kernel", 'k', NULL, "0",                                                        \
 	  "sample kernel code and kernel call chains too, where perf_event_paranoid permits")      \
 	X(SIGNAL, "signal", 0, "SIG", "",                                                          \
 	  "signal that carries overflow notifications; default SIGRTMIN+5")                        \
-	X(COUNTERS, "counters", 0, "LIST", AUTOPROF_DEFAULT_COUNTERS,                             \
-	  "counting events, totals for the whole process tree (comma-separated, or none); "       \
+	X(COUNTERS, "counters", 0, "LIST", AUTOPROF_DEFAULT_COUNTERS,                              \
+	  "counting events, totals for the whole process tree (comma-separated, or none); "        \
 	  "hardware ones are skipped where the PMU lacks them")                                    \
-	X(STAT, "stat", 0, NULL, "0", "print the counter totals perf-stat style on stderr at exit") \
+	X(STAT, "stat", 0, NULL, "0",                                                              \
+	  "print the counter totals perf-stat style on stderr at exit")                            \
 	X(FOLLOW, "follow", 0, "0|1", "1",                                                         \
-	  "profile forked children and exec'd programs too, each into its own file "              \
+	  "profile forked children and exec'd programs too, each into its own file "               \
 	  "(NAME.<pid>, NAME.<pid>.<n> after the n-th exec)")                                      \
 	X(COUNTER_FDS, NULL, 0, "LIST", "",                                                        \
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
-	X(TOP, NULL, 0, "PID", "",                                                                 \
-	  "set by the library: the first profiled process of the run")                             \
+	X(TOP, NULL, 0, "PID", "", "set by the library: the first profiled process of the run")    \
 	X(IMAGE, NULL, 0, "PID:N", "",                                                             \
-	  "set by the library at exec: the program is the N-th exec of process PID")              \
-	X(VERBOSE, "verbose", 'v', NULL, "0", "say what the profiler does, on stderr")            \
+	  "set by the library at exec: the program is the N-th exec of process PID")               \
+	X(VERBOSE, "verbose", 'v', NULL, "0", "say what the profiler does, on stderr")             \
 	X(QUIET, "quiet", 'q', NULL, "0", "say nothing on stderr, not even warnings")
 
 #define AUTOPROF_ENV_PREFIX "AUTOPROF_"

@@ -94,8 +94,8 @@ struct perf_file_section {
 
 /* The 104-byte file header at offset 0. */
 struct perf_file_header {
-	uint64_t magic;     /* PERF_FILE_MAGIC */
-	uint64_t size;      /* sizeof(struct perf_file_header) */
+	uint64_t magic;	    /* PERF_FILE_MAGIC */
+	uint64_t size;	    /* sizeof(struct perf_file_header) */
 	uint64_t attr_size; /* size of one struct perf_file_attr entry */
 	struct perf_file_section attrs;
 	struct perf_file_section data;
@@ -107,7 +107,7 @@ _Static_assert(sizeof(struct perf_file_header) == 104, "perf_file_header is 104 
 /* One entry of the attrs section: the event attr and where its ids are. */
 struct perf_file_attr {
 	uint8_t attr[PERF_FILE_ATTR_SIZE]; /* struct perf_event_attr, attr.size bytes */
-	struct perf_file_section ids;      /* array of u64 event ids */
+	struct perf_file_section ids;	   /* array of u64 event ids */
 };
 _Static_assert(sizeof(struct perf_file_attr) == 144, "perf_file_attr is 144 bytes");
 

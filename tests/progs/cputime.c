@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 	if (child < 0 || wait4(child, &status, 0, &ru) != child)
 		return 1;
 	printf("cpu_ms=%.1f\n", clock_ms(CLOCK_PROCESS_CPUTIME_ID) + ru.ru_utime.tv_sec * 1e3 +
-				       ru.ru_utime.tv_usec / 1e3 + ru.ru_stime.tv_sec * 1e3 +
-				       ru.ru_stime.tv_usec / 1e3);
+				    ru.ru_utime.tv_usec / 1e3 + ru.ru_stime.tv_sec * 1e3 +
+				    ru.ru_stime.tv_usec / 1e3);
 	return 0;
 }

@@ -12,8 +12,13 @@ static std::atomic<long> caught;
 
 struct Guard {
 	std::string s;
-	explicit Guard(long j) : s(std::to_string(j)) {}
-	~Guard() { asm volatile("" ::"r"(s.size())); }
+	explicit Guard(long j) : s(std::to_string(j))
+	{
+	}
+	~Guard()
+	{
+		asm volatile("" ::"r"(s.size()));
+	}
 };
 
 __attribute__((noinline)) static long deep(int n, long j)

@@ -51,7 +51,7 @@ static double thread_cpu_ms(void)
 
 /* Each burner computes something different, so the compiler cannot fold them into one. */
 #define BURNER(name, seed)                                                                         \
-	static __attribute__((noinline, noclone)) void name(double ms)                              \
+	static __attribute__((noinline, noclone)) void name(double ms)                             \
 	{                                                                                          \
 		double until = thread_cpu_ms() + ms;                                               \
 		uint64_t x = seed;                                                                 \

@@ -7,9 +7,9 @@
 #include "internal.h"
 #include "tap.h"
 
-static const char *vars[] = {"AUTOPROF_OUTPUT", "AUTOPROF_EVENT",       "AUTOPROF_FREQ",
-			     "AUTOPROF_PERIOD", "AUTOPROF_CALLGRAPH",   "AUTOPROF_STACK_DEPTH",
-			     "AUTOPROF_SIGNAL", "AUTOPROF_VERBOSE",     "AUTOPROF_QUIET"};
+static const char *vars[] = {"AUTOPROF_OUTPUT", "AUTOPROF_EVENT",     "AUTOPROF_FREQ",
+			     "AUTOPROF_PERIOD", "AUTOPROF_CALLGRAPH", "AUTOPROF_STACK_DEPTH",
+			     "AUTOPROF_SIGNAL", "AUTOPROF_VERBOSE",   "AUTOPROF_QUIET"};
 
 static void reset(void)
 {
@@ -48,24 +48,26 @@ int main(void)
 	ok(parse_with("AUTOPROF_FREQ", "4000", &cfg) == 0 && cfg.freq == 4000,
 	   "AUTOPROF_FREQ=4000 is taken");
 	ok(parse_with("AUTOPROF_PERIOD", "250000", &cfg) == 0 && cfg.period == 250000 &&
-		   cfg.freq == 0,
+	       cfg.freq == 0,
 	   "AUTOPROF_PERIOD overrides the frequency");
-	ok(parse_with("AUTOPROF_STACK_DEPTH", "-1", &cfg) == -EINVAL, "a negative depth is refused");
+	ok(parse_with("AUTOPROF_STACK_DEPTH", "-1", &cfg) == -EINVAL,
+	   "a negative depth is refused");
 	ok(parse_with("AUTOPROF_STACK_DEPTH", "2000", &cfg) == -EINVAL,
 	   "a depth above 1024 is refused");
 	ok(parse_with("AUTOPROF_CALLGRAPH", "fp", &cfg) == 0 && cfg.callgraph == AP_CG_FP,
 	   "AUTOPROF_CALLGRAPH=fp");
-	ok(parse_with("AUTOPROF_CALLGRAPH", "lbr", &cfg) == -EINVAL, "an unknown call graph is refused");
+	ok(parse_with("AUTOPROF_CALLGRAPH", "lbr", &cfg) == -EINVAL,
+	   "an unknown call graph is refused");
 	ok(parse_with("AUTOPROF_EVENT", "task-clock", &cfg) == 0 && !cfg.event_auto &&
-		   cfg.event_type == PERF_TYPE_SOFTWARE &&
-		   cfg.event_config == PERF_COUNT_SW_TASK_CLOCK,
+	       cfg.event_type == PERF_TYPE_SOFTWARE && cfg.event_config == PERF_COUNT_SW_TASK_CLOCK,
 	   "AUTOPROF_EVENT=task-clock");
-	ok(parse_with("AUTOPROF_EVENT", "bogus-event", &cfg) == -EINVAL, "an unknown event is refused");
+	ok(parse_with("AUTOPROF_EVENT", "bogus-event", &cfg) == -EINVAL,
+	   "an unknown event is refused");
 	ok(config__event_lookup("r1c2", &type, &config) == 0 && type == PERF_TYPE_RAW &&
-		   config == 0x1c2,
+	       config == 0x1c2,
 	   "rNNNN is a raw event code");
 	ok(config__event_lookup("cs", &type, &config) == 0 &&
-		   config == PERF_COUNT_SW_CONTEXT_SWITCHES,
+	       config == PERF_COUNT_SW_CONTEXT_SWITCHES,
 	   "aliases work (cs)");
 	ok(config__event_lookup("rxyz", &type, &config) == -ENOENT, "r with no hex is no event");
 	ok(parse_with("AUTOPROF_SIGNAL", "PROF", &cfg) == 0 && cfg.signo == SIGPROF,
@@ -73,9 +75,10 @@ int main(void)
 	ok(parse_with("AUTOPROF_SIGNAL", "SIGRTMIN+2", &cfg) == 0 && cfg.signo == SIGRTMIN + 2,
 	   "AUTOPROF_SIGNAL=SIGRTMIN+2");
 	ok(parse_with("AUTOPROF_SIGNAL", "9", &cfg) == -EINVAL, "SIGKILL can never be ours");
-	ok(parse_with("AUTOPROF_SIGNAL", "SEGV", &cfg) == -EINVAL, "SIGSEGV is refused by name too");
+	ok(parse_with("AUTOPROF_SIGNAL", "SEGV", &cfg) == -EINVAL,
+	   "SIGSEGV is refused by name too");
 	ok(parse_with("AUTOPROF_OUTPUT", "/tmp/x.%p.data", &cfg) == 0 &&
-		   !strcmp(cfg.output, "/tmp/x.%p.data"),
+	       !strcmp(cfg.output, "/tmp/x.%p.data"),
 	   "the output pattern is kept for the session to expand");
 	ok(parse_with("AUTOPROF_VERBOSE", "yes", &cfg) == 0 && cfg.verbose == 1,
 	   "AUTOPROF_VERBOSE=yes is level 1");

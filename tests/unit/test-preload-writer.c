@@ -10,7 +10,7 @@
 #include "internal.h"
 #include "tap.h"
 
-#define BATCHES 500
+#define BATCHES	  500
 #define PER_BATCH 8
 
 static struct writer w;
@@ -26,8 +26,9 @@ static void *appender(void *arg)
 		size_t len = 0;
 
 		for (int i = 0; i < PER_BATCH; i++)
-			len += record__sample(buf + len, sizeof(buf) - len, false, 0x1000, 42, tid,
-					      (uint64_t)b * 1000 + (uint64_t)i, 0, 1000000, chain, 4);
+			len +=
+			    record__sample(buf + len, sizeof(buf) - len, false, 0x1000, 42, tid,
+					   (uint64_t)b * 1000 + (uint64_t)i, 0, 1000000, chain, 4);
 		if (writer__append(&w, buf, len))
 			return (void *)1;
 	}
@@ -56,16 +57,16 @@ int main(void)
 {
 	char dir[] = "/tmp/autoprof-writer.XXXXXX", path[256], old[300], target[300];
 	struct writer_event events[2] = {
-		{.attr = {.type = PERF_TYPE_SOFTWARE,
-			  .config = PERF_COUNT_SW_CPU_CLOCK,
-			  .sample_freq = 1000,
-			  .freq = 1,
-			  .exclude_kernel = 1},
-		 .id = 1,
-		 .name = "cpu-clock"},
-		{.attr = {.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_TASK_CLOCK, .inherit = 1},
-		 .id = 2,
-		 .name = "task-clock"}};
+	    {.attr = {.type = PERF_TYPE_SOFTWARE,
+		      .config = PERF_COUNT_SW_CPU_CLOCK,
+		      .sample_freq = 1000,
+		      .freq = 1,
+		      .exclude_kernel = 1},
+	     .id = 1,
+	     .name = "cpu-clock"},
+	    {.attr = {.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_TASK_CLOCK, .inherit = 1},
+	     .id = 2,
+	     .name = "task-clock"}};
 	pthread_t th[2];
 	void *r0, *r1;
 	char rec[256];
@@ -96,7 +97,8 @@ int main(void)
 	   "the new file is a regular file with mode 0600");
 
 	n = record__comm(rec, sizeof(rec), 42, 42, "a-very-long-thread-name", 0, false);
-	ok(n % 8 == 0 && n == sizeof(struct perf_record_comm) + 16 + sizeof(struct autoprof_sample_id),
+	ok(n % 8 == 0 &&
+	       n == sizeof(struct perf_record_comm) + 16 + sizeof(struct autoprof_sample_id),
 	   "COMM is 8-byte aligned, name cut to 15 characters (%zu bytes)", n);
 	ok(writer__append(&w, rec, n) == 0, "append COMM");
 	n = record__mmap2(rec, sizeof(rec), 42, 0x1000, 0x1000, 0, 8, 1, 1234, 5, 2, "/bin/x", 0,
@@ -136,7 +138,7 @@ int main(void)
 
 		for (int i = 0; i < 2; i++) {
 			const struct perf_file_attr *fa =
-				(const void *)(file + h->attrs.offset + (uint64_t)i * 144);
+			    (const void *)(file + h->attrs.offset + (uint64_t)i * 144);
 			const struct perf_event_attr *a = (const void *)fa->attr;
 			uint64_t id;
 
@@ -145,7 +147,8 @@ int main(void)
 				a->sample_id_all && a->exclude_kernel && !a->inherit &&
 				fa->ids.size == 8 && id == (uint64_t)i + 1;
 		}
-		ok(good == 2, "two attrs: size 128, our sample format, user-only like the sampler, ids 1 and 2");
+		ok(good == 2, "two attrs: size 128, our sample format, user-only like the sampler, "
+			      "ids 1 and 2");
 	} else {
 		ok(0, "two attrs in the attrs section");
 	}
