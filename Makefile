@@ -165,9 +165,7 @@ install: all
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/
 
 format:
-	clang-format -i $(wildcard include/autoprof/*.h preload/*.[ch] preload/*/*.[ch] common/*.[ch] \
-		launcher/*.[ch] report/*.[ch] tests/*.h tests/unit/*.c tests/progs/*.c \
-		tests/hostile/*.[ch] tests/hostile/*.cc)
+	git ls-files '*.c' '*.h' '*.cc' '*.cpp' | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD)

@@ -53,7 +53,7 @@ static int floor_debug;
 static int floor_signal;
 static int floor_on;
 static pthread_key_t floor_key;
-static __thread struct floor_thread floor_self = { .fd = -1 };
+static __thread struct floor_thread floor_self = {.fd = -1};
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -90,7 +90,8 @@ static void floor_open(void)
 		return;
 	}
 	floor_self.ring_size = (size_t)page * RING_PAGES;
-	floor_self.ring = mmap(NULL, floor_self.ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	floor_self.ring =
+	    mmap(NULL, floor_self.ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (floor_self.ring == MAP_FAILED) {
 		if (floor_debug)
 			fprintf(stderr, "floor: tid %d: mmap: %s\n", (int)tid, strerror(errno));
@@ -109,8 +110,8 @@ static void floor_open(void)
 	/* Any non-NULL value makes the destructor run at thread exit. */
 	pthread_setspecific(floor_key, &floor_self);
 	if (floor_debug)
-		fprintf(stderr, "floor: tid %d: cpu-clock at %lu Hz, fd %d, %d-page ring\n", (int)tid,
-			floor_freq, fd, RING_PAGES);
+		fprintf(stderr, "floor: tid %d: cpu-clock at %lu Hz, fd %d, %d-page ring\n",
+			(int)tid, floor_freq, fd, RING_PAGES);
 }
 
 static void floor_close(void)
@@ -143,7 +144,8 @@ static void on_overflow(int signo, siginfo_t *si, void *uc)
 
 	(void)signo, (void)si, (void)uc;
 	if (meta)
-		__atomic_store_n(&meta->data_tail, __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
+		__atomic_store_n(&meta->data_tail,
+				 __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
 }
 
