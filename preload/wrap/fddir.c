@@ -22,7 +22,6 @@
 typedef DIR *(*opendir_fn)(const char *);
 typedef DIR *(*fdopendir_fn)(int);
 typedef struct dirent *(*readdir_fn)(DIR *);
-typedef struct dirent64 *(*readdir64_fn)(DIR *);
 typedef int (*readdir_r_fn)(DIR *, struct dirent *, struct dirent **);
 typedef int (*closedir_fn)(DIR *);
 
@@ -135,38 +134,41 @@ AP_API DIR *fdopendir(int fd)
 	return d;
 }
 
-AP_API struct dirent *readdir(DIR *d)
+/*
+ * The next entry from the real readdir or readdir64 (named by which), past
+ * ours in a descriptor directory. The two differ in name only on 64-bit
+ * (struct dirent64 is struct dirent), so one loop serves both.
+ */
+static struct dirent *read_skipping(DIR *d, const char *which, readdir_fn *next)
 {
-	static readdir_fn next;
 	struct dirent *e;
 
-	if (!next)
-		next = (readdir_fn)real("readdir");
-	if (!next) {
+	if (!*next)
+		*next = (readdir_fn)real(which);
+	if (!*next) {
 		errno = ENOSYS;
 		return NULL;
 	}
 	do
-		e = next(d);
+		e = (*next)(d);
 	while (e && noted(d) && hidden(e->d_name));
 	return e;
 }
 
+AP_API struct dirent *readdir(DIR *d)
+{
+	static readdir_fn next;
+
+	return read_skipping(d, "readdir", &next);
+}
+
+_Static_assert(sizeof(struct dirent) == sizeof(struct dirent64), "dirent is dirent64 here");
+
 AP_API struct dirent64 *readdir64(DIR *d)
 {
-	static readdir64_fn next;
-	struct dirent64 *e;
+	static readdir_fn next;
 
-	if (!next)
-		next = (readdir64_fn)real("readdir64");
-	if (!next) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	do
-		e = next(d);
-	while (e && noted(d) && hidden(e->d_name));
-	return e;
+	return (struct dirent64 *)read_skipping(d, "readdir64", &next);
 }
 
 AP_API int readdir_r(DIR *d, struct dirent *entry, struct dirent **result)

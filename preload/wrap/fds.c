@@ -246,16 +246,8 @@ AP_API int fcntl(int fd, int cmd, ...)
 	return fcntl_common(fd, cmd, arg, __builtin_return_address(0));
 }
 
-AP_API int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap_list;
-	unsigned long arg;
-
-	va_start(ap_list, cmd);
-	arg = va_arg(ap_list, unsigned long);
-	va_end(ap_list);
-	return fcntl_common(fd, cmd, arg, __builtin_return_address(0));
-}
+/* The same function under its large-file name (one and the same on 64-bit). */
+AP_API int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
 
 static void say_kept(void)
 {
