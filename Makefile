@@ -32,7 +32,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_CORE := $(filter-out preload/entry.c,$(LIB_SRC))
 LAUNCHER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard launcher/*.c))
 LIB_INC := -Ipreload -Icommon
-REPORT_SRC := $(wildcard report/*.c)
+REPORT_SRC := $(wildcard report/*.c report/*/*.c)
 REPORT_CORE := $(filter-out report/main.c,$(REPORT_SRC))
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
 REPORT_ASAN_OBJ := $(REPORT_SRC:%.c=$(BUILD)/asan/%.o)
@@ -99,7 +99,7 @@ $(BUILD)/autoprof: $(LAUNCHER_LINK)
 $(BUILD)/report/%.o: report/%.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(BASE) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(BASE) -Ireport $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/autoprof-report: $(REPORT_OBJ)
 	@echo "  LD      $@"
@@ -109,7 +109,7 @@ $(BUILD)/autoprof-report: $(REPORT_OBJ)
 $(BUILD)/asan/report/%.o: report/%.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC ASAN $<"
-	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(BASE) -Ireport -O1 -g $(SAN) -MMD -MP -c -o $@ $<
 
 $(BUILD)/asan/autoprof-report: $(REPORT_ASAN_OBJ)
 	@echo "  LD ASAN $@"
@@ -118,12 +118,12 @@ $(BUILD)/asan/autoprof-report: $(REPORT_ASAN_OBJ)
 $(BUILD)/unit/test-report-%: tests/unit/test-report-%.c $(REPORT_CORE:%.c=$(BUILD)/%.o)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(BASE) $(CFLAGS) -Itests -o $@ $^ $(LDFLAGS) $(REPORT_LIBS)
+	$(Q)$(CC) $(BASE) -Ireport $(CFLAGS) -Itests -o $@ $^ $(LDFLAGS) $(REPORT_LIBS)
 
 $(BUILD)/asan/unit/test-report-%: tests/unit/test-report-%.c $(REPORT_CORE:%.c=$(BUILD)/asan/%.o)
 	@mkdir -p $(@D)
 	@echo "  CC ASAN $<"
-	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests -o $@ $^ $(REPORT_LIBS)
+	$(Q)$(CC) $(BASE) -Ireport -O1 -g $(SAN) -Itests -o $@ $^ $(REPORT_LIBS)
 
 $(BUILD)/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE:%.c=$(BUILD)/%.o)
 	@mkdir -p $(@D)

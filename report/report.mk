@@ -15,7 +15,7 @@ $(FUZZ_BIN): tests/fuzz/fuzz-reader.c $(REPORT_CORE) report/internal.h include/a
 		| $(BUILD)/.deps-test
 	@mkdir -p $(@D)
 	@echo "  CC FUZZ $@"
-	$(Q)$(FUZZ_CC) -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers -Iinclude \
+	$(Q)$(FUZZ_CC) -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers -Iinclude -Ireport \
 		-D_GNU_SOURCE -pthread -g -O1 $(FUZZ_SAN) -o $@ tests/fuzz/fuzz-reader.c \
 		$(REPORT_CORE) $(REPORT_LIBS)
 
