@@ -46,7 +46,8 @@ is "$?" 139 "a command killed by SIGSEGV: the launcher dies of SIGSEGV too (139)
 
 "$B/autoprof" -q -o sleep.data -- "$B/progs/life" sleep "$B/progs" >out.txt 2>&1 &
 lpid=$!
-while ! grep -q sleeping out.txt 2>/dev/null; do sleep 0.1; done
+i=0
+while ! grep -q sleeping out.txt 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 kill -TERM $lpid
 wait $lpid
 is "$?" 143 "kill -TERM to the launcher reaches the command, which dies of it"
