@@ -37,6 +37,7 @@ extern bool ap_quiet;  /* AUTOPROF_QUIET: no warnings either */
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ap_log_capture(char *buf, size_t len);
 
 /* ---- common/options.c: AUTOPROF_* variables ---- */
 

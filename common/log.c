@@ -17,6 +17,22 @@
 int ap_verbose;
 bool ap_quiet;
 
+static char *capture;
+static size_t capture_len;
+
+/*
+ * Keep the first warning in buf (without the "autoprof: " prefix) instead of
+ * printing it, even when quiet; a NULL buf prints again. For the launcher,
+ * which says in its own words why a flag is refused. Not async-signal-safe.
+ */
+void ap_log_capture(char *buf, size_t len)
+{
+	capture = buf;
+	capture_len = len;
+	if (buf && len)
+		buf[0] = 0;
+}
+
 static void vlog(const char *fmt, va_list ap_list)
 {
 	char line[1024];
@@ -39,6 +55,14 @@ void pr_warn(const char *fmt, ...)
 {
 	va_list ap_list;
 
+	if (capture) {
+		if (!capture[0]) {
+			va_start(ap_list, fmt);
+			vsnprintf(capture, capture_len, fmt, ap_list);
+			va_end(ap_list);
+		}
+		return;
+	}
 	if (ap_quiet)
 		return;
 	va_start(ap_list, fmt);

@@ -122,6 +122,59 @@ void launcher__open_counters(void)
 		setenv("AUTOPROF_COUNTER_FDS", spec, 1);
 }
 
+/*
+ * Check every option with the library's own parser before anything runs, so
+ * a bad flag is one line naming it and exit status 2 (as perf record does),
+ * not a command run unprofiled. Returns 0 or 2 (said).
+ */
+static int validate(void)
+{
+	struct ap_config cfg;
+	char why[1024], dir[PATH_MAX], *slash;
+	const struct opt_row *row = NULL;
+	bool quiet = ap_quiet;
+	int bad;
+
+	ap_log_capture(why, sizeof(why));
+	bad = config__parse(&cfg);
+	ap_log_capture(NULL, 0);
+	ap_quiet = quiet;
+	if (bad) {
+		char *cut = strstr(why, "; not profiling");
+
+		if (cut)
+			*cut = 0;
+		for (int i = 0; i < NROWS && !row; i++) {
+			size_t n = strlen(rows[i].var);
+
+			if (rows[i].long_flag && !strncmp(why, rows[i].var, n) &&
+			    (why[n] == '=' || why[n] == ' '))
+				row = &rows[i];
+		}
+		if (row && row->short_flag)
+			fprintf(stderr, "autoprof: -%c/--%s: %s\n", row->short_flag, row->long_flag,
+				why);
+		else if (row)
+			fprintf(stderr, "autoprof: --%s: %s\n", row->long_flag, why);
+		else
+			fprintf(stderr, "autoprof: %s\n", why);
+		return 2;
+	}
+	/* The output's folder must take a new file (the library makes it later). */
+	snprintf(dir, sizeof(dir), "%s", cfg.output);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	else
+		strcpy(dir, ".");
+	if (access(dir, W_OK | X_OK)) {
+		fprintf(stderr, "autoprof: -o/--output %s: cannot create a file there (%s)\n",
+			cfg.output, strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct option longopts[NROWS + 2];
@@ -170,6 +223,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (validate())
+		return 2;
 	if (find_lib(lib, sizeof(lib)))
 		return 127;
 	output = getenv("AUTOPROF_OUTPUT");

@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 16
+plan 20
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -53,4 +53,18 @@ wait $lpid
 is "$?" 143 "kill -TERM to the launcher reaches the command, which dies of it"
 perf report -i sleep.data --stdio >/dev/null 2>rep.err && clean_stderr rep.err
 ok $? "and its file is finished and reads cleanly" || diag_file rep.err
+# Bad flags are refused before anything runs: one line naming the flag, status 2.
+for bad in "-F abc:-F/--freq" "-e bogus:-e/--event" "-o /nonexistent/dir/x.data:-o/--output"; do
+	args=${bad%%:*}
+	flag=${bad#*:}
+	# shellcheck disable=SC2086
+	"$B/autoprof" $args -- sh -c 'touch ran' >out.txt 2>err.txt
+	st=$?
+	[ "$st" = 2 ] && [ ! -e ran ] && [ "$(wc -l <err.txt)" = 1 ] && grep -q -- "$flag" err.txt
+	ok $? "autoprof $args: exit 2, the command not run, one line naming $flag" || diag_file err.txt
+	rm -f ran
+done
+AUTOPROF_QUIET=1 "$B/autoprof" -F 500 -- sh -c 'touch ran'
+[ -e ran ]
+ok $? "good flags: the command runs"
 done_testing
