@@ -402,6 +402,8 @@ struct session_opts {
 	bool no_load; /* never open object files or /proc/kallsyms (fuzzing) */
 	bool lines;   /* keep the address of every frame, for source lines */
 	struct filter filter;
+	record_visitor visit; /* sees every record in pass 1 (--csv's overview), or NULL */
+	void *visit_arg;
 };
 
 struct session {
@@ -515,6 +517,15 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out);
 int render_folded(struct session *s, const struct report_opts *o, FILE *out);
 int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out);
 int render_json(struct session *s, const struct report_opts *o, FILE *out);
+/* render_csv's overview: an index of every record, built by visiting pass 1. */
+struct csv_overview {
+	struct rec_pos *v;
+	size_t nr, cap;
+};
+
+int csv_overview__visit(void *arg, u32 file, const struct record *r, const struct sample *id);
+void csv_overview__attach(struct session_opts *so, struct csv_overview *ov);
+void csv_overview__exit(struct csv_overview *ov);
 int render_csv(struct session *s, const struct report_opts *o, const char *dir, char *err,
 	       size_t err_len);
 int render_diff(struct session *a, struct session *b, const struct report_opts *o, FILE *out);

@@ -525,6 +525,7 @@ static int run(struct session *s, const struct cmdline *c)
 int main(int argc, char **argv)
 {
 	static struct cmdline c;
+	struct csv_overview ov = {0};
 	struct session a, b;
 	size_t i;
 	int status;
@@ -547,11 +548,14 @@ int main(int argc, char **argv)
 			session__exit(&b);
 		}
 	} else {
+		if (c.csv_dir)
+			csv_overview__attach(&c.so, &ov);
 		status = load(&a, &c.so, c.files, c.nr_files);
 		if (!status)
 			status = run(&a, &c);
 	}
 	session__exit(&a);
+	csv_overview__exit(&ov);
 	if (fflush(stdout) != 0 && !status) {
 		fprintf(stderr, PROG ": writing the report: %s\n", strerror(errno));
 		status = 1;

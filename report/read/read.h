@@ -122,6 +122,27 @@ int sample__parse(const struct perf_file *pf, const struct record *r, struct sam
 int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
 		     struct sample *s, size_t *body_end);
 
+size_t record__fixed_size(u32 type);
+bool record__ids(const struct perf_file *pf, const struct record *r, struct sample *id,
+		 size_t *body_end);
+
+/* Where a record is, with its time: the order side-band records and the CSV overview use. */
+struct rec_pos {
+	u64 time;
+	u64 off;
+	u32 file;
+	u32 has_time;
+};
+
+int rec_pos__cmp(const void *a, const void *b); /* time, then file, then offset */
+
+/*
+ * A visitor of the session's one walk over every record (pass 1): called for
+ * each record in file order with its sample-id fields, or @id NULL when it
+ * has none. Returns 0 or -errno (stops the session).
+ */
+typedef int (*record_visitor)(void *arg, u32 file, const struct record *r, const struct sample *id);
+
 static inline u64 sample__chain(const struct sample *s, u64 i)
 {
 	return ld64(s->chain + i * 8);

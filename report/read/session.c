@@ -19,25 +19,11 @@
 #include <stdlib.h>
 #include <sys/utsname.h>
 
-/* A side-band record to apply in time order. */
-struct side {
-	u64 time;
-	u64 off;
-	u32 file;
-};
-
+/* The side-band records to apply in time order. */
 struct sides {
-	struct side *v;
+	struct rec_pos *v;
 	size_t nr, cap;
 };
-
-/* Fixed part (header included) of the records we decode. */
-#define MMAP_FIXED  sizeof(struct perf_record_mmap)
-#define MMAP2_FIXED sizeof(struct perf_record_mmap2)
-#define COMM_FIXED  sizeof(struct perf_record_comm)
-#define FORK_FIXED  sizeof(struct perf_record_fork)
-#define LOST_FIXED  sizeof(struct perf_record_lost)
-#define LOSTS_FIXED sizeof(struct perf_record_lost_samples)
 
 int session__init(struct session *s)
 {
@@ -144,29 +130,8 @@ static int sides__push(struct sides *sd, u64 time, u64 off, u32 file)
 {
 	if (array__reserve(&sd->v, &sd->cap, sd->nr + 1, sizeof(*sd->v)))
 		return -ENOMEM;
-	sd->v[sd->nr++] = (struct side){time, off, file};
+	sd->v[sd->nr++] = (struct rec_pos){time, off, file, 1};
 	return 0;
-}
-
-static size_t fixed_size(u32 type)
-{
-	switch (type) {
-	case PERF_RECORD_MMAP:
-		return MMAP_FIXED;
-	case PERF_RECORD_MMAP2:
-		return MMAP2_FIXED;
-	case PERF_RECORD_COMM:
-		return COMM_FIXED;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		return FORK_FIXED;
-	case PERF_RECORD_LOST:
-		return LOST_FIXED;
-	case PERF_RECORD_LOST_SAMPLES:
-		return LOSTS_FIXED;
-	default:
-		return sizeof(struct perf_event_header);
-	}
 }
 
 static bool known_type(u32 type)
@@ -236,6 +201,13 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 	while ((ret = perf_file__next_record(pf, &pos, &r)) > 0) {
 		u32 type = r.h.type;
 
+		if (s->opts.visit) {
+			bool has_id = record__ids(pf, &r, &id, &body_end);
+
+			ret = s->opts.visit(s->opts.visit_arg, fi, &r, has_id ? &id : NULL);
+			if (ret)
+				return ret;
+		}
 		s->nr_records++;
 		if (type < PERF_RECORD_LAST_KNOWN)
 			s->type_counts[type]++;
@@ -269,8 +241,8 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 		}
 		if (type >= PERF_RECORD_USER_TYPE_START)
 			continue;
-		if (r.h.size < fixed_size(type) ||
-		    sample_id__parse(pf, &r, fixed_size(type), &id, &body_end)) {
+		if (r.h.size < record__fixed_size(type) ||
+		    sample_id__parse(pf, &r, record__fixed_size(type), &id, &body_end)) {
 			s->bad_records++;
 			continue;
 		}
@@ -278,7 +250,8 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
 			if (kernel_mode(r.h.misc) && !s->opts.no_load &&
-			    is_kernel_map(r.p, fixed_size(type), body_end) && kernel_fits(s))
+			    is_kernel_map(r.p, record__fixed_size(type), body_end) &&
+			    kernel_fits(s))
 				hists__prefetch_kallsyms(&s->hists);
 			/* fall through */
 		case PERF_RECORD_COMM:
@@ -311,9 +284,9 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 	return 0;
 }
 
-static int side_cmp(const void *pa, const void *pb)
+int rec_pos__cmp(const void *pa, const void *pb)
 {
-	const struct side *a = pa, *b = pb;
+	const struct rec_pos *a = pa, *b = pb;
 
 	if (a->time != b->time)
 		return a->time < b->time ? -1 : 1;
@@ -335,7 +308,7 @@ static void note_kernel_map(struct machine *m, const struct record *r, size_t fi
 }
 
 /* Apply one side-band record (already validated by scan_file) to the machine. */
-static int apply_side(struct session *s, const struct side *sd)
+static int apply_side(struct session *s, const struct rec_pos *sd)
 {
 	const struct perf_file *pf = &s->files[sd->file];
 	struct machine *m = &s->machine;
@@ -346,7 +319,7 @@ static int apply_side(struct session *s, const struct side *sd)
 
 	if (perf_file__record_at(pf, sd->off, &r))
 		return 0;
-	fixed = fixed_size(r.h.type);
+	fixed = record__fixed_size(r.h.type);
 	if (sample_id__parse(pf, &r, fixed, &id, &body_end))
 		return 0;
 	p = r.p;
@@ -558,7 +531,7 @@ int session__process(struct session *s)
 	for (i = 0; i < s->nr_files && !err; i++)
 		err = scan_file(s, (u32)i, &sd);
 	if (!err && sd.nr)
-		qsort(sd.v, sd.nr, sizeof(*sd.v), side_cmp);
+		qsort(sd.v, sd.nr, sizeof(*sd.v), rec_pos__cmp);
 	for (i = 0; i < sd.nr && !err; i++)
 		err = apply_side(s, &sd.v[i]);
 	free(sd.v);
