@@ -222,7 +222,11 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 			}
 			if (!zs) {
 				zs = ZSTD_createDStream();
-				if (!zs || ZSTD_isError(ZSTD_initDStream(zs))) {
+				/* perf's level-1 frames use small windows: 16 MiB caps a hostile
+				 * one */
+				if (!zs || ZSTD_isError(ZSTD_initDStream(zs)) ||
+				    ZSTD_isError(
+					ZSTD_DCtx_setParameter(zs, ZSTD_d_windowLogMax, 24))) {
 					err = fail(pf, -ENOMEM, "out of memory");
 					break;
 				}
