@@ -289,6 +289,22 @@ static int read_attrs(struct perf_file *pf)
 }
 
 /*
+ * A pipe-mode stream lives in pf->expanded once expanded: give back the
+ * input's copy (standard input) or mapping, so it is not held twice.
+ */
+static void release_input(struct perf_file *pf)
+{
+	if (pf->rbase == pf->base)
+		return;
+	if (pf->mapped)
+		munmap((void *)pf->base, pf->size);
+	free(pf->heap);
+	pf->heap = NULL;
+	pf->mapped = false;
+	pf->base = NULL;
+}
+
+/*
  * Check the header and data section, then read the attrs; a pipe-mode stream
  * is expanded whole (stream.c), its attrs taken from its records. Returns 0
  * or -errno (said).
@@ -301,6 +317,8 @@ static int validate(struct perf_file *pf)
 	err = check_header(pf);
 	if (!err && pf->pipe) {
 		err = stream__expand(pf, sizeof(struct perf_pipe_file_header), pf->size);
+		if (!err)
+			release_input(pf);
 		return err ? err : perf_file__finish_attrs(pf);
 	}
 	if (!err)
