@@ -92,91 +92,13 @@ int strset__intern(struct strset *ss, const char *str, size_t len, u32 *id);
 const char *strset__str(const struct strset *ss, u32 id);
 void strset__exit(struct strset *ss);
 
-/* ---- perf_file.c ---- */
+/* ---- util/array.c ---- */
 
-/* One attr of one file, zero-extended to the attr struct this build knows. */
-struct evattr {
-	struct perf_event_attr attr;
-	u64 default_period; /* when PERIOD is not in sample_type */
-	char *name;	    /* EVENT_DESC name, else derived from type/config */
-	int hist;	    /* index of the event's counters, set by the session */
-};
+int array__reserve(void *pv, size_t *cap, size_t need, size_t elem);
 
-/* What the optional feature sections said; NULL/0 when absent. */
-struct features {
-	char *hostname, *osrelease, *arch, *version, *cmdline;
-	u32 nr_cpus_avail, nr_cpus_online;
-	bool has_nrcpus, has_stat;
-};
+/* ---- read/: perf_file.c, stream.c, features.c, evname.c, sample.c ---- */
 
-struct perf_file {
-	char *path;
-	const u8 *base; /* the whole file, mapped read-only (or the caller's buffer) */
-	size_t size;
-	bool mapped;  /* base is our mmap */
-	u64 released; /* pages below this were handed back to the kernel */
-	struct perf_file_header hdr;
-	u64 data_off, data_end; /* record stream, clamped to the file */
-	u64 walk_end;		/* where walking stopped (== data_end unless bad record) */
-	struct evattr *attrs;
-	size_t nr_attrs;
-	struct kvmap ids; /* event id -> attr index */
-	int id_pos;	  /* u64 index of the id in a SAMPLE, -1: none */
-	bool sample_id_all;
-	bool data_repaired; /* data.size was 0 or ran past the end */
-	struct features feat;
-	char warn[256]; /* a recoverable problem found by perf_file__open() */
-	char err[256];	/* why the last call failed */
-};
-
-/* A record: its header (copied, so alignment never matters) and its bytes. */
-struct record {
-	struct perf_event_header h;
-	const u8 *p; /* h.size bytes, starting with the header */
-	u64 off;     /* file offset */
-};
-
-int perf_file__open(struct perf_file *pf, const char *path);
-int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf, size_t len);
-void perf_file__close(struct perf_file *pf);
-int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
-int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r);
-int perf_file__attr_of_id(const struct perf_file *pf, u64 id);
-
-/* ---- features.c ---- */
-
-int features__read(struct perf_file *pf, char *warn, size_t warn_len);
-void features__exit(struct features *f);
-
-/* ---- evname.c ---- */
-
-char *evname__from_attr(const struct perf_event_attr *attr);
-const char *record_type__name(u32 type);
-
-/* ---- sample.c ---- */
-
-struct sample {
-	int attr; /* index into pf->attrs */
-	u16 misc; /* header.misc */
-	u64 ip;
-	u32 pid, tid;
-	u64 time;
-	u64 id;
-	u32 cpu;
-	u64 period;
-	u64 nr_chain;	 /* callchain entries */
-	const u8 *chain; /* nr_chain unaligned u64s inside the mapped file */
-	bool has_ip, has_tid, has_time, has_cpu;
-};
-
-int sample__parse(const struct perf_file *pf, const struct record *r, struct sample *s);
-int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
-		     struct sample *s, size_t *body_end);
-
-static inline u64 sample__chain(const struct sample *s, u64 i)
-{
-	return ld64(s->chain + i * 8);
-}
+#include "read/read.h"
 
 /* ---- dso.c + symbols.c + demangle.c + srcline.c ---- */
 
@@ -480,10 +402,13 @@ struct session_opts {
 	bool no_load; /* never open object files or /proc/kallsyms (fuzzing) */
 	bool lines;   /* keep the address of every frame, for source lines */
 	struct filter filter;
+	record_visitor visit; /* sees every record in pass 1 (--csv's overview), or NULL */
+	void *visit_arg;
 };
 
 struct session {
 	struct perf_file *files;
+	size_t cap_files;
 	size_t nr_files;
 	struct session_opts opts;
 	struct machine machine;
@@ -592,6 +517,15 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out);
 int render_folded(struct session *s, const struct report_opts *o, FILE *out);
 int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out);
 int render_json(struct session *s, const struct report_opts *o, FILE *out);
+/* render_csv's overview: an index of every record, built by visiting pass 1. */
+struct csv_overview {
+	struct rec_pos *v;
+	size_t nr, cap;
+};
+
+int csv_overview__visit(void *arg, u32 file, const struct record *r, const struct sample *id);
+void csv_overview__attach(struct session_opts *so, struct csv_overview *ov);
+void csv_overview__exit(struct csv_overview *ov);
 int render_csv(struct session *s, const struct report_opts *o, const char *dir, char *err,
 	       size_t err_len);
 int render_diff(struct session *a, struct session *b, const struct report_opts *o, FILE *out);

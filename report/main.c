@@ -9,9 +9,12 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef AUTOPROF_VERSION
 #define AUTOPROF_VERSION "0.1"
@@ -28,6 +31,8 @@ static void usage(FILE *out)
 		"\n"
 		"Summarise one or more perf.data files (default ./perf.data) written by\n"
 		"autoprof or perf record. Several files (a process tree) merge into one report.\n"
+		"FILE may be a pipe-mode file (perf record -o -), or - for standard input.\n"
+		"An output that is an input or an existing perf.data file is refused.\n"
 		"\n"
 		"Input:\n"
 		"  -i, --input FILE       read FILE (as a FILE argument; may be repeated)\n"
@@ -336,6 +341,105 @@ static int parse_args(struct cmdline *c, int argc, char **argv)
 	return -1;
 }
 
+/* stat() of input @path ("-": standard input). Returns 0 or -1. */
+static int stat_input(const char *path, struct stat *st)
+{
+	return strcmp(path, "-") ? stat(path, st) : fstat(STDIN_FILENO, st);
+}
+
+/* True if the regular file @path starts with a perf.data magic (file or pipe mode). */
+static bool looks_like_perf_data(const char *path)
+{
+	u64 magic = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = read(fd, &magic, sizeof(magic)) == sizeof(magic) &&
+	      (magic == PERF_FILE_MAGIC || magic == PERF_FILE_MAGIC_SWAPPED ||
+	       magic == 0x454c494646524550ULL /* PERFFILE, version 1 */);
+	close(fd);
+	return yes;
+}
+
+/*
+ * Refuse to write @out ("what" names the option) if it is one of the inputs
+ * (the same file, by device and inode) or an existing perf.data file.
+ * Returns 0, or 1 after printing one line.
+ */
+static int check_output(const struct cmdline *c, const char *what, const char *out)
+{
+	struct stat ost, ist;
+	size_t i;
+
+	if (stat(out, &ost) != 0)
+		return 0; /* does not exist yet: nothing to lose */
+	for (i = 0; i < c->nr_files; i++) {
+		if (stat_input(c->files[i], &ist) == 0 && ist.st_dev == ost.st_dev &&
+		    ist.st_ino == ost.st_ino) {
+			fprintf(stderr,
+				PROG ": refusing to write %s to %s: it is the input %s "
+				     "(inputs are FILE arguments or -i FILE)\n",
+				what, out, c->files[i]);
+			return 1;
+		}
+	}
+	if (S_ISREG(ost.st_mode) && looks_like_perf_data(out)) {
+		fprintf(stderr, PROG ": refusing to overwrite %s with %s: it is a perf.data file\n",
+			out, what);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Check every file the command line would write, before anything is read or
+ * written: --flamegraph FILE, the four files of --csv DIR, and standard
+ * output when it is redirected to (appended to) an input. Returns 0 or 1.
+ */
+static int check_outputs(const struct cmdline *c)
+{
+	static const char *const csv[] = {"stat.csv", "overview.csv", "processes.csv",
+					  "results.csv"};
+	struct stat st, ist;
+	size_t i;
+
+	if (c->flame_file && strcmp(c->flame_file, "-") &&
+	    check_output(c, "the flame graph", c->flame_file))
+		return 1;
+	if (c->csv_dir) {
+		if (stat(c->csv_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, PROG ": --csv %s: not a directory\n", c->csv_dir);
+			return 1;
+		}
+		for (i = 0; i < ARRAY_SIZE(csv); i++) {
+			char path[4096];
+
+			if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->csv_dir, csv[i]) >=
+			    sizeof(path)) {
+				fprintf(stderr, PROG ": --csv %s: path too long\n", c->csv_dir);
+				return 1;
+			}
+			if (check_output(c, csv[i], path))
+				return 1;
+		}
+	}
+	if (fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+		for (i = 0; i < c->nr_files; i++) {
+			if (stat_input(c->files[i], &ist) == 0 && ist.st_dev == st.st_dev &&
+			    ist.st_ino == st.st_ino) {
+				fprintf(stderr,
+					PROG ": refusing to write the report: standard output is "
+					     "the input %s\n",
+					c->files[i]);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Open @nr files into @s and read them. Returns 0 or 1 after printing why. */
 static int load(struct session *s, const struct session_opts *so, const char *const *files,
 		size_t nr)
@@ -421,6 +525,7 @@ static int run(struct session *s, const struct cmdline *c)
 int main(int argc, char **argv)
 {
 	static struct cmdline c;
+	struct csv_overview ov = {0};
 	struct session a, b;
 	size_t i;
 	int status;
@@ -428,6 +533,9 @@ int main(int argc, char **argv)
 	c.ro = (struct report_opts){.top = 20, .children = true, .min_pct = 0.5};
 	status = parse_args(&c, argc, argv);
 	if (status >= 0)
+		goto out_lists;
+	status = check_outputs(&c);
+	if (status)
 		goto out_lists;
 	if (c.diff) {
 		status = load(&a, &c.so, c.files, 1);
@@ -440,11 +548,14 @@ int main(int argc, char **argv)
 			session__exit(&b);
 		}
 	} else {
+		if (c.csv_dir)
+			csv_overview__attach(&c.so, &ov);
 		status = load(&a, &c.so, c.files, c.nr_files);
 		if (!status)
 			status = run(&a, &c);
 	}
 	session__exit(&a);
+	csv_overview__exit(&ov);
 	if (fflush(stdout) != 0 && !status) {
 		fprintf(stderr, PROG ": writing the report: %s\n", strerror(errno));
 		status = 1;

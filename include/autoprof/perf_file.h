@@ -183,6 +183,60 @@ struct perf_record_lost_samples {
 	uint64_t lost;
 };
 
+/* Pipe mode: the file header is only {magic, size = 16}; records follow. */
+struct perf_pipe_file_header {
+	uint64_t magic;
+	uint64_t size;
+};
+
+/* type: PERF_RECORD_HEADER_ATTR (64): attr.size bytes of attr, then u64 ids to the end */
+struct perf_record_header_attr {
+	struct perf_event_header header;
+	uint8_t attr[];
+};
+
+/* type: PERF_RECORD_HEADER_TRACING_DATA (66): followed by size bytes outside the record */
+struct perf_record_header_tracing_data {
+	struct perf_event_header header;
+	uint32_t size;
+	uint32_t pad;
+};
+
+/* type: PERF_RECORD_AUXTRACE (71): followed by size bytes of AUX data outside the record */
+struct perf_record_auxtrace {
+	struct perf_event_header header;
+	uint64_t size, offset, reference;
+	uint32_t idx, tid, cpu, reserved;
+};
+
+/* type: PERF_RECORD_EVENT_UPDATE (78); type NAME (2) carries a NUL-terminated name */
+#define PERF_EVENT_UPDATE_NAME 2
+struct perf_record_event_update {
+	struct perf_event_header header;
+	uint64_t type;
+	uint64_t id;
+	char data[];
+};
+
+/* type: PERF_RECORD_HEADER_FEATURE (80): one feature section, as in a file */
+struct perf_record_header_feature {
+	struct perf_event_header header;
+	uint64_t feat_id;
+	uint8_t data[];
+};
+
+/* type: PERF_RECORD_COMPRESSED (81): a chunk of a compressed record stream */
+struct perf_record_compressed {
+	struct perf_event_header header;
+	uint8_t data[];
+};
+
+/* HEADER_COMPRESSED feature body and its one compression type */
+struct perf_feat_compressed {
+	uint32_t version, type, level, ratio, mmap_len;
+};
+#define PERF_COMP_ZSTD 1
+
 /* type: PERF_RECORD_STAT_CONFIG (75): nr {tag, val} pairs */
 enum perf_stat_config_tag {
 	PERF_STAT_CONFIG_TERM_AGGR_MODE = 0,

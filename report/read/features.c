@@ -68,17 +68,10 @@ static int read_cmdline(struct cur *c, char **out)
 		if (err)
 			break;
 		len = strlen(arg);
-		if (used + len + 2 > cap) {
-			char *nb;
-
-			cap = (used + len + 2) * 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(arg);
-				err = -ENOMEM;
-				break;
-			}
-			buf = nb;
+		if (array__reserve(&buf, &cap, used + len + 2, 1)) {
+			free(arg);
+			err = -ENOMEM;
+			break;
 		}
 		if (used)
 			buf[used++] = ' ';
@@ -148,6 +141,18 @@ static int read_feature(struct perf_file *pf, int bit, struct cur *c)
 	case PERF_FEAT_STAT:
 		f->has_stat = true;
 		return 0;
+	case PERF_FEAT_COMPRESSED: {
+		struct perf_feat_compressed fc;
+
+		if (c->left < sizeof(fc))
+			return -EINVAL;
+		memcpy(&fc, c->p, sizeof(fc));
+		f->has_comp = true;
+		f->comp_type = fc.type;
+		f->comp_level = fc.level;
+		f->comp_mmap_len = fc.mmap_len;
+		return 0;
+	}
 	default:
 		return 0;
 	}
@@ -170,6 +175,8 @@ static const char *feature_name(int bit)
 		return "NRCPUS";
 	case PERF_FEAT_EVENT_DESC:
 		return "EVENT_DESC";
+	case PERF_FEAT_COMPRESSED:
+		return "COMPRESSED";
 	default:
 		return "feature";
 	}
@@ -228,6 +235,17 @@ int features__read(struct perf_file *pf, char *warn, size_t warn_len)
 		}
 	}
 	return err;
+}
+
+/*
+ * Read one feature body (@len bytes at @p, feature @bit), as a pipe-mode
+ * HEADER_FEATURE record carries it. Returns 0, -EINVAL if malformed, -ENOMEM.
+ */
+int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len)
+{
+	struct cur c = {p, len};
+
+	return read_feature(pf, bit, &c);
 }
 
 void features__exit(struct features *f)

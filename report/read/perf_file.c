@@ -84,6 +84,34 @@ out:
 	return err;
 }
 
+/*
+ * Read standard input to its end into pf->heap: a pipe cannot be mapped.
+ * The whole stream is held in memory (then expanded, see stream.c).
+ */
+static int read_stdin(struct perf_file *pf)
+{
+	size_t cap = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (array__reserve(&pf->heap, &cap, pf->size + (1 << 20), 1))
+			return fail(pf, -ENOMEM, "out of memory reading standard input");
+		n = read(STDIN_FILENO, pf->heap + pf->size, cap - pf->size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail(pf, -errno, "%s", strerror(errno));
+		if (n == 0)
+			break;
+		pf->size += (size_t)n;
+	}
+	if (!pf->size)
+		return fail(pf, -EINVAL, "empty input");
+	pf->base = pf->heap;
+	return 0;
+}
+
 static int check_header(struct perf_file *pf)
 {
 	const struct perf_file_header *h = &pf->hdr;
@@ -97,11 +125,15 @@ static int check_header(struct perf_file *pf)
 		return fail(pf, -EINVAL, "version 1 perf.data (PERFFILE) is not supported");
 	if (h->magic != PERF_FILE_MAGIC)
 		return fail(pf, -EINVAL, "not a perf.data file (bad magic)");
+	if (pf->size >= sizeof(struct perf_pipe_file_header) &&
+	    ld64(pf->base + 8) == sizeof(struct perf_pipe_file_header)) {
+		pf->pipe = true;
+		pf->hdr.size = sizeof(struct perf_pipe_file_header);
+		return 0;
+	}
 	if (pf->size < sizeof(*h))
 		return fail(pf, -EINVAL, "truncated header (%zu bytes)", pf->size);
 	memcpy(&pf->hdr, pf->base, sizeof(*h));
-	if (h->size == 16)
-		return fail(pf, -EINVAL, "pipe-mode perf.data is not supported");
 	if (h->size != sizeof(*h))
 		return fail(pf, -EINVAL, "header size is %llu, expected %zu",
 			    (unsigned long long)h->size, sizeof(*h));
@@ -169,34 +201,29 @@ static int calc_id_pos(u64 type)
 	return pos;
 }
 
-static int read_attr(struct perf_file *pf, size_t i)
+/*
+ * Append an attr of @size bytes at @attr (size already checked against its
+ * container) with its @nr_ids u64 ids at @ids to pf->attrs and pf->ids.
+ */
+int perf_file__add_attr(struct perf_file *pf, const u8 *attr, u32 size, const u8 *ids, u64 nr_ids)
 {
-	const struct perf_file_header *h = &pf->hdr;
-	const u8 *entry = pf->base + h->attrs.offset + i * h->attr_size;
-	u64 attr_bytes = h->attr_size - sizeof(struct perf_file_section);
-	struct evattr *ea = &pf->attrs[i];
-	struct perf_file_section ids;
-	u32 size = ld32(entry + 4);
+	struct evattr *ea;
+	size_t i = pf->nr_attrs;
 	u64 j;
 
-	if (size == 0)
-		size = 64;
-	if (size < 64 || size > attr_bytes)
-		return fail(pf, -EINVAL, "attr %zu: size %u does not fit its %llu-byte entry", i,
-			    size, (unsigned long long)attr_bytes);
-	memcpy(&ea->attr, entry, size < sizeof(ea->attr) ? size : sizeof(ea->attr));
+	if (array__reserve(&pf->attrs, &pf->cap_attrs, i + 1, sizeof(*pf->attrs)))
+		return fail(pf, -ENOMEM, "out of memory");
+	ea = &pf->attrs[i];
+	memset(ea, 0, sizeof(*ea));
+	pf->nr_attrs++;
+	memcpy(&ea->attr, attr, size < sizeof(ea->attr) ? size : sizeof(ea->attr));
 	ea->attr.size = size;
 	if (!ea->attr.freq && ea->attr.sample_period)
 		ea->default_period = ea->attr.sample_period;
 	else
 		ea->default_period = 1;
-	memcpy(&ids, entry + attr_bytes, sizeof(ids));
-	if (!in_file(pf, ids.offset, ids.size))
-		return fail(pf, -EINVAL,
-			    "attr %zu: ids (offset %llu, size %llu) are outside the file", i,
-			    (unsigned long long)ids.offset, (unsigned long long)ids.size);
-	for (j = 0; j < ids.size / 8; j++) {
-		int err = kvmap__put(&pf->ids, ld64(pf->base + ids.offset + j * 8), 0, i);
+	for (j = 0; j < nr_ids; j++) {
+		int err = kvmap__put(&pf->ids, ld64(ids + j * 8), 0, i);
 
 		if (err)
 			return fail(pf, err, "out of memory");
@@ -204,20 +231,37 @@ static int read_attr(struct perf_file *pf, size_t i)
 	return 0;
 }
 
-static int read_attrs(struct perf_file *pf)
+static int read_attr(struct perf_file *pf, size_t i)
+{
+	const struct perf_file_header *h = &pf->hdr;
+	const u8 *entry = pf->base + h->attrs.offset + i * h->attr_size;
+	u64 attr_bytes = h->attr_size - sizeof(struct perf_file_section);
+	struct perf_file_section ids;
+	u32 size = ld32(entry + 4);
+
+	if (size == 0)
+		size = 64;
+	if (size < 64 || size > attr_bytes)
+		return fail(pf, -EINVAL, "attr %zu: size %u does not fit its %llu-byte entry", i,
+			    size, (unsigned long long)attr_bytes);
+	memcpy(&ids, entry + attr_bytes, sizeof(ids));
+	if (!in_file(pf, ids.offset, ids.size))
+		return fail(pf, -EINVAL,
+			    "attr %zu: ids (offset %llu, size %llu) are outside the file", i,
+			    (unsigned long long)ids.offset, (unsigned long long)ids.size);
+	return perf_file__add_attr(pf, entry, size, pf->base + ids.offset, ids.size / 8);
+}
+
+/*
+ * Settle where the id is once all attrs are known. Returns 0, or -EINVAL if
+ * there are none or they disagree (then no record could be told apart).
+ */
+int perf_file__finish_attrs(struct perf_file *pf)
 {
 	size_t i;
-	int err;
 
-	pf->nr_attrs = pf->hdr.attrs.size / pf->hdr.attr_size;
-	pf->attrs = calloc(pf->nr_attrs, sizeof(*pf->attrs));
-	if (!pf->attrs)
-		return fail(pf, -ENOMEM, "out of memory");
-	for (i = 0; i < pf->nr_attrs; i++) {
-		err = read_attr(pf, i);
-		if (err)
-			return err;
-	}
+	if (!pf->nr_attrs)
+		return fail(pf, -EINVAL, "no event attributes (HEADER_ATTR records)");
 	/* Which attr a record belongs to is only decidable if they agree on where the id is. */
 	pf->id_pos = calc_id_pos(pf->attrs[0].attr.sample_type);
 	pf->sample_id_all = pf->attrs[0].attr.sample_id_all;
@@ -231,11 +275,52 @@ static int read_attrs(struct perf_file *pf)
 	return 0;
 }
 
-/* Check the header and data section, then read the attrs. Returns 0 or -errno (said). */
+static int read_attrs(struct perf_file *pf)
+{
+	size_t i, nr = pf->hdr.attrs.size / pf->hdr.attr_size;
+	int err;
+
+	for (i = 0; i < nr; i++) {
+		err = read_attr(pf, i);
+		if (err)
+			return err;
+	}
+	return perf_file__finish_attrs(pf);
+}
+
+/*
+ * A pipe-mode stream lives in pf->expanded once expanded: give back the
+ * input's copy (standard input) or mapping, so it is not held twice.
+ */
+static void release_input(struct perf_file *pf)
+{
+	if (pf->rbase == pf->base)
+		return;
+	if (pf->mapped)
+		munmap((void *)pf->base, pf->size);
+	free(pf->heap);
+	pf->heap = NULL;
+	pf->mapped = false;
+	pf->base = NULL;
+}
+
+/*
+ * Check the header and data section, then read the attrs; a pipe-mode stream
+ * is expanded whole (stream.c), its attrs taken from its records. Returns 0
+ * or -errno (said).
+ */
 static int validate(struct perf_file *pf)
 {
-	int err = check_header(pf);
+	int err;
 
+	pf->rbase = pf->base;
+	err = check_header(pf);
+	if (!err && pf->pipe) {
+		err = stream__expand(pf, sizeof(struct perf_pipe_file_header), pf->size);
+		if (!err)
+			release_input(pf);
+		return err ? err : perf_file__finish_attrs(pf);
+	}
 	if (!err)
 		err = check_data(pf);
 	if (!err)
@@ -256,7 +341,7 @@ int perf_file__open(struct perf_file *pf, const char *path)
 	pf->path = strdup(path);
 	if (!pf->path)
 		return fail(pf, -ENOMEM, "out of memory");
-	err = map_file(pf, path);
+	err = strcmp(path, "-") ? map_file(pf, path) : read_stdin(pf);
 	return err ? err : validate(pf);
 }
 
@@ -283,6 +368,8 @@ void perf_file__close(struct perf_file *pf)
 
 	if (pf->base && pf->mapped)
 		munmap((void *)pf->base, pf->size);
+	free(pf->heap);
+	free(pf->expanded);
 	for (i = 0; i < pf->nr_attrs; i++)
 		free(pf->attrs[i].name);
 	free(pf->attrs);
@@ -297,10 +384,10 @@ int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r)
 {
 	if (pos < pf->data_off || pos >= pf->walk_end || pf->walk_end - pos < sizeof(r->h))
 		return -EINVAL;
-	memcpy(&r->h, pf->base + pos, sizeof(r->h));
+	memcpy(&r->h, pf->rbase + pos, sizeof(r->h));
 	if (r->h.size < sizeof(r->h) || r->h.size > pf->walk_end - pos)
 		return -EINVAL;
-	r->p = pf->base + pos;
+	r->p = pf->rbase + pos;
 	r->off = pos;
 	return 0;
 }
@@ -314,7 +401,7 @@ static void release_behind(struct perf_file *pf, u64 pos)
 	static u64 page;
 	u64 end;
 
-	if (!pf->mapped)
+	if (!pf->mapped || pf->rbase != pf->base)
 		return;
 	if (!page)
 		page = (u64)sysconf(_SC_PAGESIZE);

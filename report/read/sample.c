@@ -201,3 +201,48 @@ int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t 
 		s->id = ld64(p);
 	return 0;
 }
+
+/*
+ * Fixed part (header included) of the kernel records whose body we decode;
+ * the sample_id trailer, when there is one, follows it. Just the header for
+ * every other type.
+ */
+size_t record__fixed_size(u32 type)
+{
+	switch (type) {
+	case PERF_RECORD_MMAP:
+		return sizeof(struct perf_record_mmap);
+	case PERF_RECORD_MMAP2:
+		return sizeof(struct perf_record_mmap2);
+	case PERF_RECORD_COMM:
+		return sizeof(struct perf_record_comm);
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return sizeof(struct perf_record_fork);
+	case PERF_RECORD_LOST:
+		return sizeof(struct perf_record_lost);
+	case PERF_RECORD_LOST_SAMPLES:
+		return sizeof(struct perf_record_lost_samples);
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		return sizeof(struct perf_record_throttle);
+	default:
+		return sizeof(struct perf_event_header);
+	}
+}
+
+/*
+ * The sample-id fields (time, pid, tid, cpu) of any record @r: a SAMPLE's
+ * own, a kernel record's trailer. False when it has none or is malformed;
+ * *@body_end is where the body before the trailer ends.
+ */
+bool record__ids(const struct perf_file *pf, const struct record *r, struct sample *id,
+		 size_t *body_end)
+{
+	*body_end = r->h.size;
+	if (r->h.type == PERF_RECORD_SAMPLE)
+		return sample__parse(pf, r, id) == 0;
+	if (r->h.type >= PERF_RECORD_USER_TYPE_START || r->h.size < record__fixed_size(r->h.type))
+		return false;
+	return sample_id__parse(pf, r, record__fixed_size(r->h.type), id, body_end) == 0;
+}

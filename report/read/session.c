@@ -19,25 +19,11 @@
 #include <stdlib.h>
 #include <sys/utsname.h>
 
-/* A side-band record to apply in time order. */
-struct side {
-	u64 time;
-	u64 off;
-	u32 file;
-};
-
+/* The side-band records to apply in time order. */
 struct sides {
-	struct side *v;
+	struct rec_pos *v;
 	size_t nr, cap;
 };
-
-/* Fixed part (header included) of the records we decode. */
-#define MMAP_FIXED  sizeof(struct perf_record_mmap)
-#define MMAP2_FIXED sizeof(struct perf_record_mmap2)
-#define COMM_FIXED  sizeof(struct perf_record_comm)
-#define FORK_FIXED  sizeof(struct perf_record_fork)
-#define LOST_FIXED  sizeof(struct perf_record_lost)
-#define LOSTS_FIXED sizeof(struct perf_record_lost_samples)
 
 int session__init(struct session *s)
 {
@@ -90,14 +76,12 @@ static int name_attrs(struct session *s, struct perf_file *pf)
 /* Add the file @path, or the @len bytes at @buf named @path if @buf is not NULL. */
 static int add_file(struct session *s, const char *path, const void *buf, size_t len)
 {
-	struct perf_file *nv, *pf;
+	struct perf_file *pf;
 	char warn[256];
 	int err;
 
-	nv = realloc(s->files, (s->nr_files + 1) * sizeof(*nv));
-	if (!nv)
+	if (array__reserve(&s->files, &s->cap_files, s->nr_files + 1, sizeof(*s->files)))
 		return fail(s, -ENOMEM, path, "out of memory");
-	s->files = nv;
 	pf = &s->files[s->nr_files];
 	err = buf ? perf_file__open_mem(pf, path, buf, len) : perf_file__open(pf, path);
 	if (err) {
@@ -113,6 +97,14 @@ static int add_file(struct session *s, const char *path, const void *buf, size_t
 		return fail(s, err, path, "out of memory");
 	if (err)
 		session__warn(s, "%s: %s", path, warn);
+	if (!pf->pipe && pf->feat.has_comp) {
+		/* perf record -z: the data section expanded into plain records */
+		err = stream__expand(pf, pf->data_off, pf->data_end);
+		if (err)
+			return fail(s, err, path, pf->err);
+		if (pf->warn[0])
+			session__warn(s, "%s: %s", path, pf->warn);
+	}
 	err = name_attrs(s, pf);
 	if (err)
 		return fail(s, err, path, "out of memory");
@@ -136,38 +128,10 @@ int session__add_buffer(struct session *s, const char *name, const void *buf, si
 
 static int sides__push(struct sides *sd, u64 time, u64 off, u32 file)
 {
-	if (sd->nr == sd->cap) {
-		size_t ncap = sd->cap ? sd->cap * 2 : 1024;
-		struct side *nv = realloc(sd->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		sd->v = nv;
-		sd->cap = ncap;
-	}
-	sd->v[sd->nr++] = (struct side){time, off, file};
+	if (array__reserve(&sd->v, &sd->cap, sd->nr + 1, sizeof(*sd->v)))
+		return -ENOMEM;
+	sd->v[sd->nr++] = (struct rec_pos){time, off, file, 1};
 	return 0;
-}
-
-static size_t fixed_size(u32 type)
-{
-	switch (type) {
-	case PERF_RECORD_MMAP:
-		return MMAP_FIXED;
-	case PERF_RECORD_MMAP2:
-		return MMAP2_FIXED;
-	case PERF_RECORD_COMM:
-		return COMM_FIXED;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		return FORK_FIXED;
-	case PERF_RECORD_LOST:
-		return LOST_FIXED;
-	case PERF_RECORD_LOST_SAMPLES:
-		return LOSTS_FIXED;
-	default:
-		return sizeof(struct perf_event_header);
-	}
 }
 
 static bool known_type(u32 type)
@@ -237,6 +201,13 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 	while ((ret = perf_file__next_record(pf, &pos, &r)) > 0) {
 		u32 type = r.h.type;
 
+		if (s->opts.visit) {
+			bool has_id = record__ids(pf, &r, &id, &body_end);
+
+			ret = s->opts.visit(s->opts.visit_arg, fi, &r, has_id ? &id : NULL);
+			if (ret)
+				return ret;
+		}
 		s->nr_records++;
 		if (type < PERF_RECORD_LAST_KNOWN)
 			s->type_counts[type]++;
@@ -245,6 +216,13 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 			    id.time < s->first_time)
 				s->first_time = id.time;
 			continue;
+		}
+		if (type == PERF_RECORD_COMPRESSED) {
+			snprintf(s->err, sizeof(s->err),
+				 "%s: COMPRESSED records (perf record -z) without a usable "
+				 "HEADER_COMPRESSED feature: cannot read them",
+				 pf->path);
+			return -EINVAL;
 		}
 		if (!known_type(type)) {
 			note_unknown(s, type);
@@ -263,8 +241,8 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 		}
 		if (type >= PERF_RECORD_USER_TYPE_START)
 			continue;
-		if (r.h.size < fixed_size(type) ||
-		    sample_id__parse(pf, &r, fixed_size(type), &id, &body_end)) {
+		if (r.h.size < record__fixed_size(type) ||
+		    sample_id__parse(pf, &r, record__fixed_size(type), &id, &body_end)) {
 			s->bad_records++;
 			continue;
 		}
@@ -272,7 +250,8 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
 			if (kernel_mode(r.h.misc) && !s->opts.no_load &&
-			    is_kernel_map(r.p, fixed_size(type), body_end) && kernel_fits(s))
+			    is_kernel_map(r.p, record__fixed_size(type), body_end) &&
+			    kernel_fits(s))
 				hists__prefetch_kallsyms(&s->hists);
 			/* fall through */
 		case PERF_RECORD_COMM:
@@ -281,14 +260,14 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 			break;
 		case PERF_RECORD_FORK:
 		case PERF_RECORD_EXIT:
-			if (sides__push(sd, ld64(r.p + 24), r.off, fi))
+			if (sides__push(sd, REC(struct perf_record_fork, &r).time, r.off, fi))
 				return -ENOMEM;
 			break;
 		case PERF_RECORD_LOST:
-			s->lost += ld64(r.p + 16);
+			s->lost += REC(struct perf_record_lost, &r).lost;
 			break;
 		case PERF_RECORD_LOST_SAMPLES:
-			s->lost_samples += ld64(r.p + 8);
+			s->lost_samples += REC(struct perf_record_lost_samples, &r).lost;
 			break;
 		case PERF_RECORD_THROTTLE:
 			s->throttle++;
@@ -305,9 +284,9 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 	return 0;
 }
 
-static int side_cmp(const void *pa, const void *pb)
+int rec_pos__cmp(const void *pa, const void *pb)
 {
-	const struct side *a = pa, *b = pb;
+	const struct rec_pos *a = pa, *b = pb;
 
 	if (a->time != b->time)
 		return a->time < b->time ? -1 : 1;
@@ -317,18 +296,19 @@ static int side_cmp(const void *pa, const void *pb)
 }
 
 /* Remember the kernel's own text mapping ("[kernel.kallsyms]_text"), not modules'. */
-static void note_kernel_map(struct machine *m, const u8 *p, size_t fixed, size_t body_end)
+static void note_kernel_map(struct machine *m, const struct record *r, size_t fixed,
+			    size_t body_end)
 {
-	if (!is_kernel_map(p, fixed, body_end) || m->kmap.present)
+	struct perf_record_mmap mm = REC(struct perf_record_mmap, r);
+
+	if (!is_kernel_map(r->p, fixed, body_end) || m->kmap.present)
 		return;
-	m->kmap = (struct kmap){.present = true,
-				.start = ld64(p + 16),
-				.end = ld64(p + 16) + ld64(p + 24),
-				.pgoff = ld64(p + 32)};
+	m->kmap = (struct kmap){
+	    .present = true, .start = mm.start, .end = mm.start + mm.len, .pgoff = mm.pgoff};
 }
 
 /* Apply one side-band record (already validated by scan_file) to the machine. */
-static int apply_side(struct session *s, const struct side *sd)
+static int apply_side(struct session *s, const struct rec_pos *sd)
 {
 	const struct perf_file *pf = &s->files[sd->file];
 	struct machine *m = &s->machine;
@@ -339,28 +319,39 @@ static int apply_side(struct session *s, const struct side *sd)
 
 	if (perf_file__record_at(pf, sd->off, &r))
 		return 0;
-	fixed = fixed_size(r.h.type);
+	fixed = record__fixed_size(r.h.type);
 	if (sample_id__parse(pf, &r, fixed, &id, &body_end))
 		return 0;
 	p = r.p;
 	switch (r.h.type) {
 	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_MMAP2: {
+		/* MMAP2 starts as MMAP does: pid, tid, start, len, pgoff */
+		struct perf_record_mmap mm = REC(struct perf_record_mmap, &r);
+
 		if (kernel_mode(r.h.misc)) {
-			note_kernel_map(m, p, fixed, body_end);
+			note_kernel_map(m, &r, fixed, body_end);
 			return 0;
 		}
-		return machine__mmap(m, ld32(p + 8), ld64(p + 16), ld64(p + 24), ld64(p + 32),
-				     (const char *)p + fixed, body_end - fixed, sd->time);
-	case PERF_RECORD_COMM:
-		return machine__comm(m, ld32(p + 8), ld32(p + 12), (const char *)p + fixed,
-				     body_end - fixed, r.h.misc & PERF_RECORD_MISC_COMM_EXEC,
-				     sd->time);
-	case PERF_RECORD_FORK:
-		return machine__fork(m, ld32(p + 8), ld32(p + 12), ld32(p + 16), ld32(p + 20),
-				     sd->time);
-	case PERF_RECORD_EXIT:
-		return machine__exit_task(m, ld32(p + 8), ld32(p + 16), sd->time);
+		return machine__mmap(m, mm.pid, mm.start, mm.len, mm.pgoff, (const char *)p + fixed,
+				     body_end - fixed, sd->time);
+	}
+	case PERF_RECORD_COMM: {
+		struct perf_record_comm c = REC(struct perf_record_comm, &r);
+
+		return machine__comm(m, c.pid, c.tid, (const char *)p + fixed, body_end - fixed,
+				     r.h.misc & PERF_RECORD_MISC_COMM_EXEC, sd->time);
+	}
+	case PERF_RECORD_FORK: {
+		struct perf_record_fork f = REC(struct perf_record_fork, &r);
+
+		return machine__fork(m, f.pid, f.ppid, f.tid, f.ptid, sd->time);
+	}
+	case PERF_RECORD_EXIT: {
+		struct perf_record_fork f = REC(struct perf_record_fork, &r);
+
+		return machine__exit_task(m, f.pid, f.tid, sd->time);
+	}
 	default:
 		return 0;
 	}
@@ -493,11 +484,6 @@ static void warn_totals(struct session *s)
 		session__warn(s, "%llu records of unknown type (%u%s%s) were skipped",
 			      (unsigned long long)s->unknown_records, s->unknown_types[0],
 			      s->unknown_types[1] ? ", " : "", s->unknown_types[1] ? "..." : "");
-	if (s->type_counts[PERF_RECORD_COMPRESSED])
-		session__warn(s,
-			      "%llu COMPRESSED records (perf record -z) were skipped: "
-			      "not supported, record without -z",
-			      (unsigned long long)s->type_counts[PERF_RECORD_COMPRESSED]);
 }
 
 /*
@@ -545,7 +531,7 @@ int session__process(struct session *s)
 	for (i = 0; i < s->nr_files && !err; i++)
 		err = scan_file(s, (u32)i, &sd);
 	if (!err && sd.nr)
-		qsort(sd.v, sd.nr, sizeof(*sd.v), side_cmp);
+		qsort(sd.v, sd.nr, sizeof(*sd.v), rec_pos__cmp);
 	for (i = 0; i < sd.nr && !err; i++)
 		err = apply_side(s, &sd.v[i]);
 	free(sd.v);
@@ -563,10 +549,19 @@ int session__process(struct session *s)
 	if (!err)
 		err = count_tasks(s);
 	if (err) {
-		snprintf(s->err, sizeof(s->err), "%s", strerror(-err));
+		if (!s->err[0])
+			snprintf(s->err, sizeof(s->err), "%s", strerror(-err));
 		return err;
 	}
 	warn_totals(s);
+	if (!s->nr_samples && s->unknown_records) {
+		/* nothing read but records we cannot read: no silent empty report */
+		snprintf(s->err, sizeof(s->err),
+			 "no samples read, and %llu records of a type not supported (%u) "
+			 "were skipped",
+			 (unsigned long long)s->unknown_records, s->unknown_types[0]);
+		return -ENOTSUP;
+	}
 	return 0;
 }
 

@@ -7,7 +7,9 @@
  *                  in file order)
  *   processes.csv  per process: name, maps, fork and exit time, samples, period
  *   results.csv    per function of the main event: samples, period, source file
- * The overview sorts an index of every record (24 bytes each): the one
+ * The overview sorts an index of every record (24 bytes each), built by
+ * csv_overview__visit() during the session's one walk over the records
+ * (attach it with csv_overview__attach() before session__process()): the one
  * export whose memory grows with the file, as its output does.
  */
 #include "internal.h"
@@ -15,13 +17,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-
-struct rec_ref {
-	u64 time;
-	u64 off;
-	u32 file;
-	u32 has_time;
-};
 
 static FILE *open_csv(const char *dir, const char *name, char *err, size_t err_len)
 {
@@ -63,52 +58,29 @@ static void write_stat(const struct session *s, FILE *f)
 		fprintf(f, "-1,UNKNOWN,%llu\n", (unsigned long long)s->unknown_records);
 }
 
-/* Fixed part of the records whose trailer we read for a time. */
-static size_t fixed_of(u32 type)
+/* The record visitor: index record @r of file @file by its time, if it has one. */
+int csv_overview__visit(void *arg, u32 file, const struct record *r, const struct sample *id)
 {
-	switch (type) {
-	case PERF_RECORD_MMAP:
-		return sizeof(struct perf_record_mmap);
-	case PERF_RECORD_MMAP2:
-		return sizeof(struct perf_record_mmap2);
-	case PERF_RECORD_COMM:
-		return sizeof(struct perf_record_comm);
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		return sizeof(struct perf_record_fork);
-	case PERF_RECORD_LOST:
-		return sizeof(struct perf_record_lost);
-	case PERF_RECORD_LOST_SAMPLES:
-		return sizeof(struct perf_record_lost_samples);
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-		return sizeof(struct perf_record_throttle);
-	default:
-		return sizeof(struct perf_event_header);
-	}
+	struct csv_overview *ov = arg;
+	bool timed = id && id->has_time;
+
+	if (array__reserve(&ov->v, &ov->cap, ov->nr + 1, sizeof(*ov->v)))
+		return -ENOMEM;
+	ov->v[ov->nr++] = (struct rec_pos){timed ? id->time : 0, r->off, file, timed};
+	return 0;
 }
 
-/* The sample-id fields of @r (time, pid, tid, cpu), when it has them. */
-static bool record_ids(const struct perf_file *pf, const struct record *r, struct sample *id,
-		       size_t *body_end)
+/* Have the session built from @so index its records into @ov for render_csv(). */
+void csv_overview__attach(struct session_opts *so, struct csv_overview *ov)
 {
-	*body_end = r->h.size;
-	if (r->h.type == PERF_RECORD_SAMPLE)
-		return sample__parse(pf, r, id) == 0;
-	if (r->h.type >= PERF_RECORD_USER_TYPE_START || r->h.size < fixed_of(r->h.type))
-		return false;
-	return sample_id__parse(pf, r, fixed_of(r->h.type), id, body_end) == 0;
+	so->visit = csv_overview__visit;
+	so->visit_arg = ov;
 }
 
-static int ref_cmp(const void *pa, const void *pb)
+void csv_overview__exit(struct csv_overview *ov)
 {
-	const struct rec_ref *a = pa, *b = pb;
-
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	if (a->file != b->file)
-		return a->file < b->file ? -1 : 1;
-	return a->off < b->off ? -1 : a->off > b->off;
+	free(ov->v);
+	memset(ov, 0, sizeof(*ov));
 }
 
 /* One overview line's "info" column. */
@@ -116,7 +88,7 @@ static void record_info(struct session *s, const struct record *r, const struct 
 			size_t body_end, FILE *f)
 {
 	const u8 *p = r->p;
-	size_t fixed = fixed_of(r->h.type);
+	size_t fixed = record__fixed_size(r->h.type);
 	char buf[256];
 	u32 nr;
 
@@ -135,10 +107,12 @@ static void record_info(struct session *s, const struct record *r, const struct 
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		snprintf(buf, sizeof(buf), "ppid %u ptid %u", ld32(p + 12), ld32(p + 20));
+		snprintf(buf, sizeof(buf), "ppid %u ptid %u", REC(struct perf_record_fork, r).ppid,
+			 REC(struct perf_record_fork, r).ptid);
 		break;
 	case PERF_RECORD_LOST:
-		snprintf(buf, sizeof(buf), "lost %llu", (unsigned long long)ld64(p + 16));
+		snprintf(buf, sizeof(buf), "lost %llu",
+			 (unsigned long long)REC(struct perf_record_lost, r).lost);
 		break;
 	default:
 		break;
@@ -146,39 +120,21 @@ static void record_info(struct session *s, const struct record *r, const struct 
 	escape_csv(f, buf);
 }
 
+/* overview.csv from the index the visitor built in pass 1, sorted by time. */
 static int write_overview(struct session *s, FILE *f)
 {
-	struct rec_ref *refs = NULL;
-	size_t nr = 0, cap = 0, i;
+	struct csv_overview *ov = s->opts.visit_arg;
+	struct rec_pos *refs;
+	size_t nr, i, body_end;
 	struct record r;
 	struct sample id;
-	size_t body_end;
-	u32 fi;
 
-	for (fi = 0; fi < s->nr_files; fi++) {
-		struct perf_file *pf = &s->files[fi];
-		u64 pos = pf->data_off;
-
-		while (perf_file__next_record(pf, &pos, &r) > 0) {
-			bool ok = record_ids(pf, &r, &id, &body_end);
-
-			if (nr == cap) {
-				size_t ncap = cap ? cap * 2 : 4096;
-				struct rec_ref *nv = realloc(refs, ncap * sizeof(*nv));
-
-				if (!nv) {
-					free(refs);
-					return -ENOMEM;
-				}
-				refs = nv;
-				cap = ncap;
-			}
-			refs[nr++] = (struct rec_ref){ok && id.has_time ? id.time : 0, r.off, fi,
-						      ok && id.has_time};
-		}
-	}
+	if (s->opts.visit != csv_overview__visit || !ov)
+		return -EINVAL; /* no csv_overview__attach() before session__process() */
+	refs = ov->v;
+	nr = ov->nr;
 	if (nr)
-		qsort(refs, nr, sizeof(*refs), ref_cmp);
+		qsort(refs, nr, sizeof(*refs), rec_pos__cmp);
 	fprintf(f, "time,file,offset,type,name,pid,tid,cpu,size,info\n");
 	for (i = 0; i < nr; i++) {
 		const struct perf_file *pf = &s->files[refs[i].file];
@@ -187,7 +143,7 @@ static int write_overview(struct session *s, FILE *f)
 
 		if (perf_file__record_at(pf, refs[i].off, &r))
 			continue;
-		ok = record_ids(pf, &r, &id, &body_end);
+		ok = record__ids(pf, &r, &id, &body_end);
 		name = record_type__name(r.h.type);
 		if (refs[i].has_time)
 			fprintf(f, "%llu,", (unsigned long long)refs[i].time);
@@ -210,7 +166,6 @@ static int write_overview(struct session *s, FILE *f)
 			fprintf(f, "\"\"");
 		fprintf(f, "\n");
 	}
-	free(refs);
 	return 0;
 }
 

@@ -344,10 +344,13 @@ static void test_csv(void)
 	struct session s;
 	struct report_opts o = opts();
 	char dir[64], path[128], err[256];
+	struct csv_overview ov = {0};
+	struct session_opts so = {0};
 	int ret;
 
 	snprintf(dir, sizeof(dir), "/tmp/test-report-views.%d", (int)getpid());
-	load(&s, NULL);
+	csv_overview__attach(&so, &ov);
+	load(&s, &so);
 	ret = render_csv(&s, &o, dir, err, sizeof(err));
 	ok(ret == 0, "csv: four files written (%s)", ret ? err : "");
 	snprintf(path, sizeof(path), "%s/overview.csv", dir);
@@ -365,6 +368,7 @@ static void test_csv(void)
 	unlink(path);
 	rmdir(dir);
 	session__exit(&s);
+	csv_overview__exit(&ov);
 }
 
 static void test_parsers(void)

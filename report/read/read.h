@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * read.h - what the rest of autoprof-report needs from the reader (report/read/):
+ *   perf_file.c  header/attr/id validation of a file, a buffer or standard input
+ *   stream.c     pipe-mode streams and PERF_RECORD_COMPRESSED (zstd) expanded
+ *                into one plain record stream
+ *   features.c   the optional feature sections (file) or HEADER_FEATURE records (pipe)
+ *   evname.c     an event name from attr type/config
+ *   sample.c     SAMPLE payload and the sample_id trailer, driven by sample_type
+ *   session.c    the two passes over all files (declared in internal.h)
+ * Included by internal.h after the basic types (u8..u64, ld64, kvmap).
+ */
+#ifndef AUTOPROF_REPORT_READ_H
+#define AUTOPROF_REPORT_READ_H
+
+/* ---- perf_file.c ---- */
+
+/* One attr of one file, zero-extended to the attr struct this build knows. */
+struct evattr {
+	struct perf_event_attr attr;
+	u64 default_period; /* when PERIOD is not in sample_type */
+	char *name;	    /* EVENT_DESC name, else derived from type/config */
+	int hist;	    /* index of the event's counters, set by the session */
+};
+
+/* What the optional feature sections said; NULL/0 when absent. */
+struct features {
+	char *hostname, *osrelease, *arch, *version, *cmdline;
+	u32 nr_cpus_avail, nr_cpus_online;
+	bool has_nrcpus, has_stat;
+	bool has_comp; /* HEADER_COMPRESSED: how PERF_RECORD_COMPRESSED bodies are packed */
+	u32 comp_type, comp_level, comp_mmap_len; /* type 1: zstd */
+};
+
+struct perf_file {
+	char *path;
+	const u8 *base; /* the whole file, mapped read-only (or the caller's buffer) */
+	size_t size;
+	bool mapped;	 /* base is our mmap */
+	u8 *heap;	 /* base when it is ours on the heap (standard input) */
+	bool pipe;	 /* pipe-mode stream: 16-byte header, attrs and features as records */
+	const u8 *rbase; /* the records: base, or the expanded stream (stream.c) */
+	u8 *expanded;	 /* owned expanded stream, or NULL */
+	size_t cap_attrs;
+	u64 released; /* pages below this were handed back to the kernel */
+	struct perf_file_header hdr;
+	u64 data_off, data_end; /* record stream, clamped to the file */
+	u64 walk_end;		/* where walking stopped (== data_end unless bad record) */
+	struct evattr *attrs;
+	size_t nr_attrs;
+	struct kvmap ids; /* event id -> attr index */
+	int id_pos;	  /* u64 index of the id in a SAMPLE, -1: none */
+	bool sample_id_all;
+	bool data_repaired; /* data.size was 0 or ran past the end */
+	struct features feat;
+	char warn[256]; /* a recoverable problem found by perf_file__open() */
+	char err[256];	/* why the last call failed */
+};
+
+/* A record: its header (copied, so alignment never matters) and its bytes. */
+struct record {
+	struct perf_event_header h;
+	const u8 *p; /* h.size bytes, starting with the header */
+	u64 off;     /* file offset */
+};
+
+/*
+ * The typed record decoder: the fixed part of record @r as struct type @T
+ * (from perf_file.h), copied (so alignment never matters) and zero-filled
+ * where the record is shorter than @T.
+ */
+#define REC(T, r)                                                                                  \
+	({                                                                                         \
+		T rec_v_;                                                                          \
+		size_t rec_n_ = (r)->h.size < sizeof(rec_v_) ? (r)->h.size : sizeof(rec_v_);       \
+		memset(&rec_v_, 0, sizeof(rec_v_));                                                \
+		memcpy(&rec_v_, (r)->p, rec_n_);                                                   \
+		rec_v_;                                                                            \
+	})
+
+int perf_file__open(struct perf_file *pf, const char *path);
+int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf, size_t len);
+void perf_file__close(struct perf_file *pf);
+int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
+int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r);
+int perf_file__attr_of_id(const struct perf_file *pf, u64 id);
+int perf_file__add_attr(struct perf_file *pf, const u8 *attr, u32 size, const u8 *ids, u64 nr_ids);
+int perf_file__finish_attrs(struct perf_file *pf);
+
+/* ---- stream.c ---- */
+
+int stream__expand(struct perf_file *pf, u64 from, u64 to);
+
+/* ---- features.c ---- */
+
+int features__read(struct perf_file *pf, char *warn, size_t warn_len);
+int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len);
+void features__exit(struct features *f);
+
+/* ---- evname.c ---- */
+
+char *evname__from_attr(const struct perf_event_attr *attr);
+const char *record_type__name(u32 type);
+
+/* ---- sample.c ---- */
+
+struct sample {
+	int attr; /* index into pf->attrs */
+	u16 misc; /* header.misc */
+	u64 ip;
+	u32 pid, tid;
+	u64 time;
+	u64 id;
+	u32 cpu;
+	u64 period;
+	u64 nr_chain;	 /* callchain entries */
+	const u8 *chain; /* nr_chain unaligned u64s inside the mapped file */
+	bool has_ip, has_tid, has_time, has_cpu;
+};
+
+int sample__parse(const struct perf_file *pf, const struct record *r, struct sample *s);
+int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
+		     struct sample *s, size_t *body_end);
+
+size_t record__fixed_size(u32 type);
+bool record__ids(const struct perf_file *pf, const struct record *r, struct sample *id,
+		 size_t *body_end);
+
+/* Where a record is, with its time: the order side-band records and the CSV overview use. */
+struct rec_pos {
+	u64 time;
+	u64 off;
+	u32 file;
+	u32 has_time;
+};
+
+int rec_pos__cmp(const void *a, const void *b); /* time, then file, then offset */
+
+/*
+ * A visitor of the session's one walk over every record (pass 1): called for
+ * each record in file order with its sample-id fields, or @id NULL when it
+ * has none. Returns 0 or -errno (stops the session).
+ */
+typedef int (*record_visitor)(void *arg, u32 file, const struct record *r, const struct sample *id);
+
+static inline u64 sample__chain(const struct sample *s, u64 i)
+{
+	return ld64(s->chain + i * 8);
+}
+
+#endif
