@@ -350,8 +350,13 @@ static int apply_side(struct session *s, const struct side *sd)
 			note_kernel_map(m, p, fixed, body_end);
 			return 0;
 		}
+		/* exec: an MMAP without the DATA flag, an MMAP2 with PROT_EXEC (0x4) */
 		return machine__mmap(m, ld32(p + 8), ld64(p + 16), ld64(p + 24), ld64(p + 32),
-				     (const char *)p + fixed, body_end - fixed, sd->time);
+				     (const char *)p + fixed, body_end - fixed,
+				     r.h.type == PERF_RECORD_MMAP
+					 ? !(r.h.misc & PERF_RECORD_MISC_MMAP_DATA)
+					 : (ld32(p + 64) & 4) != 0,
+				     sd->time);
 	case PERF_RECORD_COMM:
 		return machine__comm(m, ld32(p + 8), ld32(p + 12), (const char *)p + fixed,
 				     body_end - fixed, r.h.misc & PERF_RECORD_MISC_COMM_EXEC,
