@@ -7,7 +7,7 @@
 # nameable by perf report too).
 . "$(dirname "$0")/lib.sh"
 
-plan 21
+plan 23
 
 # ours OUT PROG ARGS...: profile PROG with the library into OUT.
 ours() {
@@ -107,9 +107,15 @@ let s = 0; for (let i = 0; i < 60; i++) s += fibJs(27); console.log(process.pid)
 	top=$(top_ours node.ours 1)
 	is "$top" "JS:*fibJs $T/fib.js:1:15" "node: autoprof-report names the JIT frames in our file"
 	is "$(top_perf node.ours 1)" "$top" "node: perf report names them the same"
+	# node --perf-prof writes a jitdump; perf inject --jit turns our file into
+	# one with an ELF object per JIT function.
+	ours dump.ours node --perf-prof fib.js
+	perf inject --jit -i dump.ours -o dump.inj 2>inject.err
+	ok $? "node: perf inject --jit takes our file (its marker mmap, CLOCK_MONOTONIC attrs)"
+	is "$("$REPORT" dump.inj 2>/dev/null | grep -c 'JS:\*fibJs .* jitted-[0-9]*-[0-9]*\.so')" 2 \
+		"node: autoprof-report names the injected JIT objects"
 else
-	skip "no node"
-	skip "no node"
+	for i in 1 2 3 4; do skip "no node"; done
 fi
 # The perf maps the programs wrote (each printed its pid).
 for f in jit.data.out jit.ours.out node.ours.out; do

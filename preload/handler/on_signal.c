@@ -120,14 +120,24 @@ static void account(struct ap_thread *t, uint64_t time, uint64_t period, unsigne
 /*
  * True for the name of a mapping that is no object file: //anon, /dev/zero,
  * /anon_hugepage, /SYSV..., /memfd:..., [heap], [anon:...] (JIT code, named
- * through /tmp/perf-PID.map by the readers). Async-signal-safe.
+ * through /tmp/perf-PID.map by the readers), or a jitdump's .../jit-PID.dump.
+ * Async-signal-safe.
  */
 static bool anon_name(const char *name, size_t len)
 {
 	static const char *const prefixes[] = {"//anon", "/dev/zero", "/anon_hugepage", "/SYSV",
 					       "/memfd:"};
 
+	const char *base = name + len;
+
 	if (!len || name[0] != '/')
+		return true;
+	/* A jitdump's marker mapping (node --perf-prof, the JVM's agents):
+	 * perf inject --jit finds the dump through it. */
+	while (base > name && base[-1] != '/')
+		base--;
+	if (name + len - base > 9 && !memcmp(base, "jit-", 4) &&
+	    !memcmp(name + len - 5, ".dump", 5))
 		return true;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		size_t n = strlen(prefixes[i]);
