@@ -11,7 +11,8 @@
  *   machine.c    processes, threads, comms and maps over time
  *   dso.c        one object file per path, loaded lazily
  *   symbols.c    ELF symbol tables, load segments, separate debug files
- *   demangle.c   C++ names, when libstdc++'s demangler can be found
+ *   demangle.c   C++ and Rust names through libiberty
+ *   jitmap.c     JIT symbols from /tmp/perf-PID.map (model/model.h: the model)
  *   kallsyms.c   kernel symbols from /proc/kallsyms, relocated by the kernel MMAP
  *   srcline.c    source file:line and inlined frames through libdw, on demand
  *   strset.c     interned strings (comms, source lines) with u32 ids
@@ -100,143 +101,9 @@ int array__reserve(void *pv, size_t *cap, size_t need, size_t elem);
 
 #include "read/read.h"
 
-/* ---- dso.c + symbols.c + demangle.c + srcline.c ---- */
+/* ---- model/: machine, dso, symbols, demangle, srcline, kallsyms, JIT maps ---- */
 
-struct sym {
-	u64 start, end; /* [start, end) in the ELF's virtual addresses */
-	const char *name;
-};
-
-struct symtab {
-	struct sym *syms;
-	size_t nr;
-	char *names; /* one arena for all names */
-};
-
-struct load_seg {
-	u64 offset, filesz, vaddr;
-};
-
-struct dwarf_handle; /* srcline.c */
-
-struct dso {
-	char *path;
-	const char *short_name; /* basename, points into path */
-	u32 id;
-	bool special; /* [vdso], [heap], //anon ...: never opened */
-	bool loaded;  /* load attempted */
-	bool missing; /* the file could not be opened */
-	bool dw_tried;
-	struct dwarf_handle *dw;
-	struct symtab symtab;
-	struct load_seg *segs;
-	size_t nr_segs;
-};
-
-struct dsos {
-	struct dso **v;
-	size_t nr, cap;
-	struct kvmap by_hash; /* path hash -> first index, chained by linear scan */
-	bool no_load;	      /* never open files named in the data (fuzzing) */
-};
-
-struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len);
-void dsos__exit(struct dsos *d);
-void dso__load(struct dso *dso, bool no_load);
-const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load);
-int dso__vaddr(const struct dso *dso, u64 file_off, u64 *vaddr);
-
-int symbols__load(struct dso *dso);
-int symbols__open_dwarf(const struct dso *dso, int *fd, void **elf);
-const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr);
-void symtab__exit(struct symtab *t);
-char *demangle__name(const char *name);
-
-#define SRCLINE_MAX 512
-int srcline__find(struct dso *dso, u64 vaddr, bool inlines, char *buf, size_t len);
-void srcline__close(struct dso *dso);
-
-/* ---- kallsyms.c ---- */
-
-struct ksym {
-	u64 addr;
-	const char *name;
-};
-
-struct kallsyms {
-	struct ksym *syms;
-	size_t nr;
-	char *arena;
-	u64 text; /* address of _text, 0 if not listed */
-	bool loaded;
-};
-
-int kallsyms__load(struct kallsyms *k, const char *path);
-const struct ksym *kallsyms__lookup(const struct kallsyms *k, u64 addr);
-void kallsyms__exit(struct kallsyms *k);
-
-/* ---- machine.c ---- */
-
-#define TIME_NEVER UINT64_MAX
-
-struct map {
-	u64 start, end, pgoff;
-	u64 time, end_time; /* valid from time (0: always) until end_time (an exec) */
-	u32 epoch;	    /* how many execs of the process came before it */
-	struct dso *dso;
-};
-
-struct proc {
-	u32 pid;
-	u32 fork_epoch;	     /* epoch of the fork: the parent's maps count only within it */
-	struct proc *parent; /* forked from */
-	u64 fork_time;
-	u64 exit_time; /* TIME_NEVER: no EXIT record */
-	bool has_fork;
-	struct map *maps;
-	size_t nr_maps, cap_maps;
-	u64 *execs; /* exec times, increasing */
-	size_t nr_execs, cap_execs;
-	u64 *max_end; /* prefix maximum of map ends, after machine__finish() */
-	bool simple;  /* maps of one epoch never overlap: (epoch, addr) decides the map */
-	const struct map *last;
-};
-
-struct thread {
-	u32 pid, tid;
-	char comm[32];
-};
-
-/* The kernel's text mapping, from a "[kernel.kallsyms]..." MMAP of pid -1. */
-struct kmap {
-	bool present;
-	u64 start, end, pgoff;
-};
-
-struct machine {
-	struct proc **procs;
-	size_t nr_procs, cap_procs;
-	struct kvmap proc_idx; /* pid -> index */
-	struct thread *threads;
-	size_t nr_threads, cap_threads;
-	struct kvmap thread_idx; /* tid -> index */
-	struct dsos dsos;
-	struct kmap kmap;
-};
-
-int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, const char *name,
-		  size_t name_len, u64 time);
-int machine__comm(struct machine *m, u32 pid, u32 tid, const char *comm, size_t len, bool exec,
-		  u64 time);
-int machine__fork(struct machine *m, u32 pid, u32 ppid, u32 tid, u32 ptid, u64 time);
-int machine__exit_task(struct machine *m, u32 pid, u32 tid, u64 time);
-int machine__finish(struct machine *m);
-struct proc *machine__find_proc(const struct machine *m, u32 pid);
-const struct thread *machine__find_thread(const struct machine *m, u32 tid);
-const char *machine__comm_of(const struct machine *m, u32 pid, u32 tid);
-u32 proc__epoch(const struct proc *p, u64 time);
-const struct map *proc__find_map(struct proc *p, u64 addr, u64 time, u32 epoch);
-void machine__exit(struct machine *m);
+#include "model/model.h"
 
 /* ---- hist.c + stacks.c ---- */
 

@@ -45,6 +45,7 @@ static void usage(FILE *out)
 		"                         function (sym), library (dso), srcline (line),\n"
 		"                         thread (tid), process (pid), comm\n"
 		"      --lines            add the source file:line of each function (libdw)\n"
+		"      --full-names       C++ names with their parameter lists (perf report -v)\n"
 		"Call graph:\n"
 		"      --tree             callees under each of the top functions\n"
 		"      --callers          the same with callers (implies --tree)\n"
@@ -71,6 +72,7 @@ static void usage(FILE *out)
 
 enum {
 	OPT_NO_CHILDREN = 256,
+	OPT_FULL_NAMES,
 	OPT_VERSION,
 	OPT_LINES,
 	OPT_TREE,
@@ -213,6 +215,7 @@ static int parse_args(struct cmdline *c, int argc, char **argv)
 	    {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
 	    {"sort", required_argument, NULL, 's'},
 	    {"lines", no_argument, NULL, OPT_LINES},
+	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
 	    {"tree", no_argument, NULL, OPT_TREE},
 	    {"callers", no_argument, NULL, OPT_CALLERS},
 	    {"min-percent", required_argument, NULL, OPT_MIN_PCT},
@@ -261,6 +264,9 @@ static int parse_args(struct cmdline *c, int argc, char **argv)
 			break;
 		case OPT_LINES:
 			c->ro.lines = true;
+			break;
+		case OPT_FULL_NAMES:
+			demangle__set_full(true);
 			break;
 		case OPT_CALLERS:
 			c->ro.callers = true;

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "handler.h"
@@ -116,6 +117,62 @@ static void account(struct ap_thread *t, uint64_t time, uint64_t period, unsigne
 	t->stats.last_time = time;
 }
 
+/*
+ * True for the name of a mapping that is no object file: //anon, /dev/zero,
+ * /anon_hugepage, /SYSV..., /memfd:..., [heap], [anon:...] (JIT code, named
+ * through /tmp/perf-PID.map by the readers), or a jitdump's .../jit-PID.dump.
+ * Async-signal-safe.
+ */
+static bool anon_name(const char *name, size_t len)
+{
+	static const char *const prefixes[] = {"//anon", "/dev/zero", "/anon_hugepage", "/SYSV",
+					       "/memfd:"};
+
+	const char *base = name + len;
+
+	if (!len || name[0] != '/')
+		return true;
+	/* A jitdump's marker mapping (node --perf-prof, the JVM's agents):
+	 * perf inject --jit finds the dump through it. */
+	while (base > name && base[-1] != '/')
+		base--;
+	if (name + len - base > 9 && !memcmp(base, "jit-", 4) &&
+	    !memcmp(name + len - 5, ".dump", 5))
+		return true;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (len >= n && !memcmp(name, prefixes[i], n))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The kernel's MMAP2 of an executable mapping this thread made (attr.mmap2):
+ * copied into out in the file's format when the mapping is anonymous (JIT
+ * code); file-backed ones are written by objects.c with their build ids.
+ * The kernel record ends with the sample_id trailer (TID, TIME, CPU) of
+ * event__sampler_attr(). Returns the bytes written, 0 for none.
+ * Async-signal-safe.
+ */
+static size_t copy_anon_mmap2(char *out, size_t cap, const struct perf_event_header *rec)
+{
+	const struct perf_record_mmap2 *m = (const void *)rec;
+	const size_t trailer = 3 * sizeof(uint64_t);
+	size_t name_len;
+	uint64_t time;
+
+	if (rec->size < sizeof(*m) + trailer || !(m->prot & PROT_EXEC))
+		return 0;
+	name_len = strnlen(m->filename, rec->size - sizeof(*m) - trailer);
+	if (!anon_name(m->filename, name_len) || name_len == rec->size - sizeof(*m) - trailer)
+		return 0;
+	memcpy(&time, (const char *)rec + rec->size - 2 * sizeof(uint64_t), sizeof(time));
+	return record__mmap2(out, cap, m->pid, m->start, m->len, m->pgoff, m->maj, m->min, m->ino,
+			     m->prot, m->flags, name_len ? m->filename : "//anon", time, NULL, 0);
+}
+
 static void on_record(void *arg, const struct perf_event_header *rec, bool last_sample)
 {
 	struct drain_ctx *ctx = arg;
@@ -162,6 +219,9 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 				     th->time);
 		break;
 	}
+	case PERF_RECORD_MMAP2:
+		n = copy_anon_mmap2(out, MAX_RECORD, rec);
+		break;
 	default:
 		return;
 	}

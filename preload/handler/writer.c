@@ -342,6 +342,10 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		e->attr.size = PERF_FILE_ATTR_SIZE;
 		e->attr.sample_type = AUTOPROF_SAMPLE_TYPE;
 		e->attr.sample_id_all = 1;
+		/* Every time in the file is CLOCK_MONOTONIC (perf record -k 1):
+		 * perf inject --jit requires it of every attr. */
+		e->attr.use_clockid = 1;
+		e->attr.clockid = CLOCK_MONOTONIC;
 		e->attr.disabled = 0;
 		e->attr.inherit = 0;
 		e->attr.enable_on_exec = 0;

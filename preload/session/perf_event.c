@@ -60,6 +60,12 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 	attr->wakeup_events = 1;
+	/* The thread's executable mmaps (not data: mmap_data = 0) as MMAP2
+	 * records in its ring, with TID/TIME/CPU trailers: the handler copies
+	 * the anonymous ones (JIT code) into the file. */
+	attr->mmap = 1;
+	attr->mmap2 = 1;
+	attr->sample_id_all = 1;
 	return 0;
 }
 

@@ -1,47 +1,35 @@
 // SPDX-License-Identifier: MIT
 /*
- * demangle.c - C++ names through libstdc++'s __cxa_demangle, looked up once
- * with dlopen so the report does not link against libstdc++. Without it,
- * names stay mangled.
+ * demangle.c - C++ and Rust (legacy and v0) names through libiberty's
+ * cplus_demangle, the demangler binutils and perf use.
+ *
+ * By default names are shown as perf report shows them: C++ without
+ * parameter lists and qualifiers (DMGL_NO_OPTS), Rust legacy names without
+ * their ::h<16 hex> hash. demangle__set_full(true) (--full-names) keeps
+ * C++ parameter lists (DMGL_PARAMS | DMGL_ANSI, perf report -v).
  */
 #include "internal.h"
 
-#include <dlfcn.h>
+#include <libiberty/demangle.h>
 #include <stdlib.h>
 
-typedef char *(*cxa_demangle_fn)(const char *name, char *buf, size_t *len, int *status);
+static bool full_names;
 
-static cxa_demangle_fn find_demangler(void)
+/* Show C++ parameter lists (true) or not (false, the default) from now on. */
+void demangle__set_full(bool full)
 {
-	static bool tried;
-	static cxa_demangle_fn fn;
-	void *h;
-
-	if (tried)
-		return fn;
-	tried = true;
-	h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-	if (h)
-		*(void **)&fn = dlsym(h, "__cxa_demangle");
-	return fn;
+	full_names = full;
 }
 
-/* A malloc'ed demangled form of @name, or NULL if it is not a C++ name (or cannot be). */
+/*
+ * A malloc'ed demangled form of @name, or NULL if it is not a C++ (_Z) or
+ * Rust (_ZN..17h<hash>E, _R) name, or cannot be demangled.
+ */
 char *demangle__name(const char *name)
 {
-	cxa_demangle_fn fn;
-	int status = -1;
-	char *out;
+	int opts = full_names ? DMGL_PARAMS | DMGL_ANSI : DMGL_NO_OPTS;
 
-	if (name[0] != '_' || name[1] != 'Z')
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return NULL;
-	fn = find_demangler();
-	if (!fn)
-		return NULL;
-	out = fn(name, NULL, NULL, &status);
-	if (status != 0) {
-		free(out);
-		return NULL;
-	}
-	return out;
+	return cplus_demangle(name, opts | DMGL_AUTO);
 }

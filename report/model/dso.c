@@ -53,7 +53,10 @@ static struct dso *dso__new(const char *path, size_t len, u32 id)
 	slash = strrchr(dso->path, '/');
 	dso->short_name = slash && slash[1] && dso->path[0] == '/' ? slash + 1 : dso->path;
 	dso->id = id;
-	dso->special = is_special(dso->path);
+	dso->jitmap = jitmap__is_path(dso->path);
+	if (dso->jitmap && asprintf(&dso->own_name, "[JIT] tid %d", atoi(dso->path + 10)) > 0)
+		dso->short_name = dso->own_name;
+	dso->special = !dso->jitmap && is_special(dso->path);
 	return dso;
 }
 
@@ -105,6 +108,10 @@ void dso__load(struct dso *dso, bool no_load)
 	dso->loaded = true;
 	if (dso->special || no_load)
 		return;
+	if (dso->jitmap) {
+		dso->missing = jitmap__load(dso) != 0;
+		return;
+	}
 	if (symbols__load(dso) == -ENOENT && !dso->nr_segs)
 		dso->missing = true;
 }
@@ -148,6 +155,7 @@ void dsos__exit(struct dsos *d)
 		symtab__exit(&d->v[i]->symtab);
 		free(d->v[i]->segs);
 		free(d->v[i]->path);
+		free(d->v[i]->own_name);
 		free(d->v[i]);
 	}
 	free(d->v);

@@ -80,15 +80,26 @@ static struct thread *findnew_thread(struct machine *m, u32 pid, u32 tid)
 	return &m->threads[m->nr_threads++];
 }
 
-/* Record that @pid mapped [start, start + len) of file @name at @pgoff at @time. */
+/*
+ * Record that @pid mapped [start, start + len) of file @name at @pgoff at
+ * @time. An anonymous executable mapping (JIT code, see jitmap__is_anon())
+ * is, as in perf, a map of /tmp/perf-PID.map at absolute addresses: its
+ * file offsets are the addresses themselves.
+ */
 int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, const char *name,
-		  size_t name_len, u64 time)
+		  size_t name_len, bool exec, u64 time)
 {
+	char jit[32];
 	struct proc *p;
 	struct dso *dso;
 
 	if (!len)
 		return 0;
+	if (exec && jitmap__is_anon(name, name_len)) {
+		name_len = (size_t)snprintf(jit, sizeof(jit), "/tmp/perf-%u.map", pid);
+		name = jit;
+		pgoff = start;
+	}
 	p = findnew_proc(m, pid);
 	dso = dsos__findnew(&m->dsos, name, name_len);
 	if (!p || !dso)

@@ -5,7 +5,8 @@
  *
  * The symbol table is, in order of preference: the object's own .symtab,
  * the .symtab of a separate debug file (by build id, then .gnu_debuglink),
- * the object's .dynsym. Symbols are copied into one sorted array with one
+ * the object's .dynsym; PLT entries are added as "name@plt" (x86-64).
+ * Symbols are copied into one sorted array with one
  * name arena, so the ELF handle is closed again right after loading.
  */
 #include "internal.h"
@@ -206,7 +207,8 @@ struct raw_sym {
 	u64 start, size;
 	u64 limit; /* end of the symbol's section: a size-0 symbol never extends past it */
 	const char *name;
-	int rank; /* lower is preferred */
+	int rank;   /* lower is preferred */
+	bool ifunc; /* STT_GNU_IFUNC: the name an IRELATIVE PLT entry takes */
 };
 
 static u64 section_end(Elf *elf, size_t shndx)
@@ -255,22 +257,49 @@ static int raw_sym_cmp(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-/* Copy the function symbols of section @scn into @t: sorted, deduplicated, sized. */
-static int build_symtab(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
+/* A growable array of raw symbols, with the "name@plt" strings it owns. */
+struct raw_vec {
+	struct raw_sym *v;
+	size_t nr, cap;
+	char **owned;
+	size_t nr_owned;
+};
+
+static int raw_vec__push(struct raw_vec *rv, const struct raw_sym *rs)
+{
+	if (rv->nr == rv->cap) {
+		size_t ncap = rv->cap ? rv->cap * 2 : 64;
+		struct raw_sym *nv = realloc(rv->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		rv->v = nv;
+		rv->cap = ncap;
+	}
+	rv->v[rv->nr++] = *rs;
+	return 0;
+}
+
+static void raw_vec__exit(struct raw_vec *rv)
+{
+	size_t i;
+
+	for (i = 0; i < rv->nr_owned; i++)
+		free(rv->owned[i]);
+	free(rv->owned);
+	free(rv->v);
+}
+
+/* Append the function symbols of symbol section @scn to @rv. Returns 0 or -errno. */
+static int collect_syms(struct raw_vec *rv, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t n, i, names = 0, out;
-	struct raw_sym *raw;
-	char *arena;
-	int err = -ENOMEM;
+	size_t n, i;
 
 	if (!data || !shdr->sh_entsize)
 		return -ENOEXEC;
 	n = shdr->sh_size / shdr->sh_entsize;
-	raw = calloc(n ? n : 1, sizeof(*raw));
-	if (!raw)
-		return -ENOMEM;
-	for (i = 0, out = 0; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		GElf_Sym s;
 		const char *name;
 		int type;
@@ -284,10 +313,227 @@ static int build_symtab(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		name = elf_strptr(elf, shdr->sh_link, s.st_name);
 		if (!name || !name[0])
 			continue;
-		raw[out++] = (struct raw_sym){s.st_value, s.st_size, section_end(elf, s.st_shndx),
-					      name, alias_rank(&s, name)};
+		if (raw_vec__push(
+			rv, &(struct raw_sym){s.st_value, s.st_size, section_end(elf, s.st_shndx),
+					      name, alias_rank(&s, name), type == STT_GNU_IFUNC}))
+			return -ENOMEM;
 	}
-	qsort(raw, out, sizeof(*raw), raw_sym_cmp);
+	return 0;
+}
+
+/* A GOT slot and the function its relocation names (or, for IRELATIVE, its resolver). */
+struct got_slot {
+	u64 got;
+	const char *name; /* NULL: IRELATIVE, see addend */
+	u64 addend;
+};
+
+static int got_slot_cmp(const void *pa, const void *pb)
+{
+	const struct got_slot *a = pa, *b = pb;
+
+	return a->got < b->got ? -1 : a->got > b->got;
+}
+
+/*
+ * The preferred name (an ifunc, then by alias_rank()) among the symbols of @rv (its first @nr
+ * entries) that start at @addr, or NULL.
+ */
+static const char *raw_name_at(const struct raw_vec *rv, size_t nr, u64 addr)
+{
+	const struct raw_sym *best = NULL;
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		if (rv->v[i].start == addr &&
+		    (!best || rv->v[i].ifunc > best->ifunc ||
+		     (rv->v[i].ifunc == best->ifunc && rv->v[i].rank < best->rank)))
+			best = &rv->v[i];
+	}
+	return best ? best->name : NULL;
+}
+
+/*
+ * The GOT slots named by the x86-64 relocations of @elf (JUMP_SLOT and
+ * GLOB_DAT through .dynsym, IRELATIVE by their resolver), sorted, into
+ * *slots. Returns how many (0 on any problem).
+ */
+static size_t read_got_slots(Elf *elf, struct got_slot **slots)
+{
+	Elf_Scn *scn = NULL;
+	size_t nr = 0, cap = 0;
+
+	*slots = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr, symshdr;
+		Elf_Data *data, *symdata;
+		Elf_Scn *symscn;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || !shdr.sh_entsize)
+			continue;
+		symscn = elf_getscn(elf, shdr.sh_link);
+		data = elf_getdata(scn, NULL);
+		if (!symscn || !gelf_getshdr(symscn, &symshdr) || symshdr.sh_type != SHT_DYNSYM ||
+		    !data)
+			continue;
+		symdata = elf_getdata(symscn, NULL);
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Rela rela;
+			GElf_Sym sym;
+			struct got_slot gs = {0};
+			u64 type;
+
+			if (!gelf_getrela(data, (int)i, &rela))
+				continue;
+			type = GELF_R_TYPE(rela.r_info);
+			gs.got = rela.r_offset;
+			if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) {
+				if (!symdata ||
+				    !gelf_getsym(symdata, (int)GELF_R_SYM(rela.r_info), &sym))
+					continue;
+				gs.name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
+				if (!gs.name || !gs.name[0])
+					continue;
+			} else if (type == R_X86_64_IRELATIVE) {
+				gs.addend = (u64)rela.r_addend;
+			} else {
+				continue;
+			}
+			if (nr == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct got_slot *nv = realloc(*slots, ncap * sizeof(*nv));
+
+				if (!nv) {
+					free(*slots);
+					*slots = NULL;
+					return 0;
+				}
+				*slots = nv;
+				cap = ncap;
+			}
+			(*slots)[nr++] = gs;
+		}
+	}
+	if (nr > 1)
+		qsort(*slots, nr, sizeof(**slots), got_slot_cmp);
+	return nr;
+}
+
+static const struct got_slot *find_got_slot(const struct got_slot *v, size_t nr, u64 got)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].got == got)
+			return &v[mid];
+		if (v[mid].got < got)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/*
+ * Add a "name@plt" symbol for every x86-64 PLT entry of @elf (.plt,
+ * .plt.sec, .plt.got): each entry's jmp *disp(%rip) names a GOT slot, whose
+ * relocation names the function. Entries that name no slot (the .plt
+ * header, IBT's lazy .plt entries) get none. Returns 0 or -ENOMEM.
+ */
+static int add_plt_syms(struct raw_vec *rv, Elf *elf)
+{
+	static const char *const plts[] = {".plt", ".plt.sec", ".plt.got"};
+	size_t nr_slots, nr_real = rv->nr, k;
+	struct got_slot *slots;
+	GElf_Ehdr ehdr;
+	int err = 0;
+
+	if (!gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64)
+		return 0;
+	nr_slots = read_got_slots(elf, &slots);
+	for (k = 0; k < ARRAY_SIZE(plts) && nr_slots && !err; k++) {
+		GElf_Shdr shdr;
+		Elf_Scn *scn = find_section_by_name(elf, plts[k], &shdr);
+		Elf_Data *data;
+		u64 ent, off;
+
+		if (!scn || shdr.sh_type != SHT_PROGBITS)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size < shdr.sh_size)
+			continue;
+		ent = k == 2 && shdr.sh_entsize ? shdr.sh_entsize : 16;
+		for (off = 0; off + ent <= shdr.sh_size && !err; off += ent) {
+			const u8 *e = (const u8 *)data->d_buf + off;
+			const struct got_slot *gs = NULL;
+			const char *name;
+			char *pltname;
+			u64 p;
+
+			for (p = 0; p + 6 <= ent && !gs; p++) {
+				if (e[p] == 0xff && e[p + 1] == 0x25)
+					gs = find_got_slot(
+					    slots, nr_slots,
+					    shdr.sh_addr + off + p + 6 +
+						(u64)(int64_t)(int32_t)ld32(e + p + 2));
+			}
+			if (!gs)
+				continue;
+			name = gs->name ? gs->name : raw_name_at(rv, nr_real, gs->addend);
+			if (!name)
+				continue;
+			if (asprintf(&pltname, "%s@plt", name) < 0) {
+				err = -ENOMEM;
+				break;
+			}
+			if (rv->nr_owned % 64 == 0) {
+				char **nv = realloc(rv->owned, (rv->nr_owned + 64) * sizeof(*nv));
+
+				if (!nv) {
+					free(pltname);
+					err = -ENOMEM;
+					break;
+				}
+				rv->owned = nv;
+			}
+			rv->owned[rv->nr_owned++] = pltname;
+			err = raw_vec__push(rv, &(struct raw_sym){shdr.sh_addr + off, ent,
+								  shdr.sh_addr + shdr.sh_size,
+								  pltname, 0, false});
+		}
+	}
+	free(slots);
+	return err;
+}
+
+/*
+ * The function symbols of symbol section @scn of @elf and the PLT entries
+ * of @plt_elf (the object itself; NULL: none) into @t: sorted,
+ * deduplicated, sized.
+ */
+static int build_symtab(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
+			Elf *plt_elf)
+{
+	struct raw_vec rv = {0};
+	struct raw_sym *raw;
+	size_t i, n, out, names = 0;
+	char *arena;
+	int err;
+
+	err = collect_syms(&rv, elf, scn, shdr);
+	if (!err && plt_elf)
+		err = add_plt_syms(&rv, plt_elf);
+	if (err)
+		goto out;
+	err = -ENOMEM;
+	raw = rv.v;
+	out = rv.nr;
+	if (out)
+		qsort(raw, out, sizeof(*raw), raw_sym_cmp);
 	/* Keep the preferred symbol at each address; count its name's bytes. */
 	for (i = 0, n = 0; i < out; i++) {
 		if (n && raw[n - 1].start == raw[i].start)
@@ -319,7 +565,7 @@ static int build_symtab(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	t->nr = n;
 	err = 0;
 out:
-	free(raw);
+	raw_vec__exit(&rv);
 	return err;
 }
 
@@ -349,14 +595,14 @@ int symbols__load(struct dso *dso)
 		goto out;
 	scn = find_section(eh.elf, SHT_SYMTAB, &shdr);
 	if (scn) {
-		err = build_symtab(&dso->symtab, eh.elf, scn, &shdr);
+		err = build_symtab(&dso->symtab, eh.elf, scn, &shdr, eh.elf);
 	} else if (open_debug_file(dso, eh.elf, &dbg)) {
 		scn = find_section(dbg.elf, SHT_SYMTAB, &shdr);
-		err = build_symtab(&dso->symtab, dbg.elf, scn, &shdr);
+		err = build_symtab(&dso->symtab, dbg.elf, scn, &shdr, eh.elf);
 		elf_handle__close(&dbg);
 	} else {
 		scn = find_section(eh.elf, SHT_DYNSYM, &shdr);
-		err = scn ? build_symtab(&dso->symtab, eh.elf, scn, &shdr) : -ENOENT;
+		err = scn ? build_symtab(&dso->symtab, eh.elf, scn, &shdr, eh.elf) : -ENOENT;
 	}
 out:
 	elf_handle__close(&eh);

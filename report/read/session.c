@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 
 /* The side-band records to apply in time order. */
@@ -333,8 +334,13 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 			note_kernel_map(m, &r, fixed, body_end);
 			return 0;
 		}
+		/* exec: an MMAP without the DATA flag, an MMAP2 with PROT_EXEC */
 		return machine__mmap(m, mm.pid, mm.start, mm.len, mm.pgoff, (const char *)p + fixed,
-				     body_end - fixed, sd->time);
+				     body_end - fixed,
+				     r.h.type == PERF_RECORD_MMAP
+					 ? !(r.h.misc & PERF_RECORD_MISC_MMAP_DATA)
+					 : (REC(struct perf_record_mmap2, &r).prot & PROT_EXEC) != 0,
+				     sd->time);
 	}
 	case PERF_RECORD_COMM: {
 		struct perf_record_comm c = REC(struct perf_record_comm, &r);

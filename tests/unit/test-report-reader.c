@@ -541,9 +541,9 @@ static void test_fork_map_cache(void)
 	struct proc *child, *par;
 
 	m.dsos.no_load = true;
-	machine__mmap(&m, 100, 0x1000, 0x1000, 0, "/libA", 5, 0);
+	machine__mmap(&m, 100, 0x1000, 0x1000, 0, "/libA", 5, true, 0);
 	machine__fork(&m, 200, 100, 200, 100, 10);
-	machine__mmap(&m, 100, 0x5000, 0x1000, 0, "/libB", 5, 20);
+	machine__mmap(&m, 100, 0x5000, 0x1000, 0, "/libB", 5, true, 20);
 	machine__finish(&m);
 	child = machine__find_proc(&m, 200);
 	par = machine__find_proc(&m, 100);

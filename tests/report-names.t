@@ -1,0 +1,124 @@
+#!/bin/sh
+# report-names.t - autoprof-report names functions as perf report does: C++
+# without parameter lists (--full-names keeps them), Rust legacy names
+# without their hash, Rust v0 names demangled, PLT stubs as name@plt, and JIT
+# code through /tmp/perf-PID.map, in perf record's files and in ours (whose
+# MMAP2 records of anonymous executable mappings make the JIT frames
+# nameable by perf report too).
+. "$(dirname "$0")/lib.sh"
+
+plan 23
+
+# ours OUT PROG ARGS...: profile PROG with the library into OUT.
+ours() {
+	_o=$1
+	shift
+	LD_PRELOAD=$LIB AUTOPROF_OUTPUT=$_o AUTOPROF_QUIET=1 "$@" >"$_o.out" 2>"$_o.err"
+}
+
+# theirs OUT PROG ARGS...: perf record (cpu-clock) PROG into OUT.
+theirs() {
+	_o=$1
+	shift
+	perf record -q -e cpu-clock -o "$_o" "$@" >"$_o.out" 2>"$_o.err"
+}
+
+# top_ours FILE N [OPTS]: the Nth function of autoprof-report's self table.
+top_ours() {
+	"$REPORT" $3 "$1" 2>/dev/null | awk -v n="$2" '/^Top functions by self/ { t = 1; next }
+		t && /^ +Self%/ { next } t && NF == 0 { exit }
+		t && ++i == n { sub(/^ *[0-9.]+% +[0-9]+  /, ""); sub(/  +[^ ].*$/, ""); print; exit }'
+}
+
+# top_perf FILE N: the Nth symbol of perf report --sort sym.
+top_perf() {
+	perf report -i "$1" --stdio --no-children --sort sym 2>/dev/null |
+		awk -v n="$2" '$1 ~ /%$/ && ++i == n { sub(/^ *[0-9.]+% +\[.\] /, ""); print; exit }'
+}
+
+# same_top LABEL FILE: the top two names of autoprof-report and perf report agree.
+same_top() {
+	is "$(top_ours "$2" 1)|$(top_ours "$2" 2)" "$(top_perf "$2" 1)|$(top_perf "$2" 2)" \
+		"$1: the top two names are perf report's"
+}
+
+SRC=$ROOT/tests/progs
+
+# C++: templates and overloads, shown without parameters by default.
+if g++ -O2 -g -o names "$SRC/names.cpp" 2>cxx.err; then
+	theirs cxx.data ./names 40
+	ours cxx.ours ./names 40
+	same_top "C++, perf record" cxx.data
+	same_top "C++, ours" cxx.ours
+	is "$(top_ours cxx.data 1)" "shapes::Acc<unsigned int>::add" "C++: no parameter list"
+	is "$(top_ours cxx.data 1 --full-names)" "shapes::Acc<unsigned int>::add(unsigned int, int)" \
+		"C++: --full-names keeps the parameter list"
+	"$REPORT" --help | grep -q -- '--full-names'
+	ok $? "--help lists --full-names"
+else
+	for i in 1 2 3 4 5; do skip "no g++"; done
+fi
+
+# Rust: legacy (hash stripped) and v0 mangling.
+# (legacy is rustc's default; choosing it explicitly needs -Z unstable-options)
+for v in legacy v0; do
+	flags=
+	[ $v = v0 ] && flags="-C symbol-mangling-version=v0"
+	if rustc -O -g $flags -o r$v "$SRC/names.rs" 2>r$v.err; then
+		if [ $v = v0 ]; then
+			nm r$v | grep -q '_RNv.*5churn'
+		else
+			nm r$v | grep -q '_ZN.*5churn17h[0-9a-f]*E'
+		fi
+		ok $? "Rust $v: the binary has $v names"
+		theirs r$v.data ./r$v 300
+		ours r$v.ours ./r$v 300
+		same_top "Rust $v, perf record" r$v.data
+		same_top "Rust $v, ours" r$v.ours
+		"$REPORT" r$v.ours r$v.data 2>/dev/null | grep -q 'names::calc::churn  '
+		ok $? "Rust $v: names::calc::churn, demangled, without hash"
+	else
+		for i in 1 2 3 4; do skip "rustc cannot build $v"; done
+	fi
+done
+
+# PLT stubs: name@plt, the name objdump gives the entry.
+theirs plt.data "$B/progs/pltcall" 300
+ours plt.ours "$B/progs/pltcall" 300
+want=$(objdump -d --section=.plt --section=.plt.sec "$B/progs/pltcall" | grep -o '<strlen@plt>')
+for f in plt.data plt.ours; do
+	got=$("$REPORT" -n 50 "$f" 2>/dev/null | awk '/^Top functions by self/ { t = 1 } t && $NF == "pltcall" && $3 ~ /@plt$/ { print "<" $3 ">"; exit }')
+	is "$got" "$want" "PLT: $f names the stub strlen@plt"
+done
+
+# JIT: an anonymous executable page mapped after start, named by /tmp/perf-PID.map.
+theirs jit.data "$B/progs/jitmap" 200
+ours jit.ours "$B/progs/jitmap" 200
+for f in jit.data jit.ours; do
+	is "$(top_ours $f 1)" "jit_hot_loop" "JIT: autoprof-report names the JIT frames in $f"
+	is "$(top_perf $f 1)" "jit_hot_loop" "JIT: perf report names the JIT frames in $f"
+done
+
+# node --perf-basic-prof, profiled by us: JS frames named as perf record's file names them.
+if command -v node >/dev/null 2>&1; then
+	echo 'function fibJs(n) { return n < 2 ? n : fibJs(n - 1) + fibJs(n - 2); }
+let s = 0; for (let i = 0; i < 60; i++) s += fibJs(27); console.log(process.pid);' >fib.js
+	ours node.ours node --perf-basic-prof fib.js
+	top=$(top_ours node.ours 1)
+	is "$top" "JS:*fibJs $T/fib.js:1:15" "node: autoprof-report names the JIT frames in our file"
+	is "$(top_perf node.ours 1)" "$top" "node: perf report names them the same"
+	# node --perf-prof writes a jitdump; perf inject --jit turns our file into
+	# one with an ELF object per JIT function.
+	ours dump.ours node --perf-prof fib.js
+	perf inject --jit -i dump.ours -o dump.inj 2>inject.err
+	ok $? "node: perf inject --jit takes our file (its marker mmap, CLOCK_MONOTONIC attrs)"
+	is "$("$REPORT" dump.inj 2>/dev/null | grep -c 'JS:\*fibJs .* jitted-[0-9]*-[0-9]*\.so')" 2 \
+		"node: autoprof-report names the injected JIT objects"
+else
+	for i in 1 2 3 4; do skip "no node"; done
+fi
+# The perf maps the programs wrote (each printed its pid).
+for f in jit.data.out jit.ours.out node.ours.out; do
+	[ -s "$f" ] && rm -f "/tmp/perf-$(tail -n 1 "$f").map"
+done
+done_testing
