@@ -13,10 +13,12 @@
  *   symbols.c    ELF symbol tables, load segments, separate debug files
  *   demangle.c   C++ names, when libstdc++'s demangler can be found
  *   kallsyms.c   kernel symbols from /proc/kallsyms, relocated by the kernel MMAP
+ *   unwind_dwarf.c  user stacks of --call-graph dwarf samples, unwound by libdw
  *   srcline.c    source file:line and inlined frames through libdw, on demand
  *   strset.c     interned strings (comms, source lines) with u32 ids
  *   hist.c       address -> location -> function, and the samples per stack
  *   stacks.c     the trie of distinct call stacks, per-function totals
+ *   ustack.c     dwarf-unwound user frames appended to a sample's stack
  *   counters.c   STAT/STAT_ROUND records: counter totals and elapsed time
  *   session.c    the two passes over all files that drive the above
  *   sort.c       --sort keys: rows keyed by function, library, line, thread...
@@ -164,12 +166,22 @@ struct sample {
 	u64 id;
 	u32 cpu;
 	u64 period;
-	u64 nr_chain;	 /* callchain entries */
-	const u8 *chain; /* nr_chain unaligned u64s inside the mapped file */
+	u64 nr_chain;	      /* callchain entries */
+	const u8 *chain;      /* nr_chain unaligned u64s inside the mapped file */
+	const u8 *rest, *end; /* the fields after CALLCHAIN, for sample__user_stack() */
 	bool has_ip, has_tid, has_time, has_cpu;
 };
 
 int sample__parse(const struct perf_file *pf, const struct record *r, struct sample *s);
+/* The user registers and stack of a --call-graph dwarf sample. */
+struct user_stack {
+	u64 abi, mask;	 /* PERF_SAMPLE_REGS_ABI_*, attr.sample_regs_user */
+	const u8 *regs;	 /* popcount(mask) unaligned u64s, by perf register number */
+	const u8 *stack; /* size bytes from the user stack pointer up */
+	u64 size;
+};
+
+int sample__user_stack(const struct perf_file *pf, const struct sample *s, struct user_stack *u);
 int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
 		     struct sample *s, size_t *body_end);
 
@@ -252,6 +264,17 @@ struct kallsyms {
 int kallsyms__load(struct kallsyms *k, const char *path);
 const struct ksym *kallsyms__lookup(const struct kallsyms *k, u64 addr);
 void kallsyms__exit(struct kallsyms *k);
+
+/* ---- unwind_dwarf.c: user stacks of --call-graph dwarf samples, through libdw ---- */
+
+struct unwinder;
+struct proc;
+
+struct unwinder *unwinder__new(void);
+int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
+		   const struct user_stack *us, bool no_load, const u64 **out, u32 max, u32 *nr);
+u64 unwinder__failed(const struct unwinder *uw);
+void unwinder__free(struct unwinder *uw);
 
 /* ---- machine.c ---- */
 
@@ -422,6 +445,10 @@ int hists__init(struct hists *h);
 int hists__findnew_event(struct hists *h, const char *event);
 void hists__prefetch_kallsyms(struct hists *h);
 int hists__resolve(struct hists *h, struct machine *m, const struct sample *s, u32 *nr);
+int hists__resolve_user(struct hists *h, struct machine *m, const struct sample *s,
+			const u64 *addrs, u32 nr_addrs, u32 *nr);
+int hists__unwind_user(struct hists *h, struct unwinder *uw, struct machine *m,
+		       const struct perf_file *pf, const struct sample *s, u32 *nr);
 int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, const u32 *locs, u32 nr,
 		     u64 period);
 int hists__finish(struct hists *h);
@@ -489,6 +516,7 @@ struct session {
 	struct machine machine;
 	struct hists hists;
 	struct counters counters;
+	struct unwinder *unwinder; /* made for the first --call-graph dwarf sample */
 	/* totals over all files */
 	u64 nr_samples, lost, lost_samples, throttle, unthrottle, filtered;
 	u64 unknown_id, bad_samples, bad_records, unknown_records, nr_records;
