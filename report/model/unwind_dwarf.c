@@ -16,13 +16,30 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#define RCACHE_SIZE 1024
+
 /* One process image and its Dwfl. */
 struct uw_proc {
 	struct unwinder *uw;
 	Dwfl *dwfl;
 	struct kvmap reported; /* dso id -> 1: already reported to dwfl */
+	struct kvmap rules;    /* lookup pc -> struct rule, see fast_unwind() */
 	bool attached, broken;
+	struct {
+		u64 pc, rule;
+	} rcache[RCACHE_SIZE]; /* direct-mapped in front of rules; pc 0: empty */
 };
+
+/*
+ * How to find the caller of a frame at one pc, when the CFI says it simply
+ * (x86-64): CFA = rsp or rbp + cfa_off, the return address at CFA + ra_off,
+ * rbp unchanged or at CFA + rbp_off; the caller's rsp is the CFA.
+ */
+enum { RULE_SLOW, RULE_OK, RULE_END }; /* libdw needed; a rule; no caller */
+enum { RBP_SAME, RBP_AT, RBP_UNDEF };  /* where the caller's rbp is */
+#define RULE(kind, cfa_rbp, rbp, cfa_off, ra_off, rbp_off)                                         \
+	((u64)(kind) | (u64)(cfa_rbp) << 2 | (u64)(rbp) << 3 | (u64)(u16)(cfa_off) << 16 |         \
+	 (u64)(u16)(ra_off) << 32 | (u64)(u16)(rbp_off) << 48)
 
 /* The sample being unwound: what the callbacks read. */
 struct uw_cur {
@@ -165,6 +182,154 @@ static void report_pc(struct uw_proc *up, u64 pc)
 	dwfl_report_end(up->dwfl, NULL, NULL);
 }
 
+#if defined(__x86_64__)
+#include <dwarf.h>
+
+/* Offset N of a register rule "at CFA + N" in @ops/@nops, false for any other rule. */
+static bool at_cfa(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*off = 0;
+		return true;
+	}
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+static bool fits16(int64_t v)
+{
+	return v >= INT16_MIN && v <= INT16_MAX;
+}
+
+/* The rule for lookup address @pc in @up's process, from its module's .eh_frame (see RULE). */
+static u64 compute_rule(struct uw_proc *up, u64 pc)
+{
+	Dwarf_Op mem[3], *ops;
+	Dwarf_Frame *frame = NULL;
+	Dwfl_Module *mod;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias, start, end;
+	size_t nops;
+	int64_t cfa_off, ra_off, rbp_off = 0;
+	bool signal, cfa_rbp;
+	int ra_reg, rbp = RBP_SAME;
+	u64 rule = RULE_SLOW;
+
+	report_pc(up, pc);
+	mod = dwfl_addrmodule(up->dwfl, pc);
+	if (!mod)
+		return RULE_END; /* no file there: libdw could not go on either */
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	/*
+	 * Code without an FDE in .eh_frame (_start, clone3's child side) is the
+	 * outermost frame. libdw would look in .debug_frame, which means
+	 * decompressing the whole debug info of the file, for nothing.
+	 */
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
+		return RULE_END;
+	ra_reg = dwarf_frame_info(frame, &start, &end, &signal);
+	if (ra_reg != 16 || signal || dwarf_frame_cfa(frame, &ops, &nops) || nops != 1 ||
+	    ops[0].atom != DW_OP_bregx || (ops[0].number != 7 && ops[0].number != 6))
+		goto out;
+	cfa_rbp = ops[0].number == 6;
+	cfa_off = (int64_t)ops[0].number2;
+	if (dwarf_frame_register(frame, ra_reg, mem, &ops, &nops))
+		goto out;
+	if (nops == 0 && ops == mem) {
+		rule = RULE_END; /* the return address is undefined: the outermost frame */
+		goto out;
+	}
+	if (!at_cfa(ops, nops, &ra_off))
+		goto out;
+	if (dwarf_frame_register(frame, 6, mem, &ops, &nops))
+		goto out;
+	if (nops == 0)
+		rbp = ops ? RBP_UNDEF : RBP_SAME;
+	else if (at_cfa(ops, nops, &rbp_off))
+		rbp = RBP_AT;
+	else
+		goto out;
+	if (fits16(cfa_off) && fits16(ra_off) && fits16(rbp_off))
+		rule = RULE(RULE_OK, cfa_rbp, rbp, cfa_off, ra_off, rbp_off);
+out:
+	free(frame);
+	return rule;
+}
+
+/*
+ * Unwind the current sample with the cached simple rules: true when done
+ * (c->out filled), false when some frame needs libdw's general unwinder
+ * (c->n is then reset). Frames end where libdw's would: an undefined return
+ * address, a pc in no file, or a read outside the stack dump.
+ */
+static bool fast_unwind(struct uw_proc *up)
+{
+	struct uw_cur *c = &up->uw->cur;
+	u64 rsp = c->sp, rbp, pc, rule, cfa, v, slot;
+	bool rbp_ok, first = true;
+
+	if (!perf_reg(c->us, 8, &pc) || !perf_reg(c->us, 6, &rbp))
+		return false;
+	rbp_ok = true;
+	c->n = 0;
+	for (;;) {
+		u64 look = first ? pc : pc - 1;
+
+		c->out[c->n++] = look;
+		if (c->n == c->max)
+			return true;
+		slot = (look * 0x9e3779b97f4a7c15ULL) >> 54;
+		if (up->rcache[slot].pc == look) {
+			rule = up->rcache[slot].rule;
+		} else {
+			if (!kvmap__get(&up->rules, look, 0, &rule)) {
+				rule = compute_rule(up, look);
+				if (kvmap__put(&up->rules, look, 0, rule))
+					return false;
+			}
+			up->rcache[slot].pc = look;
+			up->rcache[slot].rule = rule;
+		}
+		if ((rule & 3) == RULE_END)
+			return true;
+		if ((rule & 3) == RULE_SLOW || ((rule >> 2 & 1) && !rbp_ok)) {
+			c->n = 0;
+			return false;
+		}
+		cfa = ((rule >> 2 & 1) ? rbp : rsp) + (u64)(int64_t)(int16_t)(rule >> 16);
+		v = cfa + (u64)(int64_t)(int16_t)(rule >> 32);
+		if (v < c->sp || v - c->sp > c->us->size || c->us->size - (v - c->sp) < 8)
+			return true;
+		pc = ld64(c->us->stack + (v - c->sp));
+		switch (rule >> 3 & 3) {
+		case RBP_AT:
+			v = cfa + (u64)(int64_t)(int16_t)(rule >> 48);
+			rbp_ok = v >= c->sp && v - c->sp <= c->us->size &&
+				 c->us->size - (v - c->sp) >= 8;
+			if (rbp_ok)
+				rbp = ld64(c->us->stack + (v - c->sp));
+			break;
+		case RBP_UNDEF:
+			rbp_ok = false;
+			break;
+		}
+		rsp = cfa;
+		if (pc == 0)
+			return true;
+		first = false;
+	}
+}
+#else
+static bool fast_unwind(struct uw_proc *up)
+{
+	(void)up;
+	return false;
+}
+#endif
+
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
 	struct uw_proc *up = arg;
@@ -256,8 +421,8 @@ int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
 		return -ENOMEM;
 	if (up->broken)
 		return 0;
-	report_pc(up, ip);
 	if (!up->attached) {
+		report_pc(up, ip);
 		/* The architecture comes from the first module's ELF. */
 		if (!dwfl_attach_state(up->dwfl, NULL, (pid_t)p->pid, &thread_callbacks, up)) {
 			if (!up->reported.nr) /* retry once a module is known */
@@ -267,7 +432,10 @@ int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
 		}
 		up->attached = true;
 	}
-	dwfl_getthread_frames(up->dwfl, (pid_t)(s->tid ? s->tid : p->pid), frame_cb, up);
+	if (!fast_unwind(up)) {
+		c->n = 0;
+		dwfl_getthread_frames(up->dwfl, (pid_t)(s->tid ? s->tid : p->pid), frame_cb, up);
+	}
 	if (c->n <= 1)
 		uw->nr_failed++;
 	*nr = c->n;
@@ -289,6 +457,7 @@ void unwinder__free(struct unwinder *uw)
 	for (i = 0; i < uw->nr; i++) {
 		dwfl_end(uw->v[i]->dwfl);
 		kvmap__exit(&uw->v[i]->reported);
+		kvmap__exit(&uw->v[i]->rules);
 		free(uw->v[i]);
 	}
 	free(uw->v);
