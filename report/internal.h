@@ -262,6 +262,7 @@ struct kallsyms {
 };
 
 int kallsyms__load(struct kallsyms *k, const char *path);
+int kallsyms__load_cached(struct kallsyms *k);
 const struct ksym *kallsyms__lookup(const struct kallsyms *k, u64 addr);
 void kallsyms__exit(struct kallsyms *k);
 

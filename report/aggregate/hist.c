@@ -161,7 +161,7 @@ static void *kallsyms_thread(void *arg)
 {
 	struct hists *h = arg;
 
-	kallsyms__load(&h->kallsyms, "/proc/kallsyms");
+	kallsyms__load_cached(&h->kallsyms);
 	return NULL;
 }
 
@@ -194,7 +194,7 @@ static bool kallsyms_ready(struct hists *h)
 		return true;
 	join_kallsyms(h);
 	if (!h->kallsyms.loaded)
-		kallsyms__load(&h->kallsyms, "/proc/kallsyms");
+		kallsyms__load_cached(&h->kallsyms);
 	if (!h->kallsyms.nr) {
 		h->use_kallsyms = false;
 		return false;
