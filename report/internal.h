@@ -14,10 +14,12 @@
  *   demangle.c   C++ and Rust names through libiberty
  *   jitmap.c     JIT symbols from /tmp/perf-PID.map (model/model.h: the model)
  *   kallsyms.c   kernel symbols from /proc/kallsyms, relocated by the kernel MMAP
+ *   unwind_dwarf.c  user stacks of --call-graph dwarf samples, unwound by libdw
  *   srcline.c    source file:line and inlined frames through libdw, on demand
  *   strset.c     interned strings (comms, source lines) with u32 ids
  *   hist.c       address -> location -> function, and the samples per stack
  *   stacks.c     the trie of distinct call stacks, per-function totals
+ *   ustack.c     dwarf-unwound user frames appended to a sample's stack
  *   counters.c   STAT/STAT_ROUND records: counter totals and elapsed time
  *   session.c    the two passes over all files that drive the above
  *   sort.c       --sort keys: rows keyed by function, library, line, thread...
@@ -211,6 +213,10 @@ int hists__init(struct hists *h);
 int hists__findnew_event(struct hists *h, const char *event);
 void hists__prefetch_kallsyms(struct hists *h);
 int hists__resolve(struct hists *h, struct machine *m, const struct sample *s, u32 *nr);
+int hists__resolve_user(struct hists *h, struct machine *m, const struct sample *s,
+			const u64 *addrs, u32 nr_addrs, u32 *nr);
+int hists__unwind_user(struct hists *h, struct unwinder *uw, struct machine *m,
+		       const struct perf_file *pf, const struct sample *s, u32 *nr);
 int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, const u32 *locs, u32 nr,
 		     u64 period);
 int hists__finish(struct hists *h);
@@ -281,6 +287,7 @@ struct session {
 	struct machine machine;
 	struct hists hists;
 	struct counters counters;
+	struct unwinder *unwinder; /* made for the first --call-graph dwarf sample */
 	/* totals over all files */
 	u64 nr_samples, lost, lost_samples, throttle, unthrottle, filtered;
 	u64 unknown_id, bad_samples, bad_records, unknown_records, nr_records;

@@ -161,7 +161,7 @@ static void *kallsyms_thread(void *arg)
 {
 	struct hists *h = arg;
 
-	kallsyms__load(&h->kallsyms, "/proc/kallsyms");
+	kallsyms__load_cached(&h->kallsyms);
 	return NULL;
 }
 
@@ -194,7 +194,7 @@ static bool kallsyms_ready(struct hists *h)
 		return true;
 	join_kallsyms(h);
 	if (!h->kallsyms.loaded)
-		kallsyms__load(&h->kallsyms, "/proc/kallsyms");
+		kallsyms__load_cached(&h->kallsyms);
 	if (!h->kallsyms.nr) {
 		h->use_kallsyms = false;
 		return false;
@@ -385,6 +385,39 @@ int hists__resolve(struct hists *h, struct machine *m, const struct sample *s, u
 			e--;
 		}
 		err = resolve(h, &fc, ctx, e, &h->frames[n]);
+		if (err)
+			return err;
+		n++;
+	}
+	*nr = n;
+	return 0;
+}
+
+/*
+ * Append to h->frames, from index *nr, the user-space locations of the
+ * @nr_addrs code addresses @addrs of sample @s (already call addresses,
+ * nothing is subtracted); *nr grows by how many fit below MAX_FRAMES.
+ * Called after hists__resolve() for the same sample. Returns 0 or -ENOMEM.
+ */
+int hists__resolve_user(struct hists *h, struct machine *m, const struct sample *s,
+			const u64 *addrs, u32 nr_addrs, u32 *nr)
+{
+	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
+	u32 i, n = *nr;
+	int err;
+
+	if (!s->has_tid)
+		return 0;
+	if (h->last_proc && h->last_proc_pid == s->pid) {
+		fc.p = h->last_proc;
+	} else {
+		fc.p = machine__find_proc(m, s->pid);
+		h->last_proc = fc.p;
+		h->last_proc_pid = s->pid;
+	}
+	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	for (i = 0; i < nr_addrs && n < MAX_FRAMES; i++) {
+		err = resolve(h, &fc, CTX_USER, addrs[i], &h->frames[n]);
 		if (err)
 			return err;
 		n++;

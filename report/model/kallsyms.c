@@ -7,12 +7,19 @@
  * as the name arena; text symbols (t, T, w, W) are kept in one sorted array
  * of pointers into it; module symbols lose their "[module]" suffix. A file
  * listing only zero addresses (kptr_restrict) counts as unreadable.
+ *
+ * The kernel takes 40-50 ms to list /proc/kallsyms, more than reading a
+ * whole ordinary perf.data takes, so the sorted table is also kept in a
+ * cache file ($XDG_CACHE_HOME or ~/.cache, autoprof/kallsyms) stamped with
+ * the boot id and a hash of /proc/modules: it is used only while both are
+ * unchanged (same boot, same modules at the same addresses).
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* /proc/kallsyms is read in pieces of this size into one growing buffer. */
@@ -134,6 +141,174 @@ static bool parse_line(char **pp, u64 *addr, char *type, char **name)
 		return false;
 	*name = n;
 	return true;
+}
+
+#define CACHE_MAGIC 0x314d59534b504100ULL /* "\0APKSYM1" */
+
+/* The cache file's header; nr {addr, name offset} pairs and the names follow. */
+struct cache_hdr {
+	u64 magic, stamp, nr, text, names_len;
+};
+
+/* FNV-1a of @len bytes at @p, continuing from @h. */
+static u64 fnv(u64 h, const char *p, size_t len)
+{
+	while (len--) {
+		h ^= (u8)*p++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/*
+ * What the cached table must match: the boot id and /proc/modules (names,
+ * sizes and load addresses). Returns 0, or -ENOENT without a boot id.
+ */
+static int cache_stamp(u64 *stamp)
+{
+	size_t len;
+	char *s = read_all("/proc/sys/kernel/random/boot_id", &len);
+	u64 h = 0xcbf29ce484222325ULL ^ (u64)getuid();
+
+	if (!s || len < 16) {
+		free(s);
+		return -ENOENT;
+	}
+	h = fnv(h, s, len);
+	free(s);
+	s = read_all("/proc/modules", &len);
+	if (s)
+		h = fnv(h, s, len);
+	free(s);
+	*stamp = h;
+	return 0;
+}
+
+/* The cache file's path into @buf (@len bytes); false when there is no home. */
+static bool cache_path(char *buf, size_t len, bool mkdirs)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg && *xdg == '/')
+		n = snprintf(buf, len, "%s/autoprof", xdg);
+	else if (home && *home == '/')
+		n = snprintf(buf, len, "%s/.cache/autoprof", home);
+	else
+		return false;
+	if (n < 0 || (size_t)n + sizeof("/kallsyms.XXXXXX") > len)
+		return false;
+	if (mkdirs) {
+		char *slash = strrchr(buf, '/');
+
+		*slash = 0;
+		mkdir(buf, 0700);
+		*slash = '/';
+		mkdir(buf, 0700);
+	}
+	strcat(buf, "/kallsyms");
+	return true;
+}
+
+/* Fill @k from the cache file if it carries @stamp. Returns 0 or -ENOENT. */
+static int cache_load(struct kallsyms *k, u64 stamp)
+{
+	char path[4096];
+	struct cache_hdr h;
+	size_t len, i, tab;
+	const u64 *pairs;
+	char *buf;
+
+	if (!cache_path(path, sizeof(path), false) || !(buf = read_all(path, &len)))
+		return -ENOENT;
+	if (len < sizeof(h))
+		goto bad;
+	memcpy(&h, buf, sizeof(h));
+	tab = sizeof(h) + h.nr * 16;
+	if (h.magic != CACHE_MAGIC || h.stamp != stamp || !h.nr || h.nr > len / 16 || tab > len ||
+	    h.names_len != len - tab || buf[len - 1])
+		goto bad;
+	k->syms = malloc(h.nr * sizeof(*k->syms));
+	if (!k->syms)
+		goto bad;
+	pairs = (const u64 *)(buf + sizeof(h));
+	for (i = 0; i < h.nr; i++) {
+		u64 off = ld64(pairs + 2 * i + 1);
+
+		if (off >= h.names_len) {
+			free(k->syms);
+			k->syms = NULL;
+			goto bad;
+		}
+		k->syms[i] = (struct ksym){ld64(pairs + 2 * i), buf + tab + off};
+	}
+	k->nr = h.nr;
+	k->text = h.text;
+	k->arena = buf;
+	return 0;
+bad:
+	free(buf);
+	return -ENOENT;
+}
+
+/* Write @k's table to the cache file (a temporary file renamed over it); errors are ignored. */
+static void cache_store(const struct kallsyms *k, u64 stamp)
+{
+	char path[4096], tmp[4096 + 8];
+	struct cache_hdr h = {CACHE_MAGIC, stamp, k->nr, k->text, 0};
+	u64 *pairs;
+	FILE *f;
+	size_t i;
+	int fd;
+
+	if (!cache_path(path, sizeof(path), true))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	pairs = malloc(k->nr * 16);
+	if (!pairs)
+		return;
+	for (i = 0; i < k->nr; i++) {
+		pairs[2 * i] = k->syms[i].addr;
+		pairs[2 * i + 1] = h.names_len;
+		h.names_len += strlen(k->syms[i].name) + 1;
+	}
+	fd = mkstemp(tmp);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		free(pairs);
+		return;
+	}
+	fwrite(&h, sizeof(h), 1, f);
+	fwrite(pairs, 16, k->nr, f);
+	for (i = 0; i < k->nr; i++)
+		fwrite(k->syms[i].name, strlen(k->syms[i].name) + 1, 1, f);
+	free(pairs);
+	if (fclose(f) || rename(tmp, path))
+		unlink(tmp);
+}
+
+/*
+ * Load the kernel's text symbols: from the cache file when it matches this
+ * boot and these modules, else from /proc/kallsyms (then refreshing the
+ * cache). Returns what kallsyms__load() returns.
+ */
+int kallsyms__load_cached(struct kallsyms *k)
+{
+	u64 stamp;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	k->loaded = true;
+	if (getenv("AUTOPROF_NO_KSYM_CACHE") || cache_stamp(&stamp))
+		return kallsyms__load(k, "/proc/kallsyms");
+	if (!cache_load(k, stamp))
+		return 0;
+	err = kallsyms__load(k, "/proc/kallsyms");
+	if (!err)
+		cache_store(k, stamp);
+	return err;
 }
 
 /*

@@ -90,8 +90,20 @@ struct kallsyms {
 };
 
 int kallsyms__load(struct kallsyms *k, const char *path);
+int kallsyms__load_cached(struct kallsyms *k);
 const struct ksym *kallsyms__lookup(const struct kallsyms *k, u64 addr);
 void kallsyms__exit(struct kallsyms *k);
+
+/* ---- unwind_dwarf.c: user stacks of --call-graph dwarf samples, through libdw ---- */
+
+struct unwinder;
+struct proc;
+
+struct unwinder *unwinder__new(void);
+int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
+		   const struct user_stack *us, bool no_load, const u64 **out, u32 max, u32 *nr);
+u64 unwinder__failed(const struct unwinder *uw);
+void unwinder__free(struct unwinder *uw);
 
 /* ---- machine.c ---- */
 

@@ -113,12 +113,22 @@ struct sample {
 	u64 id;
 	u32 cpu;
 	u64 period;
-	u64 nr_chain;	 /* callchain entries */
-	const u8 *chain; /* nr_chain unaligned u64s inside the mapped file */
+	u64 nr_chain;	      /* callchain entries */
+	const u8 *chain;      /* nr_chain unaligned u64s inside the mapped file */
+	const u8 *rest, *end; /* the fields after CALLCHAIN, for sample__user_stack() */
 	bool has_ip, has_tid, has_time, has_cpu;
 };
 
 int sample__parse(const struct perf_file *pf, const struct record *r, struct sample *s);
+/* The user registers and stack of a --call-graph dwarf sample. */
+struct user_stack {
+	u64 abi, mask;	 /* PERF_SAMPLE_REGS_ABI_*, attr.sample_regs_user */
+	const u8 *regs;	 /* popcount(mask) unaligned u64s, by perf register number */
+	const u8 *stack; /* size bytes from the user stack pointer up */
+	u64 size;
+};
+
+int sample__user_stack(const struct perf_file *pf, const struct sample *s, struct user_stack *u);
 int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
 		     struct sample *s, size_t *body_end);
 

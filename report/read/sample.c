@@ -3,9 +3,9 @@
  * sample.c - decode a SAMPLE payload and the sample_id trailer of other
  * records, generically from the attr's sample_type and read_format.
  *
- * Fields come in kernel order (FACTS 1.8). Decoding stops after CALLCHAIN:
- * nothing later is needed yet. Every field is bounds-checked against the
- * record; a short record is -EINVAL, never a read past it.
+ * Fields come in kernel order (FACTS 1.8). sample__parse() stops after
+ * CALLCHAIN; sample__user_stack() reads the dwarf fields that follow. Every field is bounds-checked
+ * against the record; a short record is -EINVAL, never a read past it.
  */
 #include "internal.h"
 
@@ -136,9 +136,80 @@ int sample__parse(const struct perf_file *pf, const struct record *r, struct sam
 			return -EINVAL;
 		s->nr_chain = nr;
 		s->chain = p;
+		p += nr * 8;
 	}
+	s->rest = p;
+	s->end = end;
 #undef NEED
 	return 0;
+}
+
+/*
+ * Decode the user registers and user stack dump of sample @s (perf record
+ * --call-graph dwarf), the fields after CALLCHAIN: RAW and BRANCH_STACK are
+ * skipped, REGS_USER and STACK_USER read. Returns 0, -ENOENT if the sample
+ * type has no REGS_USER and STACK_USER or the sample carries no registers,
+ * or -EINVAL if the record is too short. u->regs and u->stack point into the
+ * mapped file.
+ */
+int sample__user_stack(const struct perf_file *pf, const struct sample *s, struct user_stack *u)
+{
+	const struct evattr *ea = &pf->attrs[s->attr];
+	const u8 *p = s->rest, *end = s->end;
+	u64 type = ea->attr.sample_type, n;
+
+	memset(u, 0, sizeof(*u));
+	if ((type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)) !=
+		(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER) ||
+	    !p)
+		return -ENOENT;
+	if (type & PERF_SAMPLE_RAW) {
+		if (end - p < 4)
+			return -EINVAL;
+		n = ld32(p);
+		if (n > (u64)(end - p) - 4)
+			return -EINVAL;
+		p += 4 + n;
+	}
+	if (type & PERF_SAMPLE_BRANCH_STACK) {
+		if (end - p < 8)
+			return -EINVAL;
+		n = ld64(p);
+		p += 8;
+		if (ea->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
+			if (end - p < 8)
+				return -EINVAL;
+			p += 8;
+		}
+		if (n > (u64)(end - p) / 24)
+			return -EINVAL;
+		p += n * 24;
+	}
+	if (end - p < 8)
+		return -EINVAL;
+	u->abi = ld64(p);
+	p += 8;
+	if (u->abi) {
+		u->mask = ea->attr.sample_regs_user;
+		n = (u64)__builtin_popcountll(u->mask);
+		if (n > (u64)(end - p) / 8)
+			return -EINVAL;
+		u->regs = p;
+		p += n * 8;
+	}
+	if (end - p < 8)
+		return -EINVAL;
+	n = ld64(p);
+	p += 8;
+	if (n) {
+		if (n > (u64)(end - p) || (u64)(end - p) - n < 8)
+			return -EINVAL;
+		u->stack = p;
+		u->size = ld64(p + n); /* dyn_size: how much of the dump is real */
+		if (u->size > n)
+			u->size = n;
+	}
+	return u->abi && u->regs ? 0 : -ENOENT;
 }
 
 /*

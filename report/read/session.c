@@ -454,6 +454,11 @@ static int sample_file(struct session *s, struct perf_file *pf)
 		}
 		ea = &pf->attrs[smp.attr];
 		err = hists__resolve(&s->hists, &s->machine, &smp, &nr);
+		/* --call-graph dwarf: the user stack is unwound from the dump */
+		if (!err && (ea->attr.sample_type & PERF_SAMPLE_STACK_USER) && !s->opts.no_load &&
+		    (s->unwinder || (s->unwinder = unwinder__new())))
+			err =
+			    hists__unwind_user(&s->hists, s->unwinder, &s->machine, pf, &smp, &nr);
 		if (err)
 			return err;
 		if (f->nr_dsos && !keep_object(s, s->hists.frames[0])) {
@@ -483,6 +488,9 @@ static void warn_totals(struct session *s)
 	if (s->bad_samples)
 		session__warn(s, "%llu malformed samples were skipped",
 			      (unsigned long long)s->bad_samples);
+	if (unwinder__failed(s->unwinder))
+		session__warn(s, "%llu dwarf samples had no user stack beyond the sampled address",
+			      (unsigned long long)unwinder__failed(s->unwinder));
 	if (s->bad_records)
 		session__warn(s, "%llu malformed records were skipped",
 			      (unsigned long long)s->bad_records);
@@ -597,6 +605,7 @@ void session__exit(struct session *s)
 		free(s->warnings[i]);
 	machine__exit(&s->machine);
 	hists__exit(&s->hists);
+	unwinder__free(s->unwinder);
 	counters__exit(&s->counters);
 	memset(s, 0, sizeof(*s));
 }

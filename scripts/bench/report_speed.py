@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""report_speed.py - autoprof-report against `perf report --stdio` on files of
+300 thousand samples or more (issue 12): wall time, CPU time and peak RSS,
+medians over a few runs, and the ratios, in one table.
+
+Files, all of build/progs/mtwork (4 threads, -O2 -fomit-frame-pointer):
+  g          perf record -F 20000 -g               (frame pointers: user stacks cut short)
+  g-user     perf record -F 20000 -e cpu-clock:u -g
+  dwarf      perf record -F 20000 --call-graph dwarf  (perf's default 8 KiB stack dumps)
+  preload    the preload library at 20 kHz (our own file)
+Each reader runs its default view: `autoprof-report FILE` and
+`perf report -i FILE --stdio` (which unwinds the dwarf file itself).
+
+The machine is shared: wall time includes waiting for a CPU, so the CPU time
+(user + sys of the reader, from wait4's rusage) is reported beside it and
+the goal (>= 20x, <= 1/4 of the memory) is judged on both.
+
+usage: report_speed.py [--build build] [--out FILE] [--runs N] [--scale S] [--keep DIR]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run(cmd, env=None):
+    """Run @cmd with output discarded; (wall s, cpu s, peak RSS KiB) of the child."""
+    with open(os.devnull, 'wb') as null:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=null, stderr=null, env=env)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit('report_speed: %s failed (status %d)' % (' '.join(cmd), status))
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def median_of(cmd, runs):
+    res = [run(cmd) for _ in range(runs)]
+    return tuple(statistics.median(r[i] for r in res) for i in range(3))
+
+
+def samples_of(report, path):
+    out = subprocess.run([report, path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.startswith('Samples:'):
+            return int(line.split()[1])
+    return 0
+
+
+def record(build, tmp, scale):
+    prog = os.path.join(build, 'progs', 'mtwork')
+    work = [prog, str(scale), '4']
+    # perf record writes 8 KiB per dwarf sample and loses time doing it: twice the work
+    dwarf_work = [prog, str(float(scale) * 2), '4']
+    files = {}
+    perf = {
+        'g': ['-g'],
+        'g-user': ['-e', 'cpu-clock:u', '-g'],
+        'dwarf': ['--call-graph', 'dwarf'],
+    }
+    for name, args in perf.items():
+        path = os.path.join(tmp, name + '.data')
+        print('recording %s...' % name, file=sys.stderr)
+        subprocess.run(['perf', 'record', '-q', '-F', '20000', '-o', path] + args +
+                       (dwarf_work if name == 'dwarf' else work),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        files[name] = path
+    path = os.path.join(tmp, 'preload.data')
+    env = dict(os.environ, LD_PRELOAD=os.path.abspath(os.path.join(build, 'libautoprof.so')),
+               AUTOPROF_QUIET='1', AUTOPROF_FREQ='20000', AUTOPROF_OUTPUT=path)
+    print('recording preload...', file=sys.stderr)
+    if subprocess.run(work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                      timeout=600).returncode == 0 and os.path.exists(path):
+        files['preload'] = path
+    return files
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--build', default='build')
+    ap.add_argument('--out', default='build/bench/report-speed.md')
+    ap.add_argument('--runs', type=int, default=5)
+    ap.add_argument('--scale', default='10', help='mtwork scale: 10 gives 300-400k samples')
+    ap.add_argument('--keep', help='record into (or reuse the files of) this directory')
+    a = ap.parse_args()
+    report = os.path.join(a.build, 'autoprof-report')
+    tmp = a.keep or tempfile.mkdtemp(prefix='report-speed.')
+    os.makedirs(tmp, exist_ok=True)
+    try:
+        names = ['g', 'g-user', 'dwarf', 'preload']
+        have = {n: os.path.join(tmp, n + '.data') for n in names
+                if os.path.exists(os.path.join(tmp, n + '.data'))}
+        files = have if a.keep and len(have) >= 3 else record(a.build, tmp, a.scale)
+        # Warm: the page cache, and autoprof-report's kallsyms cache.
+        for path in files.values():
+            run([report, path])
+        rows = []
+        for name in names:
+            if name not in files:
+                continue
+            path = files[name]
+            n = samples_of(report, path)
+            ours = median_of([report, path], a.runs)
+            theirs = median_of(['perf', 'report', '-i', path, '--stdio'], a.runs)
+            rows.append((name, n, os.path.getsize(path), ours, theirs))
+        lines = [
+            '# autoprof-report vs perf report --stdio (make bench-report)',
+            '',
+            'Medians of %d runs; %s, %d CPUs, load average %.1f at the end.' %
+            (a.runs, time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0]),
+            '',
+            '| file | samples | MB | ours wall | perf wall | wall ratio | ours CPU | perf CPU | '
+            'CPU ratio | ours RSS | perf RSS | memory |',
+            '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+        ]
+        for name, n, size, o, p in rows:
+            lines.append('| %s | %d | %.0f | %.3f s | %.3f s | %.1fx | %.3f s | %.3f s | %.1fx | '
+                         '%.1f MB | %.1f MB | 1/%.1f |' %
+                         (name, n, size / 1e6, o[0], p[0], p[0] / o[0], o[1], p[1],
+                          p[1] / max(o[1], 1e-3), o[2] / 1024, p[2] / 1024, p[2] / o[2]))
+        text = '\n'.join(lines) + '\n'
+        print(text)
+        os.makedirs(os.path.dirname(a.out) or '.', exist_ok=True)
+        with open(a.out, 'w') as f:
+            f.write(text)
+    finally:
+        if not a.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    main()
