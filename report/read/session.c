@@ -339,7 +339,8 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 				     body_end - fixed,
 				     r.h.type == PERF_RECORD_MMAP
 					 ? !(r.h.misc & PERF_RECORD_MISC_MMAP_DATA)
-					 : (REC(struct perf_record_mmap2, &r).prot & PROT_EXEC) != 0,
+					 : (REC(struct perf_record_mmap2, &r).prot & PROT_EXEC) !=
+					       0,
 				     sd->time);
 	}
 	case PERF_RECORD_COMM: {
