@@ -5,11 +5,14 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 static volatile uint64_t sink;
 static pthread_t early;
+static char output[4096]; /* the profile's path: it exists once the profiler has started */
 
 static double thread_cpu_ms(void)
 {
@@ -22,9 +25,13 @@ static double thread_cpu_ms(void)
 __attribute__((noinline)) void early_thread_work(void)
 {
 	uint64_t x = 9;
+	double start;
 
-	usleep(50000); /* let the profiler start meanwhile */
-	while (thread_cpu_ms() < 300)
+	/* Let the profiler start meanwhile (a busy machine may take long). */
+	for (int i = 0; i < 5000 && (!output[0] || access(output, F_OK)); i++)
+		usleep(1000);
+	start = thread_cpu_ms();
+	while (thread_cpu_ms() - start < 300)
 		for (int i = 0; i < 4096; i++)
 			x = x * 6364136223846793005ULL + 19;
 	sink = x;
@@ -39,6 +46,9 @@ static void *run(void *arg)
 
 __attribute__((constructor)) static void start_early_thread(void)
 {
+	const char *out = getenv("AUTOPROF_OUTPUT");
+
+	snprintf(output, sizeof(output), "%s", out ? out : "");
 	pthread_create(&early, NULL, run, NULL);
 }
 
