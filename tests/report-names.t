@@ -105,14 +105,16 @@ if command -v node >/dev/null 2>&1; then
 let s = 0; for (let i = 0; i < 60; i++) s += fibJs(27); console.log(process.pid);' >fib.js
 	ours node.ours node --perf-basic-prof fib.js
 	top=$(top_ours node.ours 1)
-	is "$top" "JS:*fibJs $T/fib.js:1:15" "node: autoprof-report names the JIT frames in our file"
+	# The prefix is node's: JS:* (node 20), LazyCompile:* (Debian's node 18).
+	case "$top" in *:\*fibJs" $T/fib.js:"*) r=0 ;; *) r=1 ;; esac
+	ok $r "node: autoprof-report names the JIT frames in our file ($top)"
 	is "$(top_perf node.ours 1)" "$top" "node: perf report names them the same"
 	# node --perf-prof writes a jitdump; perf inject --jit turns our file into
 	# one with an ELF object per JIT function.
 	ours dump.ours node --perf-prof fib.js
 	perf inject --jit -i dump.ours -o dump.inj 2>inject.err
 	ok $? "node: perf inject --jit takes our file (its marker mmap, CLOCK_MONOTONIC attrs)"
-	is "$("$REPORT" dump.inj 2>/dev/null | grep -c 'JS:\*fibJs .* jitted-[0-9]*-[0-9]*\.so')" 2 \
+	is "$("$REPORT" dump.inj 2>/dev/null | grep -c ':\*fibJs .* jitted-[0-9]*-[0-9]*\.so')" 2 \
 		"node: autoprof-report names the injected JIT objects"
 else
 	for i in 1 2 3 4; do skip "no node"; done

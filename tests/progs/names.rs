@@ -14,7 +14,7 @@ mod calc {
 }
 fn main() {
     let n: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(300) * 1_000_000;
-    let a = calc::churn(std::hint::black_box(n));
-    let b = calc::spin(std::hint::black_box(n / 3));
+    let a = calc::churn(n);
+    let b = calc::spin(n / 3);
     println!("{} {}", a, b);
 }
