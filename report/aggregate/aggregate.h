@@ -88,7 +88,7 @@ struct hists {
 	size_t nr_locs, cap_locs;
 	struct kvmap loc_idx; /* (dso id | kind, file offset | address) -> loc id */
 	struct hist *v;
-	size_t nr;
+	size_t nr, cap;
 	/* stacks.c */
 	struct stack_node *nodes;
 	size_t nr_nodes, cap_nodes;
@@ -147,7 +147,7 @@ struct counter_val {
 
 struct counters {
 	struct counter *v;
-	size_t nr;
+	size_t nr, cap;
 	struct counter_val *vals;
 	size_t nr_vals, cap_vals;
 	struct kvmap val_idx;  /* (file << 32 | attr, cpu << 32 | thread) -> val */

@@ -23,15 +23,8 @@ static int child_of(struct ftree *t, u32 parent, u32 fid, u32 *out)
 		*out = (u32)val;
 		return 0;
 	}
-	if (t->nr == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-		struct fnode *nv = realloc(t->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->v = nv;
-		t->cap = ncap;
-	}
+	if (array__reserve(&t->v, &t->cap, t->nr + 1, sizeof(*t->v)))
+		return -ENOMEM;
 	if (kvmap__put(&t->idx, parent, fid, t->nr))
 		return -ENOMEM;
 	t->v[t->nr] = (struct fnode){.parent = parent,

@@ -32,16 +32,9 @@ static int add_func(struct hists *h, char *name, const struct func *proto, u32 *
 {
 	if (!name)
 		return -ENOMEM;
-	if (h->nr_funcs == h->cap_funcs) {
-		size_t ncap = h->cap_funcs ? h->cap_funcs * 2 : 256;
-		struct func *nv = realloc(h->funcs, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(name);
-			return -ENOMEM;
-		}
-		h->funcs = nv;
-		h->cap_funcs = ncap;
+	if (array__reserve(&h->funcs, &h->cap_funcs, h->nr_funcs + 1, sizeof(*h->funcs))) {
+		free(name);
+		return -ENOMEM;
 	}
 	h->funcs[h->nr_funcs] = *proto;
 	h->funcs[h->nr_funcs].name = name;
@@ -51,15 +44,8 @@ static int add_func(struct hists *h, char *name, const struct func *proto, u32 *
 
 static int add_loc(struct hists *h, u32 fid, struct dso *dso, u64 off, u32 *id)
 {
-	if (h->nr_locs == h->cap_locs) {
-		size_t ncap = h->cap_locs ? h->cap_locs * 2 : 1024;
-		struct loc *nv = realloc(h->locs, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		h->locs = nv;
-		h->cap_locs = ncap;
-	}
+	if (array__reserve(&h->locs, &h->cap_locs, h->nr_locs + 1, sizeof(*h->locs)))
+		return -ENOMEM;
 	h->locs[h->nr_locs] = (struct loc){.fid = fid, .dso = dso, .off = off};
 	*id = (u32)h->nr_locs++;
 	return 0;
@@ -97,17 +83,14 @@ int hists__init(struct hists *h)
 /* Index of the counters for event @name, created on first use; -ENOMEM on failure. */
 int hists__findnew_event(struct hists *h, const char *event)
 {
-	struct hist *nv;
 	size_t i;
 
 	for (i = 0; i < h->nr; i++) {
 		if (!strcmp(h->v[i].event, event))
 			return (int)i;
 	}
-	nv = realloc(h->v, (h->nr + 1) * sizeof(*nv));
-	if (!nv)
+	if (array__reserve(&h->v, &h->cap, h->nr + 1, sizeof(*h->v)))
 		return -ENOMEM;
-	h->v = nv;
 	h->v[h->nr] = (struct hist){.event = strdup(event)};
 	if (!h->v[h->nr].event)
 		return -ENOMEM;

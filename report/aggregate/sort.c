@@ -147,15 +147,8 @@ static int findnew_row(struct rows *r, const u32 key[MAX_SORT_KEYS], u32 fid, st
 		*out = &r->v[val];
 		return 0;
 	}
-	if (r->nr == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 256;
-		struct row *nv = realloc(r->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		r->v = nv;
-		r->cap = ncap;
-	}
+	if (array__reserve(&r->v, &r->cap, r->nr + 1, sizeof(*r->v)))
+		return -ENOMEM;
 	if (kvmap__put(&r->idx, a, b, r->nr))
 		return -ENOMEM;
 	*out = &r->v[r->nr++];

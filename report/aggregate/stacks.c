@@ -25,15 +25,8 @@ static int add_node(struct hists *h, u32 parent, u32 loc, u32 *id)
 {
 	if (h->nr_nodes >= UINT32_MAX - 1)
 		return -ENOMEM;
-	if (h->nr_nodes == h->cap_nodes) {
-		size_t ncap = h->cap_nodes * 2;
-		struct stack_node *nv = realloc(h->nodes, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		h->nodes = nv;
-		h->cap_nodes = ncap;
-	}
+	if (array__reserve(&h->nodes, &h->cap_nodes, h->nr_nodes + 1, sizeof(*h->nodes)))
+		return -ENOMEM;
 	h->nodes[h->nr_nodes] = (struct stack_node){
 	    .parent = parent,
 	    .fid = h->locs[loc].fid,
@@ -103,15 +96,8 @@ static int findnew_task(struct hists *h, u32 pid, u32 tid, u32 *task)
 	if (kvmap__get(&h->task_idx, pid, tid, &val)) {
 		*task = (u32)val;
 	} else {
-		if (h->nr_tasks == h->cap_tasks) {
-			size_t ncap = h->cap_tasks ? h->cap_tasks * 2 : 64;
-			struct task *nv = realloc(h->tasks, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			h->tasks = nv;
-			h->cap_tasks = ncap;
-		}
+		if (array__reserve(&h->tasks, &h->cap_tasks, h->nr_tasks + 1, sizeof(*h->tasks)))
+			return -ENOMEM;
 		h->tasks[h->nr_tasks] = (struct task){.pid = pid, .tid = tid};
 		*task = (u32)h->nr_tasks;
 		if (kvmap__put(&h->task_idx, pid, tid, *task))
@@ -153,15 +139,9 @@ int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, const u32 *loc
 	} else {
 		if (h->nr_entries >= UINT32_MAX - 1)
 			return -ENOMEM;
-		if (h->nr_entries == h->cap_entries) {
-			size_t ncap = h->cap_entries ? h->cap_entries * 2 : 1024;
-			struct entry *nv = realloc(h->entries, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			h->entries = nv;
-			h->cap_entries = ncap;
-		}
+		if (array__reserve(&h->entries, &h->cap_entries, h->nr_entries + 1,
+				   sizeof(*h->entries)))
+			return -ENOMEM;
 		err = kvmap__put(&h->entry_idx, (u64)hist << 32 | task, node, h->nr_entries);
 		if (err)
 			return err;

@@ -69,20 +69,15 @@ static int ksym_cmp(const void *pa, const void *pb)
 static char *read_all(const char *path, size_t *len)
 {
 	size_t cap = 0, used = 0;
-	char *buf = NULL, *nb;
+	char *buf = NULL;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return NULL;
 	for (;;) {
-		if (cap - used < READ_CHUNK + 1) {
-			cap = cap ? cap * 2 : 4 * READ_CHUNK;
-			nb = realloc(buf, cap);
-			if (!nb)
-				goto fail;
-			buf = nb;
-		}
+		if (array__reserve(&buf, &cap, used + READ_CHUNK + 1, 1))
+			goto fail;
 		n = read(fd, buf + used, READ_CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -337,16 +332,9 @@ int kallsyms__load(struct kallsyms *k, const char *path)
 			k->text = addr;
 		if (!addr || (type != 't' && type != 'T' && type != 'w' && type != 'W'))
 			continue;
-		if (k->nr == cap) {
-			size_t ncap = cap ? cap * 2 : 16384;
-			struct ksym *nv = realloc(k->syms, ncap * sizeof(*nv));
-
-			if (!nv) {
-				kallsyms__exit(k);
-				return -ENOMEM;
-			}
-			k->syms = nv;
-			cap = ncap;
+		if (array__reserve(&k->syms, &cap, k->nr + 1, sizeof(*k->syms))) {
+			kallsyms__exit(k);
+			return -ENOMEM;
 		}
 		if (k->nr && addr < k->syms[k->nr - 1].addr)
 			sorted = false;

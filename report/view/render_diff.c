@@ -54,16 +54,9 @@ static int add_side(struct diff *d, struct session *s, int hist, bool second)
 		if (kvmap__get(&d->idx, id, 0, &val)) {
 			r = &d->v[val];
 		} else {
-			if (d->nr == d->cap) {
-				size_t ncap = d->cap ? d->cap * 2 : 256;
-				struct diff_row *nv = realloc(d->v, ncap * sizeof(*nv));
-
-				if (!nv) {
-					err = -ENOMEM;
-					break;
-				}
-				d->v = nv;
-				d->cap = ncap;
+			if (array__reserve(&d->v, &d->cap, d->nr + 1, sizeof(*d->v))) {
+				err = -ENOMEM;
+				break;
 			}
 			err = kvmap__put(&d->idx, id, 0, d->nr);
 			if (err)
