@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * aggregate.h - samples turned into counts (report/aggregate/):
- *   hist.c      address -> location -> function, and the samples per stack
- *   stacks.c    the trie of distinct call stacks, per-function totals
+ *   resolve.c   the resolver: address -> location -> function
  *   ustack.c    dwarf-unwound user frames appended to a sample's stack
+ *   stacks.c    the trie of distinct call stacks, samples per (event, thread, stack)
+ *   hist.c      both per event, and the per-function totals at the end
  *   counters.c  STAT/STAT_ROUND records: counter totals and elapsed time
  *   sort.c      --sort keys: rows keyed by function, library, line, thread...
  *   ftree.c     a merged call tree (callees or callers) for the tree views
@@ -15,7 +16,7 @@
 
 struct session;
 
-/* ---- hist.c + stacks.c ---- */
+/* ---- resolve.c + ustack.c: the resolver, address -> location -> function ---- */
 
 enum { FUNC_UNKNOWN = 0, FUNC_KERNEL = 1 };
 enum { OBJ_UNKNOWN = 0, OBJ_KERNEL = 1, OBJ_DSO0 = 2 }; /* object ids; a dso is OBJ_DSO0 + id */
@@ -36,20 +37,10 @@ struct loc {
 	u64 off;
 };
 
-struct func_stat {
-	u64 self_period, self_samples;
-	u64 total_period, total_samples;
-	u64 seen; /* internal to hists__finish() */
-};
+/* The deepest stack kept: a SAMPLE record is at most 64 KiB, so 8192 u64s. */
+#define MAX_FRAMES 8192
 
-struct hist {
-	char *event;
-	u64 nr_samples, total_period;
-	struct func_stat *stats; /* indexed by function id, after hists__finish() */
-	size_t nr_stats;
-};
-
-/* A direct-mapped cache of (pid, epoch, address) -> location, see resolve() in hist.c. */
+/* A direct-mapped cache of (pid, epoch, address) -> location, see resolve() in resolve.c. */
 #define FRAME_CACHE_BITS 16
 
 struct frame_cache_ent {
@@ -57,6 +48,36 @@ struct frame_cache_ent {
 	u64 key; /* pid | epoch << 32 */
 	u32 loc; /* UINT32_MAX: empty */
 };
+
+/*
+ * Every distinct code address seen, as a location id (locs), each with its
+ * function id (funcs); locations 0 and 1 are [unknown] and [kernel], and so
+ * are functions 0 and 1. Ids are stable: the tables only grow.
+ */
+struct resolver {
+	struct func *funcs;
+	size_t nr_funcs, cap_funcs;
+	struct kvmap func_idx; /* (dso id | kind, symbol start | offset) -> func id */
+	struct loc *locs;
+	size_t nr_locs, cap_locs;
+	struct kvmap loc_idx; /* (dso id | kind, file offset | address) -> loc id */
+	struct frame_cache_ent *frame_cache;
+	struct proc *last_proc; /* the process of the last sample, and its pid */
+	u32 last_proc_pid;
+	struct kernel_syms ksyms; /* kernel addresses, once enabled */
+};
+
+int resolver__init(struct resolver *r);
+int resolver__sample(struct resolver *r, struct machine *m, const struct sample *s, u32 *frames,
+		     u32 *nr);
+int resolver__user(struct resolver *r, struct machine *m, const struct sample *s, const u64 *addrs,
+		   u32 nr_addrs, u32 *frames, u32 *nr);
+int resolver__unwind_user(struct resolver *r, struct unwinder *uw, struct machine *m,
+			  const struct perf_file *pf, const struct sample *s, u32 *frames, u32 *nr);
+struct proc *resolver__proc(struct resolver *r, struct machine *m, const struct sample *s);
+void resolver__exit(struct resolver *r);
+
+/* ---- stacks.c: the trie of distinct stacks and the samples of each ---- */
 
 /* Node 0 is the root; a node is one frame called from its parent. */
 struct stack_node {
@@ -76,20 +97,7 @@ struct task {
 	u64 samples, period;
 };
 
-/* The deepest stack kept: a SAMPLE record is at most 64 KiB, so 8192 u64s. */
-#define MAX_FRAMES 8192
-
-struct hists {
-	struct frame_cache_ent *frame_cache;
-	struct func *funcs;
-	size_t nr_funcs, cap_funcs;
-	struct kvmap func_idx; /* (dso id | kind, symbol start | offset) -> func id */
-	struct loc *locs;
-	size_t nr_locs, cap_locs;
-	struct kvmap loc_idx; /* (dso id | kind, file offset | address) -> loc id */
-	struct hist *v;
-	size_t nr, cap;
-	/* stacks.c */
+struct stacks {
 	struct stack_node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct kvmap node_idx; /* (parent, fid or loc) -> node */
@@ -99,38 +107,48 @@ struct hists {
 	struct task *tasks;
 	size_t nr_tasks, cap_tasks;
 	struct kvmap task_idx; /* (pid, tid) -> task */
-	u32 *frames;	       /* MAX_FRAMES scratch locations of the current sample */
 	u32 *path_keys;	       /* the last stack interned, root first: its keys */
 	u32 *path_nodes;       /* ... and its nodes */
 	u32 path_depth;
 	u32 last_pid, last_tid, last_task;
-	struct proc *last_proc; /* the process of the last sample, and its pid */
-	u32 last_proc_pid;
-	bool lines; /* stacks keep locations, not only functions */
-	/* kernel symbols, read by a thread of their own while the records are read */
-	struct kallsyms kallsyms;
-	pthread_t kthread;
-	bool kthread_running;
-	bool use_kallsyms; /* the files have a kernel map that fits this machine */
-	bool kready;	   /* kallsyms loaded and kreloc set */
-	u64 kpgoff;	   /* the kernel MMAP's pgoff: where _text was in the file */
-	u64 kreloc;	   /* added to file addresses to get /proc/kallsyms ones */
+	bool lines; /* nodes are locations, not only functions */
+};
+
+int stacks__init(struct stacks *st);
+int stacks__intern(struct stacks *st, const struct loc *loctab, const u32 *locs, u32 nr, u32 *node);
+int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid,
+		const u32 *locs, u32 nr, u64 period);
+u32 stacks__path(const struct stacks *st, u32 node, u32 *out);
+void stacks__exit(struct stacks *st);
+
+/* ---- hist.c: per event, the resolver and the trie together ---- */
+
+struct func_stat {
+	u64 self_period, self_samples;
+	u64 total_period, total_samples;
+	u64 seen; /* internal to hists__finish() */
+};
+
+struct hist {
+	char *event;
+	u64 nr_samples, total_period;
+	struct func_stat *stats; /* indexed by function id, after hists__finish() */
+	size_t nr_stats;
+};
+
+struct hists {
+	struct resolver res;  /* the locations and functions the stacks name */
+	struct stacks stacks; /* the samples of every event, per thread and stack */
+	struct hist *v;	      /* per event: totals, and per-function counts at the end */
+	size_t nr, cap;
 };
 
 int hists__init(struct hists *h);
 int hists__findnew_event(struct hists *h, const char *event);
-void hists__prefetch_kallsyms(struct hists *h);
-int hists__resolve(struct hists *h, struct machine *m, const struct sample *s, u32 *nr);
-int hists__resolve_user(struct hists *h, struct machine *m, const struct sample *s,
-			const u64 *addrs, u32 nr_addrs, u32 *nr);
-int hists__unwind_user(struct hists *h, struct unwinder *uw, struct machine *m,
-		       const struct perf_file *pf, const struct sample *s, u32 *nr);
 int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, const u32 *locs, u32 nr,
 		     u64 period);
 int hists__finish(struct hists *h);
 void hists__exit(struct hists *h);
-int stacks__intern(struct hists *h, const u32 *locs, u32 nr, u32 *node);
-u32 stacks__path(const struct hists *h, u32 node, u32 *out);
 
 /* ---- counters.c ---- */
 

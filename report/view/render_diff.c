@@ -35,7 +35,7 @@ static int add_side(struct diff *d, struct session *s, int hist, bool second)
 
 	err = rows__build(&rows, s, hist, &by_func);
 	for (i = 0; i < rows.nr && !err; i++) {
-		const struct func *fn = &s->hists.funcs[rows.v[i].fid];
+		const struct func *fn = &s->hists.res.funcs[rows.v[i].fid];
 		double pct = pct_of(rows.v[i].self_period, hi->total_period);
 		struct diff_row *r;
 		u32 id;
