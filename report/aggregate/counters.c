@@ -18,7 +18,6 @@
 
 static int findnew_counter(struct counters *c, const char *name, u32 *idx)
 {
-	struct counter *nv;
 	size_t i;
 
 	for (i = 0; i < c->nr; i++) {
@@ -27,10 +26,8 @@ static int findnew_counter(struct counters *c, const char *name, u32 *idx)
 			return 0;
 		}
 	}
-	nv = realloc(c->v, (c->nr + 1) * sizeof(*nv));
-	if (!nv)
+	if (array__reserve(&c->v, &c->cap, c->nr + 1, sizeof(*c->v)))
 		return -ENOMEM;
-	c->v = nv;
 	c->v[c->nr] = (struct counter){.name = strdup(name)};
 	if (!c->v[c->nr].name)
 		return -ENOMEM;
@@ -71,15 +68,8 @@ int counters__stat(struct counters *c, const struct perf_file *pf, u32 file, con
 			if (err)
 				return err;
 		}
-		if (c->nr_vals == c->cap_vals) {
-			size_t ncap = c->cap_vals ? c->cap_vals * 2 : 64;
-			struct counter_val *nv = realloc(c->vals, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			c->vals = nv;
-			c->cap_vals = ncap;
-		}
+		if (array__reserve(&c->vals, &c->cap_vals, c->nr_vals + 1, sizeof(*c->vals)))
+			return -ENOMEM;
 		err = kvmap__put(&c->val_idx, key_a, (u64)st.cpu << 32 | st.thread, c->nr_vals);
 		if (err)
 			return err;

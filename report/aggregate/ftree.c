@@ -23,15 +23,8 @@ static int child_of(struct ftree *t, u32 parent, u32 fid, u32 *out)
 		*out = (u32)val;
 		return 0;
 	}
-	if (t->nr == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-		struct fnode *nv = realloc(t->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		t->v = nv;
-		t->cap = ncap;
-	}
+	if (array__reserve(&t->v, &t->cap, t->nr + 1, sizeof(*t->v)))
+		return -ENOMEM;
 	if (kvmap__put(&t->idx, parent, fid, t->nr))
 		return -ENOMEM;
 	t->v[t->nr] = (struct fnode){.parent = parent,
@@ -84,15 +77,15 @@ int ftree__build(struct ftree *t, const struct session *s, int hist, enum ftree_
 		return -ENOMEM;
 	fids = path + MAX_FRAMES;
 	err = child_of(t, NONE, mode == FT_STACKS ? FUNC_UNKNOWN : focus, &root);
-	for (i = 0; i < h->nr_entries && !err; i++) {
-		const struct entry *e = &h->entries[i];
+	for (i = 0; i < h->stacks.nr_entries && !err; i++) {
+		const struct entry *e = &h->stacks.entries[i];
 		u32 n, d, k = NONE;
 
 		if (e->hist != (u32)hist)
 			continue;
-		n = stacks__path(h, e->node, path);
+		n = stacks__path(&h->stacks, e->node, path);
 		for (d = 0; d < n; d++) /* outermost first */
-			fids[d] = h->nodes[path[n - 1 - d]].fid;
+			fids[d] = h->stacks.nodes[path[n - 1 - d]].fid;
 		switch (mode) {
 		case FT_STACKS:
 			err = insert(t, e, fids, n, true);

@@ -87,7 +87,7 @@ static int line_of(struct rows *r, const struct session *s, u32 loc, u32 *id)
 	const struct func *fn;
 	u64 val, vaddr;
 
-	if (loc == UINT32_MAX || loc >= h->nr_locs) {
+	if (loc == UINT32_MAX || loc >= h->res.nr_locs) {
 		*id = 0;
 		return 0;
 	}
@@ -95,8 +95,8 @@ static int line_of(struct rows *r, const struct session *s, u32 loc, u32 *id)
 		*id = (u32)val;
 		return 0;
 	}
-	l = &h->locs[loc];
-	fn = &h->funcs[l->fid];
+	l = &h->res.locs[loc];
+	fn = &h->res.funcs[l->fid];
 	buf[0] = 0;
 	if (l->dso && !s->opts.no_load && !dso__vaddr(l->dso, l->off, &vaddr))
 		srcline__find(l->dso, vaddr, true, buf, sizeof(buf));
@@ -119,15 +119,15 @@ static int key_of(struct rows *r, const struct session *s, enum sort_kind k, u32
 
 	switch (k) {
 	case SK_FUNC:
-		*v = h->nodes[node].fid;
+		*v = h->stacks.nodes[node].fid;
 		return 0;
 	case SK_DSO:
-		*v = h->funcs[h->nodes[node].fid].obj;
+		*v = h->res.funcs[h->stacks.nodes[node].fid].obj;
 		return 0;
 	case SK_SRCLINE:
-		return line_of(r, s, h->nodes[node].loc, v);
+		return line_of(r, s, h->stacks.nodes[node].loc, v);
 	case SK_THREAD:
-		*v = (u32)(t - h->tasks);
+		*v = (u32)(t - h->stacks.tasks);
 		return 0;
 	case SK_PROCESS:
 		*v = t->pid;
@@ -147,15 +147,8 @@ static int findnew_row(struct rows *r, const u32 key[MAX_SORT_KEYS], u32 fid, st
 		*out = &r->v[val];
 		return 0;
 	}
-	if (r->nr == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 256;
-		struct row *nv = realloc(r->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		r->v = nv;
-		r->cap = ncap;
-	}
+	if (array__reserve(&r->v, &r->cap, r->nr + 1, sizeof(*r->v)))
+		return -ENOMEM;
 	if (kvmap__put(&r->idx, a, b, r->nr))
 		return -ENOMEM;
 	*out = &r->v[r->nr++];
@@ -175,7 +168,7 @@ static int row_at(struct rows *r, const struct session *s, const struct sort_spe
 		if (err)
 			return err;
 	}
-	return findnew_row(r, key, s->hists.nodes[node].fid, out);
+	return findnew_row(r, key, s->hists.stacks.nodes[node].fid, out);
 }
 
 /*
@@ -194,9 +187,9 @@ int rows__build(struct rows *r, struct session *s, int hist, const struct sort_s
 	memset(r, 0, sizeof(*r));
 	if (!path)
 		return -ENOMEM;
-	for (i = 0; i < h->nr_entries && !err; i++) {
-		const struct entry *e = &h->entries[i];
-		const struct task *t = &h->tasks[e->task];
+	for (i = 0; i < h->stacks.nr_entries && !err; i++) {
+		const struct entry *e = &h->stacks.entries[i];
+		const struct task *t = &h->stacks.tasks[e->task];
 		struct row *row;
 		u32 n, d;
 
@@ -212,7 +205,7 @@ int rows__build(struct rows *r, struct session *s, int hist, const struct sort_s
 			row->total_period += e->period;
 			continue;
 		}
-		n = stacks__path(h, e->node, path);
+		n = stacks__path(&h->stacks, e->node, path);
 		for (d = 0; d < n && !err; d++) {
 			err = row_at(r, s, ss, path[d], t, &row);
 			if (!err && row->seen != i + 1) {
@@ -245,7 +238,7 @@ static int row_cmp(const void *pa, const void *pb, void *arg)
 		return xp > yp ? -1 : 1;
 	if (xs != ys)
 		return xs > ys ? -1 : 1;
-	d = strcmp(c->s->hists.funcs[x->fid].name, c->s->hists.funcs[y->fid].name);
+	d = strcmp(c->s->hists.res.funcs[x->fid].name, c->s->hists.res.funcs[y->fid].name);
 	if (d)
 		return d;
 	for (i = 0; i < MAX_SORT_KEYS; i++) {
@@ -275,17 +268,17 @@ int rows__name(struct rows *r, const struct session *s, const struct sort_spec *
 
 	switch (ss->k[i]) {
 	case SK_FUNC:
-		snprintf(buf, len, "%s", h->funcs[v].name);
+		snprintf(buf, len, "%s", h->res.funcs[v].name);
 		break;
 	case SK_DSO:
-		snprintf(buf, len, "%s", h->funcs[row->fid].object);
+		snprintf(buf, len, "%s", h->res.funcs[row->fid].object);
 		break;
 	case SK_SRCLINE:
 	case SK_COMM:
 		snprintf(buf, len, "%s", strset__str(&r->names, v));
 		break;
 	case SK_THREAD:
-		t = &h->tasks[v];
+		t = &h->stacks.tasks[v];
 		comm = machine__comm_of(&s->machine, t->pid, t->tid);
 		if (comm[0])
 			snprintf(buf, len, "%s/%u", comm, t->tid);

@@ -8,213 +8,184 @@
  * source lines are wanted, so memory grows with distinct stacks, never with
  * samples. Consecutive samples mostly share their outer frames: the last
  * interned path is kept, and only the frames below the shared part are
- * looked up. The flat per-function totals are computed from the entries
- * once, at the end (hists__finish()).
+ * looked up. The trie knows locations only as ids into the resolver's
+ * table (for their functions); the flat per-function totals are computed
+ * from the entries once, at the end (hists__finish() in hist.c).
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-static inline u32 key_of(const struct hists *h, u32 loc)
+/*
+ * An empty trie (the root only). Stacks are keyed by function unless
+ * st->lines is set (before the first stack): then by location.
+ * Returns 0 or -ENOMEM.
+ */
+int stacks__init(struct stacks *st)
 {
-	return h->lines ? loc : h->locs[loc].fid;
+	memset(st, 0, sizeof(*st));
+	st->last_task = UINT32_MAX;
+	st->path_keys = malloc(MAX_FRAMES * sizeof(*st->path_keys));
+	st->path_nodes = malloc(MAX_FRAMES * sizeof(*st->path_nodes));
+	if (!st->path_keys || !st->path_nodes ||
+	    array__reserve(&st->nodes, &st->cap_nodes, 256, sizeof(*st->nodes)))
+		return -ENOMEM;
+	st->nodes[0] = (struct stack_node){UINT32_MAX, FUNC_UNKNOWN, UINT32_MAX, 0, UINT32_MAX};
+	st->nr_nodes = 1;
+	return 0;
 }
 
-static int add_node(struct hists *h, u32 parent, u32 loc, u32 *id)
+static inline u32 key_of(const struct stacks *st, const struct loc *loctab, u32 loc)
 {
-	if (h->nr_nodes >= UINT32_MAX - 1)
-		return -ENOMEM;
-	if (h->nr_nodes == h->cap_nodes) {
-		size_t ncap = h->cap_nodes * 2;
-		struct stack_node *nv = realloc(h->nodes, ncap * sizeof(*nv));
+	return st->lines ? loc : loctab[loc].fid;
+}
 
-		if (!nv)
-			return -ENOMEM;
-		h->nodes = nv;
-		h->cap_nodes = ncap;
-	}
-	h->nodes[h->nr_nodes] = (struct stack_node){
+static int add_node(struct stacks *st, const struct loc *loctab, u32 parent, u32 loc, u32 *id)
+{
+	if (st->nr_nodes >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if (array__reserve(&st->nodes, &st->cap_nodes, st->nr_nodes + 1, sizeof(*st->nodes)))
+		return -ENOMEM;
+	st->nodes[st->nr_nodes] = (struct stack_node){
 	    .parent = parent,
-	    .fid = h->locs[loc].fid,
-	    .loc = h->lines ? loc : UINT32_MAX,
-	    .depth = h->nodes[parent].depth + 1,
+	    .fid = loctab[loc].fid,
+	    .loc = st->lines ? loc : UINT32_MAX,
+	    .depth = st->nodes[parent].depth + 1,
 	    .entry = UINT32_MAX,
 	};
-	*id = (u32)h->nr_nodes++;
-	return kvmap__put(&h->node_idx, parent, key_of(h, loc), *id);
+	*id = (u32)st->nr_nodes++;
+	return kvmap__put(&st->node_idx, parent, key_of(st, loctab, loc), *id);
 }
 
 /*
- * The node of the stack @locs (@nr locations, leaf first), creating the
- * missing nodes. Returns 0 or -ENOMEM.
+ * The node of the stack @locs (@nr location ids of @loctab, leaf first),
+ * creating the missing nodes. Returns 0 or -ENOMEM.
  */
-int stacks__intern(struct hists *h, const u32 *locs, u32 nr, u32 *node)
+int stacks__intern(struct stacks *st, const struct loc *loctab, const u32 *locs, u32 nr, u32 *node)
 {
 	u32 d = 0, parent = 0;
 	int err;
 
 	/* The outer frames shared with the last stack need no lookup. */
-	while (d < nr && d < h->path_depth && h->path_keys[d] == key_of(h, locs[nr - 1 - d]))
+	while (d < nr && d < st->path_depth &&
+	       st->path_keys[d] == key_of(st, loctab, locs[nr - 1 - d]))
 		d++;
 	if (d)
-		parent = h->path_nodes[d - 1];
+		parent = st->path_nodes[d - 1];
 	for (; d < nr; d++) {
-		u32 loc = locs[nr - 1 - d], key = key_of(h, loc);
+		u32 loc = locs[nr - 1 - d], key = key_of(st, loctab, loc);
 		u64 val;
 
-		if (kvmap__get(&h->node_idx, parent, key, &val)) {
+		if (kvmap__get(&st->node_idx, parent, key, &val)) {
 			parent = (u32)val;
 		} else {
-			err = add_node(h, parent, loc, &parent);
+			err = add_node(st, loctab, parent, loc, &parent);
 			if (err) {
-				h->path_depth = 0;
+				st->path_depth = 0;
 				return err;
 			}
 		}
-		h->path_keys[d] = key;
-		h->path_nodes[d] = parent;
+		st->path_keys[d] = key;
+		st->path_nodes[d] = parent;
 	}
-	h->path_depth = nr;
+	st->path_depth = nr;
 	*node = parent;
 	return 0;
 }
 
 /* The nodes from @node up to (not including) the root into @out, leaf first; how many. */
-u32 stacks__path(const struct hists *h, u32 node, u32 *out)
+u32 stacks__path(const struct stacks *st, u32 node, u32 *out)
 {
 	u32 n = 0;
 
 	while (node && n < MAX_FRAMES) {
 		out[n++] = node;
-		node = h->nodes[node].parent;
+		node = st->nodes[node].parent;
 	}
 	return n;
 }
 
-static int findnew_task(struct hists *h, u32 pid, u32 tid, u32 *task)
+static int findnew_task(struct stacks *st, u32 pid, u32 tid, u32 *task)
 {
 	u64 val;
 
-	if (h->last_task != UINT32_MAX && h->last_pid == pid && h->last_tid == tid) {
-		*task = h->last_task;
+	if (st->last_task != UINT32_MAX && st->last_pid == pid && st->last_tid == tid) {
+		*task = st->last_task;
 		return 0;
 	}
-	if (kvmap__get(&h->task_idx, pid, tid, &val)) {
+	if (kvmap__get(&st->task_idx, pid, tid, &val)) {
 		*task = (u32)val;
 	} else {
-		if (h->nr_tasks == h->cap_tasks) {
-			size_t ncap = h->cap_tasks ? h->cap_tasks * 2 : 64;
-			struct task *nv = realloc(h->tasks, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			h->tasks = nv;
-			h->cap_tasks = ncap;
-		}
-		h->tasks[h->nr_tasks] = (struct task){.pid = pid, .tid = tid};
-		*task = (u32)h->nr_tasks;
-		if (kvmap__put(&h->task_idx, pid, tid, *task))
+		if (array__reserve(&st->tasks, &st->cap_tasks, st->nr_tasks + 1,
+				   sizeof(*st->tasks)))
 			return -ENOMEM;
-		h->nr_tasks++;
+		st->tasks[st->nr_tasks] = (struct task){.pid = pid, .tid = tid};
+		*task = (u32)st->nr_tasks;
+		if (kvmap__put(&st->task_idx, pid, tid, *task))
+			return -ENOMEM;
+		st->nr_tasks++;
 	}
-	h->last_pid = pid;
-	h->last_tid = tid;
-	h->last_task = *task;
+	st->last_pid = pid;
+	st->last_tid = tid;
+	st->last_task = *task;
 	return 0;
 }
 
 /*
  * Count one sample of event @hist with weight @period, taken in thread @tid
- * of process @pid with the stack @locs (@nr locations, leaf first, nr >= 1).
+ * of process @pid with the stack @locs (@nr location ids of @loctab, leaf
+ * first, nr >= 1): in its (event, thread, stack) entry and its thread.
  * Returns 0 or -ENOMEM.
  */
-int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, const u32 *locs, u32 nr,
-		     u64 period)
+int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid,
+		const u32 *locs, u32 nr, u64 period)
 {
-	struct hist *hi = &h->v[hist];
 	struct entry *e;
 	u32 task, node;
 	u64 val;
 	int err;
 
-	err = findnew_task(h, pid, tid, &task);
+	err = findnew_task(st, pid, tid, &task);
 	if (!err)
-		err = stacks__intern(h, locs, nr, &node);
+		err = stacks__intern(st, loctab, locs, nr, &node);
 	if (err)
 		return err;
-	val = h->nodes[node].entry;
-	if (val != UINT32_MAX && h->entries[val].hist == (u32)hist &&
-	    h->entries[val].task == task) {
-		e = &h->entries[val];
-	} else if (kvmap__get(&h->entry_idx, (u64)hist << 32 | task, node, &val)) {
-		e = &h->entries[val];
-		h->nodes[node].entry = (u32)val;
+	val = st->nodes[node].entry;
+	if (val != UINT32_MAX && st->entries[val].hist == hist && st->entries[val].task == task) {
+		e = &st->entries[val];
+	} else if (kvmap__get(&st->entry_idx, (u64)hist << 32 | task, node, &val)) {
+		e = &st->entries[val];
+		st->nodes[node].entry = (u32)val;
 	} else {
-		if (h->nr_entries >= UINT32_MAX - 1)
+		if (st->nr_entries >= UINT32_MAX - 1)
 			return -ENOMEM;
-		if (h->nr_entries == h->cap_entries) {
-			size_t ncap = h->cap_entries ? h->cap_entries * 2 : 1024;
-			struct entry *nv = realloc(h->entries, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			h->entries = nv;
-			h->cap_entries = ncap;
-		}
-		err = kvmap__put(&h->entry_idx, (u64)hist << 32 | task, node, h->nr_entries);
+		if (array__reserve(&st->entries, &st->cap_entries, st->nr_entries + 1,
+				   sizeof(*st->entries)))
+			return -ENOMEM;
+		err = kvmap__put(&st->entry_idx, (u64)hist << 32 | task, node, st->nr_entries);
 		if (err)
 			return err;
-		h->nodes[node].entry = (u32)h->nr_entries;
-		e = &h->entries[h->nr_entries++];
-		*e = (struct entry){.hist = (u32)hist, .task = task, .node = node};
+		st->nodes[node].entry = (u32)st->nr_entries;
+		e = &st->entries[st->nr_entries++];
+		*e = (struct entry){.hist = hist, .task = task, .node = node};
 	}
 	e->samples++;
 	e->period += period;
-	h->tasks[task].samples++;
-	h->tasks[task].period += period;
-	hi->nr_samples++;
-	hi->total_period += period;
+	st->tasks[task].samples++;
+	st->tasks[task].period += period;
 	return 0;
 }
 
-/*
- * Compute every event's per-function self and total (children) counts from
- * the entries: self for the leaf's function, total once for every distinct
- * function on the stack (recursion counts once). Returns 0 or -ENOMEM.
- */
-int hists__finish(struct hists *h)
+void stacks__exit(struct stacks *st)
 {
-	size_t i;
-
-	for (i = 0; i < h->nr; i++) {
-		free(h->v[i].stats);
-		h->v[i].stats = NULL;
-		h->v[i].nr_stats = 0;
-		if (!h->v[i].nr_samples)
-			continue; /* a counter only: no table */
-		h->v[i].stats = calloc(h->nr_funcs ? h->nr_funcs : 1, sizeof(*h->v[i].stats));
-		if (!h->v[i].stats)
-			return -ENOMEM;
-		h->v[i].nr_stats = h->nr_funcs;
-	}
-	for (i = 0; i < h->nr_entries; i++) {
-		const struct entry *e = &h->entries[i];
-		struct func_stat *stats = h->v[e->hist].stats;
-		u32 node = e->node;
-		int guard = MAX_FRAMES;
-
-		stats[h->nodes[node].fid].self_samples += e->samples;
-		stats[h->nodes[node].fid].self_period += e->period;
-		for (; node && guard--; node = h->nodes[node].parent) {
-			struct func_stat *st = &stats[h->nodes[node].fid];
-
-			if (st->seen == i + 1)
-				continue;
-			st->seen = i + 1;
-			st->total_samples += e->samples;
-			st->total_period += e->period;
-		}
-	}
-	return 0;
+	free(st->path_keys);
+	free(st->path_nodes);
+	free(st->nodes);
+	free(st->entries);
+	free(st->tasks);
+	kvmap__exit(&st->node_idx);
+	kvmap__exit(&st->entry_idx);
+	kvmap__exit(&st->task_idx);
+	memset(st, 0, sizeof(*st));
 }

@@ -76,15 +76,8 @@ struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len)
 		if (strlen(dso->path) == len && !memcmp(dso->path, path, len))
 			return dso;
 	}
-	if (d->nr == d->cap) {
-		size_t ncap = d->cap ? d->cap * 2 : 64;
-		struct dso **nv = realloc(d->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		d->v = nv;
-		d->cap = ncap;
-	}
+	if (array__reserve(&d->v, &d->cap, d->nr + 1, sizeof(*d->v)))
+		return NULL;
 	dso = dso__new(path, len, (u32)d->nr);
 	if (!dso)
 		return NULL;

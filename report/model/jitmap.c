@@ -87,17 +87,12 @@ static bool parse_line(char *line, struct jit_sym *s, size_t *name_off)
 static char *slurp(int fd, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap), *nb;
+	char *buf = malloc(cap);
 	ssize_t got;
 
 	while (buf) {
-		if (n + 1 >= cap) {
-			nb = realloc(buf, cap * 2);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
+		if (array__reserve(&buf, &cap, n + 2, 1))
+			break;
 		got = read(fd, buf + n, cap - n - 1);
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -154,15 +149,8 @@ int jitmap__load(struct dso *dso)
 			next = buf + len;
 		if (!parse_line(line, &s, &off))
 			continue;
-		if (nr == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct jit_sym *nv = realloc(v, ncap * sizeof(*nv));
-
-			if (!nv)
-				goto nomem;
-			v = nv;
-			cap = ncap;
-		}
+		if (array__reserve(&v, &cap, nr + 1, sizeof(*v)))
+			goto nomem;
 		s.name = (size_t)(line - buf) + off;
 		s.line = lineno++;
 		v[nr++] = s;

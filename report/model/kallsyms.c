@@ -3,7 +3,7 @@
  * kallsyms.c - kernel function names from /proc/kallsyms.
  *
  * Read once, only when a file has a kernel map that fits this machine (in a
- * thread of its own, see hist.c). The file is read whole and its text kept
+ * thread of its own: struct kernel_syms, at the end). The file is read whole and its text kept
  * as the name arena; text symbols (t, T, w, W) are kept in one sorted array
  * of pointers into it; module symbols lose their "[module]" suffix. A file
  * listing only zero addresses (kptr_restrict) counts as unreadable.
@@ -69,20 +69,15 @@ static int ksym_cmp(const void *pa, const void *pb)
 static char *read_all(const char *path, size_t *len)
 {
 	size_t cap = 0, used = 0;
-	char *buf = NULL, *nb;
+	char *buf = NULL;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return NULL;
 	for (;;) {
-		if (cap - used < READ_CHUNK + 1) {
-			cap = cap ? cap * 2 : 4 * READ_CHUNK;
-			nb = realloc(buf, cap);
-			if (!nb)
-				goto fail;
-			buf = nb;
-		}
+		if (array__reserve(&buf, &cap, used + READ_CHUNK + 1, 1))
+			goto fail;
 		n = read(fd, buf + used, READ_CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -337,16 +332,9 @@ int kallsyms__load(struct kallsyms *k, const char *path)
 			k->text = addr;
 		if (!addr || (type != 't' && type != 'T' && type != 'w' && type != 'W'))
 			continue;
-		if (k->nr == cap) {
-			size_t ncap = cap ? cap * 2 : 16384;
-			struct ksym *nv = realloc(k->syms, ncap * sizeof(*nv));
-
-			if (!nv) {
-				kallsyms__exit(k);
-				return -ENOMEM;
-			}
-			k->syms = nv;
-			cap = ncap;
+		if (array__reserve(&k->syms, &cap, k->nr + 1, sizeof(*k->syms))) {
+			kallsyms__exit(k);
+			return -ENOMEM;
 		}
 		if (k->nr && addr < k->syms[k->nr - 1].addr)
 			sorted = false;
@@ -398,4 +386,86 @@ void kallsyms__exit(struct kallsyms *k)
 	free(k->syms);
 	free(k->arena);
 	memset(k, 0, sizeof(*k));
+}
+
+/* ---- kernel_syms: the table of one session, loaded in the background ---- */
+
+static void *kernel_syms_thread(void *arg)
+{
+	struct kernel_syms *ks = arg;
+
+	kallsyms__load_cached(&ks->k);
+	return NULL;
+}
+
+/*
+ * Start reading /proc/kallsyms in a thread, before it is known to be needed:
+ * the kernel takes tens of milliseconds to list it, which the record passes
+ * can hide. Nothing else touches ks->k until the thread is joined.
+ */
+void kernel_syms__prefetch(struct kernel_syms *ks)
+{
+	if (ks->running || ks->k.loaded)
+		return;
+	ks->running = pthread_create(&ks->thread, NULL, kernel_syms_thread, ks) == 0;
+}
+
+static void kernel_syms__join(struct kernel_syms *ks)
+{
+	if (ks->running) {
+		pthread_join(ks->thread, NULL);
+		ks->running = false;
+	}
+}
+
+/*
+ * Resolve kernel addresses through /proc/kallsyms from now on: the files
+ * have a kernel map whose MMAP had page offset @pgoff (where _text was when
+ * the file was written) and that fits this machine.
+ */
+void kernel_syms__enable(struct kernel_syms *ks, u64 pgoff)
+{
+	ks->enabled = true;
+	ks->pgoff = pgoff;
+}
+
+/*
+ * True when kernel addresses can be named: enabled, and the table loaded
+ * (joined from the prefetch thread, or read now, the first time) and not
+ * empty. An empty table disables the object for good.
+ */
+bool kernel_syms__ready(struct kernel_syms *ks)
+{
+	if (!ks->enabled)
+		return false;
+	if (ks->ready)
+		return true;
+	kernel_syms__join(ks);
+	if (!ks->k.loaded)
+		kallsyms__load_cached(&ks->k);
+	if (!ks->k.nr) {
+		ks->enabled = false;
+		return false;
+	}
+	if (ks->k.text && ks->pgoff)
+		ks->reloc = ks->k.text - ks->pgoff;
+	ks->ready = true;
+	return true;
+}
+
+/*
+ * The symbol of kernel address @addr, as the files have it (relocated to
+ * this boot's addresses here), or NULL. Only after kernel_syms__ready().
+ */
+const struct ksym *kernel_syms__find(const struct kernel_syms *ks, u64 addr)
+{
+	return kallsyms__lookup(&ks->k, addr + ks->reloc);
+}
+
+/* Join the prefetch thread if it runs and free the table. */
+void kernel_syms__exit(struct kernel_syms *ks)
+{
+	kernel_syms__join(ks);
+	kallsyms__exit(&ks->k);
+	memset(ks, 0, sizeof(*ks));
 }

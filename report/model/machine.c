@@ -30,15 +30,8 @@ static struct proc *findnew_proc(struct machine *m, u32 pid)
 
 	if (p)
 		return p;
-	if (m->nr_procs == m->cap_procs) {
-		size_t ncap = m->cap_procs ? m->cap_procs * 2 : 64;
-		struct proc **nv = realloc(m->procs, ncap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		m->procs = nv;
-		m->cap_procs = ncap;
-	}
+	if (array__reserve(&m->procs, &m->cap_procs, m->nr_procs + 1, sizeof(*m->procs)))
+		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -65,15 +58,8 @@ static struct thread *findnew_thread(struct machine *m, u32 pid, u32 tid)
 
 	if (kvmap__get(&m->thread_idx, tid, 0, &idx))
 		return &m->threads[idx];
-	if (m->nr_threads == m->cap_threads) {
-		size_t ncap = m->cap_threads ? m->cap_threads * 2 : 64;
-		struct thread *nv = realloc(m->threads, ncap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		m->threads = nv;
-		m->cap_threads = ncap;
-	}
+	if (array__reserve(&m->threads, &m->cap_threads, m->nr_threads + 1, sizeof(*m->threads)))
+		return NULL;
 	if (kvmap__put(&m->thread_idx, tid, 0, m->nr_threads))
 		return NULL;
 	m->threads[m->nr_threads] = (struct thread){.pid = pid, .tid = tid};
@@ -104,15 +90,8 @@ int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, con
 	dso = dsos__findnew(&m->dsos, name, name_len);
 	if (!p || !dso)
 		return -ENOMEM;
-	if (p->nr_maps == p->cap_maps) {
-		size_t ncap = p->cap_maps ? p->cap_maps * 2 : 16;
-		struct map *nv = realloc(p->maps, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		p->maps = nv;
-		p->cap_maps = ncap;
-	}
+	if (array__reserve(&p->maps, &p->cap_maps, p->nr_maps + 1, sizeof(*p->maps)))
+		return -ENOMEM;
 	p->maps[p->nr_maps++] = (struct map){
 	    .start = start,
 	    .end = start + len < start ? UINT64_MAX : start + len,
@@ -149,15 +128,8 @@ int machine__comm(struct machine *m, u32 pid, u32 tid, const char *comm, size_t 
 			return -ENOMEM;
 		if (p->nr_execs && p->execs[p->nr_execs - 1] >= time)
 			return 0;
-		if (p->nr_execs == p->cap_execs) {
-			size_t ncap = p->cap_execs ? p->cap_execs * 2 : 4;
-			u64 *nv = realloc(p->execs, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			p->execs = nv;
-			p->cap_execs = ncap;
-		}
+		if (array__reserve(&p->execs, &p->cap_execs, p->nr_execs + 1, sizeof(*p->execs)))
+			return -ENOMEM;
 		p->execs[p->nr_execs++] = time;
 		for (i = 0; i < p->nr_maps; i++) {
 			if (p->maps[i].end_time == TIME_NEVER)

@@ -94,6 +94,27 @@ int kallsyms__load_cached(struct kallsyms *k);
 const struct ksym *kallsyms__lookup(const struct kallsyms *k, u64 addr);
 void kallsyms__exit(struct kallsyms *k);
 
+/*
+ * The kernel symbols of a session: /proc/kallsyms read by a thread of its
+ * own while the records are read (prefetch), used only once enabled (the
+ * files' kernel map fits this machine), relocated by that map's pgoff.
+ */
+struct kernel_syms {
+	struct kallsyms k;
+	pthread_t thread;
+	bool running; /* the prefetch thread is to be joined */
+	bool enabled; /* kernel addresses are to be named through k */
+	bool ready;   /* k loaded and reloc set */
+	u64 pgoff;    /* the kernel MMAP's pgoff: where _text was in the file */
+	u64 reloc;    /* added to file addresses to get /proc/kallsyms ones */
+};
+
+void kernel_syms__prefetch(struct kernel_syms *ks);
+void kernel_syms__enable(struct kernel_syms *ks, u64 pgoff);
+bool kernel_syms__ready(struct kernel_syms *ks);
+const struct ksym *kernel_syms__find(const struct kernel_syms *ks, u64 addr);
+void kernel_syms__exit(struct kernel_syms *ks);
+
 /* ---- unwind_dwarf.c: user stacks of --call-graph dwarf samples, through libdw ---- */
 
 struct unwinder;

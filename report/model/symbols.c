@@ -262,20 +262,13 @@ struct raw_vec {
 	struct raw_sym *v;
 	size_t nr, cap;
 	char **owned;
-	size_t nr_owned;
+	size_t nr_owned, cap_owned;
 };
 
 static int raw_vec__push(struct raw_vec *rv, const struct raw_sym *rs)
 {
-	if (rv->nr == rv->cap) {
-		size_t ncap = rv->cap ? rv->cap * 2 : 64;
-		struct raw_sym *nv = realloc(rv->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		rv->v = nv;
-		rv->cap = ncap;
-	}
+	if (array__reserve(&rv->v, &rv->cap, rv->nr + 1, sizeof(*rv->v)))
+		return -ENOMEM;
 	rv->v[rv->nr++] = *rs;
 	return 0;
 }
@@ -401,17 +394,10 @@ static size_t read_got_slots(Elf *elf, struct got_slot **slots)
 			} else {
 				continue;
 			}
-			if (nr == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct got_slot *nv = realloc(*slots, ncap * sizeof(*nv));
-
-				if (!nv) {
-					free(*slots);
-					*slots = NULL;
-					return 0;
-				}
-				*slots = nv;
-				cap = ncap;
+			if (array__reserve(slots, &cap, nr + 1, sizeof(**slots))) {
+				free(*slots);
+				*slots = NULL;
+				return 0;
 			}
 			(*slots)[nr++] = gs;
 		}
@@ -490,15 +476,11 @@ static int add_plt_syms(struct raw_vec *rv, Elf *elf)
 				err = -ENOMEM;
 				break;
 			}
-			if (rv->nr_owned % 64 == 0) {
-				char **nv = realloc(rv->owned, (rv->nr_owned + 64) * sizeof(*nv));
-
-				if (!nv) {
-					free(pltname);
-					err = -ENOMEM;
-					break;
-				}
-				rv->owned = nv;
+			if (array__reserve(&rv->owned, &rv->cap_owned, rv->nr_owned + 1,
+					   sizeof(*rv->owned))) {
+				free(pltname);
+				err = -ENOMEM;
+				break;
 			}
 			rv->owned[rv->nr_owned++] = pltname;
 			err = raw_vec__push(rv, &(struct raw_sym){shdr.sh_addr + off, ent,

@@ -356,15 +356,8 @@ static struct uw_proc *findnew_proc(struct unwinder *uw, u32 pid, u32 epoch)
 
 	if (kvmap__get(&uw->idx, pid, epoch, &idx))
 		return uw->v[idx];
-	if (uw->nr == uw->cap) {
-		size_t ncap = uw->cap ? uw->cap * 2 : 16;
-		struct uw_proc **nv = realloc(uw->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		uw->v = nv;
-		uw->cap = ncap;
-	}
+	if (array__reserve(&uw->v, &uw->cap, uw->nr + 1, sizeof(*uw->v)))
+		return NULL;
 	up = calloc(1, sizeof(*up));
 	if (!up)
 		return NULL;

@@ -253,7 +253,7 @@ static int scan_file(struct session *s, u32 fi, struct sides *sd)
 			if (kernel_mode(r.h.misc) && !s->opts.no_load &&
 			    is_kernel_map(r.p, record__fixed_size(type), body_end) &&
 			    kernel_fits(s))
-				hists__prefetch_kallsyms(&s->hists);
+				kernel_syms__prefetch(&s->hists.res.ksyms);
 			/* fall through */
 		case PERF_RECORD_COMM:
 			if (sides__push(sd, id.time, r.off, fi))
@@ -414,8 +414,8 @@ static bool keep_sample(const struct session *s, const struct sample *smp)
 static bool keep_object(const struct session *s, u32 loc)
 {
 	const struct filter *f = &s->opts.filter;
-	const struct loc *l = &s->hists.locs[loc];
-	const struct func *fn = &s->hists.funcs[l->fid];
+	const struct loc *l = &s->hists.res.locs[loc];
+	const struct func *fn = &s->hists.res.funcs[l->fid];
 
 	if (!f->nr_dsos)
 		return true;
@@ -433,7 +433,7 @@ static int sample_file(struct session *s, struct perf_file *pf)
 	struct record r;
 	struct sample smp;
 	int ret, err;
-	u32 nr;
+	u32 nr, frames[MAX_FRAMES];
 
 	while ((ret = perf_file__next_record(pf, &pos, &r)) > 0) {
 		const struct evattr *ea;
@@ -454,20 +454,20 @@ static int sample_file(struct session *s, struct perf_file *pf)
 			continue;
 		}
 		ea = &pf->attrs[smp.attr];
-		err = hists__resolve(&s->hists, &s->machine, &smp, &nr);
+		err = resolver__sample(&s->hists.res, &s->machine, &smp, frames, &nr);
 		/* --call-graph dwarf: the user stack is unwound from the dump */
 		if (!err && (ea->attr.sample_type & PERF_SAMPLE_STACK_USER) && !s->opts.no_load &&
 		    (s->unwinder || (s->unwinder = unwinder__new())))
-			err =
-			    hists__unwind_user(&s->hists, s->unwinder, &s->machine, pf, &smp, &nr);
+			err = resolver__unwind_user(&s->hists.res, s->unwinder, &s->machine, pf,
+						    &smp, frames, &nr);
 		if (err)
 			return err;
-		if (f->nr_dsos && !keep_object(s, s->hists.frames[0])) {
+		if (f->nr_dsos && !keep_object(s, frames[0])) {
 			s->filtered++;
 			continue;
 		}
-		err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid, s->hists.frames, nr,
-				       smp.period);
+		err =
+		    hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid, frames, nr, smp.period);
 		if (err)
 			return err;
 		s->nr_samples++;
@@ -509,8 +509,7 @@ static void setup_kernel(struct session *s)
 {
 	if (!s->machine.kmap.present || s->opts.no_load || !kernel_fits(s))
 		return;
-	s->hists.use_kallsyms = true;
-	s->hists.kpgoff = s->machine.kmap.pgoff;
+	kernel_syms__enable(&s->hists.res.ksyms, s->machine.kmap.pgoff);
 }
 
 /* Processes and threads that have samples. */
@@ -521,10 +520,10 @@ static int count_tasks(struct session *s)
 	size_t i;
 	int err = 0;
 
-	for (i = 0; i < s->hists.nr_tasks && !err; i++) {
-		err = kvmap__put(&pids, s->hists.tasks[i].pid, 0, 0);
+	for (i = 0; i < s->hists.stacks.nr_tasks && !err; i++) {
+		err = kvmap__put(&pids, s->hists.stacks.tasks[i].pid, 0, 0);
 		if (!err)
-			err = kvmap__put(&tids, s->hists.tasks[i].tid, 0, 0);
+			err = kvmap__put(&tids, s->hists.stacks.tasks[i].tid, 0, 0);
 	}
 	s->nr_procs_seen = pids.nr;
 	s->nr_threads_seen = tids.nr;
@@ -554,7 +553,7 @@ int session__process(struct session *s)
 		err = machine__finish(&s->machine);
 	s->machine.dsos.no_load = s->opts.no_load;
 	setup_kernel(s);
-	s->hists.lines = s->opts.lines;
+	s->hists.stacks.lines = s->opts.lines;
 	for (i = 0; i < s->nr_files && !err; i++)
 		err = sample_file(s, &s->files[i]);
 	if (!err)

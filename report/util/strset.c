@@ -20,15 +20,8 @@ static u64 hash_str(const char *s, size_t len)
 
 static int push(struct strset *ss, char *copy, u32 *id)
 {
-	if (ss->nr == ss->cap) {
-		size_t ncap = ss->cap ? ss->cap * 2 : 64;
-		char **nv = realloc(ss->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		ss->v = nv;
-		ss->cap = ncap;
-	}
+	if (array__reserve(&ss->v, &ss->cap, ss->nr + 1, sizeof(*ss->v)))
+		return -ENOMEM;
 	*id = (u32)ss->nr;
 	ss->v[ss->nr++] = copy;
 	return 0;

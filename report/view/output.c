@@ -221,7 +221,7 @@ void report__print_counters(const struct session *s, FILE *out)
 /* Source file:line of function @fid's first instruction into @buf, "" if unknown. */
 void report__func_source(struct session *s, u32 fid, char *buf, size_t len)
 {
-	const struct func *fn = &s->hists.funcs[fid];
+	const struct func *fn = &s->hists.res.funcs[fid];
 
 	buf[0] = 0;
 	if (fn->dso && fn->has_sym && !s->opts.no_load)
@@ -249,7 +249,7 @@ static void measure(struct table *t, struct session *s)
 	}
 	t->obj_width = 6;
 	for (r = 0; r < t->shown; r++) {
-		int olen = (int)strlen(s->hists.funcs[t->rows->v[r].fid].object);
+		int olen = (int)strlen(s->hists.res.funcs[t->rows->v[r].fid].object);
 
 		if (olen > t->obj_width)
 			t->obj_width = olen > MAX_COL_WIDTH ? MAX_COL_WIDTH : olen;
@@ -302,7 +302,7 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 			print_cell(out, buf, i < last || t->object || t->lines ? t->width[i] : 0);
 		}
 		if (t->object)
-			print_cell(out, s->hists.funcs[row->fid].object,
+			print_cell(out, s->hists.res.funcs[row->fid].object,
 				   t->lines ? t->obj_width : 0);
 		if (t->lines) {
 			report__func_source(s, row->fid, buf, sizeof(buf));

@@ -90,14 +90,14 @@ static void record_info(struct session *s, const struct record *r, const struct 
 	const u8 *p = r->p;
 	size_t fixed = record__fixed_size(r->h.type);
 	char buf[256];
-	u32 nr;
+	u32 nr, frames[MAX_FRAMES];
 
 	buf[0] = 0;
 	switch (r->h.type) {
 	case PERF_RECORD_SAMPLE:
-		if (hists__resolve(&s->hists, &s->machine, id, &nr) == 0)
+		if (resolver__sample(&s->hists.res, &s->machine, id, frames, &nr) == 0)
 			snprintf(buf, sizeof(buf), "%#llx %s", (unsigned long long)id->ip,
-				 s->hists.funcs[s->hists.locs[s->hists.frames[0]].fid].name);
+				 s->hists.res.funcs[s->hists.res.locs[frames[0]].fid].name);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -185,11 +185,11 @@ static int write_processes(struct session *s, FILE *f)
 	size_t nr = 0, i, j;
 	int err = 0;
 
-	pids = malloc((m->nr_procs + h->nr_tasks + 1) * sizeof(*pids));
+	pids = malloc((m->nr_procs + h->stacks.nr_tasks + 1) * sizeof(*pids));
 	if (!pids)
 		return -ENOMEM;
-	for (i = 0; i < m->nr_procs + h->nr_tasks && !err; i++) {
-		u32 pid = i < m->nr_procs ? m->procs[i]->pid : h->tasks[i - m->nr_procs].pid;
+	for (i = 0; i < m->nr_procs + h->stacks.nr_tasks && !err; i++) {
+		u32 pid = i < m->nr_procs ? m->procs[i]->pid : h->stacks.tasks[i - m->nr_procs].pid;
 		u64 v;
 
 		if (pid == UINT32_MAX || kvmap__get(&seen, pid, 0, &v))
@@ -205,11 +205,11 @@ static int write_processes(struct session *s, FILE *f)
 		const struct proc *p = machine__find_proc(m, pids[i]);
 		u64 samples = 0, period = 0, threads = 0;
 
-		for (j = 0; j < h->nr_tasks; j++) {
-			if (h->tasks[j].pid != pids[i])
+		for (j = 0; j < h->stacks.nr_tasks; j++) {
+			if (h->stacks.tasks[j].pid != pids[i])
 				continue;
-			samples += h->tasks[j].samples;
-			period += h->tasks[j].period;
+			samples += h->stacks.tasks[j].samples;
+			period += h->stacks.tasks[j].period;
 			threads++;
 		}
 		fprintf(f, "%u,", pids[i]);
@@ -248,9 +248,9 @@ static int write_results(struct session *s, const struct report_opts *o, FILE *f
 		for (i = 0; i < rows.nr; i++) {
 			const struct row *r = &rows.v[i];
 
-			escape_csv(f, s->hists.funcs[r->fid].name);
+			escape_csv(f, s->hists.res.funcs[r->fid].name);
 			fputc(',', f);
-			escape_csv(f, s->hists.funcs[r->fid].object);
+			escape_csv(f, s->hists.res.funcs[r->fid].object);
 			fprintf(f, ",%llu,%llu,%.4f,%llu,%llu,%.4f,",
 				(unsigned long long)r->self_samples,
 				(unsigned long long)r->self_period,

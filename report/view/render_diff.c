@@ -35,7 +35,7 @@ static int add_side(struct diff *d, struct session *s, int hist, bool second)
 
 	err = rows__build(&rows, s, hist, &by_func);
 	for (i = 0; i < rows.nr && !err; i++) {
-		const struct func *fn = &s->hists.funcs[rows.v[i].fid];
+		const struct func *fn = &s->hists.res.funcs[rows.v[i].fid];
 		double pct = pct_of(rows.v[i].self_period, hi->total_period);
 		struct diff_row *r;
 		u32 id;
@@ -54,16 +54,9 @@ static int add_side(struct diff *d, struct session *s, int hist, bool second)
 		if (kvmap__get(&d->idx, id, 0, &val)) {
 			r = &d->v[val];
 		} else {
-			if (d->nr == d->cap) {
-				size_t ncap = d->cap ? d->cap * 2 : 256;
-				struct diff_row *nv = realloc(d->v, ncap * sizeof(*nv));
-
-				if (!nv) {
-					err = -ENOMEM;
-					break;
-				}
-				d->v = nv;
-				d->cap = ncap;
+			if (array__reserve(&d->v, &d->cap, d->nr + 1, sizeof(*d->v))) {
+				err = -ENOMEM;
+				break;
 			}
 			err = kvmap__put(&d->idx, id, 0, d->nr);
 			if (err)

@@ -179,7 +179,7 @@ static void put_frame(const struct session *s, const struct ftree *t, const stru
 		      const char *name, int height, FILE *out)
 {
 	const struct fnode *f = &t->v[i];
-	const struct func *fn = &s->hists.funcs[f->fid];
+	const struct func *fn = &s->hists.res.funcs[f->fid];
 	double x = SVG_PAD + (double)l->start[i] * l->px, w = (double)f->samples * l->px;
 	int y = height - BOTTOM_SPACE - (int)(l->depth[i] + 1) * FRAME_HEIGHT;
 	char fill[32];
@@ -248,8 +248,8 @@ static void put_svg(const struct session *s, const struct hist *hi, const struct
 		bool wide = (double)f->samples * l->px >= MIN_WIDTH_PX;
 
 		if (wide)
-			put_frame(s, t, l, (u32)i, i ? s->hists.funcs[f->fid].name : "all", height,
-				  out);
+			put_frame(s, t, l, (u32)i, i ? s->hists.res.funcs[f->fid].name : "all",
+				  height, out);
 		if (wide && f->child != UINT32_MAX) {
 			i = f->child;
 			continue;
@@ -275,7 +275,7 @@ int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out)
 		hist = 0;
 	err = ftree__build(&t, s, hist, FT_STACKS, 0);
 	if (!err) {
-		ftree__order(&t, s->hists.funcs, true);
+		ftree__order(&t, s->hists.res.funcs, true);
 		l.start = calloc(t.nr, sizeof(*l.start));
 		l.depth = calloc(t.nr, sizeof(*l.depth));
 		if (!l.start || !l.depth)

@@ -30,7 +30,7 @@ static void put_stack(const struct session *s, const struct ftree *t, u32 node, 
 	for (i = n; i > 0; i--) {
 		if (i != n)
 			fputc(';', out);
-		put_frame(out, s->hists.funcs[t->v[scratch[i - 1]].fid].name);
+		put_frame(out, s->hists.res.funcs[t->v[scratch[i - 1]].fid].name);
 	}
 }
 
@@ -50,7 +50,7 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 		return -ENOMEM;
 	err = ftree__build(&t, s, hist, FT_STACKS, 0);
 	if (!err) {
-		ftree__order(&t, s->hists.funcs, true);
+		ftree__order(&t, s->hists.res.funcs, true);
 		/* Pre-order in name order gives FlameGraph's sorted input. */
 		for (i = t.v[0].child; i != UINT32_MAX;) {
 			const struct fnode *f = &t.v[i];

@@ -111,7 +111,7 @@ static int put_event(struct session *s, const struct report_opts *o, int hist, F
 		}
 		if (sort_spec__has(&o->sort, SK_FUNC) && !sort_spec__has(&o->sort, SK_DSO)) {
 			fprintf(out, "\"object\": ");
-			escape_json(out, s->hists.funcs[r->fid].object);
+			escape_json(out, s->hists.res.funcs[r->fid].object);
 			fprintf(out, ", ");
 		}
 		fprintf(out,

@@ -25,7 +25,7 @@ static void print_branch(const struct session *s, const struct ftree *t, u32 nod
 
 		if (shown) {
 			fprintf(out, "%*s%.2f%%  ", (int)(2 * depth), "", pct);
-			print_clean(out, s->hists.funcs[f->fid].name);
+			print_clean(out, s->hists.res.funcs[f->fid].name);
 			fprintf(out, "  (%llu)\n", (unsigned long long)f->samples);
 		}
 		if (shown && f->child != UINT32_MAX && depth < MAX_TREE_DEPTH) {
@@ -72,15 +72,15 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 			break;
 		shown++;
 		fprintf(out, "\n%6.2f%%  ", pct_of(r->total_period, hi->total_period));
-		print_clean(out, s->hists.funcs[r->key[0]].name);
+		print_clean(out, s->hists.res.funcs[r->key[0]].name);
 		fprintf(out, "  [");
-		print_clean(out, s->hists.funcs[r->key[0]].object);
+		print_clean(out, s->hists.res.funcs[r->key[0]].object);
 		fprintf(out, "]  self %.2f%%, %llu samples\n",
 			pct_of(r->self_period, hi->total_period),
 			(unsigned long long)r->total_samples);
 		err = ftree__build(&t, s, hist, o->callers ? FT_CALLERS : FT_CALLEES, r->key[0]);
 		if (!err) {
-			ftree__order(&t, s->hists.funcs, false);
+			ftree__order(&t, s->hists.res.funcs, false);
 			print_branch(s, &t, 0, hi->total_period, o->min_pct, out);
 		}
 		ftree__exit(&t);

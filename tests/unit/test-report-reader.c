@@ -284,8 +284,8 @@ static const struct func_stat *stat_named(const struct session *s, const char *n
 	const struct hist *hi = &s->hists.v[0];
 	size_t i;
 
-	for (i = 0; i < s->hists.nr_funcs && i < hi->nr_stats; i++) {
-		if (!strcmp(s->hists.funcs[i].name, name))
+	for (i = 0; i < s->hists.res.nr_funcs && i < hi->nr_stats; i++) {
+		if (!strcmp(s->hists.res.funcs[i].name, name))
 			return &hi->stats[i];
 	}
 	return NULL;

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * aggregate.h - samples turned into counts (report/aggregate/):
+ *   resolve.c   the resolver: address -> location -> function
+ *   ustack.c    dwarf-unwound user frames appended to a sample's stack
+ *   stacks.c    the trie of distinct call stacks, samples per (event, thread, stack)
+ *   hist.c      both per event, and the per-function totals at the end
+ *   counters.c  STAT/STAT_ROUND records: counter totals and elapsed time
+ *   sort.c      --sort keys: rows keyed by function, library, line, thread...
+ *   ftree.c     a merged call tree (callees or callers) for the tree views
+ * Included by internal.h after read/read.h and model/model.h, before the
+ * session (which holds the hists and counters).
+ */
+#ifndef AUTOPROF_REPORT_AGGREGATE_H
+#define AUTOPROF_REPORT_AGGREGATE_H
+
+struct session;
+
+/* ---- resolve.c + ustack.c: the resolver, address -> location -> function ---- */
+
+enum { FUNC_UNKNOWN = 0, FUNC_KERNEL = 1 };
+enum { OBJ_UNKNOWN = 0, OBJ_KERNEL = 1, OBJ_DSO0 = 2 }; /* object ids; a dso is OBJ_DSO0 + id */
+
+struct func {
+	char *name;
+	const char *object; /* display name of the object */
+	struct dso *dso;    /* where the symbol is, NULL for kernel and placeholders */
+	u64 vaddr;	    /* the symbol's start in the dso's ELF addresses */
+	u32 obj;	    /* object id */
+	bool has_sym;
+};
+
+/* One distinct code address: a dso and file offset, or a kernel address. */
+struct loc {
+	u32 fid;
+	struct dso *dso; /* NULL: kernel or unknown */
+	u64 off;
+};
+
+/* The deepest stack kept: a SAMPLE record is at most 64 KiB, so 8192 u64s. */
+#define MAX_FRAMES 8192
+
+/* A direct-mapped cache of (pid, epoch, address) -> location, see resolve() in resolve.c. */
+#define FRAME_CACHE_BITS 16
+
+struct frame_cache_ent {
+	u64 addr;
+	u64 key; /* pid | epoch << 32 */
+	u32 loc; /* UINT32_MAX: empty */
+};
+
+/*
+ * Every distinct code address seen, as a location id (locs), each with its
+ * function id (funcs); locations 0 and 1 are [unknown] and [kernel], and so
+ * are functions 0 and 1. Ids are stable: the tables only grow.
+ */
+struct resolver {
+	struct func *funcs;
+	size_t nr_funcs, cap_funcs;
+	struct kvmap func_idx; /* (dso id | kind, symbol start | offset) -> func id */
+	struct loc *locs;
+	size_t nr_locs, cap_locs;
+	struct kvmap loc_idx; /* (dso id | kind, file offset | address) -> loc id */
+	struct frame_cache_ent *frame_cache;
+	struct proc *last_proc; /* the process of the last sample, and its pid */
+	u32 last_proc_pid;
+	struct kernel_syms ksyms; /* kernel addresses, once enabled */
+};
+
+int resolver__init(struct resolver *r);
+int resolver__sample(struct resolver *r, struct machine *m, const struct sample *s, u32 *frames,
+		     u32 *nr);
+int resolver__user(struct resolver *r, struct machine *m, const struct sample *s, const u64 *addrs,
+		   u32 nr_addrs, u32 *frames, u32 *nr);
+int resolver__unwind_user(struct resolver *r, struct unwinder *uw, struct machine *m,
+			  const struct perf_file *pf, const struct sample *s, u32 *frames, u32 *nr);
+struct proc *resolver__proc(struct resolver *r, struct machine *m, const struct sample *s);
+void resolver__exit(struct resolver *r);
+
+/* ---- stacks.c: the trie of distinct stacks and the samples of each ---- */
+
+/* Node 0 is the root; a node is one frame called from its parent. */
+struct stack_node {
+	u32 parent, fid, loc; /* loc is UINT32_MAX unless the stacks keep lines */
+	u32 depth;
+	u32 entry; /* the last entry that ended here: a cache in front of entry_idx */
+};
+
+/* Samples of one event, one thread, one stack (and one leaf location with lines). */
+struct entry {
+	u32 hist, task, node, pad;
+	u64 samples, period;
+};
+
+struct task {
+	u32 pid, tid;
+	u64 samples, period;
+};
+
+struct stacks {
+	struct stack_node *nodes;
+	size_t nr_nodes, cap_nodes;
+	struct kvmap node_idx; /* (parent, fid or loc) -> node */
+	struct entry *entries;
+	size_t nr_entries, cap_entries;
+	struct kvmap entry_idx; /* (hist, task, node) -> entry */
+	struct task *tasks;
+	size_t nr_tasks, cap_tasks;
+	struct kvmap task_idx; /* (pid, tid) -> task */
+	u32 *path_keys;	       /* the last stack interned, root first: its keys */
+	u32 *path_nodes;       /* ... and its nodes */
+	u32 path_depth;
+	u32 last_pid, last_tid, last_task;
+	bool lines; /* nodes are locations, not only functions */
+};
+
+int stacks__init(struct stacks *st);
+int stacks__intern(struct stacks *st, const struct loc *loctab, const u32 *locs, u32 nr, u32 *node);
+int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid,
+		const u32 *locs, u32 nr, u64 period);
+u32 stacks__path(const struct stacks *st, u32 node, u32 *out);
+void stacks__exit(struct stacks *st);
+
+/* ---- hist.c: per event, the resolver and the trie together ---- */
+
+struct func_stat {
+	u64 self_period, self_samples;
+	u64 total_period, total_samples;
+	u64 seen; /* internal to hists__finish() */
+};
+
+struct hist {
+	char *event;
+	u64 nr_samples, total_period;
+	struct func_stat *stats; /* indexed by function id, after hists__finish() */
+	size_t nr_stats;
+};
+
+struct hists {
+	struct resolver res;  /* the locations and functions the stacks name */
+	struct stacks stacks; /* the samples of every event, per thread and stack */
+	struct hist *v;	      /* per event: totals, and per-function counts at the end */
+	size_t nr, cap;
+};
+
+int hists__init(struct hists *h);
+int hists__findnew_event(struct hists *h, const char *event);
+int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, const u32 *locs, u32 nr,
+		     u64 period);
+int hists__finish(struct hists *h);
+void hists__exit(struct hists *h);
+
+/* ---- counters.c ---- */
+
+struct counter {
+	char *name;
+	u64 val, ena, run;
+	bool has_sample_attr; /* the same event also samples */
+};
+
+struct counter_val {
+	u32 counter;
+	u64 val, ena, run;
+};
+
+struct counters {
+	struct counter *v;
+	size_t nr, cap;
+	struct counter_val *vals;
+	size_t nr_vals, cap_vals;
+	struct kvmap val_idx;  /* (file << 32 | attr, cpu << 32 | thread) -> val */
+	struct kvmap attr_idx; /* (file, attr) -> counter */
+	u64 elapsed_ns;	       /* STAT_ROUND time, the longest over all files */
+	u64 nr_stat;
+	bool has_final;
+};
+
+int counters__stat(struct counters *c, const struct perf_file *pf, u32 file,
+		   const struct record *r);
+int counters__round(struct counters *c, const struct record *r);
+int counters__finish(struct counters *c);
+const struct counter *counters__find(const struct counters *c, const char *name);
+void counters__exit(struct counters *c);
+
+/* ---- sort.c ---- */
+
+enum sort_kind { SK_FUNC, SK_DSO, SK_SRCLINE, SK_THREAD, SK_PROCESS, SK_COMM };
+#define MAX_SORT_KEYS 4
+
+struct sort_spec {
+	enum sort_kind k[MAX_SORT_KEYS];
+	int nr;
+};
+
+struct row {
+	u32 key[MAX_SORT_KEYS];
+	u32 fid; /* a function of the row, for its object name */
+	u64 self_samples, self_period, total_samples, total_period;
+	u64 seen;
+};
+
+struct rows {
+	struct row *v;
+	size_t nr, cap;
+	struct kvmap idx;
+	struct strset names;  /* comms and source lines */
+	struct kvmap line_of; /* loc -> line string id */
+};
+
+int sort_spec__parse(struct sort_spec *ss, const char *arg);
+bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k);
+int rows__build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss);
+void rows__sort(struct rows *r, const struct session *s, bool by_total);
+int rows__name(struct rows *r, const struct session *s, const struct sort_spec *ss,
+	       const struct row *row, int i, char *buf, size_t len);
+const char *sort_kind__title(enum sort_kind k);
+void rows__exit(struct rows *r);
+
+/* ---- ftree.c ---- */
+
+struct fnode {
+	u32 parent, fid;
+	u32 child, next;	       /* first child, next sibling: UINT32_MAX for none */
+	u64 samples, period;	       /* this node and everything below it */
+	u64 self_samples, self_period; /* samples that end here */
+};
+
+enum ftree_mode { FT_STACKS, FT_CALLEES, FT_CALLERS };
+
+struct ftree {
+	struct fnode *v; /* v[0] is the root: all stacks, or the focus function */
+	size_t nr, cap;
+	struct kvmap idx; /* (parent, fid) -> node */
+};
+
+int ftree__build(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
+		 u32 focus);
+void ftree__order(struct ftree *t, const struct func *funcs, bool by_name);
+void ftree__exit(struct ftree *t);
+
+#endif /* AUTOPROF_REPORT_AGGREGATE_H */

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: MIT
+/*
+ * resolve.c - the resolver: a sample's addresses into locations, each
+ * location into its function.
+ *
+ * An address is symbolised at most once per (dso, file offset): the location
+ * table maps it to a location id, each location knows its function, and the
+ * function table dedupes functions by (dso, symbol start). In front of both,
+ * a direct-mapped frame cache keyed by (pid, exec epoch, address) skips the
+ * map search for hot addresses, so the per-frame work is usually one cache
+ * probe, with no allocation once the distinct addresses are known. Kernel
+ * addresses resolve through /proc/kallsyms (model/kallsyms.c's kernel_syms)
+ * when the files' kernel map fits this machine, else to the single function
+ * [kernel]. The resolver knows nothing of stacks or counts: it fills the
+ * caller's array of location ids.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Function and location key kinds (high half of key a; low half is the dso id). */
+#define KEY_SYM	   (1ULL << 32)
+#define KEY_NOSYM  (2ULL << 32)
+#define KEY_KSYM   (3ULL << 32)
+#define KEY_KERNEL (4ULL << 32)
+
+/* The frame cache key of kernel addresses: no pid | epoch << 32 is all ones. */
+#define KERNEL_CACHE_KEY UINT64_MAX
+
+enum { LOC_UNKNOWN = 0, LOC_KERNEL = 1 };
+
+static int add_func(struct resolver *r, char *name, const struct func *proto, u32 *id)
+{
+	if (!name)
+		return -ENOMEM;
+	if (array__reserve(&r->funcs, &r->cap_funcs, r->nr_funcs + 1, sizeof(*r->funcs))) {
+		free(name);
+		return -ENOMEM;
+	}
+	r->funcs[r->nr_funcs] = *proto;
+	r->funcs[r->nr_funcs].name = name;
+	*id = (u32)r->nr_funcs++;
+	return 0;
+}
+
+static int add_loc(struct resolver *r, u32 fid, struct dso *dso, u64 off, u32 *id)
+{
+	if (array__reserve(&r->locs, &r->cap_locs, r->nr_locs + 1, sizeof(*r->locs)))
+		return -ENOMEM;
+	r->locs[r->nr_locs] = (struct loc){.fid = fid, .dso = dso, .off = off};
+	*id = (u32)r->nr_locs++;
+	return 0;
+}
+
+/*
+ * Set up the two fixed functions and locations, [unknown] and [kernel], and
+ * the empty frame cache. Returns 0 or -ENOMEM.
+ */
+int resolver__init(struct resolver *r)
+{
+	u32 id;
+
+	memset(r, 0, sizeof(*r));
+	r->frame_cache = malloc(sizeof(*r->frame_cache) << FRAME_CACHE_BITS);
+	if (!r->frame_cache)
+		return -ENOMEM;
+	memset(r->frame_cache, 0xff, sizeof(*r->frame_cache) << FRAME_CACHE_BITS);
+	if (add_func(r, strdup("[unknown]"), &(struct func){.object = "[unknown]"}, &id) ||
+	    add_func(r, strdup("[kernel]"), &(struct func){.object = "[kernel]", .obj = OBJ_KERNEL},
+		     &id) ||
+	    add_loc(r, FUNC_UNKNOWN, NULL, 0, &id) || add_loc(r, FUNC_KERNEL, NULL, 0, &id))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The location for file offset @off of @dso, creating it (and its function) on first sight. */
+static int resolve_in_dso(struct resolver *r, struct dso *dso, u64 off, bool no_load, u32 *loc)
+{
+	const struct sym *sym;
+	u64 val, a, b;
+	char *name;
+	u32 fid;
+	int err;
+
+	if (kvmap__get(&r->loc_idx, dso->id, off, &val)) {
+		*loc = (u32)val;
+		return 0;
+	}
+	sym = dso->special ? NULL : dso__find_sym(dso, off, no_load);
+	a = dso->id | (sym ? KEY_SYM : KEY_NOSYM);
+	b = sym ? sym->start : off;
+	if (kvmap__get(&r->func_idx, a, b, &val)) {
+		fid = (u32)val;
+	} else {
+		struct func proto = {.object = dso->short_name,
+				     .dso = dso,
+				     .vaddr = sym ? sym->start : 0,
+				     .obj = OBJ_DSO0 + dso->id,
+				     .has_sym = sym != NULL};
+
+		if (sym) {
+			name = demangle__name(sym->name);
+			if (!name)
+				name = strdup(sym->name);
+		} else if (asprintf(&name, "%s+0x%llx", dso->short_name, (unsigned long long)off) <
+			   0) {
+			name = NULL;
+		}
+		err = add_func(r, name, &proto, &fid);
+		if (!err)
+			err = kvmap__put(&r->func_idx, a, b, fid);
+		if (err)
+			return err;
+	}
+	err = add_loc(r, fid, dso, off, loc);
+	return err ? err : kvmap__put(&r->loc_idx, dso->id, off, *loc);
+}
+
+/* The location of kernel address @addr: a kallsyms function, or [kernel]. */
+static int resolve_kernel(struct resolver *r, u64 addr, u32 *loc)
+{
+	const struct ksym *ks;
+	u64 val;
+	u32 fid;
+	int err;
+
+	*loc = LOC_KERNEL;
+	if (!kernel_syms__ready(&r->ksyms))
+		return 0;
+	if (kvmap__get(&r->loc_idx, KEY_KERNEL, addr, &val)) {
+		*loc = (u32)val;
+		return 0;
+	}
+	ks = kernel_syms__find(&r->ksyms, addr);
+	if (!ks) {
+		fid = FUNC_KERNEL;
+	} else if (kvmap__get(&r->func_idx, KEY_KSYM, ks->addr, &val)) {
+		fid = (u32)val;
+	} else {
+		struct func proto = {.object = "[kernel.kallsyms]", .obj = OBJ_KERNEL};
+
+		err = add_func(r, strdup(ks->name), &proto, &fid);
+		if (!err)
+			err = kvmap__put(&r->func_idx, KEY_KSYM, ks->addr, fid);
+		if (err)
+			return err;
+	}
+	err = add_loc(r, fid, NULL, addr, loc);
+	return err ? err : kvmap__put(&r->loc_idx, KEY_KERNEL, addr, *loc);
+}
+
+enum ctx { CTX_USER, CTX_KERNEL, CTX_OTHER };
+
+static enum ctx ctx_of_cpumode(u16 misc)
+{
+	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+	case PERF_RECORD_MISC_KERNEL:
+	case PERF_RECORD_MISC_GUEST_KERNEL:
+		return CTX_KERNEL;
+	case PERF_RECORD_MISC_USER:
+	case PERF_RECORD_MISC_CPUMODE_UNKNOWN:
+		return CTX_USER;
+	default:
+		return CTX_OTHER;
+	}
+}
+
+static enum ctx ctx_of_marker(u64 marker)
+{
+	switch (marker) {
+	case PERF_CONTEXT_KERNEL:
+	case PERF_CONTEXT_GUEST_KERNEL:
+		return CTX_KERNEL;
+	case PERF_CONTEXT_USER:
+		return CTX_USER;
+	default:
+		return CTX_OTHER;
+	}
+}
+
+static struct frame_cache_ent *frame_cache_slot(struct resolver *r, u64 key, u64 addr)
+{
+	u64 k = (addr ^ (key * 0xc2b2ae3d27d4eb4fULL)) * 0x9e3779b97f4a7c15ULL;
+
+	return &r->frame_cache[k >> (64 - FRAME_CACHE_BITS)];
+}
+
+struct frame_ctx {
+	struct proc *p;
+	u64 time;
+	u32 epoch;
+	bool no_load;
+};
+
+/*
+ * The location of @addr in context @ctx for the sample described by @fc.
+ * When (epoch, addr) decides the map, or the address is a kernel one, the
+ * answer is cached by (pid, epoch, addr), which skips the map search.
+ */
+static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx, u64 addr, u32 *loc)
+{
+	struct frame_cache_ent *ce = NULL;
+	const struct map *mp;
+	u64 key;
+	int err = 0;
+
+	*loc = LOC_UNKNOWN;
+	if (ctx == CTX_KERNEL) {
+		if (!r->ksyms.enabled) {
+			*loc = LOC_KERNEL;
+			return 0;
+		}
+		key = KERNEL_CACHE_KEY;
+	} else if (ctx != CTX_USER || !fc->p) {
+		return 0;
+	} else {
+		key = fc->p->pid | (u64)fc->epoch << 32;
+		if (!fc->p->simple)
+			goto search;
+	}
+	ce = frame_cache_slot(r, key, addr);
+	if (ce->loc != UINT32_MAX && ce->addr == addr && ce->key == key) {
+		*loc = ce->loc;
+		return 0;
+	}
+	if (ctx == CTX_KERNEL) {
+		err = resolve_kernel(r, addr, loc);
+		goto out;
+	}
+search:
+	mp = proc__find_map(fc->p, addr, fc->time, fc->epoch);
+	if (mp)
+		err = resolve_in_dso(r, mp->dso, addr - mp->start + mp->pgoff, fc->no_load, loc);
+out:
+	if (ce && !err)
+		*ce = (struct frame_cache_ent){addr, key, *loc};
+	return err;
+}
+
+/* The process of sample @s: samples come in runs from one process, so the last is kept. */
+static struct proc *proc_of(struct resolver *r, struct machine *m, const struct sample *s)
+{
+	if (!s->has_tid)
+		return NULL;
+	if (!r->last_proc || r->last_proc_pid != s->pid) {
+		r->last_proc = machine__find_proc(m, s->pid);
+		r->last_proc_pid = s->pid;
+	}
+	return r->last_proc;
+}
+
+/*
+ * Resolve sample @s into @frames (room for MAX_FRAMES): the location of its
+ * ip, then of each caller in its callchain (return addresses looked up at
+ * addr - 1), leaf first; *nr is how many (at least 1). Returns 0 or -ENOMEM.
+ */
+int resolver__sample(struct resolver *r, struct machine *m, const struct sample *s, u32 *frames,
+		     u32 *nr)
+{
+	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
+	enum ctx ctx = ctx_of_cpumode(s->misc), ip_ctx = ctx;
+	bool have_ip = s->has_ip, first = true;
+	u64 i, ip = s->ip;
+	u32 n = 0;
+	int err;
+
+	fc.p = proc_of(r, m, s);
+	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	/* Without IP, the first callchain entry is the ip. */
+	for (i = 0; !have_ip && i < s->nr_chain; i++) {
+		u64 e = sample__chain(s, i);
+
+		if (PERF_CONTEXT_IS_MARKER(e)) {
+			ip_ctx = ctx_of_marker(e);
+			continue;
+		}
+		ip = e;
+		have_ip = true;
+	}
+	if (!have_ip)
+		frames[n++] = LOC_UNKNOWN;
+	else if ((err = resolve(r, &fc, ip_ctx, ip, &frames[n++])))
+		return err;
+
+	for (i = 0; i < s->nr_chain && n < MAX_FRAMES; i++) {
+		u64 e = sample__chain(s, i);
+
+		if (PERF_CONTEXT_IS_MARKER(e)) {
+			ctx = ctx_of_marker(e);
+			continue;
+		}
+		if (first) {
+			first = false;
+			if (e == ip)
+				continue; /* the kernel puts the ip first */
+		} else {
+			if (e == 0)
+				continue; /* the end of a frame-pointer chain */
+			e--;
+		}
+		err = resolve(r, &fc, ctx, e, &frames[n]);
+		if (err)
+			return err;
+		n++;
+	}
+	*nr = n;
+	return 0;
+}
+
+/*
+ * Append to @frames, from index *nr, the user-space locations of the
+ * @nr_addrs code addresses @addrs of sample @s (already call addresses,
+ * nothing is subtracted); *nr grows by how many fit below MAX_FRAMES.
+ * Returns 0 or -ENOMEM.
+ */
+int resolver__user(struct resolver *r, struct machine *m, const struct sample *s, const u64 *addrs,
+		   u32 nr_addrs, u32 *frames, u32 *nr)
+{
+	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
+	u32 i, n = *nr;
+	int err;
+
+	if (!s->has_tid)
+		return 0;
+	fc.p = proc_of(r, m, s);
+	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	for (i = 0; i < nr_addrs && n < MAX_FRAMES; i++) {
+		err = resolve(r, &fc, CTX_USER, addrs[i], &frames[n]);
+		if (err)
+			return err;
+		n++;
+	}
+	*nr = n;
+	return 0;
+}
+
+/* The process of sample @s, as resolver__sample() found it (NULL: none known). */
+struct proc *resolver__proc(struct resolver *r, struct machine *m, const struct sample *s)
+{
+	return proc_of(r, m, s);
+}
+
+void resolver__exit(struct resolver *r)
+{
+	size_t i;
+
+	kernel_syms__exit(&r->ksyms);
+	for (i = 0; i < r->nr_funcs; i++)
+		free(r->funcs[i].name);
+	free(r->funcs);
+	free(r->locs);
+	free(r->frame_cache);
+	kvmap__exit(&r->func_idx);
+	kvmap__exit(&r->loc_idx);
+	memset(r, 0, sizeof(*r));
+}

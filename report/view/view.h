@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view.h - the outputs (report/view/):
+ *   output.c      the default text report (header, counters, tables)
+ *   escape.c      names made safe for XML, JSON and CSV
+ *   render_*.c    one file per other view or export: tree, folded stacks,
+ *                 flame graph (SVG), JSON, CSV (readperf's tables), diff
+ * Included by internal.h after the session.
+ */
+#ifndef AUTOPROF_REPORT_VIEW_H
+#define AUTOPROF_REPORT_VIEW_H
+
+/* ---- output.c and render_*.c ---- */
+
+struct report_opts {
+	unsigned top;
+	bool children;
+	bool lines;	   /* a source column for functions */
+	bool callers;	   /* --tree shows callers instead of callees */
+	double min_pct;	   /* --tree: hide branches below this share */
+	const char *event; /* the event the views use; NULL: the first with samples */
+	struct sort_spec sort;
+};
+
+/* Text-safe output of a string from the file (output.c, escape.c). */
+void print_clean(FILE *out, const char *str);
+void escape_xml(FILE *out, const char *str);
+void escape_json(FILE *out, const char *str);
+void escape_csv(FILE *out, const char *str);
+void report__func_source(struct session *s, u32 fid, char *buf, size_t len);
+double pct_of(u64 part, u64 whole);
+
+void report__print(struct session *s, const struct report_opts *o, FILE *out);
+void report__print_header(const struct session *s, FILE *out);
+void report__print_counters(const struct session *s, FILE *out);
+int render_tree(struct session *s, const struct report_opts *o, FILE *out);
+int render_folded(struct session *s, const struct report_opts *o, FILE *out);
+int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out);
+int render_json(struct session *s, const struct report_opts *o, FILE *out);
+/* render_csv's overview: an index of every record, built by visiting pass 1. */
+struct csv_overview {
+	struct rec_pos *v;
+	size_t nr, cap;
+};
+
+int csv_overview__visit(void *arg, u32 file, const struct record *r, const struct sample *id);
+void csv_overview__attach(struct session_opts *so, struct csv_overview *ov);
+void csv_overview__exit(struct csv_overview *ov);
+int render_csv(struct session *s, const struct report_opts *o, const char *dir, char *err,
+	       size_t err_len);
+int render_diff(struct session *a, struct session *b, const struct report_opts *o, FILE *out);
+
+#endif /* AUTOPROF_REPORT_VIEW_H */
