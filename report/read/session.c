@@ -11,6 +11,8 @@
  * Only the side-band records are kept in memory; samples are streamed into
  * the stack trie (stacks.c), then per-function totals are computed once.
  * Counters (STAT records) are summed in pass 1.
+ * A single --call-graph dwarf file is read in (mostly) one walk instead, with
+ * the same result: see spec_process().
  */
 #include "internal.h"
 
@@ -189,96 +191,122 @@ static bool kernel_fits(const struct session *s)
 	return true;
 }
 
-/* Pass 1 over one file: counters, and the side-band records to apply later. */
-static int scan_file(struct session *s, u32 fi, struct sides *sd)
+/* True for the side-band records pass 1 collects to build the machine. */
+static bool is_side(u32 type)
+{
+	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 || type == PERF_RECORD_COMM ||
+	       type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT;
+}
+
+/* Pass 1 for one record @r of file @fi: counters, and a side-band record to apply later. */
+static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct record *r)
 {
 	struct perf_file *pf = &s->files[fi];
-	u64 pos = pf->data_off;
-	struct record r;
+	u32 type = r->h.type;
 	struct sample id;
 	size_t body_end;
 	int ret;
 
-	while ((ret = perf_file__next_record(pf, &pos, &r)) > 0) {
-		u32 type = r.h.type;
+	if (s->opts.visit) {
+		bool has_id = record__ids(pf, r, &id, &body_end);
 
-		if (s->opts.visit) {
-			bool has_id = record__ids(pf, &r, &id, &body_end);
+		ret = s->opts.visit(s->opts.visit_arg, fi, r, has_id ? &id : NULL);
+		if (ret)
+			return ret;
+	}
+	s->nr_records++;
+	if (type < PERF_RECORD_LAST_KNOWN)
+		s->type_counts[type]++;
+	if (type == PERF_RECORD_SAMPLE) {
+		if (s->opts.filter.has_time && !sample__parse(pf, r, &id) && id.has_time &&
+		    id.time < s->first_time)
+			s->first_time = id.time;
+		return 0;
+	}
+	if (type == PERF_RECORD_COMPRESSED) {
+		snprintf(s->err, sizeof(s->err),
+			 "%s: COMPRESSED records (perf record -z) without a usable "
+			 "HEADER_COMPRESSED feature: cannot read them",
+			 pf->path);
+		return -EINVAL;
+	}
+	if (!known_type(type)) {
+		note_unknown(s, type);
+		return 0;
+	}
+	if (type == PERF_RECORD_STAT) {
+		ret = counters__stat(&s->counters, pf, fi, r);
+		if (ret == -ENOMEM)
+			return ret;
+		s->bad_records += ret != 0;
+		return 0;
+	}
+	if (type == PERF_RECORD_STAT_ROUND) {
+		s->bad_records += counters__round(&s->counters, r) != 0;
+		return 0;
+	}
+	if (type >= PERF_RECORD_USER_TYPE_START)
+		return 0;
+	if (r->h.size < record__fixed_size(type) ||
+	    sample_id__parse(pf, r, record__fixed_size(type), &id, &body_end)) {
+		s->bad_records++;
+		return 0;
+	}
+	switch (type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (kernel_mode(r->h.misc) && !s->opts.no_load &&
+		    is_kernel_map(r->p, record__fixed_size(type), body_end) && kernel_fits(s))
+			kernel_syms__prefetch(&s->hists.res.ksyms);
+		/* fall through */
+	case PERF_RECORD_COMM:
+		if (sides__push(sd, id.time, r->off, fi))
+			return -ENOMEM;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (sides__push(sd, REC(struct perf_record_fork, r).time, r->off, fi))
+			return -ENOMEM;
+		break;
+	case PERF_RECORD_LOST:
+		s->lost += REC(struct perf_record_lost, r).lost;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		s->lost_samples += REC(struct perf_record_lost_samples, r).lost;
+		break;
+	case PERF_RECORD_THROTTLE:
+		s->throttle++;
+		break;
+	case PERF_RECORD_UNTHROTTLE:
+		s->unthrottle++;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
 
-			ret = s->opts.visit(s->opts.visit_arg, fi, &r, has_id ? &id : NULL);
-			if (ret)
-				return ret;
-		}
-		s->nr_records++;
-		if (type < PERF_RECORD_LAST_KNOWN)
-			s->type_counts[type]++;
-		if (type == PERF_RECORD_SAMPLE) {
-			if (s->opts.filter.has_time && !sample__parse(pf, &r, &id) && id.has_time &&
-			    id.time < s->first_time)
-				s->first_time = id.time;
-			continue;
-		}
-		if (type == PERF_RECORD_COMPRESSED) {
-			snprintf(s->err, sizeof(s->err),
-				 "%s: COMPRESSED records (perf record -z) without a usable "
-				 "HEADER_COMPRESSED feature: cannot read them",
-				 pf->path);
-			return -EINVAL;
-		}
-		if (!known_type(type)) {
-			note_unknown(s, type);
-			continue;
-		}
-		if (type == PERF_RECORD_STAT) {
-			ret = counters__stat(&s->counters, pf, fi, &r);
-			if (ret == -ENOMEM)
-				return ret;
-			s->bad_records += ret != 0;
-			continue;
-		}
-		if (type == PERF_RECORD_STAT_ROUND) {
-			s->bad_records += counters__round(&s->counters, &r) != 0;
-			continue;
-		}
-		if (type >= PERF_RECORD_USER_TYPE_START)
-			continue;
-		if (r.h.size < record__fixed_size(type) ||
-		    sample_id__parse(pf, &r, record__fixed_size(type), &id, &body_end)) {
-			s->bad_records++;
-			continue;
-		}
-		switch (type) {
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2:
-			if (kernel_mode(r.h.misc) && !s->opts.no_load &&
-			    is_kernel_map(r.p, record__fixed_size(type), body_end) &&
-			    kernel_fits(s))
-				kernel_syms__prefetch(&s->hists.res.ksyms);
-			/* fall through */
-		case PERF_RECORD_COMM:
-			if (sides__push(sd, id.time, r.off, fi))
-				return -ENOMEM;
-			break;
-		case PERF_RECORD_FORK:
-		case PERF_RECORD_EXIT:
-			if (sides__push(sd, REC(struct perf_record_fork, &r).time, r.off, fi))
-				return -ENOMEM;
-			break;
-		case PERF_RECORD_LOST:
-			s->lost += REC(struct perf_record_lost, &r).lost;
-			break;
-		case PERF_RECORD_LOST_SAMPLES:
-			s->lost_samples += REC(struct perf_record_lost_samples, &r).lost;
-			break;
-		case PERF_RECORD_THROTTLE:
-			s->throttle++;
-			break;
-		case PERF_RECORD_UNTHROTTLE:
-			s->unthrottle++;
-			break;
-		default:
-			break;
-		}
+/*
+ * Pass 1 over file @fi from *pos: counters, and the side-band records to
+ * apply later. With @gap not 0, stops early at a checkpoint (returns 1,
+ * *pos there) once @gap bytes of records followed the last side-band record
+ * (see spec_process()). Returns 0 at the end, or -errno.
+ */
+static int scan_file(struct session *s, u32 fi, struct sides *sd, u64 *pos, u64 gap)
+{
+	struct perf_file *pf = &s->files[fi];
+	u64 quiet_from = *pos;
+	struct record r;
+	int ret;
+
+	while ((ret = perf_file__next_record(pf, pos, &r)) > 0) {
+		ret = scan_record(s, fi, sd, &r);
+		if (ret)
+			return ret;
+		if (is_side(r.h.type))
+			quiet_from = *pos;
+		else if (gap && *pos - quiet_from >= gap)
+			return 1;
 	}
 	if (ret < 0)
 		session__warn(s, "%s: %s", pf->path, pf->err);
@@ -424,61 +452,245 @@ static bool keep_object(const struct session *s, u32 loc)
 	return fn->dso && has_str(f->dsos, f->nr_dsos, fn->dso->path);
 }
 
-/* Pass 2 over one file: every SAMPLE into the stacks. */
-static int sample_file(struct session *s, struct perf_file *pf)
+/* Pass 2 for one SAMPLE record @r of @pf: into the stacks. Returns 0 or -ENOMEM. */
+static int sample_one(struct session *s, const struct perf_file *pf, const struct record *r)
 {
 	const struct filter *f = &s->opts.filter;
-	bool filtered = f->nr_pids || f->nr_tids || f->nr_comms || f->has_time;
-	u64 pos = pf->data_off;
-	struct record r;
+	const struct evattr *ea;
 	struct sample smp;
-	int ret, err;
+	int err;
 	u32 nr, frames[MAX_FRAMES];
 
-	while ((ret = perf_file__next_record(pf, &pos, &r)) > 0) {
-		const struct evattr *ea;
-
-		if (r.h.type != PERF_RECORD_SAMPLE)
-			continue;
-		err = sample__parse(pf, &r, &smp);
-		if (err == -ENOENT) {
-			s->unknown_id++;
-			continue;
-		}
-		if (err) {
-			s->bad_samples++;
-			continue;
-		}
-		if (filtered && !keep_sample(s, &smp)) {
-			s->filtered++;
-			continue;
-		}
-		ea = &pf->attrs[smp.attr];
-		err = resolver__sample(&s->hists.res, &s->machine, &smp, frames, &nr);
-		/* --call-graph dwarf: the user stack is unwound from the dump */
-		if (!err && (ea->attr.sample_type & PERF_SAMPLE_STACK_USER) && !s->opts.no_load &&
-		    (s->unwinder || (s->unwinder = unwinder__new())))
-			err = resolver__unwind_user(&s->hists.res, s->unwinder, &s->machine, pf,
-						    &smp, frames, &nr);
-		if (err)
-			return err;
-		if (f->nr_dsos && !keep_object(s, frames[0])) {
-			s->filtered++;
-			continue;
-		}
-		err =
-		    hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid, frames, nr, smp.period);
-		if (err)
-			return err;
-		s->nr_samples++;
-		if (smp.has_time) {
-			if (smp.time < s->first_time)
-				s->first_time = smp.time;
-			if (smp.time > s->last_time)
-				s->last_time = smp.time;
-		}
+	err = sample__parse(pf, r, &smp);
+	if (err == -ENOENT) {
+		s->unknown_id++;
+		return 0;
+	}
+	if (err) {
+		s->bad_samples++;
+		return 0;
+	}
+	if ((f->nr_pids || f->nr_tids || f->nr_comms || f->has_time) && !keep_sample(s, &smp)) {
+		s->filtered++;
+		return 0;
+	}
+	ea = &pf->attrs[smp.attr];
+	err = resolver__sample(&s->hists.res, &s->machine, &smp, frames, &nr);
+	/* --call-graph dwarf: the user stack is unwound from the dump */
+	if (!err && (ea->attr.sample_type & PERF_SAMPLE_STACK_USER) && !s->opts.no_load &&
+	    (s->unwinder || (s->unwinder = unwinder__new())))
+		err = resolver__unwind_user(&s->hists.res, s->unwinder, &s->machine, pf, &smp,
+					    frames, &nr);
+	if (err)
+		return err;
+	if (f->nr_dsos && !keep_object(s, frames[0])) {
+		s->filtered++;
+		return 0;
+	}
+	err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid, frames, nr, smp.period);
+	if (err)
+		return err;
+	s->nr_samples++;
+	if (smp.has_time) {
+		if (smp.time < s->first_time)
+			s->first_time = smp.time;
+		if (smp.time > s->last_time)
+			s->last_time = smp.time;
 	}
 	return 0;
+}
+
+/* Pass 2 over the records of @pf before offset @end: every SAMPLE into the stacks. */
+static int sample_file(struct session *s, struct perf_file *pf, u64 end)
+{
+	u64 pos = pf->data_off;
+	struct record r;
+	int err;
+
+	while (pos < end && perf_file__next_record(pf, &pos, &r) > 0) {
+		if (r.h.type != PERF_RECORD_SAMPLE)
+			continue;
+		err = sample_one(s, pf, &r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void setup_kernel(struct session *s);
+
+/*
+ * Build the machine from the side-band records collected so far: sorted by
+ * time (time 0 first: perf synthesizes the initial state at time 0), applied,
+ * finished; then the kernel and the hists' settings for pass 2.
+ */
+static int build_machine(struct session *s, struct sides *sd)
+{
+	size_t i;
+	int err = 0;
+
+	if (sd->nr)
+		qsort(sd->v, sd->nr, sizeof(*sd->v), rec_pos__cmp);
+	for (i = 0; i < sd->nr && !err; i++)
+		err = apply_side(s, &sd->v[i]);
+	if (!err)
+		err = machine__finish(&s->machine);
+	s->machine.dsos.no_load = s->opts.no_load;
+	setup_kernel(s);
+	s->hists.stacks.lines = s->opts.lines;
+	return err;
+}
+
+/*
+ * One pass instead of two (--call-graph dwarf files, where the two passes
+ * cost more than the unwinding: every page of the file is mapped twice).
+ * Records carrying side-band information come early in a perf.data file
+ * (the synthesized state, then the threads as they start). Pass 1 stops at a
+ * checkpoint once a stretch of records without any follows the last one;
+ * the machine is built from what it has, the samples up to the checkpoint
+ * are read (a short stretch read twice), and from there one walk does both
+ * passes. This gives exactly what two passes give as long as the machine
+ * cannot change: any MMAP, MMAP2, COMM or FORK record after the checkpoint,
+ * or an EXIT the machine would order before one already applied, undoes the
+ * samples read (spec_undo()) and pass 1 goes on from that record. EXITs
+ * otherwise only set a process's exit time, which samples never look at;
+ * they are applied at the end, in the order two passes would apply them.
+ * An undo wastes the samples read so far, so a walk is retried (with a
+ * longer stretch) only if it was undone in the first eighth of the file: a
+ * file with side-band records late costs at most one more reading of the
+ * samples than two passes.
+ */
+#define SPEC_GAP   (1ULL << 20) /* the first stretch; each retry waits 8 times longer */
+#define SPEC_TRIES 3
+
+/* True if session @s may take the one-pass path: see spec_process(). */
+static bool spec_fits(const struct session *s)
+{
+	const struct perf_file *pf = &s->files[0];
+	size_t i;
+
+	if (s->nr_files != 1 || s->opts.visit || s->opts.filter.has_time || pf->pipe)
+		return false;
+	for (i = 0; i < pf->nr_attrs; i++) {
+		if (pf->attrs[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
+			return true;
+	}
+	return false;
+}
+
+/* True if record @r, met after the checkpoint, leaves the machine as it is for samples. */
+static bool spec_harmless(struct session *s, const struct record *r, u64 max_time)
+{
+	struct perf_record_fork f;
+
+	if (!is_side(r->h.type))
+		return true;
+	if (r->h.type != PERF_RECORD_EXIT)
+		return false;
+	f = REC(struct perf_record_fork, r);
+	/* a thread's exit changes nothing; a process's sets its exit time */
+	return f.pid != f.tid || (f.time >= max_time && machine__find_proc(&s->machine, f.pid));
+}
+
+/*
+ * Forget the samples read and the machine built, as if pass 1 had only
+ * been run so far. Returns 0 or -ENOMEM.
+ */
+static int spec_undo(struct session *s)
+{
+	bool kallsyms = s->hists.kthread_running || s->hists.kallsyms.loaded;
+	size_t i;
+	int err;
+
+	hists__exit(&s->hists);
+	machine__exit(&s->machine);
+	unwinder__free(s->unwinder);
+	s->unwinder = NULL;
+	s->nr_samples = s->filtered = s->unknown_id = s->bad_samples = 0;
+	s->first_time = UINT64_MAX;
+	s->last_time = 0;
+	err = hists__init(&s->hists);
+	for (i = 0; i < s->nr_files && !err; i++)
+		err = name_attrs(s, &s->files[i]);
+	if (!err && kallsyms)
+		kernel_syms__prefetch(&s->hists.res.ksyms);
+	return err;
+}
+
+/*
+ * Pass 1 and pass 2 in one walk from *pos, the checkpoint, with the machine
+ * built. Returns 0 at the end of the data, 1 with *pos at a record that
+ * could change the machine (not consumed), or -errno.
+ */
+static int spec_walk(struct session *s, struct sides *sd, u64 *pos)
+{
+	struct perf_file *pf = &s->files[0];
+	u64 max_time = sd->nr ? sd->v[sd->nr - 1].time : 0;
+	struct record r;
+	int ret, err;
+	u64 at;
+
+	for (at = *pos; (ret = perf_file__next_record(pf, pos, &r)) > 0; at = *pos) {
+		if (!spec_harmless(s, &r, max_time)) {
+			*pos = at;
+			return 1;
+		}
+		err = scan_record(s, 0, sd, &r);
+		if (!err && r.h.type == PERF_RECORD_SAMPLE)
+			err = sample_one(s, pf, &r);
+		if (err)
+			return err;
+	}
+	if (ret < 0)
+		session__warn(s, "%s: %s", pf->path, pf->err);
+	return 0;
+}
+
+/*
+ * Both passes over the one file of @s in (mostly) one walk, see SPEC_GAP.
+ * Returns 1 if done (the machine built, the samples read, @sd all applied),
+ * 0 if pass 1 went to the end instead (the caller goes on as for two passes),
+ * or -errno.
+ */
+static int spec_process(struct session *s, struct sides *sd)
+{
+	struct perf_file *pf = &s->files[0];
+	const char *env = getenv("AUTOPROF_REPORT_SPEC_GAP");
+	u64 gap = env ? strtoull(env, NULL, 0) : SPEC_GAP;
+	u64 pos = pf->data_off, start;
+	size_t nr_pre, i;
+	int tries, err;
+
+	for (tries = 0; tries < SPEC_TRIES && gap; tries++, gap *= 8) {
+		err = scan_file(s, 0, sd, &pos, gap);
+		if (err <= 0)
+			return err; /* the end: no checkpoint, pass 1 is complete */
+		start = pos;
+		nr_pre = sd->nr;
+		err = build_machine(s, sd);
+		if (!err)
+			err = sample_file(s, pf, start);
+		if (!err)
+			err = spec_walk(s, sd, &pos);
+		if (err < 0)
+			return err;
+		if (!err) {
+			/* only harmless EXITs came after the checkpoint: apply them */
+			if (sd->nr > nr_pre)
+				qsort(sd->v + nr_pre, sd->nr - nr_pre, sizeof(*sd->v),
+				      rec_pos__cmp);
+			for (i = nr_pre; i < sd->nr && !err; i++)
+				err = apply_side(s, &sd->v[i]);
+			return err ? err : 1;
+		}
+		err = spec_undo(s);
+		if (err)
+			return err;
+		/* a retry reads the samples up to its checkpoint again: only early on */
+		if (pos - pf->data_off > (pf->walk_end - pf->data_off) / 8)
+			break;
+	}
+	return scan_file(s, 0, sd, &pos, 0);
 }
 
 static void warn_totals(struct session *s)
@@ -539,23 +751,24 @@ static int count_tasks(struct session *s)
 int session__process(struct session *s)
 {
 	struct sides sd = {0};
+	bool spec = spec_fits(s);
 	size_t i;
-	int err = 0;
+	int err = 0, done = 0;
+	u64 pos;
 
-	for (i = 0; i < s->nr_files && !err; i++)
-		err = scan_file(s, (u32)i, &sd);
-	if (!err && sd.nr)
-		qsort(sd.v, sd.nr, sizeof(*sd.v), rec_pos__cmp);
-	for (i = 0; i < sd.nr && !err; i++)
-		err = apply_side(s, &sd.v[i]);
+	if (spec) /* pass 1 of the one file (0), and maybe pass 2 (1) */
+		err = done = spec_process(s, &sd);
+	for (i = 0; i < s->nr_files && !err && !spec; i++) {
+		pos = s->files[i].data_off;
+		err = scan_file(s, (u32)i, &sd, &pos, 0);
+	}
+	if (!err && !done)
+		err = build_machine(s, &sd);
+	for (i = 0; i < s->nr_files && !err && !done; i++)
+		err = sample_file(s, &s->files[i], UINT64_MAX);
+	if (err > 0)
+		err = 0;
 	free(sd.v);
-	if (!err)
-		err = machine__finish(&s->machine);
-	s->machine.dsos.no_load = s->opts.no_load;
-	setup_kernel(s);
-	s->hists.stacks.lines = s->opts.lines;
-	for (i = 0; i < s->nr_files && !err; i++)
-		err = sample_file(s, &s->files[i]);
 	if (!err)
 		err = hists__finish(&s->hists);
 	if (!err)

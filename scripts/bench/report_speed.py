@@ -15,6 +15,9 @@ The machine is shared: wall time includes waiting for a CPU, so the CPU time
 (user + sys of the reader, from wait4's rusage) is reported beside it and
 the goal (>= 20x, <= 1/4 of the memory) is judged on both.
 
+The table replaces the one in --out; the notes after it (from the first
+"## " heading on) are kept.
+
 usage: report_speed.py [--build build] [--out FILE] [--runs N] [--scale S] [--keep DIR]
 """
 import argparse
@@ -125,6 +128,13 @@ def main():
                           p[1] / max(o[1], 1e-3), o[2] / 1024, p[2] / 1024, p[2] / o[2]))
         text = '\n'.join(lines) + '\n'
         print(text)
+        # the notes under the table (from the first '## ' heading on) are kept
+        if os.path.exists(a.out):
+            with open(a.out) as f:
+                old = f.read()
+            at = old.find('\n## ')
+            if at >= 0:
+                text += old[at:]
         os.makedirs(os.path.dirname(a.out) or '.', exist_ok=True)
         with open(a.out, 'w') as f:
             f.write(text)

@@ -1,0 +1,80 @@
+#!/bin/sh
+# report-onepass.t - `--call-graph dwarf` files are read in one walk (session.c,
+# spec_process()) with exactly the result of two passes: every view is
+# byte-identical with the two-pass reading (AUTOPROF_REPORT_SPEC_GAP=0), on a
+# file whose side-band records all come early (mtwork: the one walk holds) and
+# on one with late COMM/EXIT records (threads), also with checkpoints after
+# every record (gap 1: the walk is undone and retried, then two passes). The
+# one walk maps the file's pages once: its page faults beyond those of a tiny
+# file are well under the two passes' (a count, not a time).
+#
+# Run from the repository root after `make` (needs build/progs/mtwork and
+# build/progs/threads).
+
+. "$(dirname "$0")/lib.sh"
+
+for f in "$REPORT" "$B/progs/mtwork" "$B/progs/threads"; do
+	if [ ! -x "$f" ]; then
+		echo "1..0 # SKIP $f is not built (run make)"
+		exit 0
+	fi
+done
+if ! command -v perf >/dev/null 2>&1; then
+	echo "1..0 # SKIP perf is not installed"
+	exit 0
+fi
+if ! perf record -q -F 4000 --call-graph dwarf -o mtwork.data "$B/progs/mtwork" 1 4 \
+	>record.out 2>&1 || [ ! -s mtwork.data ] ||
+	! perf record -q -F 997 --call-graph dwarf -o threads.data "$B/progs/threads" 300 \
+		>>record.out 2>&1 || [ ! -s threads.data ] ||
+	! perf record -q -F 50 --call-graph dwarf -o tiny.data "$B/progs/mtwork" 0.1 4 \
+		>>record.out 2>&1 || [ ! -s tiny.data ]; then
+	echo "1..0 # SKIP perf record --call-graph dwarf does not work here: $(tail -n 1 record.out)"
+	exit 0
+fi
+
+plan 8
+
+# views FILE OUT: the views whose output depends on every sample and record
+views() {
+	rm -rf "$2.csv"
+	{
+		"$REPORT" "$1"
+		"$REPORT" -s comm,pid,tid "$1"
+		"$REPORT" --folded "$1"
+		"$REPORT" --json --lines "$1"
+		"$REPORT" --tree --callers "$1"
+		"$REPORT" --comm threads --dso mtwork,threads "$1"
+		"$REPORT" --csv "$2.csv" "$1" && cat "$2.csv"/*.csv
+	} >"$2" 2>&1
+}
+
+for f in mtwork threads; do
+	AUTOPROF_REPORT_SPEC_GAP=0 views $f.data $f.two
+	views $f.data $f.one
+	AUTOPROF_REPORT_SPEC_GAP=1 views $f.data $f.undo
+	cmp -s $f.two $f.one
+	ok $? "$f: one walk gives what two passes give"
+	cmp -s $f.two $f.undo || diff $f.two $f.undo | head -20 | sed 's/^/# /'
+	cmp -s $f.two $f.undo
+	ok $? "$f: undone walks give what two passes give"
+done
+grep -q '^Samples:' mtwork.two
+ok $? "the report has samples"
+grep -q 'mix_word' mtwork.two
+ok $? "the stacks are unwound (mix_word)"
+
+# faults FILE [GAP]: page faults of a default report of FILE
+faults() {
+	AUTOPROF_REPORT_SPEC_GAP=${2-1048576} perf stat -x, -e page-faults "$REPORT" "$1" \
+		2>&1 >/dev/null | awk -F, '$3 ~ /page-faults/ { print $1 }'
+}
+base=$(faults tiny.data)
+two=$(faults mtwork.data 0)
+one=$(faults mtwork.data)
+diag "page faults: tiny file $base, two passes $two, one walk $one"
+awk -v b="$base" -v t="$two" -v o="$one" 'BEGIN { exit !(b > 0 && t - b > 100 && o - b < 0.75 * (t - b)) }'
+ok $? "one walk maps the pages once (faults beyond a tiny file's under 3/4 of two passes')"
+s=$(stat -c %s mtwork.data)
+within "$s" 20000000 1000000000 "the mtwork file is big enough to tell ($s bytes)"
+done_testing
