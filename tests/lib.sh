@@ -51,6 +51,21 @@ _stolen_ticks() { awk '$1 == "cpu" { print $7 + $8 + $9; exit }' /proc/stat; }
 steal_mark() { _steal0=$(_stolen_ticks); }
 stolen_ms() { echo $((($(_stolen_ticks) - _steal0) * 1000 / $(getconf CLK_TCK))); }
 
+# needs FILE...: stop with a plan of 0 and the reason when a program the test
+# runs is not built, or perf is missing (make check builds and installs both).
+needs() {
+	for _f in "$@"; do
+		if [ ! -x "$_f" ]; then
+			echo "1..0 # SKIP $_f is not built (run make)"
+			exit 0
+		fi
+	done
+	if ! command -v perf >/dev/null 2>&1; then
+		echo "1..0 # SKIP perf is not installed"
+		exit 0
+	fi
+}
+
 skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $1"; }
 diag() { echo "# $*"; }
 diag_file() { sed 's/^/#   /' "$1"; }

@@ -20,16 +20,7 @@ ASAN_REPORT=$B/asan/autoprof-report
 SPLIT=$B/progs/split
 TOLERANCE=0.5
 
-for f in "$REPORT" "$ASAN_REPORT" "$SPLIT"; do
-	if [ ! -x "$f" ]; then
-		echo "1..0 # SKIP $f is not built (run make)"
-		exit 0
-	fi
-done
-if ! command -v perf >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf is not installed"
-	exit 0
-fi
+needs "$REPORT" "$ASAN_REPORT" "$SPLIT"
 if ! perf record -q -e cpu-clock -g -o plain.data "$SPLIT" 300 >record.out 2>&1 ||
 	[ ! -s plain.data ]; then
 	echo "1..0 # SKIP perf record does not work here: $(tail -n 1 record.out)"

@@ -13,16 +13,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-for f in "$REPORT" "$B/progs/mtwork" "$B/progs/threads"; do
-	if [ ! -x "$f" ]; then
-		echo "1..0 # SKIP $f is not built (run make)"
-		exit 0
-	fi
-done
-if ! command -v perf >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf is not installed"
-	exit 0
-fi
+needs "$REPORT" "$B/progs/mtwork" "$B/progs/threads"
 if ! perf record -q -F 4000 --call-graph dwarf -o mtwork.data "$B/progs/mtwork" 1 4 \
 	>record.out 2>&1 || [ ! -s mtwork.data ] ||
 	! perf record -q -F 997 --call-graph dwarf -o threads.data "$B/progs/threads" 300 \

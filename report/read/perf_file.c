@@ -26,10 +26,8 @@
 /* "PERFFILE": the version 1 format, which perf itself no longer writes. */
 #define PERF_FILE_MAGIC_V1 0x454c494646524550ULL
 
-static int fail(struct perf_file *pf, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(struct perf_file *pf, int err, const char *fmt, ...)
+/* Say what is wrong with pf in pf->err; returns err. */
+int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -57,24 +55,24 @@ static int map_file(struct perf_file *pf, const char *path)
 	int err = 0;
 
 	if (fd < 0)
-		return fail(pf, -errno, "%s", strerror(errno));
+		return perf_file__fail(pf, -errno, "%s", strerror(errno));
 	if (fstat(fd, &st) < 0) {
-		err = fail(pf, -errno, "%s", strerror(errno));
+		err = perf_file__fail(pf, -errno, "%s", strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		err = fail(pf, -EINVAL, "not a regular file");
+		err = perf_file__fail(pf, -EINVAL, "not a regular file");
 		goto out;
 	}
 	if (st.st_size == 0) {
-		err = fail(pf, -EINVAL, "empty file");
+		err = perf_file__fail(pf, -EINVAL, "empty file");
 		goto out;
 	}
 	pf->size = (size_t)st.st_size;
 	pf->base = mmap(NULL, pf->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (pf->base == MAP_FAILED) {
 		pf->base = NULL;
-		err = fail(pf, -errno, "mmap: %s", strerror(errno));
+		err = perf_file__fail(pf, -errno, "mmap: %s", strerror(errno));
 	} else {
 		pf->mapped = true;
 		madvise((void *)pf->base, pf->size, MADV_SEQUENTIAL);
@@ -96,18 +94,18 @@ static int read_stdin(struct perf_file *pf)
 		ssize_t n;
 
 		if (array__reserve(&pf->heap, &cap, pf->size + (1 << 20), 1))
-			return fail(pf, -ENOMEM, "out of memory reading standard input");
+			return perf_file__fail(pf, -ENOMEM, "out of memory reading standard input");
 		n = read(STDIN_FILENO, pf->heap + pf->size, cap - pf->size);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return fail(pf, -errno, "%s", strerror(errno));
+			return perf_file__fail(pf, -errno, "%s", strerror(errno));
 		if (n == 0)
 			break;
 		pf->size += (size_t)n;
 	}
 	if (!pf->size)
-		return fail(pf, -EINVAL, "empty input");
+		return perf_file__fail(pf, -EINVAL, "empty input");
 	pf->base = pf->heap;
 	return 0;
 }
@@ -117,14 +115,16 @@ static int check_header(struct perf_file *pf)
 	const struct perf_file_header *h = &pf->hdr;
 
 	if (pf->size < 8)
-		return fail(pf, -EINVAL, "too small for a perf.data file (%zu bytes)", pf->size);
+		return perf_file__fail(pf, -EINVAL, "too small for a perf.data file (%zu bytes)",
+				       pf->size);
 	memcpy(&pf->hdr.magic, pf->base, 8);
 	if (h->magic == PERF_FILE_MAGIC_SWAPPED)
-		return fail(pf, -EINVAL, "foreign byte order is not supported");
+		return perf_file__fail(pf, -EINVAL, "foreign byte order is not supported");
 	if (h->magic == PERF_FILE_MAGIC_V1)
-		return fail(pf, -EINVAL, "version 1 perf.data (PERFFILE) is not supported");
+		return perf_file__fail(pf, -EINVAL,
+				       "version 1 perf.data (PERFFILE) is not supported");
 	if (h->magic != PERF_FILE_MAGIC)
-		return fail(pf, -EINVAL, "not a perf.data file (bad magic)");
+		return perf_file__fail(pf, -EINVAL, "not a perf.data file (bad magic)");
 	if (pf->size >= sizeof(struct perf_pipe_file_header) &&
 	    ld64(pf->base + 8) == sizeof(struct perf_pipe_file_header)) {
 		pf->pipe = true;
@@ -132,28 +132,29 @@ static int check_header(struct perf_file *pf)
 		return 0;
 	}
 	if (pf->size < sizeof(*h))
-		return fail(pf, -EINVAL, "truncated header (%zu bytes)", pf->size);
+		return perf_file__fail(pf, -EINVAL, "truncated header (%zu bytes)", pf->size);
 	memcpy(&pf->hdr, pf->base, sizeof(*h));
 	if (h->size != sizeof(*h))
-		return fail(pf, -EINVAL, "header size is %llu, expected %zu",
-			    (unsigned long long)h->size, sizeof(*h));
+		return perf_file__fail(pf, -EINVAL, "header size is %llu, expected %zu",
+				       (unsigned long long)h->size, sizeof(*h));
 	if (h->attr_size < 64 + sizeof(struct perf_file_section))
-		return fail(pf, -EINVAL, "attr size %llu is too small",
-			    (unsigned long long)h->attr_size);
+		return perf_file__fail(pf, -EINVAL, "attr size %llu is too small",
+				       (unsigned long long)h->attr_size);
 	if (!in_file(pf, h->attrs.offset, h->attrs.size))
-		return fail(pf, -EINVAL,
-			    "attrs section (offset %llu, size %llu) is outside the file",
-			    (unsigned long long)h->attrs.offset, (unsigned long long)h->attrs.size);
+		return perf_file__fail(
+		    pf, -EINVAL, "attrs section (offset %llu, size %llu) is outside the file",
+		    (unsigned long long)h->attrs.offset, (unsigned long long)h->attrs.size);
 	if (h->attrs.size < h->attr_size)
-		return fail(pf, -EINVAL, "no event attributes (attrs size %llu)",
-			    (unsigned long long)h->attrs.size);
+		return perf_file__fail(pf, -EINVAL, "no event attributes (attrs size %llu)",
+				       (unsigned long long)h->attrs.size);
 	if (h->attrs.offset < h->size)
-		return fail(pf, -EINVAL, "attrs section overlaps the header");
+		return perf_file__fail(pf, -EINVAL, "attrs section overlaps the header");
 	if (h->data.offset < h->size)
-		return fail(pf, -EINVAL, "data section overlaps the header");
+		return perf_file__fail(pf, -EINVAL, "data section overlaps the header");
 	if (h->data.offset > pf->size)
-		return fail(pf, -EINVAL, "data offset %llu is past the end of the file (%zu bytes)",
-			    (unsigned long long)h->data.offset, pf->size);
+		return perf_file__fail(pf, -EINVAL,
+				       "data offset %llu is past the end of the file (%zu bytes)",
+				       (unsigned long long)h->data.offset, pf->size);
 	return 0;
 }
 
@@ -180,7 +181,7 @@ static int check_data(struct perf_file *pf)
 			 (unsigned long long)(pf->data_end - pf->data_off));
 	}
 	if (overlap(h->attrs.offset, h->attrs.size, pf->data_off, pf->data_end - pf->data_off))
-		return fail(pf, -EINVAL, "attrs and data sections overlap");
+		return perf_file__fail(pf, -EINVAL, "attrs and data sections overlap");
 	pf->walk_end = pf->data_end;
 	return 0;
 }
@@ -212,7 +213,7 @@ int perf_file__add_attr(struct perf_file *pf, const u8 *attr, u32 size, const u8
 	u64 j;
 
 	if (array__reserve(&pf->attrs, &pf->cap_attrs, i + 1, sizeof(*pf->attrs)))
-		return fail(pf, -ENOMEM, "out of memory");
+		return perf_file__fail(pf, -ENOMEM, "out of memory");
 	ea = &pf->attrs[i];
 	memset(ea, 0, sizeof(*ea));
 	pf->nr_attrs++;
@@ -226,7 +227,7 @@ int perf_file__add_attr(struct perf_file *pf, const u8 *attr, u32 size, const u8
 		int err = kvmap__put(&pf->ids, ld64(ids + j * 8), 0, i);
 
 		if (err)
-			return fail(pf, err, "out of memory");
+			return perf_file__fail(pf, err, "out of memory");
 	}
 	return 0;
 }
@@ -242,13 +243,14 @@ static int read_attr(struct perf_file *pf, size_t i)
 	if (size == 0)
 		size = 64;
 	if (size < 64 || size > attr_bytes)
-		return fail(pf, -EINVAL, "attr %zu: size %u does not fit its %llu-byte entry", i,
-			    size, (unsigned long long)attr_bytes);
+		return perf_file__fail(pf, -EINVAL,
+				       "attr %zu: size %u does not fit its %llu-byte entry", i,
+				       size, (unsigned long long)attr_bytes);
 	memcpy(&ids, entry + attr_bytes, sizeof(ids));
 	if (!in_file(pf, ids.offset, ids.size))
-		return fail(pf, -EINVAL,
-			    "attr %zu: ids (offset %llu, size %llu) are outside the file", i,
-			    (unsigned long long)ids.offset, (unsigned long long)ids.size);
+		return perf_file__fail(
+		    pf, -EINVAL, "attr %zu: ids (offset %llu, size %llu) are outside the file", i,
+		    (unsigned long long)ids.offset, (unsigned long long)ids.size);
 	return perf_file__add_attr(pf, entry, size, pf->base + ids.offset, ids.size / 8);
 }
 
@@ -261,16 +263,17 @@ int perf_file__finish_attrs(struct perf_file *pf)
 	size_t i;
 
 	if (!pf->nr_attrs)
-		return fail(pf, -EINVAL, "no event attributes (HEADER_ATTR records)");
+		return perf_file__fail(pf, -EINVAL, "no event attributes (HEADER_ATTR records)");
 	/* Which attr a record belongs to is only decidable if they agree on where the id is. */
 	pf->id_pos = calc_id_pos(pf->attrs[0].attr.sample_type);
 	pf->sample_id_all = pf->attrs[0].attr.sample_id_all;
 	for (i = 1; i < pf->nr_attrs; i++) {
 		if (calc_id_pos(pf->attrs[i].attr.sample_type) != pf->id_pos)
-			return fail(pf, -EINVAL,
-				    "attrs 0 and %zu disagree on the sample id position", i);
+			return perf_file__fail(
+			    pf, -EINVAL, "attrs 0 and %zu disagree on the sample id position", i);
 		if (pf->attrs[i].attr.sample_id_all != pf->sample_id_all)
-			return fail(pf, -EINVAL, "attrs 0 and %zu disagree on sample_id_all", i);
+			return perf_file__fail(pf, -EINVAL,
+					       "attrs 0 and %zu disagree on sample_id_all", i);
 	}
 	return 0;
 }
@@ -340,7 +343,7 @@ int perf_file__open(struct perf_file *pf, const char *path)
 	memset(pf, 0, sizeof(*pf));
 	pf->path = strdup(path);
 	if (!pf->path)
-		return fail(pf, -ENOMEM, "out of memory");
+		return perf_file__fail(pf, -ENOMEM, "out of memory");
 	err = strcmp(path, "-") ? map_file(pf, path) : read_stdin(pf);
 	return err ? err : validate(pf);
 }
@@ -354,9 +357,9 @@ int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf,
 	memset(pf, 0, sizeof(*pf));
 	pf->path = strdup(name);
 	if (!pf->path)
-		return fail(pf, -ENOMEM, "out of memory");
+		return perf_file__fail(pf, -ENOMEM, "out of memory");
 	if (!len)
-		return fail(pf, -EINVAL, "empty file");
+		return perf_file__fail(pf, -EINVAL, "empty file");
 	pf->base = buf;
 	pf->size = len;
 	return validate(pf);
@@ -433,11 +436,11 @@ int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r)
 	}
 	left = pf->walk_end - *pos;
 	if (left < sizeof(r->h))
-		fail(pf, -EINVAL,
-		     "truncated record at offset %llu (%llu bytes left), stopping there",
-		     (unsigned long long)*pos, (unsigned long long)left);
+		perf_file__fail(pf, -EINVAL,
+				"truncated record at offset %llu (%llu bytes left), stopping there",
+				(unsigned long long)*pos, (unsigned long long)left);
 	else
-		fail(
+		perf_file__fail(
 		    pf, -EINVAL,
 		    "bad record at offset %llu (type %u, size %u, %llu bytes left), stopping there",
 		    (unsigned long long)*pos, r->h.type, r->h.size, (unsigned long long)left);

@@ -80,6 +80,8 @@ struct record {
 
 int perf_file__open(struct perf_file *pf, const char *path);
 int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf, size_t len);
+int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void perf_file__close(struct perf_file *pf);
 int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
 int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r);

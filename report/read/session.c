@@ -598,7 +598,7 @@ static bool spec_harmless(struct session *s, const struct record *r, u64 max_tim
  */
 static int spec_undo(struct session *s)
 {
-	bool kallsyms = s->hists.kthread_running || s->hists.kallsyms.loaded;
+	bool kallsyms = s->hists.res.ksyms.running || s->hists.res.ksyms.k.loaded;
 	size_t i;
 	int err;
 

@@ -31,19 +31,6 @@ struct out {
 	size_t nr, cap, max;
 };
 
-static int fail(struct perf_file *pf, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(struct perf_file *pf, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(pf->err, sizeof(pf->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 /* Make room for @n more bytes in @o. Returns 0, -ENOMEM or -EFBIG (over o->max). */
 static int out_room(struct out *o, size_t n)
 {
@@ -55,10 +42,11 @@ static int out_room(struct out *o, size_t n)
 static int out_fail(struct perf_file *pf, int err, const struct out *o)
 {
 	if (err == -EFBIG)
-		return fail(pf, -EINVAL,
-			    "the records expand to more than %zu bytes (%llux the input): refused",
-			    o->max, MAX_EXPAND_RATIO);
-	return fail(pf, -ENOMEM, "out of memory");
+		return perf_file__fail(
+		    pf, -EINVAL,
+		    "the records expand to more than %zu bytes (%llux the input): refused", o->max,
+		    MAX_EXPAND_RATIO);
+	return perf_file__fail(pf, -ENOMEM, "out of memory");
 }
 
 /*
@@ -80,12 +68,13 @@ static int decompress(struct perf_file *pf, ZSTD_DStream *zs, const u8 *p, size_
 		if (want > o->max - o->nr)
 			want = o->max - o->nr;
 		if (array__reserve(&o->v, &o->cap, o->nr + want, 1))
-			return fail(pf, -ENOMEM, "out of memory");
+			return perf_file__fail(pf, -ENOMEM, "out of memory");
 		ob = (ZSTD_outBuffer){o->v + o->nr, want, 0};
 		ret = ZSTD_decompressStream(zs, &ob, &in);
 		if (ZSTD_isError(ret))
-			return fail(pf, -EINVAL, "COMPRESSED record at offset %llu: zstd: %s",
-				    (unsigned long long)off, ZSTD_getErrorName(ret));
+			return perf_file__fail(pf, -EINVAL,
+					       "COMPRESSED record at offset %llu: zstd: %s",
+					       (unsigned long long)off, ZSTD_getErrorName(ret));
 		o->nr += ob.pos;
 		full = ob.pos == ob.size;
 		if (!ob.pos && in.pos == in_was)
@@ -102,14 +91,15 @@ static int header_attr(struct perf_file *pf, const struct record *r)
 	u32 size;
 
 	if (body < 8)
-		return fail(pf, -EINVAL, "HEADER_ATTR at offset %llu is too short",
-			    (unsigned long long)r->off);
+		return perf_file__fail(pf, -EINVAL, "HEADER_ATTR at offset %llu is too short",
+				       (unsigned long long)r->off);
 	size = ld32(attr + 4);
 	if (size == 0)
 		size = 64;
 	if (size < 64 || size > body)
-		return fail(pf, -EINVAL, "HEADER_ATTR at offset %llu: attr size %u in %zu bytes",
-			    (unsigned long long)r->off, size, body);
+		return perf_file__fail(pf, -EINVAL,
+				       "HEADER_ATTR at offset %llu: attr size %u in %zu bytes",
+				       (unsigned long long)r->off, size, body);
 	return perf_file__add_attr(pf, attr, size, attr + size, (body - size) / 8);
 }
 
@@ -127,7 +117,7 @@ static int event_update(struct perf_file *pf, const struct record *r)
 	    !strnlen(name, r->h.size - fixed))
 		return 0;
 	pf->attrs[attr].name = strndup(name, strnlen(name, r->h.size - fixed));
-	return pf->attrs[attr].name ? 0 : fail(pf, -ENOMEM, "out of memory");
+	return pf->attrs[attr].name ? 0 : perf_file__fail(pf, -ENOMEM, "out of memory");
 }
 
 /* Bytes that follow record @r outside its size (TRACING_DATA, AUXTRACE). */
@@ -158,7 +148,7 @@ static int pipe_record(struct perf_file *pf, const struct record *r)
 		err = features__read_one(pf, (int)(ld64(r->p + 8) & 0xff), r->p + fixed,
 					 r->h.size - fixed);
 		if (err == -ENOMEM)
-			return fail(pf, err, "out of memory");
+			return perf_file__fail(pf, err, "out of memory");
 		if (err && !pf->warn[0])
 			snprintf(pf->warn, sizeof(pf->warn),
 				 "HEADER_FEATURE %llu at offset %llu is malformed",
@@ -214,10 +204,11 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 		pos += r.h.size + extra;
 		if (r.h.type == PERF_RECORD_COMPRESSED) {
 			if (pf->feat.has_comp && pf->feat.comp_type != PERF_COMP_ZSTD) {
-				err = fail(pf, -EINVAL,
-					   "records compressed with type %u are not supported "
-					   "(only zstd, type 1)",
-					   pf->feat.comp_type);
+				err = perf_file__fail(
+				    pf, -EINVAL,
+				    "records compressed with type %u are not supported "
+				    "(only zstd, type 1)",
+				    pf->feat.comp_type);
 				break;
 			}
 			if (!zs) {
@@ -227,7 +218,7 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 				if (!zs || ZSTD_isError(ZSTD_initDStream(zs)) ||
 				    ZSTD_isError(
 					ZSTD_DCtx_setParameter(zs, ZSTD_d_windowLogMax, 24))) {
-					err = fail(pf, -ENOMEM, "out of memory");
+					err = perf_file__fail(pf, -ENOMEM, "out of memory");
 					break;
 				}
 			}
