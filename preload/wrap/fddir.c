@@ -37,10 +37,15 @@ static void *real(const char *name)
 /* Is st the descriptor directory of this process (or of one of its threads)? */
 static bool is_fd_dir(const struct stat *st)
 {
+	static dev_t proc_dev;
 	struct stat self;
 
 	if (ap_next_own(0) < 0)
 		return false; /* nothing of ours to hide */
+	if (!proc_dev && stat("/proc", &self) == 0)
+		proc_dev = self.st_dev;
+	if (st->st_dev != proc_dev)
+		return false; /* not in /proc: no stat of /proc/self/fd for every opendir */
 	return (stat("/proc/self/fd", &self) == 0 && self.st_dev == st->st_dev &&
 		self.st_ino == st->st_ino) ||
 	       (stat("/proc/thread-self/fd", &self) == 0 && self.st_dev == st->st_dev &&
