@@ -69,8 +69,6 @@ void thread__maybe_flush(struct ap_thread *t)
  */
 void stats__fold(struct ap_stats *total, const struct ap_stats *t)
 {
-	uint64_t cur;
-
 	__atomic_fetch_add(&total->samples, t->samples, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->lost, t->lost, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->throttles, t->throttles, __ATOMIC_RELAXED);
@@ -82,14 +80,6 @@ void stats__fold(struct ap_stats *total, const struct ap_stats *t)
 	__atomic_fetch_add(&total->frames, t->frames, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->unwind_slow, t->unwind_slow, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->threads, 1, __ATOMIC_RELAXED);
-	cur = __atomic_load_n(&total->first_time, __ATOMIC_RELAXED);
-	while (t->first_time && (!cur || t->first_time < cur) &&
-	       !__atomic_compare_exchange_n(&total->first_time, &cur, t->first_time, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	cur = __atomic_load_n(&total->last_time, __ATOMIC_RELAXED);
-	while (t->last_time > cur &&
-	       !__atomic_compare_exchange_n(&total->last_time, &cur, t->last_time, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	ap_atomic_min_nz(&total->first_time, t->first_time);
+	ap_atomic_max(&total->last_time, t->last_time);
 }

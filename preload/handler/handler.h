@@ -47,6 +47,26 @@ struct ap_stats {
 	uint64_t first_time, last_time;	     /* the samples' time range */
 };
 
+/* *p = v where v is nonzero and below it (or *p is 0), atomically. Async-signal-safe. */
+static inline void ap_atomic_min_nz(uint64_t *p, uint64_t v)
+{
+	uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (v && (!cur || v < cur) &&
+	       !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* *p = v where v is above it, atomically. Async-signal-safe. */
+static inline void ap_atomic_max(uint64_t *p, uint64_t v)
+{
+	uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (v > cur &&
+	       !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 /* Add a thread's counts to an image's totals (atomically: threads fold as they end). */
 void stats__fold(struct ap_stats *total, const struct ap_stats *t);
 

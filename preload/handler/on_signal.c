@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sample.c - the overflow signal handler: drain this thread's ring, unwind
- * the interrupted stack for the newest sample, and queue SAMPLE records.
+ * on_signal.c - the sampling signal's handler: drain this thread's ring,
+ * unwind the interrupted stack for the newest sample, and queue SAMPLE
+ * records; a delivery that is not ours goes to the program's disposition.
  *
  * The signal is routed to the thread that owns the event (F_SETOWN_EX), so a
- * handler only ever touches its own thread's state: no locks.
+ * handler only ever touches its own thread's state: no locks. It reads what
+ * to sample from t->sampler, never from the session.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -271,6 +273,21 @@ void sample__drain(struct ap_thread *t, void *ucontext)
 	thread__maybe_flush(t);
 }
 
+/* The handler's work, on its own stack (own_stack.c); arg is a struct drain_ctx. */
+static void drain_on_stack(void *arg)
+{
+	struct drain_ctx *a = arg;
+
+	sample__drain(a->t, a->ucontext);
+}
+
+static void timer_on_stack(void *arg)
+{
+	struct drain_ctx *a = arg;
+
+	timer__sample(a->t, a->ucontext);
+}
+
 /*
  * The handler of the sampling signal. The dispatch comes first: our samples
  * (this thread's CPU-time timer, or readiness of a perf fd, late ones
@@ -278,26 +295,6 @@ void sample__drain(struct ap_thread *t, void *ucontext)
  * program's own signal (kill, sigqueue, raise, its timers) and gets the
  * program's disposition (signals.c). Async-signal-safe.
  */
-/* What the handler does on its own stack (own_stack.c). */
-struct on_stack {
-	struct ap_thread *t;
-	void *ucontext;
-};
-
-static void drain_on_stack(void *arg)
-{
-	struct on_stack *a = arg;
-
-	sample__drain(a->t, a->ucontext);
-}
-
-static void timer_on_stack(void *arg)
-{
-	struct on_stack *a = arg;
-
-	timer__sample(a->t, a->ucontext);
-}
-
 void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 {
 	int saved_errno = errno, cancel;
@@ -316,7 +313,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
 		if (t && t->is_timer && thread__enter(t)) {
-			struct on_stack a = {t, ucontext};
+			struct drain_ctx a = {t, ucontext};
 
 			ap_call_on_stack(&a, timer_on_stack, t->stack_top);
 			thread__leave(t);
@@ -330,7 +327,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 			goto out;
 	}
 	if (thread__enter(t)) {
-		struct on_stack a = {t, ucontext};
+		struct drain_ctx a = {t, ucontext};
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
 		thread__leave(t);

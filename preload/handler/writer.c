@@ -395,16 +395,8 @@ int writer__append(struct writer *w, const void *buf, size_t len)
 /* Widen the sample time range the features report. Async-signal-safe. */
 void writer__note_times(struct writer *w, uint64_t first, uint64_t last)
 {
-	uint64_t cur = __atomic_load_n(&w->first_time, __ATOMIC_RELAXED);
-
-	while (first && (!cur || first < cur) &&
-	       !__atomic_compare_exchange_n(&w->first_time, &cur, first, false, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
-	cur = __atomic_load_n(&w->last_time, __ATOMIC_RELAXED);
-	while (last > cur && !__atomic_compare_exchange_n(&w->last_time, &cur, last, false,
-							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	ap_atomic_min_nz(&w->first_time, first);
+	ap_atomic_max(&w->last_time, last);
 }
 
 /*

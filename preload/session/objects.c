@@ -465,7 +465,7 @@ void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr)
 			continue;
 		cap = records_size(o);
 		out = thread__reserve(t, cap);
-		t->len += object_records(o, out, cap, autoprof.pid);
+		t->len += object_records(o, out, cap, (pid_t)t->sampler->pid);
 	}
 	objects__leave();
 }
