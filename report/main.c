@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * main.c - autoprof-report: the command line. The only file that prints
- * diagnostics or exits.
+ * main.c - autoprof-report: checks the outputs the command line (cli.c)
+ * asks for, reads the inputs and prints the view. With cli.c, the only file
+ * that prints diagnostics or exits.
  *
  * Exit status: 0 report printed, 1 unreadable or malformed input (or an
  * output that could not be written), 2 usage error.
@@ -10,342 +11,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef AUTOPROF_VERSION
-#define AUTOPROF_VERSION "0.1"
-#endif
-
-#define PROG	  "autoprof-report"
-#define MAX_FILES 4096
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: " PROG " [OPTION...] [FILE...]\n"
-		"       " PROG " --diff BASELINE NEW\n"
-		"\n"
-		"Summarise one or more perf.data files (default ./perf.data) written by\n"
-		"autoprof or perf record. Several files (a process tree) merge into one report.\n"
-		"FILE may be a pipe-mode file (perf record -o -), or - for standard input.\n"
-		"An output that is an input or an existing perf.data file is refused.\n"
-		"\n"
-		"Input:\n"
-		"  -i, --input FILE       read FILE (as a FILE argument; may be repeated)\n"
-		"  -e, --event NAME       the event the tree, folded, flame graph, CSV results\n"
-		"                         and diff use (default: the first with samples)\n"
-		"Default view (header, counters, top functions by self and total time):\n"
-		"  -n, --top N            show the top N rows (default 20)\n"
-		"      --no-children      omit the table of total (inclusive) time\n"
-		"  -s, --sort KEYS        group rows by a comma-separated list of up to 4 of:\n"
-		"                         function (sym), library (dso), srcline (line),\n"
-		"                         thread (tid), process (pid), comm\n"
-		"      --lines            add the source file:line of each function (libdw)\n"
-		"      --full-names       C++ names with their parameter lists (perf report -v)\n"
-		"Call graph:\n"
-		"      --tree             callees under each of the top functions\n"
-		"      --callers          the same with callers (implies --tree)\n"
-		"      --min-percent P    hide tree branches under P%% of the event (default 0.5)\n"
-		"Filters (lists are comma-separated):\n"
-		"      --pid LIST         only these processes\n"
-		"      --tid LIST         only these threads\n"
-		"      --comm LIST        only threads with these names\n"
-		"      --dso LIST         only samples whose function is in these objects\n"
-		"                         (file names or paths; also --library)\n"
-		"      --time FROM,TO     only samples FROM..TO seconds after the first sample\n"
-		"                         (either may be empty)\n"
-		"Exports:\n"
-		"      --csv DIR          write stat.csv, overview.csv, processes.csv and\n"
-		"                         results.csv (readperf's tables) into DIR\n"
-		"      --folded           print collapsed stacks (FlameGraph's input format)\n"
-		"      --flamegraph FILE  write an interactive SVG flame graph (- for stdout)\n"
-		"      --json             print the report as JSON\n"
-		"      --diff             compare two profiles: which functions grew or shrank\n"
-		"\n"
-		"  -h, --help             show this help\n"
-		"      --version          show the version\n");
-}
-
-enum {
-	OPT_NO_CHILDREN = 256,
-	OPT_FULL_NAMES,
-	OPT_VERSION,
-	OPT_LINES,
-	OPT_TREE,
-	OPT_CALLERS,
-	OPT_MIN_PCT,
-	OPT_PID,
-	OPT_TID,
-	OPT_COMM,
-	OPT_DSO,
-	OPT_TIME,
-	OPT_CSV,
-	OPT_FOLDED,
-	OPT_FLAME,
-	OPT_JSON,
-	OPT_DIFF,
-};
-
-struct cmdline {
-	struct report_opts ro;
-	struct session_opts so;
-	const char *files[MAX_FILES];
-	size_t nr_files;
-	const char *csv_dir, *flame_file;
-	bool tree, folded, json, diff;
-	char *lists[4]; /* copies of the comm and dso lists, split in place */
-	size_t nr_lists;
-};
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, PROG ": ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, " (try --help)\n");
-	return 2;
-}
-
-static int parse_uint(const char *arg, unsigned long max, unsigned long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || arg[0] == '+' || *v > max)
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_ids(const char *arg, u32 *ids, size_t *nr)
-{
-	char buf[32];
-	const char *p = arg;
-
-	*nr = 0;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		unsigned long v;
-
-		if (!len || len >= sizeof(buf) || *nr == MAX_FILTER)
-			return -EINVAL;
-		memcpy(buf, p, len);
-		buf[len] = 0;
-		if (parse_uint(buf, UINT32_MAX, &v))
-			return -EINVAL;
-		ids[(*nr)++] = (u32)v;
-		p += len;
-		if (*p == ',' && !*++p)
-			return -EINVAL;
-	}
-	return *nr ? 0 : -EINVAL;
-}
-
-static int parse_names(struct cmdline *c, const char *arg, const char **names, size_t *nr)
-{
-	char *copy, *p, *save = NULL;
-
-	if (c->nr_lists == ARRAY_SIZE(c->lists))
-		return -EINVAL;
-	copy = strdup(arg);
-	if (!copy)
-		return -ENOMEM;
-	c->lists[c->nr_lists++] = copy;
-	*nr = 0;
-	for (p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		if (*nr == MAX_FILTER)
-			return -EINVAL;
-		names[(*nr)++] = p;
-	}
-	return *nr ? 0 : -EINVAL;
-}
-
-static int parse_secs(const char *s, size_t len, double *v)
-{
-	char buf[64], *end;
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	errno = 0;
-	*v = strtod(buf, &end);
-	if (errno || end == buf || *end || !isfinite(*v) || *v < 0 || *v > 1e9)
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_time(const char *arg, struct filter *f)
-{
-	const char *comma = strchr(arg, ',');
-	double from = 0, to = 1e9;
-
-	if (!comma || (comma == arg && !comma[1]))
-		return -EINVAL;
-	if (comma > arg && parse_secs(arg, (size_t)(comma - arg), &from))
-		return -EINVAL;
-	if (comma[1] && parse_secs(comma + 1, strlen(comma + 1), &to))
-		return -EINVAL;
-	if (to <= from)
-		return -EINVAL;
-	f->has_time = true;
-	f->time_from = (u64)(from * 1e9);
-	f->time_to = (u64)(to * 1e9);
-	return 0;
-}
-
-static int add_input(struct cmdline *c, const char *path)
-{
-	if (c->nr_files == MAX_FILES)
-		return usage_error("more than %s files", "4096");
-	c->files[c->nr_files++] = path;
-	return 0;
-}
-
-/* Parse argv into @c. Returns -1 to go on, else the exit status. */
-static int parse_args(struct cmdline *c, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-	    {"input", required_argument, NULL, 'i'},
-	    {"event", required_argument, NULL, 'e'},
-	    {"top", required_argument, NULL, 'n'},
-	    {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
-	    {"sort", required_argument, NULL, 's'},
-	    {"lines", no_argument, NULL, OPT_LINES},
-	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
-	    {"tree", no_argument, NULL, OPT_TREE},
-	    {"callers", no_argument, NULL, OPT_CALLERS},
-	    {"min-percent", required_argument, NULL, OPT_MIN_PCT},
-	    {"pid", required_argument, NULL, OPT_PID},
-	    {"tid", required_argument, NULL, OPT_TID},
-	    {"comm", required_argument, NULL, OPT_COMM},
-	    {"dso", required_argument, NULL, OPT_DSO},
-	    {"library", required_argument, NULL, OPT_DSO},
-	    {"time", required_argument, NULL, OPT_TIME},
-	    {"csv", required_argument, NULL, OPT_CSV},
-	    {"folded", no_argument, NULL, OPT_FOLDED},
-	    {"flamegraph", required_argument, NULL, OPT_FLAME},
-	    {"json", no_argument, NULL, OPT_JSON},
-	    {"diff", no_argument, NULL, OPT_DIFF},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, OPT_VERSION},
-	    {NULL, 0, NULL, 0},
-	};
-	struct filter *f = &c->so.filter;
-	unsigned long v;
-	char *end;
-	int opt, views;
-
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":i:e:n:s:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			if (add_input(c, optarg))
-				return 2;
-			break;
-		case 'e':
-			c->ro.event = optarg;
-			break;
-		case 'n':
-			if (parse_uint(optarg, 1000000, &v) || !v)
-				return usage_error(
-				    "--top needs a number from 1 to 1000000, not '%s'", optarg);
-			c->ro.top = (unsigned)v;
-			break;
-		case OPT_NO_CHILDREN:
-			c->ro.children = false;
-			break;
-		case 's':
-			if (sort_spec__parse(&c->ro.sort, optarg))
-				return usage_error("bad --sort keys '%s'", optarg);
-			break;
-		case OPT_LINES:
-			c->ro.lines = true;
-			break;
-		case OPT_FULL_NAMES:
-			demangle__set_full(true);
-			break;
-		case OPT_CALLERS:
-			c->ro.callers = true;
-			/* fall through */
-		case OPT_TREE:
-			c->tree = true;
-			break;
-		case OPT_MIN_PCT:
-			errno = 0;
-			c->ro.min_pct = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(c->ro.min_pct >= 0) ||
-			    c->ro.min_pct > 100)
-				return usage_error("--min-percent needs 0 to 100, not '%s'",
-						   optarg);
-			break;
-		case OPT_PID:
-			if (parse_ids(optarg, f->pids, &f->nr_pids))
-				return usage_error("bad --pid list '%s'", optarg);
-			break;
-		case OPT_TID:
-			if (parse_ids(optarg, f->tids, &f->nr_tids))
-				return usage_error("bad --tid list '%s'", optarg);
-			break;
-		case OPT_COMM:
-			if (parse_names(c, optarg, f->comms, &f->nr_comms))
-				return usage_error("bad --comm list '%s'", optarg);
-			break;
-		case OPT_DSO:
-			if (parse_names(c, optarg, f->dsos, &f->nr_dsos))
-				return usage_error("bad --dso list '%s'", optarg);
-			break;
-		case OPT_TIME:
-			if (parse_time(optarg, f))
-				return usage_error("--time needs FROM,TO in seconds, not '%s'",
-						   optarg);
-			break;
-		case OPT_CSV:
-			c->csv_dir = optarg;
-			break;
-		case OPT_FOLDED:
-			c->folded = true;
-			break;
-		case OPT_FLAME:
-			c->flame_file = optarg;
-			break;
-		case OPT_JSON:
-			c->json = true;
-			break;
-		case OPT_DIFF:
-			c->diff = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf(PROG " " AUTOPROF_VERSION "\n");
-			return 0;
-		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return usage_error("bad option '%s'", argv[optind - 1]);
-		}
-	}
-	for (; optind < argc; optind++) {
-		if (add_input(c, argv[optind]))
-			return 2;
-	}
-	views = c->tree + c->folded + c->json + c->diff;
-	if (views > 1)
-		return usage_error("%s", "--tree, --folded, --json and --diff exclude each other");
-	if (c->diff && (c->nr_files != 2 || c->csv_dir || c->flame_file))
-		return usage_error("%s", "--diff compares exactly two files, and exports nothing");
-	if (c->folded && c->flame_file && !strcmp(c->flame_file, "-"))
-		return usage_error("%s", "--folded and --flamegraph - both write to stdout");
-	if (!c->nr_files)
-		c->files[c->nr_files++] = "perf.data";
-	c->so.lines = sort_spec__has(&c->ro.sort, SK_SRCLINE);
-	return -1;
-}
+#include "cli.h"
 
 /* stat() of input @path ("-": standard input). Returns 0 or -1. */
 static int stat_input(const char *path, struct stat *st)
@@ -533,11 +203,9 @@ int main(int argc, char **argv)
 	static struct cmdline c;
 	struct csv_overview ov = {0};
 	struct session a, b;
-	size_t i;
 	int status;
 
-	c.ro = (struct report_opts){.top = 20, .children = true, .min_pct = 0.5};
-	status = parse_args(&c, argc, argv);
+	status = cli__parse(&c, argc, argv);
 	if (status >= 0)
 		goto out_lists;
 	status = check_outputs(&c);
@@ -567,7 +235,6 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 out_lists:
-	for (i = 0; i < c.nr_lists; i++)
-		free(c.lists[i]);
+	cli__exit(&c);
 	return status;
 }

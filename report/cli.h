@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - autoprof-report's command line: one table of options (cli.c) that
+ * drives getopt, --help and the manual page, and the parsed result.
+ */
+#ifndef AUTOPROF_REPORT_CLI_H
+#define AUTOPROF_REPORT_CLI_H
+
+#include "internal.h"
+
+#define PROG	  "autoprof-report"
+#define MAX_FILES 4096
+
+/* One row of the option table; a row without a name is a group heading. */
+struct cli_option {
+	const char *name; /* long name without "--"; NULL: heading */
+	int key;	  /* short letter, or an OPT_* value */
+	const char *arg;  /* the argument's name in the help; NULL: no argument */
+	const char *help; /* lines separated by '\n'; NULL: an alias not shown */
+};
+
+extern const struct cli_option cli_options[];
+extern const size_t cli_nr_options;
+extern const char cli_synopsis[], cli_description[];
+
+/* The parsed command line. */
+struct cmdline {
+	struct report_opts ro;
+	struct session_opts so;
+	const char *files[MAX_FILES];
+	size_t nr_files;
+	const char *csv_dir, *flame_file;
+	bool tree, folded, json, diff;
+	char *lists[4]; /* copies of the comm and dso lists, split in place */
+	size_t nr_lists;
+};
+
+/*
+ * Parse argv into @c (defaults first). Returns -1 to go on, else the exit
+ * status (0 after --help or --version, 2 after printing one usage line).
+ */
+int cli__parse(struct cmdline *c, int argc, char **argv);
+/* Free what cli__parse() allocated. */
+void cli__exit(struct cmdline *c);
+/* Print --help from the table. */
+void cli__usage(FILE *out);
+/* Print one line "autoprof-report: <fmt with arg> (try --help)"; returns 2. */
+int cli__usage_error(const char *fmt, const char *arg);
+
+#endif /* AUTOPROF_REPORT_CLI_H */
