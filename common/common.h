@@ -39,6 +39,27 @@ void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ap_log_capture(char *buf, size_t len);
 
+/* ---- common/events.c: event names ---- */
+
+/* An event as perf_event_attr needs it, from a name perf (or the PMU) accepts. */
+struct ap_event {
+	uint32_t type;
+	uint64_t config, config1, config2;
+	bool levels; /* a modifier chose the privilege levels: exclude_* below apply */
+	bool excl_user, excl_kernel, excl_hv;
+	uint8_t precise; /* :p, :pp, :ppp */
+	bool pmu_named;	 /* found through libpfm4 */
+};
+
+/*
+ * Parse @name: perf's event names and aliases, rNNNN, the generic cache
+ * events, PMU names through libpfm4, with perf's modifiers (:u, :k, :p...).
+ * Returns 0, or -ENOENT/-EINVAL with @why saying what is wrong.
+ */
+int ap_event__parse(const char *name, struct ap_event *ev, char *why, size_t why_len);
+/* Set @attr's type, configs, and the levels and precision the name chose. */
+void ap_event__apply(const struct ap_event *ev, struct perf_event_attr *attr);
+
 /* ---- common/options.c: AUTOPROF_* variables ---- */
 
 enum ap_callgraph { AP_CG_LIBUNWIND, AP_CG_FP, AP_CG_NONE };
@@ -47,8 +68,7 @@ struct ap_config {
 	char output[PATH_MAX];
 	char event_name[64];
 	bool event_auto; /* AUTOPROF_EVENT unset: cycles if the PMU has it */
-	uint32_t event_type;
-	uint64_t event_config;
+	struct ap_event event;
 	uint64_t freq;	 /* samples per second, or 0 when period is used */
 	uint64_t period; /* events per sample, or 0 when freq is used */
 	enum ap_callgraph callgraph;
@@ -65,7 +85,6 @@ struct ap_config {
 };
 
 int config__parse(struct ap_config *cfg);
-int config__event_lookup(const char *name, uint32_t *type, uint64_t *config);
 const char *config__callgraph_name(enum ap_callgraph cg);
 
 /* ---- common/counting.c: inherited counting events ---- */
@@ -73,9 +92,9 @@ const char *config__callgraph_name(enum ap_callgraph cg);
 #define AP_MAX_COUNTERS 16
 
 struct ap_counter {
-	char name[48];
-	uint32_t type;
-	uint64_t config;
+	char name[64];
+	struct ap_event ev;
+	int leader; /* index of its group's leader ({a,b} in the list); itself when alone */
 	struct perf_event_attr attr;
 	int fd;		  /* -1 when not open */
 	bool unsupported; /* the machine lacks it (err says how) */
@@ -91,8 +110,7 @@ struct ap_counters {
 	uint64_t start_ns; /* when the launcher exec'd the program (CLOCK_MONOTONIC) */
 };
 
-void counters__attr(struct perf_event_attr *attr, uint32_t type, uint64_t config,
-		    bool enable_on_exec);
+void counters__attr(struct perf_event_attr *attr, const struct ap_event *ev, bool enable_on_exec);
 int counters__parse(struct ap_counters *cs, const char *list);
 int counters__open(struct ap_counters *cs, bool enable_on_exec);
 int counters__adopt(struct ap_counters *cs, const char *spec);

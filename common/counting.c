@@ -4,7 +4,11 @@
  * threads and its children (task-clock, context switches, page faults, and
  * cycles, instructions, branches and cache events where the PMU has them).
  *
- * Each counter is its own event (group reads do not work with inherit), with
+ * Names are anything ap_event__parse() takes (perf's names, cache events,
+ * the PMU's own names through libpfm4). Counters written {a,b} in the list
+ * form a group: the kernel schedules them together, so their ratio is of the
+ * same stretch of time even when the PMU multiplexes. Each is still read on
+ * its own (PERF_FORMAT_GROUP reads are refused with inherit), with
  * TOTAL_TIME_ENABLED/RUNNING so multiplexed values can be scaled. The
  * launcher opens them with enable_on_exec before it execs the target, so
  * counting starts at the target's first instruction, and hands the fds over
@@ -31,57 +35,99 @@ static bool user_only(void)
 	return atoi(buf) >= 2 && geteuid() != 0;
 }
 
-/* The counting attr for (type, config). */
-void counters__attr(struct perf_event_attr *attr, uint32_t type, uint64_t config,
-		    bool enable_on_exec)
+/* The counting attr for @ev (the group leader's attr when enable_on_exec). */
+void counters__attr(struct perf_event_attr *attr, const struct ap_event *ev, bool enable_on_exec)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
-	attr->type = type;
-	attr->config = config;
 	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	attr->inherit = 1;
 	attr->exclude_kernel = user_only();
 	attr->exclude_hv = 1;
 	attr->disabled = enable_on_exec;
 	attr->enable_on_exec = enable_on_exec;
+	ap_event__apply(ev, attr);
+	if (attr->exclude_kernel == 0 && user_only())
+		attr->exclude_kernel = 1; /* :k asked, but the kernel would refuse */
+	attr->precise_ip = 0;		  /* counting: no skid to remove */
+}
+
+/* Add one name (@len bytes at @p) to @cs. Returns 0 or -EINVAL after saying why. */
+static int add_counter(struct ap_counters *cs, const char *p, size_t len, int leader)
+{
+	struct ap_counter *c;
+	char why[256];
+
+	if (cs->n == AP_MAX_COUNTERS) {
+		pr_warn("AUTOPROF_COUNTERS: more than %d counters; not profiling", AP_MAX_COUNTERS);
+		return -EINVAL;
+	}
+	c = &cs->c[cs->n];
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->leader = leader < 0 ? cs->n : leader;
+	if (!len || len >= sizeof(c->name)) {
+		pr_warn("AUTOPROF_COUNTERS: '%.*s' is not an event name; not profiling", (int)len,
+			p);
+		return -EINVAL;
+	}
+	memcpy(c->name, p, len);
+	c->name[len] = 0;
+	if (ap_event__parse(c->name, &c->ev, why, sizeof(why))) {
+		pr_warn("AUTOPROF_COUNTERS: '%s': %s; not profiling", c->name, why);
+		return -EINVAL;
+	}
+	cs->n++;
+	return 0;
 }
 
 /*
- * Split a comma-separated list of event names into cs (names only). Returns 0
- * or -EINVAL after saying which name is unknown.
+ * Split a comma-separated list of event names into cs; {a,b,...} makes a
+ * group. Returns 0 or -EINVAL after saying which name is wrong.
  */
 int counters__parse(struct ap_counters *cs, const char *list)
 {
 	const char *p = list;
+	int leader = -1;
 
 	cs->n = 0;
 	if (!strcmp(list, "none") || !*list)
 		return 0;
 	while (*p) {
-		size_t len = strcspn(p, ",");
-		struct ap_counter *c;
+		size_t len;
+		bool open_group = *p == '{', close_group;
 
-		if (len && cs->n < AP_MAX_COUNTERS) {
-			c = &cs->c[cs->n];
-			memset(c, 0, sizeof(*c));
-			c->fd = -1;
-			if (len >= sizeof(c->name) ||
-			    (memcpy(c->name, p, len), c->name[len] = 0,
-			     config__event_lookup(c->name, &c->type, &c->config))) {
-				pr_warn("AUTOPROF_COUNTERS: '%.*s' is not an event this profiler "
-					"knows; "
-					"not profiling",
-					(int)len, p);
-				return -EINVAL;
-			}
-			cs->n++;
+		if (open_group) {
+			if (leader >= 0)
+				goto nested;
+			p++;
+			leader = cs->n;
 		}
+		len = strcspn(p, ",{}");
+		if (p[len] == '{')
+			goto nested;
+		close_group = p[len] == '}';
+		if (close_group && leader < 0)
+			goto nested;
+		if (add_counter(cs, p, len, leader))
+			return -EINVAL;
 		p += len;
+		if (close_group) {
+			leader = -1;
+			p++;
+		}
 		if (*p == ',')
 			p++;
+		else if (*p)
+			goto nested;
 	}
-	return 0;
+	if (leader < 0)
+		return 0;
+nested:
+	pr_warn("AUTOPROF_COUNTERS='%s': groups are {a,b,...}, not nested or unclosed; not "
+		"profiling",
+		list);
+	return -EINVAL;
 }
 
 /*
@@ -96,10 +142,17 @@ int counters__open(struct ap_counters *cs, bool enable_on_exec)
 	for (int i = 0; i < cs->n; i++) {
 		struct ap_counter *c = &cs->c[i];
 		int fd;
+		int group_fd = c->leader != i ? cs->c[c->leader].fd : -1;
 
-		counters__attr(&c->attr, c->type, c->config, enable_on_exec);
-		fd = (int)syscall(SYS_perf_event_open, &c->attr, 0, -1, -1,
+		/* A group's siblings follow their leader's enable_on_exec (as perf stat). */
+		counters__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
+		fd = (int)syscall(SYS_perf_event_open, &c->attr, 0, -1, group_fd,
 				  enable_on_exec ? 0 : PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && group_fd >= 0) { /* the group does not fit: count it alone */
+			counters__attr(&c->attr, &c->ev, enable_on_exec);
+			fd = (int)syscall(SYS_perf_event_open, &c->attr, 0, -1, -1,
+					  enable_on_exec ? 0 : PERF_FLAG_FD_CLOEXEC);
+		}
 		if (fd < 0) {
 			c->fd = -1;
 			c->unsupported = true;
@@ -124,24 +177,26 @@ int counters__adopt(struct ap_counters *cs, const char *spec)
 	cs->n = 0;
 	while (*p && cs->n < AP_MAX_COUNTERS) {
 		struct ap_counter *c = &cs->c[cs->n];
-		const char *colon = strchr(p, ':');
 		size_t len = strcspn(p, ",");
-		char link[64], target[64] = "";
+		/* "name:fd": the last colon, since PMU names hold colons (EVENT:UMASK). */
+		const char *colon = memrchr(p, ':', len);
+		char link[64], target[64] = "", why[256];
 		ssize_t tn;
 
 		memset(c, 0, sizeof(*c));
 		c->fd = -1;
-		if (!colon || (size_t)(colon - p) >= sizeof(c->name) || colon > p + len)
+		c->leader = cs->n;
+		if (!colon || (size_t)(colon - p) >= sizeof(c->name))
 			goto bad;
 		if (!strncmp(p, "start:", 6)) { /* CLOCK_MONOTONIC ns just before the exec */
-			cs->start_ns = strtoull(colon + 1, NULL, 10);
+			cs->start_ns = strtoull(p + 6, NULL, 10);
 			p += len + (p[len] == ',');
 			continue;
 		}
 		memcpy(c->name, p, (size_t)(colon - p));
-		if (config__event_lookup(c->name, &c->type, &c->config))
+		if (ap_event__parse(c->name, &c->ev, why, sizeof(why)))
 			goto bad;
-		counters__attr(&c->attr, c->type, c->config, false);
+		counters__attr(&c->attr, &c->ev, false);
 		if (colon[1] == '-') {
 			c->unsupported = true;
 			c->err = ENOENT;

@@ -13,20 +13,9 @@
 #include <strings.h>
 
 #include "autoprof/env.h"
-#include "autoprof/events.h"
 #include "common.h"
 
 #define DEFAULT_SIGNAL_OFFSET 5 /* SIGRTMIN+5 */
-
-static const struct {
-	const char *name, *alias;
-	uint32_t type;
-	uint64_t config;
-} event_table[] = {
-#define EVENT_ROW(name, alias, type, config) {name, alias, type, config},
-    AUTOPROF_EVENT_TABLE(EVENT_ROW)
-#undef EVENT_ROW
-};
 
 /* The value of AUTOPROF_<id>, or the table's default when unset or empty. */
 #define ENV_DEFAULT(id, lf, sf, arg, def, help) [ENV_##id] = def,
@@ -89,33 +78,6 @@ static int parse_bool(int which, bool *out)
 	return -EINVAL;
 }
 
-/*
- * Resolve a perf event name (or rNNNN, a raw hex code) to (type, config).
- * Returns 0 or -ENOENT. Not async-signal-safe.
- */
-int config__event_lookup(const char *name, uint32_t *type, uint64_t *config)
-{
-	if (name[0] == 'r' && name[1]) {
-		char *end;
-		unsigned long long v = strtoull(name + 1, &end, 16);
-
-		if (!*end) {
-			*type = PERF_TYPE_RAW;
-			*config = v;
-			return 0;
-		}
-	}
-	for (size_t i = 0; i < sizeof(event_table) / sizeof(event_table[0]); i++) {
-		if (!strcmp(name, event_table[i].name) ||
-		    (event_table[i].alias && !strcmp(name, event_table[i].alias))) {
-			*type = event_table[i].type;
-			*config = event_table[i].config;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 const char *config__callgraph_name(enum ap_callgraph cg)
 {
 	return cg == AP_CG_FP ? "fp" : cg == AP_CG_NONE ? "none" : "libunwind";
@@ -167,6 +129,7 @@ static int parse_signal(const char *s)
  */
 int config__parse(struct ap_config *cfg)
 {
+	char why[256];
 	bool set, b;
 	uint64_t v;
 	const char *s;
@@ -197,11 +160,12 @@ int config__parse(struct ap_config *cfg)
 	cfg->event_auto = !set;
 	if (!set)
 		s = "cycles";
-	if (strlen(s) >= sizeof(cfg->event_name) ||
-	    config__event_lookup(s, &cfg->event_type, &cfg->event_config)) {
-		pr_warn("AUTOPROF_EVENT='%s' is not an event this profiler knows (try cpu-clock, "
-			"cycles, task-clock, page-faults or rNNNN); not profiling",
-			s);
+	if (strlen(s) >= sizeof(cfg->event_name)) {
+		pr_warn("AUTOPROF_EVENT='%.40s...' is too long; not profiling", s);
+		return -EINVAL;
+	}
+	if (ap_event__parse(s, &cfg->event, why, sizeof(why))) {
+		pr_warn("AUTOPROF_EVENT='%s': %s; not profiling", s, why);
 		return -EINVAL;
 	}
 	strcpy(cfg->event_name, s);
@@ -249,6 +213,12 @@ int config__parse(struct ap_config *cfg)
 		return -EINVAL;
 	}
 	strcpy(cfg->counters, s);
+	{ /* every name and group must parse before anything runs */
+		static struct ap_counters check;
+
+		if (counters__parse(&check, cfg->counters))
+			return -EINVAL;
+	}
 	s = env_get(ENV_COUNTER_FDS, &set);
 	if (strlen(s) >= sizeof(cfg->counter_fds)) {
 		pr_warn("AUTOPROF_COUNTER_FDS is too long; not profiling");

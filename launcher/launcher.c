@@ -148,7 +148,7 @@ static int validate(void)
 			size_t n = strlen(rows[i].var);
 
 			if (rows[i].long_flag && !strncmp(why, rows[i].var, n) &&
-			    (why[n] == '=' || why[n] == ' '))
+			    (why[n] == '=' || why[n] == ' ' || why[n] == ':'))
 				row = &rows[i];
 		}
 		if (row && row->short_flag)

@@ -6,7 +6,7 @@
 # is missing; otherwise it says exactly which packages to install.
 set -eu
 
-build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libzstd-dev libiberty-dev pkg-config"
+build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libzstd-dev libiberty-dev libpfm4-dev pkg-config"
 # libc6-dbg names glibc's local functions (start_thread, __libc_start_call_main) in
 # stacks; strace counts the library's system calls in preload-basic.t; clang-format
 # checks the layout of the sources (format.t); g++, golang-go,

@@ -19,8 +19,8 @@
 #define AUTOPROF_ENV_H
 
 #define AUTOPROF_DEFAULT_COUNTERS                                                                  \
-	"task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,"     \
-	"branch-misses,cache-references,cache-misses"
+	"task-clock,context-switches,cpu-migrations,page-faults,{cycles,instructions},"            \
+	"{branches,branch-misses},{cache-references,cache-misses}"
 
 #define AUTOPROF_ENV_TABLE(X)                                                                      \
 	X(OUTPUT, "output", 'o', "FILE", "perf.data",                                              \
@@ -47,8 +47,10 @@
 	X(SIGNAL, "signal", 0, "SIG", "",                                                          \
 	  "signal that carries overflow notifications; default SIGRTMIN+5")                        \
 	X(COUNTERS, "counters", 0, "LIST", AUTOPROF_DEFAULT_COUNTERS,                              \
-	  "counting events, totals for the whole process tree (comma-separated, or none); "        \
-	  "hardware ones are skipped where the PMU lacks them")                                    \
+	  "counting events, totals for the whole process tree (comma-separated, or none; "         \
+	  "{a,b} counts a and b as a group; perf's names, cache events such as "                   \
+	  "L1-dcache-load-misses, the PMU's own names such as INST_RETIRED.ANY through "           \
+	  "libpfm4); hardware ones are skipped where the PMU lacks them")                          \
 	X(STAT, "stat", 0, NULL, "0",                                                              \
 	  "print the counter totals perf-stat style on stderr at exit")                            \
 	X(FOLLOW, "follow", 0, "0|1", "1",                                                         \

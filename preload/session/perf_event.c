@@ -37,8 +37,6 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
-	attr->type = cfg->event_type;
-	attr->config = cfg->event_config;
 	if (cfg->period) {
 		attr->sample_period = cfg->period;
 	} else {
@@ -57,6 +55,7 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 	attr->disabled = 1;
 	attr->exclude_kernel = !cfg->kernel;
 	attr->exclude_hv = 1;
+	ap_event__apply(&cfg->event, attr); /* type, configs, :u/:k/:p */
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 	attr->wakeup_events = 1;
@@ -133,8 +132,8 @@ int event__probe_default(struct ap_config *cfg, int *fell_back)
 	}
 	if (cfg->event_auto && (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV)) {
 		*fell_back = errno;
-		cfg->event_type = PERF_TYPE_SOFTWARE;
-		cfg->event_config = PERF_COUNT_SW_CPU_CLOCK;
+		cfg->event = (struct ap_event){.type = PERF_TYPE_SOFTWARE,
+					       .config = PERF_COUNT_SW_CPU_CLOCK};
 		strcpy(cfg->event_name, "cpu-clock");
 		cfg->event_auto = false;
 		return event__probe_default(cfg, fell_back);

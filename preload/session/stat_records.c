@@ -166,8 +166,9 @@ void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns)
 		char ratio[64] = "";
 		int len;
 
-		if (!c->valid) {
-			dprintf(STDERR_FILENO, "   %15s      %-24s\n", "<not supported>", c->name);
+		if (!c->valid || (c->ena && !c->run)) { /* lacking, or never scheduled */
+			dprintf(STDERR_FILENO, "   %15s      %-24s\n",
+				c->valid ? "<not counted>" : "<not supported>", c->name);
 			continue;
 		}
 		if (!strcmp(c->name, "task-clock") || !strcmp(c->name, "cpu-clock")) {

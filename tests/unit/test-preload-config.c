@@ -29,8 +29,8 @@ static int parse_with(const char *var, const char *value, struct ap_config *cfg)
 int main(void)
 {
 	struct ap_config cfg;
-	uint32_t type;
-	uint64_t config;
+	struct ap_event ev;
+	char why[256];
 
 	plan(27);
 
@@ -59,17 +59,18 @@ int main(void)
 	ok(parse_with("AUTOPROF_CALLGRAPH", "lbr", &cfg) == -EINVAL,
 	   "an unknown call graph is refused");
 	ok(parse_with("AUTOPROF_EVENT", "task-clock", &cfg) == 0 && !cfg.event_auto &&
-	       cfg.event_type == PERF_TYPE_SOFTWARE && cfg.event_config == PERF_COUNT_SW_TASK_CLOCK,
+	       cfg.event.type == PERF_TYPE_SOFTWARE && cfg.event.config == PERF_COUNT_SW_TASK_CLOCK,
 	   "AUTOPROF_EVENT=task-clock");
 	ok(parse_with("AUTOPROF_EVENT", "bogus-event", &cfg) == -EINVAL,
 	   "an unknown event is refused");
-	ok(config__event_lookup("r1c2", &type, &config) == 0 && type == PERF_TYPE_RAW &&
-	       config == 0x1c2,
+	ok(ap_event__parse("r1c2", &ev, why, sizeof(why)) == 0 && ev.type == PERF_TYPE_RAW &&
+	       ev.config == 0x1c2,
 	   "rNNNN is a raw event code");
-	ok(config__event_lookup("cs", &type, &config) == 0 &&
-	       config == PERF_COUNT_SW_CONTEXT_SWITCHES,
+	ok(ap_event__parse("cs", &ev, why, sizeof(why)) == 0 &&
+	       ev.config == PERF_COUNT_SW_CONTEXT_SWITCHES,
 	   "aliases work (cs)");
-	ok(config__event_lookup("rxyz", &type, &config) == -ENOENT, "r with no hex is no event");
+	ok(ap_event__parse("rxyz", &ev, why, sizeof(why)) == -ENOENT && why[0],
+	   "r with no hex is no event, and says why");
 	ok(parse_with("AUTOPROF_SIGNAL", "PROF", &cfg) == 0 && cfg.signo == SIGPROF,
 	   "AUTOPROF_SIGNAL=PROF");
 	ok(parse_with("AUTOPROF_SIGNAL", "SIGRTMIN+2", &cfg) == 0 && cfg.signo == SIGRTMIN + 2,

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pmu_names.c - PMU event names through libpfm4 (see pmu_names.h).
+ *
+ * libpfm4 spells events EVENT:UMASK:modifier=value, optionally behind a PMU
+ * name (skl::INST_RETIRED:ANY_P). perf and Intel's manuals spell them
+ * EVENT.UMASK; the fixed counters have names of their own in libpfm4
+ * (INST_RETIRED.ANY is INSTRUCTION_RETIRED). Not async-signal-safe.
+ */
+#include "pmu_names.h"
+
+#include <errno.h>
+#include <perfmon/pfmlib_perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Intel's fixed-counter names, which libpfm4 calls otherwise. */
+static const struct {
+	const char *intel, *pfm;
+} fixed_names[] = {
+    {"INST_RETIRED.ANY", "INSTRUCTION_RETIRED"},
+    {"CPU_CLK_UNHALTED.THREAD", "UNHALTED_CORE_CYCLES"},
+    {"CPU_CLK_UNHALTED.CORE", "UNHALTED_CORE_CYCLES"},
+    {"CPU_CLK_UNHALTED.REF_TSC", "UNHALTED_REFERENCE_CYCLES"},
+};
+
+static int pfm_ready(void)
+{
+	static int state; /* 0 not tried, 1 ready, -1 failed */
+
+	if (!state)
+		state = pfm_initialize() == PFM_SUCCESS ? 1 : -1;
+	return state > 0;
+}
+
+/* Ask libpfm4 for @name exactly. Returns a pfm_err_t. */
+static int try_encode(const char *name, struct pmu_encoding *enc)
+{
+	struct perf_event_attr attr;
+	pfm_perf_encode_arg_t arg;
+	pfm_event_info_t info;
+	pfm_pmu_info_t pinfo;
+	int err;
+
+	memset(&attr, 0, sizeof(attr));
+	memset(&arg, 0, sizeof(arg));
+	arg.attr = &attr;
+	arg.size = sizeof(arg);
+	err = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	if (err != PFM_SUCCESS)
+		return err;
+	enc->type = attr.type;
+	enc->config = attr.config;
+	enc->config1 = attr.config1;
+	enc->config2 = attr.config2;
+	enc->excl_user = attr.exclude_user;
+	enc->excl_kernel = attr.exclude_kernel;
+	enc->excl_hv = attr.exclude_hv;
+	enc->pmu[0] = 0;
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	memset(&pinfo, 0, sizeof(pinfo));
+	pinfo.size = sizeof(pinfo);
+	if (pfm_get_event_info(arg.idx, PFM_OS_NONE, &info) == PFM_SUCCESS &&
+	    pfm_get_pmu_info(info.pmu, &pinfo) == PFM_SUCCESS && pinfo.name)
+		snprintf(enc->pmu, sizeof(enc->pmu), "%s", pinfo.name);
+	return PFM_SUCCESS;
+}
+
+/* True if @name sets privilege levels itself (a u, k or h modifier). */
+static bool names_levels(const char *name)
+{
+	const char *p = strchr(name, ':');
+
+	for (; p; p = strchr(p + 1, ':')) {
+		if (p[1] == ':') { /* the PMU prefix */
+			p++;
+			continue;
+		}
+		if (strchr("ukh", p[1]) && (p[2] == 0 || p[2] == ':' || p[2] == '='))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The name of the processor core PMU libpfm4 found on this machine (or was
+ * told to fake), or NULL.
+ */
+static const char *core_pmu(void)
+{
+	pfm_pmu_info_t info;
+	int pmu;
+
+	pfm_for_all_pmus(pmu)
+	{
+		memset(&info, 0, sizeof(info));
+		info.size = sizeof(info);
+		if (pfm_get_pmu_info((pfm_pmu_t)pmu, &info) == PFM_SUCCESS && info.is_present &&
+		    info.type == PFM_PMU_TYPE_CORE)
+			return info.name;
+	}
+	return NULL;
+}
+
+int pmu_names__encode(const char *name, struct pmu_encoding *enc, char *why, size_t why_len)
+{
+	char alt[256];
+	size_t i;
+	int err;
+
+	why[0] = 0;
+	if (!pfm_ready())
+		return -ENOENT;
+	memset(enc, 0, sizeof(*enc));
+	err = try_encode(name, enc);
+	if (err != PFM_SUCCESS) {
+		/* Intel's fixed counters, then EVENT.UMASK as EVENT:UMASK (every dot). */
+		for (i = 0; i < sizeof(fixed_names) / sizeof(fixed_names[0]); i++) {
+			size_t n = strlen(fixed_names[i].intel);
+
+			if (!strncmp(name, fixed_names[i].intel, n) &&
+			    (name[n] == 0 || name[n] == ':') &&
+			    (size_t)snprintf(alt, sizeof(alt), "%s%s", fixed_names[i].pfm,
+					     name + n) < sizeof(alt)) {
+				err = try_encode(alt, enc);
+				break;
+			}
+		}
+	}
+	if (err != PFM_SUCCESS && strchr(name, '.') && strlen(name) < sizeof(alt)) {
+		int err2;
+
+		for (i = 0; name[i]; i++)
+			alt[i] = name[i] == '.' ? ':' : name[i];
+		alt[i] = 0;
+		err2 = try_encode(alt, enc);
+		if (err2 == PFM_SUCCESS || err == PFM_ERR_NOTFOUND)
+			err = err2;
+	}
+	if (err == PFM_SUCCESS) {
+		enc->plm_named = names_levels(name);
+		return 0;
+	}
+	if (err == PFM_ERR_NOTFOUND || err == PFM_ERR_NOTSUPP) {
+		const char *pmu = core_pmu();
+
+		if (pmu)
+			snprintf(why, why_len,
+				 "not an event perf knows, nor one of this CPU's PMU events "
+				 "(libpfm4 model %s)",
+				 pmu);
+		else
+			snprintf(why, why_len,
+				 "not an event perf knows, and libpfm4 finds no hardware PMU here "
+				 "to look the name up in");
+		return -ENOENT;
+	}
+	snprintf(why, why_len, "%s", pfm_strerror(err));
+	return -EINVAL;
+}
