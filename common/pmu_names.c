@@ -160,3 +160,59 @@ int pmu_names__encode(const char *name, struct pmu_encoding *enc, char *why, siz
 	snprintf(why, why_len, "%s", pfm_strerror(err));
 	return -EINVAL;
 }
+
+/* One line "  NAME  description", NAME filtered by @filter. Returns 1 if printed. */
+static int list_one(FILE *out, const char *filter, const char *name, const char *desc)
+{
+	if (filter && !strcasestr(name, filter))
+		return 0;
+	fprintf(out, "  %-44s %s\n", name, desc ? desc : "");
+	return 1;
+}
+
+int pmu_names__list(FILE *out, const char *filter)
+{
+	int pmu, n = 0, cores = 0;
+
+	if (!pfm_ready())
+		return -1;
+	pfm_for_all_pmus(pmu)
+	{
+		pfm_pmu_info_t pinfo;
+
+		memset(&pinfo, 0, sizeof(pinfo));
+		pinfo.size = sizeof(pinfo);
+		if (pfm_get_pmu_info((pfm_pmu_t)pmu, &pinfo) != PFM_SUCCESS || !pinfo.is_present ||
+		    pinfo.type != PFM_PMU_TYPE_CORE)
+			continue;
+		cores++;
+		fprintf(out, "\nPMU events of this CPU (libpfm4 model %s: %s):\n", pinfo.name,
+			pinfo.desc ? pinfo.desc : "");
+		for (int idx = pinfo.first_event; idx != -1; idx = pfm_get_event_next(idx)) {
+			pfm_event_info_t info;
+			int umasks = 0;
+
+			memset(&info, 0, sizeof(info));
+			info.size = sizeof(info);
+			if (pfm_get_event_info(idx, PFM_OS_NONE, &info) != PFM_SUCCESS)
+				continue;
+			for (int a = 0; a < info.nattrs; a++) {
+				pfm_event_attr_info_t ainfo;
+				char name[256];
+
+				memset(&ainfo, 0, sizeof(ainfo));
+				ainfo.size = sizeof(ainfo);
+				if (pfm_get_event_attr_info(idx, a, PFM_OS_NONE, &ainfo) !=
+					PFM_SUCCESS ||
+				    ainfo.type != PFM_ATTR_UMASK)
+					continue;
+				umasks++;
+				snprintf(name, sizeof(name), "%s.%s", info.name, ainfo.name);
+				n += list_one(out, filter, name, ainfo.desc);
+			}
+			if (!umasks)
+				n += list_one(out, filter, info.name, info.desc);
+		}
+	}
+	return cores ? n : -1;
+}

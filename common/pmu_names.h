@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct pmu_encoding {
 	uint32_t type;
@@ -28,5 +29,13 @@ struct pmu_encoding {
  * async-signal-safe.
  */
 int pmu_names__encode(const char *name, struct pmu_encoding *enc, char *why, size_t why_len);
+
+/*
+ * Print the events of this machine's core PMUs (or the forced model), one
+ * per line as EVENT.UMASK with its description, those containing @filter
+ * (case-insensitive; NULL: all). Returns how many were printed, or -1 when
+ * libpfm4 knows no core PMU here.
+ */
+int pmu_names__list(FILE *out, const char *filter);
 
 #endif /* AUTOPROF_PMU_NAMES_H */

@@ -38,6 +38,7 @@ static const struct opt_row rows[] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: autoprof [options] [--] command [args...]\n"
+		   "       autoprof list [FILTER]   (the event names -e and --counters take)\n"
 		   "Profile command (and nothing else) with libautoprof.so; write perf.data.\n\n"
 		   "options (each sets the AUTOPROF_* variable shown; the variables work "
 		   "without the launcher too):\n");
@@ -183,6 +184,8 @@ int main(int argc, char **argv)
 	const char *old, *output;
 	int c, i, n = 0, quiet;
 
+	if (argc > 1 && !strcmp(argv[1], "list"))
+		return launcher__list_events(argc - 2, argv + 2);
 	for (i = 0; i < NROWS; i++) {
 		if (!rows[i].long_flag)
 			continue; /* set by the launcher itself */

@@ -9,5 +9,7 @@
 
 void launcher__open_counters(void);
 int launcher__run(char **argv, const char *output, int quiet);
+/* `autoprof list [FILTER]`: print the event names -e and --counters take. */
+int launcher__list_events(int argc, char **argv);
 
 #endif

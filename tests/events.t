@@ -7,7 +7,7 @@
 # tests/unit/test-preload-events.c).
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$B/progs/split"
-plan 12
+plan 14
 
 # One line naming the flag, exit 2, the command not run.
 for spec in "-e INST_RETIRED.NO_SUCH_UMASK" "-e cycles:x" "--counters {cycles,instructions" \
@@ -71,5 +71,14 @@ is "$?" 0 "a PMU name libpfm4 encodes runs the command (unprofiled if the PMU la
 "$B/autoprof" -e NO_SUCH_EVENT.AT_ALL -- true 2>err.txt
 grep -q "libpfm4" err.txt
 ok $? "an unknown name says which PMU tables were searched" || diag_file err.txt
+
+# autoprof list: every name it shows is one -e takes.
+"$B/autoprof" list >list.txt 2>err.txt
+ok $? "autoprof list exits 0" || diag_file err.txt
+bad=$(awk '/^  / && $NF ~ /\]$/ { print $1 } /^PMU events/ { p = 1; next } p && /^  / { print $1 }' list.txt |
+	grep -v rNNNN | while read -r e; do
+		"$B/autoprof" -q -o l.data -e "$e" -- true 2>/dev/null || printf '%s ' "$e"
+	done)
+is "$bad" "" "every event autoprof list shows is accepted by -e ($(grep -c '^  ' list.txt) names)"
 
 done_testing
