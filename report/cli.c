@@ -81,7 +81,7 @@ const struct cli_option cli_options[] = {
     {"flamegraph", OPT_FLAME, "FILE", "write an interactive SVG flame graph (- for stdout)"},
     {"json", OPT_JSON, NULL,
      "print the whole report as JSON: every function, the call\ntree, threads, processes, "
-     "counters (docs/json-format.md)"},
+     "counters (doc/json-format.md)"},
     {"pprof", OPT_PPROF, "FILE",
      "write a gzipped pprof profile.proto (go tool pprof,\nPyroscope, Parca; - for stdout)"},
     {"speedscope", OPT_SPEEDSCOPE, "FILE",
