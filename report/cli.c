@@ -397,7 +397,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		return cli__usage_error("%s", "--diff exports nothing");
 	if (!c->nr_files)
 		c->files[c->nr_files++] = "perf.data";
-	c->so.lines = sort_spec__has(&c->ro.sort, SK_SRCLINE) || c->pprof_file;
+	c->so.lines = sort_spec__has(&c->ro.sort, SK_SRCLINE) || c->pprof_file || c->json;
 	return -1;
 }
 

@@ -7,9 +7,10 @@
 #   --speedscope  speedscope's own importer (npm package speedscope, run in
 #                 node by tests/speedscope-load.js) and the schema it ships:
 #                 profile names, frame names and weights equal ours
-#   --json        format 2: python3's json loads it; functions, threads,
-#                 processes and the tree add up to the samples; the tree's
-#                 totals against perf report --children; -n limits nothing
+#   --json        format 2: python3's json loads it; functions, lines,
+#                 threads, processes and the tree add up to the samples; the
+#                 tree's totals against perf report --children, the hot lines
+#                 against perf report --sort sym,srcline; -n limits nothing
 . "$(dirname "$0")/lib.sh"
 
 needs "$REPORT" "$LIB" "$B/progs/threads" "$B/progs/split"
@@ -19,7 +20,7 @@ for tool in go node npm python3 gzip; do
 		exit 0
 	fi
 done
-plan 26
+plan 28
 
 SS_VERSION=1.25.0
 SS_DIR=$B/npm/speedscope-$SS_VERSION
@@ -170,6 +171,8 @@ ids = {f['id'] for f in d['functions']}
 for e in d['events']:
     n = e['samples']
     assert sum(f['self_samples'] for f in e['functions']) == n, 'function self'
+    for f in e['functions']:
+        assert sum(l['self_samples'] for l in f.get('lines', [])) == f['self_samples'], 'lines'
     assert sum(t['samples'] for t in e['threads']) == n, 'threads'
     assert sum(p['samples'] for p in e['processes']) == n, 'processes'
     assert sum(r['self_samples'] for r in e['rows']) == n, 'rows'
@@ -184,7 +187,7 @@ for e in d['events']:
         assert x['total_samples'] == x['self_samples'] + sum(c['total_samples'] for c in kids.get(x['id'], [])), 'node sum'
 print('ok')
 EOF
-	ok $? "$f.json loads; functions, threads, processes, rows and tree add up to the samples" ||
+	ok $? "$f.json loads; functions, lines, threads, processes, rows and tree add up to the samples" ||
 		diag_file $f.jcheck
 done
 
@@ -218,6 +221,31 @@ n=$(wc -l <tree.cmp)
 bad=$(awk '{ d = $2 - $3; if (d > 0.5 || d < -0.5) print $1 }' tree.cmp)
 [ "$n" -ge 2 ] && [ -z "$bad" ]
 ok $? "the JSON tree's totals equal perf report --children within 0.5 points ($n functions)" || diag_file tree.cmp
+
+# Hot source lines per function against perf report --sort sym,srcline.
+for f in t p; do
+	perf report -i $f.data --stdio --no-children --sort sym,srcline -g none 2>/dev/null |
+		awk '$1 ~ /%$/ && $2 ~ /^\[/ { sub(/%/, "", $1); s = $3; for (i = 4; i < NF; i++) s = s " " $i; print s "\t" $NF "\t" $1 }' >$f.srcline.tsv
+	python3 - $f.json $f.srcline.tsv <<'EOF' >$f.lines.cmp
+import json, sys
+e = json.load(open(sys.argv[1]))['events'][0]
+perf = {}
+for l in open(sys.argv[2]):
+    sym, src, pct = l.rstrip('\n').split('\t')
+    perf[(sym, src)] = float(pct)
+for f in e['functions']:
+    for l in f.get('lines', []):
+        key = (f['function'], l['source'])
+        ours = 100.0 * l['self_period'] / e['period']
+        if key in perf and (ours >= 0.5 or perf[key] >= 0.5):
+            print('%s@%s' % key, round(ours, 2), perf[key])
+EOF
+	n=$(wc -l <$f.lines.cmp)
+	bad=$(awk '{ d = $2 - $3; if (d > 0.5 || d < -0.5) print $1 }' $f.lines.cmp)
+	[ "$n" -ge 2 ] && [ -z "$bad" ]
+	ok $? "$f.json: hot source lines equal perf report --sort sym,srcline within 0.5 points ($n lines)" ||
+		diag_file $f.lines.cmp
+done
 
 # -n limits the printed tables, not the JSON.
 got=$("$REPORT" --json -n 1 t.data | python3 -c 'import json, sys; e = json.load(sys.stdin)["events"][0]; print(len(e["rows"]) > 1 and len(e["functions"]) > 1)')

@@ -4,15 +4,17 @@
  * documented in docs/json-format.md: the header fields, the counters, every
  * function seen (name, object, source line), and per sampled event every row
  * (by the --sort keys, function by default), every function's self and
- * total counts, per-thread and per-process totals and the call tree as a
- * flat list of nodes. "format" is the schema's version: 2 added all but the
- * header, counters and rows (which keep their names), and rows are no longer
- * cut at --top.
+ * total counts and self time per source line (json_lines.c), per-thread
+ * and per-process totals and the call tree as a flat list of nodes. "format" is the schema's
+ * version: 2 added all but the header, counters and rows (which keep their names), and rows are no
+ * longer cut at --top.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
+
+#include "json_lines.h"
 
 #define JSON_FORMAT 2
 
@@ -139,15 +141,26 @@ static void put_counters(const struct session *s, FILE *out)
 	fprintf(out, "%s],\n", s->counters.nr ? "\n  " : "");
 }
 
-/* Every function with samples in @hist, by self period, then total period. */
+/*
+ * Every function with samples in @hist, by self period, then total period,
+ * with its hot source lines when the stacks keep addresses (main.c asks).
+ */
 static int put_functions(struct session *s, int hist, FILE *out)
 {
 	const struct hist *hi = &s->hists.v[hist];
 	u32 *ids = malloc((hi->nr_stats + 1) * sizeof(*ids));
+	struct json_lines jl;
 	size_t i, n = 0;
+	int err;
 
 	if (!ids)
 		return -ENOMEM;
+	err = json_lines__build(&jl, s, hist);
+	if (err) {
+		json_lines__exit(&jl);
+		free(ids);
+		return err;
+	}
 	for (i = 0; i < hi->nr_stats; i++) {
 		if (hi->stats[i].total_samples || hi->stats[i].self_samples)
 			ids[n++] = (u32)i;
@@ -161,13 +174,16 @@ static int put_functions(struct session *s, int hist, FILE *out)
 		escape_json(out, s->hists.res.funcs[ids[i]].name);
 		fprintf(out,
 			", \"self_samples\": %llu, \"self_period\": %llu, \"self_percent\": %.4f, "
-			"\"total_samples\": %llu, \"total_period\": %llu, \"total_percent\": %.4f}",
+			"\"total_samples\": %llu, \"total_period\": %llu, \"total_percent\": %.4f",
 			(unsigned long long)fs->self_samples, (unsigned long long)fs->self_period,
 			pct_of(fs->self_period, hi->total_period),
 			(unsigned long long)fs->total_samples, (unsigned long long)fs->total_period,
 			pct_of(fs->total_period, hi->total_period));
+		json_lines__put(&jl, ids[i], out);
+		fprintf(out, "}");
 	}
 	fprintf(out, "%s]", n ? "\n     " : "");
+	json_lines__exit(&jl);
 	free(ids);
 	return 0;
 }

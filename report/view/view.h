@@ -5,7 +5,8 @@
  *   escape.c      names made safe for XML, JSON and CSV
  *   render_*.c    one file per other view or export: tree, folded stacks,
  *                 flame graph (SVG), JSON, CSV (readperf's tables), diff,
- *                 pprof (with proto.c, the protobuf writer), speedscope
+ *                 pprof (with proto.c, the protobuf writer), speedscope;
+ *                 json_lines.c: the hot source lines of --json
  * Included by internal.h after the session.
  */
 #ifndef AUTOPROF_REPORT_VIEW_H
