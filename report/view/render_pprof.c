@@ -136,13 +136,16 @@ static void label(struct pprof *p, const char *key, const char *s, u64 num)
 	pb_message(&p->sub, 3, &p->msg);
 }
 
-/* The location id of stack node @node: its code address, else its function. */
-static u64 node_loc(struct pprof *p, u32 node)
+/*
+ * The location id of stack node @node at @depth (0: the leaf): its code
+ * address, else its function. loc_used notes 1 for a leaf, 2 for a caller.
+ */
+static u64 node_loc(struct pprof *p, u32 node, u32 depth)
 {
 	const struct stack_node *n = &p->s->hists.stacks.nodes[node];
 
 	if (n->loc != NONE) {
-		p->loc_used[n->loc] = 1;
+		p->loc_used[n->loc] |= depth ? 2 : 1;
 		return (u64)n->loc + 1;
 	}
 	p->func_used[n->fid] = 1;
@@ -167,7 +170,7 @@ static void samples(struct pprof *p)
 			continue;
 		n = stacks__path(st, e->node, p->path);
 		for (d = 0; d < n; d++) /* leaf first, as pprof wants */
-			p->ids[d] = node_loc(p, p->path[d]);
+			p->ids[d] = node_loc(p, p->path[d], d);
 		memset(vals, 0, 2 * p->nr_evs * sizeof(*vals));
 		vals[2 * k] = e->samples;
 		vals[2 * k + 1] = e->period;
@@ -198,7 +201,12 @@ static bool split_srcline(char *buf, long *line)
 	return true;
 }
 
-static void one_location(struct pprof *p, u64 id, u32 fid, const struct loc *l)
+/*
+ * Location @id of function @fid at code address @l (NULL: the function
+ * itself). A return address (@caller_only) takes the line of the call
+ * before it, as perf does.
+ */
+static void one_location(struct pprof *p, u64 id, u32 fid, const struct loc *l, bool caller_only)
 {
 	const struct func *fn = &p->s->hists.res.funcs[fid];
 	char buf[SRCLINE_MAX];
@@ -213,7 +221,7 @@ static void one_location(struct pprof *p, u64 id, u32 fid, const struct loc *l)
 		if (l->off + 1 > p->dso_max[l->dso->id])
 			p->dso_max[l->dso->id] = l->off + 1;
 		if (!p->s->opts.no_load && !l->dso->special &&
-		    dso__vaddr(l->dso, l->off, &vaddr) == 0 &&
+		    dso__vaddr(l->dso, l->off - (caller_only && l->off), &vaddr) == 0 &&
 		    srcline__find(l->dso, vaddr, false, buf, sizeof(buf)) == 0)
 			split_srcline(buf, &line);
 	} else if (l && fn->obj == OBJ_KERNEL) {
@@ -240,7 +248,8 @@ static void locations(struct pprof *p)
 
 	for (i = 0; i < r->nr_locs; i++) {
 		if (p->loc_used[i])
-			one_location(p, (u64)i + 1, r->locs[i].fid, &r->locs[i]);
+			one_location(p, (u64)i + 1, r->locs[i].fid, &r->locs[i],
+				     p->loc_used[i] == 2);
 	}
 }
 
@@ -251,7 +260,7 @@ static void func_locations(struct pprof *p, const u8 *direct)
 
 	for (i = 0; i < r->nr_funcs; i++) {
 		if (direct[i])
-			one_location(p, (u64)r->nr_locs + i + 1, (u32)i, NULL);
+			one_location(p, (u64)r->nr_locs + i + 1, (u32)i, NULL, false);
 	}
 }
 
