@@ -35,6 +35,8 @@ enum {
 	OPT_FLAME,
 	OPT_JSON,
 	OPT_DIFF,
+	OPT_PPROF,
+	OPT_SPEEDSCOPE,
 };
 
 const char cli_synopsis[] = PROG " [OPTION...] [FILE...]\n" PROG " --diff BASELINE NEW";
@@ -77,7 +79,13 @@ const struct cli_option cli_options[] = {
      "write stat.csv, overview.csv, processes.csv and\nresults.csv (readperf's tables) into DIR"},
     {"folded", OPT_FOLDED, NULL, "print collapsed stacks (FlameGraph's input format)"},
     {"flamegraph", OPT_FLAME, "FILE", "write an interactive SVG flame graph (- for stdout)"},
-    {"json", OPT_JSON, NULL, "print the report as JSON"},
+    {"json", OPT_JSON, NULL,
+     "print the whole report as JSON: every function, the call\ntree, threads, processes, "
+     "counters (doc/json-format.md)"},
+    {"pprof", OPT_PPROF, "FILE",
+     "write a gzipped pprof profile.proto (go tool pprof,\nPyroscope, Parca; - for stdout)"},
+    {"speedscope", OPT_SPEEDSCOPE, "FILE",
+     "write a speedscope JSON profile, one per thread\n(- for stdout)"},
     {"diff", OPT_DIFF, NULL, "compare two profiles: which functions grew or shrank"},
     {NULL, 0, NULL, ""},
     {"help", 'h', NULL, "show this help"},
@@ -249,6 +257,18 @@ static void build_getopt(struct option *lo, char *shorts)
 	lo[n] = (struct option){0};
 }
 
+/* How many outputs write to stdout: a text view, or an export to "-". */
+static int stdout_exports(const struct cmdline *c)
+{
+	const char *files[] = {c->flame_file, c->pprof_file, c->speedscope_file};
+	int n = c->tree || c->folded || c->json || c->diff;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		n += files[i] && !strcmp(files[i], "-");
+	return n;
+}
+
 int cli__parse(struct cmdline *c, int argc, char **argv)
 {
 	struct option longopts[ARRAY_SIZE(cli_options) + 1];
@@ -339,6 +359,12 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		case OPT_DIFF:
 			c->diff = true;
 			break;
+		case OPT_PPROF:
+			c->pprof_file = optarg;
+			break;
+		case OPT_SPEEDSCOPE:
+			c->speedscope_file = optarg;
+			break;
 		case 'h':
 			cli__usage(stdout);
 			return 0;
@@ -364,9 +390,14 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 					"--diff compares exactly two files, and exports nothing");
 	if (c->folded && c->flame_file && !strcmp(c->flame_file, "-"))
 		return cli__usage_error("%s", "--folded and --flamegraph - both write to stdout");
+	if (stdout_exports(c) > 1)
+		return cli__usage_error("%s",
+					"only one of the views and exports can write to stdout");
+	if (c->diff && (c->pprof_file || c->speedscope_file))
+		return cli__usage_error("%s", "--diff exports nothing");
 	if (!c->nr_files)
 		c->files[c->nr_files++] = "perf.data";
-	c->so.lines = sort_spec__has(&c->ro.sort, SK_SRCLINE);
+	c->so.lines = sort_spec__has(&c->ro.sort, SK_SRCLINE) || c->pprof_file || c->json;
 	return -1;
 }
 

@@ -30,6 +30,7 @@ struct cmdline {
 	const char *files[MAX_FILES];
 	size_t nr_files;
 	const char *csv_dir, *flame_file;
+	const char *pprof_file, *speedscope_file; /* --pprof, --speedscope: "-" is stdout */
 	bool tree, folded, json, diff;
 	char *lists[4]; /* copies of the comm and dso lists, split in place */
 	size_t nr_lists;

@@ -84,6 +84,12 @@ static int check_outputs(const struct cmdline *c)
 	if (c->flame_file && strcmp(c->flame_file, "-") &&
 	    check_output(c, "the flame graph", c->flame_file))
 		return 1;
+	if (c->pprof_file && strcmp(c->pprof_file, "-") &&
+	    check_output(c, "the pprof profile", c->pprof_file))
+		return 1;
+	if (c->speedscope_file && strcmp(c->speedscope_file, "-") &&
+	    check_output(c, "the speedscope profile", c->speedscope_file))
+		return 1;
 	if (c->csv_dir) {
 		if (stat(c->csv_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
 			fprintf(stderr, PROG ": --csv %s: not a directory\n", c->csv_dir);
@@ -167,6 +173,31 @@ static int write_flamegraph(struct session *s, const struct cmdline *c)
 	return 0;
 }
 
+/*
+ * Write an export into @path ("-": standard output) with @render. Returns 0,
+ * or 1 after printing why.
+ */
+static int write_export(struct session *s, const struct cmdline *c, const char *path,
+			int (*render)(struct session *, const struct report_opts *, FILE *))
+{
+	bool to_stdout = !strcmp(path, "-");
+	FILE *f = to_stdout ? stdout : fopen(path, "we");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	err = render(s, &c->ro, f);
+	if (!to_stdout && (ferror(f) | (fclose(f) != 0)) && !err)
+		err = -EIO;
+	if (err) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 /* Print the view the command line asked for. Returns the exit status. */
 static int run(struct session *s, const struct cmdline *c)
 {
@@ -183,13 +214,17 @@ static int run(struct session *s, const struct cmdline *c)
 	}
 	if (c->flame_file && write_flamegraph(s, c))
 		return 1;
+	if (c->pprof_file && write_export(s, c, c->pprof_file, render_pprof))
+		return 1;
+	if (c->speedscope_file && write_export(s, c, c->speedscope_file, render_speedscope))
+		return 1;
 	if (c->tree)
 		err = render_tree(s, &c->ro, stdout);
 	else if (c->folded)
 		err = render_folded(s, &c->ro, stdout);
 	else if (c->json)
 		err = render_json(s, &c->ro, stdout);
-	else if (!c->csv_dir && !c->flame_file)
+	else if (!c->csv_dir && !c->flame_file && !c->pprof_file && !c->speedscope_file)
 		report__print(s, &c->ro, stdout);
 	if (err) {
 		fprintf(stderr, PROG ": %s\n", strerror(-err));

@@ -6,13 +6,15 @@
 # is missing; otherwise it says exactly which packages to install.
 set -eu
 
-build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libzstd-dev libiberty-dev libpfm4-dev pkg-config"
+build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libzstd-dev libiberty-dev libpfm4-dev pkg-config zlib1g-dev"
 # libc6-dbg names glibc's local functions (start_thread, __libc_start_call_main) in
 # stacks; strace counts the library's system calls in preload-basic.t; clang-format
 # checks the layout of the sources (format.t); g++, golang-go,
-# rustc, nodejs and a JDK build and run the hostile programs (tests/hostile.t).
+# rustc, nodejs and a JDK build and run the hostile programs (tests/hostile.t);
+# npm fetches speedscope and python3-jsonschema checks its schema (report-exports.t).
 test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev
-	libc6-dbg strace clang-format g++ golang-go rustc nodejs openjdk-17-jdk-headless"
+	libc6-dbg strace clang-format g++ golang-go rustc nodejs openjdk-17-jdk-headless
+	npm python3-jsonschema"
 bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine time"
 
 case "${1:-build}" in
@@ -28,6 +30,15 @@ for p in $want; do
 		missing="$missing $p"
 	fi
 done
+# A package that an installed one provides counts as there (NodeSource's nodejs
+# provides and conflicts with npm): asking apt for it would remove its provider.
+provided=$(dpkg-query -W -f='${Status}\t${Provides}\n' 2>/dev/null |
+	sed -n 's/^install ok installed\t//p' | tr ',' '\n' | sed 's/ *(.*//; s/^ *//')
+still=
+for p in $missing; do
+	printf '%s\n' "$provided" | grep -qx "$p" || still="$still $p"
+done
+missing=$still
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

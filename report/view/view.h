@@ -4,7 +4,9 @@
  *   output.c      the default text report (header, counters, tables)
  *   escape.c      names made safe for XML, JSON and CSV
  *   render_*.c    one file per other view or export: tree, folded stacks,
- *                 flame graph (SVG), JSON, CSV (readperf's tables), diff
+ *                 flame graph (SVG), JSON, CSV (readperf's tables), diff,
+ *                 pprof (with proto.c, the protobuf writer), speedscope;
+ *                 json_lines.c: the hot source lines of --json
  * Included by internal.h after the session.
  */
 #ifndef AUTOPROF_REPORT_VIEW_H
@@ -37,6 +39,8 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out);
 int render_folded(struct session *s, const struct report_opts *o, FILE *out);
 int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out);
 int render_json(struct session *s, const struct report_opts *o, FILE *out);
+int render_pprof(struct session *s, const struct report_opts *o, FILE *out);
+int render_speedscope(struct session *s, const struct report_opts *o, FILE *out);
 /* render_csv's overview: an index of every record, built by visiting pass 1. */
 struct csv_overview {
 	struct rec_pos *v;

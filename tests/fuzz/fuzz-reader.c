@@ -33,6 +33,8 @@ static void render_all(struct session *s)
 	render_folded(s, &o, sink);
 	render_flamegraph(s, &o, sink);
 	render_json(s, &o, sink);
+	render_pprof(s, &o, sink);
+	render_speedscope(s, &o, sink);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
