@@ -31,7 +31,8 @@ struct cmdline {
 	size_t nr_files;
 	const char *csv_dir, *flame_file;
 	bool tree, folded, json, diff;
-	char *lists[4]; /* copies of the comm and dso lists, split in place */
+	char *lists[4]; /* copies of the comm, dso and symbol lists, split in place */
+	struct aim aim; /* --focus, --peek, --hide, --ignore, -S */
 	size_t nr_lists;
 };
 

@@ -84,7 +84,8 @@ struct session_opts {
 	bool no_load; /* never open object files or /proc/kallsyms (fuzzing) */
 	bool lines;   /* keep the address of every frame, for source lines */
 	struct filter filter;
-	record_visitor visit; /* sees every record in pass 1 (--csv's overview), or NULL */
+	const struct aim *aim; /* --focus, --peek, --hide, --ignore, -S; or NULL */
+	record_visitor visit;  /* sees every record in pass 1 (--csv's overview), or NULL */
 	void *visit_arg;
 };
 

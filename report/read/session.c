@@ -487,7 +487,8 @@ static int sample_one(struct session *s, const struct perf_file *pf, const struc
 		s->filtered++;
 		return 0;
 	}
-	err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid, frames, nr, smp.period);
+	err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid,
+			       smp.has_cpu ? smp.cpu : UINT32_MAX, frames, nr, smp.period);
 	if (err)
 		return err;
 	s->nr_samples++;
@@ -610,6 +611,7 @@ static int spec_undo(struct session *s)
 	s->first_time = UINT64_MAX;
 	s->last_time = 0;
 	err = hists__init(&s->hists);
+	s->hists.aim = s->opts.aim;
 	for (i = 0; i < s->nr_files && !err; i++)
 		err = name_attrs(s, &s->files[i]);
 	if (!err && kallsyms)
@@ -756,7 +758,8 @@ int session__process(struct session *s)
 	int err = 0, done = 0;
 	u64 pos;
 
-	if (spec) /* pass 1 of the one file (0), and maybe pass 2 (1) */
+	s->hists.aim = s->opts.aim; /* --focus, --hide...: the stack filter (aggregate/aim.c) */
+	if (spec)		    /* pass 1 of the one file (0), and maybe pass 2 (1) */
 		err = done = spec_process(s, &sd);
 	for (i = 0; i < s->nr_files && !err && !spec; i++) {
 		pos = s->files[i].data_off;
