@@ -107,6 +107,9 @@ void report__print_header(const struct session *s, FILE *out)
 	fprintf(out, "Samples:    %llu", (unsigned long long)s->nr_samples);
 	if (s->filtered)
 		fprintf(out, " (%llu more filtered out)", (unsigned long long)s->filtered);
+	if (s->hists.aimed_out)
+		fprintf(out, " (%llu outside --focus/--peek/--ignore/-S; percentages of all)",
+			(unsigned long long)s->hists.aimed_out);
 	fprintf(out, "\nLost:       %llu", (unsigned long long)(s->lost + s->lost_samples));
 	if (s->lost + s->lost_samples)
 		fprintf(
