@@ -444,6 +444,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 	if (!c->nr_files)
 		c->files[c->nr_files++] = "perf.data";
 	c->so.lines = sort_spec__has(&c->ro.sort, SK_SRCLINE) || c->ro.hot_lines;
+	c->so.cpus = sort_spec__has(&c->ro.sort, SK_CPU);
 	return -1;
 }
 

@@ -115,6 +115,7 @@ struct stacks {
 	u32 path_depth;
 	u32 last_pid, last_tid, last_task;
 	bool lines; /* nodes are locations, not only functions */
+	bool cpus;  /* entries per CPU too; else every entry's cpu is UINT32_MAX */
 };
 
 int stacks__init(struct stacks *st);

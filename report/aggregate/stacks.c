@@ -136,7 +136,8 @@ static int findnew_task(struct stacks *st, u32 pid, u32 tid, u32 *task)
  * Count one sample of event @hist with weight @period, taken in thread @tid
  * of process @pid on @cpu (UINT32_MAX: unknown) with the stack @locs (@nr
  * location ids of @loctab, leaf first, nr >= 1): in its (event, thread, CPU,
- * stack) entry and its thread. Returns 0 or -ENOMEM.
+ * stack) entry and its thread. The CPU counts only if st->cpus is set
+ * (before the first stack). Returns 0 or -ENOMEM.
  */
 int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid, u32 cpu,
 		const u32 *locs, u32 nr, u64 period)
@@ -146,6 +147,8 @@ int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, 
 	u64 val;
 	int err;
 
+	if (!st->cpus)
+		cpu = UINT32_MAX; /* one entry for all CPUs: fewer entries */
 	err = findnew_task(st, pid, tid, &task);
 	if (!err)
 		err = stacks__intern(st, loctab, locs, nr, &node);

@@ -539,6 +539,7 @@ static int build_machine(struct session *s, struct sides *sd)
 	s->machine.dsos.no_load = s->opts.no_load;
 	setup_kernel(s);
 	s->hists.stacks.lines = s->opts.lines;
+	s->hists.stacks.cpus = s->opts.cpus;
 	return err;
 }
 
