@@ -9,7 +9,7 @@
 
 needs "$REPORT" "$B/progs/msort" "$B/progs/threads"
 [ -f "$LIB" ] || { echo "1..0 # SKIP $LIB is not built (run make)"; exit 0; }
-plan 31
+plan 32
 
 timeout 120 env LD_PRELOAD="$LIB" AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=m.data "$B/progs/msort" 25 >/dev/null
 timeout 120 env LD_PRELOAD="$LIB" AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=t.data "$B/progs/threads" 400 >/dev/null
@@ -64,6 +64,12 @@ ok $? "--callers: the first three functions and self shares are perf report --no
 ok $? "--callers does not start from __libc_start_* or _start"
 awk '/^ *[0-9.]+%  merge  \[/ { t = 1; next } t && NF == 0 { exit } t && $2 == "main" { f = 1 } END { exit !f }' callers.txt
 ok $? "--callers: merge's callers reach main"
+# spin's direct callers (main, spin_twice) and their shares, as perf's call graph of the entry
+awk '/^ *[0-9.]+%  spin  \[/ { t = 1; next } t && NF == 0 { exit } t && /^  [0-9]/ { sub(/%/, "", $1); print $2, $1 }' callers.txt | sort >ours.txt
+perf report -i m.data --no-children --stdio --sort sym -S spin 2>/dev/null |
+	awk 'index($0, "--") == 14 && match($0, /--[0-9.]+%--[^ ]+/) { split(substr($0, RSTART + 2), a, "%--"); print a[2], a[1] }' | sort >perf.txt
+[ "$(wc -l <ours.txt)" = 2 ] && join ours.txt perf.txt | awk '{ d = $2 - $3; if (d > 0.01 || d < -0.01) bad = 1; n++ } END { exit !(n == 2 && !bad) }'
+ok $? "--callers: spin's two direct callers with perf report --no-children's shares" || { diag_file ours.txt; diag_file perf.txt; }
 
 # ---- focus, ignore, hide, -S, peek ----
 "$REPORT" --no-children --focus msort m.data >focus.txt

@@ -276,7 +276,10 @@ struct ftree {
 };
 
 /* ftree__build_ex() flags */
-enum { FT_FOLD_RECURSION = 1 /* a function calling itself directly: one node */ };
+enum {
+	FT_FOLD_RECURSION = 1, /* a function calling itself directly: one node */
+	FT_SELF_ONLY = 2,      /* FT_CALLERS: only the samples that end in the focus */
+};
 
 int ftree__build(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
 		 u32 focus);

@@ -7,6 +7,8 @@
  *   FT_CALLERS  who calls a focus function: the stacks above its innermost
  *               occurrence, outward
  * Built from the stack entries, so its size is bounded by distinct stacks.
+ * FT_SELF_ONLY keeps, for FT_CALLERS, only the samples spent in the focus
+ * itself (perf report --no-children's call graph of an entry).
  * With FT_FOLD_RECURSION a function calling itself directly is one node,
  * which keeps the deepest such run (rec): pprof and perf show one msort row
  * for a merge sort's 25 nested calls.
@@ -135,7 +137,7 @@ int ftree__build_ex(struct ftree *t, const struct session *s, int hist, enum ftr
 		case FT_CALLERS:
 			for (d = n; d > 0 && k == NONE; d--)
 				k = fids[d - 1] == focus ? d - 1 : NONE;
-			if (k == NONE)
+			if (k == NONE || ((flags & FT_SELF_ONLY) && k != n - 1))
 				break;
 			r = 0;
 			while (fold && r < k && fids[k - 1 - r] == focus)

@@ -4,11 +4,10 @@
  * each function its callees, or with --callers its callers, as an indented
  * tree; branches below --min-percent of the event are cut. The functions
  * are the matches of --focus/--peek/-S when given, else the top functions
- * by total time (callees) or by self time (callers: where the time is
- * spent, up to main). Direct recursion is one row, "f (recursive xN)",
- * unless --no-fold-recursion. --peek shows the direct callers and callees
- * only. Percentages are of the event's whole period, as perf report shows
- * them.
+ * by total time (callees) or by self time (callers of the time spent in
+ * the function itself, up to main, as perf report --no-children -G). Direct recursion is one row,
+ * "f (recursive xN)", unless --no-fold-recursion. --peek shows the direct callers and callees only.
+ * Percentages are of the event's whole period, as perf report shows them.
  */
 #include "internal.h"
 
@@ -63,9 +62,10 @@ static void print_branch(const struct session *s, const struct ftree *t, u32 nod
 
 /* The tree of function @fid in @mode, recursion folded unless --no-fold-recursion. */
 static int build(struct ftree *t, struct session *s, const struct report_opts *o, int hist, u32 fid,
-		 enum ftree_mode mode)
+		 enum ftree_mode mode, unsigned flags)
 {
-	int err = ftree__build_ex(t, s, hist, mode, fid, o->no_fold ? 0 : FT_FOLD_RECURSION);
+	int err =
+	    ftree__build_ex(t, s, hist, mode, fid, flags | (o->no_fold ? 0 : FT_FOLD_RECURSION));
 
 	if (!err)
 		ftree__order(t, s->hists.res.funcs, false);
@@ -137,9 +137,11 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 			break;
 		}
 		shown++;
-		err = build(&t, s, o, hist, fid, peek ? FT_CALLEES : mode);
+		/* by self: the callers of the time spent in the function itself */
+		err = build(&t, s, o, hist, fid, peek ? FT_CALLEES : mode,
+			    by_self ? FT_SELF_ONLY : 0);
 		if (!err && peek)
-			err = build(&up, s, o, hist, fid, FT_CALLERS);
+			err = build(&up, s, o, hist, fid, FT_CALLERS, 0);
 		if (!err) {
 			print_heading(s, hi, r, by_self, t.v[0].rec, out);
 			if (peek) {
