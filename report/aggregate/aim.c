@@ -102,7 +102,7 @@ u8 hists__marks(struct hists *h, u32 fid)
 	if (!aim__active(h->aim) || fid >= h->res.nr_funcs)
 		return 0;
 	if (fid >= h->nr_marks) {
-		size_t want = h->res.nr_funcs, cap = h->nr_marks;
+		size_t cap = h->nr_marks, want = 2 * cap > fid + 1 ? 2 * cap : fid + 64;
 		u8 *v = realloc(h->marks, want);
 
 		if (!v)
@@ -114,6 +114,14 @@ u8 hists__marks(struct hists *h, u32 fid)
 	if (!h->marks[fid])
 		h->marks[fid] = compute_marks(h->aim, h->res.funcs[fid].name);
 	return h->marks[fid];
+}
+
+/* hists__marks() with the cached marks read inline: the per-frame path. */
+static inline u8 marks_of(struct hists *h, u32 loc)
+{
+	u32 fid = h->res.locs[loc].fid;
+
+	return fid < h->nr_marks && h->marks[fid] ? h->marks[fid] : hists__marks(h, fid);
 }
 
 /*
@@ -130,7 +138,7 @@ int hists__aim(struct hists *h, const u32 *locs, u32 nr, const u32 **out, u32 *o
 	u32 i, n = 0;
 
 	for (i = 0; i < nr; i++) {
-		u8 m = hists__marks(h, h->res.locs[locs[i]].fid);
+		u8 m = marks_of(h, locs[i]);
 
 		if (m & MARK_IGNORE)
 			return 0;
@@ -148,7 +156,7 @@ int hists__aim(struct hists *h, const u32 *locs, u32 nr, const u32 **out, u32 *o
 	if (!h->aim_buf && !(h->aim_buf = malloc(MAX_FRAMES * sizeof(*h->aim_buf))))
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
-		if (!(hists__marks(h, h->res.locs[locs[i]].fid) & MARK_HIDE))
+		if (!(marks_of(h, locs[i]) & MARK_HIDE))
 			h->aim_buf[n++] = locs[i];
 	}
 	*out = h->aim_buf;
