@@ -64,7 +64,9 @@ const struct cli_option cli_options[] = {
     {"sort", 's', "KEYS",
      "group rows by a comma-separated list of up to 4 of:\nfunction (symbol, sym), library "
      "(dso), srcline (line),\nthread (tid), process (pid), comm, cpu"},
-    {"lines", OPT_LINES, NULL, "add the source file:line of each function (libdw)"},
+    {"lines", OPT_LINES, NULL,
+     "add the source file:line where each function starts\n(libdw; --hot-lines: where its "
+     "time went)"},
     {"hot-lines", OPT_HOT_LINES, "[N]",
      "after the self table, the N (default 5) source lines\nwith the most samples in each "
      "top function\n(perf annotate --print-line)"},
