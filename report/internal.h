@@ -85,8 +85,9 @@ struct session_opts {
 	bool lines;   /* keep the address of every frame, for source lines */
 	bool cpus;    /* keep the CPU of every sample (--sort cpu) */
 	struct filter filter;
-	const struct aim *aim; /* --focus, --peek, --hide, --ignore, -S; or NULL */
-	record_visitor visit;  /* sees every record in pass 1 (--csv's overview), or NULL */
+	/* --focus, --peek, --hide, --ignore, -S (aggregate/aim.c); or NULL */
+	const struct aim *aim;
+	record_visitor visit; /* sees every record in pass 1 (--csv's overview), or NULL */
 	void *visit_arg;
 };
 

@@ -759,8 +759,9 @@ int session__process(struct session *s)
 	int err = 0, done = 0;
 	u64 pos;
 
-	s->hists.aim = s->opts.aim; /* --focus, --hide...: the stack filter (aggregate/aim.c) */
-	if (spec)		    /* pass 1 of the one file (0), and maybe pass 2 (1) */
+	/* --focus, --hide...: the stack filter (aggregate/aim.c) */
+	s->hists.aim = s->opts.aim;
+	if (spec) /* pass 1 of the one file (0), and maybe pass 2 (1) */
 		err = done = spec_process(s, &sd);
 	for (i = 0; i < s->nr_files && !err && !spec; i++) {
 		pos = s->files[i].data_off;
