@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -37,6 +38,12 @@ enum {
 	OPT_DIFF,
 	OPT_PPROF,
 	OPT_SPEEDSCOPE,
+	OPT_FOCUS,
+	OPT_PEEK,
+	OPT_HIDE,
+	OPT_IGNORE,
+	OPT_NO_FOLD,
+	OPT_HOT_LINES,
 };
 
 const char cli_synopsis[] = PROG " [OPTION...] [FILE...]\n" PROG " --diff BASELINE NEW";
@@ -54,17 +61,40 @@ const struct cli_option cli_options[] = {
      "the event the tree, folded, flame graph, CSV results\nand diff use (default: the first "
      "with samples)"},
     {NULL, 0, NULL, "Default view (header, counters, top functions by self and total time):"},
-    {"top", 'n', "N", "show the top N rows (default 20)"},
+    {"top", 'n', "N", "show the top N rows (default 20; 0 or all: every row,\nin every view)"},
     {"no-children", OPT_NO_CHILDREN, NULL, "omit the table of total (inclusive) time"},
     {"sort", 's', "KEYS",
-     "group rows by a comma-separated list of up to 4 of:\nfunction (sym), library (dso), "
-     "srcline (line),\nthread (tid), process (pid), comm"},
-    {"lines", OPT_LINES, NULL, "add the source file:line of each function (libdw)"},
+     "group rows by a comma-separated list of up to 4 of:\nfunction (symbol, sym), library "
+     "(dso), srcline (line),\nthread (tid), process (pid), comm, cpu"},
+    {"lines", OPT_LINES, NULL,
+     "add the source file:line where each function starts\n(libdw; --hot-lines: where its "
+     "time went)"},
+    {"hot-lines", OPT_HOT_LINES, "[N]",
+     "after the self table, the N (default 5) source lines\nwith the most samples in each "
+     "top function\n(perf annotate --print-line)"},
     {"full-names", OPT_FULL_NAMES, NULL, "C++ names with their parameter lists (perf report -v)"},
     {NULL, 0, NULL, "Call graph:"},
     {"tree", OPT_TREE, NULL, "callees under each of the top functions"},
-    {"callers", OPT_CALLERS, NULL, "the same with callers (implies --tree)"},
+    {"callers", OPT_CALLERS, NULL,
+     "the callers of the top functions by self time, up to\nmain (perf report --no-children "
+     "-G; implies --tree)"},
     {"min-percent", OPT_MIN_PCT, "P", "hide tree branches under P% of the event (default 0.5)"},
+    {"no-fold-recursion", OPT_NO_FOLD, NULL,
+     "keep direct recursion as a chain (default: one row,\n\"f (recursive xN)\")"},
+    {NULL, 0, NULL,
+     "Aiming (every view; REGEX is POSIX extended, matched in names;\n"
+     "percentages stay of the whole profile):"},
+    {"focus", OPT_FOCUS, "REGEX",
+     "only stacks through a function matching REGEX; the\ntree and callers views start "
+     "from the matches\n(pprof -focus)"},
+    {"peek", OPT_PEEK, "REGEX",
+     "the same, and the tree shows only the matches'\ndirect callers and callees "
+     "(pprof -peek)"},
+    {"hide", OPT_HIDE, "REGEX", "remove matching frames from every stack (pprof -hide)"},
+    {"ignore", OPT_IGNORE, "REGEX", "drop the samples whose stack has a match (pprof -ignore)"},
+    {"symbols", 'S', "LIST",
+     "only these functions (exact names): the top table's\nrows, and stacks through them "
+     "(perf report -S)"},
     {NULL, 0, NULL, "Filters (lists are comma-separated):"},
     {"pid", OPT_PID, "LIST", "only these processes"},
     {"tid", OPT_TID, "LIST", "only these threads"},
@@ -114,9 +144,13 @@ void cli__usage(FILE *out)
 		}
 		if (!o->help)
 			continue; /* an alias */
-		snprintf(flag, sizeof(flag), "%c%c%s--%s%s%s", o->key < 256 ? '-' : ' ',
+		/* an optional argument "[N]" is written --name[=N] */
+		snprintf(flag, sizeof(flag), "%c%c%s--%s%s%s%s", o->key < 256 ? '-' : ' ',
 			 o->key < 256 ? o->key : ' ', o->key < 256 ? ", " : "  ", o->name,
-			 o->arg ? " " : "", o->arg ? o->arg : "");
+			 !o->arg	    ? ""
+			 : o->arg[0] == '[' ? "[="
+					    : " ",
+			 o->arg ? o->arg + (o->arg[0] == '[') : "", "");
 		if (strlen(flag) > 22)
 			fprintf(out, "  %s\n", flag);
 		for (p = o->help; *p; first = false) {
@@ -245,8 +279,11 @@ static void build_getopt(struct option *lo, char *shorts)
 
 		if (!o->name)
 			continue;
-		lo[n++] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
-					  o->key};
+		lo[n++] = (struct option){o->name,
+					  !o->arg	     ? no_argument
+					  : o->arg[0] == '[' ? optional_argument
+							     : required_argument,
+					  NULL, o->key};
 		if (o->key < 256 && !strchr(shorts, o->key)) {
 			*sp++ = (char)o->key;
 			if (o->arg)
@@ -291,17 +328,29 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			c->ro.event = optarg;
 			break;
 		case 'n':
-			if (parse_uint(optarg, 1000000, &v) || !v)
+			if (!strcmp(optarg, "all")) {
+				c->ro.top = UINT_MAX;
+				break;
+			}
+			if (parse_uint(optarg, 1000000, &v))
 				return cli__usage_error(
-				    "--top needs a number from 1 to 1000000, not '%s'", optarg);
-			c->ro.top = (unsigned)v;
+				    "--top needs a number from 0 to 1000000 or all, not '%s'",
+				    optarg);
+			c->ro.top = v ? (unsigned)v : UINT_MAX; /* 0: every row, as perf */
 			break;
 		case OPT_NO_CHILDREN:
 			c->ro.children = false;
 			break;
 		case 's':
-			if (sort_spec__parse(&c->ro.sort, optarg))
-				return cli__usage_error("bad --sort keys '%s'", optarg);
+			if (sort_spec__parse(&c->ro.sort, optarg)) {
+				char keys[256], msg[512];
+
+				sort_spec__valid_keys(keys, sizeof(keys));
+				snprintf(msg, sizeof(msg),
+					 "bad --sort keys '%.100s': up to 4 different keys of %s",
+					 optarg, keys);
+				return cli__usage_error("%s", msg);
+			}
 			break;
 		case OPT_LINES:
 			c->ro.lines = true;
@@ -343,6 +392,36 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			if (parse_time(optarg, f))
 				return cli__usage_error("--time needs FROM,TO in seconds, not '%s'",
 							optarg);
+			break;
+		case OPT_FOCUS:
+		case OPT_PEEK:
+		case OPT_HIDE:
+		case OPT_IGNORE: {
+			char msg[256];
+
+			if (aim__set(&c->aim, (enum aim_kind)(opt - OPT_FOCUS), optarg, msg,
+				     sizeof(msg)))
+				return cli__usage_error("bad regular expression: %s", msg);
+			c->so.aim = c->ro.aim = &c->aim;
+			break;
+		}
+		case 'S':
+			if (parse_names(c, optarg, c->aim.symbols, &c->aim.nr_symbols))
+				return cli__usage_error("bad --symbols list '%s'", optarg);
+			c->so.aim = c->ro.aim = &c->aim;
+			break;
+		case OPT_NO_FOLD:
+			c->ro.no_fold = true;
+			break;
+		case OPT_HOT_LINES:
+			/* "--hot-lines 3" as well as "--hot-lines=3": a number is no file name */
+			if (!optarg && optind < argc && argv[optind][0] &&
+			    strspn(argv[optind], "0123456789") == strlen(argv[optind]))
+				optarg = argv[optind++];
+			if (optarg && (parse_uint(optarg, 1000, &v) || !v))
+				return cli__usage_error(
+				    "--hot-lines needs a number from 1 to 1000, not '%s'", optarg);
+			c->ro.hot_lines = optarg ? (unsigned)v : 5;
 			break;
 		case OPT_CSV:
 			c->csv_dir = optarg;
@@ -397,7 +476,9 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		return cli__usage_error("%s", "--diff exports nothing");
 	if (!c->nr_files)
 		c->files[c->nr_files++] = "perf.data";
-	c->so.lines = sort_spec__has(&c->ro.sort, SK_SRCLINE) || c->pprof_file || c->json;
+	c->so.lines =
+	    sort_spec__has(&c->ro.sort, SK_SRCLINE) || c->ro.hot_lines || c->pprof_file || c->json;
+	c->so.cpus = sort_spec__has(&c->ro.sort, SK_CPU);
 	return -1;
 }
 
@@ -408,4 +489,5 @@ void cli__exit(struct cmdline *c)
 	for (i = 0; i < c->nr_lists; i++)
 		free(c->lists[i]);
 	c->nr_lists = 0;
+	aim__exit(&c->aim);
 }

@@ -32,7 +32,8 @@ struct cmdline {
 	const char *csv_dir, *flame_file;
 	const char *pprof_file, *speedscope_file; /* --pprof, --speedscope: "-" is stdout */
 	bool tree, folded, json, diff;
-	char *lists[4]; /* copies of the comm and dso lists, split in place */
+	char *lists[4]; /* copies of the comm, dso and symbol lists, split in place */
+	struct aim aim; /* --focus, --peek, --hide, --ignore, -S */
 	size_t nr_lists;
 };
 

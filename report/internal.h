@@ -83,7 +83,10 @@ struct filter {
 struct session_opts {
 	bool no_load; /* never open object files or /proc/kallsyms (fuzzing) */
 	bool lines;   /* keep the address of every frame, for source lines */
+	bool cpus;    /* keep the CPU of every sample (--sort cpu) */
 	struct filter filter;
+	/* --focus, --peek, --hide, --ignore, -S (aggregate/aim.c); or NULL */
+	const struct aim *aim;
 	record_visitor visit; /* sees every record in pass 1 (--csv's overview), or NULL */
 	void *visit_arg;
 };

@@ -8,11 +8,14 @@
  *   counters.c  STAT/STAT_ROUND records: counter totals and elapsed time
  *   sort.c      --sort keys: rows keyed by function, library, line, thread...
  *   ftree.c     a merged call tree (callees or callers) for the tree views
+ *   aim.c       --focus, --peek, --hide, --ignore, -S: the stack filter
  * Included by internal.h after read/read.h and model/model.h, before the
  * session (which holds the hists and counters).
  */
 #ifndef AUTOPROF_REPORT_AGGREGATE_H
 #define AUTOPROF_REPORT_AGGREGATE_H
+
+#include <regex.h>
 
 struct session;
 
@@ -86,9 +89,9 @@ struct stack_node {
 	u32 entry; /* the last entry that ended here: a cache in front of entry_idx */
 };
 
-/* Samples of one event, one thread, one stack (and one leaf location with lines). */
+/* Samples of one event, thread, CPU and stack (and one leaf location with lines). */
 struct entry {
-	u32 hist, task, node, pad;
+	u32 hist, task, node, cpu; /* cpu: UINT32_MAX when the samples do not say */
 	u64 samples, period;
 };
 
@@ -103,7 +106,7 @@ struct stacks {
 	struct kvmap node_idx; /* (parent, fid or loc) -> node */
 	struct entry *entries;
 	size_t nr_entries, cap_entries;
-	struct kvmap entry_idx; /* (hist, task, node) -> entry */
+	struct kvmap entry_idx; /* (hist, task, cpu, node) -> entry */
 	struct task *tasks;
 	size_t nr_tasks, cap_tasks;
 	struct kvmap task_idx; /* (pid, tid) -> task */
@@ -112,11 +115,12 @@ struct stacks {
 	u32 path_depth;
 	u32 last_pid, last_tid, last_task;
 	bool lines; /* nodes are locations, not only functions */
+	bool cpus;  /* entries per CPU too; else every entry's cpu is UINT32_MAX */
 };
 
 int stacks__init(struct stacks *st);
 int stacks__intern(struct stacks *st, const struct loc *loctab, const u32 *locs, u32 nr, u32 *node);
-int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid,
+int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid, u32 cpu,
 		const u32 *locs, u32 nr, u64 period);
 u32 stacks__path(const struct stacks *st, u32 node, u32 *out);
 void stacks__exit(struct stacks *st);
@@ -141,14 +145,49 @@ struct hists {
 	struct stacks stacks; /* the samples of every event, per thread and stack */
 	struct hist *v;	      /* per event: totals, and per-function counts at the end */
 	size_t nr, cap;
+	const struct aim *aim; /* the stack filter (aim.c), or NULL */
+	u8 *marks;	       /* per function id: MARK_* bits, 0 until computed */
+	size_t nr_marks;
+	u32 *aim_buf;  /* a stack without its hidden frames */
+	u64 aimed_out; /* samples the filter kept out of the stacks */
 };
 
 int hists__init(struct hists *h);
 int hists__findnew_event(struct hists *h, const char *event);
-int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, const u32 *locs, u32 nr,
+int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 cpu, const u32 *locs, u32 nr,
 		     u64 period);
 int hists__finish(struct hists *h);
 void hists__exit(struct hists *h);
+
+/* ---- aim.c: the stack filter of --focus, --peek, --hide, --ignore, -S ---- */
+
+enum aim_kind { AIM_FOCUS, AIM_PEEK, AIM_HIDE, AIM_IGNORE, AIM_NR };
+#define MAX_AIM_SYMBOLS 16
+
+/* The filter as the command line gave it: shared by every session, read-only. */
+struct aim {
+	regex_t re[AIM_NR];
+	bool has[AIM_NR];
+	const char *symbols[MAX_AIM_SYMBOLS]; /* -S: exact names */
+	size_t nr_symbols;
+};
+
+enum {
+	MARK_DONE = 1,	  /* marks computed */
+	MARK_FOCUS = 2,	  /* matches --focus */
+	MARK_PEEK = 4,	  /* matches --peek */
+	MARK_HIDE = 8,	  /* matches --hide */
+	MARK_IGNORE = 16, /* matches --ignore */
+	MARK_SYMBOL = 32, /* named by -S */
+	MARK_AIMED = MARK_FOCUS | MARK_PEEK | MARK_SYMBOL,
+};
+
+int aim__set(struct aim *a, enum aim_kind k, const char *regex, char *err, size_t len);
+bool aim__active(const struct aim *a);
+bool aim__has_focus(const struct aim *a);
+void aim__exit(struct aim *a);
+u8 hists__marks(struct hists *h, u32 fid);
+int hists__aim(struct hists *h, const u32 *locs, u32 nr, const u32 **out, u32 *out_nr);
 
 /* ---- counters.c ---- */
 
@@ -184,7 +223,7 @@ void counters__exit(struct counters *c);
 
 /* ---- sort.c ---- */
 
-enum sort_kind { SK_FUNC, SK_DSO, SK_SRCLINE, SK_THREAD, SK_PROCESS, SK_COMM };
+enum sort_kind { SK_FUNC, SK_DSO, SK_SRCLINE, SK_THREAD, SK_PROCESS, SK_COMM, SK_CPU };
 #define MAX_SORT_KEYS 4
 
 struct sort_spec {
@@ -209,7 +248,9 @@ struct rows {
 
 int sort_spec__parse(struct sort_spec *ss, const char *arg);
 bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k);
+void sort_spec__valid_keys(char *buf, size_t len);
 int rows__build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss);
+int rows__build_leaves(struct rows *r, struct session *s, int hist, const struct sort_spec *ss);
 void rows__sort(struct rows *r, const struct session *s, bool by_total);
 int rows__name(struct rows *r, const struct session *s, const struct sort_spec *ss,
 	       const struct row *row, int i, char *buf, size_t len);
@@ -223,6 +264,7 @@ struct fnode {
 	u32 child, next;	       /* first child, next sibling: UINT32_MAX for none */
 	u64 samples, period;	       /* this node and everything below it */
 	u64 self_samples, self_period; /* samples that end here */
+	u32 rec;		       /* folded recursion: the deepest run of fid here */
 };
 
 enum ftree_mode { FT_STACKS, FT_CALLEES, FT_CALLERS };
@@ -233,8 +275,16 @@ struct ftree {
 	struct kvmap idx; /* (parent, fid) -> node */
 };
 
+/* ftree__build_ex() flags */
+enum {
+	FT_FOLD_RECURSION = 1, /* a function calling itself directly: one node */
+	FT_SELF_ONLY = 2,      /* FT_CALLERS: only the samples that end in the focus */
+};
+
 int ftree__build(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
 		 u32 focus);
+int ftree__build_ex(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
+		    u32 focus, unsigned flags);
 void ftree__order(struct ftree *t, const struct func *funcs, bool by_name);
 void ftree__exit(struct ftree *t);
 

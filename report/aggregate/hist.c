@@ -39,14 +39,25 @@ int hists__findnew_event(struct hists *h, const char *event)
 
 /*
  * Count one sample of event @hist with weight @period, taken in thread @tid
- * of process @pid with the stack @locs (@nr locations of h->res, leaf
- * first, nr >= 1). Returns 0 or -ENOMEM.
+ * of process @pid on @cpu (UINT32_MAX: unknown) with the stack @locs (@nr
+ * locations of h->res, leaf first, nr >= 1), through the stack filter
+ * h->aim (aim.c): a sample it drops counts in the event's totals only.
+ * Returns 0 or -ENOMEM.
  */
-int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, const u32 *locs, u32 nr,
+int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 cpu, const u32 *locs, u32 nr,
 		     u64 period)
 {
-	int err = stacks__add(&h->stacks, h->res.locs, (u32)hist, pid, tid, locs, nr, period);
+	int err = 1;
 
+	if (aim__active(h->aim)) {
+		err = hists__aim(h, locs, nr, &locs, &nr);
+		if (err < 0)
+			return err;
+		h->aimed_out += !err;
+	}
+	if (err)
+		err = stacks__add(&h->stacks, h->res.locs, (u32)hist, pid, tid, cpu, locs, nr,
+				  period);
 	if (err)
 		return err;
 	h->v[hist].nr_samples++;
@@ -107,5 +118,7 @@ void hists__exit(struct hists *h)
 		free(h->v[i].stats);
 	}
 	free(h->v);
+	free(h->marks);
+	free(h->aim_buf);
 	memset(h, 0, sizeof(*h));
 }

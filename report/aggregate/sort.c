@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * sort.c - the rows of a table: samples grouped by up to four keys
- * (function, library, source line, thread, process, comm), each with self
+ * (function, library, source line, thread, process, comm, CPU), each with self
  * counts (the stack's leaf) and total counts (once per sample for every
  * distinct row on the stack, so recursion counts once).
  *
@@ -14,19 +14,46 @@
 #include <errno.h>
 #include <stdlib.h>
 
+/* Each key with its aliases (perf report's spellings among them). */
 static const struct {
-	const char *name, *alias, *title;
+	const char *name, *alias, *alias2, *title;
 	enum sort_kind kind;
 } keys[] = {
-    {"function", "sym", "Function", SK_FUNC},  {"library", "dso", "Object", SK_DSO},
-    {"srcline", "line", "Source", SK_SRCLINE}, {"thread", "tid", "Thread", SK_THREAD},
-    {"process", "pid", "Process", SK_PROCESS}, {"comm", NULL, "Command", SK_COMM},
+    {"function", "symbol", "sym", "Function", SK_FUNC},
+    {"library", "dso", NULL, "Object", SK_DSO},
+    {"srcline", "line", NULL, "Source", SK_SRCLINE},
+    {"thread", "tid", NULL, "Thread", SK_THREAD},
+    {"process", "pid", NULL, "Process", SK_PROCESS},
+    {"comm", NULL, NULL, "Command", SK_COMM},
+    {"cpu", NULL, NULL, "CPU", SK_CPU},
 };
 
+static bool is(const char *name, const char *p, size_t len)
+{
+	return name && strlen(name) == len && !strncmp(p, name, len);
+}
+
+/* The valid keys, "function (symbol, sym), library (dso), ...", into @buf. */
+void sort_spec__valid_keys(char *buf, size_t len)
+{
+	size_t i, used = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < ARRAY_SIZE(keys) && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s%s%s%s%s%s", i ? ", " : "",
+				 keys[i].name, keys[i].alias ? " (" : "",
+				 keys[i].alias ? keys[i].alias : "", keys[i].alias2 ? ", " : "",
+				 keys[i].alias2 ? keys[i].alias2 : "", keys[i].alias ? ")" : "");
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
 /*
- * Parse a comma-separated list of sort keys ("function", "library" or
- * "dso", "srcline", "thread" or "tid", "process" or "pid", "comm"), at most
- * MAX_SORT_KEYS and each once. Returns 0 or -EINVAL.
+ * Parse a comma-separated list of sort keys (a name or an alias of keys[]),
+ * at most MAX_SORT_KEYS and each once. Returns 0 or -EINVAL.
  */
 int sort_spec__parse(struct sort_spec *ss, const char *arg)
 {
@@ -38,9 +65,8 @@ int sort_spec__parse(struct sort_spec *ss, const char *arg)
 		bool found = false;
 
 		for (i = 0; i < ARRAY_SIZE(keys) && !found; i++) {
-			if ((strlen(keys[i].name) == len && !strncmp(p, keys[i].name, len)) ||
-			    (keys[i].alias && strlen(keys[i].alias) == len &&
-			     !strncmp(p, keys[i].alias, len))) {
+			if (is(keys[i].name, p, len) || is(keys[i].alias, p, len) ||
+			    is(keys[i].alias2, p, len)) {
 				if (ss->nr == MAX_SORT_KEYS || sort_spec__has(ss, keys[i].kind))
 					return -EINVAL;
 				ss->k[ss->nr++] = keys[i].kind;
@@ -110,9 +136,9 @@ static int line_of(struct rows *r, const struct session *s, u32 loc, u32 *id)
 	return kvmap__put(&r->line_of, loc, 0, *id);
 }
 
-/* The value of key @k for stack node @node of an entry of thread @t. */
+/* The value of key @k for stack node @node of an entry @e of thread @t. */
 static int key_of(struct rows *r, const struct session *s, enum sort_kind k, u32 node,
-		  const struct task *t, u32 *v)
+		  const struct entry *e, const struct task *t, u32 *v)
 {
 	const struct hists *h = &s->hists;
 	const char *comm;
@@ -135,6 +161,9 @@ static int key_of(struct rows *r, const struct session *s, enum sort_kind k, u32
 	case SK_COMM:
 		comm = machine__comm_of(&s->machine, t->pid, t->tid);
 		return strset__intern(&r->names, comm, strlen(comm), v) ? -ENOMEM : 0;
+	case SK_CPU:
+		*v = e->cpu;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -158,24 +187,23 @@ static int findnew_row(struct rows *r, const u32 key[MAX_SORT_KEYS], u32 fid, st
 }
 
 static int row_at(struct rows *r, const struct session *s, const struct sort_spec *ss, u32 node,
-		  const struct task *t, struct row **out)
+		  const struct entry *e, struct row **out)
 {
+	const struct task *t = &s->hists.stacks.tasks[e->task];
 	u32 key[MAX_SORT_KEYS] = {0};
 	int i, err;
 
 	for (i = 0; i < ss->nr; i++) {
-		err = key_of(r, s, ss->k[i], node, t, &key[i]);
+		err = key_of(r, s, ss->k[i], node, e, t, &key[i]);
 		if (err)
 			return err;
 	}
 	return findnew_row(r, key, s->hists.stacks.nodes[node].fid, out);
 }
 
-/*
- * Group the entries of event @hist into rows by the keys @ss. Returns 0 or
- * -ENOMEM; rows__exit() frees the rows either way.
- */
-int rows__build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss)
+/* rows__build(), or with @leaves the self counts only (no walk up the stacks). */
+static int build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss,
+		 bool leaves)
 {
 	const struct hists *h = &s->hists;
 	bool by_node = sort_spec__has(ss, SK_FUNC) || sort_spec__has(ss, SK_DSO) ||
@@ -189,17 +217,18 @@ int rows__build(struct rows *r, struct session *s, int hist, const struct sort_s
 		return -ENOMEM;
 	for (i = 0; i < h->stacks.nr_entries && !err; i++) {
 		const struct entry *e = &h->stacks.entries[i];
-		const struct task *t = &h->stacks.tasks[e->task];
 		struct row *row;
 		u32 n, d;
 
 		if (e->hist != (u32)hist)
 			continue;
-		err = row_at(r, s, ss, e->node, t, &row);
+		err = row_at(r, s, ss, e->node, e, &row);
 		if (err)
 			break;
 		row->self_samples += e->samples;
 		row->self_period += e->period;
+		if (leaves)
+			continue;
 		if (!by_node) {
 			row->total_samples += e->samples;
 			row->total_period += e->period;
@@ -207,7 +236,7 @@ int rows__build(struct rows *r, struct session *s, int hist, const struct sort_s
 		}
 		n = stacks__path(&h->stacks, e->node, path);
 		for (d = 0; d < n && !err; d++) {
-			err = row_at(r, s, ss, path[d], t, &row);
+			err = row_at(r, s, ss, path[d], e, &row);
 			if (!err && row->seen != i + 1) {
 				row->seen = i + 1;
 				row->total_samples += e->samples;
@@ -217,6 +246,25 @@ int rows__build(struct rows *r, struct session *s, int hist, const struct sort_s
 	}
 	free(path);
 	return err;
+}
+
+/*
+ * Group the entries of event @hist into rows by the keys @ss. Returns 0 or
+ * -ENOMEM; rows__exit() frees the rows either way.
+ */
+int rows__build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss)
+{
+	return build(r, s, hist, ss, false);
+}
+
+/*
+ * rows__build() counting only the samples' leaves: self counts, the total
+ * counts left 0 (--hot-lines: function and source line of each sample's
+ * address). Returns 0 or -ENOMEM; rows__exit() either way.
+ */
+int rows__build_leaves(struct rows *r, struct session *s, int hist, const struct sort_spec *ss)
+{
+	return build(r, s, hist, ss, true);
 }
 
 struct cmp_ctx {
@@ -291,6 +339,12 @@ int rows__name(struct rows *r, const struct session *s, const struct sort_spec *
 			snprintf(buf, len, "%s/%u", comm, v);
 		else
 			snprintf(buf, len, ":%u/%u", v, v);
+		break;
+	case SK_CPU:
+		if (v == UINT32_MAX)
+			snprintf(buf, len, "-");
+		else
+			snprintf(buf, len, "%u", v);
 		break;
 	}
 	return 0;

@@ -134,11 +134,12 @@ static int findnew_task(struct stacks *st, u32 pid, u32 tid, u32 *task)
 
 /*
  * Count one sample of event @hist with weight @period, taken in thread @tid
- * of process @pid with the stack @locs (@nr location ids of @loctab, leaf
- * first, nr >= 1): in its (event, thread, stack) entry and its thread.
- * Returns 0 or -ENOMEM.
+ * of process @pid on @cpu (UINT32_MAX: unknown) with the stack @locs (@nr
+ * location ids of @loctab, leaf first, nr >= 1): in its (event, thread, CPU,
+ * stack) entry and its thread. The CPU counts only if st->cpus is set
+ * (before the first stack). Returns 0 or -ENOMEM.
  */
-int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid,
+int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid, u32 cpu,
 		const u32 *locs, u32 nr, u64 period)
 {
 	struct entry *e;
@@ -146,15 +147,19 @@ int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, 
 	u64 val;
 	int err;
 
+	if (!st->cpus)
+		cpu = UINT32_MAX; /* one entry for all CPUs: fewer entries */
 	err = findnew_task(st, pid, tid, &task);
 	if (!err)
 		err = stacks__intern(st, loctab, locs, nr, &node);
 	if (err)
 		return err;
 	val = st->nodes[node].entry;
-	if (val != UINT32_MAX && st->entries[val].hist == hist && st->entries[val].task == task) {
+	if (val != UINT32_MAX && st->entries[val].hist == hist && st->entries[val].task == task &&
+	    st->entries[val].cpu == cpu) {
 		e = &st->entries[val];
-	} else if (kvmap__get(&st->entry_idx, (u64)hist << 32 | task, node, &val)) {
+	} else if (kvmap__get(&st->entry_idx, (u64)hist << 32 | task, (u64)cpu << 32 | node,
+			      &val)) {
 		e = &st->entries[val];
 		st->nodes[node].entry = (u32)val;
 	} else {
@@ -163,12 +168,13 @@ int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, 
 		if (array__reserve(&st->entries, &st->cap_entries, st->nr_entries + 1,
 				   sizeof(*st->entries)))
 			return -ENOMEM;
-		err = kvmap__put(&st->entry_idx, (u64)hist << 32 | task, node, st->nr_entries);
+		err = kvmap__put(&st->entry_idx, (u64)hist << 32 | task, (u64)cpu << 32 | node,
+				 st->nr_entries);
 		if (err)
 			return err;
 		st->nodes[node].entry = (u32)st->nr_entries;
 		e = &st->entries[st->nr_entries++];
-		*e = (struct entry){.hist = hist, .task = task, .node = node};
+		*e = (struct entry){.hist = hist, .task = task, .node = node, .cpu = cpu};
 	}
 	e->samples++;
 	e->period += period;

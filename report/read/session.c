@@ -487,7 +487,8 @@ static int sample_one(struct session *s, const struct perf_file *pf, const struc
 		s->filtered++;
 		return 0;
 	}
-	err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid, frames, nr, smp.period);
+	err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid,
+			       smp.has_cpu ? smp.cpu : UINT32_MAX, frames, nr, smp.period);
 	if (err)
 		return err;
 	s->nr_samples++;
@@ -538,6 +539,7 @@ static int build_machine(struct session *s, struct sides *sd)
 	s->machine.dsos.no_load = s->opts.no_load;
 	setup_kernel(s);
 	s->hists.stacks.lines = s->opts.lines;
+	s->hists.stacks.cpus = s->opts.cpus;
 	return err;
 }
 
@@ -610,6 +612,7 @@ static int spec_undo(struct session *s)
 	s->first_time = UINT64_MAX;
 	s->last_time = 0;
 	err = hists__init(&s->hists);
+	s->hists.aim = s->opts.aim;
 	for (i = 0; i < s->nr_files && !err; i++)
 		err = name_attrs(s, &s->files[i]);
 	if (!err && kallsyms)
@@ -756,6 +759,8 @@ int session__process(struct session *s)
 	int err = 0, done = 0;
 	u64 pos;
 
+	/* --focus, --hide...: the stack filter (aggregate/aim.c) */
+	s->hists.aim = s->opts.aim;
 	if (spec) /* pass 1 of the one file (0), and maybe pass 2 (1) */
 		err = done = spec_process(s, &sd);
 	for (i = 0; i < s->nr_files && !err && !spec; i++) {

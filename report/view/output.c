@@ -2,7 +2,8 @@
 /*
  * output.c - the default text report: a summary header, the counter totals
  * with derived ratios, then per sampled event the top rows by self time and
- * by total (children) time, grouped by the --sort keys (function by default).
+ * by total (children) time, grouped by the --sort keys (function by default),
+ * and with --hot-lines the hottest source lines of the top functions.
  */
 #include "internal.h"
 
@@ -106,6 +107,9 @@ void report__print_header(const struct session *s, FILE *out)
 	fprintf(out, "Samples:    %llu", (unsigned long long)s->nr_samples);
 	if (s->filtered)
 		fprintf(out, " (%llu more filtered out)", (unsigned long long)s->filtered);
+	if (s->hists.aimed_out)
+		fprintf(out, " (%llu outside --focus/--peek/--ignore/-S; percentages of all)",
+			(unsigned long long)s->hists.aimed_out);
 	fprintf(out, "\nLost:       %llu", (unsigned long long)(s->lost + s->lost_samples));
 	if (s->lost + s->lost_samples)
 		fprintf(
@@ -312,6 +316,23 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 	}
 }
 
+/*
+ * -S LIST (perf report --symbols): only the rows of those functions, when
+ * the rows are keyed by function. The rows' index is not used after this.
+ */
+static void keep_symbols(struct rows *rows, struct session *s, const struct report_opts *o)
+{
+	size_t r, n = 0;
+
+	if (!o->aim || !o->aim->nr_symbols || !sort_spec__has(&o->sort, SK_FUNC))
+		return;
+	for (r = 0; r < rows->nr; r++) {
+		if (hists__marks(&s->hists, rows->v[r].fid) & MARK_SYMBOL)
+			rows->v[n++] = rows->v[r];
+	}
+	rows->nr = n;
+}
+
 static bool default_sort(const struct sort_spec *ss)
 {
 	return ss->nr == 1 && ss->k[0] == SK_FUNC;
@@ -376,7 +397,10 @@ void report__print(struct session *s, const struct report_opts *o, FILE *out)
 			fprintf(out, "\n== %s: %llu samples ==\n", hi->event,
 				(unsigned long long)hi->nr_samples);
 		if (rows__build(&rows, s, (int)i, &o->sort) == 0) {
+			keep_symbols(&rows, s, o);
 			print_table(s, (int)i, o, &rows, false, out);
+			if (o->hot_lines && report__print_hot_lines(s, (int)i, o, out))
+				fprintf(out, "\n(out of memory)\n");
 			if (o->children && by_node)
 				print_table(s, (int)i, o, &rows, true, out);
 		} else {

@@ -2,6 +2,7 @@
 /*
  * view.h - the outputs (report/view/):
  *   output.c      the default text report (header, counters, tables)
+ *   hot_lines.c   --hot-lines: the source lines with the most samples
  *   escape.c      names made safe for XML, JSON and CSV
  *   render_*.c    one file per other view or export: tree, folded stacks,
  *                 flame graph (SVG), JSON, CSV (readperf's tables), diff,
@@ -22,6 +23,9 @@ struct report_opts {
 	double min_pct;	   /* --tree: hide branches below this share */
 	const char *event; /* the event the views use; NULL: the first with samples */
 	struct sort_spec sort;
+	const struct aim *aim; /* the stack filter: -S limits the top table's rows */
+	bool no_fold;	       /* --no-fold-recursion: tree views keep the raw chain */
+	unsigned hot_lines;    /* --hot-lines N: the N hottest source lines per function */
 };
 
 /* Text-safe output of a string from the file (output.c, escape.c). */
@@ -36,6 +40,7 @@ void report__print(struct session *s, const struct report_opts *o, FILE *out);
 void report__print_header(const struct session *s, FILE *out);
 void report__print_counters(const struct session *s, FILE *out);
 int render_tree(struct session *s, const struct report_opts *o, FILE *out);
+int report__print_hot_lines(struct session *s, int hist, const struct report_opts *o, FILE *out);
 int render_folded(struct session *s, const struct report_opts *o, FILE *out);
 int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out);
 int render_json(struct session *s, const struct report_opts *o, FILE *out);
