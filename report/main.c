@@ -147,7 +147,8 @@ static int load(struct session *s, const struct session_opts *so, const char *co
 	return 0;
 }
 
-static int write_flamegraph(struct session *s, const struct cmdline *c)
+/* Write --flamegraph's file: @s's profile, or @base -> @s's differential graph. */
+static int write_flamegraph(struct session *s, struct session *base, const struct cmdline *c)
 {
 	bool to_stdout = !strcmp(c->flame_file, "-");
 	FILE *f = to_stdout ? stdout : fopen(c->flame_file, "we");
@@ -157,7 +158,7 @@ static int write_flamegraph(struct session *s, const struct cmdline *c)
 		fprintf(stderr, PROG ": %s: %s\n", c->flame_file, strerror(errno));
 		return 1;
 	}
-	err = render_flamegraph(s, &c->ro, f);
+	err = base ? render_flamegraph_diff(base, s, &c->ro, f) : render_flamegraph(s, &c->ro, f);
 	if (!to_stdout && (ferror(f) | (fclose(f) != 0)) && !err)
 		err = -EIO;
 	if (err) {
@@ -181,7 +182,7 @@ static int run(struct session *s, const struct cmdline *c)
 		fprintf(stderr, PROG ": %s\n", msg);
 		return 1;
 	}
-	if (c->flame_file && write_flamegraph(s, c))
+	if (c->flame_file && write_flamegraph(s, NULL, c))
 		return 1;
 	if (c->tree)
 		err = render_tree(s, &c->ro, stdout);
@@ -212,10 +213,12 @@ int main(int argc, char **argv)
 	if (status)
 		goto out_lists;
 	if (c.diff) {
-		status = load(&a, &c.so, c.files, 1);
+		status = load(&a, &c.so, c.files, c.nr_base);
 		if (!status) {
-			status = load(&b, &c.so, c.files + 1, 1);
-			if (!status && render_diff(&a, &b, &c.ro, stdout)) {
+			status = load(&b, &c.so, c.files + c.nr_base, c.nr_files - c.nr_base);
+			if (!status && c.flame_file)
+				status = write_flamegraph(&b, &a, &c);
+			else if (!status && render_diff(&a, &b, &c.ro, stdout)) {
 				fprintf(stderr, PROG ": out of memory\n");
 				status = 1;
 			}
