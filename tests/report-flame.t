@@ -33,6 +33,7 @@ AUTOPROF_KERNEL=1 prof k.data "$B/progs/syscalls"
 "$B/autoprof" -o tree.data sh -c "'$B/progs/split' 300 >/dev/null; '$B/progs/threads' 300 >/dev/null" \
 	>/dev/null 2>&1
 set -- tree.data*
+tree_files="$*" # the process tree's files (nsamples leaves FILE.err beside them)
 [ -s s.data ] && [ -s demo.data ] && [ -s jit.data ] && [ $# -ge 2 ]
 ok $? "the preload and the launcher wrote the profiles ($# files for the process tree)"
 
@@ -272,12 +273,19 @@ want=$(awk '$1 == "New:" { print }' d1.txt | sed 's/.*, \([0-9]*\) samples.*/\1/
 ok $? "it has the new profile's shape: its $want samples"
 echo "$(val grew) $(val shrank)" | awk '{ split($1, g, ","); split($2, s, ","); exit !(g[1] == 255 && g[2] < 210 && s[3] == 255 && s[1] < 210) }'
 ok $? "red where it grew (burn_alpha $(val grew)), blue where it shrank (heavy_two_thirds $(val shrank))"
-want=$(awk '$4 == "burn_alpha" { print $3 }' d1.txt)
-got=$(val tip | sed -n 's/.*grew \([-+][0-9.]*\) points.*/\1/p')
-want2=$(awk '$4 == "heavy_two_thirds" { print $3 }' d1.txt)
-got2=$(val tip2 | sed -n 's/.*shrank \([-+][0-9.]*\) points.*/\1/p')
-near "$got" "$want" 0.011 && near "$got2" "$want2" 0.011
-ok $? "tooltips carry the change, as the --diff table has it ($got/$want, $got2/$want2)" || diag_file out.txt
+# tip KEY: "new-share baseline-share change" from a tooltip
+# "NAME [obj] (N samples, P%; baseline M samples, Q%; grew|shrank D points)".
+tip() { val "$1" | sed -n 's/.* samples, \([0-9.]*\)%; baseline [0-9]* samples, \([0-9.]*\)%; [a-z]* \([-+][0-9.]*\) points)$/\1 \2 \3/p'; }
+set -- $(tip tip) $(tip tip2)
+base=$(perf report -i s.data --stdio --children --sort sym -g none 2>/dev/null |
+	awk '$4 == "heavy_two_thirds" { sub(/%/, "", $1); print $1; exit }')
+[ $# -eq 6 ] && near "$3" "$(awk -v p="$1" -v q="$2" 'BEGIN { print p - q }')" 0.016 && [ "$2" = 0.00 ] &&
+	near "$6" "$(awk -v p="$4" -v q="$5" 'BEGIN { print p - q }')" 0.016 && near "$5" "$base" 0.5 &&
+	awk -v a="$3" -v b="$6" 'BEGIN { exit !(a > 0 && b < 0) }'
+ok $? "tooltips: new and baseline shares (heavy_two_thirds $5% as perf report --children has it: $base%) and their difference ($*)" ||
+	diag_file out.txt
+# shellcheck disable=SC2086
+set -- $tree_files
 is "$(val zoom)" "1180.00" "zoom works in the differential graph"
 "$REPORT" --diff --raw-counts --flamegraph raw.svg s.data -- "$@" &&
 	grep -q '<title>burn_alpha [^<]*grew +[0-9]* samples)' raw.svg
