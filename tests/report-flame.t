@@ -178,8 +178,10 @@ ok $? "JIT frames (perf-PID.map) are green ($fill)"
 "$REPORT" --flamegraph k.svg k.data
 kf=$(grep -o '<title>[^<]*\[kernel.kallsyms\][^<]*</title><rect [^>]*fill="rgb([0-9,]*)"' k.svg | sed 's/.*fill="rgb(\([0-9,]*\))"/\1/')
 if [ -n "$kf" ]; then
-	echo "$kf" | awk -F, '{ if (!($1 >= 190 && $2 >= 90 && $2 <= 155 && $3 == 0)) bad++ } END { exit bad + 0 }'
-	ok $? "kernel frames are orange ($(echo "$kf" | wc -l) frames)"
+	uf=$(grep -o '<title>[^<]*\[\(syscalls\|libc.so.6\)\][^<]*</title><rect [^>]*fill="rgb([0-9,]*)"' k.svg | sed 's/.*fill="rgb(\([0-9,]*\))"/\1/')
+	echo "$kf" | awk -F, '{ if (!($1 >= 190 && $2 >= 90 && $2 <= 155 && $3 == 0)) bad++ } END { exit bad + 0 }' &&
+		[ -n "$uf" ] && echo "$uf" | awk -F, '{ if (!($1 >= 200 && $3 >= 50 && $2 == $3)) bad++ } END { exit bad + 0 }'
+	ok $? "kernel frames are orange ($(echo "$kf" | wc -l) frames), the program's frames red beside them"
 else
 	skip "no kernel samples here (perf_event_paranoid)"
 fi
@@ -271,7 +273,7 @@ ok $? "Chromium draws the differential graph: title, labels, root" || diag_file 
 want=$(awk '$1 == "New:" { print }' d1.txt | sed 's/.*, \([0-9]*\) samples.*/\1/')
 [ -n "$want" ] && [ "$(val total)" = "$want" ]
 ok $? "it has the new profile's shape: its $want samples"
-echo "$(val grew) $(val shrank)" | awk '{ split($1, g, ","); split($2, s, ","); exit !(g[1] == 255 && g[2] < 210 && s[3] == 255 && s[1] < 210) }'
+echo "$(val grew) $(val shrank)" | awk '{ split($1, g, ","); split($2, s, ","); exit !(g[1] == 255 && g[2] < 240 && g[2] == g[3] && s[3] == 255 && s[1] < 240 && s[1] == s[2]) }'
 ok $? "red where it grew (burn_alpha $(val grew)), blue where it shrank (heavy_two_thirds $(val shrank))"
 # tip KEY: "new-share baseline-share change" from a tooltip
 # "NAME [obj] (N samples, P%; baseline M samples, Q%; grew|shrank D points)".

@@ -52,7 +52,8 @@ void flame__exit(struct flame *f);
 /* A frame's fill colour "rgb(r,g,b)" from palette @palette for its name and kind. */
 void flame__colour(const char *palette, const char *name, size_t len, enum flame_kind kind,
 		   char *buf, size_t buflen);
-/* The diff colour: red for @delta > 0, blue below, white at 0, scaled by @max (> 0). */
+/* The diff colour: red for @delta > 0, blue below, near-white at 0, deeper up to |@delta| = @max.
+ */
 void flame__diff_colour(double delta, double max, char *buf, size_t buflen);
 
 /* The script every flame graph embeds (flame_script.c). */

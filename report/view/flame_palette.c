@@ -4,8 +4,10 @@
  * flamegraph.pl --colors draws them: a hue per palette, varied by a hash of
  * the name so neighbours differ and the same function keeps its colour.
  * Whatever the palette, kernel frames are orange, JIT frames green, unknown
- * frames grey and process nodes lavender, so they stand out; the language
- * palettes (java, js, perl) also tell C++ (yellow) from the rest (red).
+ * frames grey and process nodes lavender, so they stand out (and the
+ * default palette draws user code red next to them, see render_flame.c); the
+ * language palettes (java, js, perl) also tell C++ (yellow) and qualified
+ * names (green) from the rest (red).
  */
 #include "flame.h"
 
@@ -126,18 +128,18 @@ void flame__colour(const char *palette, const char *name, size_t len, enum flame
 	else if (!strcmp(palette, "wakeup"))
 		rgb(buf, buflen, 0, 160 + 70 * v[0], 160 + 70 * v[0]);
 	else /* hot */
-		rgb(buf, buflen, 205 + 50 * v[2], 230 * v[0], 55 * v[1]);
+		rgb(buf, buflen, 205 + 50 * v[0], 230 * v[1], 55 * v[2]);
 }
 
 void flame__diff_colour(double delta, double max, char *buf, size_t buflen)
 {
 	double x = max > 0 ? (delta < 0 ? -delta : delta) / max : 0;
-	int fade = (int)(210 * (1 - (x > 1 ? 1 : x)));
+	int fade = 100 + (int)(130 * (1 - (x > 1 ? 1 : x))); /* never so dark the label is lost */
 
 	if (delta > 0)
 		snprintf(buf, buflen, "rgb(255,%d,%d)", fade, fade);
 	else if (delta < 0)
 		snprintf(buf, buflen, "rgb(%d,%d,255)", fade, fade);
 	else
-		snprintf(buf, buflen, "rgb(250,250,250)");
+		snprintf(buf, buflen, "rgb(240,240,240)");
 }

@@ -30,6 +30,7 @@ struct layout {
 	double min_px;	  /* narrower frames are left out */
 	double scale;	  /* baseline samples -> new samples (diff) */
 	double max_delta; /* the largest |change| of a shown frame, in new samples */
+	const char *palette;
 	u32 max_depth;
 	int width, height;
 	bool diff;
@@ -53,6 +54,22 @@ static u32 walk_next(const struct flame *f, u32 i, bool skip_children)
 	while (i && f->v[i].next == NONE)
 		i = f->v[i].parent;
 	return i ? f->v[i].next : NONE;
+}
+
+/*
+ * True if @f has kernel or JIT frames: the default palette then draws user
+ * code red, as flamegraph.pl --colors java draws a mixed-mode graph, so the
+ * orange kernel and green JIT frames stand out from it.
+ */
+static bool mixed(const struct flame *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr; i++) {
+		if (f->v[i].kind == FK_KERNEL || f->v[i].kind == FK_JIT)
+			return true;
+	}
+	return false;
 }
 
 /* Starts, depths, the deepest shown frame and the largest change. */
@@ -155,7 +172,7 @@ static void put_frame(FILE *out, const struct layout *l, u32 i)
 	if (l->diff && i)
 		flame__diff_colour(delta(l, i), l->max_delta, fill, sizeof(fill));
 	else
-		flame__colour(l->fo->palette, name, len, n->kind, fill, sizeof(fill));
+		flame__colour(l->palette, name, len, n->kind, fill, sizeof(fill));
 	snprintf(buf, sizeof(buf), "%.*s", (int)len, name);
 	fprintf(out, "<g data-s=\"%llu\" data-n=\"%llu\" data-d=\"%u\" data-name=\"",
 		(unsigned long long)n->start, (unsigned long long)n->n[1], n->depth);
@@ -250,6 +267,7 @@ static void put_svg(struct flame *f, const struct flame_opts *fo, bool diff, con
 	if (diff && !fo->raw_counts && f->v[0].n[0])
 		l.scale = (double)f->v[0].n[1] / (double)f->v[0].n[0];
 	lay_out(f, &l);
+	l.palette = fo->palette ? fo->palette : mixed(f) ? "red" : "hot";
 	l.height = TOP_SPACE + BOTTOM_SPACE + (int)(l.max_depth + 1) * FRAME_HEIGHT;
 	title = fo->title    ? fo->title
 		: diff	     ? "Differential Flame Graph"
