@@ -19,7 +19,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 	echo "1..0 # SKIP chromium is not installed (scripts/install-deps.sh test installs it)"
 	exit 0
 fi
-plan 43
+plan 44
 
 prof() { # prof OUT PROG ARGS...: profile PROG with the preload into OUT
 	_o=$1
@@ -175,6 +175,19 @@ is "$a" "" "bad --width, --min-width and --process-root values: exit 2 and one l
 fill=$(grep -o '<title>jit_hot_loop [^<]*</title><rect [^>]*fill="rgb([0-9,]*)"' jit.svg | sed 's/.*fill="rgb(\([0-9,]*\))"/\1/')
 echo "$fill" | awk -F, '{ exit !($2 >= 200 && $1 <= 110 && $3 <= 110) }'
 ok $? "JIT frames (perf-PID.map) are green ($fill)"
+if command -v node >/dev/null 2>&1; then
+	# node --perf-prof writes a jitdump; perf inject --jit makes a jitted-*.so per function.
+	echo 'function fibJs(n) { return n < 2 ? n : fibJs(n - 1) + fibJs(n - 2); }
+let s = 0; for (let i = 0; i < 30; i++) s += fibJs(27); console.log(s);' >fib.js
+	prof node.data node --perf-prof fib.js
+	perf inject --jit -i node.data -o node.inj 2>/dev/null
+	"$REPORT" --flamegraph node.svg node.inj 2>/dev/null
+	jf=$(grep -o '<title>[^<]*\[jitted-[0-9]*-[0-9]*\.so\][^<]*</title><rect [^>]*fill="rgb([0-9,]*)"' node.svg | sed 's/.*fill="rgb(\([0-9,]*\))"/\1/')
+	[ -n "$jf" ] && echo "$jf" | awk -F, '{ if (!($2 >= 200 && $1 <= 110 && $3 <= 110)) bad++ } END { exit bad + 0 }'
+	ok $? "JIT frames in perf inject --jit's jitted-*.so objects are green ($(echo "$jf" | grep -c .) frames)"
+else
+	skip "no node"
+fi
 "$REPORT" --flamegraph k.svg k.data
 kf=$(grep -o '<title>[^<]*\[kernel.kallsyms\][^<]*</title><rect [^>]*fill="rgb([0-9,]*)"' k.svg | sed 's/.*fill="rgb(\([0-9,]*\))"/\1/')
 if [ -n "$kf" ]; then
