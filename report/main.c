@@ -216,7 +216,12 @@ int main(int argc, char **argv)
 		status = load(&a, &c.so, c.files, c.nr_base);
 		if (!status) {
 			status = load(&b, &c.so, c.files + c.nr_base, c.nr_files - c.nr_base);
-			if (!status && c.flame_file)
+			if (!status && c.flame_file && c.ro.event &&
+			    session__main_hist(&b, c.ro.event) < 0) {
+				fprintf(stderr, PROG ": no event '%s' in the new profile\n",
+					c.ro.event);
+				status = 1;
+			} else if (!status && c.flame_file)
 				status = write_flamegraph(&b, &a, &c);
 			else if (!status && render_diff(&a, &b, &c.ro, stdout)) {
 				fprintf(stderr, PROG ": out of memory\n");

@@ -19,7 +19,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 	echo "1..0 # SKIP chromium is not installed (scripts/install-deps.sh test installs it)"
 	exit 0
 fi
-plan 44
+plan 46
 
 prof() { # prof OUT PROG ARGS...: profile PROG with the preload into OUT
 	_o=$1
@@ -302,6 +302,11 @@ ok $? "tooltips: new and baseline shares (heavy_two_thirds $5% as perf report --
 # shellcheck disable=SC2086
 set -- $tree_files
 is "$(val zoom)" "1180.00" "zoom works in the differential graph"
+"$REPORT" --diff --flamegraph diff2.svg s.data -- "$@" && cmp -s diff.svg diff2.svg
+ok $? "the differential graph is the same bytes every time"
+"$REPORT" --diff -e nosuch --flamegraph diff3.svg s.data -- "$@" 2>err.txt
+[ $? -eq 1 ] && [ "$(wc -l <err.txt)" -eq 1 ] && [ ! -s diff3.svg ]
+ok $? "--diff -e with an event the new profile lacks: one line, exit 1, no graph" || diag_file err.txt
 "$REPORT" --diff --raw-counts --flamegraph raw.svg s.data -- "$@" &&
 	grep -q '<title>burn_alpha [^<]*grew +[0-9]* samples)' raw.svg
 ok $? "--raw-counts: the change in samples"
