@@ -44,9 +44,20 @@ enum {
 	OPT_IGNORE,
 	OPT_NO_FOLD,
 	OPT_HOT_LINES,
+	OPT_BASELINE,
+	OPT_RAW_COUNTS,
+	OPT_TITLE,
+	OPT_WIDTH,
+	OPT_COLORS,
+	OPT_ICICLE,
+	OPT_MIN_WIDTH,
+	OPT_PROC_ROOT,
 };
 
-const char cli_synopsis[] = PROG " [OPTION...] [FILE...]\n" PROG " --diff BASELINE NEW";
+const char cli_synopsis[] =
+    PROG " [OPTION...] [FILE...]\n" PROG " --diff [OPTION...] BASELINE NEW\n" PROG
+	 " --diff [OPTION...] BASELINE... -- NEW...\n" PROG
+	 " --baseline BASELINE [--baseline ...] [OPTION...] NEW...";
 
 const char cli_description[] =
     "Summarise one or more perf.data files (default ./perf.data) written by\n"
@@ -116,7 +127,29 @@ const struct cli_option cli_options[] = {
      "write a gzipped pprof profile.proto (go tool pprof,\nPyroscope, Parca; - for stdout)"},
     {"speedscope", OPT_SPEEDSCOPE, "FILE",
      "write a speedscope JSON profile, one per thread\n(- for stdout)"},
-    {"diff", OPT_DIFF, NULL, "compare two profiles: which functions grew or shrank"},
+    {"json", OPT_JSON, NULL, "print the report as JSON"},
+    {"diff", OPT_DIFF, NULL,
+     "compare two profiles: which functions grew or shrank;\nBASELINE NEW, or sets of files "
+     "(process trees):\nBASELINE... -- NEW...; with --flamegraph, a differential\nflame graph"},
+    {"baseline", OPT_BASELINE, "FILE",
+     "a file of the baseline profile (may be repeated;\nimplies --diff, the FILE arguments "
+     "are the new profile)"},
+    {"raw-counts", OPT_RAW_COUNTS, NULL,
+     "--diff compares sample counts, not shares of all samples"},
+    {NULL, 0, NULL, "Flame graph (--flamegraph, also with --diff):"},
+    {"title", OPT_TITLE, "TEXT", "the title (default Flame Graph, Icicle Graph, ...)"},
+    {"width", OPT_WIDTH, "PX", "the image's width in pixels (default 1200)"},
+    {"colors", OPT_COLORS, "PALETTE",
+     "flamegraph.pl's palettes: hot (default), mem, io,\nwakeup, java, js, perl, red, green, "
+     "blue, aqua,\nyellow, purple, orange; kernel frames are orange,\nJIT frames green in all "
+     "(also --colours)"},
+    {"colours", OPT_COLORS, "PALETTE", NULL},
+    {"icicle", OPT_ICICLE, NULL, "an icicle graph: the root at the top, callees below"},
+    {"min-width", OPT_MIN_WIDTH, "PX",
+     "leave out frames narrower than PX pixels (default 0.1),\nor than a share: 0.5%"},
+    {"process-root", OPT_PROC_ROOT, "HOW",
+     "one node per command (comm) or process (pid) under\nall, or none; default: comm when "
+     "the samples come\nfrom several processes"},
     {NULL, 0, NULL, ""},
     {"help", 'h', NULL, "show this help"},
     {"version", OPT_VERSION, NULL, "show the version"},
@@ -259,6 +292,85 @@ static int parse_time(const char *arg, struct filter *f)
 	return 0;
 }
 
+static int parse_min_width(const char *arg, struct flame_opts *fo)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || !isfinite(v) || v < 0 || (*end && strcmp(end, "%")))
+		return -EINVAL;
+	if (*end) {
+		if (v > 100)
+			return -EINVAL;
+		fo->min_pct = v;
+		fo->min_width = 0;
+	} else {
+		if (v > 1e6)
+			return -EINVAL;
+		fo->min_width = v;
+		fo->min_pct = 0;
+	}
+	return 0;
+}
+
+static int parse_proc_root(const char *arg, int *root)
+{
+	static const char *const names[] = {"auto", "comm", "pid", "none"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		if (!strcmp(arg, names[i])) {
+			*root = (int)i; /* FLAME_ROOT_AUTO, _COMM, _PID, _NONE */
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Put the --baseline files first and mark them as the baseline. Returns 0 or 2. */
+static int split_baseline(struct cmdline *c, const char **base, size_t nr_base)
+{
+	if (c->nr_files + nr_base > MAX_FILES)
+		return cli__usage_error("more than %s files", "4096");
+	memmove(c->files + nr_base, c->files, c->nr_files * sizeof(*c->files));
+	memcpy(c->files, base, nr_base * sizeof(*base));
+	c->nr_files += nr_base;
+	c->nr_base = nr_base;
+	return 0;
+}
+
+/*
+ * Which inputs are the baseline of --diff: the --baseline files, else those
+ * before "--" (@dashdash: the index of the first input after it, or
+ * SIZE_MAX), else the first of exactly two. Returns 0 or 2 after a usage line.
+ */
+static int diff_sides(struct cmdline *c, const char **base, size_t nr_base, size_t dashdash)
+{
+	if (nr_base) {
+		if (dashdash != SIZE_MAX && dashdash)
+			return cli__usage_error(
+			    "%s",
+			    "--baseline FILE... and BASELINE... -- NEW... exclude each other");
+		if (!c->nr_files)
+			return cli__usage_error("%s", "--baseline needs the new profile's files");
+		return split_baseline(c, base, nr_base);
+	}
+	if (dashdash != SIZE_MAX) {
+		if (!dashdash || dashdash == c->nr_files)
+			return cli__usage_error(
+			    "%s", "--diff BASELINE... -- NEW... needs files on both sides");
+		c->nr_base = dashdash;
+		return 0;
+	}
+	if (c->nr_files != 2)
+		return cli__usage_error("%s", "--diff compares two files (BASELINE NEW), or sets "
+					      "of files: BASELINE... -- NEW...");
+	c->nr_base = 1;
+	return 0;
+}
+
 static int add_input(struct cmdline *c, const char *path)
 {
 	if (c->nr_files == MAX_FILES)
@@ -273,6 +385,7 @@ static void build_getopt(struct option *lo, char *shorts)
 	size_t i, n = 0;
 	char *sp = shorts;
 
+	*sp++ = '-'; /* inputs in order, as option 1: "--" splits --diff's sides */
 	*sp++ = ':';
 	for (i = 0; i < cli_nr_options; i++) {
 		const struct cli_option *o = &cli_options[i];
@@ -309,17 +422,22 @@ static int stdout_exports(const struct cmdline *c)
 int cli__parse(struct cmdline *c, int argc, char **argv)
 {
 	struct option longopts[ARRAY_SIZE(cli_options) + 1];
-	char shorts[2 * ARRAY_SIZE(cli_options) + 2];
+	char shorts[2 * ARRAY_SIZE(cli_options) + 3];
 	struct filter *f = &c->so.filter;
+	static const char *base[MAX_FILES];
+	size_t nr_base = 0, dashdash = SIZE_MAX;
 	unsigned long v;
 	char *end;
-	int opt, views;
+	int opt, views, last;
 
-	c->ro = (struct report_opts){.top = 20, .children = true, .min_pct = 0.5};
+	c->ro = (struct report_opts){
+	    .top = 20, .children = true, .min_pct = 0.5, .flame = {.min_width = 0.1}};
 	build_getopt(longopts, shorts);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+	for (last = optind; (opt = getopt_long(argc, argv, shorts, longopts, NULL)) != -1;
+	     last = optind) {
 		switch (opt) {
+		case 1:
 		case 'i':
 			if (add_input(c, optarg))
 				return 2;
@@ -444,6 +562,48 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		case OPT_SPEEDSCOPE:
 			c->speedscope_file = optarg;
 			break;
+		case OPT_BASELINE:
+			if (nr_base == MAX_FILES)
+				return cli__usage_error("more than %s files", "4096");
+			base[nr_base++] = optarg;
+			c->diff = true;
+			break;
+		case OPT_RAW_COUNTS:
+			c->ro.flame.raw_counts = true;
+			break;
+		case OPT_TITLE:
+			c->ro.flame.title = optarg;
+			break;
+		case OPT_WIDTH:
+			if (parse_uint(optarg, 100000, &v) || v < 100)
+				return cli__usage_error(
+				    "--width needs 100 to 100000 pixels, not '%s'", optarg);
+			c->ro.flame.width = (unsigned)v;
+			break;
+		case OPT_COLORS:
+			if (!flame_palette__valid(optarg)) {
+				fprintf(stderr,
+					PROG ": unknown --colors '%s'; the palettes are: %s\n",
+					optarg, flame_palette_names);
+				return 2;
+			}
+			c->ro.flame.palette = optarg;
+			break;
+		case OPT_ICICLE:
+			c->ro.flame.icicle = true;
+			break;
+		case OPT_MIN_WIDTH:
+			if (parse_min_width(optarg, &c->ro.flame))
+				return cli__usage_error(
+				    "--min-width needs pixels (0.1) or a share (0.5%%), not '%s'",
+				    optarg);
+			break;
+		case OPT_PROC_ROOT:
+			if (parse_proc_root(optarg, &c->ro.flame.root))
+				return cli__usage_error(
+				    "--process-root needs auto, comm, pid or none, not '%s'",
+				    optarg);
+			break;
 		case 'h':
 			cli__usage(stdout);
 			return 0;
@@ -456,6 +616,8 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			return cli__usage_error("bad option '%s'", argv[optind - 1]);
 		}
 	}
+	if (optind == last + 1 && optind <= argc && !strcmp(argv[optind - 1], "--"))
+		dashdash = c->nr_files; /* getopt stopped at "--" */
 	for (; optind < argc; optind++) {
 		if (add_input(c, argv[optind]))
 			return 2;
@@ -464,9 +626,10 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 	if (views > 1)
 		return cli__usage_error("%s",
 					"--tree, --folded, --json and --diff exclude each other");
-	if (c->diff && (c->nr_files != 2 || c->csv_dir || c->flame_file))
-		return cli__usage_error("%s",
-					"--diff compares exactly two files, and exports nothing");
+	if (c->diff && c->csv_dir)
+		return cli__usage_error("%s", "--diff exports no --csv");
+	if (c->diff && diff_sides(c, base, nr_base, dashdash))
+		return 2;
 	if (c->folded && c->flame_file && !strcmp(c->flame_file, "-"))
 		return cli__usage_error("%s", "--folded and --flamegraph - both write to stdout");
 	if (stdout_exports(c) > 1)

@@ -29,6 +29,7 @@ struct cmdline {
 	struct session_opts so;
 	const char *files[MAX_FILES];
 	size_t nr_files;
+	size_t nr_base; /* --diff: files[0..nr_base) are the baseline, the rest the new profile */
 	const char *csv_dir, *flame_file;
 	const char *pprof_file, *speedscope_file; /* --pprof, --speedscope: "-" is stdout */
 	bool tree, folded, json, diff;

@@ -153,7 +153,8 @@ static int load(struct session *s, const struct session_opts *so, const char *co
 	return 0;
 }
 
-static int write_flamegraph(struct session *s, const struct cmdline *c)
+/* Write --flamegraph's file: @s's profile, or @base -> @s's differential graph. */
+static int write_flamegraph(struct session *s, struct session *base, const struct cmdline *c)
 {
 	bool to_stdout = !strcmp(c->flame_file, "-");
 	FILE *f = to_stdout ? stdout : fopen(c->flame_file, "we");
@@ -163,7 +164,7 @@ static int write_flamegraph(struct session *s, const struct cmdline *c)
 		fprintf(stderr, PROG ": %s: %s\n", c->flame_file, strerror(errno));
 		return 1;
 	}
-	err = render_flamegraph(s, &c->ro, f);
+	err = base ? render_flamegraph_diff(base, s, &c->ro, f) : render_flamegraph(s, &c->ro, f);
 	if (!to_stdout && (ferror(f) | (fclose(f) != 0)) && !err)
 		err = -EIO;
 	if (err) {
@@ -212,7 +213,7 @@ static int run(struct session *s, const struct cmdline *c)
 		fprintf(stderr, PROG ": %s\n", msg);
 		return 1;
 	}
-	if (c->flame_file && write_flamegraph(s, c))
+	if (c->flame_file && write_flamegraph(s, NULL, c))
 		return 1;
 	if (c->pprof_file && write_export(s, c, c->pprof_file, render_pprof))
 		return 1;
@@ -247,10 +248,17 @@ int main(int argc, char **argv)
 	if (status)
 		goto out_lists;
 	if (c.diff) {
-		status = load(&a, &c.so, c.files, 1);
+		status = load(&a, &c.so, c.files, c.nr_base);
 		if (!status) {
-			status = load(&b, &c.so, c.files + 1, 1);
-			if (!status && render_diff(&a, &b, &c.ro, stdout)) {
+			status = load(&b, &c.so, c.files + c.nr_base, c.nr_files - c.nr_base);
+			if (!status && c.flame_file && c.ro.event &&
+			    session__main_hist(&b, c.ro.event) < 0) {
+				fprintf(stderr, PROG ": no event '%s' in the new profile\n",
+					c.ro.event);
+				status = 1;
+			} else if (!status && c.flame_file)
+				status = write_flamegraph(&b, &a, &c);
+			else if (!status && render_diff(&a, &b, &c.ro, stdout)) {
 				fprintf(stderr, PROG ": out of memory\n");
 				status = 1;
 			}

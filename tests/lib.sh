@@ -93,3 +93,23 @@ perf_script() {
 
 # nsamples FILE: how many samples perf script finds in FILE.
 nsamples() { perf_script "$1" -F time | grep -c .; }
+
+# browser_dump SVG CHECKS.js [WIDTH HEIGHT]: open SVG inline in an HTML page in
+# headless Chromium (window WIDTHxHEIGHT, default 1280x800) with
+# tests/browser/check.js and CHECKS.js (which defines run_checks() and calls
+# report(KEY, VALUE)); print the "KEY=VALUE" lines it reported. Needs chromium.
+browser_dump() {
+	_page=$(mktemp "$T/page.XXXXXX").html
+	{
+		printf '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+		printf '<style>body { margin: 0; }</style></head><body>\n'
+		sed '1{/^<?xml/d}' "$1"
+		printf '<script>\n'
+		cat "$ROOT/tests/browser/check.js" "$2"
+		printf '</script>\n</body></html>\n'
+	} >"$_page"
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--no-first-run --user-data-dir="$T/chromium" --window-size="${3:-1280},${4:-800}" \
+		--virtual-time-budget=5000 --dump-dom "file://$_page" 2>"$_page.err" |
+		sed -n 's/^@@ //p' | sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g'
+}

@@ -3,6 +3,7 @@
  * render_diff.c - --diff A B: which functions grew or shrank. Functions are
  * matched by name and object across the two profiles; their self shares of
  * the compared event are subtracted, and the biggest changes come first.
+ * Either side may be several files (a process tree), merged into one profile.
  */
 #include "internal.h"
 
@@ -103,6 +104,20 @@ static void print_key(FILE *out, const char *key)
 	}
 }
 
+/* The files of one side: the first three paths, then how many more. */
+static void print_files(FILE *out, const struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_files && i < 3; i++) {
+		if (i)
+			fprintf(out, ", ");
+		print_clean(out, s->files[i].path);
+	}
+	if (s->nr_files > 3)
+		fprintf(out, " and %zu more", s->nr_files - 3);
+}
+
 /* Print how @b's self shares differ from @a's. Returns 0 or -ENOMEM. */
 int render_diff(struct session *a, struct session *b, const struct report_opts *o, FILE *out)
 {
@@ -116,10 +131,10 @@ int render_diff(struct session *a, struct session *b, const struct report_opts *
 		return 0;
 	}
 	fprintf(out, "Baseline: ");
-	print_clean(out, a->files[0].path);
+	print_files(out, a);
 	fprintf(out, " (%s, %llu samples)\nNew:      ", a->hists.v[ha].event,
 		(unsigned long long)a->hists.v[ha].nr_samples);
-	print_clean(out, b->files[0].path);
+	print_files(out, b);
 	fprintf(out, " (%s, %llu samples)\n", b->hists.v[hb].event,
 		(unsigned long long)b->hists.v[hb].nr_samples);
 	err = add_side(&d, a, ha, false);

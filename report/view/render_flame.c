@@ -1,225 +1,209 @@
 // SPDX-License-Identifier: MIT
 /*
  * render_flame.c - --flamegraph FILE.svg: a self-contained interactive flame
- * graph. Each frame is a <g> with a <title> tooltip (samples, percentage),
- * a <rect> whose width is proportional to its samples and a label; the
- * embedded script zooms on click, searches by regular expression (the
- * Search button or Ctrl-F) and resets with the Reset Zoom button or Escape.
- * No external resources, and the same input always gives the same bytes.
+ * graph, or icicle graph (--icicle: root at the top), or differential flame
+ * graph (--diff: the new profile's shape, red where it grew, blue where it
+ * shrank). Each frame is a <g> with a <title> tooltip (samples, percentage,
+ * and the baseline and change in a diff), a <rect> whose width is proportional
+ * to its samples and a label (written here and refitted by the script, so
+ * an <img> of the file is readable too). The script (flame_script.c) zooms,
+ * searches and keeps the controls in view. No external resources, and the
+ * same input always gives the same bytes.
  */
-#include "internal.h"
+#include "flame.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#define SVG_WIDTH    1200
-#define SVG_PAD	     10
-#define FRAME_HEIGHT 16
-#define TOP_SPACE    40 /* title and buttons */
-#define BOTTOM_SPACE 30 /* details line */
-#define MIN_WIDTH_PX 0.1
-
-static const char script[] =
-    "var svg, frames, details, matched, unzoombtn, total, W, PAD = 10;\n"
-    "function init(evt) {\n"
-    "  svg = document.documentElement;\n"
-    "  frames = document.getElementById('frames');\n"
-    "  details = document.getElementById('details').firstChild;\n"
-    "  matched = document.getElementById('matched').firstChild;\n"
-    "  unzoombtn = document.getElementById('unzoom');\n"
-    "  total = parseFloat(svg.getAttribute('data-total'));\n"
-    "  W = parseFloat(svg.getAttribute('width'));\n"
-    "  var gs = frames.getElementsByTagName('g');\n"
-    "  for (var i = 0; i < gs.length; i++) fit(gs[i]);\n"
-    "  frames.addEventListener('click', function (e) { var g = frame_of(e.target); if (g) zoom(g); "
-    "});\n"
-    "  frames.addEventListener('mouseover', function (e) {\n"
-    "    var g = frame_of(e.target);\n"
-    "    if (g) details.nodeValue = g.getElementsByTagName('title')[0].textContent;\n"
-    "  });\n"
-    "  frames.addEventListener('mouseout', function () { details.nodeValue = ' '; });\n"
-    "  unzoombtn.addEventListener('click', unzoom);\n"
-    "  document.getElementById('search').addEventListener('click', search_prompt);\n"
-    "  window.addEventListener('keydown', function (e) {\n"
-    "    if ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F')) { e.preventDefault(); "
-    "search_prompt(); }\n"
-    "    else if (e.key === 'Escape') { unzoom(); reset_search(); }\n"
-    "  });\n"
-    "}\n"
-    "function frame_of(n) {\n"
-    "  while (n && n !== frames) { if (n.tagName === 'g') return n; n = n.parentNode; }\n"
-    "  return null;\n"
-    "}\n"
-    "function num(g, a) { return parseFloat(g.getAttribute(a)); }\n"
-    "function place(g, x, w) {\n"
-    "  var r = g.getElementsByTagName('rect')[0];\n"
-    "  r.setAttribute('x', x.toFixed(2));\n"
-    "  r.setAttribute('width', Math.max(w, 0).toFixed(2));\n"
-    "  fit(g);\n"
-    "}\n"
-    "function fit(g) {\n"
-    "  var r = g.getElementsByTagName('rect')[0], t = g.getElementsByTagName('text')[0];\n"
-    "  var name = g.getAttribute('data-name'), w = parseFloat(r.getAttribute('width'));\n"
-    "  t.setAttribute('x', (parseFloat(r.getAttribute('x')) + 3).toFixed(2));\n"
-    "  var n = Math.floor((w - 6) / 7);\n"
-    "  if (n < 3) t.textContent = '';\n"
-    "  else t.textContent = name.length <= n ? name : name.substring(0, n - 2) + '..';\n"
-    "}\n"
-    "function zoom(z) {\n"
-    "  var zs = num(z, 'data-s'), zn = num(z, 'data-n'), zd = num(z, 'data-d');\n"
-    "  var scale = (W - 2 * PAD) / zn, gs = frames.getElementsByTagName('g');\n"
-    "  unzoombtn.setAttribute('class', '');\n"
-    "  for (var i = 0; i < gs.length; i++) {\n"
-    "    var g = gs[i], s = num(g, 'data-s'), n = num(g, 'data-n'), d = num(g, 'data-d');\n"
-    "    if (d < zd && s <= zs && s + n >= zs + zn) {\n"
-    "      g.setAttribute('class', 'parent'); place(g, PAD, W - 2 * PAD);\n"
-    "    } else if (d >= zd && s >= zs && s + n <= zs + zn) {\n"
-    "      g.setAttribute('class', ''); place(g, PAD + (s - zs) * scale, n * scale);\n"
-    "    } else {\n"
-    "      g.setAttribute('class', 'hide');\n"
-    "    }\n"
-    "  }\n"
-    "}\n"
-    "function unzoom() {\n"
-    "  var gs = frames.getElementsByTagName('g'), scale = (W - 2 * PAD) / total;\n"
-    "  unzoombtn.setAttribute('class', 'hide');\n"
-    "  for (var i = 0; i < gs.length; i++) {\n"
-    "    gs[i].setAttribute('class', '');\n"
-    "    place(gs[i], PAD + num(gs[i], 'data-s') * scale, num(gs[i], 'data-n') * scale);\n"
-    "  }\n"
-    "}\n"
-    "function reset_search() {\n"
-    "  var gs = frames.getElementsByTagName('g');\n"
-    "  for (var i = 0; i < gs.length; i++) {\n"
-    "    var r = gs[i].getElementsByTagName('rect')[0];\n"
-    "    r.setAttribute('fill', r.getAttribute('data-fill'));\n"
-    "  }\n"
-    "  matched.nodeValue = ' ';\n"
-    "}\n"
-    "function search_prompt() {\n"
-    "  var term = prompt('Search for a function (regular expression):', '');\n"
-    "  if (term) search(term); else reset_search();\n"
-    "}\n"
-    "function search(term) {\n"
-    "  var re, gs = frames.getElementsByTagName('g'), spans = [], sum = 0, end = -1;\n"
-    "  try { re = new RegExp(term); } catch (e) { matched.nodeValue = 'bad expression'; return; }\n"
-    "  reset_search();\n"
-    "  for (var i = 0; i < gs.length; i++) {\n"
-    "    if (!re.test(gs[i].getAttribute('data-name'))) continue;\n"
-    "    gs[i].getElementsByTagName('rect')[0].setAttribute('fill', 'rgb(230,0,230)');\n"
-    "    spans.push([num(gs[i], 'data-s'), num(gs[i], 'data-n')]);\n"
-    "  }\n"
-    "  spans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });\n"
-    "  for (var j = 0; j < spans.length; j++) {\n"
-    "    var s = spans[j][0], e = s + spans[j][1];\n"
-    "    if (e <= end) continue;\n"
-    "    sum += e - Math.max(s, end); end = e;\n"
-    "  }\n"
-    "  matched.nodeValue = 'Matched: ' + (100 * sum / total).toFixed(2) + '%';\n"
-    "}\n";
-
-/* A warm colour from a hash of the name; kernel frames orange, unknown grey. */
-static void colour(const struct func *fn, char *buf, size_t len)
-{
-	u64 h = 0xcbf29ce484222325ULL;
-	const char *p;
-	unsigned v1, v2, v3;
-
-	for (p = fn->name; *p; p++)
-		h = (h ^ (u8)*p) * 0x100000001b3ULL;
-	v1 = (unsigned)(h & 0xff);
-	v2 = (unsigned)((h >> 8) & 0xff);
-	v3 = (unsigned)((h >> 16) & 0xff);
-	if (fn->obj == OBJ_KERNEL)
-		snprintf(buf, len, "rgb(%u,%u,%u)", 220 + v1 % 36, 120 + v2 % 60, 20 + v3 % 40);
-	else if (fn->obj == OBJ_UNKNOWN)
-		snprintf(buf, len, "rgb(%u,%u,%u)", 170 + v1 % 30, 170 + v1 % 30, 170 + v1 % 30);
-	else
-		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + v1 % 51, v2 * 230 / 255, v3 * 55 / 255);
-}
+#define DEFAULT_WIDTH 1200
+#define SVG_PAD	      10 /* the script's PAD */
+#define FRAME_HEIGHT  16
+#define TOP_SPACE     52 /* title, subtitle and buttons */
+#define BOTTOM_SPACE  30 /* details line */
+#define CHAR_WIDTH    7	 /* the script's label fitting: 12px Verdana */
+#define NONE	      UINT32_MAX
 
 struct layout {
-	u64 *start; /* first sample of each node */
-	u32 *depth;
+	const struct flame *f;
+	const struct flame_opts *fo;
+	double px;	  /* pixels per sample */
+	double min_px;	  /* narrower frames are left out */
+	double scale;	  /* baseline samples -> new samples (diff) */
+	double max_delta; /* the largest |change| of a shown frame, in new samples */
+	const char *palette;
 	u32 max_depth;
-	double px; /* pixels per sample */
+	int width, height;
+	bool diff;
 };
 
-/* Pre-order walk in name order computing start and depth; marks too-narrow nodes. */
-static void lay_out(const struct ftree *t, struct layout *l)
+static bool shown(const struct layout *l, u32 i)
 {
-	size_t i = 0;
+	return l->f->v[i].n[1] && (double)l->f->v[i].n[1] * l->px >= l->min_px;
+}
 
-	l->start[0] = 0;
-	l->depth[0] = 0;
+static double delta(const struct layout *l, u32 i)
+{
+	return (double)l->f->v[i].n[1] - (double)l->f->v[i].n[0] * l->scale;
+}
+
+/* The next node of a pre-order walk that skips the children of @skip_children nodes. */
+static u32 walk_next(const struct flame *f, u32 i, bool skip_children)
+{
+	if (!skip_children && f->v[i].child != NONE)
+		return f->v[i].child;
+	while (i && f->v[i].next == NONE)
+		i = f->v[i].parent;
+	return i ? f->v[i].next : NONE;
+}
+
+/*
+ * True if @f has kernel or JIT frames: the default palette then draws user
+ * code red, as flamegraph.pl --colors java draws a mixed-mode graph, so the
+ * orange kernel and green JIT frames stand out from it.
+ */
+static bool mixed(const struct flame *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr; i++) {
+		if (f->v[i].kind == FK_KERNEL || f->v[i].kind == FK_JIT)
+			return true;
+	}
+	return false;
+}
+
+/* Starts, depths, the deepest shown frame and the largest change. */
+static void lay_out(struct flame *f, struct layout *l)
+{
+	u32 i = 0;
+
+	f->v[0].start = 0;
+	f->v[0].depth = 0;
 	l->max_depth = 0;
-	while (i != UINT32_MAX) {
-		const struct fnode *f = &t->v[i];
-		bool wide = (double)f->samples * l->px >= MIN_WIDTH_PX;
+	l->max_delta = 0;
+	while (i != NONE) {
+		struct flame_node *n = &f->v[i];
+		bool wide = shown(l, i);
+		u64 at = n->start;
+		u32 c;
 
-		if (wide && l->depth[i] > l->max_depth)
-			l->max_depth = l->depth[i];
-		if (wide && f->child != UINT32_MAX) {
-			l->start[f->child] = l->start[i];
-			l->depth[f->child] = l->depth[i] + 1;
-			i = f->child;
-			continue;
+		if (wide && n->depth > l->max_depth)
+			l->max_depth = n->depth;
+		if (wide && i && l->diff) {
+			double d = delta(l, i) < 0 ? -delta(l, i) : delta(l, i);
+
+			if (d > l->max_delta)
+				l->max_delta = d;
 		}
-		while (i && t->v[i].next == UINT32_MAX)
-			i = t->v[i].parent;
-		if (!i)
-			break;
-		l->start[t->v[i].next] = l->start[i] + t->v[i].samples;
-		l->depth[t->v[i].next] = l->depth[i];
-		i = t->v[i].next;
+		for (c = n->child; wide && c != NONE; c = f->v[c].next) {
+			f->v[c].start = at;
+			f->v[c].depth = n->depth + 1;
+			at += f->v[c].n[1];
+		}
+		i = walk_next(f, i, !wide);
 	}
 }
 
-static void put_frame(const struct session *s, const struct ftree *t, const struct layout *l, u32 i,
-		      const char *name, int height, FILE *out)
+/* The label that fits @w pixels, as the script's fit() makes it. */
+static void put_label(FILE *out, const char *name, size_t len, double w)
 {
-	const struct fnode *f = &t->v[i];
-	const struct func *fn = &s->hists.res.funcs[f->fid];
-	double x = SVG_PAD + (double)l->start[i] * l->px, w = (double)f->samples * l->px;
-	int y = height - BOTTOM_SPACE - (int)(l->depth[i] + 1) * FRAME_HEIGHT;
-	char fill[32];
+	int n = (int)((w - 6) / CHAR_WIDTH);
+	char buf[1024];
 
-	colour(fn, fill, sizeof(fill));
-	if (!i)
-		snprintf(fill, sizeof(fill), "rgb(220,220,220)");
+	if (n < 3)
+		return;
+	if (len > sizeof(buf) - 1)
+		len = sizeof(buf) - 1;
+	if ((size_t)n >= len) {
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, name);
+	} else {
+		snprintf(buf, sizeof(buf), "%.*s..", n - 2, name);
+	}
+	escape_xml(out, buf);
+}
+
+static void put_tooltip(FILE *out, const struct layout *l, u32 i, const char *name, size_t len)
+{
+	const struct flame *f = l->f;
+	const struct flame_node *n = &f->v[i];
+	const char *obj = flame__object(f, i);
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)len, name);
+	escape_xml(out, buf);
+	if (n->kind != FK_ROOT && n->kind != FK_PROC && obj[0]) {
+		fprintf(out, obj[0] == '[' ? " " : " [");
+		escape_xml(out, obj);
+		fprintf(out, obj[0] == '[' ? "" : "]");
+	}
+	fprintf(out, " (%llu samples, %.2f%%", (unsigned long long)n->n[1],
+		pct_of(n->n[1], f->v[0].n[1]));
+	if (l->diff) {
+		double d = delta(l, i), pts = d * 100.0 / (double)f->v[0].n[1];
+
+		fprintf(out, "; baseline %llu samples, %.2f%%; ", (unsigned long long)n->n[0],
+			pct_of(n->n[0], f->v[0].n[0]));
+		if (l->fo->raw_counts)
+			fprintf(out, "%s %+.0f samples",
+				d > 0	? "grew"
+				: d < 0 ? "shrank"
+					: "changed",
+				d);
+		else
+			fprintf(out, "%s %+.2f points",
+				pts > 0	  ? "grew"
+				: pts < 0 ? "shrank"
+					  : "changed",
+				pts);
+	}
+	fprintf(out, ")");
+}
+
+static void put_frame(FILE *out, const struct layout *l, u32 i)
+{
+	const struct flame_node *n = &l->f->v[i];
+	double x = SVG_PAD + (double)n->start * l->px, w = (double)n->n[1] * l->px;
+	int y = l->fo->icicle ? TOP_SPACE + (int)n->depth * FRAME_HEIGHT
+			      : l->height - BOTTOM_SPACE - (int)(n->depth + 1) * FRAME_HEIGHT;
+	size_t len;
+	const char *name = flame__name(l->f, i, &len);
+	char fill[32], buf[1024];
+
+	if (l->diff && i)
+		flame__diff_colour(delta(l, i), l->max_delta, fill, sizeof(fill));
+	else
+		flame__colour(l->palette, name, len, n->kind, fill, sizeof(fill));
+	snprintf(buf, sizeof(buf), "%.*s", (int)len, name);
 	fprintf(out, "<g data-s=\"%llu\" data-n=\"%llu\" data-d=\"%u\" data-name=\"",
-		(unsigned long long)l->start[i], (unsigned long long)f->samples, l->depth[i]);
-	escape_xml(out, name);
+		(unsigned long long)n->start, (unsigned long long)n->n[1], n->depth);
+	escape_xml(out, buf);
 	fprintf(out, "\"><title>");
-	escape_xml(out, name);
-	if (i && fn->object[0]) {
-		fprintf(out, " [");
-		escape_xml(out, fn->object);
-		fprintf(out, "]");
-	}
-	fprintf(out, " (%llu samples, %.2f%%)</title>", (unsigned long long)f->samples,
-		pct_of(f->samples, t->v[0].samples));
+	put_tooltip(out, l, i, name, len);
 	fprintf(out,
-		"<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
-		"data-fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
+		"</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+		"data-fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%d\">",
 		x, y, w, FRAME_HEIGHT - 1, fill, fill, x + 3, y + FRAME_HEIGHT - 5);
+	put_label(out, name, len, w);
+	fprintf(out, "</text></g>\n");
 }
 
-static void put_svg(const struct session *s, const struct hist *hi, const struct ftree *t,
-		    const struct layout *l, FILE *out)
+/* The document up to the frames: size, layout attributes, style and script. */
+static void put_head(FILE *out, const struct layout *l)
 {
-	int height = TOP_SPACE + BOTTOM_SPACE + (int)(l->max_depth + 1) * FRAME_HEIGHT;
-	size_t i = 0;
+	const struct flame_opts *fo = l->fo;
+	int w = l->width, h = l->height;
 
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		     "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" ");
 	fprintf(out,
 		"width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" data-total=\"%llu\" "
-		"onload=\"init(evt)\">\n",
-		SVG_WIDTH, height, SVG_WIDTH, height, (unsigned long long)t->v[0].samples);
+		"data-top=\"%d\" data-bottom=\"%d\"%s onload=\"init(evt)\">\n",
+		w, h, w, h, (unsigned long long)l->f->v[0].n[1], TOP_SPACE, BOTTOM_SPACE,
+		fo->icicle ? " data-icicle=\"1\"" : "");
 	fprintf(out, "<style type=\"text/css\">\n"
 		     "text { font-family: Verdana, sans-serif; font-size: 12px; fill: #000; }\n"
 		     "#title { font-size: 17px; }\n"
+		     "#subtitle { fill: #555; }\n"
 		     "#frames rect { stroke: none; }\n"
 		     "#frames g:hover rect { stroke: #000; stroke-width: 0.5; }\n"
 		     "#frames g { cursor: pointer; }\n"
@@ -227,68 +211,136 @@ static void put_svg(const struct session *s, const struct hist *hi, const struct
 		     ".parent { opacity: 0.5; }\n"
 		     "#unzoom, #search { cursor: pointer; }\n"
 		     "</style>\n");
-	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", script);
-	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f8\"/>\n",
-		SVG_WIDTH, height);
-	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\">Flame Graph: ",
-		SVG_WIDTH / 2);
-	escape_xml(out, hi->event);
-	fprintf(out, ", %llu samples</text>\n", (unsigned long long)t->v[0].samples);
-	fprintf(out, "<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n",
-		SVG_PAD);
-	fprintf(out, "<text id=\"search\" x=\"%d\" y=\"24\" text-anchor=\"end\">Search</text>\n",
-		SVG_WIDTH - SVG_PAD);
-	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", SVG_PAD, height - 10);
-	fprintf(out,
-		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n<g "
-		"id=\"frames\">\n",
-		SVG_WIDTH - SVG_PAD, height - 10);
-	while (i != UINT32_MAX) {
-		const struct fnode *f = &t->v[i];
-		bool wide = (double)f->samples * l->px >= MIN_WIDTH_PX;
+	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", flame_script);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f8\"/>\n", w, h);
+	fprintf(out, "<g id=\"frames\">\n");
+}
 
-		if (wide)
-			put_frame(s, t, l, (u32)i, i ? s->hists.res.funcs[f->fid].name : "all",
-				  height, out);
-		if (wide && f->child != UINT32_MAX) {
-			i = f->child;
-			continue;
-		}
-		while (i && t->v[i].next == UINT32_MAX)
-			i = t->v[i].parent;
-		i = i ? t->v[i].next : UINT32_MAX;
+/* After the frames, so they stay on top: title, buttons, details line. */
+static void put_controls(FILE *out, const struct layout *l, const char *title, const char *event,
+			 u64 base_samples)
+{
+	int w = l->width, h = l->height;
+
+	fprintf(out,
+		"</g>\n<g id=\"header\"><rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
+		"fill=\"#f8f8f8\" fill-opacity=\"0.92\"/>\n",
+		w, TOP_SPACE - 4);
+	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\">", w / 2);
+	escape_xml(out, title);
+	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"42\" text-anchor=\"middle\">",
+		w / 2);
+	escape_xml(out, event);
+	fprintf(out, ", %llu samples", (unsigned long long)l->f->v[0].n[1]);
+	if (l->diff)
+		fprintf(out, " (baseline %llu); red grew, blue shrank%s",
+			(unsigned long long)base_samples,
+			l->fo->raw_counts ? " (sample counts)" : " (shares of all samples)");
+	fprintf(out,
+		"</text>\n<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n",
+		SVG_PAD);
+	fprintf(out,
+		"<text id=\"search\" x=\"%d\" y=\"24\" text-anchor=\"end\">Search</text></g>\n",
+		w - SVG_PAD);
+	fprintf(out,
+		"<g id=\"footer\"><rect x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\" "
+		"fill=\"#f8f8f8\" fill-opacity=\"0.92\"/>\n",
+		h - BOTTOM_SPACE + 4, w, BOTTOM_SPACE - 4);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", SVG_PAD, h - 10);
+	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text></g>\n",
+		w - SVG_PAD, h - 10);
+	fprintf(out, "</svg>\n");
+}
+
+static void put_svg(struct flame *f, const struct flame_opts *fo, bool diff, const char *event,
+		    FILE *out)
+{
+	struct layout l = {.f = f, .fo = fo, .diff = diff, .scale = 1};
+	const char *title;
+	u32 i;
+
+	l.width = fo->width ? (int)fo->width : DEFAULT_WIDTH;
+	l.px = f->v[0].n[1] ? (double)(l.width - 2 * SVG_PAD) / (double)f->v[0].n[1] : 0;
+	l.min_px = fo->min_width;
+	if (fo->min_pct > 0 && fo->min_pct * (l.width - 2 * SVG_PAD) / 100 > l.min_px)
+		l.min_px = fo->min_pct * (l.width - 2 * SVG_PAD) / 100;
+	if (diff && !fo->raw_counts && f->v[0].n[0])
+		l.scale = (double)f->v[0].n[1] / (double)f->v[0].n[0];
+	lay_out(f, &l);
+	l.palette = fo->palette ? fo->palette : mixed(f) ? "red" : "hot";
+	l.height = TOP_SPACE + BOTTOM_SPACE + (int)(l.max_depth + 1) * FRAME_HEIGHT;
+	title = fo->title    ? fo->title
+		: diff	     ? "Differential Flame Graph"
+		: fo->icicle ? "Icicle Graph"
+			     : "Flame Graph";
+	put_head(out, &l);
+	for (i = 0; i != NONE; i = walk_next(f, i, !shown(&l, i))) {
+		if (shown(&l, i))
+			put_frame(out, &l, i);
 	}
-	fprintf(out, "</g>\n</svg>\n");
+	put_controls(out, &l, title, event, f->v[0].n[0]);
+}
+
+/* The event's histogram in @s, or -1 when it has no samples of it. */
+static int pick_hist(const struct session *s, const char *event)
+{
+	int hist = session__main_hist(s, event);
+
+	if (!s->hists.nr || hist < 0 || (size_t)hist >= s->hists.nr)
+		return -1;
+	return hist;
+}
+
+static int root_mode(const struct flame_opts *fo, size_t procs)
+{
+	if (fo->root != FLAME_ROOT_AUTO)
+		return fo->root;
+	return procs > 1 ? FLAME_ROOT_COMM : FLAME_ROOT_NONE;
 }
 
 /* Write the main event's flame graph as SVG to @out. Returns 0 or -ENOMEM. */
 int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out)
 {
-	int hist = session__main_hist(s, o->event);
-	struct layout l = {0};
-	struct ftree t;
-	int err;
+	int hist = pick_hist(s, o->event), err;
+	struct flame f = {0};
 
-	if (!s->hists.nr)
+	if (hist < 0)
 		return 0;
-	if (hist < 0 || (size_t)hist >= s->hists.nr)
-		hist = 0;
-	err = ftree__build(&t, s, hist, FT_STACKS, 0);
-	if (!err) {
-		ftree__order(&t, s->hists.res.funcs, true);
-		l.start = calloc(t.nr, sizeof(*l.start));
-		l.depth = calloc(t.nr, sizeof(*l.depth));
-		if (!l.start || !l.depth)
-			err = -ENOMEM;
-	}
-	if (!err) {
-		l.px =
-		    t.v[0].samples ? (double)(SVG_WIDTH - 2 * SVG_PAD) / (double)t.v[0].samples : 0;
-		lay_out(&t, &l);
-		put_svg(s, &s->hists.v[hist], &t, &l, out);
-	}
-	free(l.start);
-	free(l.depth);
-	ftree__exit(&t);
+	err = flame__add(&f, s, hist, 1, root_mode(&o->flame, flame__count_procs(s, hist)));
+	if (!err)
+		err = flame__sort(&f);
+	if (!err)
+		put_svg(&f, &o->flame, false, s->hists.v[hist].event, out);
+	flame__exit(&f);
+	return err;
+}
+
+/*
+ * Write the differential flame graph of @base -> @new as SVG to @out: the
+ * new profile's frames, coloured by how their share of all samples changed.
+ * Returns 0 or -ENOMEM.
+ */
+int render_flamegraph_diff(struct session *base, struct session *new, const struct report_opts *o,
+			   FILE *out)
+{
+	int ha = pick_hist(base, o->event), hb = pick_hist(new, o->event), err = 0, root;
+	struct flame f = {0};
+	size_t procs;
+
+	if (hb < 0)
+		return 0;
+	procs = flame__count_procs(new, hb);
+	if (ha >= 0 && flame__count_procs(base, ha) > procs)
+		procs = flame__count_procs(base, ha);
+	root = root_mode(&o->flame, procs);
+	if (ha >= 0)
+		err = flame__add(&f, base, ha, 0, root);
+	if (!err)
+		err = flame__add(&f, new, hb, 1, root);
+	if (!err)
+		err = flame__sort(&f);
+	if (!err)
+		put_svg(&f, &o->flame, true, new->hists.v[hb].event, out);
+	flame__exit(&f);
 	return err;
 }

@@ -15,6 +15,20 @@
 
 /* ---- output.c and render_*.c ---- */
 
+/* --flamegraph's options (render_flame.c). */
+enum { FLAME_ROOT_AUTO, FLAME_ROOT_COMM, FLAME_ROOT_PID, FLAME_ROOT_NONE };
+
+struct flame_opts {
+	const char *title;   /* NULL: "Flame Graph", "Icicle Graph" or "Differential ..." */
+	const char *palette; /* flamegraph.pl's --colors name; NULL: hot */
+	unsigned width;	     /* pixels; 0: 1200 */
+	double min_width;    /* frames narrower than this many pixels are left out */
+	double min_pct;	     /* ... or than this % of all samples, when > 0 */
+	bool icicle;	     /* root at the top */
+	bool raw_counts;     /* --diff: compare sample counts, not shares */
+	int root;	     /* FLAME_ROOT_*: a node per command or process under "all" */
+};
+
 struct report_opts {
 	unsigned top;
 	bool children;
@@ -26,6 +40,7 @@ struct report_opts {
 	const struct aim *aim; /* the stack filter: -S limits the top table's rows */
 	bool no_fold;	       /* --no-fold-recursion: tree views keep the raw chain */
 	unsigned hot_lines;    /* --hot-lines N: the N hottest source lines per function */
+	struct flame_opts flame;
 };
 
 /* Text-safe output of a string from the file (output.c, escape.c). */
@@ -43,6 +58,11 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out);
 int report__print_hot_lines(struct session *s, int hist, const struct report_opts *o, FILE *out);
 int render_folded(struct session *s, const struct report_opts *o, FILE *out);
 int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out);
+int render_flamegraph_diff(struct session *base, struct session *new, const struct report_opts *o,
+			   FILE *out);
+/* flamegraph.pl's palette names, for --colors (flame_palette.c). */
+bool flame_palette__valid(const char *name);
+extern const char flame_palette_names[];
 int render_json(struct session *s, const struct report_opts *o, FILE *out);
 int render_pprof(struct session *s, const struct report_opts *o, FILE *out);
 int render_speedscope(struct session *s, const struct report_opts *o, FILE *out);
