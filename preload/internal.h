@@ -124,11 +124,12 @@ int features__early(struct writer *w);
 int features__write(struct writer *w);
 int features__write_emergency(struct writer *w);
 
-/* ---- session/stat_records.c: the counter totals, in the file and on stderr ---- */
+/* ---- session/stat_records.c: the counter totals, in FILE.stat and on stderr ---- */
 
 int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed,
 		uint64_t sampled);
 void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns);
+void stat__remove(const struct writer *w);
 
 /* ---- session/lifecycle.c: the one session of this process ---- */
 

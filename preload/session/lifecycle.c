@@ -180,26 +180,16 @@ static void record_delivered_period(void)
 							 : autoprof.cfg.freq));
 }
 
-/* The file's attrs: the sampling event (id 1), then each counter that is open (ids 2, ...). */
+/*
+ * The file's attrs: the sampling event (id 1) only, as in a perf record
+ * file; the counters' attrs go with their totals into FILE.stat (stat_records.c).
+ */
 static int file_events(struct writer_event *events)
 {
-	int n = 0;
-
-	events[n].attr = autoprof.attr;
-	events[n].id = AP_SAMPLE_ID;
-	snprintf(events[n].name, sizeof(events[n].name), "%s", autoprof.cfg.event_name);
-	n++;
-	for (int i = 0; i < autoprof.counters.n && n < AP_MAX_EVENTS; i++) {
-		const struct ap_counter *c = &autoprof.counters.c[i];
-
-		if (c->unsupported)
-			continue;
-		events[n].attr = c->attr;
-		events[n].id = (uint64_t)n + 1;
-		snprintf(events[n].name, sizeof(events[n].name), "%s", c->name);
-		n++;
-	}
-	return n;
+	events[0].attr = autoprof.attr;
+	events[0].id = AP_SAMPLE_ID;
+	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg.event_name);
+	return 1;
 }
 
 /* Sample the threads that started before us (another library's constructor). */
@@ -304,6 +294,7 @@ static int session_open(bool attach_others)
 		return err;
 	}
 	features__early(&autoprof.writer); /* the file is finished after every append */
+	stat__remove(&autoprof.writer);	   /* an earlier run's totals are not this one's */
 	err = maps__write_all(&autoprof.writer, autoprof.pid);
 	if (!err && autoprof.cfg.kernel && maps__write_kernel(&autoprof.writer) && autoprof.top)
 		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
@@ -484,8 +475,10 @@ void autoprof__stop(void)
 	if (err)
 		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
 			strerror(-err));
-	if (empty)
+	if (empty) {
 		unlink(autoprof.writer.path);
+		stat__remove(&autoprof.writer);
+	}
 	say_summary();
 }
 
@@ -506,8 +499,10 @@ void autoprof__before_exec(void)
 	save_counters(false);
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	record_delivered_period();
-	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
+	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
 		unlink(autoprof.writer.path);
+		stat__remove(&autoprof.writer);
+	}
 	counters__keep_across_exec(&autoprof.counters, true);
 	autoprof.exec_pending = true;
 }
@@ -556,6 +551,8 @@ void autoprof__emergency_stop(void)
 	thread__stop_all_emergency();
 	save_counters(false);
 	features__write_emergency(&autoprof.writer);
-	if (!autoprof.stats.samples && !autoprof.top)
+	if (!autoprof.stats.samples && !autoprof.top) {
 		unlink(autoprof.writer.path);
+		stat__remove(&autoprof.writer);
+	}
 }

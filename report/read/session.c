@@ -120,7 +120,13 @@ static int add_file(struct session *s, const char *path, const void *buf, size_t
  */
 int session__add_file(struct session *s, const char *path)
 {
-	return add_file(s, path, NULL, 0);
+	int err = add_file(s, path, NULL, 0);
+
+	if (!err)
+		err = stat_sibling__read(s, (u32)(s->nr_files - 1));
+	if (err == -ENOMEM)
+		return fail(s, err, path, "out of memory");
+	return err;
 }
 
 /* As session__add_file() for @len bytes at @buf, which must outlive the session. */
