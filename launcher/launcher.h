@@ -4,10 +4,26 @@
 #define AUTOPROF_LAUNCHER_H
 
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #define O_CLOEXEC_FLAG O_CLOEXEC
 
 void launcher__open_counters(void);
 int launcher__run(char **argv, const char *output, int quiet);
+
+/* ---- summary.c: what one profile holds, for the closing lines ---- */
+
+struct file_summary {
+	int pid;
+	uint64_t samples, lost;
+	char cmd[256];
+};
+
+int summary__read(const char *path, struct file_summary *s);
+
+/* ---- static_check.c: programs LD_PRELOAD cannot enter ---- */
+
+bool launcher__is_static(const char *command);
 
 #endif

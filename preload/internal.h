@@ -143,6 +143,7 @@ struct ap_session {
 	bool top;	      /* the first process of the run */
 	bool timer_mode;      /* sampling with CPU-time timers (timer.c) */
 	int gen;	      /* how many execs this process made before this image */
+	bool execd;	      /* this image was started by an exec of a profiled image */
 	bool exec_pending;    /* finished for an exec that may still fail */
 	bool exec_keeps_name; /* that image was empty: the next one takes its name */
 	uint64_t start_time;

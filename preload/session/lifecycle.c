@@ -91,18 +91,22 @@ static int start_counters(struct ap_counters *cs, const struct ap_config *cfg)
 	return err;
 }
 
-/* One line for what a machine without a PMU cannot do; nothing elsewhere. */
+/*
+ * One line for what a machine without a PMU cannot do; nothing elsewhere.
+ * Said by the run's first image only (not again by a later image of the
+ * same process, nor by its descendants).
+ */
 static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
 {
 	char missing[512];
 
 	counters__unsupported(cs, missing, sizeof(missing));
 	if (fell_back && missing[0])
-		pr_warn("no hardware PMU here (%s): sampling cpu-clock; not counting %s",
-			strerror(fell_back), missing);
+		pr_warn("no hardware PMU here (a VM or container without performance counters): "
+			"sampling cpu-clock; not counting %s",
+			missing);
 	else if (fell_back)
-		pr_warn("no hardware cycles event here (%s): sampling cpu-clock",
-			strerror(fell_back));
+		pr_warn("no hardware cycles event here: sampling cpu-clock");
 	else if (missing[0])
 		pr_warn("not counting %s: the machine lacks them", missing);
 }
@@ -134,7 +138,7 @@ static int choose_source(int *fell_back)
 			return err;
 		}
 		counters__unsupported(&autoprof.counters, missing, sizeof(missing));
-		if (autoprof.top && autoprof.gen == 0)
+		if (autoprof.top && !autoprof.execd)
 			pr_warn("perf_event_open is refused here (%s; seccomp or "
 				"kernel.perf_event_paranoid): sampling with per-thread CPU-time "
 				"timers, "
@@ -243,8 +247,11 @@ static void find_lineage(void)
 	char buf[PATH_MAX + 32];
 	int pid = 0, gen = 0;
 
-	if (image && sscanf(image, "%d:%d", &pid, &gen) == 2 && pid == autoprof.pid && gen > 0)
-		autoprof.gen = gen;
+	if (image && sscanf(image, "%d:%d", &pid, &gen) == 2 && pid == autoprof.pid) {
+		autoprof.execd = true; /* an exec made this image: the run said its warnings */
+		if (gen > 0)
+			autoprof.gen = gen;
+	}
 	autoprof.top = !top || !*top || atoi(top) == autoprof.pid;
 	if (!top || !*top) {
 		if (autoprof.cfg.output[0] != '/' && getcwd(buf, PATH_MAX) &&
@@ -381,7 +388,7 @@ int autoprof__start(void)
 	err = choose_source(&fell_back);
 	if (err)
 		goto out_counters;
-	if (autoprof.top && autoprof.gen == 0 && !autoprof.timer_mode)
+	if (autoprof.top && !autoprof.execd && !autoprof.timer_mode)
 		say_missing_pmu(&autoprof.counters, fell_back);
 	if (autoprof.timer_mode)
 		timer_attr(&autoprof.attr);
