@@ -177,7 +177,7 @@ static int validate(void)
 
 int main(int argc, char **argv)
 {
-	struct option longopts[NROWS + 2];
+	struct option longopts[NROWS + 3];
 	char shortopts[3 * NROWS + 4] = "+h";
 	char lib[PATH_MAX], *preload;
 	const char *old, *output;
@@ -198,6 +198,7 @@ int main(int argc, char **argv)
 		}
 	}
 	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[n++] = (struct option){"man", no_argument, NULL, 'M'}; /* hidden: the manual */
 	longopts[n] = (struct option){0};
 
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -205,6 +206,10 @@ int main(int argc, char **argv)
 
 		if (c == 'h') {
 			usage(stdout);
+			return 0;
+		}
+		if (c == 'M') {
+			launcher__man(stdout);
 			return 0;
 		}
 		if (c >= 256 && c < 256 + NROWS)

@@ -22,6 +22,11 @@ struct file_summary {
 
 int summary__read(const char *path, struct file_summary *s);
 
+/* ---- man.c: autoprof(1) from env.h's table (the hidden --man) ---- */
+
+#include <stdio.h>
+void launcher__man(FILE *f);
+
 /* ---- static_check.c: programs LD_PRELOAD cannot enter ---- */
 
 bool launcher__is_static(const char *command);

@@ -35,6 +35,8 @@ enum {
 	OPT_FLAME,
 	OPT_JSON,
 	OPT_DIFF,
+	OPT_LIST,
+	OPT_MAN,
 };
 
 const char cli_synopsis[] = PROG " [OPTION...] [FILE...]\n" PROG " --diff BASELINE NEW";
@@ -51,6 +53,9 @@ const struct cli_option cli_options[] = {
     {"event", 'e', "NAME",
      "the event the tree, folded, flame graph, CSV results\nand diff use (default: the first "
      "with samples)"},
+    {"list", OPT_LIST, NULL,
+     "list the profiles in the FILE or directory arguments\n(default .): pid, samples, lost, "
+     "duration, command"},
     {NULL, 0, NULL, "Default view (header, counters, top functions by self and total time):"},
     {"top", 'n', "N", "show the top N rows (default 20)"},
     {"no-children", OPT_NO_CHILDREN, NULL, "omit the table of total (inclusive) time"},
@@ -82,6 +87,7 @@ const struct cli_option cli_options[] = {
     {NULL, 0, NULL, ""},
     {"help", 'h', NULL, "show this help"},
     {"version", OPT_VERSION, NULL, "show the version"},
+    {"man", OPT_MAN, NULL, NULL}, /* the manual page, for the build */
 };
 
 const size_t cli_nr_options = ARRAY_SIZE(cli_options);
@@ -339,6 +345,12 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		case OPT_DIFF:
 			c->diff = true;
 			break;
+		case OPT_LIST:
+			c->list = true;
+			break;
+		case OPT_MAN:
+			cli__man(stdout);
+			return 0;
 		case 'h':
 			cli__usage(stdout);
 			return 0;
@@ -365,7 +377,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 	if (c->folded && c->flame_file && !strcmp(c->flame_file, "-"))
 		return cli__usage_error("%s", "--folded and --flamegraph - both write to stdout");
 	if (!c->nr_files)
-		c->files[c->nr_files++] = "perf.data";
+		c->files[c->nr_files++] = c->list ? "." : "perf.data";
 	c->so.lines = sort_spec__has(&c->ro.sort, SK_SRCLINE);
 	return -1;
 }

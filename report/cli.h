@@ -31,6 +31,7 @@ struct cmdline {
 	size_t nr_files;
 	const char *csv_dir, *flame_file;
 	bool tree, folded, json, diff;
+	bool list;	/* --list: the profiles of the inputs (default .), no report */
 	char *lists[4]; /* copies of the comm and dso lists, split in place */
 	size_t nr_lists;
 };
@@ -44,6 +45,8 @@ int cli__parse(struct cmdline *c, int argc, char **argv);
 void cli__exit(struct cmdline *c);
 /* Print --help from the table. */
 void cli__usage(FILE *out);
+/* Print the manual page (troff) from the same table: the hidden --man. */
+void cli__man(FILE *out);
 /* Print one line "autoprof-report: <fmt with arg> (try --help)"; returns 2. */
 int cli__usage_error(const char *fmt, const char *arg);
 

@@ -9,6 +9,7 @@
  *   sample.c     SAMPLE payload and the sample_id trailer, driven by sample_type
  *   session.c    the two passes over all files (declared in internal.h)
  *   stat_sibling.c  the counter totals in FILE.stat beside a profile
+ *   listing.c    --list: what each profile of a directory holds
  * Included by internal.h after the basic types (u8..u64, ld64, kvmap).
  */
 #ifndef AUTOPROF_REPORT_READ_H
@@ -104,6 +105,10 @@ void features__exit(struct features *f);
 
 struct session;
 int stat_sibling__read(struct session *s, u32 fi);
+
+/* ---- listing.c: autoprof-report --list ---- */
+
+int listing__print(const char *const *paths, size_t nr, FILE *out);
 
 /* ---- evname.c ---- */
 
