@@ -10,9 +10,10 @@ build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libzstd-dev li
 # libc6-dbg names glibc's local functions (start_thread, __libc_start_call_main) in
 # stacks; strace counts the library's system calls in preload-basic.t; clang-format
 # checks the layout of the sources (format.t); g++, golang-go,
-# rustc, nodejs and a JDK build and run the hostile programs (tests/hostile.t).
+# rustc, nodejs and a JDK build and run the hostile programs (tests/hostile.t); man-db
+# renders the generated manual pages (manual.t).
 test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev
-	libc6-dbg strace clang-format g++ golang-go rustc nodejs openjdk-17-jdk-headless"
+	libc6-dbg strace clang-format g++ golang-go rustc nodejs openjdk-17-jdk-headless man-db"
 bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine time"
 
 case "${1:-build}" in
