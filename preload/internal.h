@@ -126,8 +126,7 @@ int features__write_emergency(struct writer *w);
 
 /* ---- session/stat_records.c: the counter totals, in FILE.stat and on stderr ---- */
 
-int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed,
-		uint64_t sampled);
+int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed);
 void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns);
 void stat__remove(const struct writer *w);
 

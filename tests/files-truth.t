@@ -6,7 +6,7 @@
 # whose closing lines say which file holds which command.
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$B/autoprof-report" "$B/progs/split"
-plan 22
+plan 23
 
 P=$B/progs
 # A sample's first line in perf script: comm, tid, time, period, event.
@@ -87,7 +87,7 @@ within "$w" 0 1 "at most one line about the PMU for a run with an exec" || diag_
 ! grep -q 'No such file or directory\|Operation not supported' ex.err
 ok $? "no raw errno text in the warnings" || diag_file ex.err
 
-# 17-19: a process tree: each file with its pid, samples and command, most samples first.
+# 17-20: a process tree: each file with its pid, samples and command, most samples first.
 mkdir tree && cd tree || exit 1
 "$B/autoprof" -o t.data -- sh -c "$P/split 30 >/dev/null; $P/split 300 >/dev/null" 2>tree.err
 first=$(sed -n '/^autoprof: wrote/{n;p;q}' tree.err)
@@ -104,9 +104,14 @@ awk -v f="$file" -v p="$pid" -v n="$tn" '$1 == f && $2 == p && $3 == n && $4 == 
 	[ "$(grep -c '^t\.data' list.txt)" = "$(ls t.data* | grep -cv '\.stat$')" ]
 ok $? "autoprof-report --list shows every profile of the directory with pid, samples and command" ||
 	diag_file list.txt
+# perf.data* names t.data.stat too: its totals are counted once.
+ttc=$(perf stat report -i t.data.stat 2>&1 | awk '$3 == "task-clock" { print $1; exit }')
+"$B/autoprof-report" t.data* >all.txt 2>&1
+is "$(awk '$2 == "msec" && $3 == "task-clock" { print $1; exit }' all.txt)" "$ttc" \
+	"autoprof-report t.data* counts the counters once (t.data.stat as an input and beside t.data)"
 cd ..
 
-# 20-22: a statically linked program: it runs, its status is kept, one line says why no profile.
+# 21-23: a statically linked program: it runs, its status is kept, one line says why no profile.
 printf 'int main(void) { return 3; }\n' >st.c
 if cc -static -o st st.c 2>/dev/null; then
 	"$B/autoprof" -o st.data -- ./st >st.out 2>st.err

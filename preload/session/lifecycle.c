@@ -431,7 +431,7 @@ static uint64_t save_counters(bool close_them)
 	uint64_t since = cs->start_ns && cs->start_ns < now ? cs->start_ns : autoprof.start_time;
 
 	counters__read(cs, close_them);
-	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since, autoprof.stats.period_sum);
+	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since);
 	return now - since;
 }
 

@@ -244,20 +244,19 @@ static void put_features(struct sbuf *b, struct perf_file_header *h, const struc
 }
 
 /*
- * Write FILE.stat: the sampling event (its count: the sum of the periods of
- * its samples, what perf report calls the approximate event count) and every
- * counter read, with perf stat record's records (THREAD_MAP, CPU_MAP,
- * STAT_CONFIG, STAT, STAT_ROUND) and features. Nothing when there are no
+ * Write FILE.stat: every counter read, with perf stat record's records
+ * (THREAD_MAP, CPU_MAP, STAT_CONFIG, STAT, STAT_ROUND) and features. The
+ * sampling event is not among them: its samples are in FILE, and a process
+ * tree's samples are spread over its files. Nothing when there are no
  * counters (a forked child: its totals belong to the process that opened
  * the inherited counters); a stale FILE.stat is removed then. Returns 0 or
  * -errno. Async-signal-safe (the emergency path of a deadly signal writes
  * the totals this way): one caller at a time, the one that ended the session.
  */
-int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed,
-		uint64_t sampled)
+int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed)
 {
 	static char file[STAT_FILE_CAP];
-	static struct stat_event ev[1 + AP_MAX_COUNTERS];
+	static struct stat_event ev[AP_MAX_COUNTERS];
 	struct sbuf b = {file, 0, sizeof(file), false};
 	struct perf_file_header h = {.magic = PERF_FILE_MAGIC,
 				     .size = sizeof(h),
@@ -266,8 +265,6 @@ int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, ui
 	int n = 0, fd, saved = errno, err = 0;
 	size_t ids;
 
-	ev[n++] = (struct stat_event){
-	    &w->events[0].attr, w->events[0].name, AP_SAMPLE_ID, sampled, elapsed, elapsed};
 	for (int i = 0; i < cs->n; i++) {
 		const struct ap_counter *c = &cs->c[i];
 
@@ -275,7 +272,7 @@ int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, ui
 			ev[n++] = (struct stat_event){&c->attr, c->name, (uint64_t)(first_id + i),
 						      c->raw,	c->ena,	 c->run};
 	}
-	if (n == 1 || !stat_path(w, path, sizeof(path))) {
+	if (!n || !stat_path(w, path, sizeof(path))) {
 		stat__remove(w);
 		return 0;
 	}

@@ -19,7 +19,7 @@ struct listed {
 	char *path;
 	u32 pid;
 	u64 samples, lost, first, last;
-	char *cmd; /* the CMDLINE feature without autoprof's own first word */
+	char *cmd; /* the CMDLINE feature (features.c drops autoprof's own first word) */
 	const char *err;
 	bool from_dir, is_stat; /* found in a directory; a counters file (not listed then) */
 };
@@ -101,9 +101,7 @@ static void summarize(struct listed *l)
 		goto out;
 	}
 	walk(&pf, l);
-	cmd = pf.feat.cmdline ? pf.feat.cmdline : "";
-	if (!strncmp(cmd, "autoprof ", 9))
-		cmd += 9;
+	cmd = pf.feat.cmdline ? pf.feat.cmdline : ""; /* autoprof's: the program's */
 	l->cmd = strdup(cmd);
 out:
 	perf_file__close(&pf);

@@ -105,6 +105,7 @@ void features__exit(struct features *f);
 
 struct session;
 int stat_sibling__read(struct session *s, u32 fi);
+bool stat_sibling__seen(const struct session *s, const char *path);
 
 /* ---- listing.c: autoprof-report --list ---- */
 

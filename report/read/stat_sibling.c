@@ -10,10 +10,30 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Counters of a sibling are kept apart from those of the profiles by this file-number bit. */
 #define SIBLING_FILE (1u << 31)
+
+/* Note the stat file @st as counted. Returns 0 or -ENOMEM. */
+static int note_counted(struct session *s, const struct stat *st)
+{
+	return kvmap__put(&s->stats_read, (u64)st->st_dev, (u64)st->st_ino, 1);
+}
+
+/*
+ * Has @path already been counted as a stat file of this session (the
+ * FILE.stat of an input, named as an input too, as perf.data* does)?
+ */
+bool stat_sibling__seen(const struct session *s, const char *path)
+{
+	struct stat st;
+	u64 v;
+
+	return stat(path, &st) == 0 &&
+	       kvmap__get(&s->stats_read, (u64)st.st_dev, (u64)st.st_ino, &v);
+}
 
 /*
  * Read FILE.stat beside file @fi of @s (a file opened by path, not a pipe,
@@ -25,17 +45,27 @@ int stat_sibling__read(struct session *s, u32 fi)
 	const struct perf_file *main_pf = &s->files[fi];
 	struct perf_file pf;
 	struct record r;
+	struct stat st;
 	char *path, warn[256];
 	u64 pos;
 	int ret = 0;
 
-	if (main_pf->pipe || main_pf->feat.has_stat || !main_pf->path)
+	if (main_pf->pipe || !main_pf->path)
 		return 0;
+	if (main_pf->feat.has_stat) { /* a stat file named as an input: counted as such */
+		if (stat(main_pf->path, &st) == 0 && note_counted(s, &st))
+			return -ENOMEM;
+		return 0;
+	}
 	if (asprintf(&path, "%s.stat", main_pf->path) < 0)
 		return -ENOMEM;
-	if (access(path, F_OK)) {
-		free(path);
+	if (stat(path, &st) || stat_sibling__seen(s, path)) {
+		free(path); /* none, or named as an input before its profile */
 		return 0;
+	}
+	if (note_counted(s, &st)) {
+		free(path);
+		return -ENOMEM;
 	}
 	memset(&pf, 0, sizeof(pf));
 	if (perf_file__open(&pf, path)) {
