@@ -102,8 +102,8 @@ static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
 
 	counters__unsupported(cs, missing, sizeof(missing));
 	if (fell_back && missing[0])
-		pr_warn("no hardware PMU here (a VM or container without performance counters): "
-			"sampling cpu-clock; not counting %s",
+		pr_warn("no hardware PMU here (the kernel offers no cycles event): sampling "
+			"cpu-clock; not counting %s",
 			missing);
 	else if (fell_back)
 		pr_warn("no hardware cycles event here: sampling cpu-clock");
