@@ -5,8 +5,8 @@
 plan 10
 
 for p in autoprof autoprof-report; do
-	if [ ! -x "$B/$p" ] || [ ! -f "$B/man/$p.1" ]; then
-		echo "1..0 # SKIP $B/$p or $B/man/$p.1 is not built (run make)"
+	if [ ! -x "$B/$p" ]; then
+		echo "1..0 # SKIP $B/$p is not built (run make)"
 		exit 0
 	fi
 done
@@ -19,9 +19,9 @@ fi
 options() { sed -n 's/^ \{2,6\}\(-[A-Za-z], \)\{0,1\}\(--[a-z][a-z-]*\).*/\2/p' "$1" | sort -u; }
 
 for p in autoprof autoprof-report; do
-	"$B/$p" --man >fresh.1
-	cmp -s fresh.1 "$B/man/$p.1"
-	ok $? "$p.1 is what $p --man prints now (the build keeps it current)"
+	"$B/$p" --man >fresh.1 2>/dev/null
+	[ -s fresh.1 ] && cmp -s fresh.1 "$B/man/$p.1"
+	ok $? "make wrote $B/man/$p.1, and it is what $p --man prints now"
 	LC_ALL=C MANWIDTH=80 man -l "$B/man/$p.1" >"$p.txt" 2>"$p.err"
 	st=$?
 	[ "$st" = 0 ] && clean_stderr "$p.err" && grep -q "^NAME" "$p.txt" && grep -q "^OPTIONS" "$p.txt"
