@@ -60,7 +60,8 @@ static void usage(FILE *f)
 			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
 	fprintf(f, "\n"
 		   "Read the result with: autoprof-report [FILE], perf report -i FILE, perf script "
-		   "-i FILE\n");
+		   "-i FILE;\nthe counter totals with perf stat report -i FILE.stat; which file "
+		   "holds which command\nwith autoprof-report --list. The manual: man autoprof.\n");
 }
 
 /* Find libautoprof.so: beside this binary (build/) or in ../lib/autoprof (installed). */

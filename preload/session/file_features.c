@@ -157,14 +157,16 @@ static const int feature_order[] = {
     PERF_FEAT_SAMPLE_TIME,   PERF_FEAT_MEM_TOPOLOGY, PERF_FEAT_CLOCKID,
     PERF_FEAT_BPF_PROG_INFO, PERF_FEAT_BPF_BTF,	     PERF_FEAT_CLOCK_DATA,
     PERF_FEAT_PMU_CAPS};
-#define NR_FEATURES (int)(sizeof(feature_order) / sizeof(feature_order[0]))
+/* The longest machine description in the features rewritten after every flush. */
+#define MACHINE_EARLY_MAX 8192
+#define NR_FEATURES	  (int)(sizeof(feature_order) / sizeof(feature_order[0]))
 
 /*
  * Lay out every feature body into a new writer_features (build ids of the
  * objects loaded now). Returns it, or NULL (out of memory). Not
  * async-signal-safe.
  */
-static struct writer_features *prepare(struct writer *w)
+static struct writer_features *prepare(struct writer *w, bool final)
 {
 	struct writer_features *p = calloc(1, sizeof(*p));
 	struct blob body = {0};
@@ -227,7 +229,8 @@ static struct writer_features *prepare(struct writer *w)
 			feat_clock_data(&body);
 			break;
 		default: /* the machine's description */
-			have = machine__feature(feature_order[i], &body);
+			have = machine__feature(feature_order[i], &body,
+						final ? 0 : MACHINE_EARLY_MAX);
 			break;
 		}
 		if (!have)
@@ -257,12 +260,14 @@ static void release(const struct writer_features *p)
 
 /*
  * Give the writer the features as they are now, so that every append from
- * here on leaves a finished file. Returns 0 or -ENOMEM. Not async-signal-safe.
+ * here on leaves a finished file (@final: every section, however long; else
+ * a long machine description waits for the final set). Returns 0 or
+ * -ENOMEM. Not async-signal-safe.
  */
-int features__early(struct writer *w)
+static int install(struct writer *w, bool final)
 {
 	static const struct writer_features *current; /* the last set given to a writer */
-	struct writer_features *p = prepare(w);
+	struct writer_features *p = prepare(w, final);
 	const struct writer_features *old;
 
 	if (!p)
@@ -281,6 +286,12 @@ int features__early(struct writer *w)
 	return 0;
 }
 
+/* The features at the file's start: see install(). Not async-signal-safe. */
+int features__early(struct writer *w)
+{
+	return install(w, false);
+}
+
 /*
  * Finish the file: the features again (build ids of everything loaded by
  * now, the samples' time range) and the final header. Returns 0 or -errno.
@@ -289,7 +300,7 @@ int features__early(struct writer *w)
 int features__write(struct writer *w)
 {
 	writer__note_times(w, autoprof.stats.first_time, autoprof.stats.last_time);
-	features__early(w); /* on failure the earlier features stay */
+	install(w, true); /* on failure the earlier features stay */
 	return writer__finish(w, true);
 }
 

@@ -353,19 +353,15 @@ static bool feat_mem_topology(struct blob *b)
 	return true;
 }
 
-/*
- * Append the body of feature @feat to @b; false when this machine does not
- * say (the feature is left out, as perf leaves it out). Bodies are read
- * once and kept.
- */
-bool machine__feature(int feat, struct blob *b)
+/* The body of feature @feat, read once and kept; NULL when this machine does not say. */
+static const struct blob *body_of(int feat)
 {
 	static struct blob cache[PERF_FEAT_PMU_CAPS + 1];
 	static bool done[PERF_FEAT_PMU_CAPS + 1], have[PERF_FEAT_PMU_CAPS + 1];
 	struct blob *c;
 
 	if (feat < 0 || feat > PERF_FEAT_PMU_CAPS)
-		return false;
+		return NULL;
 	c = &cache[feat];
 	if (!done[feat]) {
 		switch (feat) {
@@ -397,11 +393,25 @@ bool machine__feature(int feat, struct blob *b)
 		if (c->err) {
 			free(c->p);
 			memset(c, 0, sizeof(*c));
-			return false; /* out of memory: try again next time */
+			return NULL; /* out of memory: try again next time */
 		}
 		done[feat] = true;
 	}
-	if (!have[feat])
+	return have[feat] ? c : NULL;
+}
+
+/*
+ * Append the body of feature @feat to @b; false when this machine does not
+ * say (the feature is left out, as perf leaves it out), or when @max_len is
+ * not 0 and the body is longer (a many-CPU machine's caches: the writer
+ * rewrites the early features after every flush, so such a body waits for
+ * the final write).
+ */
+bool machine__feature(int feat, struct blob *b, size_t max_len)
+{
+	const struct blob *c = body_of(feat);
+
+	if (!c || (max_len && c->len > max_len))
 		return false;
 	blob_put(b, c->p, c->len);
 	return true;
