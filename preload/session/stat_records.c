@@ -22,7 +22,6 @@
 
 #define THREAD_MAP_BYTES 40 /* header, u64 nr = 1, {u64 pid; char comm[16]} */
 #define CPU_MAP_BYTES	 16 /* header, u16 type = CPUS, u16 nr = 1, u16 cpu = -1, pad */
-#define MAPS_BYTES	 (THREAD_MAP_BYTES + CPU_MAP_BYTES)
 
 #define STAT_SUFFIX   ".stat"
 #define STAT_FILE_CAP 32768 /* header, attrs, ids, records, features */
