@@ -48,9 +48,16 @@ PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(BUILD)/progs/%) \
 	$(patsubst tests/progs/%.c,$(BUILD)/progs/%.so,$(wildcard tests/progs/lib*.c))
 
 TARGETS := $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report
+# The manual pages, printed by each program's hidden --man from its option table.
+MAN_PAGES := $(BUILD)/man/autoprof.1 $(BUILD)/man/autoprof-report.1
 DEPS_STAMP := $(BUILD)/.deps-build
 
-all: $(TARGETS)
+all: $(TARGETS) $(MAN_PAGES)
+
+$(BUILD)/man/%.1: $(BUILD)/%
+	@mkdir -p $(@D)
+	@echo "  MAN     $@"
+	$(Q)$< --man >$@
 
 # Fragments may add prerequisites of `make check` to CHECK_EXTRA.
 CHECK_EXTRA :=
@@ -161,7 +168,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/autoprof
 	install -m 755 $(BUILD)/autoprof $(BUILD)/autoprof-report $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libautoprof.so $(DESTDIR)$(PREFIX)/lib/autoprof/
-	install -m 644 doc/autoprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/
 
 format:

@@ -61,7 +61,8 @@ static void usage(FILE *f)
 			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
 	fprintf(f, "\n"
 		   "Read the result with: autoprof-report [FILE], perf report -i FILE, perf script "
-		   "-i FILE\n");
+		   "-i FILE;\nthe counter totals with perf stat report -i FILE.stat; which file "
+		   "holds which command\nwith autoprof-report --list. The manual: man autoprof.\n");
 }
 
 /* Find libautoprof.so: beside this binary (build/) or in ../lib/autoprof (installed). */
@@ -178,7 +179,7 @@ static int validate(void)
 
 int main(int argc, char **argv)
 {
-	struct option longopts[NROWS + 2];
+	struct option longopts[NROWS + 3];
 	char shortopts[3 * NROWS + 4] = "+h";
 	char lib[PATH_MAX], *preload;
 	const char *old, *output;
@@ -201,6 +202,7 @@ int main(int argc, char **argv)
 		}
 	}
 	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[n++] = (struct option){"man", no_argument, NULL, 'M'}; /* hidden: the manual */
 	longopts[n] = (struct option){0};
 
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -208,6 +210,10 @@ int main(int argc, char **argv)
 
 		if (c == 'h') {
 			usage(stdout);
+			return 0;
+		}
+		if (c == 'M') {
+			launcher__man(stdout);
 			return 0;
 		}
 		if (c >= 256 && c < 256 + NROWS)

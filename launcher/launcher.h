@@ -4,6 +4,8 @@
 #define AUTOPROF_LAUNCHER_H
 
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #define O_CLOEXEC_FLAG O_CLOEXEC
 
@@ -11,5 +13,24 @@ void launcher__open_counters(void);
 int launcher__run(char **argv, const char *output, int quiet);
 /* `autoprof list [FILTER]`: print the event names -e and --counters take. */
 int launcher__list_events(int argc, char **argv);
+
+/* ---- summary.c: what one profile holds, for the closing lines ---- */
+
+struct file_summary {
+	int pid;
+	uint64_t samples, lost;
+	char cmd[256];
+};
+
+int summary__read(const char *path, struct file_summary *s);
+
+/* ---- man.c: autoprof(1) from env.h's table (the hidden --man) ---- */
+
+#include <stdio.h>
+void launcher__man(FILE *f);
+
+/* ---- static_check.c: programs LD_PRELOAD cannot enter ---- */
+
+bool launcher__is_static(const char *command);
 
 #endif

@@ -72,24 +72,53 @@ static int is_output(const char *name, const char *pattern)
 	return *n == 0;
 }
 
-static int by_name(const void *a, const void *b)
+/* One output file of the run and what it holds. */
+struct output {
+	char *name;
+	struct file_summary sum;
+};
+
+/* Most samples first, then by name (the first process's file before its descendants'). */
+static int by_samples(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const struct output *x = a, *y = b;
+
+	if (x->sum.samples != y->sum.samples)
+		return x->sum.samples < y->sum.samples ? 1 : -1;
+	return strcmp(x->name, y->name);
 }
 
-/* Print, on stderr, the output files written since `since`. */
+#define SHOWN_FILES 10 /* file lines of a process tree's closing lines */
+
+/* "12345 samples, 0 lost" */
+static const char *counts(const struct file_summary *s, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%llu sample%s, %llu lost", (unsigned long long)s->samples,
+		 s->samples == 1 ? "" : "s", (unsigned long long)s->lost);
+	return buf;
+}
+
+/*
+ * Print, on stderr, the output files written since `since`: the file, its
+ * samples and lost samples and its command; for a process tree one line per
+ * file (pid, samples, command), most samples first, so the file that holds
+ * the real program is plain to see.
+ */
 static void list_outputs(const char *output, time_t since)
 {
-	char copy[PATH_MAX], copy2[PATH_MAX], path[PATH_MAX * 2], *names[64];
-	const char *dir, *base;
+	char copy[PATH_MAX], copy2[PATH_MAX], path[PATH_MAX * 2], num[64];
+	struct output outs[256];
+	const char *dir, *base, *pre;
+	uint64_t more_samples = 0;
 	struct dirent *e;
-	size_t n = 0, more = 0;
+	size_t n = 0, more = 0, width = 0;
 	DIR *d;
 
 	snprintf(copy, sizeof(copy), "%s", output);
 	snprintf(copy2, sizeof(copy2), "%s", output);
 	dir = dirname(copy);
 	base = basename(copy2);
+	pre = strcmp(dir, ".") ? dir : "";
 	d = opendir(dir);
 	if (!d)
 		return;
@@ -100,25 +129,57 @@ static void list_outputs(const char *output, time_t since)
 		if (!is_output(e->d_name, base) || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
 		    st.st_mtime < since)
 			continue;
-		if (n < sizeof(names) / sizeof(names[0]))
-			names[n++] = strdup(e->d_name);
-		else
+		if (n == sizeof(outs) / sizeof(outs[0])) {
+			struct file_summary sum;
+
+			summary__read(path, &sum);
 			more++;
+			more_samples += sum.samples;
+			continue;
+		}
+		outs[n].name = strdup(e->d_name);
+		if (!outs[n].name)
+			continue;
+		summary__read(path, &outs[n].sum);
+		n++;
 	}
 	closedir(d);
 	if (!n)
 		return;
-	qsort(names, n, sizeof(names[0]), by_name);
-	fprintf(stderr, "autoprof: wrote");
-	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "%s %s%s%s", i ? "," : "", strcmp(dir, ".") ? dir : "",
-			strcmp(dir, ".") ? "/" : "", names[i]);
-	if (more)
-		fprintf(stderr, " and %zu more", more);
-	fprintf(stderr, "%s\n",
-		n + more > 1 ? " (one file per process image; autoprof-report merges them)" : "");
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
+	qsort(outs, n, sizeof(outs[0]), by_samples);
+	if (n == 1 && !more) {
+		char stat_note[PATH_MAX + 32] = "";
+
+		snprintf(path, sizeof(path), "%s/%s.stat", dir, outs[0].name);
+		if (access(path, F_OK) == 0)
+			snprintf(stat_note, sizeof(stat_note), "; counters in %s%s%s.stat", pre,
+				 *pre ? "/" : "", outs[0].name);
+		fprintf(stderr, "autoprof: wrote %s%s%s (%s%s)%s%s\n", pre, *pre ? "/" : "",
+			outs[0].name, counts(&outs[0].sum, num, sizeof(num)), stat_note,
+			outs[0].sum.cmd[0] ? " for " : "", outs[0].sum.cmd);
+		free(outs[0].name);
+		return;
+	}
+	fprintf(stderr,
+		"autoprof: wrote %zu files, one per process image (autoprof-report merges them):\n",
+		n + more);
+	for (size_t i = 0; i < n && i < SHOWN_FILES; i++)
+		if (strlen(outs[i].name) > width)
+			width = strlen(outs[i].name);
+	for (size_t i = 0; i < n; i++) {
+		if (i < SHOWN_FILES)
+			fprintf(stderr, "autoprof:   %s%s%-*s  pid %-7d %-24s %s\n", pre,
+				*pre ? "/" : "", (int)width, outs[i].name, outs[i].sum.pid,
+				counts(&outs[i].sum, num, sizeof(num)), outs[i].sum.cmd);
+		else
+			more_samples += outs[i].sum.samples;
+		free(outs[i].name);
+	}
+	if (n + more > SHOWN_FILES)
+		fprintf(stderr,
+			"autoprof:   and %zu more files with %llu samples (autoprof-report --list "
+			"%s)\n",
+			n + more - SHOWN_FILES, (unsigned long long)more_samples, *pre ? pre : ".");
 }
 
 /*
@@ -237,6 +298,12 @@ int launcher__run(char **argv, const char *output, int quiet)
 {
 	time_t since = time(NULL);
 	int status, pipefd[2], err = 0;
+
+	if (!quiet && launcher__is_static(argv[0]))
+		fprintf(stderr,
+			"autoprof: %s is statically linked: LD_PRELOAD cannot enter it, so it runs "
+			"unprofiled (profile it with perf record, or link it dynamically)\n",
+			argv[0]);
 
 	if (pipe2(pipefd, O_CLOEXEC_FLAG) < 0) {
 		perror("autoprof: pipe");

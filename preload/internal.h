@@ -124,11 +124,11 @@ int features__early(struct writer *w);
 int features__write(struct writer *w);
 int features__write_emergency(struct writer *w);
 
-/* ---- session/stat_records.c: the counter totals, in the file and on stderr ---- */
+/* ---- session/stat_records.c: the counter totals, in FILE.stat and on stderr ---- */
 
-int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed,
-		uint64_t sampled);
+int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed);
 void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns);
+void stat__remove(const struct writer *w);
 
 /* ---- session/lifecycle.c: the one session of this process ---- */
 
@@ -142,6 +142,7 @@ struct ap_session {
 	bool top;	      /* the first process of the run */
 	bool timer_mode;      /* sampling with CPU-time timers (timer.c) */
 	int gen;	      /* how many execs this process made before this image */
+	bool execd;	      /* this image was started by an exec of a profiled image */
 	bool exec_pending;    /* finished for an exec that may still fail */
 	bool exec_keeps_name; /* that image was empty: the next one takes its name */
 	uint64_t start_time;

@@ -52,6 +52,8 @@ enum {
 	OPT_ICICLE,
 	OPT_MIN_WIDTH,
 	OPT_PROC_ROOT,
+	OPT_LIST,
+	OPT_MAN,
 };
 
 const char cli_synopsis[] =
@@ -71,6 +73,9 @@ const struct cli_option cli_options[] = {
     {"event", 'e', "NAME",
      "the event the tree, folded, flame graph, CSV results\nand diff use (default: the first "
      "with samples)"},
+    {"list", OPT_LIST, NULL,
+     "list the profiles in the FILE or directory arguments\n(default .): pid, samples, lost, "
+     "duration, command"},
     {NULL, 0, NULL, "Default view (header, counters, top functions by self and total time):"},
     {"top", 'n', "N", "show the top N rows (default 20; 0 or all: every row,\nin every view)"},
     {"no-children", OPT_NO_CHILDREN, NULL, "omit the table of total (inclusive) time"},
@@ -153,6 +158,7 @@ const struct cli_option cli_options[] = {
     {NULL, 0, NULL, ""},
     {"help", 'h', NULL, "show this help"},
     {"version", OPT_VERSION, NULL, "show the version"},
+    {"man", OPT_MAN, NULL, NULL}, /* the manual page, for the build */
 };
 
 const size_t cli_nr_options = ARRAY_SIZE(cli_options);
@@ -604,6 +610,12 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 				    "--process-root needs auto, comm, pid or none, not '%s'",
 				    optarg);
 			break;
+		case OPT_LIST:
+			c->list = true;
+			break;
+		case OPT_MAN:
+			cli__man(stdout);
+			return 0;
 		case 'h':
 			cli__usage(stdout);
 			return 0;
@@ -638,7 +650,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 	if (c->diff && (c->pprof_file || c->speedscope_file))
 		return cli__usage_error("%s", "--diff exports nothing");
 	if (!c->nr_files)
-		c->files[c->nr_files++] = "perf.data";
+		c->files[c->nr_files++] = c->list ? "." : "perf.data";
 	c->so.lines =
 	    sort_spec__has(&c->ro.sort, SK_SRCLINE) || c->ro.hot_lines || c->pprof_file || c->json;
 	c->so.cpus = sort_spec__has(&c->ro.sort, SK_CPU);

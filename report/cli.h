@@ -33,6 +33,7 @@ struct cmdline {
 	const char *csv_dir, *flame_file;
 	const char *pprof_file, *speedscope_file; /* --pprof, --speedscope: "-" is stdout */
 	bool tree, folded, json, diff;
+	bool list;	/* --list: the profiles of the inputs (default .), no report */
 	char *lists[4]; /* copies of the comm, dso and symbol lists, split in place */
 	struct aim aim; /* --focus, --peek, --hide, --ignore, -S */
 	size_t nr_lists;
@@ -47,6 +48,8 @@ int cli__parse(struct cmdline *c, int argc, char **argv);
 void cli__exit(struct cmdline *c);
 /* Print --help from the table. */
 void cli__usage(FILE *out);
+/* Print the manual page (troff) from the same table: the hidden --man. */
+void cli__man(FILE *out);
 /* Print one line "autoprof-report: <fmt with arg> (try --help)"; returns 2. */
 int cli__usage_error(const char *fmt, const char *arg);
 

@@ -110,6 +110,7 @@ struct session {
 	char *warnings[MAX_WARNINGS];
 	size_t nr_warnings, dropped_warnings;
 	char err[320];
+	struct kvmap stats_read; /* (dev, inode) of the stat files counted (stat_sibling.c) */
 };
 
 int session__init(struct session *s);

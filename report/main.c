@@ -244,6 +244,10 @@ int main(int argc, char **argv)
 	status = cli__parse(&c, argc, argv);
 	if (status >= 0)
 		goto out_lists;
+	if (c.list) {
+		status = listing__print(c.files, c.nr_files, stdout);
+		goto out_lists;
+	}
 	status = check_outputs(&c);
 	if (status)
 		goto out_lists;

@@ -11,11 +11,12 @@ build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libzstd-dev li
 # stacks; strace counts the library's system calls in preload-basic.t; clang-format
 # checks the layout of the sources (format.t); g++, golang-go,
 # rustc, nodejs and a JDK build and run the hostile programs (tests/hostile.t);
+# man-db renders the generated manual pages (manual.t);
 # chromium draws the flame graphs in report-flame.t (headless, tests/browser/);
 # npm fetches speedscope and python3-jsonschema checks its schema (report-exports.t).
 test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev
 	libc6-dbg strace clang-format g++ golang-go rustc nodejs openjdk-17-jdk-headless
-	npm python3-jsonschema chromium"
+	npm python3-jsonschema chromium man-db"
 bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine time"
 
 case "${1:-build}" in

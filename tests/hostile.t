@@ -83,7 +83,7 @@ profile_check() {
 	_n_prof=0
 	: >"$1/report"
 	# The largest files first; at most six are read.
-	for _f in $(ls -S "$1/prof" 2>/dev/null | grep -v '\.old$' | head -n 6); do
+	for _f in $(ls -S "$1/prof" 2>/dev/null | grep -v '\.old$\|\.stat$' | head -n 6); do
 		_f=$1/prof/$_f
 		_n_prof=$((_n_prof + 1))
 		perf report -i "$_f" --stdio --no-children --sort sym >"$_f.rep" 2>"$_f.rerr"

@@ -38,7 +38,8 @@ ok $? "with a one-line error naming it" || diag_file err.txt
 is "$?" 2 "an unknown flag is a usage error"
 
 "$B/autoprof" -- "$B/progs/life" fork "$B/progs" >/dev/null 2>err.txt
-grep -q '^autoprof: wrote perf.data, perf.data\.[0-9]* (one file per process image' err.txt
+grep -q '^autoprof: wrote 2 files, one per process image' err.txt &&
+	grep -q '^autoprof:   perf.data\.[0-9]*  *pid [0-9]' err.txt
 ok $? "at the end the launcher names the files the run wrote" || diag_file err.txt
 
 "$B/autoprof" -q -- "$B/progs/life" sigsegv "$B/progs" >/dev/null 2>&1

@@ -22,7 +22,7 @@ for m in quick_exit exit_group sigkill strict filter; do
 	perf report -i perf.data --stdio --header >rep.txt 2>rep.err
 	clean_stderr rep.err
 	ok $? "$m: perf report --header reads the file with nothing on stderr" || diag_file rep.err
-	grep -q "^# cmdline : $P/endings $m *\$" rep.txt
+	grep -q "^# cmdline : autoprof $P/endings $m *\$" rep.txt
 	ok $? "$m: the command line is in the file"
 	perf report -i perf.data --stdio --no-children --sort sym 2>/dev/null | grep -q '\] busy$'
 	ok $? "$m: the samples of the work before the end are in the file"

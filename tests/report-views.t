@@ -47,10 +47,10 @@ grep -q '^Counters:' def.txt && grep -q 'task-clock *# [0-9.]* CPUs utilized' de
 	grep -q 'seconds time elapsed' def.txt
 ok $? "counters with CPUs utilized and elapsed time in the header" || diag_file def.txt
 mine=$(awk '/seconds time elapsed/ { print $1 }' def.txt)
-theirs=$(perf stat report -i t.data 2>&1 | awk '/seconds time elapsed/ { print $1 }')
+theirs=$(perf stat report -i t.data.stat 2>&1 | awk '/seconds time elapsed/ { print $1 }')
 is "$mine" "$theirs" "elapsed time equals perf stat report's"
 tc_mine=$(awk '$3 == "task-clock" { print $1 }' def.txt)
-tc_perf=$(perf stat report -i t.data 2>&1 | awk '$3 == "task-clock" { print $1 }')
+tc_perf=$(perf stat report -i t.data.stat 2>&1 | awk '$3 == "task-clock" { print $1 }')
 is "$tc_mine" "$tc_perf" "task-clock total equals perf stat report's"
 grep -q '^Event: *cpu-clock$' def.txt && ! grep -q '(0 samples)' def.txt && ! grep -q '^== task-clock' def.txt
 ok $? "counters that only count get no sample table"

@@ -113,7 +113,7 @@ struct writer_event {
  * after the data at every flush: bodies in one block, each at rel[i], the
  * SAMPLE_TIME body's two u64 at sample_time (filled in at each write).
  */
-#define AP_MAX_FEATURES 16
+#define AP_MAX_FEATURES 24
 struct writer_features {
 	char *body;
 	size_t len;

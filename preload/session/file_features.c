@@ -20,80 +20,28 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "internal.h"
 
 #define AUTOPROF_VERSION_STRING "autoprof 0.1"
 
-struct blob {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static void *blob_grow(struct blob *b, size_t n)
-{
-	if (b->err)
-		return NULL;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		char *p;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->err = -ENOMEM;
-			return NULL;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memset(b->p + b->len, 0, n);
-	b->len += n;
-	return b->p + b->len - n;
-}
-
-static void blob_put(struct blob *b, const void *data, size_t n)
-{
-	void *p = blob_grow(b, n);
-
-	if (p)
-		memcpy(p, data, n);
-}
-
-static void blob_u32(struct blob *b, uint32_t v)
-{
-	blob_put(b, &v, sizeof(v));
-}
-
-static void blob_u64(struct blob *b, uint64_t v)
-{
-	blob_put(b, &v, sizeof(v));
-}
-
-/* perf's string: u32 length rounded up to 64, then the zero-padded bytes. */
-static void blob_string(struct blob *b, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	uint32_t len =
-	    (uint32_t)((n + PERF_FILE_NAME_ALIGN - 1) & ~(size_t)(PERF_FILE_NAME_ALIGN - 1));
-	char *p;
-
-	blob_u32(b, len);
-	p = blob_grow(b, len);
-	if (p)
-		memcpy(p, s, n);
-}
-
+/*
+ * The recording command, as perf writes its own: "autoprof" and the
+ * program's arguments (hotspot shows the words after the first as the
+ * command; perf report --header shows them all).
+ */
 static void feat_cmdline(struct blob *b)
 {
 	char buf[8192];
 	ssize_t len = ap_read_file("/proc/self/cmdline", buf, sizeof(buf));
-	uint32_t n = 0;
+	uint32_t n = 1;
 
+	if (len > 0 && buf[len - 1])
+		buf[len - 1] = 0; /* cut short: end the last argument */
 	for (ssize_t i = 0; i < len; i++)
 		n += buf[i] == 0;
 	blob_u32(b, n);
+	blob_string(b, "autoprof");
 	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
 		blob_string(b, buf + i);
 }
@@ -199,19 +147,26 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* In bit order, as perf lays them out; what perf record writes, and the clock. */
 static const int feature_order[] = {
-    PERF_FEAT_BUILD_ID,	 PERF_FEAT_HOSTNAME,   PERF_FEAT_OSRELEASE,   PERF_FEAT_VERSION,
-    PERF_FEAT_ARCH,	 PERF_FEAT_NRCPUS,     PERF_FEAT_CPUDESC,     PERF_FEAT_TOTAL_MEM,
-    PERF_FEAT_CMDLINE,	 PERF_FEAT_EVENT_DESC, PERF_FEAT_SAMPLE_TIME, PERF_FEAT_CLOCKID,
-    PERF_FEAT_CLOCK_DATA};
-#define NR_FEATURES (int)(sizeof(feature_order) / sizeof(feature_order[0]))
+    PERF_FEAT_BUILD_ID,	     PERF_FEAT_HOSTNAME,     PERF_FEAT_OSRELEASE,
+    PERF_FEAT_VERSION,	     PERF_FEAT_ARCH,	     PERF_FEAT_NRCPUS,
+    PERF_FEAT_CPUDESC,	     PERF_FEAT_CPUID,	     PERF_FEAT_TOTAL_MEM,
+    PERF_FEAT_CMDLINE,	     PERF_FEAT_EVENT_DESC,   PERF_FEAT_CPU_TOPOLOGY,
+    PERF_FEAT_NUMA_TOPOLOGY, PERF_FEAT_PMU_MAPPINGS, PERF_FEAT_CACHE,
+    PERF_FEAT_SAMPLE_TIME,   PERF_FEAT_MEM_TOPOLOGY, PERF_FEAT_CLOCKID,
+    PERF_FEAT_BPF_PROG_INFO, PERF_FEAT_BPF_BTF,	     PERF_FEAT_CLOCK_DATA,
+    PERF_FEAT_PMU_CAPS};
+/* The longest machine description in the features rewritten after every flush. */
+#define MACHINE_EARLY_MAX 8192
+#define NR_FEATURES	  (int)(sizeof(feature_order) / sizeof(feature_order[0]))
 
 /*
  * Lay out every feature body into a new writer_features (build ids of the
  * objects loaded now). Returns it, or NULL (out of memory). Not
  * async-signal-safe.
  */
-static struct writer_features *prepare(struct writer *w)
+static struct writer_features *prepare(struct writer *w, bool final)
 {
 	struct writer_features *p = calloc(1, sizeof(*p));
 	struct blob body = {0};
@@ -225,6 +180,7 @@ static struct writer_features *prepare(struct writer *w)
 	uname(&uts);
 	for (int i = 0; i < NR_FEATURES; i++) {
 		size_t start = body.len;
+		bool have = true;
 
 		switch (feature_order[i]) {
 		case PERF_FEAT_BUILD_ID:
@@ -272,9 +228,16 @@ static struct writer_features *prepare(struct writer *w)
 		case PERF_FEAT_CLOCK_DATA:
 			feat_clock_data(&body);
 			break;
+		default: /* the machine's description */
+			have = machine__feature(feature_order[i], &body,
+						final ? 0 : MACHINE_EARLY_MAX);
+			break;
 		}
-		p->rel[i] = start;
-		p->size[i] = body.len - start;
+		if (!have)
+			continue;
+		p->rel[p->n] = start;
+		p->size[p->n] = body.len - start;
+		p->n++;
 		p->bits[feature_order[i] / 64] |= 1ULL << (feature_order[i] % 64);
 	}
 	if (body.err) {
@@ -282,7 +245,6 @@ static struct writer_features *prepare(struct writer *w)
 		free(p);
 		return NULL;
 	}
-	p->n = NR_FEATURES;
 	p->body = body.p;
 	p->len = body.len;
 	return p;
@@ -298,12 +260,14 @@ static void release(const struct writer_features *p)
 
 /*
  * Give the writer the features as they are now, so that every append from
- * here on leaves a finished file. Returns 0 or -ENOMEM. Not async-signal-safe.
+ * here on leaves a finished file (@final: every section, however long; else
+ * a long machine description waits for the final set). Returns 0 or
+ * -ENOMEM. Not async-signal-safe.
  */
-int features__early(struct writer *w)
+static int install(struct writer *w, bool final)
 {
 	static const struct writer_features *current; /* the last set given to a writer */
-	struct writer_features *p = prepare(w);
+	struct writer_features *p = prepare(w, final);
 	const struct writer_features *old;
 
 	if (!p)
@@ -322,6 +286,12 @@ int features__early(struct writer *w)
 	return 0;
 }
 
+/* The features at the file's start: see install(). Not async-signal-safe. */
+int features__early(struct writer *w)
+{
+	return install(w, false);
+}
+
 /*
  * Finish the file: the features again (build ids of everything loaded by
  * now, the samples' time range) and the final header. Returns 0 or -errno.
@@ -330,7 +300,7 @@ int features__early(struct writer *w)
 int features__write(struct writer *w)
 {
 	writer__note_times(w, autoprof.stats.first_time, autoprof.stats.last_time);
-	features__early(w); /* on failure the earlier features stay */
+	install(w, true); /* on failure the earlier features stay */
 	return writer__finish(w, true);
 }
 

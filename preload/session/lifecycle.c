@@ -91,18 +91,22 @@ static int start_counters(struct ap_counters *cs, const struct ap_config *cfg)
 	return err;
 }
 
-/* One line for what a machine without a PMU cannot do; nothing elsewhere. */
+/*
+ * One line for what a machine without a PMU cannot do; nothing elsewhere.
+ * Said by the run's first image only (not again by a later image of the
+ * same process, nor by its descendants).
+ */
 static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
 {
 	char missing[512];
 
 	counters__unsupported(cs, missing, sizeof(missing));
 	if (fell_back && missing[0])
-		pr_warn("no hardware PMU here (%s): sampling cpu-clock; not counting %s",
-			strerror(fell_back), missing);
+		pr_warn("no hardware PMU here (the kernel offers no cycles event): sampling "
+			"cpu-clock; not counting %s",
+			missing);
 	else if (fell_back)
-		pr_warn("no hardware cycles event here (%s): sampling cpu-clock",
-			strerror(fell_back));
+		pr_warn("no hardware cycles event here: sampling cpu-clock");
 	else if (missing[0])
 		pr_warn("not counting %s: the machine lacks them", missing);
 }
@@ -134,7 +138,7 @@ static int choose_source(int *fell_back)
 			return err;
 		}
 		counters__unsupported(&autoprof.counters, missing, sizeof(missing));
-		if (autoprof.top && autoprof.gen == 0)
+		if (autoprof.top && !autoprof.execd)
 			pr_warn("perf_event_open is refused here (%s; seccomp or "
 				"kernel.perf_event_paranoid): sampling with per-thread CPU-time "
 				"timers, "
@@ -180,26 +184,16 @@ static void record_delivered_period(void)
 							 : autoprof.cfg.freq));
 }
 
-/* The file's attrs: the sampling event (id 1), then each counter that is open (ids 2, ...). */
+/*
+ * The file's attrs: the sampling event (id 1) only, as in a perf record
+ * file; the counters' attrs go with their totals into FILE.stat (stat_records.c).
+ */
 static int file_events(struct writer_event *events)
 {
-	int n = 0;
-
-	events[n].attr = autoprof.attr;
-	events[n].id = AP_SAMPLE_ID;
-	snprintf(events[n].name, sizeof(events[n].name), "%s", autoprof.cfg.event_name);
-	n++;
-	for (int i = 0; i < autoprof.counters.n && n < AP_MAX_EVENTS; i++) {
-		const struct ap_counter *c = &autoprof.counters.c[i];
-
-		if (c->unsupported)
-			continue;
-		events[n].attr = c->attr;
-		events[n].id = (uint64_t)n + 1;
-		snprintf(events[n].name, sizeof(events[n].name), "%s", c->name);
-		n++;
-	}
-	return n;
+	events[0].attr = autoprof.attr;
+	events[0].id = AP_SAMPLE_ID;
+	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg.event_name);
+	return 1;
 }
 
 /* Sample the threads that started before us (another library's constructor). */
@@ -253,8 +247,11 @@ static void find_lineage(void)
 	char buf[PATH_MAX + 32];
 	int pid = 0, gen = 0;
 
-	if (image && sscanf(image, "%d:%d", &pid, &gen) == 2 && pid == autoprof.pid && gen > 0)
-		autoprof.gen = gen;
+	if (image && sscanf(image, "%d:%d", &pid, &gen) == 2 && pid == autoprof.pid) {
+		autoprof.execd = true; /* an exec made this image: the run said its warnings */
+		if (gen > 0)
+			autoprof.gen = gen;
+	}
 	autoprof.top = !top || !*top || atoi(top) == autoprof.pid;
 	if (!top || !*top) {
 		if (autoprof.cfg.output[0] != '/' && getcwd(buf, PATH_MAX) &&
@@ -304,6 +301,7 @@ static int session_open(bool attach_others)
 		return err;
 	}
 	features__early(&autoprof.writer); /* the file is finished after every append */
+	stat__remove(&autoprof.writer);	   /* an earlier run's totals are not this one's */
 	err = maps__write_all(&autoprof.writer, autoprof.pid);
 	if (!err && autoprof.cfg.kernel && maps__write_kernel(&autoprof.writer) && autoprof.top)
 		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
@@ -390,7 +388,7 @@ int autoprof__start(void)
 	err = choose_source(&fell_back);
 	if (err)
 		goto out_counters;
-	if (autoprof.top && autoprof.gen == 0 && !autoprof.timer_mode)
+	if (autoprof.top && !autoprof.execd && !autoprof.timer_mode)
 		say_missing_pmu(&autoprof.counters, fell_back);
 	if (autoprof.timer_mode)
 		timer_attr(&autoprof.attr);
@@ -433,7 +431,7 @@ static uint64_t save_counters(bool close_them)
 	uint64_t since = cs->start_ns && cs->start_ns < now ? cs->start_ns : autoprof.start_time;
 
 	counters__read(cs, close_them);
-	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since, autoprof.stats.period_sum);
+	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since);
 	return now - since;
 }
 
@@ -484,8 +482,10 @@ void autoprof__stop(void)
 	if (err)
 		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
 			strerror(-err));
-	if (empty)
+	if (empty) {
 		unlink(autoprof.writer.path);
+		stat__remove(&autoprof.writer);
+	}
 	say_summary();
 }
 
@@ -506,8 +506,10 @@ void autoprof__before_exec(void)
 	save_counters(false);
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	record_delivered_period();
-	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
+	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
 		unlink(autoprof.writer.path);
+		stat__remove(&autoprof.writer);
+	}
 	counters__keep_across_exec(&autoprof.counters, true);
 	autoprof.exec_pending = true;
 }
@@ -556,6 +558,8 @@ void autoprof__emergency_stop(void)
 	thread__stop_all_emergency();
 	save_counters(false);
 	features__write_emergency(&autoprof.writer);
-	if (!autoprof.stats.samples && !autoprof.top)
+	if (!autoprof.stats.samples && !autoprof.top) {
 		unlink(autoprof.writer.path);
+		stat__remove(&autoprof.writer);
+	}
 }

@@ -51,6 +51,10 @@ static int cur_string(struct cur *c, char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+/*
+ * The CMDLINE feature as one line: the recording command perf wrote, or for
+ * autoprof's files ("autoprof PROGRAM ARGS") the program's command line.
+ */
 static int read_cmdline(struct cur *c, char **out)
 {
 	u32 n, i;
@@ -67,6 +71,10 @@ static int read_cmdline(struct cur *c, char **out)
 		err = cur_string(c, &arg);
 		if (err)
 			break;
+		if (i == 0 && n > 1 && !strcmp(arg, "autoprof")) {
+			free(arg); /* the recorder's own name (perf writes its path there): */
+			continue;  /* "Recorder:" says it; the command is the program's */
+		}
 		len = strlen(arg);
 		if (array__reserve(&buf, &cap, used + len + 2, 1)) {
 			free(arg);

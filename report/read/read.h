@@ -8,6 +8,8 @@
  *   evname.c     an event name from attr type/config
  *   sample.c     SAMPLE payload and the sample_id trailer, driven by sample_type
  *   session.c    the two passes over all files (declared in internal.h)
+ *   stat_sibling.c  the counter totals in FILE.stat beside a profile
+ *   listing.c    --list: what each profile of a directory holds
  * Included by internal.h after the basic types (u8..u64, ld64, kvmap).
  */
 #ifndef AUTOPROF_REPORT_READ_H
@@ -98,6 +100,16 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to);
 int features__read(struct perf_file *pf, char *warn, size_t warn_len);
 int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len);
 void features__exit(struct features *f);
+
+/* ---- stat_sibling.c: FILE.stat, the counter totals beside an autoprof profile ---- */
+
+struct session;
+int stat_sibling__read(struct session *s, u32 fi);
+bool stat_sibling__seen(const struct session *s, const char *path);
+
+/* ---- listing.c: autoprof-report --list ---- */
+
+int listing__print(const char *const *paths, size_t nr, FILE *out);
 
 /* ---- evname.c ---- */
 

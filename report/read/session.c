@@ -120,7 +120,16 @@ static int add_file(struct session *s, const char *path, const void *buf, size_t
  */
 int session__add_file(struct session *s, const char *path)
 {
-	return add_file(s, path, NULL, 0);
+	int err;
+
+	if (stat_sibling__seen(s, path))
+		return 0; /* FILE.stat named too (perf.data*): its totals are counted once */
+	err = add_file(s, path, NULL, 0);
+	if (!err)
+		err = stat_sibling__read(s, (u32)(s->nr_files - 1));
+	if (err == -ENOMEM)
+		return fail(s, err, path, "out of memory");
+	return err;
 }
 
 /* As session__add_file() for @len bytes at @buf, which must outlive the session. */
@@ -825,5 +834,6 @@ void session__exit(struct session *s)
 	hists__exit(&s->hists);
 	unwinder__free(s->unwinder);
 	counters__exit(&s->counters);
+	kvmap__exit(&s->stats_read);
 	memset(s, 0, sizeof(*s));
 }

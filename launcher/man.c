@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * man.c - autoprof(1), printed as troff by the hidden `autoprof --man` from
+ * the same table as --help and the library's parser (include/autoprof/env.h),
+ * so the manual page cannot drift from the options. The build writes it into
+ * build/man/autoprof.1; `make install` installs it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "autoprof/env.h"
+#include "launcher.h"
+
+/*
+ * Text for troff: backslashes as \e, '-' as \-, a leading '.' or '\'' made
+ * literal, a break point after each comma (long lists).
+ */
+static void put(FILE *f, const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", f);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-')
+			fputs("\\-", f);
+		else if (*s == ',')
+			fputs(",\\:", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+struct man_row {
+	const char *var, *long_flag, *arg, *def, *help;
+	int short_flag;
+};
+
+static const struct man_row man_rows[] = {
+#define ROW(id, lf, sf, arg, def, help) {AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf},
+    AUTOPROF_ENV_TABLE(ROW)
+#undef ROW
+};
+
+static const char *const head[] = {
+    ".TH AUTOPROF 1 \"\" \"autoprof\" \"User Commands\"",
+    ".nh",
+    ".ad l",
+    ".SH NAME",
+    "autoprof \\- profile a program with LD_PRELOAD and write perf.data",
+    ".SH SYNOPSIS",
+    ".B autoprof",
+    "[\\fIoptions\\fR] [\\fB\\-\\-\\fR] \\fIcommand\\fR [\\fIargs\\fR...]",
+    ".br",
+    ".B LD_PRELOAD=\\fI/path/to/libautoprof.so\\fB \\fIcommand\\fR [\\fIargs\\fR...]",
+    ".SH DESCRIPTION",
+    ".B autoprof",
+    "injects",
+    ".I libautoprof.so",
+    "into \\fIcommand\\fR and every process it starts, samples their user stacks with",
+    "per-thread perf events (or CPU-time timers where perf_event_open is refused),",
+    "and writes standard perf.data files that",
+    ".BR perf\\-report (1),",
+    ".BR perf\\-script (1),",
+    "hotspot and",
+    ".BR autoprof\\-report (1)",
+    "read. The counter totals go into \\fIFILE\\fB.stat\\fR beside the profile, a",
+    "file as \\fBperf stat record\\fR writes it: read it with",
+    "\\fBperf stat report \\-i\\fR \\fIFILE\\fB.stat\\fR; autoprof\\-report finds it itself.",
+    ".PP",
+    "At the end the launcher names each file it wrote with its samples, lost samples,",
+    "process id and command, so the file that holds the real program of a process",
+    "tree is plain to see (\\fBautoprof\\-report \\-\\-list\\fR lists them later).",
+    "A statically linked command cannot load the library: it runs unprofiled, and",
+    "one line says so.",
+    ".SH OPTIONS",
+    "Each option sets the environment variable shown; the variables work without",
+    "the launcher too.",
+};
+
+static const char *const tail[] = {
+    ".SH FILES",
+    ".TP",
+    ".I perf.data",
+    "the first process's profile (\\fB\\-o\\fR); a descendant writes",
+    "\\fIperf.data.PID\\fR, the program a process execs \\fIperf.data.PID.N\\fR.",
+    ".TP",
+    ".I perf.data.stat",
+    "the counter totals of the run (\\fBperf stat report \\-i\\fR reads it).",
+    ".SH EXIT STATUS",
+    "The command's own: the launcher ends as the command ended (same status, same",
+    "signal). 127 when the command cannot be found, 126 when it cannot be run, 2",
+    "for a usage error or a bad option value (nothing is run then).",
+    ".SH SEE ALSO",
+    ".BR autoprof\\-report (1),",
+    ".BR perf\\-record (1),",
+    ".BR perf\\-report (1),",
+    ".BR perf\\-script (1),",
+    ".BR perf\\-stat (1)",
+};
+
+/* Print autoprof(1) as troff on @f: the options and variables from env.h's table. */
+void launcher__man(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+		fprintf(f, "%s\n", head[i]);
+	for (size_t i = 0; i < sizeof(man_rows) / sizeof(man_rows[0]); i++) {
+		const struct man_row *r = &man_rows[i];
+
+		if (!r->long_flag)
+			continue;
+		fputs(".TP\n.BR ", f);
+		if (r->short_flag)
+			fprintf(f, "\\-%c \", \" ", r->short_flag);
+		fputs("\\-\\-", f);
+		put(f, r->long_flag);
+		if (r->arg) {
+			fputs(" \" \\fI", f);
+			put(f, r->arg);
+			fputs("\\fR\"", f);
+		}
+		fputc('\n', f);
+		put(f, r->help);
+		fputs(".\n.br\n", f);
+		fprintf(f, "Variable \\fB%s\\fR", r->var);
+		if (*r->def) {
+			fputs(", default \\fB", f);
+			put(f, r->def);
+			fputs("\\fR", f);
+		}
+		fputs(".\n", f);
+	}
+	fputs(".TP\n.BR \\-h \", \" \\-\\-help\nPrint the options and exit.\n", f);
+	fputs(".SH ENVIRONMENT\nBesides the variables above, the launcher and the library "
+	      "set these for the processes they profile:\n",
+	      f);
+	for (size_t i = 0; i < sizeof(man_rows) / sizeof(man_rows[0]); i++) {
+		if (man_rows[i].long_flag)
+			continue;
+		fprintf(f, ".TP\n.B %s\n", man_rows[i].var);
+		put(f, man_rows[i].help);
+		fputs(".\n", f);
+	}
+	fputs(".TP\n.B AUTOPROF_LIB\nThe library the launcher preloads (default: beside the "
+	      "launcher, or in ../lib/autoprof).\n",
+	      f);
+	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+		fprintf(f, "%s\n", tail[i]);
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * summary.c - what one profile holds, for the launcher's closing lines: its
+ * process (the first COMM record), its command (the CMDLINE feature, without
+ * the recorder's own first word), its samples and lost samples. Reads the
+ * header and walks the record headers of the data section only.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "autoprof/perf_file.h"
+#include "launcher.h"
+
+/* The feature section of bit @feat, or false (sections follow the data, in bit order). */
+static bool feature(const uint8_t *p, size_t size, const struct perf_file_header *h, int feat,
+		    struct perf_file_section *out)
+{
+	uint64_t at = h->data.offset + h->data.size;
+	int idx = 0;
+
+	if (!(h->adds_features[feat / 64] >> (feat % 64) & 1))
+		return false;
+	for (int b = 0; b < feat; b++)
+		idx += (int)(h->adds_features[b / 64] >> (b % 64) & 1);
+	at += (uint64_t)idx * sizeof(*out);
+	if (at > size || size - at < sizeof(*out))
+		return false;
+	memcpy(out, p + at, sizeof(*out));
+	return out->offset <= size && out->size <= size - out->offset;
+}
+
+/* The CMDLINE feature as one line: arguments joined by spaces, "autoprof" dropped. */
+static void read_cmdline(const uint8_t *p, const struct perf_file_section *s, char *out, size_t cap)
+{
+	const uint8_t *c = p + s->offset, *end = c + s->size;
+	uint32_t n, len;
+	size_t used = 0;
+
+	out[0] = 0;
+	if (end - c < 4)
+		return;
+	memcpy(&n, c, 4);
+	c += 4;
+	for (uint32_t i = 0; i < n && end - c >= 4; i++) {
+		const char *arg;
+
+		memcpy(&len, c, 4);
+		c += 4;
+		if ((size_t)(end - c) < len)
+			break;
+		arg = (const char *)c;
+		c += len;
+		if (i == 0 && !strncmp(arg, "autoprof", len))
+			continue;
+		if (used + 1 < cap)
+			used += (size_t)snprintf(out + used, cap - used, "%s%.*s", used ? " " : "",
+						 (int)strnlen(arg, len), arg);
+	}
+	if (used >= cap)
+		out[cap - 1] = 0;
+}
+
+/*
+ * Fill @s from the profile at @path. Returns 0, or -1 when it is not a
+ * perf.data file this can read (then only the name is known).
+ */
+int summary__read(const char *path, struct file_summary *s)
+{
+	struct perf_file_header h;
+	struct perf_file_section sec;
+	const uint8_t *p;
+	uint64_t pos, end;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	memset(s, 0, sizeof(*s));
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(h)) {
+		close(fd);
+		return -1;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	memcpy(&h, p, sizeof(h));
+	if (h.magic != PERF_FILE_MAGIC || h.data.offset > (uint64_t)st.st_size) {
+		munmap((void *)p, (size_t)st.st_size);
+		return -1;
+	}
+	end = h.data.offset + h.data.size;
+	if (end > (uint64_t)st.st_size || end < h.data.offset)
+		end = (uint64_t)st.st_size;
+	for (pos = h.data.offset; pos + sizeof(struct perf_event_header) <= end;) {
+		struct perf_event_header eh;
+		uint64_t v;
+
+		memcpy(&eh, p + pos, sizeof(eh));
+		if (eh.size < sizeof(eh) || pos + eh.size > end)
+			break;
+		if (eh.type == PERF_RECORD_SAMPLE) {
+			s->samples++;
+		} else if (eh.type == PERF_RECORD_LOST && eh.size >= 24) {
+			memcpy(&v, p + pos + 16, 8);
+			s->lost += v;
+		} else if (eh.type == PERF_RECORD_LOST_SAMPLES && eh.size >= 16) {
+			memcpy(&v, p + pos + 8, 8);
+			s->lost += v;
+		} else if (eh.type == PERF_RECORD_COMM && !s->pid && eh.size >= 17) {
+			uint32_t pid;
+
+			memcpy(&pid, p + pos + 8, 4);
+			s->pid = (int)pid;
+		}
+		pos += eh.size;
+	}
+	if (feature(p, (size_t)st.st_size, &h, PERF_FEAT_CMDLINE, &sec))
+		read_cmdline(p, &sec, s->cmd, sizeof(s->cmd));
+	munmap((void *)p, (size_t)st.st_size);
+	return 0;
+}

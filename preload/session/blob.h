@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * blob.h - a growing byte buffer for the feature sections (file_features.c,
+ * file_machine.c), with perf's string encoding. Not async-signal-safe (realloc).
+ */
+#ifndef AUTOPROF_SESSION_BLOB_H
+#define AUTOPROF_SESSION_BLOB_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct blob {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+/* n more zeroed bytes at the end; NULL (and b->err) when out of memory. */
+static inline void *blob_grow(struct blob *b, size_t n)
+{
+	if (b->err)
+		return NULL;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		char *p;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p) {
+			b->err = -ENOMEM;
+			return NULL;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memset(b->p + b->len, 0, n);
+	b->len += n;
+	return b->p + b->len - n;
+}
+
+static inline void blob_put(struct blob *b, const void *data, size_t n)
+{
+	void *p = blob_grow(b, n);
+
+	if (p)
+		memcpy(p, data, n);
+}
+
+static inline void blob_u32(struct blob *b, uint32_t v)
+{
+	blob_put(b, &v, sizeof(v));
+}
+
+static inline void blob_u64(struct blob *b, uint64_t v)
+{
+	blob_put(b, &v, sizeof(v));
+}
+
+/* perf's string: u32 length rounded up to 64, then the zero-padded bytes. */
+static inline void blob_string(struct blob *b, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	uint32_t len =
+	    (uint32_t)((n + PERF_FILE_NAME_ALIGN - 1) & ~(size_t)(PERF_FILE_NAME_ALIGN - 1));
+	char *p;
+
+	blob_u32(b, len);
+	p = blob_grow(b, len);
+	if (p)
+		memcpy(p, s, n);
+}
+
+/* ---- file_machine.c: the machine's description, as perf record writes it ---- */
+
+bool machine__feature(int feat, struct blob *b, size_t max_len);
+
+#endif /* AUTOPROF_SESSION_BLOB_H */

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cli_man.c - autoprof-report(1), printed as troff by the hidden --man from
+ * cli_options[] (the rows --help prints), so the manual page cannot drift
+ * from the options. The build writes it into build/man/autoprof-report.1.
+ */
+#include "cli.h"
+
+/*
+ * Text for troff: backslashes as \e, '-' as \-, a leading '.' or '\'' made
+ * literal, a break point after each comma; a '\n' in @s starts a new line.
+ */
+static void put(FILE *f, const char *s)
+{
+	bool line_start = true;
+
+	for (; *s; s++) {
+		if (line_start && (*s == '.' || *s == '\''))
+			fputs("\\&", f);
+		line_start = *s == '\n';
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-')
+			fputs("\\-", f);
+		else if (*s == ',')
+			fputs(",\\:", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static const char *const tail[] = {
+    ".SH FILES",
+    ".TP",
+    ".I FILE.stat",
+    "The counter totals autoprof keeps beside the profile \\fIFILE\\fR (a",
+    "\\fBperf stat record\\fR file); read with \\fIFILE\\fR and shown under Counters.",
+    ".SH EXIT STATUS",
+    "0 when the report was printed, 1 for an unreadable or malformed input (or an",
+    "output that could not be written), 2 for a usage error.",
+    ".SH SEE ALSO",
+    ".BR autoprof (1),",
+    ".BR perf\\-report (1),",
+    ".BR perf\\-script (1),",
+    ".BR perf\\-stat (1)",
+};
+
+/* Print autoprof-report(1) as troff on @out, the OPTIONS section from cli_options[]. */
+void cli__man(FILE *out)
+{
+	const char *p;
+
+	fprintf(
+	    out,
+	    ".TH AUTOPROF\\-REPORT 1 \"\" \"autoprof\" \"User Commands\"\n.nh\n.ad l\n.SH NAME\n"
+	    "autoprof\\-report \\- summarise perf.data profiles written by autoprof or "
+	    "perf record\n.SH SYNOPSIS\n");
+	for (p = cli_synopsis; *p;) {
+		size_t len = strcspn(p, "\n");
+		size_t prog = strlen(PROG);
+
+		fputs(".B ", out);
+		put(out, PROG);
+		fputc('\n', out);
+		if (len > prog) {
+			char line[256];
+
+			snprintf(line, sizeof(line), "%.*s", (int)(len - prog - 1), p + prog + 1);
+			put(out, line);
+			fputc('\n', out);
+		}
+		p += len + (p[len] == '\n');
+		if (*p)
+			fputs(".br\n", out);
+	}
+	fputs(".SH DESCRIPTION\n", out);
+	put(out, cli_description);
+	fputs("\n.SH OPTIONS\n", out);
+	for (size_t i = 0; i < cli_nr_options; i++) {
+		const struct cli_option *o = &cli_options[i];
+
+		if (!o->name) {
+			if (o->help[0]) {
+				fputs(".SS \"", out);
+				put(out, o->help);
+				fputs("\"\n", out);
+			}
+			continue;
+		}
+		if (!o->help)
+			continue; /* an alias, or --man itself */
+		fputs(".TP\n.BR ", out);
+		if (o->key < 256)
+			fprintf(out, "\\-%c \", \" ", o->key);
+		fputs("\\-\\-", out);
+		put(out, o->name);
+		if (o->arg) {
+			fputs(" \" \\fI", out);
+			put(out, o->arg);
+			fputs("\\fR\"", out);
+		}
+		fputc('\n', out);
+		for (p = o->help; *p;) {
+			size_t len = strcspn(p, "\n");
+			char line[512];
+
+			snprintf(line, sizeof(line), "%.*s", (int)len, p);
+			put(out, line);
+			fputc('\n', out);
+			p += len + (p[len] == '\n');
+		}
+	}
+	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+		fprintf(out, "%s\n", tail[i]);
+}
