@@ -124,6 +124,11 @@ int features__early(struct writer *w);
 int features__write(struct writer *w);
 int features__write_emergency(struct writer *w);
 
+/* ---- session/extra_events.c, offcpu.c: more attrs, off-CPU time ---- */
+
+int extra__file_events(struct writer_event *events, int n);
+void offcpu__file_attr(struct perf_event_attr *attr);
+
 /* ---- session/stat_records.c: the counter totals, in the file and on stderr ---- */
 
 int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed,

@@ -63,6 +63,7 @@ void thread__maybe_flush(struct ap_thread *t)
 {
 	if (t->len > t->cap / 2 || t->stats.last_time - t->last_flush >= FLUSH_INTERVAL_NS)
 		thread__flush(t);
+	aggregate__maybe_emit(t, t->stats.last_time);
 }
 
 /* Add one thread's counts to total, which other threads may be folding into too. Async-signal-safe.

@@ -174,6 +174,9 @@ struct ap_sampler {
 	unsigned stack_depth;	     /* deepest chain kept */
 	uint32_t pid;		     /* the image's process */
 	bool measure_unwind;	     /* AUTOPROF_VERBOSE: time each unwind */
+	bool aggregate;		     /* AUTOPROF_AGGREGATE: samples merge in t->agg */
+	uint64_t check_id;  /* AUTOPROF_AGGREGATE_CHECK: the id of the merged copies, or 0 */
+	uint64_t offcpu_id; /* AUTOPROF_OFFCPU: the id of offcpu-time, or 0 */
 };
 
 struct ap_thread {
@@ -194,9 +197,10 @@ struct ap_thread {
 	pthread_t handle; /* 0 for threads attached from outside */
 	bool is_timer;	  /* sampled by a CPU-time timer (timer.c), not a perf event */
 	timer_t timer;
-	uint64_t last_cpu; /* thread CPU time at the last timer sample */
-	int closed;	   /* set once by whoever stops the thread */
-	int in_handler;	   /* the thread's handler is using it */
+	uint64_t last_cpu;  /* thread CPU time at the last timer sample */
+	int closed;	    /* set once by whoever stops the thread */
+	int in_handler;	    /* the thread's handler is using it */
+	struct ap_agg *agg; /* merged samples (aggregate.c), in mem; NULL when not merging */
 };
 
 /*
@@ -225,6 +229,14 @@ void thread__leave(struct ap_thread *t);
 void thread__flush(struct ap_thread *t);
 char *thread__reserve(struct ap_thread *t, size_t len);
 void thread__maybe_flush(struct ap_thread *t);
+
+/* ---- aggregate.c: a thread's samples merged by stack (AUTOPROF_AGGREGATE) ---- */
+
+size_t aggregate__bytes(const struct ap_sampler *s);
+struct ap_agg *aggregate__place(void *mem, size_t len, uint64_t now);
+size_t aggregate__fold(struct ap_thread *t, void *rec, size_t len);
+void aggregate__emit_all(struct ap_thread *t);
+void aggregate__maybe_emit(struct ap_thread *t, uint64_t now);
 
 /* ---- own_stack.c ---- */
 

@@ -199,7 +199,7 @@ static int file_events(struct writer_event *events)
 		snprintf(events[n].name, sizeof(events[n].name), "%s", c->name);
 		n++;
 	}
-	return n;
+	return extra__file_events(events, n); /* AUTOPROF_AGGREGATE_CHECK, AUTOPROF_OFFCPU */
 }
 
 /* Sample the threads that started before us (another library's constructor). */
