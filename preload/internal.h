@@ -128,6 +128,11 @@ int features__write_emergency(struct writer *w);
 
 int extra__file_events(struct writer_event *events, int n);
 void offcpu__file_attr(struct perf_event_attr *attr);
+void offcpu__thread_start(struct ap_thread *t, pid_t tid);
+int offcpu__open_event(struct ap_thread *t);
+void offcpu__close_event(struct ap_thread *t);
+uint64_t offcpu__begin(void);
+void offcpu__end(uint64_t since);
 
 /* ---- session/stat_records.c: the counter totals, in the file and on stderr ---- */
 

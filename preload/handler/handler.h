@@ -45,6 +45,9 @@ struct ap_stats {
 	uint64_t unwind_slow;		     /* unwinds by DWARF steps, not the fast trace */
 	uint64_t threads;		     /* (folded totals only) threads that sampled */
 	uint64_t first_time, last_time;	     /* the samples' time range */
+	uint64_t offcpu_waits, offcpu_ns;    /* AUTOPROF_OFFCPU: waits recorded, their ns */
+	uint64_t offcpu_short,
+	    offcpu_elsewhere; /* ns of waits too short to place, or not in a call we wrap */
 };
 
 /* *p = v where v is nonzero and below it (or *p is 0), atomically. Async-signal-safe. */
@@ -197,10 +200,12 @@ struct ap_thread {
 	pthread_t handle; /* 0 for threads attached from outside */
 	bool is_timer;	  /* sampled by a CPU-time timer (timer.c), not a perf event */
 	timer_t timer;
-	uint64_t last_cpu;  /* thread CPU time at the last timer sample */
-	int closed;	    /* set once by whoever stops the thread */
-	int in_handler;	    /* the thread's handler is using it */
-	struct ap_agg *agg; /* merged samples (aggregate.c), in mem; NULL when not merging */
+	uint64_t last_cpu;    /* thread CPU time at the last timer sample */
+	int closed;	      /* set once by whoever stops the thread */
+	int in_handler;	      /* the thread's handler is using it */
+	struct ap_agg *agg;   /* merged samples (aggregate.c), in mem; NULL when not merging */
+	struct ring off_ring; /* AUTOPROF_OFFCPU: the switch event's (session/offcpu.c), or none */
+	uint64_t off_out;     /* when the thread last left the CPU to wait, or 0 */
 };
 
 /*

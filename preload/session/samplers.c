@@ -231,6 +231,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		pthread_mutex_unlock(&registry_lock);
 		goto out_ring;
 	}
+	offcpu__thread_start(t, tid); /* AUTOPROF_OFFCPU */
 	/* The event lives on in its mapping; t->fd stays as the number its
 	 * signals carry in si_fd, never used again. */
 	if (t->fd >= 0)
@@ -312,6 +313,7 @@ static void finish(struct ap_thread *t, bool own)
 	aggregate__emit_all(t);
 	stats__fold(&autoprof.stats, &t->stats);
 	ring__unmap(&t->ring);
+	offcpu__close_event(t);
 	if (own) {
 		ap_self = NULL;
 		munmap(t->mem, t->mem_len);
