@@ -8,8 +8,9 @@
  * return value and cancellation are the real call's (offcpu__end is no
  * cancellation point and keeps errno).
  *
- * The real functions are looked up once, at start (waits__init), and
- * lazily by a wrapper called before it.
+ * The real functions are looked up when the library loads (a wrapper called
+ * earlier, by another library's constructor, looks its own up): never in a
+ * signal handler, where our unwinder calls pthread_mutex_lock.
  */
 #include <dlfcn.h>
 #include <poll.h>
@@ -83,3 +84,68 @@ WAIT_WRAPPER(pid_t, wait4, (pid_t pid, int *status, int options, struct rusage *
 	     (pid, status, options, ru))
 WAIT_WRAPPER(pid_t, wait, (int *status), (status))
 /* clang-format on */
+
+#define RESOLVE(name) *(void **)&real_##name = dlsym(RTLD_NEXT, #name)
+
+/* Look up every real function, at load time. */
+static __attribute__((constructor)) void resolve_all(void)
+{
+	if (!real_nanosleep)
+		RESOLVE(nanosleep);
+	if (!real_clock_nanosleep)
+		RESOLVE(clock_nanosleep);
+	if (!real_sleep)
+		RESOLVE(sleep);
+	if (!real_usleep)
+		RESOLVE(usleep);
+	if (!real_poll)
+		RESOLVE(poll);
+	if (!real_ppoll)
+		RESOLVE(ppoll);
+	if (!real_select)
+		RESOLVE(select);
+	if (!real_pselect)
+		RESOLVE(pselect);
+	if (!real_epoll_wait)
+		RESOLVE(epoll_wait);
+	if (!real_epoll_pwait)
+		RESOLVE(epoll_pwait);
+	if (!real_read)
+		RESOLVE(read);
+	if (!real_recv)
+		RESOLVE(recv);
+	if (!real_recvfrom)
+		RESOLVE(recvfrom);
+	if (!real_recvmsg)
+		RESOLVE(recvmsg);
+	if (!real_accept)
+		RESOLVE(accept);
+	if (!real_accept4)
+		RESOLVE(accept4);
+	if (!real_connect)
+		RESOLVE(connect);
+	if (!real_pthread_cond_wait)
+		RESOLVE(pthread_cond_wait);
+	if (!real_pthread_cond_timedwait)
+		RESOLVE(pthread_cond_timedwait);
+	if (!real_pthread_cond_clockwait)
+		RESOLVE(pthread_cond_clockwait);
+	if (!real_pthread_mutex_lock)
+		RESOLVE(pthread_mutex_lock);
+	if (!real_pthread_rwlock_rdlock)
+		RESOLVE(pthread_rwlock_rdlock);
+	if (!real_pthread_rwlock_wrlock)
+		RESOLVE(pthread_rwlock_wrlock);
+	if (!real_pthread_join)
+		RESOLVE(pthread_join);
+	if (!real_sem_wait)
+		RESOLVE(sem_wait);
+	if (!real_sem_timedwait)
+		RESOLVE(sem_timedwait);
+	if (!real_waitpid)
+		RESOLVE(waitpid);
+	if (!real_wait4)
+		RESOLVE(wait4);
+	if (!real_wait)
+		RESOLVE(wait);
+}
