@@ -11,9 +11,13 @@
  *
  * The pool is a run of whole records in the file's format, so emitting it is
  * one writer__append. It is emitted when the table or the pool is full, when
- * the window ends (WINDOW_NS after the last emit, checked at each flush of
- * the thread, or at a rotation: aggregate__emit_all), and when the thread
- * stops (exit, exec, a deadly signal, the end of the process).
+ * the window ends (checked at each flush of the thread, or at a rotation:
+ * aggregate__emit_all), and when the thread stops (exit, exec, a deadly
+ * signal, the end of the process). A thread's first window is 0.2 s and each
+ * next one twice as long, up to WINDOW_NS: a short program, or one that ends
+ * with no code of ours running (SIGKILL, a raw exit_group as Go's os.Exit),
+ * loses at most the samples of its last window, and a service writes one
+ * record per stack every 10 s.
  *
  * Memory: one area per thread in the thread's mapping (samplers.c), made
  * before the thread samples; nothing is allocated here. The table is open
@@ -29,6 +33,7 @@
 #define MAX_USED   (SLOTS * 3 / 4) /* then the table is emitted */
 #define POOL_BYTES (384 * 1024)	   /* records of the window */
 #define WINDOW_NS  10000000000ULL  /* at most 10 s of samples held back */
+#define FIRST_NS   200000000ULL	   /* the first window: 0.2 s, then twice as long each time */
 #define PAGE_UP(x) (((x) + 4095) & ~(size_t)4095)
 
 /* Offsets in our SAMPLE record (record.c): header, id, ip, tid, time, cpu, period, nr, chain. */
@@ -43,7 +48,7 @@ struct slot {
 };
 
 struct ap_agg {
-	uint64_t window_start;
+	uint64_t window_start, window_len;
 	uint32_t used;
 	size_t pool_len;
 	struct slot slots[SLOTS];
@@ -64,6 +69,7 @@ struct ap_agg *aggregate__place(void *mem, size_t len, uint64_t now)
 	if (!mem || len < sizeof(*a))
 		return NULL;
 	a->window_start = now;
+	a->window_len = FIRST_NS;
 	return a;
 }
 
@@ -106,15 +112,17 @@ void aggregate__emit_all(struct ap_thread *t)
 	a->pool_len = 0;
 }
 
-/* Emit t's table when its window (WINDOW_NS) is over; now is a sample's time. Async-signal-safe. */
+/* Emit t's table when its window is over; now is a sample's time. Async-signal-safe. */
 void aggregate__maybe_emit(struct ap_thread *t, uint64_t now)
 {
 	struct ap_agg *a = t->agg;
 
-	if (!a || now < a->window_start + WINDOW_NS)
+	if (!a || now < a->window_start + a->window_len)
 		return;
 	aggregate__emit_all(t);
 	a->window_start = now;
+	if (a->window_len < WINDOW_NS)
+		a->window_len = a->window_len * 2 < WINDOW_NS ? a->window_len * 2 : WINDOW_NS;
 }
 
 /* Merge the SAMPLE rec (len bytes) into a's table, emitting it first when full. Async-signal-safe.
