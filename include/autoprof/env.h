@@ -55,8 +55,8 @@
 	  "profile forked children and exec'd programs too, each into its own file "               \
 	  "(NAME.<pid>, NAME.<pid>.<n> after the n-th exec)")                                      \
 	X(AGGREGATE, "aggregate", 0, NULL, "0",                                                    \
-	  "merge a thread's samples with the same stack into one record per window (or every "     \
-	  "10 s), its period the sum: files of a few bytes per sample")                            \
+	  "merge a thread's samples with the same stack into one record per window (0.2 s "        \
+	  "growing to 10 s), its period the sum: files of a few bytes per sample")                 \
 	X(OFFCPU, "off-cpu", 0, NULL, "0",                                                         \
 	  "record where threads wait off the CPU (sleep, locks, I/O) and for how long, as the "    \
 	  "event offcpu-time (period in ns)")                                                      \

@@ -449,6 +449,13 @@ static void say_summary(void)
 		"a dlclose",
 		(unsigned long long)unwind__skipped_in_text(),
 		(unsigned long long)objects__skipped_busy());
+	if (autoprof.sampler.offcpu_id)
+		pr_info("off-CPU: %llu waits placed (%.3f s), %.3f s in waits under 10 us, %.3f s "
+			"in waits outside the calls we wrap",
+			(unsigned long long)autoprof.stats.offcpu_waits,
+			(double)autoprof.stats.offcpu_ns / 1e9,
+			(double)autoprof.stats.offcpu_short / 1e9,
+			(double)autoprof.stats.offcpu_elsewhere / 1e9);
 	if (autoprof.stats.unwinds)
 		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples, %llu by "
 			"DWARF steps where the fast trace stopped short)",
