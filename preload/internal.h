@@ -131,8 +131,21 @@ void offcpu__file_attr(struct perf_event_attr *attr);
 void offcpu__thread_start(struct ap_thread *t, pid_t tid);
 int offcpu__open_event(struct ap_thread *t);
 void offcpu__close_event(struct ap_thread *t);
-uint64_t offcpu__begin(void);
 void offcpu__end(uint64_t since);
+
+/*
+ * Where a blocking call's switch records will begin in the calling thread's
+ * ring, plus one; 0 when off-CPU time is not recorded on this thread. The
+ * wrappers' fast path: two loads.
+ */
+static inline uint64_t offcpu__begin(void)
+{
+	struct ap_thread *t = ap_self;
+
+	return t && t->off_ring.page
+		   ? __atomic_load_n(&t->off_ring.page->data_head, __ATOMIC_ACQUIRE) + 1
+		   : 0;
+}
 
 /* ---- session/stat_records.c: the counter totals, in the file and on stderr ---- */
 

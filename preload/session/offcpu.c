@@ -15,7 +15,8 @@
  * The ring is read when a blocking call of libc returns (wrap/waits.c: the
  * sleeps, poll, select, epoll, read, recv, accept, connect, condition
  * variables, mutexes, semaphores, joins and waits): the thread is back in
- * its own code, right at the wait site, and the call's start time is known.
+ * its own code, right at the wait site, and where the call's records begin
+ * in the ring is known (the ring's head when the call began).
  * The waits that began inside the call (out/in pairs; preemptions are left
  * out: the thread could run) become one SAMPLE record of offcpu-time whose
  * chain is the caller's stack, period the ns waited, time when the first of
@@ -90,7 +91,9 @@ void offcpu__close_event(struct ap_thread *t)
 
 struct wait_sum {
 	struct ap_thread *t;
-	uint64_t since;		/* the blocking call's start */
+	uint64_t start;		/* where the blocking call's records begin in the ring */
+	uint64_t pos;		/* where the record being read begins */
+	bool out_inside;	/* the pending out record is the call's */
 	uint64_t waited, first; /* its waits: ns in all, when the first began */
 	uint64_t elsewhere;	/* waits that began before it */
 	uint64_t last;		/* the latest switch in */
@@ -103,20 +106,24 @@ static void on_switch(void *arg, const struct perf_event_header *rec, bool last_
 	struct ap_thread *t = w->t;
 	uint64_t time, out = t->off_out;
 
+	uint64_t at = w->pos;
+
 	(void)last_sample;
+	w->pos += rec->size;
 	if (rec->type != PERF_RECORD_SWITCH || rec->size != SWITCH_BYTES)
 		return; /* a LOST record: the ring overflowed between two calls */
 	memcpy(&time, (const char *)rec + 16, sizeof(time));
 	if (rec->misc & PERF_RECORD_MISC_SWITCH_OUT) {
 		/* a preemption (still runnable) is no wait: no out time kept */
 		t->off_out = rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? 0 : time;
+		w->out_inside = at >= w->start;
 		return;
 	}
 	t->off_out = 0;
 	w->last = time;
 	if (!out || time <= out)
 		return;
-	if (out < w->since) {
+	if (!w->out_inside) {
 		w->elsewhere += time - out;
 		return;
 	}
@@ -181,26 +188,30 @@ static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct
 }
 
 /*
- * A blocking call that began at `since` (offcpu__begin) returned on this
- * thread: record its waits at the caller's stack. Keeps errno. Called by
- * the wrappers only, in the program's context (never in a handler).
+ * A blocking call whose records begin at since - 1 in the ring
+ * (offcpu__begin) returned on this thread: record its waits at the caller's
+ * stack. Keeps errno. Called by the wrappers only, in the program's context
+ * (never in a handler). The ring stays mapped while t lives (only t's own
+ * thread unmaps it), so it is read before t is claimed: a call that did
+ * not switch costs two loads.
  */
 __attribute__((noinline)) void offcpu__end(uint64_t since)
 {
 	struct ap_thread *t = ap_self;
-	struct wait_sum w = {.t = t, .since = since};
-	int saved = errno;
+	struct wait_sum w = {.t = t, .start = since - 1};
+	int saved;
 
-	/* Claimed first: the thread that ends the process unmaps the ring
-	 * only once no handler (nor this) is using t, and then closes it. */
-	if (!since || !t || !thread__enter(t))
+	if (!since || !t || !t->off_ring.page ||
+	    __atomic_load_n(&t->off_ring.page->data_head, __ATOMIC_ACQUIRE) ==
+		t->off_ring.page->data_tail)
 		return;
-	if (!t->off_ring.page || __atomic_load_n(&t->off_ring.page->data_head, __ATOMIC_ACQUIRE) ==
-				     t->off_ring.page->data_tail)
-		goto leave;
+	saved = errno;
+	if (!thread__enter(t))
+		goto out;
 	/* a vfork child shares our memory: the ring is the parent thread's */
 	if ((uint32_t)syscall(SYS_getpid) != t->sampler->pid)
 		goto leave;
+	w.pos = t->off_ring.page->data_tail;
 	ring__drain(&t->off_ring, t->scratch, AP_RING_COPY_BYTES, on_switch, &w);
 	if (w.waited >= MIN_WAIT_NS)
 		put_wait(t, &w);
@@ -210,16 +221,9 @@ __attribute__((noinline)) void offcpu__end(uint64_t since)
 	thread__maybe_flush(t);
 leave:
 	thread__leave(t);
+out:
 	errno = saved;
 	__asm__ volatile("" ::: "memory");
-}
-
-/* The start time of a blocking call, or 0 when off-CPU time is not recorded on this thread. */
-uint64_t offcpu__begin(void)
-{
-	struct ap_thread *t = ap_self;
-
-	return t && t->off_ring.page ? ap_now() : 0;
 }
 
 /*

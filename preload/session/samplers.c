@@ -313,8 +313,8 @@ static void finish(struct ap_thread *t, bool own)
 	aggregate__emit_all(t);
 	stats__fold(&autoprof.stats, &t->stats);
 	ring__unmap(&t->ring);
-	offcpu__close_event(t);
 	if (own) {
+		offcpu__close_event(t); /* only here: its wrappers read it unclaimed */
 		ap_self = NULL;
 		munmap(t->mem, t->mem_len);
 	}
