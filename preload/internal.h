@@ -9,6 +9,8 @@
  *   session/objects.c     the loaded objects, read without the loader's lock
  *   session/mappings.c    MMAP2 records of what is mapped at start
  *   session/file_features.c, stat_records.c, child_env.c
+ *   session/extra_events.c  the attrs after the counters (AUTOPROF_AGGREGATE_CHECK, OFFCPU)
+ *   session/offcpu.c        off-CPU time, read when a blocking call returns (wrap/waits.c)
  *
  * The handler layer (handler/handler.h) and the wrappers of libc
  * (wrap/wrap.h) sit beside it; common/common.h is shared with the launcher.

@@ -13,6 +13,7 @@
  *   unwind.c     the interrupted user stack, with libunwind
  *   record.c     the records we write (SAMPLE, COMM, MMAP2, LOST, ...)
  *   buffer.c     the thread's record buffer: reserve, flush
+ *   aggregate.c  a thread's samples merged by stack (AUTOPROF_AGGREGATE)
  *   writer.c     the perf.data file: appends that keep it valid at every flush
  *   own_stack.c  the handler's work on a stack of ours
  *   fatal.c      a deadly signal: finish the file, die as the program would
