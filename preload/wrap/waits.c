@@ -18,6 +18,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -25,6 +26,13 @@
 #include <unistd.h>
 
 #include "wrap.h"
+
+/* glibc's checked versions (no header declares them). */
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags, struct sockaddr *a,
+		       socklen_t *alen);
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 
 /* One wrapper: ret name(params), calling the real one with args. */
 #define WAIT_WRAPPER(ret, name, params, args)                                                      \
@@ -83,6 +91,24 @@ WAIT_WRAPPER(pid_t, waitpid, (pid_t pid, int *status, int options), (pid, status
 WAIT_WRAPPER(pid_t, wait4, (pid_t pid, int *status, int options, struct rusage *ru),
 	     (pid, status, options, ru))
 WAIT_WRAPPER(pid_t, wait, (int *status), (status))
+WAIT_WRAPPER(ssize_t, write, (int fd, const void *buf, size_t len), (fd, buf, len))
+WAIT_WRAPPER(ssize_t, send, (int fd, const void *buf, size_t len, int flags), (fd, buf, len, flags))
+WAIT_WRAPPER(ssize_t, sendto, (int fd, const void *buf, size_t len, int flags,
+			       const struct sockaddr *a, socklen_t alen), (fd, buf, len, flags, a, alen))
+WAIT_WRAPPER(ssize_t, sendmsg, (int fd, const struct msghdr *m, int flags), (fd, m, flags))
+WAIT_WRAPPER(int, fsync, (int fd), (fd))
+WAIT_WRAPPER(int, fdatasync, (int fd), (fd))
+WAIT_WRAPPER(int, flock, (int fd, int op), (fd, op))
+/* _FORTIFY_SOURCE's checked versions, which fortified programs call instead */
+WAIT_WRAPPER(ssize_t, __read_chk, (int fd, void *buf, size_t len, size_t buflen),
+	     (fd, buf, len, buflen))
+WAIT_WRAPPER(ssize_t, __recv_chk, (int fd, void *buf, size_t len, size_t buflen, int flags),
+	     (fd, buf, len, buflen, flags))
+WAIT_WRAPPER(ssize_t, __recvfrom_chk, (int fd, void *buf, size_t len, size_t buflen, int flags,
+				       struct sockaddr *a, socklen_t *alen),
+	     (fd, buf, len, buflen, flags, a, alen))
+WAIT_WRAPPER(int, __poll_chk, (struct pollfd *fds, nfds_t n, int timeout, size_t fdslen),
+	     (fds, n, timeout, fdslen))
 /* clang-format on */
 
 #define RESOLVE(name) *(void **)&real_##name = dlsym(RTLD_NEXT, #name)
@@ -90,6 +116,28 @@ WAIT_WRAPPER(pid_t, wait, (int *status), (status))
 /* Look up every real function, at load time. */
 static __attribute__((constructor)) void resolve_all(void)
 {
+	if (!real_write)
+		RESOLVE(write);
+	if (!real_send)
+		RESOLVE(send);
+	if (!real_sendto)
+		RESOLVE(sendto);
+	if (!real_sendmsg)
+		RESOLVE(sendmsg);
+	if (!real_fsync)
+		RESOLVE(fsync);
+	if (!real_fdatasync)
+		RESOLVE(fdatasync);
+	if (!real_flock)
+		RESOLVE(flock);
+	if (!real___read_chk)
+		RESOLVE(__read_chk);
+	if (!real___recv_chk)
+		RESOLVE(__recv_chk);
+	if (!real___recvfrom_chk)
+		RESOLVE(__recvfrom_chk);
+	if (!real___poll_chk)
+		RESOLVE(__poll_chk);
 	if (!real_nanosleep)
 		RESOLVE(nanosleep);
 	if (!real_clock_nanosleep)
