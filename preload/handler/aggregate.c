@@ -89,6 +89,7 @@ static uint64_t key_hash(const char *rec, size_t len)
 	return h;
 }
 
+/* Do records a and b (len bytes each) have the same key? Async-signal-safe. */
 static bool same_key(const char *a, const char *b, size_t len)
 {
 	return !memcmp(a, b, KEY_HEAD_END) && !memcmp(a + KEY_TAIL, b + KEY_TAIL, len - KEY_TAIL);
