@@ -76,9 +76,12 @@ struct ap_config {
 	int signo;
 	int verbose;
 	bool quiet;
-	bool stat;   /* AUTOPROF_STAT */
-	bool kernel; /* AUTOPROF_KERNEL: kernel samples and chains too */
-	bool follow; /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	bool stat;	      /* AUTOPROF_STAT */
+	bool kernel;	      /* AUTOPROF_KERNEL: kernel samples and chains too */
+	bool follow;	      /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	bool aggregate;	      /* AUTOPROF_AGGREGATE: merged samples */
+	bool aggregate_check; /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
+	bool offcpu;	      /* AUTOPROF_OFFCPU: off-CPU time */
 	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
 	char counters[1024];					 /* AUTOPROF_COUNTERS */
 	char counter_fds[1024]; /* AUTOPROF_COUNTER_FDS, from the launcher */

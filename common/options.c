@@ -204,7 +204,9 @@ int config__parse(struct ap_config *cfg)
 	cfg->stack_depth = (unsigned)v;
 
 	if (parse_bool(ENV_STAT, &cfg->stat) || parse_bool(ENV_KERNEL, &cfg->kernel) ||
-	    parse_bool(ENV_FOLLOW, &cfg->follow))
+	    parse_bool(ENV_FOLLOW, &cfg->follow) || parse_bool(ENV_AGGREGATE, &cfg->aggregate) ||
+	    parse_bool(ENV_AGGREGATE_CHECK, &cfg->aggregate_check) ||
+	    parse_bool(ENV_OFFCPU, &cfg->offcpu))
 		return -EINVAL;
 	s = env_get(ENV_COUNTERS, &set);
 	if (strlen(s) >= sizeof(cfg->counters)) {

@@ -9,6 +9,8 @@
  *   session/objects.c     the loaded objects, read without the loader's lock
  *   session/mappings.c    MMAP2 records of what is mapped at start
  *   session/file_features.c, stat_records.c, child_env.c
+ *   session/extra_events.c  the attrs after the counters (AUTOPROF_AGGREGATE_CHECK, OFFCPU)
+ *   session/offcpu.c        off-CPU time, read when a blocking call returns (wrap/waits.c)
  *
  * The handler layer (handler/handler.h) and the wrappers of libc
  * (wrap/wrap.h) sit beside it; common/common.h is shared with the launcher.
@@ -123,6 +125,29 @@ void sample__uninstall(void);
 int features__early(struct writer *w);
 int features__write(struct writer *w);
 int features__write_emergency(struct writer *w);
+
+/* ---- session/extra_events.c, offcpu.c: more attrs, off-CPU time ---- */
+
+int extra__file_events(struct writer_event *events, int n);
+void offcpu__file_attr(struct perf_event_attr *attr);
+void offcpu__thread_start(struct ap_thread *t, pid_t tid);
+int offcpu__open_event(struct ap_thread *t);
+void offcpu__close_event(struct ap_thread *t);
+void offcpu__end(uint64_t since);
+
+/*
+ * Where a blocking call's switch records will begin in the calling thread's
+ * ring, plus one; 0 when off-CPU time is not recorded on this thread. The
+ * wrappers' fast path: two loads.
+ */
+static inline uint64_t offcpu__begin(void)
+{
+	struct ap_thread *t = ap_self;
+
+	return t && t->off_ring.page
+		   ? __atomic_load_n(&t->off_ring.page->data_head, __ATOMIC_ACQUIRE) + 1
+		   : 0;
+}
 
 /* ---- session/stat_records.c: the counter totals, in FILE.stat and on stderr ---- */
 

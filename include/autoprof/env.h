@@ -56,6 +56,15 @@
 	X(FOLLOW, "follow", 0, "0|1", "1",                                                         \
 	  "profile forked children and exec'd programs too, each into its own file "               \
 	  "(NAME.<pid>, NAME.<pid>.<n> after the n-th exec)")                                      \
+	X(AGGREGATE, "aggregate", 0, NULL, "0",                                                    \
+	  "merge a thread's samples with the same stack into one record per window (0.2 s "        \
+	  "growing to 10 s), its period the sum: files of a few bytes per sample")                 \
+	X(OFFCPU, "off-cpu", 0, NULL, "0",                                                         \
+	  "record where threads wait off the CPU (sleep, locks, I/O) and for how long, as the "    \
+	  "event offcpu-time (period in ns)")                                                      \
+	X(AGGREGATE_CHECK, NULL, 0, NULL, "0",                                                     \
+	  "for tests: keep every sample and add the aggregated ones as a second event, "           \
+	  "NAME-aggregated")                                                                       \
 	X(COUNTER_FDS, NULL, 0, "LIST", "",                                                        \
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
 	X(TOP, NULL, 0, "PID", "", "set by the library: the first profiled process of the run")    \

@@ -63,6 +63,7 @@ void thread__maybe_flush(struct ap_thread *t)
 {
 	if (t->len > t->cap / 2 || t->stats.last_time - t->last_flush >= FLUSH_INTERVAL_NS)
 		thread__flush(t);
+	aggregate__maybe_emit(t, t->stats.last_time);
 }
 
 /* Add one thread's counts to total, which other threads may be folding into too. Async-signal-safe.
@@ -79,6 +80,10 @@ void stats__fold(struct ap_stats *total, const struct ap_stats *t)
 	__atomic_fetch_add(&total->unwind_ns, t->unwind_ns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->frames, t->frames, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->unwind_slow, t->unwind_slow, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->offcpu_waits, t->offcpu_waits, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->offcpu_ns, t->offcpu_ns, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->offcpu_short, t->offcpu_short, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->offcpu_elsewhere, t->offcpu_elsewhere, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->threads, 1, __ATOMIC_RELAXED);
 	ap_atomic_min_nz(&total->first_time, t->first_time);
 	ap_atomic_max(&total->last_time, t->last_time);

@@ -13,6 +13,7 @@
  *   unwind.c     the interrupted user stack, with libunwind
  *   record.c     the records we write (SAMPLE, COMM, MMAP2, LOST, ...)
  *   buffer.c     the thread's record buffer: reserve, flush
+ *   aggregate.c  a thread's samples merged by stack (AUTOPROF_AGGREGATE)
  *   writer.c     the perf.data file: appends that keep it valid at every flush
  *   own_stack.c  the handler's work on a stack of ours
  *   fatal.c      a deadly signal: finish the file, die as the program would
@@ -45,6 +46,9 @@ struct ap_stats {
 	uint64_t unwind_slow;		     /* unwinds by DWARF steps, not the fast trace */
 	uint64_t threads;		     /* (folded totals only) threads that sampled */
 	uint64_t first_time, last_time;	     /* the samples' time range */
+	uint64_t offcpu_waits, offcpu_ns;    /* AUTOPROF_OFFCPU: waits recorded, their ns */
+	uint64_t offcpu_short,
+	    offcpu_elsewhere; /* ns of waits too short to place, or not in a call we wrap */
 };
 
 /* *p = v where v is nonzero and below it (or *p is 0), atomically. Async-signal-safe. */
@@ -174,6 +178,9 @@ struct ap_sampler {
 	unsigned stack_depth;	     /* deepest chain kept */
 	uint32_t pid;		     /* the image's process */
 	bool measure_unwind;	     /* AUTOPROF_VERBOSE: time each unwind */
+	bool aggregate;		     /* AUTOPROF_AGGREGATE: samples merge in t->agg */
+	uint64_t check_id;  /* AUTOPROF_AGGREGATE_CHECK: the id of the merged copies, or 0 */
+	uint64_t offcpu_id; /* AUTOPROF_OFFCPU: the id of offcpu-time, or 0 */
 };
 
 struct ap_thread {
@@ -194,9 +201,12 @@ struct ap_thread {
 	pthread_t handle; /* 0 for threads attached from outside */
 	bool is_timer;	  /* sampled by a CPU-time timer (timer.c), not a perf event */
 	timer_t timer;
-	uint64_t last_cpu; /* thread CPU time at the last timer sample */
-	int closed;	   /* set once by whoever stops the thread */
-	int in_handler;	   /* the thread's handler is using it */
+	uint64_t last_cpu;    /* thread CPU time at the last timer sample */
+	int closed;	      /* set once by whoever stops the thread */
+	int in_handler;	      /* the thread's handler is using it */
+	struct ap_agg *agg;   /* merged samples (aggregate.c), in mem; NULL when not merging */
+	struct ring off_ring; /* AUTOPROF_OFFCPU: the switch event's (session/offcpu.c), or none */
+	uint64_t off_out;     /* when the thread last left the CPU to wait, or 0 */
 };
 
 /*
@@ -225,6 +235,14 @@ void thread__leave(struct ap_thread *t);
 void thread__flush(struct ap_thread *t);
 char *thread__reserve(struct ap_thread *t, size_t len);
 void thread__maybe_flush(struct ap_thread *t);
+
+/* ---- aggregate.c: a thread's samples merged by stack (AUTOPROF_AGGREGATE) ---- */
+
+size_t aggregate__bytes(const struct ap_sampler *s);
+struct ap_agg *aggregate__place(void *mem, size_t len, uint64_t now);
+size_t aggregate__fold(struct ap_thread *t, void *rec, size_t len);
+void aggregate__emit_all(struct ap_thread *t);
+void aggregate__maybe_emit(struct ap_thread *t, uint64_t now);
 
 /* ---- own_stack.c ---- */
 

@@ -197,6 +197,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		out = thread__reserve(t, MAX_RECORD);
 		n = record__sample(out, MAX_RECORD, kernel_ip, s->ip, s->pid, s->tid, s->time,
 				   s->cpu, s->period, chain, nr);
+		n = aggregate__fold(t, out, n); /* AUTOPROF_AGGREGATE: merged, or kept */
 		account(t, s->time, s->period, nr - 1);
 		break;
 	}
@@ -255,8 +256,9 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 	nr += (unsigned)got;
 	objects__note(t, chain, nr);
 	out = thread__reserve(t, MAX_RECORD);
-	t->len += record__sample(out, MAX_RECORD, false, chain[1], t->sampler->pid,
-				 (uint32_t)t->tid, time, cpu, period, chain, nr);
+	t->len += aggregate__fold(t, out,
+				  record__sample(out, MAX_RECORD, false, chain[1], t->sampler->pid,
+						 (uint32_t)t->tid, time, cpu, period, chain, nr));
 	account(t, time, period, nr - 1);
 	thread__maybe_flush(t);
 }

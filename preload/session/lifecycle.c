@@ -193,7 +193,7 @@ static int file_events(struct writer_event *events)
 	events[0].attr = autoprof.attr;
 	events[0].id = AP_SAMPLE_ID;
 	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg.event_name);
-	return 1;
+	return extra__file_events(events, 1); /* AUTOPROF_AGGREGATE_CHECK, AUTOPROF_OFFCPU */
 }
 
 /* Sample the threads that started before us (another library's constructor). */
@@ -447,6 +447,13 @@ static void say_summary(void)
 		"a dlclose",
 		(unsigned long long)unwind__skipped_in_text(),
 		(unsigned long long)objects__skipped_busy());
+	if (autoprof.sampler.offcpu_id)
+		pr_info("off-CPU: %llu waits placed (%.3f s), %.3f s in waits under 10 us, %.3f s "
+			"in waits outside the calls we wrap",
+			(unsigned long long)autoprof.stats.offcpu_waits,
+			(double)autoprof.stats.offcpu_ns / 1e9,
+			(double)autoprof.stats.offcpu_short / 1e9,
+			(double)autoprof.stats.offcpu_elsewhere / 1e9);
 	if (autoprof.stats.unwinds)
 		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples, %llu by "
 			"DWARF steps where the fast trace stopped short)",

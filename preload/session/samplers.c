@@ -165,7 +165,8 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 {
 	size_t body =
 	    PAGE_UP(PERF_ALIGN8(sizeof(struct ap_thread)) + RECORD_BUF_BYTES + AP_SCRATCH_BYTES);
-	size_t len = body + GUARD_BYTES + HANDLER_STACK_BYTES;
+	size_t agg = aggregate__bytes(&autoprof.sampler); /* AUTOPROF_AGGREGATE's table */
+	size_t len = body + agg + GUARD_BYTES + HANDLER_STACK_BYTES;
 	struct ap_thread *t;
 	void *mem;
 
@@ -186,9 +187,10 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	t->sampler = &autoprof.sampler;
 	/* The handler's own stack, at the end, above a guard page (own_stack.c). */
 	t->stack_top = (char *)mem + len;
-	mprotect((char *)mem + body, GUARD_BYTES, PROT_NONE);
+	mprotect((char *)mem + body + agg, GUARD_BYTES, PROT_NONE);
 	t->tid = tid ? tid : gettid();
 	t->last_flush = ap_now();
+	t->agg = agg ? aggregate__place((char *)mem + body, agg, t->last_flush) : NULL;
 
 	t->fd = -1;
 	if (autoprof.timer_mode) {
@@ -229,6 +231,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		pthread_mutex_unlock(&registry_lock);
 		goto out_ring;
 	}
+	offcpu__thread_start(t, tid); /* AUTOPROF_OFFCPU */
 	/* The event lives on in its mapping; t->fd stays as the number its
 	 * signals carry in si_fd, never used again. */
 	if (t->fd >= 0)
@@ -307,9 +310,11 @@ static void finish(struct ap_thread *t, bool own)
 	if (wait_handler(t))
 		sample__drain(t, NULL);
 	thread__flush(t);
+	aggregate__emit_all(t);
 	stats__fold(&autoprof.stats, &t->stats);
 	ring__unmap(&t->ring);
 	if (own) {
+		offcpu__close_event(t); /* only here: its wrappers read it unclaimed */
 		ap_self = NULL;
 		munmap(t->mem, t->mem_len);
 	}
@@ -463,6 +468,7 @@ void thread__stop_all_emergency(void)
 				 : wait_handler(t))
 			sample__drain(t, NULL);
 		thread__flush(t);
+		aggregate__emit_all(t);
 		stats__fold(&autoprof.stats, &t->stats);
 	}
 	if (locked)

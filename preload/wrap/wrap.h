@@ -9,6 +9,7 @@
  *   fds.c      close, close_range, closefrom, dup*, fcntl, pipe
  *   loader.c   dl_iterate_phdr (for our unwinder), dlclose
  *   fddir.c    opendir & readdir of /proc/self/fd: ours are not listed
+ *   waits.c    the blocking calls (sleeps, poll, locks, ...): off-CPU time
  *
  * Every wrapper is the plain call of the real function when profiling is
  * off, and in a process that is not the session's (a vfork child shares our
