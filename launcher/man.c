@@ -53,6 +53,9 @@ static const char *const head[] = {
     "[\\fIoptions\\fR] [\\fB\\-\\-\\fR] \\fIcommand\\fR [\\fIargs\\fR...]",
     ".br",
     ".B LD_PRELOAD=\\fI/path/to/libautoprof.so\\fB \\fIcommand\\fR [\\fIargs\\fR...]",
+    ".br",
+    ".B autoprof list",
+    "[\\fIfilter\\fR]",
     ".SH DESCRIPTION",
     ".B autoprof",
     "injects",
@@ -79,6 +82,21 @@ static const char *const head[] = {
 };
 
 static const char *const tail[] = {
+    ".SH EVENTS",
+    "\\fB\\-e\\fR and \\fB\\-\\-counters\\fR take event names as",
+    ".BR perf (1)",
+    "spells them: its hardware and software events, the generic cache events",
+    "(\\fBL1\\-dcache\\-load\\-misses\\fR, \\fBLLC\\-loads\\fR, \\fBdTLB\\-load\\-misses\\fR, "
+    "...),",
+    "raw codes (\\fBr\\fINNNN\\fR), and this CPU's own PMU events through libpfm4",
+    "(\\fBINST_RETIRED.ANY\\fR, \\fBMEM_LOAD_RETIRED.L3_MISS:c=2\\fR, "
+    "\\fIpmu\\fB::\\fIEVENT\\fB:\\fIUMASK\\fR),",
+    "each with perf's modifiers \\fB:u\\fR, \\fB:k\\fR and \\fB:p\\fR.",
+    "In \\fB\\-\\-counters\\fR, \\fB{\\fIa\\fB,\\fIb\\fB}\\fR counts a group, scheduled together",
+    "on the PMU; a multiplexed counter is scaled by its time enabled over time running, and",
+    "\\fB\\-\\-stat\\fR shows the share of time it ran.",
+    ".B autoprof list",
+    "[\\fIfilter\\fR] prints every name these options take.",
     ".SH FILES",
     ".TP",
     ".I perf.data",
