@@ -194,6 +194,12 @@ struct frame_ctx {
 	bool no_load;
 };
 
+/* The frame cache key of a user address of the sample described by @fc. */
+static u64 user_key(const struct frame_ctx *fc)
+{
+	return fc->p->pid | (u64)fc->epoch << 32;
+}
+
 /*
  * The location of @addr in context @ctx for the sample described by @fc.
  * When (epoch, addr) decides the map, or the address is a kernel one, the
@@ -216,7 +222,7 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 	} else if (ctx != CTX_USER || !fc->p) {
 		return 0;
 	} else {
-		key = fc->p->pid | (u64)fc->epoch << 32;
+		key = user_key(fc);
 		if (!fc->p->simple)
 			goto search;
 	}
@@ -252,6 +258,33 @@ static struct proc *proc_of(struct resolver *r, struct machine *m, const struct 
 }
 
 /*
+ * Ask the CPU for the frame cache slots of the ip and callchain of sample @s
+ * (@ctx its cpumode's context) before resolving them one by one: the slots
+ * are spread over a table bigger than the CPU's caches, and this way their
+ * misses overlap instead of coming one after the other.
+ */
+static void prefetch_chain(struct resolver *r, const struct frame_ctx *fc, const struct sample *s,
+			   enum ctx ctx, u64 ip)
+{
+	u64 i, e;
+
+	if (s->has_ip && (ctx == CTX_KERNEL || fc->p))
+		__builtin_prefetch(
+		    frame_cache_slot(r, ctx == CTX_KERNEL ? KERNEL_CACHE_KEY : user_key(fc), ip));
+	for (i = 0; i < s->nr_chain; i++) {
+		e = sample__chain(s, i);
+		if (PERF_CONTEXT_IS_MARKER(e)) {
+			ctx = ctx_of_marker(e);
+			continue;
+		}
+		if (ctx == CTX_KERNEL)
+			__builtin_prefetch(frame_cache_slot(r, KERNEL_CACHE_KEY, e - 1));
+		else if (ctx == CTX_USER && fc->p)
+			__builtin_prefetch(frame_cache_slot(r, user_key(fc), e - 1));
+	}
+}
+
+/*
  * Resolve sample @s into @frames (room for MAX_FRAMES): the location of its
  * ip, then of each caller in its callchain (return addresses looked up at
  * addr - 1), leaf first; *nr is how many (at least 1). Returns 0 or -ENOMEM.
@@ -279,6 +312,7 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 		ip = e;
 		have_ip = true;
 	}
+	prefetch_chain(r, &fc, s, ctx, ip);
 	if (!have_ip)
 		frames[n++] = LOC_UNKNOWN;
 	else if ((err = resolve(r, &fc, ip_ctx, ip, &frames[n++])))
@@ -326,6 +360,8 @@ int resolver__user(struct resolver *r, struct machine *m, const struct sample *s
 		return 0;
 	fc.p = proc_of(r, m, s);
 	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	for (i = 0; fc.p && i < nr_addrs; i++) /* see prefetch_chain() */
+		__builtin_prefetch(frame_cache_slot(r, user_key(&fc), addrs[i]));
 	for (i = 0; i < nr_addrs && n < MAX_FRAMES; i++) {
 		err = resolve(r, &fc, CTX_USER, addrs[i], &frames[n]);
 		if (err)
