@@ -25,6 +25,7 @@ struct uw_proc {
 	struct kvmap reported; /* dso id -> 1: already reported to dwfl */
 	struct kvmap rules;    /* lookup pc -> struct rule, see fast_unwind() */
 	bool attached, broken;
+	u32 nr_reported; /* modules reported so far, see unwinder__user() */
 	struct {
 		u64 pc, rule;
 	} rcache[RCACHE_SIZE]; /* direct-mapped in front of rules; pc 0: empty */
@@ -58,6 +59,7 @@ struct unwinder {
 	size_t nr, cap;
 	struct uw_cur cur;
 	u64 nr_failed; /* samples whose unwinding stopped at the first frame */
+	bool no_cache; /* AUTOPROF_REPORT_NO_CFI_CACHE set: libdw for every sample */
 	u64 out[MAX_FRAMES];
 };
 
@@ -180,6 +182,7 @@ static void report_pc(struct uw_proc *up, u64 pc)
 	dwfl_report_begin_add(up->dwfl);
 	dwfl_report_elf(up->dwfl, dso->short_name, dso->path, -1, mp->start - v, false);
 	dwfl_report_end(up->dwfl, NULL, NULL);
+	up->nr_reported++;
 }
 
 #if defined(__x86_64__)
@@ -221,15 +224,15 @@ static u64 compute_rule(struct uw_proc *up, u64 pc)
 	report_pc(up, pc);
 	mod = dwfl_addrmodule(up->dwfl, pc);
 	if (!mod)
-		return RULE_END; /* no file there: libdw could not go on either */
+		return RULE_SLOW; /* no file there ([vdso], JIT code): libdw tries frame pointers */
 	cfi = dwfl_module_eh_cfi(mod, &bias);
 	/*
-	 * Code without an FDE in .eh_frame (_start, clone3's child side) is the
-	 * outermost frame. libdw would look in .debug_frame, which means
-	 * decompressing the whole debug info of the file, for nothing.
+	 * Code without an FDE in .eh_frame (crtstuff's __do_global_dtors_aux,
+	 * hand-written assembly) is left to libdw, which looks in .debug_frame
+	 * and then follows the frame pointer.
 	 */
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
-		return RULE_END;
+		return RULE_SLOW;
 	ra_reg = dwarf_frame_info(frame, &start, &end, &signal);
 	if (ra_reg != 16 || signal || dwarf_frame_cfa(frame, &ops, &nops) || nops != 1 ||
 	    ops[0].atom != DW_OP_bregx || (ops[0].number != 7 && ops[0].number != 6))
@@ -373,9 +376,19 @@ static struct uw_proc *findnew_proc(struct unwinder *uw, u32 pid, u32 epoch)
 	return up;
 }
 
+/*
+ * A new unwinder. AUTOPROF_REPORT_NO_CFI_CACHE=1 in the environment turns
+ * off the cached rules (fast_unwind()): every sample goes through libdw, for
+ * tests that compare the two.
+ */
 struct unwinder *unwinder__new(void)
 {
-	return calloc(1, sizeof(struct unwinder));
+	struct unwinder *uw = calloc(1, sizeof(struct unwinder));
+	const char *env = getenv("AUTOPROF_REPORT_NO_CFI_CACHE");
+
+	if (uw)
+		uw->no_cache = env && *env && strcmp(env, "0") != 0;
+	return uw;
 }
 
 /*
@@ -425,9 +438,22 @@ int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
 		}
 		up->attached = true;
 	}
-	if (!fast_unwind(up)) {
-		c->n = 0;
-		dwfl_getthread_frames(up->dwfl, (pid_t)(s->tid ? s->tid : p->pid), frame_cb, up);
+	if (uw->no_cache || !fast_unwind(up)) {
+		/*
+		 * A module reported while libdw walks (frame_cb()) may not serve
+		 * that walk: libdw then goes on by frame pointers, a path it would
+		 * not take once the module is known. Walk again until no new
+		 * module came, so the result never depends on which samples
+		 * came first (nor on what the cached rules reported).
+		 */
+		u32 seen, tries = 0;
+
+		do {
+			seen = up->nr_reported;
+			c->n = 0;
+			dwfl_getthread_frames(up->dwfl, (pid_t)(s->tid ? s->tid : p->pid), frame_cb,
+					      up);
+		} while (up->nr_reported != seen && ++tries < 8);
 	}
 	if (c->n <= 1)
 		uw->nr_failed++;
