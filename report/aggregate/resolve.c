@@ -203,11 +203,14 @@ static u64 user_key(const struct frame_ctx *fc)
 /*
  * The location of @addr in context @ctx for the sample described by @fc.
  * When (epoch, addr) decides the map, or the address is a kernel one, the
- * answer is cached by (pid, epoch, addr), which skips the map search.
+ * answer is cached by (pid, epoch, addr), which skips the map search. In a
+ * process whose maps overlap (a --call-graph dwarf file's data maps, an ELF
+ * file mapped whole and then its segments over it) the answer is cached
+ * with its map, and holds while no map of the epoch lies over that one.
  */
 static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx, u64 addr, u32 *loc)
 {
-	struct frame_cache_ent *ce = NULL;
+	struct frame_cache_ent *ce;
 	const struct map *mp;
 	u64 key;
 	int err = 0;
@@ -223,26 +226,31 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 		return 0;
 	} else {
 		key = user_key(fc);
-		if (!fc->p->simple)
-			goto search;
 	}
 	ce = frame_cache_slot(r, key, addr);
-	if (ce->loc != UINT32_MAX && ce->addr == addr && ce->key == key) {
+	if (ce->loc != UINT32_MAX && ce->addr == addr && ce->key == key &&
+	    (!ce->map || map__decides(ce->map, fc->time))) {
 		*loc = ce->loc;
 		return 0;
 	}
 	if (ctx == CTX_KERNEL) {
 		err = resolve_kernel(r, addr, loc);
-		goto out;
+		if (!err)
+			*ce = (struct frame_cache_ent){addr, key, NULL, *loc};
+		return err;
 	}
-search:
 	mp = proc__find_map(fc->p, addr, fc->time, fc->epoch);
 	if (mp)
 		err = resolve_in_dso(r, mp->dso, addr - mp->start + mp->pgoff, fc->no_load, loc);
-out:
-	if (ce && !err)
-		*ce = (struct frame_cache_ent){addr, key, *loc};
-	return err;
+	if (err)
+		return err;
+	/* (epoch, addr) decides the map; else the map found decides for a while, or not */
+	if (fc->p->simple)
+		*ce = (struct frame_cache_ent){addr, key, NULL, *loc};
+	else if (mp && mp >= fc->p->maps && mp < fc->p->maps + fc->p->nr_maps &&
+		 map__decides(mp, fc->time))
+		*ce = (struct frame_cache_ent){addr, key, mp, *loc};
+	return 0;
 }
 
 /* The process of sample @s: samples come in runs from one process, so the last is kept. */
