@@ -36,8 +36,9 @@ struct uw_proc {
  * (x86-64): CFA = rsp or rbp + cfa_off, the return address at CFA + ra_off,
  * rbp unchanged or at CFA + rbp_off; the caller's rsp is the CFA.
  */
-enum { RULE_SLOW, RULE_OK, RULE_END }; /* libdw needed; a rule; no caller */
-enum { RBP_SAME, RBP_AT, RBP_UNDEF };  /* where the caller's rbp is */
+/* libdw needed; a rule; no caller; no FDE: no caller if rbp is 0, else libdw (see compute_rule) */
+enum { RULE_SLOW, RULE_OK, RULE_END, RULE_NOFDE };
+enum { RBP_SAME, RBP_AT, RBP_UNDEF }; /* where the caller's rbp is */
 #define RULE(kind, cfa_rbp, rbp, cfa_off, ra_off, rbp_off)                                         \
 	((u64)(kind) | (u64)(cfa_rbp) << 2 | (u64)(rbp) << 3 | (u64)(u16)(cfa_off) << 16 |         \
 	 (u64)(u16)(ra_off) << 32 | (u64)(u16)(rbp_off) << 48)
@@ -227,12 +228,14 @@ static u64 compute_rule(struct uw_proc *up, u64 pc)
 		return RULE_SLOW; /* no file there ([vdso], JIT code): libdw tries frame pointers */
 	cfi = dwfl_module_eh_cfi(mod, &bias);
 	/*
-	 * Code without an FDE in .eh_frame (crtstuff's __do_global_dtors_aux,
-	 * hand-written assembly) is left to libdw, which looks in .debug_frame
-	 * and then follows the frame pointer.
+	 * Code without an FDE in .eh_frame: libdw looks in .debug_frame (which
+	 * means loading and decompressing the file's debug info) and then
+	 * follows the frame pointer. Where rbp is 0 (_start, clone3's child
+	 * side: the outermost frames) that fails, and the stack ends there;
+	 * elsewhere (crtstuff's __do_global_dtors_aux) libdw is asked.
 	 */
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
-		return RULE_SLOW;
+		return RULE_NOFDE;
 	ra_reg = dwarf_frame_info(frame, &start, &end, &signal);
 	if (ra_reg != 16 || signal || dwarf_frame_cfa(frame, &ops, &nops) || nops != 1 ||
 	    ops[0].atom != DW_OP_bregx || (ops[0].number != 7 && ops[0].number != 6))
@@ -296,8 +299,12 @@ static bool fast_unwind(struct uw_proc *up)
 			up->rcache[slot].pc = look;
 			up->rcache[slot].rule = rule;
 		}
-		if ((rule & 3) == RULE_END)
+		if ((rule & 3) == RULE_END || ((rule & 3) == RULE_NOFDE && rbp_ok && rbp == 0))
 			return true;
+		if ((rule & 3) == RULE_NOFDE) {
+			c->n = 0;
+			return false;
+		}
 		if ((rule & 3) == RULE_SLOW || ((rule >> 2 & 1) && !rbp_ok)) {
 			c->n = 0;
 			return false;
