@@ -45,9 +45,9 @@ struct loc {
 
 struct frame_cache_ent {
 	u64 addr;
-	u64 key;	       /* pid | epoch << 32 */
-	const struct map *map; /* not NULL: valid while map__decides(map, time) */
-	u32 loc;	       /* UINT32_MAX: empty */
+	u64 key; /* pid | epoch << 32 */
+	u32 loc; /* UINT32_MAX: empty */
+	u32 map; /* not 0: valid while map__decides(&proc->maps[map - 1], time) */
 };
 
 /*

@@ -229,14 +229,14 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 	}
 	ce = frame_cache_slot(r, key, addr);
 	if (ce->loc != UINT32_MAX && ce->addr == addr && ce->key == key &&
-	    (!ce->map || map__decides(ce->map, fc->time))) {
+	    (!ce->map || map__decides(&fc->p->maps[ce->map - 1], fc->time))) {
 		*loc = ce->loc;
 		return 0;
 	}
 	if (ctx == CTX_KERNEL) {
 		err = resolve_kernel(r, addr, loc);
 		if (!err)
-			*ce = (struct frame_cache_ent){addr, key, NULL, *loc};
+			*ce = (struct frame_cache_ent){addr, key, *loc, 0};
 		return err;
 	}
 	mp = proc__find_map(fc->p, addr, fc->time, fc->epoch);
@@ -246,10 +246,10 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 		return err;
 	/* (epoch, addr) decides the map; else the map found decides for a while, or not */
 	if (fc->p->simple)
-		*ce = (struct frame_cache_ent){addr, key, NULL, *loc};
+		*ce = (struct frame_cache_ent){addr, key, *loc, 0};
 	else if (mp && mp >= fc->p->maps && mp < fc->p->maps + fc->p->nr_maps &&
 		 map__decides(mp, fc->time))
-		*ce = (struct frame_cache_ent){addr, key, mp, *loc};
+		*ce = (struct frame_cache_ent){addr, key, *loc, (u32)(mp - fc->p->maps) + 1};
 	return 0;
 }
 
