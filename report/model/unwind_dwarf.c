@@ -153,9 +153,31 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 static char *debuginfo_path;
 
+/*
+ * No separate debug info file for the unwinder: the call frame information
+ * it needs is the object file's own (.eh_frame, or .debug_frame in the file
+ * itself). libdw would otherwise load and decompress a whole debug file
+ * (50 ms for libc's) to look for .debug_frame at a pc without an FDE, such
+ * as clone3's first instruction in a new thread, and then unwind no better.
+ */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink_file;
+	(void)debuglink_crc;
+	(void)debuginfo_file_name;
+	return -1;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = no_debuginfo,
     .debuginfo_path = &debuginfo_path,
 };
 
