@@ -303,12 +303,22 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
 	enum ctx ctx = ctx_of_cpumode(s->misc), ip_ctx = ctx;
 	bool have_ip = s->has_ip, first = true;
-	u64 i, ip = s->ip;
+	struct chain_ent *slot = NULL;
+	u64 i, ip = s->ip, pkey = 0, hash = 0;
+	const u32 *kept;
 	u32 n = 0;
 	int err;
 
 	fc.p = proc_of(r, m, s);
 	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	/* A chain seen before: its locations at once (chain_cache.c). */
+	if (!fc.p || fc.p->simple) {
+		pkey = fc.p ? user_key(&fc) : UINT64_MAX;
+		if (chain_cache__find(r, s, pkey, &slot, &hash, &kept, nr)) {
+			memcpy(frames, kept, *nr * sizeof(*frames));
+			return 0;
+		}
+	}
 	/* Without IP, the first callchain entry is the ip. */
 	for (i = 0; !have_ip && i < s->nr_chain; i++) {
 		u64 e = sample__chain(s, i);
@@ -348,6 +358,8 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 		n++;
 	}
 	*nr = n;
+	if (slot)
+		chain_cache__store(slot, hash, s, pkey, frames, n);
 	return 0;
 }
 
@@ -396,6 +408,7 @@ void resolver__exit(struct resolver *r)
 	free(r->funcs);
 	free(r->locs);
 	free(r->frame_cache);
+	chain_cache__free(r);
 	kvmap__exit(&r->func_idx);
 	kvmap__exit(&r->loc_idx);
 	memset(r, 0, sizeof(*r));
