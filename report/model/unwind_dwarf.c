@@ -250,11 +250,11 @@ static u64 compute_rule(struct uw_proc *up, u64 pc)
 		return RULE_SLOW; /* no file there ([vdso], JIT code): libdw tries frame pointers */
 	cfi = dwfl_module_eh_cfi(mod, &bias);
 	/*
-	 * Code without an FDE in .eh_frame: libdw looks in .debug_frame (which
-	 * means loading and decompressing the file's debug info) and then
-	 * follows the frame pointer. Where rbp is 0 (_start, clone3's child
-	 * side: the outermost frames) that fails, and the stack ends there;
-	 * elsewhere (crtstuff's __do_global_dtors_aux) libdw is asked.
+	 * Code without an FDE in .eh_frame: libdw looks in the file's own
+	 * .debug_frame and then follows the frame pointer. Where rbp is 0
+	 * (_start, clone3's child side: the outermost frames) that fails, and
+	 * the stack ends there (as tests/report-dwarf-cache.t checks against
+	 * libdw); elsewhere (crtstuff's __do_global_dtors_aux) libdw is asked.
 	 */
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
 		return RULE_NOFDE;
