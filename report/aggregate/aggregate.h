@@ -50,6 +50,7 @@ struct frame_cache_ent {
 	u64 addr;
 	u64 key; /* pid | epoch << 32 */
 	u32 loc; /* UINT32_MAX: empty */
+	u32 map; /* not 0: valid while map__decides(&proc->maps[map - 1], time) */
 };
 
 /*
@@ -65,7 +66,10 @@ struct resolver {
 	size_t nr_locs, cap_locs;
 	struct kvmap loc_idx; /* (dso id | kind, file offset | address) -> loc id */
 	struct frame_cache_ent *frame_cache;
-	struct proc *last_proc; /* the process of the last sample, and its pid */
+	struct chain_ent *chain_cache; /* whole samples' locations, see chain_cache.c */
+	u32 chain_tries, chain_hits;   /* in the current window of lookups */
+	bool chain_off;		       /* too few hits: not used any more */
+	struct proc *last_proc;	       /* the process of the last sample, and its pid */
 	u32 last_proc_pid;
 	struct kernel_syms ksyms; /* kernel addresses, once enabled */
 };
@@ -79,6 +83,13 @@ int resolver__unwind_user(struct resolver *r, struct unwinder *uw, struct machin
 			  const struct perf_file *pf, const struct sample *s, u32 *frames, u32 *nr);
 struct proc *resolver__proc(struct resolver *r, struct machine *m, const struct sample *s);
 void resolver__exit(struct resolver *r);
+
+struct chain_ent;
+bool chain_cache__find(struct resolver *r, const struct sample *s, u64 pkey,
+		       struct chain_ent **slot, u64 *hash, const u32 **out, u32 *nr);
+void chain_cache__store(struct chain_ent *e, u64 hash, const struct sample *s, u64 pkey,
+			const u32 *frames, u32 nr);
+void chain_cache__free(struct resolver *r);
 
 /* ---- stacks.c: the trie of distinct stacks and the samples of each ---- */
 

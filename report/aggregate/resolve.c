@@ -194,14 +194,23 @@ struct frame_ctx {
 	bool no_load;
 };
 
+/* The frame cache key of a user address of the sample described by @fc. */
+static u64 user_key(const struct frame_ctx *fc)
+{
+	return fc->p->pid | (u64)fc->epoch << 32;
+}
+
 /*
  * The location of @addr in context @ctx for the sample described by @fc.
  * When (epoch, addr) decides the map, or the address is a kernel one, the
- * answer is cached by (pid, epoch, addr), which skips the map search.
+ * answer is cached by (pid, epoch, addr), which skips the map search. In a
+ * process whose maps overlap (a --call-graph dwarf file's data maps, an ELF
+ * file mapped whole and then its segments over it) the answer is cached
+ * with its map, and holds while no map of the epoch lies over that one.
  */
 static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx, u64 addr, u32 *loc)
 {
-	struct frame_cache_ent *ce = NULL;
+	struct frame_cache_ent *ce;
 	const struct map *mp;
 	u64 key;
 	int err = 0;
@@ -216,27 +225,32 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 	} else if (ctx != CTX_USER || !fc->p) {
 		return 0;
 	} else {
-		key = fc->p->pid | (u64)fc->epoch << 32;
-		if (!fc->p->simple)
-			goto search;
+		key = user_key(fc);
 	}
 	ce = frame_cache_slot(r, key, addr);
-	if (ce->loc != UINT32_MAX && ce->addr == addr && ce->key == key) {
+	if (ce->loc != UINT32_MAX && ce->addr == addr && ce->key == key &&
+	    (!ce->map || map__decides(&fc->p->maps[ce->map - 1], fc->time))) {
 		*loc = ce->loc;
 		return 0;
 	}
 	if (ctx == CTX_KERNEL) {
 		err = resolve_kernel(r, addr, loc);
-		goto out;
+		if (!err)
+			*ce = (struct frame_cache_ent){addr, key, *loc, 0};
+		return err;
 	}
-search:
 	mp = proc__find_map(fc->p, addr, fc->time, fc->epoch);
 	if (mp)
 		err = resolve_in_dso(r, mp->dso, addr - mp->start + mp->pgoff, fc->no_load, loc);
-out:
-	if (ce && !err)
-		*ce = (struct frame_cache_ent){addr, key, *loc};
-	return err;
+	if (err)
+		return err;
+	/* (epoch, addr) decides the map; else the map found decides for a while, or not */
+	if (fc->p->simple)
+		*ce = (struct frame_cache_ent){addr, key, *loc, 0};
+	else if (mp && mp >= fc->p->maps && mp < fc->p->maps + fc->p->nr_maps &&
+		 map__decides(mp, fc->time))
+		*ce = (struct frame_cache_ent){addr, key, *loc, (u32)(mp - fc->p->maps) + 1};
+	return 0;
 }
 
 /* The process of sample @s: samples come in runs from one process, so the last is kept. */
@@ -252,6 +266,33 @@ static struct proc *proc_of(struct resolver *r, struct machine *m, const struct 
 }
 
 /*
+ * Ask the CPU for the frame cache slots of the ip and callchain of sample @s
+ * (@ctx its cpumode's context) before resolving them one by one: the slots
+ * are spread over a table bigger than the CPU's caches, and this way their
+ * misses overlap instead of coming one after the other.
+ */
+static void prefetch_chain(struct resolver *r, const struct frame_ctx *fc, const struct sample *s,
+			   enum ctx ctx, u64 ip)
+{
+	u64 i, e;
+
+	if (s->has_ip && (ctx == CTX_KERNEL || fc->p))
+		__builtin_prefetch(
+		    frame_cache_slot(r, ctx == CTX_KERNEL ? KERNEL_CACHE_KEY : user_key(fc), ip));
+	for (i = 0; i < s->nr_chain; i++) {
+		e = sample__chain(s, i);
+		if (PERF_CONTEXT_IS_MARKER(e)) {
+			ctx = ctx_of_marker(e);
+			continue;
+		}
+		if (ctx == CTX_KERNEL)
+			__builtin_prefetch(frame_cache_slot(r, KERNEL_CACHE_KEY, e - 1));
+		else if (ctx == CTX_USER && fc->p)
+			__builtin_prefetch(frame_cache_slot(r, user_key(fc), e - 1));
+	}
+}
+
+/*
  * Resolve sample @s into @frames (room for MAX_FRAMES): the location of its
  * ip, then of each caller in its callchain (return addresses looked up at
  * addr - 1), leaf first; *nr is how many (at least 1). Returns 0 or -ENOMEM.
@@ -262,12 +303,22 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
 	enum ctx ctx = ctx_of_cpumode(s->misc), ip_ctx = ctx;
 	bool have_ip = s->has_ip, first = true;
-	u64 i, ip = s->ip;
+	struct chain_ent *slot = NULL;
+	u64 i, ip = s->ip, pkey = 0, hash = 0;
+	const u32 *kept;
 	u32 n = 0;
 	int err;
 
 	fc.p = proc_of(r, m, s);
 	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	/* A chain seen before: its locations at once (chain_cache.c). */
+	if (!fc.p || fc.p->simple) {
+		pkey = fc.p ? user_key(&fc) : UINT64_MAX;
+		if (chain_cache__find(r, s, pkey, &slot, &hash, &kept, nr)) {
+			memcpy(frames, kept, *nr * sizeof(*frames));
+			return 0;
+		}
+	}
 	/* Without IP, the first callchain entry is the ip. */
 	for (i = 0; !have_ip && i < s->nr_chain; i++) {
 		u64 e = sample__chain(s, i);
@@ -279,6 +330,7 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 		ip = e;
 		have_ip = true;
 	}
+	prefetch_chain(r, &fc, s, ctx, ip);
 	if (!have_ip)
 		frames[n++] = LOC_UNKNOWN;
 	else if ((err = resolve(r, &fc, ip_ctx, ip, &frames[n++])))
@@ -306,6 +358,8 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 		n++;
 	}
 	*nr = n;
+	if (slot)
+		chain_cache__store(slot, hash, s, pkey, frames, n);
 	return 0;
 }
 
@@ -326,6 +380,8 @@ int resolver__user(struct resolver *r, struct machine *m, const struct sample *s
 		return 0;
 	fc.p = proc_of(r, m, s);
 	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	for (i = 0; fc.p && i < nr_addrs; i++) /* see prefetch_chain() */
+		__builtin_prefetch(frame_cache_slot(r, user_key(&fc), addrs[i]));
 	for (i = 0; i < nr_addrs && n < MAX_FRAMES; i++) {
 		err = resolve(r, &fc, CTX_USER, addrs[i], &frames[n]);
 		if (err)
@@ -352,6 +408,7 @@ void resolver__exit(struct resolver *r)
 	free(r->funcs);
 	free(r->locs);
 	free(r->frame_cache);
+	chain_cache__free(r);
 	kvmap__exit(&r->func_idx);
 	kvmap__exit(&r->loc_idx);
 	memset(r, 0, sizeof(*r));

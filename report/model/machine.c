@@ -230,32 +230,84 @@ u32 proc__epoch(const struct proc *p, u64 time)
 	return (u32)lo;
 }
 
-/* True if no two maps of one epoch overlap, so (epoch, address) decides the map. */
+/* How many overlapping maps machine__finish() compares a map with before it gives up on it. */
+#define MAX_OVERLAPS 64
+
+/*
+ * The end of the time from @mp->time in which @mp is the map of every
+ * address it holds: the time of the first other map of its epoch (v, sorted
+ * by epoch and start, @mp at @i; @max_end the prefix maxima of ends within
+ * an epoch) that overlaps it and comes at or after it, else its end_time.
+ * A map no later one overlaps is stable to its end; one that comes at the
+ * same time as an overlapping map, or has too many, never is.
+ */
+static u64 stable_until(const struct map **v, const u64 *max_end, size_t nr, size_t i)
+{
+	const struct map *mp = v[i];
+	u64 until = mp->end_time;
+	size_t j, seen = 0;
+
+	for (j = i + 1; j < nr && v[j]->epoch == mp->epoch && v[j]->start < mp->end; j++) {
+		if (v[j]->end > mp->start && v[j]->time >= mp->time && v[j]->time < until)
+			until = v[j]->time;
+		if (++seen > MAX_OVERLAPS)
+			return mp->time;
+	}
+	for (j = i; j > 0 && v[j - 1]->epoch == mp->epoch && max_end[j - 1] > mp->start; j--) {
+		if (v[j - 1]->end > mp->start && v[j - 1]->time >= mp->time &&
+		    v[j - 1]->time < until)
+			until = v[j - 1]->time;
+		if (++seen > MAX_OVERLAPS)
+			return mp->time;
+	}
+	return until;
+}
+
+/*
+ * True if no two maps of one epoch overlap, so (epoch, address) decides the
+ * map; either way, set each map's stable_until.
+ */
 static int check_simple(struct proc *p, bool *simple)
 {
 	const struct map **v;
+	u64 *max_end;
 	size_t i;
-	u64 end = 0;
 
 	*simple = true;
-	if (p->nr_maps < 2)
+	if (p->nr_maps < 2) {
+		for (i = 0; i < p->nr_maps; i++)
+			p->maps[i].stable_until = p->maps[i].end_time;
 		return 0;
+	}
 	v = malloc(p->nr_maps * sizeof(*v));
-	if (!v)
+	max_end = malloc(p->nr_maps * sizeof(*max_end));
+	if (!v || !max_end) {
+		free(v);
+		free(max_end);
 		return -ENOMEM;
+	}
 	for (i = 0; i < p->nr_maps; i++)
 		v[i] = &p->maps[i];
 	qsort(v, p->nr_maps, sizeof(*v), map_epoch_cmp);
 	for (i = 0; i < p->nr_maps; i++) {
-		if (i && v[i]->epoch == v[i - 1]->epoch && v[i]->start < end) {
+		bool same = i && v[i]->epoch == v[i - 1]->epoch;
+
+		if (same && v[i]->start < max_end[i - 1])
 			*simple = false;
-			break;
-		}
-		if (!i || v[i]->epoch != v[i - 1]->epoch || v[i]->end > end)
-			end = v[i]->end;
+		max_end[i] = same && max_end[i - 1] > v[i]->end ? max_end[i - 1] : v[i]->end;
 	}
+	for (i = 0; i < p->nr_maps; i++)
+		((struct map *)v[i])->stable_until =
+		    *simple ? v[i]->end_time : stable_until(v, max_end, p->nr_maps, i);
 	free(v);
+	free(max_end);
 	return 0;
+}
+
+/* True if @mp is @p's map of every address it holds at time @t. */
+bool map__decides(const struct map *mp, u64 t)
+{
+	return mp->time <= t && t < mp->stable_until;
 }
 
 /* Sort every process's maps for lookup. Returns 0 or -ENOMEM. */
@@ -296,11 +348,11 @@ static const struct map *find_own(struct proc *p, u64 addr, u64 t, u32 epoch, bo
 	const struct map *best = NULL, *after = NULL;
 	size_t lo = 0, hi = p->nr_maps;
 
-	/* The last answer, when the search below would give it again: no other
-	 * map of the epoch holds addr, so it is the answer if valid at t, or if
-	 * it comes later and a later map may be taken. */
-	if (p->simple && p->last && p->last->epoch == epoch && addr >= p->last->start &&
-	    addr < p->last->end && (p->last->time <= t ? t < p->last->end_time : late))
+	/* The last answer, when the search below would give it again: no map
+	 * of the epoch lies over it at t, so it is the answer if valid at t; in
+	 * a simple process also if it comes later and a later map may be taken. */
+	if (p->last && p->last->epoch == epoch && addr >= p->last->start && addr < p->last->end &&
+	    (map__decides(p->last, t) || (p->simple && p->last->time > t && late)))
 		return p->last;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

@@ -134,6 +134,9 @@ struct map {
 	u64 start, end, pgoff;
 	u64 time, end_time; /* valid from time (0: always) until end_time (an exec) */
 	u32 epoch;	    /* how many execs of the process came before it */
+	/* From time until stable_until no map of its epoch lies over it: it is
+	 * the map of all its addresses (machine__finish(), map__decides()). */
+	u64 stable_until;
 	struct dso *dso;
 };
 
@@ -187,6 +190,7 @@ const struct thread *machine__find_thread(const struct machine *m, u32 tid);
 const char *machine__comm_of(const struct machine *m, u32 pid, u32 tid);
 u32 proc__epoch(const struct proc *p, u64 time);
 const struct map *proc__find_map(struct proc *p, u64 addr, u64 time, u32 epoch);
+bool map__decides(const struct map *mp, u64 time);
 void machine__exit(struct machine *m);
 
 #endif /* AUTOPROF_REPORT_MODEL_H */

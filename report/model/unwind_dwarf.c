@@ -25,6 +25,7 @@ struct uw_proc {
 	struct kvmap reported; /* dso id -> 1: already reported to dwfl */
 	struct kvmap rules;    /* lookup pc -> struct rule, see fast_unwind() */
 	bool attached, broken;
+	u32 nr_reported; /* modules reported so far, see unwinder__user() */
 	struct {
 		u64 pc, rule;
 	} rcache[RCACHE_SIZE]; /* direct-mapped in front of rules; pc 0: empty */
@@ -35,8 +36,9 @@ struct uw_proc {
  * (x86-64): CFA = rsp or rbp + cfa_off, the return address at CFA + ra_off,
  * rbp unchanged or at CFA + rbp_off; the caller's rsp is the CFA.
  */
-enum { RULE_SLOW, RULE_OK, RULE_END }; /* libdw needed; a rule; no caller */
-enum { RBP_SAME, RBP_AT, RBP_UNDEF };  /* where the caller's rbp is */
+/* libdw needed; a rule; no caller; no FDE: no caller if rbp is 0, else libdw (see compute_rule) */
+enum { RULE_SLOW, RULE_OK, RULE_END, RULE_NOFDE };
+enum { RBP_SAME, RBP_AT, RBP_UNDEF }; /* where the caller's rbp is */
 #define RULE(kind, cfa_rbp, rbp, cfa_off, ra_off, rbp_off)                                         \
 	((u64)(kind) | (u64)(cfa_rbp) << 2 | (u64)(rbp) << 3 | (u64)(u16)(cfa_off) << 16 |         \
 	 (u64)(u16)(ra_off) << 32 | (u64)(u16)(rbp_off) << 48)
@@ -58,6 +60,7 @@ struct unwinder {
 	size_t nr, cap;
 	struct uw_cur cur;
 	u64 nr_failed; /* samples whose unwinding stopped at the first frame */
+	bool no_cache; /* AUTOPROF_REPORT_NO_CFI_CACHE set: libdw for every sample */
 	u64 out[MAX_FRAMES];
 };
 
@@ -150,9 +153,31 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 
 static char *debuginfo_path;
 
+/*
+ * No separate debug info file for the unwinder: the call frame information
+ * it needs is the object file's own (.eh_frame, or .debug_frame in the file
+ * itself). libdw would otherwise load and decompress a whole debug file
+ * (50 ms for libc's) to look for .debug_frame at a pc without an FDE, such
+ * as clone3's first instruction in a new thread, and then unwind no better.
+ */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink_file;
+	(void)debuglink_crc;
+	(void)debuginfo_file_name;
+	return -1;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = no_debuginfo,
     .debuginfo_path = &debuginfo_path,
 };
 
@@ -180,6 +205,7 @@ static void report_pc(struct uw_proc *up, u64 pc)
 	dwfl_report_begin_add(up->dwfl);
 	dwfl_report_elf(up->dwfl, dso->short_name, dso->path, -1, mp->start - v, false);
 	dwfl_report_end(up->dwfl, NULL, NULL);
+	up->nr_reported++;
 }
 
 #if defined(__x86_64__)
@@ -221,15 +247,17 @@ static u64 compute_rule(struct uw_proc *up, u64 pc)
 	report_pc(up, pc);
 	mod = dwfl_addrmodule(up->dwfl, pc);
 	if (!mod)
-		return RULE_END; /* no file there: libdw could not go on either */
+		return RULE_SLOW; /* no file there ([vdso], JIT code): libdw tries frame pointers */
 	cfi = dwfl_module_eh_cfi(mod, &bias);
 	/*
-	 * Code without an FDE in .eh_frame (_start, clone3's child side) is the
-	 * outermost frame. libdw would look in .debug_frame, which means
-	 * decompressing the whole debug info of the file, for nothing.
+	 * Code without an FDE in .eh_frame: libdw looks in the file's own
+	 * .debug_frame and then follows the frame pointer. Where rbp is 0
+	 * (_start, clone3's child side: the outermost frames) that fails, and
+	 * the stack ends there (as tests/report-dwarf-cache.t checks against
+	 * libdw); elsewhere (crtstuff's __do_global_dtors_aux) libdw is asked.
 	 */
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
-		return RULE_END;
+		return RULE_NOFDE;
 	ra_reg = dwarf_frame_info(frame, &start, &end, &signal);
 	if (ra_reg != 16 || signal || dwarf_frame_cfa(frame, &ops, &nops) || nops != 1 ||
 	    ops[0].atom != DW_OP_bregx || (ops[0].number != 7 && ops[0].number != 6))
@@ -293,8 +321,12 @@ static bool fast_unwind(struct uw_proc *up)
 			up->rcache[slot].pc = look;
 			up->rcache[slot].rule = rule;
 		}
-		if ((rule & 3) == RULE_END)
+		if ((rule & 3) == RULE_END || ((rule & 3) == RULE_NOFDE && rbp_ok && rbp == 0))
 			return true;
+		if ((rule & 3) == RULE_NOFDE) {
+			c->n = 0;
+			return false;
+		}
 		if ((rule & 3) == RULE_SLOW || ((rule >> 2 & 1) && !rbp_ok)) {
 			c->n = 0;
 			return false;
@@ -373,9 +405,19 @@ static struct uw_proc *findnew_proc(struct unwinder *uw, u32 pid, u32 epoch)
 	return up;
 }
 
+/*
+ * A new unwinder. AUTOPROF_REPORT_NO_CFI_CACHE=1 in the environment turns
+ * off the cached rules (fast_unwind()): every sample goes through libdw, for
+ * tests that compare the two.
+ */
 struct unwinder *unwinder__new(void)
 {
-	return calloc(1, sizeof(struct unwinder));
+	struct unwinder *uw = calloc(1, sizeof(struct unwinder));
+	const char *env = getenv("AUTOPROF_REPORT_NO_CFI_CACHE");
+
+	if (uw)
+		uw->no_cache = env && *env && strcmp(env, "0") != 0;
+	return uw;
 }
 
 /*
@@ -425,9 +467,22 @@ int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
 		}
 		up->attached = true;
 	}
-	if (!fast_unwind(up)) {
-		c->n = 0;
-		dwfl_getthread_frames(up->dwfl, (pid_t)(s->tid ? s->tid : p->pid), frame_cb, up);
+	if (uw->no_cache || !fast_unwind(up)) {
+		/*
+		 * A module reported while libdw walks (frame_cb()) may not serve
+		 * that walk: libdw then goes on by frame pointers, a path it would
+		 * not take once the module is known. Walk again until no new
+		 * module came, so the result never depends on which samples
+		 * came first (nor on what the cached rules reported).
+		 */
+		u32 seen, tries = 0;
+
+		do {
+			seen = up->nr_reported;
+			c->n = 0;
+			dwfl_getthread_frames(up->dwfl, (pid_t)(s->tid ? s->tid : p->pid), frame_cb,
+					      up);
+		} while (up->nr_reported != seen && ++tries < 8);
 	}
 	if (c->n <= 1)
 		uw->nr_failed++;

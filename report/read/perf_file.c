@@ -22,6 +22,7 @@
  * this many bytes, so a big file costs a window of memory, not its size.
  */
 #define RELEASE_CHUNK (2ULL << 20)
+#define PREFETCH_MAX  1024 /* see prefetch_next() */
 
 /* "PERFFILE": the version 1 format, which perf itself no longer writes. */
 #define PERF_FILE_MAGIC_V1 0x454c494646524550ULL
@@ -418,6 +419,31 @@ static void release_behind(struct perf_file *pf, u64 pos)
 }
 
 /*
+ * Ask the CPU for the start of the record after @r (at @next) while @r is
+ * read: up to the size of @r (records of a file are mostly alike), at most
+ * PREFETCH_MAX bytes, and the last line of @r. A --call-graph dwarf sample's
+ * registers and the top of its stack dump, where the unwinder reads, come
+ * from page cache memory the CPU has never seen: without this each of those
+ * reads waits for DRAM (half the reader's user time on such a file). A
+ * prefetch never faults; pages not yet mapped are simply not fetched.
+ * Always inlined: GCC drops the calls of a static function that does
+ * nothing but prefetch, as if it had no effect.
+ */
+static inline void __attribute__((always_inline))
+prefetch_next(const struct perf_file *pf, const struct record *r, u64 next)
+{
+	u64 len = r->h.size, off;
+
+	if (len > PREFETCH_MAX)
+		len = PREFETCH_MAX;
+	if (len > pf->walk_end - next)
+		len = pf->walk_end - next;
+	__builtin_prefetch(pf->rbase + next - 8);
+	for (off = 0; off < len; off += 64)
+		__builtin_prefetch(pf->rbase + next + off);
+}
+
+/*
  * Step to the record at *pos and advance *pos past it. Returns 1 with @r
  * filled, 0 at the end of the data, or -EINVAL on a record that is too small
  * or runs past the end: then walking stops there for good (pf->walk_end) and
@@ -432,6 +458,7 @@ int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r)
 	release_behind(pf, *pos);
 	if (perf_file__record_at(pf, *pos, r) == 0) {
 		*pos += r->h.size;
+		prefetch_next(pf, r, *pos);
 		return 1;
 	}
 	left = pf->walk_end - *pos;

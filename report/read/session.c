@@ -11,8 +11,8 @@
  * Only the side-band records are kept in memory; samples are streamed into
  * the stack trie (stacks.c), then per-function totals are computed once.
  * Counters (STAT records) are summed in pass 1.
- * A single --call-graph dwarf file is read in (mostly) one walk instead, with
- * the same result: see spec_process().
+ * A single file is read in (mostly) one walk instead, with the same result:
+ * see spec_process().
  */
 #include "internal.h"
 
@@ -553,19 +553,21 @@ static int build_machine(struct session *s, struct sides *sd)
 }
 
 /*
- * One pass instead of two (--call-graph dwarf files, where the two passes
- * cost more than the unwinding: every page of the file is mapped twice).
+ * One pass instead of two (every page of the file is mapped once, not twice:
+ * on a --call-graph dwarf file that costs more than the unwinding, on others
+ * a fifth of the time).
  * Records carrying side-band information come early in a perf.data file
  * (the synthesized state, then the threads as they start). Pass 1 stops at a
  * checkpoint once a stretch of records without any follows the last one;
  * the machine is built from what it has, the samples up to the checkpoint
  * are read (a short stretch read twice), and from there one walk does both
  * passes. This gives exactly what two passes give as long as the machine
- * cannot change: any MMAP, MMAP2, COMM or FORK record after the checkpoint,
- * or an EXIT the machine would order before one already applied, undoes the
- * samples read (spec_undo()) and pass 1 goes on from that record. EXITs
- * otherwise only set a process's exit time, which samples never look at;
- * they are applied at the end, in the order two passes would apply them.
+ * cannot change: any MMAP, MMAP2 or FORK record after the checkpoint, a
+ * COMM that could (comm_unchanged()), or an EXIT the machine would order
+ * before one already applied, undoes the samples read (spec_undo()) and
+ * pass 1 goes on from that record. Other EXITs only set a process's exit
+ * time, which samples never look at; they and the harmless COMMs are
+ * applied at the end, in the order two passes would apply them.
  * An undo wastes the samples read so far, so a walk is retried (with a
  * longer stretch) only if it was undone in the first eighth of the file: a
  * file with side-band records late costs at most one more reading of the
@@ -577,16 +579,40 @@ static int build_machine(struct session *s, struct sides *sd)
 /* True if session @s may take the one-pass path: see spec_process(). */
 static bool spec_fits(const struct session *s)
 {
-	const struct perf_file *pf = &s->files[0];
-	size_t i;
+	return s->nr_files == 1 && !s->opts.visit && !s->opts.filter.has_time && !s->files[0].pipe;
+}
 
-	if (s->nr_files != 1 || s->opts.visit || s->opts.filter.has_time || pf->pipe)
+/*
+ * True if COMM record @r (not an exec), met after the checkpoint, changes
+ * nothing a sample looks at and nothing two passes would order otherwise:
+ * it names its thread as the machine already does (machine__comm_of(),
+ * which falls back on the process's name for a thread it does not know), or
+ * it names a thread no record named before and no --comm filter asks for
+ * names while samples are read (the names are looked up after). Autoprof's
+ * own files record a thread's name with its last samples, at the end.
+ */
+static bool comm_unchanged(const struct session *s, const struct record *r)
+{
+	const struct perf_file *pf = &s->files[0];
+	size_t fixed = record__fixed_size(PERF_RECORD_COMM), body_end, len;
+	const struct thread *t;
+	struct perf_record_comm c;
+	struct sample id;
+	const char *name, *cur;
+
+	if ((r->h.misc & PERF_RECORD_MISC_COMM_EXEC) || r->h.size < fixed ||
+	    sample_id__parse(pf, r, fixed, &id, &body_end))
 		return false;
-	for (i = 0; i < pf->nr_attrs; i++) {
-		if (pf->attrs[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
-			return true;
-	}
-	return false;
+	c = REC(struct perf_record_comm, r);
+	name = (const char *)r->p + fixed;
+	len = strnlen(name, body_end - fixed);
+	if (len >= sizeof(((struct thread *)0)->comm))
+		return false;
+	t = machine__find_thread(&s->machine, c.tid);
+	if (!s->opts.filter.nr_comms && (!t || !t->comm[0]))
+		return true;
+	cur = machine__comm_of(&s->machine, c.pid, c.tid);
+	return strlen(cur) == len && !memcmp(cur, name, len);
 }
 
 /* True if record @r, met after the checkpoint, leaves the machine as it is for samples. */
@@ -596,6 +622,8 @@ static bool spec_harmless(struct session *s, const struct record *r, u64 max_tim
 
 	if (!is_side(r->h.type))
 		return true;
+	if (r->h.type == PERF_RECORD_COMM)
+		return comm_unchanged(s, r);
 	if (r->h.type != PERF_RECORD_EXIT)
 		return false;
 	f = REC(struct perf_record_fork, r);
@@ -687,7 +715,7 @@ static int spec_process(struct session *s, struct sides *sd)
 		if (err < 0)
 			return err;
 		if (!err) {
-			/* only harmless EXITs came after the checkpoint: apply them */
+			/* only harmless EXITs and COMMs came after the checkpoint: apply them */
 			if (sd->nr > nr_pre)
 				qsort(sd->v + nr_pre, sd->nr - nr_pre, sizeof(*sd->v),
 				      rec_pos__cmp);

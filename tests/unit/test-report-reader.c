@@ -558,10 +558,46 @@ static void test_fork_map_cache(void)
 	machine__exit(&m);
 }
 
+/*
+ * Maps that lie over each other (an ELF file mapped whole, its segment over
+ * it, a later map over part of that): the latest map valid at the time wins,
+ * and map__decides() says for how long a map is the answer at all its
+ * addresses, so the lookup's shortcut and the resolver's frame cache never
+ * keep a map that a later one covers.
+ */
+static void test_overlap_maps(void)
+{
+	struct machine m = {0};
+	const struct map *whole, *seg, *late;
+	struct proc *p;
+	u32 e;
+
+	m.dsos.no_load = true;
+	machine__mmap(&m, 100, 0x1000, 0x5000, 0, "/whole", 6, true, 5);
+	machine__mmap(&m, 100, 0x2000, 0x1000, 0x1000, "/seg", 4, true, 10);
+	machine__mmap(&m, 100, 0x2800, 0x100, 0, "/late", 5, true, 50);
+	machine__finish(&m);
+	p = machine__find_proc(&m, 100);
+	e = proc__epoch(p, 20);
+	whole = proc__find_map(p, 0x1100, 20, e);
+	seg = proc__find_map(p, 0x2100, 20, e);
+	ok(whole && seg && whole != seg && !strcmp(seg->dso->short_name, "seg") &&
+	       proc__find_map(p, 0x2850, 20, e) == seg,
+	   "a segment mapped over a whole file is the map of its addresses");
+	late = proc__find_map(p, 0x2850, 60, e);
+	ok(late && late != seg && proc__find_map(p, 0x2100, 60, e) == seg,
+	   "a later map over part of the segment wins there from its time on, even right "
+	   "after a lookup in the segment");
+	ok(map__decides(seg, 20) && !map__decides(seg, 50) && !map__decides(seg, 5) &&
+	       map__decides(whole, 7) && !map__decides(whole, 20) && map__decides(late, 60),
+	   "map__decides: a map decides its addresses from its time until one lies over it");
+	machine__exit(&m);
+}
+
 int main(void)
 {
 	snprintf(tmp_path, sizeof(tmp_path), "/tmp/test-report-reader.%d.data", (int)getpid());
-	plan(40);
+	plan(43);
 	if (find_self_map() != 0) {
 		diag("cannot find this binary's text mapping");
 		return 1;
@@ -573,6 +609,7 @@ int main(void)
 	test_exec_fork();
 	test_kvmap_symtab();
 	test_fork_map_cache();
+	test_overlap_maps();
 	unlink(tmp_path);
 	return tap_done();
 }
