@@ -205,7 +205,7 @@ grep -o '<g data-s="[0-9]*" data-n="[0-9]*" data-d="1" data-name="[^"]*"' tree.s
 	sed 's/.*data-n="\([0-9]*\)".*data-name="\([^"]*\)"/\2 \1/' | sort >procs.txt
 : >perf-procs.txt
 for f in "$@"; do
-	c=$(perf report --header-only -i "$f" 2>/dev/null | sed -n 's|^# cmdline : \([^ ]*\).*|\1|p')
+	c=$(perf report --header-only -i "$f" 2>/dev/null | sed -n 's|^# cmdline : \(autoprof \)\{0,1\}\([^ ]*\).*|\2|p')
 	n=$(nsamples "$f")
 	[ "$n" -gt 0 ] && echo "$(basename "$c") $n" >>perf-procs.txt
 done
