@@ -59,6 +59,7 @@ struct ap_config {
 	bool stat;   /* AUTOPROF_STAT */
 	bool kernel; /* AUTOPROF_KERNEL: kernel samples and chains too */
 	bool follow; /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	bool start;  /* AUTOPROF_START: sample from the start (0: when `autoprof ctl` says) */
 	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
 	char counters[1024];					 /* AUTOPROF_COUNTERS */
 	char counter_fds[1024]; /* AUTOPROF_COUNTER_FDS, from the launcher */

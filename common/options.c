@@ -240,7 +240,7 @@ int config__parse(struct ap_config *cfg)
 	cfg->stack_depth = (unsigned)v;
 
 	if (parse_bool(ENV_STAT, &cfg->stat) || parse_bool(ENV_KERNEL, &cfg->kernel) ||
-	    parse_bool(ENV_FOLLOW, &cfg->follow))
+	    parse_bool(ENV_FOLLOW, &cfg->follow) || parse_bool(ENV_START, &cfg->start))
 		return -EINVAL;
 	s = env_get(ENV_COUNTERS, &set);
 	if (strlen(s) >= sizeof(cfg->counters)) {

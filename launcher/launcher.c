@@ -58,6 +58,8 @@ static void usage(FILE *f)
 	for (int i = 0; i < NROWS; i++)
 		if (!rows[i].long_flag)
 			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
+	fprintf(f, "\nautoprof ctl [-t] PID start|stop|dump|status: control a profiled process "
+		   "(-t: say how long it took to answer)\n");
 	fprintf(f, "\n"
 		   "Read the result with: autoprof-report [FILE], perf report -i FILE, perf script "
 		   "-i FILE\n");
@@ -183,6 +185,8 @@ int main(int argc, char **argv)
 	const char *old, *output;
 	int c, i, n = 0, quiet;
 
+	if (argc > 1 && !strcmp(argv[1], "ctl"))
+		return launcher__ctl(argc - 1, argv + 1); /* `autoprof ctl PID OP` */
 	for (i = 0; i < NROWS; i++) {
 		if (!rows[i].long_flag)
 			continue; /* set by the launcher itself */

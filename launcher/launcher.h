@@ -9,5 +9,6 @@
 
 void launcher__open_counters(void);
 int launcher__run(char **argv, const char *output, int quiet);
+int launcher__ctl(int argc, char **argv);
 
 #endif

@@ -71,6 +71,10 @@ void thread__atfork_prepare(void);
 void thread__atfork_parent(void);
 void thread__before_seccomp(bool all_threads);
 bool thread__sandboxed(void);
+bool thread__grab(struct ap_thread *t, bool own);
+void thread__release(struct ap_thread *t);
+int thread__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
+int thread__sync_armed(struct ap_thread *t);
 
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
@@ -112,6 +116,7 @@ int timer__open(struct ap_thread *t);
 int timer__start(struct ap_thread *t);
 void timer__close(struct ap_thread *t);
 void timer__retarget(struct ap_thread *t);
+int timer__set_armed(struct ap_thread *t, bool on);
 
 /* ---- handler/on_signal.c: the overflow signal handler ---- */
 
@@ -130,6 +135,11 @@ int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, ui
 		uint64_t sampled);
 void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns);
 
+/* ---- session/control.c: `autoprof ctl PID start|stop|dump|status` ---- */
+
+void control__publish(void);
+void control__withdraw(void);
+
 /* ---- session/lifecycle.c: the one session of this process ---- */
 
 struct ap_session {
@@ -147,6 +157,10 @@ struct ap_session {
 	uint64_t start_time;
 	struct ap_stats stats;	   /* this image's totals, folded from its threads */
 	struct ap_sampler sampler; /* what its threads' handlers read */
+	/* control.c: sampling paused (AUTOPROF_START=0, `autoprof ctl PID stop`);
+	 * when it last changed, and the sampling time before that (ns). Atomic. */
+	bool paused;
+	uint64_t state_since, sampled_ns;
 };
 
 extern struct ap_session autoprof;

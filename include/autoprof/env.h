@@ -54,6 +54,8 @@
 	X(FOLLOW, "follow", 0, "0|1", "1",                                                         \
 	  "profile forked children and exec'd programs too, each into its own file "               \
 	  "(NAME.<pid>, NAME.<pid>.<n> after the n-th exec)")                                      \
+	X(START, "start", 0, "0|1", "1",                                                           \
+	  "1: sample from the start; 0: start paused, until `autoprof ctl PID start`")             \
 	X(COUNTER_FDS, NULL, 0, "LIST", "",                                                        \
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
 	X(TOP, NULL, 0, "PID", "", "set by the library: the first profiled process of the run")    \

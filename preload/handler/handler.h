@@ -249,6 +249,10 @@ void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 /* session/samplers.c: the thread a perf fd's signal belongs to. */
 struct ap_thread *thread__from_fd(int fd);
 
+/* session/control.c: a request of `autoprof ctl` on the sampling signal. */
+bool control__is_request(const siginfo_t *si);
+void control__on_signal(const siginfo_t *si);
+
 /* session/cputimer.c: the timer source's samples. */
 bool timer__is_ours(const siginfo_t *si);
 void timer__sample(struct ap_thread *t, void *ucontext);

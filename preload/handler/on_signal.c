@@ -300,6 +300,10 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 	int saved_errno = errno, cancel;
 	struct ap_thread *t = ap_self;
 
+	if (control__is_request(si)) {
+		control__on_signal(si); /* `autoprof ctl`: never the program's */
+		return;
+	}
 	if (!signals__is_sample(signo, si)) {
 		signals__deliver(signo, si, ucontext);
 		return; /* errno is the program's handler's to leave */
