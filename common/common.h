@@ -60,6 +60,8 @@ struct ap_config {
 	bool kernel; /* AUTOPROF_KERNEL: kernel samples and chains too */
 	bool follow; /* AUTOPROF_FOLLOW: children and exec'd programs too */
 	bool start;  /* AUTOPROF_START: sample from the start (0: when `autoprof ctl` says) */
+	uint64_t window_ns; /* AUTOPROF_WINDOW: one file per window of this length, or 0 */
+	unsigned keep;	    /* AUTOPROF_KEEP: the newest windows kept, or 0 for all */
 	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
 	char counters[1024];					 /* AUTOPROF_COUNTERS */
 	char counter_fds[1024]; /* AUTOPROF_COUNTER_FDS, from the launcher */

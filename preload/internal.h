@@ -54,6 +54,7 @@ struct dl_phdr_info;
 int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 void objects__before_dlclose(void);
 void objects__after_dlclose(void);
+void objects__next_window(void);
 
 /* ---- session/samplers.c: one sampler per thread ---- */
 
@@ -139,6 +140,11 @@ void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns);
 
 void control__publish(void);
 void control__withdraw(void);
+
+/* ---- session/windows.c: AUTOPROF_WINDOW ---- */
+
+int window__first_path(char *path, size_t cap);
+void window__save_prologue(const struct writer *w);
 
 /* ---- session/lifecycle.c: the one session of this process ---- */
 

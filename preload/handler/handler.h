@@ -142,6 +142,7 @@ struct writer {
 int writer__append(struct writer *w, const void *buf, size_t len);
 void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
 int writer__finish(struct writer *w, bool tidy); /* async-signal-safe when !tidy */
+int writer__rotate(struct writer *w, const char *path);
 
 /* ---- record.c: building the records we write ---- */
 
@@ -252,6 +253,10 @@ struct ap_thread *thread__from_fd(int fd);
 /* session/control.c: a request of `autoprof ctl` on the sampling signal. */
 bool control__is_request(const siginfo_t *si);
 void control__on_signal(const siginfo_t *si);
+
+/* session/windows.c: AUTOPROF_WINDOW; the current window's end (0: none). */
+extern uint64_t ap_window_end;
+void window__end(void);
 
 /* session/cputimer.c: the timer source's samples. */
 bool timer__is_ours(const siginfo_t *si);

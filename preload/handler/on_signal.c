@@ -337,6 +337,10 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 		thread__leave(t);
 	}
 out:
+	/* AUTOPROF_WINDOW: the first sample past the window's end ends it. */
+	if (t && t->stats.last_time >= __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED))
+		window__end();
 	pthread_setcancelstate(cancel, NULL);
 	errno = saved_errno;
 }

@@ -294,7 +294,7 @@ static int session_open(bool attach_others)
 	char path[PATH_MAX];
 	int err;
 
-	if (image_path(path, sizeof(path))) {
+	if (image_path(path, sizeof(path)) || window__first_path(path, sizeof(path))) {
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg.output);
 		return -ENAMETOOLONG;
 	}
@@ -312,6 +312,7 @@ static int session_open(bool attach_others)
 		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
 		goto out_file;
 	}
+	window__save_prologue(&autoprof.writer);
 	describe_sampler();
 	__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 	err = thread__start();
