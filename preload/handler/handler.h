@@ -142,7 +142,7 @@ struct writer {
 int writer__append(struct writer *w, const void *buf, size_t len);
 void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
 int writer__finish(struct writer *w, bool tidy); /* async-signal-safe when !tidy */
-int writer__rotate(struct writer *w, const char *path);
+int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len);
 
 /* ---- record.c: building the records we write ---- */
 

@@ -452,12 +452,13 @@ int writer__finish(struct writer *w, bool tidy)
 /*
  * Windows (AUTOPROF_WINDOW): finish the file as it is (the features after
  * its data, the final header) and go on in a new one at path, with the same
- * header, attrs and features, its data empty and its time range unset: the
- * appends that follow go there. The caller has flushed every thread's
+ * header, attrs and features, its data the len bytes of records at first
+ * (the same lock: no append comes before them) and its time range unset:
+ * the appends that follow go there. The caller has flushed every thread's
  * buffer into the old file. Returns 0 or -errno (the new file could not be
  * made: the writer then has no file, and appends fail). Async-signal-safe.
  */
-int writer__rotate(struct writer *w, const char *path)
+int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len)
 {
 	size_t len = strlen(path);
 	uint64_t dev = 0, ino = 0;
@@ -506,7 +507,7 @@ int writer__rotate(struct writer *w, const char *path)
 			err = write_attr(w, i);
 	}
 	if (!err)
-		err = commit(w, NULL, 0); /* a finished, empty profile with its features */
+		err = commit(w, first, first_len); /* a finished profile, with its features */
 	keep_error(w, err);
 out:
 	unlock(w);

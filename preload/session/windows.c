@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,7 +36,7 @@ static char base[PATH_MAX];	/* the image's path, without the window's stamp */
 static uint64_t first_start;	/* the first window's start (CLOCK_MONOTONIC ns) */
 static char (*kept)[STAMP_LEN]; /* the stamps of the files kept, oldest first (a ring) */
 static unsigned kept_head, kept_count;
-static int rotating; /* a handler is ending a window; atomic */
+static int rotating;   /* a handler is ending a window; atomic */
 static char *prologue; /* the MMAP2 records of what was mapped at start */
 static size_t prologue_len;
 
@@ -171,16 +172,33 @@ static void flush(struct ap_thread *t, void *arg)
 	thread__flush(t);
 }
 
-/* Put t's COMM record first in the new file. Async-signal-safe. */
+/* The records a new window's file starts with, built in a mapping of ours. */
+struct first {
+	char *buf;
+	size_t len, cap;
+	uint64_t time; /* of the COMM records: before any sample the file gets */
+};
+
+#define COMM_MAX 96 /* a COMM record with its sample id */
+
+/* Count t (to size struct first). Async-signal-safe. */
+static void count(struct ap_thread *t, void *arg)
+{
+	(void)t;
+	(*(size_t *)arg)++;
+}
+
+/* Add t's COMM record to the new file's first records. Async-signal-safe. */
 static void name(struct ap_thread *t, void *arg)
 {
 	char path[64] = "/proc/self/task/", comm[32] = "";
 	size_t n = strlen(path);
-	char *out;
+	struct first *f = arg;
 	int tid = t->tid, k = 0;
 	char digits[16];
 
-	(void)arg;
+	if (f->len + COMM_MAX > f->cap)
+		return; /* a thread that started since: its own COMM is in its buffer */
 	do {
 		digits[k++] = (char)('0' + tid % 10);
 		tid /= 10;
@@ -190,8 +208,38 @@ static void name(struct ap_thread *t, void *arg)
 	strcpy(path + n, "/comm");
 	ap_read_file(path, comm, sizeof(comm));
 	comm[strcspn(comm, "\n")] = 0;
-	out = thread__reserve(t, 128);
-	t->len += record__comm(out, 128, t->sampler->pid, (uint32_t)t->tid, comm, ap_now(), false);
+	f->len += record__comm(f->buf + f->len, COMM_MAX, t->sampler->pid, (uint32_t)t->tid, comm,
+			       f->time, false);
+}
+
+/*
+ * Start the new window's file at path: the MMAP2 records of the start, then
+ * every thread's COMM record, written with the header under the writer's
+ * lock (no thread's records can come before them). Async-signal-safe
+ * (mmap and munmap are system calls).
+ */
+static int next_file(const char *path, uint64_t start)
+{
+	/* A sample still in a thread's ring at the window's end (at most one
+	 * per thread, a few ms old) comes into this file: name its thread
+	 * from the previous window's start on. */
+	struct first f = {.time =
+			      start > autoprof.cfg.window_ns ? start - autoprof.cfg.window_ns : 0};
+	size_t threads = 0;
+	int err;
+
+	thread__visit(count, &threads);
+	f.cap = prologue_len + (threads + 16) * COMM_MAX;
+	f.buf = mmap(NULL, f.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (f.buf == MAP_FAILED)
+		return writer__rotate(&autoprof.writer, path, prologue, prologue_len);
+	if (prologue_len)
+		memcpy(f.buf, prologue, prologue_len);
+	f.len = prologue_len;
+	thread__visit(name, &f);
+	err = writer__rotate(&autoprof.writer, path, f.buf, f.len);
+	munmap(f.buf, f.cap);
+	return err;
 }
 
 /*
@@ -212,11 +260,9 @@ void window__end(void)
 		start = first_start + (now - first_start) / w * w;
 		thread__visit(flush, NULL);
 		stamp(start, s);
-		if (join(path, s) && writer__rotate(&autoprof.writer, path) == 0) {
+		if (join(path, s) && next_file(path, start) == 0) {
 			keep(s);
-			writer__append(&autoprof.writer, prologue, prologue_len);
 			objects__next_window();
-			thread__visit(name, NULL);
 		}
 		__atomic_store_n(&ap_window_end, start + w, __ATOMIC_RELEASE);
 	}
