@@ -142,14 +142,33 @@ static int find_endpoint(int pid, uid_t uid, struct endpoint *e)
 }
 
 /*
- * The thread to queue the request to: one running now, else one waiting on
- * a futex, else the main thread (a thread in epoll_wait, poll or a sleep
- * would see EINTR there; see the README's Limits).
+ * Is a thread asleep in this kernel function (its wchan) in a wait that a
+ * handler does not cut short (SA_RESTART restarts it, or glibc resumes it)?
+ */
+static bool restartable(const char *wchan)
+{
+	static const char *const waits[] = {"futex",	    "pipe_read",       "unix_stream_read",
+					    "sk_wait_data", "inet_csk_accept", "do_wait",
+					    "wait_woken"};
+
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+		if (strstr(wchan, waits[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The thread to queue the request to. A sleeping thread is woken at once by
+ * the signal, while a running one may wait for a CPU on a busy machine: one
+ * asleep in a wait that goes on after a handler (a lock, a condition, a
+ * read, an accept, a join) comes first, then one running, then the main
+ * thread (a thread in epoll_wait, poll or a sleep would see EINTR there; see
+ * the README's Limits).
  */
 static int pick_thread(int pid)
 {
 	char path[128], wchan[128];
-	int futex = 0;
+	int running = 0;
 	struct dirent *d;
 	DIR *dir;
 
@@ -168,15 +187,17 @@ static int pick_thread(int pid)
 		if (!proc_stat(path, &start, &state))
 			continue;
 		if (state == 'R') {
+			running = running ? running : tid;
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
+		if (state == 'S' && slurp(path, wchan, sizeof(wchan)) > 0 && restartable(wchan)) {
 			closedir(dir);
 			return tid;
 		}
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
-		if (!futex && slurp(path, wchan, sizeof(wchan)) > 0 && strstr(wchan, "futex"))
-			futex = tid;
 	}
 	closedir(dir);
-	return futex ? futex : pid;
+	return running ? running : pid;
 }
 
 /* Format a duration in ns for people. */
@@ -327,6 +348,9 @@ int launcher__ctl(int argc, char **argv)
 	}
 	print_answer(pid, op, text);
 	if (timing)
-		printf("answered in %.3f ms\n", (double)(mono_ns() - t0) / 1e6);
+		printf("answered in %.3f ms (delivered after %.3f ms, acted on in %.3f ms)\n",
+		       (double)(mono_ns() - t0) / 1e6,
+		       ((double)field_u64(text, "arrived") - (double)t0) / 1e6,
+		       (double)field_u64(text, "took_ns") / 1e6);
 	return 0;
 }

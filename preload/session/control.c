@@ -227,6 +227,7 @@ void control__on_signal(const siginfo_t *si)
 	struct tally a = {.op = (int)(v & 0xff)};
 	char text[PATH_MAX + 512] = "";
 	bool changed = false;
+	uint64_t t0 = ap_now();
 	int err;
 
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || thread__sandboxed() ||
@@ -237,6 +238,8 @@ void control__on_signal(const siginfo_t *si)
 	if (a.op == AP_CTL_START || a.op == AP_CTL_STOP)
 		changed = set_paused(a.op == AP_CTL_STOP);
 	thread__visit(visit, &a);
+	if (a.op == AP_CTL_DUMP)
+		window__end(); /* a window past its end, in an idle process: ended now */
 	a.samples += __atomic_load_n(&autoprof.stats.samples, __ATOMIC_RELAXED);
 	a.lost += __atomic_load_n(&autoprof.stats.lost, __ATOMIC_RELAXED);
 
@@ -257,6 +260,8 @@ void control__on_signal(const siginfo_t *si)
 	put_u64(text, sizeof(text), "mode_timer", autoprof.timer_mode);
 	err = __atomic_load_n(&autoprof.writer.error, __ATOMIC_RELAXED);
 	put_u64(text, sizeof(text), "error", (uint64_t)(err < 0 ? -err : err));
+	put_u64(text, sizeof(text), "arrived", t0);
+	put_u64(text, sizeof(text), "took_ns", ap_now() - t0);
 	put(text, sizeof(text), "file ");
 	put(text, sizeof(text), autoprof.writer.path);
 	put(text, sizeof(text), "\n");
