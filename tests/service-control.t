@@ -4,7 +4,7 @@
 # mode, in forked children, and says in one line what is wrong otherwise.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/autoprof"
-plan 38
+plan 40
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -159,3 +159,27 @@ wait $pid 2>/dev/null
 rc=$?
 # The program has the default disposition for it: terminated by that signal, as without us.
 is "$rc" $((128 + sig)) "a plain kill with the sampling number is the program's (default: it dies of it)"
+
+# The program takes the sampling signal: sampling moves, and so does the endpoint.
+if command -v python3 >/dev/null; then
+	AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=py.data LD_PRELOAD=$LIB python3 -c "
+import signal, time
+got = []
+signal.signal(signal.SIGRTMIN + 5, lambda *a: got.append(1))
+open('ready', 'w').close()
+time.sleep(3)
+print('python got', len(got))
+" >py.out 2>py.err &
+	pid=$!
+	i=0
+	while [ ! -e ready ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	"$A" ctl $pid status >py.st 2>&1
+	grep -q "^pid $pid: sampling on since" py.st
+	ok $? "after the program took the default signal, ctl still reaches the process" || diag_file py.st
+	kill -39 $pid # SIGRTMIN+5 with glibc
+	wait $pid
+	is "$(cat py.out)" "python got 1" "and the program's own signal reaches its handler"
+else
+	skip "no python3"
+	skip "no python3"
+fi

@@ -87,17 +87,24 @@ static unsigned long long start_ticks(void)
 }
 
 /*
- * Write this image's endpoint (a new token each time: a forked child or an
- * exec'd image gets its own). Said once when it cannot be written; the
- * profile goes on, without control. Not async-signal-safe.
+ * Write this image's endpoint: at start (a forked child or an exec'd image
+ * gets a token of its own), and again when sampling moves to another
+ * signal (the same token). Said once when it cannot be written; the profile
+ * goes on, without control. Not async-signal-safe.
  */
 void control__publish(void)
 {
+	static pid_t published;
+	static int image;
 	char dir[PATH_MAX], tmp[PATH_MAX + 16], text[PATH_MAX + 256];
 	uint32_t tok = 0;
 	int fd, n, err;
 	pid_t pid = getpid();
 
+	if (published == pid && image == autoprof.gen)
+		tok = __atomic_load_n(&token, __ATOMIC_SEQ_CST); /* 0 if withdrawn */
+	published = pid;
+	image = autoprof.gen;
 	__atomic_store_n(&token, 0, __ATOMIC_SEQ_CST);
 	err = make_dir(dir, sizeof(dir));
 	if (!err && (size_t)snprintf(endpoint, sizeof(endpoint), "%s/%d", dir, (int)pid) >=

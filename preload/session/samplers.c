@@ -296,6 +296,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	size_t body =
 	    PAGE_UP(PERF_ALIGN8(sizeof(struct ap_thread)) + RECORD_BUF_BYTES + AP_SCRATCH_BYTES);
 	size_t len = body + GUARD_BYTES + HANDLER_STACK_BYTES;
+	bool paused = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST);
 	struct ap_thread *t;
 	void *mem;
 
@@ -326,7 +327,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		*err = tid ? -EOPNOTSUPP : timer__open(t);
 		if (*err)
 			goto out_mem;
-	} else if (__atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST)) {
+	} else if (paused) {
 		/* Started paused (AUTOPROF_START=0, `autoprof ctl PID stop`): no
 		 * event until sampling starts (thread__sync_armed). */
 	} else {
@@ -351,8 +352,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		goto out_ring;
 	if (!tid)
 		ap_self = t;
-	*err = t->is_timer
-		   ? (__atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) ? 0 : timer__start(t))
+	*err = t->is_timer				    ? (paused ? 0 : timer__start(t))
 	       : t->fd < 0				    ? 0
 	       : ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno
 							    : 0;
@@ -370,7 +370,8 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		syscall(SYS_close, t->fd);
 	/* A `ctl start` or `stop` that went over the registry before t was in
 	 * it: make t follow it now. */
-	if (thread__grab(t, false)) {
+	if (paused != __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) &&
+	    thread__grab(t, false)) {
 		thread__sync_armed(t);
 		thread__release(t);
 	}
@@ -581,6 +582,7 @@ void thread__forget_all(void)
 	}
 	max_slot = -1;
 	ap_self = NULL;
+	visitors = 0; /* a visitor of the parent's is not here */
 }
 
 /*
@@ -669,6 +671,7 @@ void thread__reroute(int signo)
 			timer__retarget(t);
 	}
 	pthread_mutex_unlock(&registry_lock);
+	control__publish(); /* `autoprof ctl` sends the new number from now on */
 }
 
 /* The calling thread entered seccomp: no more system calls of ours on it. */

@@ -131,6 +131,7 @@ int window__first_path(char *path, size_t cap)
 	if (autoprof.cfg.keep && !kept)
 		kept = calloc(autoprof.cfg.keep, STAMP_LEN);
 	kept_head = kept_count = 0;
+	rotating = 0; /* (a forked child: the parent's rotation is not here) */
 	first_start = ap_now();
 	stamp(first_start, s);
 	join(path, s);

@@ -167,6 +167,10 @@ def main():
               f"| disk, {minutes:g} min | {raw['bytes'] / 1e6:.2f} MB | |",
               f"| disk, 10 min{'' if minutes >= 10 else ' (extrapolated)'} | {ten / 1e6:.2f} MB "
               f"| <= {TARGET_DISK_MB:g} MB |",
+              f"| disk, 10 min at the full rate (4 threads x 1 kHz x 600 s, "
+              f"{raw['bytes'] / max(1, raw['samples']):.1f} bytes/sample) | "
+              f"{4 * 1000 * 600 * raw['bytes'] / max(1, raw['samples']) / 1e6:.1f} MB "
+              f"| <= {TARGET_DISK_MB:g} MB |",
               f"| peak RSS unprofiled | {raw['plain_rss_kb'] / 1024:.1f} MB | |",
               f"| peak RSS profiled | {raw['profiled_rss_kb'] / 1024:.1f} MB | |",
               f"| extra RSS | {extra:.1f} MB | <= {TARGET_RSS_MB:g} MB |", ""]
