@@ -238,14 +238,19 @@ static void print_answer(int pid, int op, const char *text)
 		printf("pid %d: %llu samples so far are in %s (complete: perf report -i %s)\n", pid,
 		       samples, file, file);
 		break;
-	default:
-		printf("pid %d: sampling %s since %s ago (%s sampled in all)%s\n", pid,
-		       on ? "on" : "off", span(now > since ? now - since : 0, a, sizeof(a)),
+	default: {
+		time_t at = time(NULL) - (time_t)((now > since ? now - since : 0) / 1000000000ULL);
+		char when[32];
+
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime(&at));
+		printf("pid %d: sampling %s since %s, %s ago (%s sampled in all)%s\n", pid,
+		       on ? "on" : "off", when, span(now > since ? now - since : 0, a, sizeof(a)),
 		       span(sampled, b, sizeof(b)),
 		       field_u64(text, "mode_timer") ? ", with CPU-time timers" : "");
 		printf("samples: %llu (%llu lost) from %llu threads sampled now\n", samples, lost,
 		       field_u64(text, "threads"));
 		printf("file: %s\n", file);
+	}
 	}
 	if (err)
 		fprintf(stderr, "autoprof ctl: pid %d: writing the profile failed: %s\n", pid,
