@@ -340,7 +340,7 @@ out:
 	/* AUTOPROF_WINDOW: the first sample past the window's end ends it. */
 	if (t && t->stats.last_time >= __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED))
-		window__end();
+		window__end(false);
 	pthread_setcancelstate(cancel, NULL);
 	errno = saved_errno;
 }

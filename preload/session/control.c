@@ -223,13 +223,10 @@ static void answer(const char *text)
 	syscall(SYS_rename, reply_tmp, reply);
 }
 
-/*
- * Act on a request (control__is_request() said it is one) and answer it,
- * from the thread it landed on. Async-signal-safe.
- */
-void control__on_signal(const siginfo_t *si)
+/* control__on_signal()'s work, on the handler's own stack. Async-signal-safe. */
+static void act(void *arg)
 {
-	int saved_errno = errno;
+	const siginfo_t *si = arg;
 	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
 	struct tally a = {.op = (int)(v & 0xff)};
 	char text[PATH_MAX + 512] = "";
@@ -238,15 +235,13 @@ void control__on_signal(const siginfo_t *si)
 	int err;
 
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || thread__sandboxed() ||
-	    (pid_t)syscall(SYS_getpid) != autoprof.pid) {
-		errno = saved_errno;
+	    (pid_t)syscall(SYS_getpid) != autoprof.pid)
 		return;
-	}
 	if (a.op == AP_CTL_START || a.op == AP_CTL_STOP)
 		changed = set_paused(a.op == AP_CTL_STOP);
 	thread__visit(visit, &a);
 	if (a.op == AP_CTL_DUMP)
-		window__end(); /* a window past its end, in an idle process: ended now */
+		window__end(true); /* a window past its end, in an idle process: ended now */
 	a.samples += __atomic_load_n(&autoprof.stats.samples, __ATOMIC_RELAXED);
 	a.lost += __atomic_load_n(&autoprof.stats.lost, __ATOMIC_RELAXED);
 
@@ -273,5 +268,22 @@ void control__on_signal(const siginfo_t *si)
 	put(text, sizeof(text), autoprof.writer.path);
 	put(text, sizeof(text), "\n");
 	answer(text);
+}
+
+/*
+ * Act on a request (control__is_request() said it is one) and answer it,
+ * from the thread it landed on: on that thread's own handler stack when it
+ * has one (the program's alternate stack may be small; its own handler
+ * cannot be running, every signal is blocked in ours). Async-signal-safe.
+ */
+void control__on_signal(const siginfo_t *si)
+{
+	int saved_errno = errno;
+	struct ap_thread *t = ap_self;
+
+	if (t && t->stack_top && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
+		ap_call_on_stack((void *)si, act, t->stack_top);
+	else
+		act((void *)si);
 	errno = saved_errno;
 }

@@ -243,15 +243,13 @@ static int next_file(const char *path, uint64_t start)
 	return err;
 }
 
-/*
- * End the window if the time is past its end (see the top of the file):
- * called from the sampling handler after it left its thread. Async-signal-safe.
- */
-void window__end(void)
+/* window__end()'s work, on the handler's own stack. Async-signal-safe. */
+static void end_window(void *arg)
 {
 	uint64_t now = ap_now(), w = autoprof.cfg.window_ns, start;
 	char s[STAMP_LEN], path[PATH_MAX];
 
+	(void)arg;
 	if (!w || now < __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE) ||
 	    !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
 	    (pid_t)syscall(SYS_getpid) != autoprof.pid ||
@@ -268,4 +266,23 @@ void window__end(void)
 		__atomic_store_n(&ap_window_end, start + w, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&rotating, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * End the window if the time is past its end (see the top of the file):
+ * called from a handler (the sampling one after it left its thread, or a
+ * `ctl dump`), moving to the thread's own handler stack when it has one and
+ * the caller is not on it already (the program's alternate stack may be
+ * small). Async-signal-safe.
+ */
+void window__end(bool on_own_stack)
+{
+	struct ap_thread *t = ap_self;
+
+	if (!autoprof.cfg.window_ns)
+		return;
+	if (!on_own_stack && t && t->stack_top && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
+		ap_call_on_stack(NULL, end_window, t->stack_top);
+	else
+		end_window(NULL);
 }
