@@ -4,7 +4,7 @@
 # mode, in forked children, and says in one line what is wrong otherwise.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/autoprof"
-plan 40
+plan 42
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -182,4 +182,23 @@ print('python got', len(got))
 else
 	skip "no python3"
 	skip "no python3"
+fi
+
+# A Go program (cgo, dynamically linked): its runtime takes every real-time signal, so
+# sampling moves (or our handler is chained); ctl still reaches it.
+if [ -x "$B/hostile/cgo" ]; then
+	AUTOPROF_START=0 AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=go.data LD_PRELOAD=$LIB "$B/hostile/cgo" >go.out 2>&1 &
+	pid=$!
+	wait_for $pid
+	"$A" ctl $pid start >/dev/null 2>&1
+	sleep 1
+	"$A" ctl $pid stop >go.st 2>&1
+	grep -q "^pid $pid: sampling stopped" go.st
+	ok $? "Go: start and stop reach the process" || diag_file go.st
+	wait $pid
+	share=$(perf_share go.data main.goHot)
+	within "$share" 50 100 "Go: what was sampled between start and stop is its hot loop"
+else
+	skip "build/hostile/cgo is not built (make check builds it)"
+	skip "build/hostile/cgo is not built (make check builds it)"
 fi
