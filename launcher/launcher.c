@@ -54,7 +54,8 @@ static void usage(FILE *f)
 			rows[i].help, "", rows[i].var, *rows[i].def ? ", default " : "",
 			rows[i].def);
 	}
-	fprintf(f, "  -h, --help                 this text\n\nset by the launcher itself:\n");
+	fprintf(f, "  --start-paused             the same as --start 0\n"
+		   "  -h, --help                 this text\n\nset by the launcher itself:\n");
 	for (int i = 0; i < NROWS; i++)
 		if (!rows[i].long_flag)
 			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
@@ -179,7 +180,7 @@ static int validate(void)
 
 int main(int argc, char **argv)
 {
-	struct option longopts[NROWS + 2];
+	struct option longopts[NROWS + 3];
 	char shortopts[3 * NROWS + 4] = "+h";
 	char lib[PATH_MAX], *preload;
 	const char *old, *output;
@@ -202,6 +203,7 @@ int main(int argc, char **argv)
 		}
 	}
 	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[n++] = (struct option){"start-paused", no_argument, NULL, 'P'};
 	longopts[n] = (struct option){0};
 
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -210,6 +212,10 @@ int main(int argc, char **argv)
 		if (c == 'h') {
 			usage(stdout);
 			return 0;
+		}
+		if (c == 'P') { /* --start-paused: --start 0 */
+			setenv("AUTOPROF_START", "0", 1);
+			continue;
 		}
 		if (c >= 256 && c < 256 + NROWS)
 			row = &rows[c - 256];

@@ -4,7 +4,7 @@
 # mode, in forked children, and says in one line what is wrong otherwise.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/autoprof"
-plan 42
+plan 43
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -61,6 +61,10 @@ for mode in perf timer; do
 	[ $rc = 1 ] && [ "$(wc -l <gone.txt)" = 1 ] && grep -q "no process $pid" gone.txt
 	ok $? "$mode: after the exit, one line says there is no such process" || diag_file gone.txt
 done
+
+# The launcher's --start-paused: nothing is sampled unless ctl says so.
+"$A" --start-paused -q -o paused.data -- "$SVC" 1 0.5 0.6 >/dev/null 2>&1
+is "$(nsamples paused.data)" 0 "autoprof --start-paused: a run never started has no sample"
 
 # A stop takes effect: no sample is taken while stopped, though the workers spin.
 AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=stop.data LD_PRELOAD=$LIB "$SVC" 2 4 4.5 >/dev/null 2>&1 &

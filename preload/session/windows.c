@@ -171,6 +171,7 @@ static void flush(struct ap_thread *t, void *arg)
 {
 	(void)arg;
 	thread__flush(t);
+	t->stats.first_time = 0; /* the next window's time range starts at its first sample */
 }
 
 /* The records a new window's file starts with, built in a mapping of ours. */
