@@ -4,7 +4,7 @@
 # mode, in forked children, and says in one line what is wrong otherwise.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/autoprof"
-plan 43
+plan 44
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -120,6 +120,15 @@ rc=$?
 [ $rc = 1 ] && grep -q "process $$ is gone (it left a stale control endpoint, now removed)" reused.txt &&
 	[ ! -e "$dir/$$" ]
 ok $? "an endpoint whose pid now names another process: gone, and removed" || diag_file reused.txt
+
+# The first process of a run sweeps the endpoints of processes that are gone.
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+printf 'autoprof-control 1\npid %s\n' $dead >"$dir/$dead"
+AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=sweep.data LD_PRELOAD=$LIB "$SVC" 0 0 0.1 >/dev/null 2>&1
+[ ! -e "$dir/$dead" ]
+ok $? "an endpoint left by a process that is gone is swept at the next run's start"
 
 # Bad input: one line naming the problem, exit status 1.
 "$A" ctl abc status >bad1.txt 2>&1

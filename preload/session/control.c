@@ -24,6 +24,7 @@
  * (dump), or to end or make its perf event or disarm or arm its CPU-time
  * timer (stop, start). Blocked threads are never woken up.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -87,6 +88,32 @@ static unsigned long long start_ticks(void)
 }
 
 /*
+ * Remove the endpoints in dir of processes that are gone (killed by SIGKILL,
+ * or ended by a raw exit_group): the first process of each run does it.
+ * Not async-signal-safe.
+ */
+static void sweep(const char *dir)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (pid <= 0 || end == e->d_name || (*end && strcmp(end, ".reply")) ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+/*
  * Write this image's endpoint: at start (a forked child or an exec'd image
  * gets a token of its own), and again when sampling moves to another
  * signal (the same token). Said once when it cannot be written; the profile
@@ -116,6 +143,8 @@ void control__publish(void)
 		endpoint[0] = 0;
 		return;
 	}
+	if (autoprof.top && autoprof.gen == 0 && !tok)
+		sweep(dir);
 	snprintf(reply, sizeof(reply), "%s.reply", endpoint);
 	snprintf(reply_tmp, sizeof(reply_tmp), "%s.reply.tmp", endpoint);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", endpoint);
