@@ -364,6 +364,8 @@ static void after_fork_in_child(void)
 	autoprof.top = false;
 	autoprof.gen = 0;
 	autoprof.start_time = ap_now();
+	autoprof.state_since = autoprof.start_time; /* paused or not, as its parent */
+	autoprof.sampled_ns = 0;
 	if (autoprof.cfg.follow)
 		session_open(false);
 }
