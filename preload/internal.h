@@ -9,6 +9,8 @@
  *   session/objects.c     the loaded objects, read without the loader's lock
  *   session/mappings.c    MMAP2 records of what is mapped at start
  *   session/file_features.c, stat_records.c, child_env.c
+ *   session/control.c     `autoprof ctl PID start|stop|dump|status`, from the handler
+ *   session/windows.c     AUTOPROF_WINDOW: one file per window of time
  *
  * The handler layer (handler/handler.h) and the wrappers of libc
  * (wrap/wrap.h) sit beside it; common/common.h is shared with the launcher.
