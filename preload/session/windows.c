@@ -244,6 +244,17 @@ static int next_file(const char *path, uint64_t start)
 	return err;
 }
 
+/* Say once that a window's file could not be made. Async-signal-safe. */
+static void say_no_file(void)
+{
+	static int said;
+	static const char msg[] = "autoprof: cannot create a window's file; its samples are lost, "
+				  "the next window tries again (said once)\n";
+
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED) && !ap_quiet)
+		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+}
+
 /* window__end()'s work, on the handler's own stack. Async-signal-safe. */
 static void end_window(void *arg)
 {
@@ -263,6 +274,8 @@ static void end_window(void *arg)
 		if (join(path, s) && next_file(path, start) == 0) {
 			keep(s);
 			objects__next_window();
+		} else {
+			say_no_file();
 		}
 		__atomic_store_n(&ap_window_end, start + w, __ATOMIC_RELEASE);
 	}
