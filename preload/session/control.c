@@ -132,7 +132,10 @@ void control__publish(void)
 		tok = __atomic_load_n(&token, __ATOMIC_SEQ_CST); /* 0 if withdrawn */
 	published = pid;
 	image = autoprof.gen;
-	__atomic_store_n(&token, 0, __ATOMIC_SEQ_CST);
+	if (!tok) /* a new token: none is valid until the file names it. A republish
+		   * (sampling moved) keeps the token valid throughout: a request that
+		   * read the old file must not reach the program as its signal. */
+		__atomic_store_n(&token, 0, __ATOMIC_SEQ_CST);
 	err = make_dir(dir, sizeof(dir));
 	if (!err && (size_t)snprintf(endpoint, sizeof(endpoint), "%s/%d", dir, (int)pid) >=
 			sizeof(endpoint))
