@@ -82,6 +82,9 @@ struct ap_config {
 	bool aggregate;	      /* AUTOPROF_AGGREGATE: merged samples */
 	bool aggregate_check; /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
 	bool offcpu;	      /* AUTOPROF_OFFCPU: off-CPU time */
+	bool start; /* AUTOPROF_START: sample from the start (0: when `autoprof ctl` says) */
+	uint64_t window_ns; /* AUTOPROF_WINDOW: one file per window of this length, or 0 */
+	unsigned keep;	    /* AUTOPROF_KEEP: the newest windows kept, or 0 for all */
 	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
 	char counters[1024];					 /* AUTOPROF_COUNTERS */
 	char counter_fds[1024]; /* AUTOPROF_COUNTER_FDS, from the launcher */

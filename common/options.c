@@ -59,6 +59,40 @@ static int parse_u64(int which, uint64_t lo, uint64_t hi, uint64_t *out)
 	return 0;
 }
 
+/*
+ * Parse a duration from AUTOPROF_<which> (a number with ms, s, m or h; a
+ * bare number is seconds; at least 100 ms, at most 7 days) into ns; unset
+ * is 0. Returns 0, or -EINVAL after saying what is wrong.
+ */
+static int parse_duration(int which, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ms", 1e6}, {"s", 1e9}, {"", 1e9}, {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}};
+	bool set;
+	const char *s = env_get(which, &set);
+	char *end;
+	double v;
+
+	*out = 0;
+	if (!*s)
+		return 0;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*s != '-' && !errno && end != s)
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(end, units[i].unit) && v * units[i].ns >= 1e8 &&
+			    v * units[i].ns <= 7 * 86400e9) {
+				*out = (uint64_t)(v * units[i].ns);
+				return 0;
+			}
+	pr_warn("%s='%s' is not a duration from 100ms to 7 days (such as 500ms, 10s, 5m, 1h); "
+		"not profiling",
+		env_name[which], s);
+	return -EINVAL;
+}
+
 static int parse_bool(int which, bool *out)
 {
 	bool set;
@@ -206,8 +240,11 @@ int config__parse(struct ap_config *cfg)
 	if (parse_bool(ENV_STAT, &cfg->stat) || parse_bool(ENV_KERNEL, &cfg->kernel) ||
 	    parse_bool(ENV_FOLLOW, &cfg->follow) || parse_bool(ENV_AGGREGATE, &cfg->aggregate) ||
 	    parse_bool(ENV_AGGREGATE_CHECK, &cfg->aggregate_check) ||
-	    parse_bool(ENV_OFFCPU, &cfg->offcpu))
+	    parse_bool(ENV_OFFCPU, &cfg->offcpu) || parse_bool(ENV_START, &cfg->start))
 		return -EINVAL;
+	if (parse_duration(ENV_WINDOW, &cfg->window_ns) || parse_u64(ENV_KEEP, 0, 100000, &v))
+		return -EINVAL;
+	cfg->keep = (unsigned)v;
 	s = env_get(ENV_COUNTERS, &set);
 	if (strlen(s) >= sizeof(cfg->counters)) {
 		pr_warn("AUTOPROF_COUNTERS is longer than %zu bytes; not profiling",

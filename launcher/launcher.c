@@ -55,10 +55,13 @@ static void usage(FILE *f)
 			rows[i].help, "", rows[i].var, *rows[i].def ? ", default " : "",
 			rows[i].def);
 	}
-	fprintf(f, "  -h, --help                 this text\n\nset by the launcher itself:\n");
+	fprintf(f, "  --start-paused             the same as --start 0\n"
+		   "  -h, --help                 this text\n\nset by the launcher itself:\n");
 	for (int i = 0; i < NROWS; i++)
 		if (!rows[i].long_flag)
 			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
+	fprintf(f, "\nautoprof ctl [-t] PID start|stop|dump|status: control a profiled process "
+		   "(-t: say how long it took to answer)\n");
 	fprintf(f, "\n"
 		   "Read the result with: autoprof-report [FILE], perf report -i FILE, perf script "
 		   "-i FILE;\nthe counter totals with perf stat report -i FILE.stat; which file "
@@ -187,6 +190,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "list"))
 		return launcher__list_events(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "ctl"))
+		return launcher__ctl(argc - 1, argv + 1); /* `autoprof ctl PID OP` */
 	for (i = 0; i < NROWS; i++) {
 		if (!rows[i].long_flag)
 			continue; /* set by the launcher itself */
@@ -203,6 +208,7 @@ int main(int argc, char **argv)
 	}
 	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
 	longopts[n++] = (struct option){"man", no_argument, NULL, 'M'}; /* hidden: the manual */
+	longopts[n++] = (struct option){"start-paused", no_argument, NULL, 'P'};
 	longopts[n] = (struct option){0};
 
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -215,6 +221,10 @@ int main(int argc, char **argv)
 		if (c == 'M') {
 			launcher__man(stdout);
 			return 0;
+		}
+		if (c == 'P') { /* --start-paused: --start 0 */
+			setenv("AUTOPROF_START", "0", 1);
+			continue;
 		}
 		if (c >= 256 && c < 256 + NROWS)
 			row = &rows[c - 256];

@@ -33,4 +33,7 @@ void launcher__man(FILE *f);
 
 bool launcher__is_static(const char *command);
 
+/* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
+int launcher__ctl(int argc, char **argv);
+
 #endif

@@ -47,7 +47,19 @@ static void handle_signals(void)
 		sigaction(passed[i], &sa, NULL);
 }
 
-/* Does name look like base, base.PID or base.PID.N (or pattern with %p as digits)? */
+/* Is s exactly a window's stamp, ".yyyymmddThhmmss.mmm" (AUTOPROF_WINDOW)? */
+static int is_stamp(const char *s)
+{
+	static const char form[] = ".DDDDDDDDTDDDDDD.DDD";
+
+	for (size_t i = 0; i < sizeof(form) - 1; i++)
+		if (form[i] == 'D' ? s[i] < '0' || s[i] > '9' : s[i] != form[i])
+			return 0;
+	return s[sizeof(form) - 1] == 0;
+}
+
+/* Does name look like base, base.PID or base.PID.N (or pattern with %p as digits), each
+ * perhaps with a window's stamp? */
 static int is_output(const char *name, const char *pattern)
 {
 	const char *p = pattern, *n = name;
@@ -64,12 +76,14 @@ static int is_output(const char *name, const char *pattern)
 		}
 	}
 	for (int part = 0; *n && part < 2; part++) { /* .PID, then .N */
+		if (is_stamp(n))
+			return 1;
 		if (*n++ != '.' || *n < '0' || *n > '9')
 			return 0;
 		while (*n >= '0' && *n <= '9')
 			n++;
 	}
-	return *n == 0;
+	return *n == 0 || is_stamp(n);
 }
 
 /* One output file of the run and what it holds. */
@@ -160,9 +174,11 @@ static void list_outputs(const char *output, time_t since)
 		free(outs[0].name);
 		return;
 	}
-	fprintf(stderr,
-		"autoprof: wrote %zu files, one per process image (autoprof-report merges them):\n",
-		n + more);
+	fprintf(
+	    stderr,
+	    "autoprof: wrote %zu files, one per process image and window (autoprof-report merges "
+	    "them):\n",
+	    n + more);
 	for (size_t i = 0; i < n && i < SHOWN_FILES; i++)
 		if (strlen(outs[i].name) > width)
 			width = strlen(outs[i].name);

@@ -56,6 +56,9 @@ static const char *const head[] = {
     ".br",
     ".B autoprof list",
     "[\\fIfilter\\fR]",
+    ".br",
+    ".B autoprof ctl",
+    "[\\fB\\-t\\fR] \\fIPID\\fR \\fBstart\\fR|\\fBstop\\fR|\\fBdump\\fR|\\fBstatus\\fR",
     ".SH DESCRIPTION",
     ".B autoprof",
     "injects",
@@ -82,6 +85,19 @@ static const char *const head[] = {
 };
 
 static const char *const tail[] = {
+    ".SH CONTROL OF A RUNNING PROCESS",
+    ".B autoprof ctl",
+    "\\fIPID\\fR \\fBstart\\fR|\\fBstop\\fR|\\fBdump\\fR|\\fBstatus\\fR turns sampling of a "
+    "process",
+    "running with the library on or off (\\fB\\-\\-start\\-paused\\fR, AUTOPROF_START=0, starts it",
+    "off), writes every thread's buffered samples so the file is a complete perf.data",
+    "(\\fBdump\\fR), or says whether sampling is on, for how long, how many samples and",
+    "where the file is (\\fBstatus\\fR); \\fB\\-t\\fR prints how long the request took. The",
+    "request travels on the library's own sampling signal, with a token from the process's",
+    "endpoint file in \\fI$XDG_RUNTIME_DIR/autoprof/PID\\fR (or \\fI/tmp/autoprof\\-UID/PID\\fR).",
+    "With \\fB\\-\\-window\\fR \\fIDURATION\\fR each window of time gets a complete file of its",
+    "own, named by its UTC start so the names sort by time, and \\fB\\-\\-keep\\fR \\fIN\\fR keeps",
+    "the newest \\fIN\\fR.",
     ".SH EVENTS",
     "\\fB\\-e\\fR and \\fB\\-\\-counters\\fR take event names as",
     ".BR perf (1)",

@@ -11,6 +11,8 @@
  *   session/file_features.c, stat_records.c, child_env.c
  *   session/extra_events.c  the attrs after the counters (AUTOPROF_AGGREGATE_CHECK, OFFCPU)
  *   session/offcpu.c        off-CPU time, read when a blocking call returns (wrap/waits.c)
+ *   session/control.c     `autoprof ctl PID start|stop|dump|status`, from the handler
+ *   session/windows.c     AUTOPROF_WINDOW: one file per window of time
  *
  * The handler layer (handler/handler.h) and the wrappers of libc
  * (wrap/wrap.h) sit beside it; common/common.h is shared with the launcher.
@@ -56,6 +58,7 @@ struct dl_phdr_info;
 int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 void objects__before_dlclose(void);
 void objects__after_dlclose(void);
+void objects__next_window(void);
 
 /* ---- session/samplers.c: one sampler per thread ---- */
 
@@ -73,6 +76,10 @@ void thread__atfork_prepare(void);
 void thread__atfork_parent(void);
 void thread__before_seccomp(bool all_threads);
 bool thread__sandboxed(void);
+bool thread__grab(struct ap_thread *t, bool own);
+void thread__release(struct ap_thread *t);
+int thread__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
+int thread__sync_armed(struct ap_thread *t);
 
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
@@ -114,6 +121,7 @@ int timer__open(struct ap_thread *t);
 int timer__start(struct ap_thread *t);
 void timer__close(struct ap_thread *t);
 void timer__retarget(struct ap_thread *t);
+int timer__set_armed(struct ap_thread *t, bool on);
 
 /* ---- handler/on_signal.c: the overflow signal handler ---- */
 
@@ -155,6 +163,16 @@ int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, ui
 void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns);
 void stat__remove(const struct writer *w);
 
+/* ---- session/control.c: `autoprof ctl PID start|stop|dump|status` ---- */
+
+void control__publish(void);
+void control__withdraw(void);
+
+/* ---- session/windows.c: AUTOPROF_WINDOW ---- */
+
+int window__first_path(char *path, size_t cap);
+void window__save_prologue(const struct writer *w);
+
 /* ---- session/lifecycle.c: the one session of this process ---- */
 
 struct ap_session {
@@ -173,6 +191,10 @@ struct ap_session {
 	uint64_t start_time;
 	struct ap_stats stats;	   /* this image's totals, folded from its threads */
 	struct ap_sampler sampler; /* what its threads' handlers read */
+	/* control.c: sampling paused (AUTOPROF_START=0, `autoprof ctl PID stop`);
+	 * when it last changed, and the sampling time before that (ns). Atomic. */
+	bool paused;
+	uint64_t state_since, sampled_ns;
 };
 
 extern struct ap_session autoprof;

@@ -65,6 +65,12 @@
 	X(AGGREGATE_CHECK, NULL, 0, NULL, "0",                                                     \
 	  "for tests: keep every sample and add the aggregated ones as a second event, "           \
 	  "NAME-aggregated")                                                                       \
+	X(START, "start", 0, "0|1", "1",                                                           \
+	  "1: sample from the start; 0: start paused, until `autoprof ctl PID start`")             \
+	X(WINDOW, "window", 0, "DURATION", "",                                                     \
+	  "write one complete perf.data per window of DURATION (500ms, 10s, 5m, 1h): "             \
+	  "FILE.<UTC start time>")                                                                 \
+	X(KEEP, "keep", 0, "N", "", "with --window: keep the newest N window files (0: all)")      \
 	X(COUNTER_FDS, NULL, 0, "LIST", "",                                                        \
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
 	X(TOP, NULL, 0, "PID", "", "set by the library: the first profiled process of the run")    \

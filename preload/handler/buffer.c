@@ -14,15 +14,18 @@
 /*
  * Enter t from its signal handler: false when t is being stopped, or when
  * its handler is already running on it (a nested signal: never re-enter the
- * unwinder or the writer), and then the handler must leave t alone. Pairs
- * with the stopper's store of closed (both sequentially consistent).
- * Async-signal-safe.
+ * unwinder or the writer), or a visitor holds it (control.c flushing or
+ * pausing it: in_handler is 2 then), and then the handler must leave t
+ * alone. Pairs with the stopper's store of closed (both sequentially
+ * consistent). Async-signal-safe.
  */
 bool thread__enter(struct ap_thread *t)
 {
-	if (__atomic_load_n(&t->in_handler, __ATOMIC_RELAXED))
-		return false; /* only t's own handler sets it: this is a nested signal */
-	__atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
+	int idle = 0;
+
+	if (!__atomic_compare_exchange_n(&t->in_handler, &idle, 1, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_RELAXED))
+		return false; /* nested, or a visitor has t: the ring keeps the record */
 	if (__atomic_load_n(&t->closed, __ATOMIC_SEQ_CST)) {
 		__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
 		return false;

@@ -146,6 +146,7 @@ struct writer {
 int writer__append(struct writer *w, const void *buf, size_t len);
 void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
 int writer__finish(struct writer *w, bool tidy); /* async-signal-safe when !tidy */
+int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len);
 
 /* ---- record.c: building the records we write ---- */
 
@@ -266,6 +267,14 @@ void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 
 /* session/samplers.c: the thread a perf fd's signal belongs to. */
 struct ap_thread *thread__from_fd(int fd);
+
+/* session/control.c: a request of `autoprof ctl` on the sampling signal. */
+bool control__is_request(const siginfo_t *si);
+void control__on_signal(const siginfo_t *si);
+
+/* session/windows.c: AUTOPROF_WINDOW; the current window's end (0: none). */
+extern uint64_t ap_window_end;
+void window__end(bool on_own_stack);
 
 /* session/cputimer.c: the timer source's samples. */
 bool timer__is_ours(const siginfo_t *si);

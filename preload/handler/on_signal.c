@@ -302,6 +302,10 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 	int saved_errno = errno, cancel;
 	struct ap_thread *t = ap_self;
 
+	if (control__is_request(si)) {
+		control__on_signal(si); /* `autoprof ctl`: never the program's */
+		return;
+	}
 	if (!signals__is_sample(signo, si)) {
 		signals__deliver(signo, si, ucontext);
 		return; /* errno is the program's handler's to leave */
@@ -335,6 +339,10 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 		thread__leave(t);
 	}
 out:
+	/* AUTOPROF_WINDOW: the first sample past the window's end ends it. */
+	if (t && t->stats.last_time >= __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED))
+		window__end(false);
 	pthread_setcancelstate(cancel, NULL);
 	errno = saved_errno;
 }

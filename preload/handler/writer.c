@@ -449,6 +449,71 @@ int writer__finish(struct writer *w, bool tidy)
 	return err;
 }
 
+/*
+ * Windows (AUTOPROF_WINDOW): finish the file as it is (the features after
+ * its data, the final header) and go on in a new one at path, with the same
+ * header, attrs and features, its data the len bytes of records at first
+ * (the same lock: no append comes before them) and its time range unset:
+ * the appends that follow go there. The caller has flushed every thread's
+ * buffer into the old file. Returns 0 or -errno (the new file could not be
+ * made: the writer then has no file, and appends fail). Async-signal-safe.
+ */
+int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len)
+{
+	size_t len = strlen(path);
+	uint64_t dev = 0, ino = 0;
+	int fd, err = 0;
+
+	if (len >= sizeof(w->path))
+		return -ENAMETOOLONG;
+	if (!lock(w))
+		return -EBUSY;
+	if (w->sealed) {
+		unlock(w);
+		return -EPIPE;
+	}
+	if (w->fd >= 0 && !check_fd(w)) {
+		if (!__atomic_load_n(&w->error, __ATOMIC_RELAXED))
+			commit(w, NULL, 0);
+		ap_close(w->fd);
+	}
+	w->fd = -1;
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path,
+			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	fd = ap_move_high(fd, true);
+	err = identity(fd, &dev, &ino);
+	if (err) {
+		ap_close(fd);
+		goto out;
+	}
+	memcpy(w->path, path, len + 1);
+	w->fd = fd;
+	w->dev = dev;
+	w->ino = ino;
+	w->end = w->data_offset;
+	w->tail_on_disk = false;
+	__atomic_store_n(&w->error, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->first_time, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->last_time, 0, __ATOMIC_RELAXED);
+	err = write_header(w, 0, NULL);
+	for (int i = 0; i < w->nr_events && !err; i++) {
+		err = pwrite_all(w->fd, &w->events[i].id, sizeof(w->events[i].id),
+				 IDS_OFFSET + (uint64_t)i * sizeof(uint64_t));
+		if (!err)
+			err = write_attr(w, i);
+	}
+	if (!err)
+		err = commit(w, first, first_len); /* a finished profile, with its features */
+	keep_error(w, err);
+out:
+	unlock(w);
+	return err;
+}
+
 /* Close the file as it is (a forked child dropping its parent's writer). */
 void writer__abandon(struct writer *w)
 {

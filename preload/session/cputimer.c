@@ -69,6 +69,33 @@ int timer__start(struct ap_thread *t)
 	return arm(t);
 }
 
+/*
+ * Arm (on) or disarm t's timer, from any thread: the period of t's next
+ * sample counts from now, read on t's own CPU clock (the kernel's clock id
+ * for a thread: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). The caller holds
+ * t. Returns 0 or -errno. Async-signal-safe (system calls only).
+ */
+int timer__set_armed(struct ap_thread *t, bool on)
+{
+	uint64_t ns = autoprof.cfg.period
+			  ? autoprof.cfg.period
+			  : 1000000000ULL / (autoprof.cfg.freq ? autoprof.cfg.freq : 1000);
+	struct itimerspec its = {{0, 0}, {0, 0}};
+	clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
+	struct timespec now;
+
+	if (on) {
+		its.it_interval =
+		    (struct timespec){(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
+		its.it_value = its.it_interval;
+		if (syscall(SYS_clock_gettime, clock, &now) == 0)
+			t->last_cpu = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	}
+	if (syscall(SYS_timer_settime, (long)(intptr_t)t->timer, 0, &its, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
 /* Delete t's timer. Async-signal-safe (timer_delete is a system call). */
 void timer__close(struct ap_thread *t)
 {

@@ -291,7 +291,7 @@ static int session_open(bool attach_others)
 	char path[PATH_MAX];
 	int err;
 
-	if (image_path(path, sizeof(path))) {
+	if (image_path(path, sizeof(path)) || window__first_path(path, sizeof(path))) {
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg.output);
 		return -ENAMETOOLONG;
 	}
@@ -310,6 +310,7 @@ static int session_open(bool attach_others)
 		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
 		goto out_file;
 	}
+	window__save_prologue(&autoprof.writer);
 	describe_sampler();
 	__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 	err = thread__start();
@@ -321,6 +322,7 @@ static int session_open(bool attach_others)
 	}
 	if (attach_others)
 		attach_other_threads();
+	control__publish();
 	pr_info("sampling %s%s at %llu %s with %s stacks into %s", autoprof.cfg.event_name,
 		autoprof.timer_mode ? " with CPU-time timers" : "",
 		(unsigned long long)(autoprof.cfg.period ? autoprof.cfg.period : autoprof.cfg.freq),
@@ -360,6 +362,8 @@ static void after_fork_in_child(void)
 	autoprof.top = false;
 	autoprof.gen = 0;
 	autoprof.start_time = ap_now();
+	autoprof.state_since = autoprof.start_time; /* paused or not, as its parent */
+	autoprof.sampled_ns = 0;
 	if (autoprof.cfg.follow)
 		session_open(false);
 }
@@ -378,6 +382,8 @@ int autoprof__start(void)
 	autoprof.start_time = ap_now();
 	if (config__parse(&autoprof.cfg))
 		return -EINVAL;
+	autoprof.paused = !autoprof.cfg.start; /* AUTOPROF_START=0 */
+	autoprof.state_since = autoprof.start_time;
 	autoprof.pid = getpid();
 	find_lineage();
 	if (autoprof.top || autoprof.cfg.counter_fds[0]) {
@@ -479,6 +485,7 @@ void autoprof__stop(void)
 	    getpid() != autoprof.pid)
 		return;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+	control__withdraw();
 	thread__stop_all();
 	elapsed = save_counters(true);
 	if (autoprof.cfg.stat)
@@ -509,6 +516,7 @@ void autoprof__before_exec(void)
 	    getpid() != autoprof.pid)
 		return;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+	control__withdraw();
 	thread__stop_all();
 	save_counters(false);
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
@@ -540,8 +548,10 @@ void autoprof__exec_failed(void)
 	counters__keep_across_exec(&autoprof.counters, false);
 	if (!autoprof.exec_keeps_name && writer__reopen(&autoprof.writer) == 0) {
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
-		if (thread__start() == 0)
+		if (thread__start() == 0) {
+			control__publish();
 			return;
+		}
 		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 		writer__abandon(&autoprof.writer);
 		return;
@@ -562,6 +572,7 @@ void autoprof__emergency_stop(void)
 	if (thread__sandboxed() || (pid_t)syscall(SYS_getpid) != autoprof.pid ||
 	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
 		return;
+	control__withdraw();
 	thread__stop_all_emergency();
 	save_counters(false);
 	features__write_emergency(&autoprof.writer);

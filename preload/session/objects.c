@@ -639,3 +639,13 @@ void objects__after_dlclose(void)
 	pthread_mutex_unlock(&sync_lock);
 	unquiesce();
 }
+
+/*
+ * A window's new file starts (windows.c): every object's MMAP2 records go
+ * into it again, each before the first sample that needs it.
+ * Async-signal-safe.
+ */
+void objects__next_window(void)
+{
+	__atomic_add_fetch(&file_gen, 1, __ATOMIC_ACQ_REL);
+}

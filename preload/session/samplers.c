@@ -140,6 +140,136 @@ static bool wait_handler(struct ap_thread *t)
 	return true;
 }
 
+/*
+ * Visitors: signal handlers on other threads that go over the registry
+ * (control.c). A thread that ends waits for them to leave before it frees
+ * its memory: a visitor that read its slot may still be about to look at it.
+ */
+static int visitors;
+
+/* Wait (bounded) until no visitor is going over the registry. Async-signal-safe. */
+static void wait_visitors(void)
+{
+	uint64_t deadline = 0;
+
+	for (unsigned i = 0; __atomic_load_n(&visitors, __ATOMIC_SEQ_CST); i++) {
+		if (i % 64 == 63) {
+			uint64_t now = ap_now();
+
+			if (!deadline)
+				deadline = now + WAIT_NS;
+			else if (now > deadline)
+				return;
+		}
+		syscall(SYS_sched_yield);
+	}
+}
+
+/*
+ * Take t for a visitor (or, with own, for t's own set-up): its handler is
+ * then held off as if it were running (a sampling signal meanwhile leaves
+ * its record in the ring for the next one). Waits (bounded) while t's
+ * handler runs. False when t is stopping or the wait ran out.
+ * Async-signal-safe.
+ */
+bool thread__grab(struct ap_thread *t, bool own)
+{
+	uint64_t deadline = 0;
+
+	(void)own;
+	for (unsigned i = 0;; i++) {
+		int cur = 0;
+
+		if (__atomic_compare_exchange_n(&t->in_handler, &cur, 2, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			break;
+		if (i % 64 == 63) {
+			uint64_t now = ap_now();
+
+			if (!deadline)
+				deadline = now + 100000000ULL;
+			else if (now > deadline)
+				return false;
+		}
+		syscall(SYS_sched_yield);
+	}
+	if (__atomic_load_n(&t->closed, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
+		return false;
+	}
+	return true;
+}
+
+/* Give t back to its handler. Async-signal-safe. */
+void thread__release(struct ap_thread *t)
+{
+	__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Call fn(t, arg) for every thread sampled now, each taken from its handler
+ * meanwhile (thread__grab); a thread that cannot be taken (stopping, or its
+ * handler stuck) is skipped. Returns how many fn saw. Lock-free: safe from
+ * a signal handler on any thread whose own handler is not running.
+ * Async-signal-safe.
+ */
+int thread__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg)
+{
+	int top, n = 0;
+
+	__atomic_fetch_add(&visitors, 1, __ATOMIC_SEQ_CST);
+	top = __atomic_load_n(&max_slot, __ATOMIC_SEQ_CST);
+	for (int i = 0; by_slot && i <= top; i++) {
+		struct ap_thread *t = __atomic_load_n(&by_slot[i], __ATOMIC_SEQ_CST);
+
+		if (!t || !thread__grab(t, false))
+			continue;
+		fn(t, arg);
+		thread__release(t);
+		n++;
+	}
+	__atomic_fetch_sub(&visitors, 1, __ATOMIC_SEQ_CST);
+	return n;
+}
+
+/*
+ * Make t's sample source follow autoprof.paused: paused, its perf event is
+ * ended (its ring unmapped: the event has no fd left) or its timer disarmed;
+ * running, it gets a new event (or its timer armed). The caller holds t
+ * (thread__grab). Returns 0 or -errno. Async-signal-safe (system calls only).
+ */
+int thread__sync_armed(struct ap_thread *t)
+{
+	bool paused = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST);
+	int fd, err;
+
+	if (t->is_timer)
+		return timer__set_armed(t, !paused);
+	if (paused) {
+		ring__unmap(&t->ring); /* drops at most the one sample not yet drained */
+		t->ring.page = NULL;
+		return 0;
+	}
+	if (t->ring.page)
+		return 0;
+	fd = event__open(&autoprof.attr, t->tid);
+	if (fd < 0)
+		return fd;
+	err = ring__map(&t->ring, fd, ring_pages());
+	if (!err)
+		err = event__route_signal(fd, autoprof.cfg.signo, t->tid);
+	if (!err && syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		err = -errno;
+	if (err) {
+		ring__unmap(&t->ring);
+		t->ring.page = NULL;
+	} else {
+		t->fd = fd;
+	}
+	syscall(SYS_close, fd);
+	return err;
+}
+
 /* The first record of a thread: its name, before its event is enabled. */
 static void put_comm(struct ap_thread *t, pid_t tid)
 {
@@ -167,6 +297,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	    PAGE_UP(PERF_ALIGN8(sizeof(struct ap_thread)) + RECORD_BUF_BYTES + AP_SCRATCH_BYTES);
 	size_t agg = aggregate__bytes(&autoprof.sampler); /* AUTOPROF_AGGREGATE's table */
 	size_t len = body + agg + GUARD_BYTES + HANDLER_STACK_BYTES;
+	bool paused = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST);
 	struct ap_thread *t;
 	void *mem;
 
@@ -198,6 +329,9 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		*err = tid ? -EOPNOTSUPP : timer__open(t);
 		if (*err)
 			goto out_mem;
+	} else if (paused) {
+		/* Started paused (AUTOPROF_START=0, `autoprof ctl PID stop`): no
+		 * event until sampling starts (thread__sync_armed). */
 	} else {
 		t->fd = event__open(&autoprof.attr, tid);
 		if (t->fd < 0) {
@@ -220,7 +354,8 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		goto out_ring;
 	if (!tid)
 		ap_self = t;
-	*err = t->is_timer				    ? timer__start(t)
+	*err = t->is_timer				    ? (paused ? 0 : timer__start(t))
+	       : t->fd < 0				    ? 0
 	       : ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno
 							    : 0;
 	if (*err) {
@@ -236,6 +371,13 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	 * signals carry in si_fd, never used again. */
 	if (t->fd >= 0)
 		syscall(SYS_close, t->fd);
+	/* A `ctl start` or `stop` that went over the registry before t was in
+	 * it: make t follow it now. */
+	if (paused != __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) &&
+	    thread__grab(t, false)) {
+		thread__sync_armed(t);
+		thread__release(t);
+	}
 	return t;
 
 out_ring:
@@ -306,7 +448,8 @@ static void finish(struct ap_thread *t, bool own)
 	 * one was unwound out of (by a cancellation point or longjmp in code it
 	 * called); the ring is whole, its tail not yet moved. */
 	if (own)
-		__atomic_store_n(&t->in_handler, 0, __ATOMIC_SEQ_CST);
+		__atomic_compare_exchange_n(&t->in_handler, &(int){1}, 0, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
 	if (wait_handler(t))
 		sample__drain(t, NULL);
 	thread__flush(t);
@@ -316,6 +459,7 @@ static void finish(struct ap_thread *t, bool own)
 	if (own) {
 		offcpu__close_event(t); /* only here: its wrappers read it unclaimed */
 		ap_self = NULL;
+		wait_visitors();
 		munmap(t->mem, t->mem_len);
 	}
 }
@@ -394,9 +538,10 @@ void thread__rename(pid_t tid, const char *name)
 	n = record__comm(rec, sizeof(rec), (uint32_t)autoprof.pid, (uint32_t)tid, name, ap_now(),
 			 false);
 	ap_block_sampling(&old);
-	if (t && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE)) {
+	if (t && thread__grab(t, true)) { /* a visitor may be flushing t's buffer */
 		memcpy(thread__reserve(t, n), rec, n);
 		t->len += n;
+		thread__release(t);
 	} else {
 		writer__append(&autoprof.writer, rec, n);
 	}
@@ -442,6 +587,7 @@ void thread__forget_all(void)
 	}
 	max_slot = -1;
 	ap_self = NULL;
+	visitors = 0; /* a visitor of the parent's is not here */
 }
 
 /*
@@ -486,6 +632,8 @@ static void reopen_event(struct ap_thread *t, int signo)
 	struct ring ring = {0};
 	int fd, err;
 
+	if (!t->ring.page)
+		return; /* paused: its next event is opened with the new number */
 	if (__atomic_exchange_n(&t->closed, 1, __ATOMIC_SEQ_CST))
 		return;
 	if (!wait_handler(t))
@@ -529,6 +677,7 @@ void thread__reroute(int signo)
 			timer__retarget(t);
 	}
 	pthread_mutex_unlock(&registry_lock);
+	control__publish(); /* `autoprof ctl` sends the new number from now on */
 }
 
 /* The calling thread entered seccomp: no more system calls of ours on it. */

@@ -56,3 +56,19 @@ bench-report: $(BUILD)/autoprof-report $(BUILD)/libautoprof.so $(BUILD)/progs/mt
 		$(REPORT_SPEED_FLAGS)
 
 .PHONY: bench bench-report
+
+# make bench-service (issue 13): `autoprof ctl` start/stop/dump/status
+# latency, the disk use of a 4-thread service at 1 kHz with
+# AUTOPROF_WINDOW=60s and AUTOPROF_AGGREGATE=1 (1 minute, extrapolated to 10;
+# BENCH_SERVICE_FLAGS="--full" runs the 10 minutes), and its extra resident
+# memory; writes build/bench/service.md. Also run by `make bench`.
+BENCH_SERVICE_FLAGS ?=
+
+bench-service: $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report \
+		$(BUILD)/progs/service
+	$(Q)python3 scripts/bench/service.py --build $(BUILD) --out $(BENCH_DIR)/service.md \
+		$(BENCH_SERVICE_FLAGS)
+
+bench: bench-service
+
+.PHONY: bench-service

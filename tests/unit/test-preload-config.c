@@ -9,7 +9,8 @@
 
 static const char *vars[] = {"AUTOPROF_OUTPUT", "AUTOPROF_EVENT",     "AUTOPROF_FREQ",
 			     "AUTOPROF_PERIOD", "AUTOPROF_CALLGRAPH", "AUTOPROF_STACK_DEPTH",
-			     "AUTOPROF_SIGNAL", "AUTOPROF_VERBOSE",   "AUTOPROF_QUIET"};
+			     "AUTOPROF_SIGNAL", "AUTOPROF_VERBOSE",   "AUTOPROF_QUIET",
+			     "AUTOPROF_START",	"AUTOPROF_WINDOW",    "AUTOPROF_KEEP"};
 
 static void reset(void)
 {
@@ -32,7 +33,7 @@ int main(void)
 	struct ap_event ev;
 	char why[256];
 
-	plan(27);
+	plan(38);
 
 	ok(parse_with(NULL, NULL, &cfg) == 0, "defaults parse");
 	ok(!strcmp(cfg.output, "perf.data"), "default output is perf.data");
@@ -42,6 +43,23 @@ int main(void)
 	ok(cfg.stack_depth == 127, "default stack depth is 127");
 	ok(cfg.signo == SIGRTMIN + 5, "default signal is SIGRTMIN+5");
 
+	ok(cfg.start && !cfg.window_ns && !cfg.keep,
+	   "default: sampling from the start, no windows");
+	ok(parse_with("AUTOPROF_START", "0", &cfg) == 0 && !cfg.start, "AUTOPROF_START=0");
+	ok(parse_with("AUTOPROF_WINDOW", "500ms", &cfg) == 0 && cfg.window_ns == 500000000ULL,
+	   "AUTOPROF_WINDOW=500ms");
+	ok(parse_with("AUTOPROF_WINDOW", "10", &cfg) == 0 && cfg.window_ns == 10000000000ULL,
+	   "AUTOPROF_WINDOW=10 is seconds");
+	ok(parse_with("AUTOPROF_WINDOW", "1.5m", &cfg) == 0 && cfg.window_ns == 90000000000ULL,
+	   "AUTOPROF_WINDOW=1.5m");
+	ok(parse_with("AUTOPROF_WINDOW", "1h", &cfg) == 0 && cfg.window_ns == 3600000000000ULL,
+	   "AUTOPROF_WINDOW=1h");
+	ok(parse_with("AUTOPROF_WINDOW", "50ms", &cfg) == -EINVAL,
+	   "a window below 100 ms is refused");
+	ok(parse_with("AUTOPROF_WINDOW", "8d", &cfg) == -EINVAL, "an unknown unit is refused");
+	ok(parse_with("AUTOPROF_WINDOW", "-1s", &cfg) == -EINVAL, "a negative window is refused");
+	ok(parse_with("AUTOPROF_KEEP", "24", &cfg) == 0 && cfg.keep == 24, "AUTOPROF_KEEP=24");
+	ok(parse_with("AUTOPROF_KEEP", "x", &cfg) == -EINVAL, "AUTOPROF_KEEP=x is refused");
 	ok(parse_with("AUTOPROF_FREQ", "abc", &cfg) == -EINVAL, "AUTOPROF_FREQ=abc is refused");
 	ok(parse_with("AUTOPROF_FREQ", "-5", &cfg) == -EINVAL, "a negative frequency is refused");
 	ok(parse_with("AUTOPROF_FREQ", "0", &cfg) == -EINVAL, "a zero frequency is refused");

@@ -77,7 +77,7 @@ int main(void)
 	int samples = 0, comms = 0, bad = 0;
 	uint64_t pos, end;
 
-	plan(19);
+	plan(23);
 	ap_quiet = true;
 	strcpy(autoprof.cfg.event_name, "cpu-clock");
 	if (!mkdtemp(dir))
@@ -172,6 +172,39 @@ int main(void)
 	ok(comms == 1, "one COMM");
 
 	free(file);
+
+	/* Windows: writer__rotate finishes one file and starts the next with given records. */
+	{
+		char p1[300], p2[300], comm[128];
+		const struct perf_file_header *h1, *h2;
+		char *f1, *f2;
+		size_t l1, l2, c = record__comm(comm, sizeof(comm), 7, 7, "w", 1, false);
+
+		snprintf(p1, sizeof(p1), "%s/win.1", dir);
+		snprintf(p2, sizeof(p2), "%s/win.2", dir);
+		ok(writer__open(&w, p1, events, 2) == 0 && writer__append(&w, comm, c) == 0 &&
+		       writer__append(&w, comm, c) == 0,
+		   "a window's file gets two records");
+		ok(writer__rotate(&w, p2, comm, c) == 0 && writer__append(&w, comm, c) == 0 &&
+		       !strcmp(w.path, p2),
+		   "rotate: the next file starts with one record, an append follows");
+		ok(writer__rotate(&w, p2, NULL, 0) == -EEXIST, "rotate never writes over a file");
+		w.error = 0;
+		f1 = slurp(p1, &l1);
+		f2 = slurp(p2, &l2);
+		h1 = (const void *)f1;
+		h2 = (const void *)f2;
+		ok(f1 && f2 && h1->magic == PERF_FILE_MAGIC && h2->magic == PERF_FILE_MAGIC &&
+		       h1->data.size == 2 * c && h2->data.size == 2 * c && w.fd < 0 &&
+		       writer__append(&w, comm, c) != 0,
+		   "each file is whole (2 records); a failed rotate leaves the writer without a "
+		   "file");
+		free(f1);
+		free(f2);
+		unlink(p1);
+		unlink(p2);
+	}
+
 	unlink(path);
 	unlink(old);
 	unlink(target);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control.h - the control endpoint a profiled process publishes and
+ * `autoprof ctl` reads (preload/session/control.c, launcher/ctl.c).
+ *
+ * DIR/PID, mode 0600 in a 0700 folder DIR ($XDG_RUNTIME_DIR/autoprof, else
+ * /tmp/autoprof-UID), lines of "key value" after the magic line:
+ *   pid P, start T (field 22 of /proc/P/stat), signal S, token K, file PATH.
+ * A request is the signal S queued (si_code SI_QUEUE) with the value
+ * K << 32 | nonce << 8 | op; the answer is DIR/PID.reply, the magic line
+ * then "key value" lines (nonce, sampling, since, samples, lost, file, ...).
+ */
+#ifndef AUTOPROF_CONTROL_H
+#define AUTOPROF_CONTROL_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+#define AP_CONTROL_MAGIC "autoprof-control 1"
+
+enum { AP_CTL_STATUS = 1, AP_CTL_START, AP_CTL_STOP, AP_CTL_DUMP };
+
+/* The endpoints' folder for uid, given $XDG_RUNTIME_DIR (or NULL). 0 or -ENAMETOOLONG. */
+static inline int ap_control_dir(char *out, size_t cap, const char *xdg, uid_t uid)
+{
+	int n = xdg && xdg[0] == '/' ? snprintf(out, cap, "%s/autoprof", xdg)
+				     : snprintf(out, cap, "/tmp/autoprof-%u", (unsigned)uid);
+
+	return n < 0 || (size_t)n >= cap ? -36 /* ENAMETOOLONG */ : 0;
+}
+
+#endif

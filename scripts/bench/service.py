@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""service.py - the long-running service benchmark (issue 13).
+
+Measures, on a 4-thread service (build/progs/service: 4 threads spinning for
+the whole run, a clock thread, a main thread blocked in read()):
+  * the latency of `autoprof ctl PID start|stop|dump|status`: the time from
+    the request to the answer, as `autoprof ctl -t` reports it (medians and
+    maxima over --requests requests each);
+  * the disk used by a run of --minutes (default 1; --full: 10) at 1 kHz with
+    AUTOPROF_WINDOW=60s and AUTOPROF_AGGREGATE=1 (passed through: the
+    library may or may not know it), extrapolated to 10 minutes when shorter;
+  * the extra resident memory (VmRSS, the peak over the run, polled) of the
+    profiled service against the same service unprofiled.
+
+Prints a Markdown report on stdout and writes it to --out (and the raw
+numbers to its .json). A benchmark, not a test: the exit status does not
+depend on the numbers.
+
+usage: service.py [--build DIR] [--out FILE] [--minutes M] [--full] [--requests N]
+Run it with `make bench-service` (BENCH_SERVICE_FLAGS="--full").
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TARGET_LATENCY_MS = 100.0
+TARGET_DISK_MB = 20.0       # 10 minutes, windows and aggregation
+TARGET_RSS_MB = 10.0
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def rss_kb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def run_service(build, seconds, env, cwd):
+    """Run the service for `seconds`, polling its RSS; returns (peak RSS kB, pid)."""
+    svc = os.path.join(build, "progs", "service")
+    p = subprocess.Popen([svc, "4", str(seconds), str(seconds)], env=env, cwd=cwd,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    while p.poll() is None:
+        peak = max(peak, rss_kb(p.pid))
+        time.sleep(0.25)
+    err = p.stderr.read().decode(errors="replace").strip()
+    if err:
+        log(f"service said: {err}")
+    return peak, p.pid
+
+
+def ctl(build, pid, op):
+    out = subprocess.run([os.path.join(build, "autoprof"), "ctl", "-t", str(pid), op],
+                         capture_output=True, text=True, timeout=30)
+    m = re.search(r"answered in ([0-9.]+) ms \(delivered after ([0-9.-]+) ms, "
+                  r"acted on in ([0-9.]+) ms\)", out.stdout)
+    if out.returncode or not m:
+        raise RuntimeError(f"autoprof ctl {pid} {op}: {out.stdout}{out.stderr}")
+    # took effect: the request's delivery plus the handler's work; answered: the
+    # round trip as ctl sees it (its own wake-ups included)
+    return (float(m.group(2)) + float(m.group(3)), float(m.group(1)))
+
+
+def latencies(build, lib, requests, tmp):
+    env = dict(os.environ, LD_PRELOAD=lib, AUTOPROF_START="0", AUTOPROF_QUIET="1",
+               AUTOPROF_OUTPUT=os.path.join(tmp, "lat.data"))
+    seconds = max(10, requests // 2)
+    svc = os.path.join(build, "progs", "service")
+    p = subprocess.Popen([svc, "4", str(seconds), str(seconds)], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    res = {"start": [], "stop": [], "dump": [], "status": []}
+    try:
+        for _ in range(50):
+            try:
+                ctl(build, p.pid, "status")
+                break
+            except RuntimeError:
+                time.sleep(0.1)
+        for _ in range(requests):
+            for op in ("start", "dump", "status", "stop"):
+                res[op].append(ctl(build, p.pid, op))
+                time.sleep(0.05)
+    finally:
+        p.wait()
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--out", default="build/bench/service.md")
+    ap.add_argument("--minutes", type=float, default=1.0)
+    ap.add_argument("--full", action="store_true", help="the full 10 minutes")
+    ap.add_argument("--requests", type=int, default=15)
+    a = ap.parse_args()
+    minutes = 10.0 if a.full else a.minutes
+    build = os.path.abspath(a.build)
+    lib = os.path.join(build, "libautoprof.so")
+    tmp = tempfile.mkdtemp(prefix="autoprof-bench-service.")
+    raw = {"minutes": minutes}
+    try:
+        log(f"ctl latency: {a.requests} rounds of start, dump, status, stop")
+        lat = latencies(build, lib, a.requests, tmp)
+        raw["latency_ms"] = lat
+
+        seconds = int(minutes * 60)
+        log(f"unprofiled service, {seconds} s")
+        plain_kb, _ = run_service(build, seconds, dict(os.environ), tmp)
+        log(f"profiled service, {seconds} s, 1 kHz, AUTOPROF_WINDOW=60s AUTOPROF_AGGREGATE=1")
+        wdir = os.path.join(tmp, "windows")
+        os.mkdir(wdir)
+        env = dict(os.environ, LD_PRELOAD=lib, AUTOPROF_QUIET="1", AUTOPROF_FREQ="1000",
+                   AUTOPROF_WINDOW="60s", AUTOPROF_AGGREGATE="1")
+        prof_kb, _ = run_service(build, seconds, env, wdir)
+        files = sorted(glob.glob(os.path.join(wdir, "perf.data*")))
+        size = sum(os.path.getsize(f) for f in files)
+        samples = 0
+        rep = subprocess.run([os.path.join(build, "autoprof-report")] + files,
+                             capture_output=True, text=True)
+        m = re.search(r"^Samples:\s+(\d+)", rep.stdout, re.M)
+        if m:
+            samples = int(m.group(1))
+        raw.update(plain_rss_kb=plain_kb, profiled_rss_kb=prof_kb, files=len(files),
+                   bytes=size, samples=samples)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    ten = raw["bytes"] * 10.0 / minutes
+    extra = (raw["profiled_rss_kb"] - raw["plain_rss_kb"]) / 1024.0
+    lines = ["# Service benchmark (issue 13)", "",
+             f"4-thread service (build/progs/service), 1 kHz, "
+             f"{minutes:g} min run{'' if minutes >= 10 else ', extrapolated to 10 min'}.", "",
+             "Took effect: from `autoprof ctl` queueing the request to the end of the "
+             "library's work on it (delivery + action); answered: the round trip as "
+             "`autoprof ctl` sees it, its own wake-ups included. Load average at the end: "
+             f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.", "",
+             "| request | took effect, median ms | max ms | answered, median ms | max ms "
+             "| target |", "|---|---|---|---|---|---|"]
+    for op in ("start", "stop", "dump", "status"):
+        eff = [x[0] for x in raw["latency_ms"][op]]
+        rt = [x[1] for x in raw["latency_ms"][op]]
+        lines.append(f"| {op} | {statistics.median(eff):.2f} | {max(eff):.2f} | "
+                     f"{statistics.median(rt):.2f} | {max(rt):.2f} | "
+                     f"<= {TARGET_LATENCY_MS:g} ms |")
+    lines += ["", "| measure | value | target |", "|---|---|---|",
+              f"| window files | {raw['files']} | |",
+              f"| samples | {raw['samples']} | |",
+              f"| bytes per sample | {raw['bytes'] / max(1, raw['samples']):.1f} | |",
+              f"| disk, {minutes:g} min | {raw['bytes'] / 1e6:.2f} MB | |",
+              f"| disk, 10 min{'' if minutes >= 10 else ' (extrapolated)'} | {ten / 1e6:.2f} MB "
+              f"| <= {TARGET_DISK_MB:g} MB |",
+              f"| disk, 10 min at the full rate (4 threads x 1 kHz x 600 s, "
+              f"{raw['bytes'] / max(1, raw['samples']):.1f} bytes/sample) | "
+              f"{4 * 1000 * 600 * raw['bytes'] / max(1, raw['samples']) / 1e6:.1f} MB "
+              f"| <= {TARGET_DISK_MB:g} MB |",
+              f"| peak RSS unprofiled | {raw['plain_rss_kb'] / 1024:.1f} MB | |",
+              f"| peak RSS profiled | {raw['profiled_rss_kb'] / 1024:.1f} MB | |",
+              f"| extra RSS | {extra:.1f} MB | <= {TARGET_RSS_MB:g} MB |", ""]
+    text = "\n".join(lines)
+    print(text)
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w") as f:
+        f.write(text)
+    with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
+        json.dump(raw, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
