@@ -8,12 +8,14 @@ needs "$B/progs/service" "$B/autoprof" "$REPORT"
 plan 24
 
 SVC=$B/progs/service
+# The window files (not the counters' FILE.stat beside the last one).
+wins() { ls perf.data.* 2>/dev/null | grep -v '\.stat$'; }
 STAMP='[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}'
 
 AUTOPROF_WINDOW=500ms AUTOPROF_QUIET=1 LD_PRELOAD=$LIB "$SVC" 2 2.7 3 >out.txt 2>err.txt
 is "$(cat out.txt)" "service: done, 0 interrupted calls" "the service runs as without us"
 ok "$([ -s err.txt ] && echo 1 || echo 0)" "nothing on stderr"
-ls perf.data.* >files.txt
+wins >files.txt
 n=$(wc -l <files.txt)
 within "$n" 4 7 "one file per 500 ms window of a 3 s run"
 bad=$(grep -vc "^perf.data.$STAMP\$" files.txt)
@@ -71,8 +73,8 @@ is "$(sed -n 's/^Samples: *//p' two.txt)" "$n2" "any two windows merge too ($n2 
 # AUTOPROF_KEEP: the newest N files stay.
 mkdir keep && cd keep || exit 1
 AUTOPROF_WINDOW=500ms AUTOPROF_KEEP=2 AUTOPROF_QUIET=1 LD_PRELOAD=$LIB "$SVC" 1 2.2 2.5 >/dev/null 2>&1
-is "$(ls perf.data.* | wc -l)" 2 "AUTOPROF_KEEP=2: two files are left"
-perf report -i "$(ls perf.data.* | tail -1)" --stdio >/dev/null 2>rep.err
+is "$(wins | wc -l)" 2 "AUTOPROF_KEEP=2: two files are left"
+perf report -i "$(wins | tail -1)" --stdio >/dev/null 2>rep.err
 clean_stderr rep.err
 ok $? "the newest is whole" || diag_file rep.err
 cd .. || exit 1
@@ -80,9 +82,9 @@ cd .. || exit 1
 # Timer mode, and a process tree: each process's windows are FILE.PID.<stamp>.
 mkdir tree && cd tree || exit 1
 AUTOPROF_MODE=timer AUTOPROF_WINDOW=1s AUTOPROF_QUIET=1 LD_PRELOAD=$LIB sh -c "$SVC 1 2.2 2.4 & $SVC 1 2.2 2.4; wait" >/dev/null 2>&1
-pids=$(ls perf.data.* | sed -n "s/^perf\.data\.\([0-9]*\)\.$STAMP\$/\1/p" | sort -u | wc -l)
+pids=$(wins | sed -n "s/^perf\.data\.\([0-9]*\)\.$STAMP\$/\1/p" | sort -u | wc -l)
 is "$pids" 2 "timer mode, a tree: the two children each write perf.data.PID.<stamp> files"
-many=$(ls perf.data.* | grep -c "\.$STAMP\$")
+many=$(wins | grep -c "\.$STAMP\$")
 within "$many" 4 8 "two or three windows each"
 "$REPORT" perf.data.* >tree.txt 2>/dev/null
 procs=$(sed -n 's/^Processes: *//p' tree.txt)
@@ -96,11 +98,11 @@ mkdir idle && cd idle || exit 1
 AUTOPROF_WINDOW=1s AUTOPROF_QUIET=1 LD_PRELOAD=$LIB "$SVC" 2 0.6 4 >/dev/null 2>&1 &
 pid=$!
 sleep 2.5
-before=$(ls perf.data.* 2>/dev/null | wc -l)
+before=$(wins | wc -l)
 "$B/autoprof" ctl $pid dump >dump.txt 2>&1
 n_status=$(sed -n 's/^pid [0-9]*: \([0-9]*\) samples so far.*/\1/p' dump.txt)
-after=$(ls perf.data.* 2>/dev/null | wc -l)
-first=$(ls perf.data.* | head -1)
+after=$(wins | wc -l)
+first=$(wins | head -1)
 is "$before $after" "1 2" "idle past its window: one file; after ctl dump the window is ended (a new file)"
 is "$(perf report -i "$first" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' | head -1)" \
 	"$n_status" "the ended window's file holds every sample taken ($n_status), blocked threads' too"
