@@ -186,6 +186,8 @@ static int file_events(struct writer_event *events)
 	int n = 0;
 
 	events[n].attr = autoprof.attr;
+	events[n].attr.sample_regs_user = 0; /* batched samples' copies stay ours */
+	events[n].attr.sample_stack_user = 0;
 	events[n].id = AP_SAMPLE_ID;
 	snprintf(events[n].name, sizeof(events[n].name), "%s", autoprof.cfg.event_name);
 	n++;
@@ -282,6 +284,8 @@ static void describe_sampler(void)
 	s->stack_depth = autoprof.cfg.stack_depth;
 	s->pid = (uint32_t)autoprof.pid;
 	s->measure_unwind = autoprof.cfg.verbose > 0;
+	s->measure_cost = cost__wanted();
+	s->batched = !autoprof.timer_mode && event__batched(&autoprof.cfg);
 }
 
 /*
@@ -449,6 +453,7 @@ static void say_summary(void)
 		"a dlclose",
 		(unsigned long long)unwind__skipped_in_text(),
 		(unsigned long long)objects__skipped_busy());
+	cost__say(&autoprof.stats);
 	if (autoprof.stats.unwinds)
 		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples, %llu by "
 			"DWARF steps where the fast trace stopped short)",

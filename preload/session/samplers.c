@@ -54,6 +54,130 @@ static unsigned ring_pages(void)
 	return autoprof.cfg.callgraph == AP_CG_FP ? 4 : 1;
 }
 
+/*
+ * Data pages of a batched sampler's ring: room for three batches of samples
+ * with their stack copies (the tick and the samples run on the same clock,
+ * so a batch is cfg.batch samples give or take the rounding).
+ */
+static unsigned batched_ring_pages(unsigned copy)
+{
+	const struct ap_config *cfg = &autoprof.cfg;
+	size_t rec = 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
+	size_t need = 3 * (size_t)cfg->batch * rec;
+	unsigned pages = 8;
+
+	while ((size_t)pages * 4096 < need && pages < 1024)
+		pages *= 2;
+	return pages;
+}
+
+/*
+ * From t's handler, after a drain: replace t's batched sampling event by one
+ * whose samples copy four times as much stack (its stacks are deeper than
+ * the copies). The new event starts before the old one's ring is drained
+ * and unmapped (which ends it): no gap. On failure t keeps its event and
+ * stops asking. Async-signal-safe (system calls only).
+ */
+void thread__grow_copy(struct ap_thread *t)
+{
+	struct perf_event_attr attr = autoprof.attr;
+	unsigned copy =
+	    t->copy_bytes * 4 < AP_MAX_STACK_COPY ? t->copy_bytes * 4 : AP_MAX_STACK_COPY;
+	struct ring ring = {0}, old = t->ring;
+	int fd;
+
+	attr.sample_stack_user = copy;
+	fd = event__open(&attr, t->tid);
+	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(copy)) == 0 &&
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
+		sample__drain(t, NULL);
+		t->ring = ring;
+		ring__unmap(&old);
+		t->copy_bytes = copy;
+	} else {
+		ring__unmap(&ring);
+		t->copy_bytes = AP_MAX_STACK_COPY; /* no more tries */
+	}
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+}
+
+/*
+ * Open the tick of thread t (tid, 0 = the caller) into t->tick, its signal
+ * signo routed to t; its fd in *tick_fd. Returns 0 or -errno with nothing
+ * left open. Not async-signal-safe.
+ */
+static int open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
+{
+	struct perf_event_attr tick;
+	int err;
+
+	event__tick_attr(&autoprof.cfg, &tick);
+	*tick_fd = event__open(&tick, tid);
+	if (*tick_fd < 0)
+		return *tick_fd;
+	err = ring__map(&t->tick, *tick_fd, 0);
+	if (!err)
+		err = event__route_signal(*tick_fd, signo, t->tid);
+	if (!err)
+		return 0;
+	ring__unmap(&t->tick);
+	syscall(SYS_close, *tick_fd);
+	*tick_fd = -1;
+	return err;
+}
+
+/*
+ * Open t's batched sampling event (its fd in *fd, its ring in t->ring), and
+ * the tick whose signal drains it (t->tick, its fd in *tick_fd). Returns 0
+ * or -errno with nothing left open (a ring over the locked-memory limit:
+ * the caller samples the thread unbatched). Not async-signal-safe.
+ */
+static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
+{
+	int err;
+
+	*fd = event__open(&autoprof.attr, tid);
+	if (*fd < 0)
+		return *fd;
+	err = ring__map(&t->ring, *fd, batched_ring_pages(autoprof.cfg.stack_copy));
+	t->copy_bytes = autoprof.cfg.stack_copy;
+	if (!err)
+		err = open_tick(t, tid, autoprof.cfg.signo, tick_fd);
+	if (!err)
+		return 0;
+	ring__unmap(&t->ring);
+	syscall(SYS_close, *fd);
+	*fd = -1;
+	return err;
+}
+
+/*
+ * Open t's unbatched sampling event, a signal per sample, into t->fd and
+ * t->ring. Returns 0 or -errno with nothing left open. Not async-signal-safe.
+ */
+static int open_plain(struct ap_thread *t, pid_t tid)
+{
+	struct perf_event_attr attr = autoprof.attr;
+	int err;
+
+	attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	attr.sample_regs_user = 0;
+	attr.sample_stack_user = 0;
+	t->fd = event__open(&attr, tid);
+	if (t->fd < 0)
+		return t->fd;
+	err = ring__map(&t->ring, t->fd, ring_pages());
+	if (!err)
+		err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
+	if (!err)
+		return 0;
+	ring__unmap(&t->ring);
+	syscall(SYS_close, t->fd);
+	t->fd = -1;
+	return err;
+}
+
 static int registry_init(void)
 {
 	void *p;
@@ -167,6 +291,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	    PAGE_UP(PERF_ALIGN8(sizeof(struct ap_thread)) + RECORD_BUF_BYTES + AP_SCRATCH_BYTES);
 	size_t len = body + GUARD_BYTES + HANDLER_STACK_BYTES;
 	struct ap_thread *t;
+	int sample_fd = -1; /* batched: the sampling event (t->fd is its tick's) */
 	void *mem;
 
 	*err = registry_init();
@@ -197,17 +322,15 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		if (*err)
 			goto out_mem;
 	} else {
-		t->fd = event__open(&autoprof.attr, tid);
-		if (t->fd < 0) {
-			*err = t->fd;
-			goto out_mem;
+		/* Batched where the sampler says so and the rings fit, else a
+		 * signal per sample. */
+		t->batched =
+		    autoprof.sampler.batched && open_batched(t, tid, &sample_fd, &t->fd) == 0;
+		if (!t->batched) {
+			*err = open_plain(t, tid);
+			if (*err)
+				goto out_mem;
 		}
-		*err = ring__map(&t->ring, t->fd, ring_pages());
-		if (*err)
-			goto out_fd;
-		*err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
-		if (*err)
-			goto out_ring;
 	}
 	t->handle = tid ? 0 : pthread_self();
 	put_comm(t, tid);
@@ -218,9 +341,11 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		goto out_ring;
 	if (!tid)
 		ap_self = t;
-	*err = t->is_timer				    ? timer__start(t)
-	       : ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno
-							    : 0;
+	*err = t->is_timer ? timer__start(t)
+	       : (sample_fd >= 0 && ioctl(sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) ||
+		       ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0
+		   ? -errno
+		   : 0;
 	if (*err) {
 		if (!tid)
 			ap_self = NULL;
@@ -233,15 +358,19 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	 * signals carry in si_fd, never used again. */
 	if (t->fd >= 0)
 		syscall(SYS_close, t->fd);
+	if (sample_fd >= 0)
+		syscall(SYS_close, sample_fd);
 	return t;
 
 out_ring:
 	ring__unmap(&t->ring);
+	ring__unmap(&t->tick);
 	if (t->is_timer)
 		timer__close(t);
-out_fd:
 	if (t->fd >= 0)
 		syscall(SYS_close, t->fd);
+	if (sample_fd >= 0)
+		syscall(SYS_close, sample_fd);
 out_mem:
 	munmap(mem, len);
 	return NULL;
@@ -308,6 +437,7 @@ static void finish(struct ap_thread *t, bool own)
 		sample__drain(t, NULL);
 	thread__flush(t);
 	stats__fold(&autoprof.stats, &t->stats);
+	ring__unmap(&t->tick);
 	ring__unmap(&t->ring);
 	if (own) {
 		ap_self = NULL;
@@ -484,7 +614,35 @@ static void reopen_event(struct ap_thread *t, int signo)
 		return;
 	if (!wait_handler(t))
 		return; /* died in its handler: leave it closed */
-	fd = event__open(&autoprof.attr, t->tid);
+	if (t->batched) {
+		/* Only the tick signals: a new tick, the same sampling event. */
+		struct ring old = t->tick;
+
+		t->tick.page = NULL;
+		err = open_tick(t, t->tid, signo, &fd);
+		if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			err = -errno;
+		sample__drain(t, NULL);
+		ring__unmap(&old);
+		if (fd >= 0)
+			syscall(SYS_close, fd);
+		if (err) {
+			ring__unmap(&t->tick);
+			ring__unmap(&t->ring);
+			return; /* stays closed */
+		}
+		t->fd = fd;
+		__atomic_store_n(&t->closed, 0, __ATOMIC_SEQ_CST);
+		return;
+	}
+	{
+		struct perf_event_attr attr = autoprof.attr;
+
+		attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+		attr.sample_regs_user = 0;
+		attr.sample_stack_user = 0;
+		fd = event__open(&attr, t->tid);
+	}
 	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages());
 	if (!err)
 		err = event__route_signal(fd, signo, t->tid);
