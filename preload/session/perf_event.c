@@ -101,6 +101,7 @@ bool event__batched(const struct ap_config *cfg)
  * the signal (its ring has no data pages), on which the handler drains the
  * sampling event's ring. (The kernel signals an O_ASYNC event at every
  * overflow, whatever wakeup_events says: batching needs a second event.)
+ * An excluded tick (user-only, expiring in the kernel) raises nothing.
  */
 void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr)
 {
@@ -112,7 +113,11 @@ void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr)
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
 	attr->sample_period = period_ns * cfg->batch;
 	attr->disabled = 1;
-	attr->exclude_kernel = !cfg->kernel;
+	/* Kernel time counts too: a tick that expires in a system call still
+	 * signals (on the way back to user space), so a thread that lives in
+	 * system calls is drained as often. samplers.c retries user-only where
+	 * perf_event_paranoid refuses it. */
+	attr->exclude_kernel = 0;
 	attr->exclude_hv = 1;
 	attr->wakeup_events = 1;
 }

@@ -56,8 +56,8 @@ static unsigned ring_pages(void)
 
 /*
  * Data pages of a batched sampler's ring: room for three batches of samples
- * with their stack copies (the tick and the samples run on the same clock,
- * so a batch is cfg.batch samples give or take the rounding).
+ * with their stack copies (the tick counts the thread's CPU time in the
+ * kernel too, so a batch is at most about cfg.batch samples).
  */
 static unsigned batched_ring_pages(unsigned copy)
 {
@@ -114,6 +114,10 @@ static int open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
 
 	event__tick_attr(&autoprof.cfg, &tick);
 	*tick_fd = event__open(&tick, tid);
+	if (*tick_fd == -EACCES || *tick_fd == -EPERM) {
+		tick.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
+		*tick_fd = event__open(&tick, tid);
+	}
 	if (*tick_fd < 0)
 		return *tick_fd;
 	err = ring__map(&t->tick, *tick_fd, 0);

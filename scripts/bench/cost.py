@@ -15,6 +15,9 @@ run's CPU time). The samplers, each adding one part:
                    ring read (signal delivery and sigreturn)
   floor+snippet    floor+ring with registers and a 2 KB user-stack snippet
                    per sample (what a batched unwinder would read)
+  floor+batch      the kernel's part of autoprof's batching: 2 KB snippets,
+                   no signal from the sampling event, a second cpu-clock
+                   event signals once per N samples (FLOOR_TICK=N)
   autoprof         the library at this commit (libunwind stacks, batched:
                    one signal per AUTOPROF_BATCH samples, stacks unwound from
                    the samples' stack copies)
@@ -68,10 +71,11 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default=None)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--rates", default="1000,10000")
+    ap.add_argument("--rates", default="1000,4000,10000")
     ap.add_argument("--seconds", type=float, default=1.0, help="CPU seconds of work per run")
-    ap.add_argument("--programs", default="shallow:1:1,deep:60:1,threads:1:4",
-                    help="name:depth:threads,...")
+    ap.add_argument("--programs", default="shallow:1:1,deep:60:1,threads:1:4,xz,python3,sort",
+                    help="name:depth:threads (costloop) or xz, python3, sort, comma-separated")
+    ap.add_argument("--raw", default=None, help="write the raw numbers here (JSON)")
     ap.add_argument("--batch", type=int, default=16, help="N of floor+ring")
     ap.add_argument("--only", default=None, help="comma-separated sampler names")
     args = ap.parse_args()
@@ -94,6 +98,8 @@ def main():
              ("floor+signal", dict(f, FLOOR_SIGNAL="1"), None),
              ("floor+snippet", dict(f, FLOOR_SIGNAL="1", FLOOR_WAKEUP=str(args.batch),
                                     FLOOR_STACK="2048"), None),
+             ("floor+batch", dict(f, FLOOR_SIGNAL="1", FLOOR_TICK=str(args.batch),
+                                  FLOOR_STACK="2048"), None),
              ("autoprof", a, None),
              ("autoprof-unbatched", dict(a, AUTOPROF_BATCH="1"), None),
              ("autoprof-copy2k", dict(a, AUTOPROF_STACK_COPY="2048"), None),
@@ -108,8 +114,21 @@ def main():
             s = [x for x in s if x[0] in keep]
         return s
 
+    # Programs nobody here wrote, as make bench runs them (inputs made once).
+    text = os.path.join(tmp, "text.txt")
+    with open(text, "w") as f:
+        for i in range(300000):
+            f.write("%d line %d of some text %x\n" % ((i * 7919) % 100003, i, i * 2654435761))
+    real = {
+        "xz": ["xz", "-T1", "-0", "-c", text],
+        "python3": ["/usr/bin/python3", "-c", "s=0\nfor i in range(6000000): s+=i*i%7"],
+        "sort": ["sort", "--parallel=1", "-S", "256M", "-k1,1n", "-k3,3", text],
+    }
     progs = []
     for spec in args.programs.split(","):
+        if spec in real:
+            progs.append((spec, [shutil.which(real[spec][0]) or real[spec][0]] + real[spec][1:]))
+            continue
         name, depth, threads = spec.split(":")
         progs.append((name, [prog, str(args.seconds), depth, threads]))
     rates = [int(r) for r in args.rates.split(",")]
@@ -135,6 +154,7 @@ def main():
         loads.append(loadavg())
         print("round %d done (%.0f s, load %.2f)" % (r + 1, time.time() - started, loads[-1]),
               file=sys.stderr)
+        report(args, progs, rates, samplers, results, ratios, loads, {}, r + 1, prog)
 
     # The handler's own account of its phases, one run per program at the top rate.
     phases = {}
@@ -150,17 +170,37 @@ def main():
                 if m:
                     phases[pname] = m.group(1).strip()
 
+    report(args, progs, rates, samplers, results, ratios, loads, phases, args.rounds, prog)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(args, progs, rates, samplers, results, ratios, loads, phases, rounds, prog):
+    """Write the Markdown table (and the raw numbers) of the rounds so far."""
     lines = []
     w = lines.append
     w("# Per-sample cost of sampling")
     w("")
+    w("Reproduce with `make bench-cost` (`COST_FLAGS=\"--rounds 5 --rates 10000\"` etc.; "
+      "`scripts/bench/cost.py --help`). Each cell is what one configuration adds to the "
+      "plain run of the same round: CPU seconds over the plain run, per sample asked "
+      "(rate x plain CPU time). The parts: `floor` = the kernel's sample (timer "
+      "interrupt, sample preparation); `floor+signal` adds a signal per sample with an "
+      "empty handler; `floor+batch` is the kernel's part of batching (stack copies, a "
+      "signal per %d samples from a second event); `autoprof` is the library "
+      "(batched, %d samples per signal), `autoprof-unbatched` the library with a "
+      "signal per sample; `perf -g` is perf record with frame-pointer chains, its own "
+      "process included. The handler's own phases are below the table." % (args.batch, args.batch))
+    w("")
     w("Generated by `make bench-cost` (`scripts/bench/cost.py`). %s UTC, %d rounds, "
       "load average %.2f at the start and %.2f at the end (2 CPUs shared with other work: "
       "single-digit differences are noise)."
-      % (time.strftime("%Y-%m-%d %H:%M", time.gmtime()), args.rounds, loads[0], loads[-1]))
+      % (time.strftime("%Y-%m-%d %H:%M", time.gmtime()), rounds, loads[0], loads[-1]))
     w("")
-    w("Program: `build/progs/costloop SECONDS DEPTH THREADS` (-O2 -fomit-frame-pointer): "
-      + ", ".join("%s = depth %s, %s thread(s)" % (n, a[2], a[3]) for n, a in progs) + ".")
+    w("Programs: `build/progs/costloop SECONDS DEPTH THREADS` (-O2 -fomit-frame-pointer): "
+      + ", ".join("%s = depth %s, %s thread(s)" % (n, a[2], a[3]) for n, a in progs
+                  if a[0] == prog) + "; "
+      + ", ".join("%s = `%s`" % (n, " ".join(os.path.basename(x) for x in a).replace("\n", "; "))
+                  for n, a in progs if a[0] != prog) + ".")
     w("Cells: extra CPU time per sample in microseconds, median of the rounds "
       "[CPU-time ratio to the plain run of the same round, median].")
     w("")
@@ -186,12 +226,18 @@ def main():
         for pname, text in phases.items():
             w("- %s: %s" % (pname, text))
         w("")
+    if args.raw:
+        import json
+        with open(args.raw, "w") as f:
+            json.dump({"ns": {"|".join(map(str, k)): v for k, v in results.items()},
+                       "ratio": {"|".join(map(str, k)): v for k, v in ratios.items()},
+                       "loads": loads, "phases": phases}, f, indent=1)
     text = "\n".join(lines) + "\n"
-    print(text)
+    if phases:
+        print(text)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
-    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

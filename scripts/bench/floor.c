@@ -29,6 +29,9 @@
  *   FLOOR_STACK   BYTES: each sample also carries the user registers and
  *                 BYTES of user stack (PERF_SAMPLE_REGS_USER|STACK_USER), the
  *                 kernel's cost of the snippets a batched unwinder reads
+ *   FLOOR_TICK    N: with FLOOR_SIGNAL, the signal comes from a second
+ *                 cpu-clock event once per N samples (autoprof's batching);
+ *                 the sampling event raises none
  *   FLOOR_PAGES   data pages of the ring (a power of two; default 1, or
  *                 enough for the batch when FLOOR_WAKEUP is set)
  */
@@ -48,7 +51,7 @@
 #include <unistd.h>
 
 struct floor_thread {
-	int fd;
+	int fd, tick;
 	void *ring;
 	size_t ring_size;
 };
@@ -60,8 +63,9 @@ static int floor_on;
 static unsigned floor_wakeup = 1;
 static unsigned floor_stack;
 static unsigned floor_pages = 1; /* data pages */
+static unsigned floor_tick;	 /* FLOOR_TICK */
 static pthread_key_t floor_key;
-static __thread struct floor_thread floor_self = {.fd = -1};
+static __thread struct floor_thread floor_self = {.fd = -1, .tick = -1};
 static __thread unsigned long floor_signals; /* overflow signals taken */
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -114,7 +118,25 @@ static void floor_open(void)
 		return;
 	}
 	floor_self.fd = fd;
-	if (floor_signal) {
+	if (floor_signal && floor_tick > 1) {
+		/* autoprof's batching: the signal comes from a second cpu-clock
+		 * event, once per floor_tick samples; the sampling event has none. */
+		struct perf_event_attr tick;
+		struct f_owner_ex owner = {F_OWNER_TID, tid};
+
+		memset(&tick, 0, sizeof(tick));
+		tick.size = sizeof(tick);
+		tick.type = PERF_TYPE_SOFTWARE;
+		tick.config = PERF_COUNT_SW_CPU_CLOCK;
+		tick.sample_period = 1000000000ULL / floor_freq * floor_tick;
+		tick.wakeup_events = 1;
+		floor_self.tick =
+		    (int)syscall(SYS_perf_event_open, &tick, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (floor_self.tick < 0 || fcntl(floor_self.tick, F_SETOWN_EX, &owner) ||
+		    fcntl(floor_self.tick, F_SETSIG, SIGRTMIN + 5) ||
+		    fcntl(floor_self.tick, F_SETFL, fcntl(floor_self.tick, F_GETFL) | O_ASYNC))
+			fprintf(stderr, "floor: tid %d: tick: %s\n", (int)tid, strerror(errno));
+	} else if (floor_signal) {
 		struct f_owner_ex owner = {F_OWNER_TID, tid};
 
 		if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, SIGRTMIN + 5) ||
@@ -142,6 +164,9 @@ static void floor_close(void)
 	}
 	munmap(floor_self.ring, floor_self.ring_size);
 	close(floor_self.fd);
+	if (floor_self.tick >= 0)
+		close(floor_self.tick);
+	floor_self.tick = -1;
 	floor_self.ring = NULL;
 	floor_self.fd = -1;
 }
@@ -211,8 +236,13 @@ __attribute__((constructor)) static void floor_init(void)
 	const char *w = getenv("FLOOR_WAKEUP");
 	const char *st = getenv("FLOOR_STACK");
 	const char *pg = getenv("FLOOR_PAGES");
+	const char *tk = getenv("FLOOR_TICK");
 
 	floor_debug = d && *d && strcmp(d, "0") != 0;
+	if (tk && *tk)
+		floor_tick = (unsigned)strtoul(tk, NULL, 10);
+	if (floor_tick > 1)
+		floor_wakeup = floor_tick; /* the ring's size */
 	if (w && *w)
 		floor_wakeup = (unsigned)strtoul(w, NULL, 10) ?: 1;
 	if (st && *st)
