@@ -67,6 +67,14 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 	attr->wakeup_events = 1;
+	/* Batched: no wake-up per sample either. A wake-up is an irq_work (a
+	 * self-IPI: on a VM an exit, about 20 us here) whether anyone waits or
+	 * not; the tick drains the ring, so wake only when it is full. */
+	if (event__batched(cfg)) {
+		attr->wakeup_events = 0;
+		attr->watermark = 1;
+		attr->wakeup_watermark = UINT32_MAX; /* the kernel clamps it to the ring */
+	}
 	/* The thread's executable mmaps (not data: mmap_data = 0) as MMAP2
 	 * records in its ring, with TID/TIME/CPU trailers: the handler copies
 	 * the anonymous ones (JIT code) into the file. */
