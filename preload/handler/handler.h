@@ -11,6 +11,7 @@
  *   on_signal.c  the sampling handler: our sample, or the program's signal?
  *   ring.c       the perf ring buffer, drained record by record
  *   unwind.c     the interrupted user stack, with libunwind
+ *   cfi.c        a batched sample's stack copy, unwound with .eh_frame rules
  *   record.c     the records we write (SAMPLE, COMM, MMAP2, LOST, ...)
  *   buffer.c     the thread's record buffer: reserve, flush
  *   writer.c     the perf.data file: appends that keep it valid at every flush
