@@ -73,6 +73,8 @@ struct ap_config {
 	uint64_t period; /* events per sample, or 0 when freq is used */
 	enum ap_callgraph callgraph;
 	unsigned stack_depth;
+	unsigned batch;	     /* AUTOPROF_BATCH: samples per signal (libunwind), 1 = no batching */
+	unsigned stack_copy; /* AUTOPROF_STACK_COPY: bytes of stack per batched sample */
 	int signo;
 	int verbose;
 	bool quiet;

@@ -236,6 +236,12 @@ int config__parse(struct ap_config *cfg)
 	if (parse_u64(ENV_STACK_DEPTH, 1, 1024, &v))
 		return -EINVAL;
 	cfg->stack_depth = (unsigned)v;
+	if (parse_u64(ENV_BATCH, 0, 1024, &v))
+		return -EINVAL;
+	cfg->batch = v ? (unsigned)v : 1;
+	if (parse_u64(ENV_STACK_COPY, 512, 60000, &v))
+		return -EINVAL;
+	cfg->stack_copy = (unsigned)(v + 7) & ~7U;
 
 	if (parse_bool(ENV_STAT, &cfg->stat) || parse_bool(ENV_KERNEL, &cfg->kernel) ||
 	    parse_bool(ENV_FOLLOW, &cfg->follow) || parse_bool(ENV_AGGREGATE, &cfg->aggregate) ||

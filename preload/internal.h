@@ -37,6 +37,8 @@ void unwind__prime_thread(void);
 /* ---- session/perf_event.c: the per-thread sampling event ---- */
 
 int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *attr);
+bool event__batched(const struct ap_config *cfg);
+void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr);
 int event__open(struct perf_event_attr *attr, pid_t tid);
 int event__route_signal(int fd, int signo, pid_t tid);
 int event__probe_default(struct ap_config *cfg, int *fell_back);
@@ -127,6 +129,11 @@ int timer__set_armed(struct ap_thread *t, bool on);
 
 int sample__install(int signo);
 void sample__uninstall(void);
+
+/* ---- session/cost.c: AUTOPROF_COST, the handler's phases timed ---- */
+
+bool cost__wanted(void);
+void cost__say(const struct ap_stats *s);
 
 /* ---- session/file_features.c: the header's feature sections ---- */
 

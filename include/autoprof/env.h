@@ -38,6 +38,12 @@
 	  "user stacks: libunwind (DWARF unwind info, no frame pointers needed), fp (kernel "      \
 	  "frame-pointer chains) or none")                                                         \
 	X(STACK_DEPTH, "stack-depth", 0, "N", "127", "deepest call chain kept, 1..1024")           \
+	X(BATCH, "batch", 0, "N", "16",                                                            \
+	  "libunwind stacks: one signal per N samples, each sample unwound from a copy of its "    \
+	  "stack (0 or 1: a signal per sample, unwound live)")                                     \
+	X(STACK_COPY, "stack-copy", 0, "BYTES", "2048",                                            \
+	  "bytes of user stack each batched sample copies at first (x4 while stacks are deeper), " \
+	  "512..60000")                                                                            \
 	X(MODE, "mode", 0, "MODE", "auto",                                                         \
 	  "sample source: perf (per-thread perf events), timer (per-thread POSIX CPU-time "        \
 	  "timers, at most the kernel tick rate) or auto (perf, else timer where "                 \

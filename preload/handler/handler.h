@@ -11,6 +11,7 @@
  *   on_signal.c  the sampling handler: our sample, or the program's signal?
  *   ring.c       the perf ring buffer, drained record by record
  *   unwind.c     the interrupted user stack, with libunwind
+ *   cfi.c        a batched sample's stack copy, unwound with .eh_frame rules
  *   record.c     the records we write (SAMPLE, COMM, MMAP2, LOST, ...)
  *   buffer.c     the thread's record buffer: reserve, flush
  *   aggregate.c  a thread's samples merged by stack (AUTOPROF_AGGREGATE)
@@ -49,6 +50,20 @@ struct ap_stats {
 	uint64_t offcpu_waits, offcpu_ns;    /* AUTOPROF_OFFCPU: waits recorded, their ns */
 	uint64_t offcpu_short,
 	    offcpu_elsewhere; /* ns of waits too short to place, or not in a call we wrap */
+	/* AUTOPROF_COST: the handler's phases, CLOCK_MONOTONIC ns (struct ap_cost order) */
+	uint64_t cost[8];
+};
+
+/* The phases AUTOPROF_COST times (indexes into ap_stats.cost). */
+enum ap_cost {
+	AP_COST_HANDLERS, /* handler runs that drained */
+	AP_COST_DELAY,	  /* from the newest sample's time to the handler's start */
+	AP_COST_HANDLER,  /* the handler, start to end */
+	AP_COST_UNWIND,	  /* unwind__stack */
+	AP_COST_NOTE,	  /* objects__note: the records of objects a chain touches */
+	AP_COST_RECORD,	  /* laying out the SAMPLE record */
+	AP_COST_FLUSH,	  /* thread__maybe_flush: writes to the file */
+	AP_COST_SAMPLES,  /* samples timed */
 };
 
 /* *p = v where v is nonzero and below it (or *p is 0), atomically. Async-signal-safe. */
@@ -101,6 +116,11 @@ bool unwind__in_handler(void);
 bool unwind__is_profiler_pc(uintptr_t pc);
 uint64_t unwind__pc(void *ucontext);
 uint64_t unwind__skipped_in_text(void);
+
+/* ---- cfi.c: a batched sample's stack copy, unwound with .eh_frame ---- */
+
+int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,
+		uint64_t *ips, int max, bool *complete, bool *ran_out);
 
 /* ---- writer.c: the perf.data file ---- */
 
@@ -182,7 +202,13 @@ struct ap_sampler {
 	bool aggregate;		     /* AUTOPROF_AGGREGATE: samples merge in t->agg */
 	uint64_t check_id;  /* AUTOPROF_AGGREGATE_CHECK: the id of the merged copies, or 0 */
 	uint64_t offcpu_id; /* AUTOPROF_OFFCPU: the id of offcpu-time, or 0 */
+	bool measure_cost;  /* AUTOPROF_COST: time the handler's phases */
+	bool batched;	    /* samples carry registers and a stack copy (cfi.c) */
 };
+
+/* The user registers a batched sample carries (x86-64 perf_regs: bp, sp, ip), in this order. */
+#define AP_BATCH_REGS	  ((1ULL << 6) | (1ULL << 7) | (1ULL << 8))
+#define AP_MAX_STACK_COPY 60000 /* AUTOPROF_STACK_COPY's limit: a record is at most 64 KB */
 
 struct ap_thread {
 	pid_t tid;
@@ -190,7 +216,8 @@ struct ap_thread {
 		   * its signals); closed since: a thread holds no fd */
 	int slot; /* in the registry */
 	struct ring ring;
-	char *buf; /* records waiting for writer__append */
+	struct ring tick; /* batched: the event whose signal drains ring (no data pages) */
+	char *buf;	  /* records waiting for writer__append */
 	size_t len, cap;
 	char *scratch; /* a ring record that wraps, copied out */
 	uint64_t last_flush;
@@ -199,8 +226,12 @@ struct ap_thread {
 	char *stack_top;		  /* of the handler's own stack (own_stack.c) */
 	void *mem; /* one mapping holds this struct, buf, scratch and the handler's stack */
 	size_t mem_len;
-	pthread_t handle; /* 0 for threads attached from outside */
-	bool is_timer;	  /* sampled by a CPU-time timer (timer.c), not a perf event */
+	pthread_t handle;      /* 0 for threads attached from outside */
+	bool is_timer;	       /* sampled by a CPU-time timer (timer.c), not a perf event */
+	bool batched;	       /* its samples carry stack copies; a tick event signals (cfi.c) */
+	unsigned copy_bytes;   /* batched: the stack copy its event asks for */
+	unsigned copy_samples; /* batched samples since the copy size was set */
+	unsigned copy_short;   /* ... whose walk ran off the end of the copy */
 	timer_t timer;
 	uint64_t last_cpu;    /* thread CPU time at the last timer sample */
 	int closed;	      /* set once by whoever stops the thread */
@@ -216,10 +247,13 @@ struct ap_thread {
  */
 #define AP_MAX_CHAIN	   1024 /* AUTOPROF_STACK_DEPTH's limit */
 #define AP_HANDLER_FRAMES  64	/* room for the frames from the handler to the interrupted one */
-#define AP_RING_COPY_BYTES (AP_MAX_CHAIN * 8 + 1024)
+#define AP_RING_COPY_BYTES (65536 + 1024) /* the largest record */
 #define AP_CHAIN_BYTES	   ((AP_MAX_CHAIN + 2) * 8)
 #define AP_TRACE_ENTRIES   (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
-#define AP_SCRATCH_BYTES   (AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8)
+#define AP_CFI_ENTRIES	   1024 /* cfi.c's per-thread rule cache */
+#define AP_CFI_BYTES	   (AP_CFI_ENTRIES * 24)
+#define AP_SCRATCH_BYTES   (AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8 + AP_CFI_BYTES)
+#define AP_CFI_CACHE(t)	   ((t)->scratch + AP_SCRATCH_BYTES - AP_CFI_BYTES)
 
 extern AP_TLS struct ap_thread *ap_self;
 
@@ -264,9 +298,11 @@ bool objects__enter(void);
 void objects__leave(void);
 void objects__learn(uintptr_t pc);
 void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
+bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
 
-/* session/samplers.c: the thread a perf fd's signal belongs to. */
+/* session/samplers.c: the thread a perf fd's signal belongs to; a larger stack copy. */
 struct ap_thread *thread__from_fd(int fd);
+void thread__grow_copy(struct ap_thread *t);
 
 /* session/control.c: a request of `autoprof ctl` on the sampling signal. */
 bool control__is_request(const siginfo_t *si);

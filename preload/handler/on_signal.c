@@ -22,7 +22,21 @@
 struct drain_ctx {
 	struct ap_thread *t;
 	void *ucontext;
+	uint64_t start; /* AUTOPROF_COST: when the handler started, else 0 */
 };
+
+/* The time now when AUTOPROF_COST times the phases, else 0. Async-signal-safe. */
+static inline uint64_t cost_now(const struct ap_thread *t)
+{
+	return t->sampler->measure_cost ? ap_now() : 0;
+}
+
+/* Add the time since t0 (from cost_now) to phase. Async-signal-safe. */
+static inline void cost_add(struct ap_thread *t, enum ap_cost phase, uint64_t t0)
+{
+	if (t0)
+		t->stats.cost[phase] += ap_now() - t0;
+}
 
 /* The fields of a kernel SAMPLE in the sample_type event__sampler_attr() asks for. */
 struct kernel_sample {
@@ -56,6 +70,79 @@ static int unwind_user(struct ap_thread *t, void *ucontext, uint64_t *out, unsig
 	return got;
 }
 
+/* A batched sample's user registers and stack copy (PERF_SAMPLE_REGS_USER, _STACK_USER). */
+struct stack_copy {
+	uint64_t ip, sp, bp;
+	const void *data;
+	uint64_t size; /* bytes copied (dyn_size); 0: none */
+};
+
+/*
+ * Find the registers and stack copy in a batched SAMPLE of body bytes;
+ * false when it has none (a kernel thread's, or cut short).
+ * Async-signal-safe.
+ */
+static bool find_stack_copy(const struct ap_thread *t, const struct kernel_sample *s, size_t body,
+			    struct stack_copy *c)
+{
+	const char *p = (const char *)s, *end = p + body;
+	uint64_t abi, size, dyn;
+
+	p += offsetof(struct kernel_sample, nr);
+	if (t->sampler->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		if (end - p < 8 || s->nr > (uint64_t)(end - p - 8) / 8)
+			return false;
+		p += 8 + s->nr * 8;
+	}
+	if (end - p < 8)
+		return false;
+	memcpy(&abi, p, 8);
+	p += 8;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return false;
+	if (end - p < 3 * 8 + 8)
+		return false;
+	memcpy(&c->bp, p, 8); /* in bit order: bp (6), sp (7), ip (8) */
+	memcpy(&c->sp, p + 8, 8);
+	memcpy(&c->ip, p + 16, 8);
+	p += 24;
+	memcpy(&size, p, 8);
+	p += 8;
+	if (size == 0 || size > (uint64_t)(end - p) || (uint64_t)(end - p) - size < 8)
+		return false;
+	c->data = p;
+	memcpy(&dyn, p + size, 8);
+	c->size = dyn < size ? dyn : size;
+	return true;
+}
+
+/*
+ * Unwind a batched sample's user stack from its copy into out (cfi.c);
+ * returns the frames stored, 0 when it cannot be. A walk that ends short of
+ * the outermost frame is kept and counted (unwind_short). Async-signal-safe.
+ */
+static int unwind_copy(struct ap_thread *t, const struct stack_copy *c, uint64_t *out,
+		       unsigned depth)
+{
+	uint64_t t0 = t->sampler->measure_unwind ? ap_thread_cpu_ns() : 0; /* a system call */
+	bool complete, ran_out;
+	int got;
+
+	if (!objects__enter())
+		return 0; /* a dlclose is unmapping: no object may be read now */
+	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
+			  &complete, &ran_out);
+	objects__leave();
+	t->stats.unwind_short += got > 0 && !complete;
+	t->copy_samples++;
+	t->copy_short += ran_out && c->size >= t->copy_bytes;
+	if (t0) {
+		t->stats.unwind_ns += ap_thread_cpu_ns() - t0;
+		t->stats.unwinds++;
+	}
+	return got;
+}
+
 /*
  * Build the file's callchain for one sample into chain, kernel style:
  * [PERF_CONTEXT_KERNEL, kernel frames...,] PERF_CONTEXT_USER, ip, callers.
@@ -66,6 +153,7 @@ static int unwind_user(struct ap_thread *t, void *ucontext, uint64_t *out, unsig
 static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, size_t body,
 			    bool kernel_ip, void *ucontext, uint64_t *chain)
 {
+	struct stack_copy copy;
 	unsigned depth = t->sampler->stack_depth;
 	unsigned n = 0;
 	uint64_t nr = 0;
@@ -92,7 +180,14 @@ static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, 
 	}
 
 	chain[n++] = PERF_CONTEXT_USER;
-	if (t->sampler->callgraph == AP_CG_LIBUNWIND && ucontext) {
+	if (t->batched && t->sampler->callgraph == AP_CG_LIBUNWIND) {
+		/* The signal is the tick's: every sample unwinds from its copy. */
+		got = find_stack_copy(t, s, body, &copy) ? unwind_copy(t, &copy, chain + n, depth)
+							 : 0;
+		if (got > 0 && (kernel_ip || chain[n] == s->ip))
+			return n + (unsigned)got;
+		t->stats.unwind_skipped++;
+	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && ucontext) {
 		got = unwind_user(t, ucontext, chain + n, depth);
 		/* A user sample's stack is the context's only if it starts at its ip;
 		 * a kernel sample's user part is wherever the thread entered the kernel. */
@@ -186,19 +281,29 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE: {
 		const struct kernel_sample *s = (const void *)(rec + 1);
+		uint64_t t0;
 		bool kernel_ip;
 		unsigned nr;
 
 		if (body < offsetof(struct kernel_sample, nr))
 			return;
 		kernel_ip = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+		if (last_sample && ctx->start && s->time < ctx->start)
+			t->stats.cost[AP_COST_DELAY] += ctx->start - s->time;
+		t0 = cost_now(t);
 		nr = build_chain(t, s, body, kernel_ip, last_sample ? ctx->ucontext : NULL, chain);
+		cost_add(t, AP_COST_UNWIND, t0);
+		t0 = cost_now(t);
 		objects__note(t, chain, nr); /* MMAP2 records of objects loaded since */
+		cost_add(t, AP_COST_NOTE, t0);
+		t0 = cost_now(t);
 		out = thread__reserve(t, MAX_RECORD);
 		n = record__sample(out, MAX_RECORD, kernel_ip, s->ip, s->pid, s->tid, s->time,
 				   s->cpu, s->period, chain, nr);
 		n = aggregate__fold(t, out, n); /* AUTOPROF_AGGREGATE: merged, or kept */
 		account(t, s->time, s->period, nr - 1);
+		cost_add(t, AP_COST_RECORD, t0);
+		t->stats.cost[AP_COST_SAMPLES] += ctx->start != 0;
 		break;
 	}
 	case PERF_RECORD_LOST: {
@@ -264,23 +369,55 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 }
 
 /*
+ * A batched thread whose stacks are deeper than its copies (4 or more, and
+ * more than 1 in 32, of its walks ran off the end) gets an event with
+ * copies four times as large, up to the kernel's limit. From the handler only, after a drain.
+ * Async-signal-safe.
+ */
+static void maybe_grow_copy(struct ap_thread *t)
+{
+	if (!t->batched || t->copy_short < 4 || t->copy_short * 32 < t->copy_samples ||
+	    t->copy_bytes >= AP_MAX_STACK_COPY)
+		return;
+	thread__grow_copy(t);
+	t->copy_samples = t->copy_short = 0;
+}
+
+/*
  * Move every record in t's ring into t's buffer; the newest sample gets the
  * stack unwound from ucontext (NULL outside a handler). Async-signal-safe.
  */
 void sample__drain(struct ap_thread *t, void *ucontext)
 {
-	struct drain_ctx ctx = {t, ucontext};
+	struct drain_ctx ctx = {t, ucontext, 0};
 
 	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, &ctx);
+	if (ucontext)
+		maybe_grow_copy(t);
 	thread__maybe_flush(t);
 }
 
-/* The handler's work, on its own stack (own_stack.c); arg is a struct drain_ctx. */
+/*
+ * The handler's work, on its own stack (own_stack.c); arg is a struct
+ * drain_ctx. With AUTOPROF_COST each phase is timed. Async-signal-safe.
+ */
 static void drain_on_stack(void *arg)
 {
 	struct drain_ctx *a = arg;
+	struct ap_thread *t = a->t;
+	uint64_t t0;
 
-	sample__drain(a->t, a->ucontext);
+	if (!a->start) {
+		sample__drain(t, a->ucontext);
+		return;
+	}
+	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, a);
+	maybe_grow_copy(t);
+	t0 = ap_now();
+	thread__maybe_flush(t);
+	cost_add(t, AP_COST_FLUSH, t0);
+	t->stats.cost[AP_COST_HANDLERS]++;
+	cost_add(t, AP_COST_HANDLER, a->start);
 }
 
 static void timer_on_stack(void *arg)
@@ -319,7 +456,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
 		if (t && t->is_timer && thread__enter(t)) {
-			struct drain_ctx a = {t, ucontext};
+			struct drain_ctx a = {t, ucontext, 0};
 
 			ap_call_on_stack(&a, timer_on_stack, t->stack_top);
 			thread__leave(t);
@@ -333,7 +470,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 			goto out;
 	}
 	if (thread__enter(t)) {
-		struct drain_ctx a = {t, ucontext};
+		struct drain_ctx a = {t, ucontext, cost_now(t)};
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
 		thread__leave(t);

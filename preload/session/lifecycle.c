@@ -191,6 +191,8 @@ static void record_delivered_period(void)
 static int file_events(struct writer_event *events)
 {
 	events[0].attr = autoprof.attr;
+	events[0].attr.sample_regs_user = 0; /* batched samples' copies stay ours */
+	events[0].attr.sample_stack_user = 0;
 	events[0].id = AP_SAMPLE_ID;
 	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg.event_name);
 	return extra__file_events(events, 1); /* AUTOPROF_AGGREGATE_CHECK, AUTOPROF_OFFCPU */
@@ -279,6 +281,8 @@ static void describe_sampler(void)
 	s->stack_depth = autoprof.cfg.stack_depth;
 	s->pid = (uint32_t)autoprof.pid;
 	s->measure_unwind = autoprof.cfg.verbose > 0;
+	s->measure_cost = cost__wanted();
+	s->batched = !autoprof.timer_mode && event__batched(&autoprof.cfg);
 }
 
 /*
@@ -460,6 +464,7 @@ static void say_summary(void)
 			(double)autoprof.stats.offcpu_ns / 1e9,
 			(double)autoprof.stats.offcpu_short / 1e9,
 			(double)autoprof.stats.offcpu_elsewhere / 1e9);
+	cost__say(&autoprof.stats);
 	if (autoprof.stats.unwinds)
 		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples, %llu by "
 			"DWARF steps where the fast trace stopped short)",

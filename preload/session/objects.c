@@ -56,7 +56,8 @@ struct object {
 	uint16_t phnum;
 	uint8_t kind, bid_size;
 	uint8_t bid[20];
-	uint64_t loaded_after; /* a time at which it was not loaded yet */
+	uint64_t loaded_after;		/* a time at which it was not loaded yet */
+	const uint8_t *eh_hdr, *eh_end; /* .eh_frame_hdr, the end of its segment (or NULL) */
 	char name[PATH_MAX];
 };
 
@@ -162,6 +163,31 @@ static void read_build_id(struct object *o)
 }
 
 /*
+ * Where o's .eh_frame_hdr is (PT_GNU_EH_FRAME) and where the loaded segment
+ * holding it ends (.eh_frame follows it there). Async-signal-safe.
+ */
+static void find_eh_frame(struct object *o)
+{
+	o->eh_hdr = o->eh_end = NULL;
+	for (int i = 0; i < o->phnum; i++) {
+		if (o->phdr[i].p_type != PT_GNU_EH_FRAME)
+			continue;
+		o->eh_hdr = (const uint8_t *)(o->bias + o->phdr[i].p_vaddr);
+		for (int j = 0; j < o->phnum; j++) {
+			const ElfW(Phdr) *ph = &o->phdr[j];
+			uintptr_t lo = o->bias + ph->p_vaddr, hi = lo + ph->p_filesz;
+
+			if (ph->p_type == PT_LOAD && (uintptr_t)o->eh_hdr >= lo &&
+			    (uintptr_t)o->eh_hdr < hi)
+				o->eh_end = (const uint8_t *)hi;
+		}
+		if (!o->eh_end)
+			o->eh_hdr = NULL;
+		return;
+	}
+}
+
+/*
  * Take a slot and describe the object in it; returns it, or NULL when the
  * table is full. Callers are readers in flight (or hold the loader busy).
  * Async-signal-safe.
@@ -222,6 +248,7 @@ static struct object *add_object(uintptr_t bias, const ElfW(Phdr) * phdr, int ph
 	o->name[len] = 0;
 	o->bid_size = 0;
 	read_build_id(o);
+	find_eh_frame(o);
 	o->kind = (uint8_t)kind_of(o->name, bias);
 	o->loaded_after = loaded_after;
 	o->seen = refresh_no;
@@ -290,6 +317,27 @@ void objects__learn(uintptr_t pc)
 {
 	if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) && !find(pc, NULL))
 		discover(pc);
+}
+
+/*
+ * The .eh_frame_hdr of the object holding pc and the end of the memory
+ * after it that may be read: false when unknown. Only between
+ * objects__enter() and objects__leave(). Async-signal-safe.
+ */
+bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end)
+{
+	struct object *o;
+
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+		return false;
+	o = find(pc, NULL);
+	if (!o)
+		o = discover(pc);
+	if (!o || !o->eh_hdr || o->kind)
+		return false;
+	*hdr = o->eh_hdr;
+	*end = o->eh_end;
+	return true;
 }
 
 /*

@@ -52,6 +52,13 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 		attr->exclude_callchain_user = cfg->callgraph != AP_CG_FP;
 		attr->sample_max_stack = (uint16_t)cfg->stack_depth;
 	}
+	/* Batched libunwind stacks: each sample carries the registers the
+	 * unwinder starts from and a copy of the stack above sp (cfi.c). */
+	if (event__batched(cfg)) {
+		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		attr->sample_regs_user = AP_BATCH_REGS;
+		attr->sample_stack_user = cfg->stack_copy;
+	}
 	attr->disabled = 1;
 	attr->exclude_kernel = !cfg->kernel;
 	attr->exclude_hv = 1;
@@ -59,6 +66,14 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 	attr->wakeup_events = 1;
+	/* Batched: no wake-up per sample either. A wake-up is an irq_work (a
+	 * self-IPI: on a VM an exit, about 20 us here) whether anyone waits or
+	 * not; the tick drains the ring, so wake only when it is full. */
+	if (event__batched(cfg)) {
+		attr->wakeup_events = 0;
+		attr->watermark = 1;
+		attr->wakeup_watermark = UINT32_MAX; /* the kernel clamps it to the ring */
+	}
 	/* The thread's executable mmaps (not data: mmap_data = 0) as MMAP2
 	 * records in its ring, with TID/TIME/CPU trailers: the handler copies
 	 * the anonymous ones (JIT code) into the file. */
@@ -66,6 +81,52 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 	attr->mmap2 = 1;
 	attr->sample_id_all = 1;
 	return 0;
+}
+
+/*
+ * Whether cfg's samples are batched: libunwind stacks, AUTOPROF_BATCH > 1,
+ * an architecture cfi.c knows, and a rate the tick event can follow in time
+ * (a frequency, or a period of cpu-clock or task-clock nanoseconds).
+ */
+bool event__batched(const struct ap_config *cfg)
+{
+#if defined(__x86_64__)
+	if (cfg->callgraph != AP_CG_LIBUNWIND || cfg->batch <= 1)
+		return false;
+	return !cfg->period || (cfg->event.type == PERF_TYPE_SOFTWARE &&
+				(cfg->event.config == PERF_COUNT_SW_CPU_CLOCK ||
+				 cfg->event.config == PERF_COUNT_SW_TASK_CLOCK));
+#else
+	(void)cfg;
+	return false;
+#endif
+}
+
+/*
+ * The tick of a batched sampler: a cpu-clock event of the same thread that
+ * fires once per cfg->batch samples of the sampling event and only raises
+ * the signal (its ring has no data pages), on which the handler drains the
+ * sampling event's ring. (The kernel signals an O_ASYNC event at every
+ * overflow, whatever wakeup_events says: batching needs a second event.)
+ * An excluded tick (user-only, expiring in the kernel) raises nothing.
+ */
+void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr)
+{
+	uint64_t period_ns = cfg->period ? cfg->period : 1000000000ULL / cfg->freq;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->sample_period = period_ns * cfg->batch;
+	attr->disabled = 1;
+	/* Kernel time counts too: a tick that expires in a system call still
+	 * signals (on the way back to user space), so a thread that lives in
+	 * system calls is drained as often. samplers.c retries user-only where
+	 * perf_event_paranoid refuses it. */
+	attr->exclude_kernel = 0;
+	attr->exclude_hv = 1;
+	attr->wakeup_events = 1;
 }
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, unsigned long fl)

@@ -54,6 +54,134 @@ static unsigned ring_pages(void)
 	return autoprof.cfg.callgraph == AP_CG_FP ? 4 : 1;
 }
 
+/*
+ * Data pages of a batched sampler's ring: room for three batches of samples
+ * with their stack copies (the tick counts the thread's CPU time in the
+ * kernel too, so a batch is at most about cfg.batch samples).
+ */
+static unsigned batched_ring_pages(unsigned copy)
+{
+	const struct ap_config *cfg = &autoprof.cfg;
+	size_t rec = 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
+	size_t need = 3 * (size_t)cfg->batch * rec;
+	unsigned pages = 8;
+
+	while ((size_t)pages * 4096 < need && pages < 1024)
+		pages *= 2;
+	return pages;
+}
+
+/*
+ * From t's handler, after a drain: replace t's batched sampling event by one
+ * whose samples copy four times as much stack (its stacks are deeper than
+ * the copies). The new event starts before the old one's ring is drained
+ * and unmapped (which ends it): no gap. On failure t keeps its event and
+ * stops asking. Async-signal-safe (system calls only).
+ */
+void thread__grow_copy(struct ap_thread *t)
+{
+	struct perf_event_attr attr = autoprof.attr;
+	unsigned copy =
+	    t->copy_bytes * 4 < AP_MAX_STACK_COPY ? t->copy_bytes * 4 : AP_MAX_STACK_COPY;
+	struct ring ring = {0}, old = t->ring;
+	int fd;
+
+	attr.sample_stack_user = copy;
+	fd = event__open(&attr, t->tid);
+	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(copy)) == 0 &&
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
+		sample__drain(t, NULL);
+		t->ring = ring;
+		ring__unmap(&old);
+		t->copy_bytes = copy;
+	} else {
+		ring__unmap(&ring);
+		t->copy_bytes = AP_MAX_STACK_COPY; /* no more tries */
+	}
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+}
+
+/*
+ * Open the tick of thread t (tid, 0 = the caller) into t->tick, its signal
+ * signo routed to t; its fd in *tick_fd. Returns 0 or -errno with nothing
+ * left open. Not async-signal-safe.
+ */
+static int open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
+{
+	struct perf_event_attr tick;
+	int err;
+
+	event__tick_attr(&autoprof.cfg, &tick);
+	*tick_fd = event__open(&tick, tid);
+	if (*tick_fd == -EACCES || *tick_fd == -EPERM) {
+		tick.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
+		*tick_fd = event__open(&tick, tid);
+	}
+	if (*tick_fd < 0)
+		return *tick_fd;
+	err = ring__map(&t->tick, *tick_fd, 0);
+	if (!err)
+		err = event__route_signal(*tick_fd, signo, t->tid);
+	if (!err)
+		return 0;
+	ring__unmap(&t->tick);
+	syscall(SYS_close, *tick_fd);
+	*tick_fd = -1;
+	return err;
+}
+
+/*
+ * Open t's batched sampling event (its fd in *fd, its ring in t->ring), and
+ * the tick whose signal drains it (t->tick, its fd in *tick_fd). Returns 0
+ * or -errno with nothing left open (a ring over the locked-memory limit:
+ * the caller samples the thread unbatched). Not async-signal-safe.
+ */
+static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
+{
+	int err;
+
+	*fd = event__open(&autoprof.attr, tid);
+	if (*fd < 0)
+		return *fd;
+	err = ring__map(&t->ring, *fd, batched_ring_pages(autoprof.cfg.stack_copy));
+	t->copy_bytes = autoprof.cfg.stack_copy;
+	if (!err)
+		err = open_tick(t, tid, autoprof.cfg.signo, tick_fd);
+	if (!err)
+		return 0;
+	ring__unmap(&t->ring);
+	syscall(SYS_close, *fd);
+	*fd = -1;
+	return err;
+}
+
+/*
+ * Open t's unbatched sampling event, a signal per sample, into t->fd and
+ * t->ring. Returns 0 or -errno with nothing left open. Not async-signal-safe.
+ */
+static int open_plain(struct ap_thread *t, pid_t tid)
+{
+	struct perf_event_attr attr = autoprof.attr;
+	int err;
+
+	attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	attr.sample_regs_user = 0;
+	attr.sample_stack_user = 0;
+	t->fd = event__open(&attr, tid);
+	if (t->fd < 0)
+		return t->fd;
+	err = ring__map(&t->ring, t->fd, ring_pages());
+	if (!err)
+		err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
+	if (!err)
+		return 0;
+	ring__unmap(&t->ring);
+	syscall(SYS_close, t->fd);
+	t->fd = -1;
+	return err;
+}
+
 static int registry_init(void)
 {
 	void *p;
@@ -241,18 +369,43 @@ int thread__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg)
 int thread__sync_armed(struct ap_thread *t)
 {
 	bool paused = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST);
-	int fd, err;
+	int fd, err, sample_fd = -1, tick_fd = -1;
 
 	if (t->is_timer)
 		return timer__set_armed(t, !paused);
 	if (paused) {
-		ring__unmap(&t->ring); /* drops at most the one sample not yet drained */
-		t->ring.page = NULL;
+		ring__unmap(&t->ring); /* drops at most the samples not yet drained */
+		ring__unmap(&t->tick); /* batched: the tick that signals */
 		return 0;
 	}
 	if (t->ring.page)
 		return 0;
-	fd = event__open(&autoprof.attr, t->tid);
+	/* Batched as threads that start running are, else a signal per sample. */
+	if (autoprof.sampler.batched && open_batched(t, t->tid, &sample_fd, &tick_fd) == 0) {
+		err = syscall(SYS_ioctl, sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
+			      syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) < 0
+			  ? -errno
+			  : 0;
+		if (err) {
+			ring__unmap(&t->ring);
+			ring__unmap(&t->tick);
+		} else {
+			t->batched = true;
+			t->fd = tick_fd;
+		}
+		syscall(SYS_close, sample_fd);
+		syscall(SYS_close, tick_fd);
+		return err;
+	}
+	t->batched = false;
+	{
+		struct perf_event_attr attr = autoprof.attr; /* as open_plain(): no copies */
+
+		attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+		attr.sample_regs_user = 0;
+		attr.sample_stack_user = 0;
+		fd = event__open(&attr, t->tid);
+	}
 	if (fd < 0)
 		return fd;
 	err = ring__map(&t->ring, fd, ring_pages());
@@ -299,6 +452,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	size_t len = body + agg + GUARD_BYTES + HANDLER_STACK_BYTES;
 	bool paused = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST);
 	struct ap_thread *t;
+	int sample_fd = -1; /* batched: the sampling event (t->fd is its tick's) */
 	void *mem;
 
 	*err = registry_init();
@@ -333,17 +487,15 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		/* Started paused (AUTOPROF_START=0, `autoprof ctl PID stop`): no
 		 * event until sampling starts (thread__sync_armed). */
 	} else {
-		t->fd = event__open(&autoprof.attr, tid);
-		if (t->fd < 0) {
-			*err = t->fd;
-			goto out_mem;
+		/* Batched where the sampler says so and the rings fit, else a
+		 * signal per sample. */
+		t->batched =
+		    autoprof.sampler.batched && open_batched(t, tid, &sample_fd, &t->fd) == 0;
+		if (!t->batched) {
+			*err = open_plain(t, tid);
+			if (*err)
+				goto out_mem;
 		}
-		*err = ring__map(&t->ring, t->fd, ring_pages());
-		if (*err)
-			goto out_fd;
-		*err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
-		if (*err)
-			goto out_ring;
 	}
 	t->handle = tid ? 0 : pthread_self();
 	put_comm(t, tid);
@@ -354,10 +506,12 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		goto out_ring;
 	if (!tid)
 		ap_self = t;
-	*err = t->is_timer				    ? (paused ? 0 : timer__start(t))
-	       : t->fd < 0				    ? 0
-	       : ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno
-							    : 0;
+	*err = t->is_timer ? (paused ? 0 : timer__start(t))
+	       : t->fd < 0 ? 0
+	       : (sample_fd >= 0 && ioctl(sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) ||
+		       ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0
+		   ? -errno
+		   : 0;
 	if (*err) {
 		if (!tid)
 			ap_self = NULL;
@@ -371,6 +525,8 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	 * signals carry in si_fd, never used again. */
 	if (t->fd >= 0)
 		syscall(SYS_close, t->fd);
+	if (sample_fd >= 0)
+		syscall(SYS_close, sample_fd);
 	/* A `ctl start` or `stop` that went over the registry before t was in
 	 * it: make t follow it now. */
 	if (paused != __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) &&
@@ -382,11 +538,13 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 
 out_ring:
 	ring__unmap(&t->ring);
+	ring__unmap(&t->tick);
 	if (t->is_timer)
 		timer__close(t);
-out_fd:
 	if (t->fd >= 0)
 		syscall(SYS_close, t->fd);
+	if (sample_fd >= 0)
+		syscall(SYS_close, sample_fd);
 out_mem:
 	munmap(mem, len);
 	return NULL;
@@ -455,6 +613,7 @@ static void finish(struct ap_thread *t, bool own)
 	thread__flush(t);
 	aggregate__emit_all(t);
 	stats__fold(&autoprof.stats, &t->stats);
+	ring__unmap(&t->tick);
 	ring__unmap(&t->ring);
 	if (own) {
 		offcpu__close_event(t); /* only here: its wrappers read it unclaimed */
@@ -638,7 +797,35 @@ static void reopen_event(struct ap_thread *t, int signo)
 		return;
 	if (!wait_handler(t))
 		return; /* died in its handler: leave it closed */
-	fd = event__open(&autoprof.attr, t->tid);
+	if (t->batched) {
+		/* Only the tick signals: a new tick, the same sampling event. */
+		struct ring old = t->tick;
+
+		t->tick.page = NULL;
+		err = open_tick(t, t->tid, signo, &fd);
+		if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			err = -errno;
+		sample__drain(t, NULL);
+		ring__unmap(&old);
+		if (fd >= 0)
+			syscall(SYS_close, fd);
+		if (err) {
+			ring__unmap(&t->tick);
+			ring__unmap(&t->ring);
+			return; /* stays closed */
+		}
+		t->fd = fd;
+		__atomic_store_n(&t->closed, 0, __ATOMIC_SEQ_CST);
+		return;
+	}
+	{
+		struct perf_event_attr attr = autoprof.attr;
+
+		attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+		attr.sample_regs_user = 0;
+		attr.sample_stack_user = 0;
+		fd = event__open(&attr, t->tid);
+	}
 	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages());
 	if (!err)
 		err = event__route_signal(fd, signo, t->tid);

@@ -170,7 +170,9 @@ void window__save_prologue(const struct writer *w)
 static void flush(struct ap_thread *t, void *arg)
 {
 	(void)arg;
-	aggregate__emit_all(t); /* AUTOPROF_AGGREGATE: the window's merged records too */
+	if (t->batched && t->ring.page)
+		sample__drain(t, NULL); /* its samples' stacks are in their copies */
+	aggregate__emit_all(t);		/* AUTOPROF_AGGREGATE: the window's merged records too */
 	thread__flush(t);
 	t->stats.first_time = 0; /* the next window's time range starts at its first sample */
 }

@@ -26,7 +26,8 @@ bench-overhead: $(BENCH_OVERHEAD_DEPS)
 
 # ---------------------------------------------------------------------------
 # make bench (issue 6): autoprof against perf record and gperftools: overhead,
-# truth, stacks, delivered rate, output size, report speed. Installs the
+# truth, stacks, delivered rate, output size, report speed; then the
+# per-sample cost at 1, 4 and 10 kHz (bench-cost below, scripts/bench/COST.md). Installs the
 # packages it needs, writes scripts/bench/RESULTS.md (raw: build/bench/bench.json).
 # About 10 minutes on 2 cores; BENCH_FLAGS="--quick" for a 1-round smoke run.
 # Not part of `make check`.
@@ -38,8 +39,11 @@ $(BUILD)/.deps-bench: scripts/install-deps.sh
 	@touch $@
 
 bench: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report \
-		$(BENCH_DIR)/libfloor.so $(BUILD)/progs/demo $(BUILD)/progs/mtwork $(BUILD)/progs/truth
+		$(BENCH_DIR)/libfloor.so $(BUILD)/progs/demo $(BUILD)/progs/mtwork $(BUILD)/progs/truth \
+		$(BUILD)/progs/costloop
 	$(Q)python3 scripts/bench/bench.py --build $(BUILD) --out scripts/bench/RESULTS.md $(BENCH_FLAGS)
+	$(Q)python3 scripts/bench/cost.py --build $(BUILD) --out scripts/bench/COST.md \
+		--raw $(BENCH_DIR)/cost.json $(COST_FLAGS)
 	$(Q)python3 scripts/bench/report_speed.py --build $(BUILD) --out scripts/bench/REPORT-SPEED.md \
 		$(REPORT_SPEED_FLAGS)
 
@@ -72,3 +76,17 @@ bench-service: $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-repor
 bench: bench-service
 
 .PHONY: bench-service
+
+# make bench-cost (issue 15): the per-sample cost of sampling, part by part:
+# build/progs/costloop (shallow, deep, 4 threads) and xz, python3, sort,
+# plain and under the floor, the floor with a signal per sample, autoprof
+# batched and unbatched, and perf record -g, at 1, 4 and 10 kHz, interleaved
+# round by round; the handler's own phases (AUTOPROF_COST=1). Writes
+# scripts/bench/COST.md. About 15 minutes; COST_FLAGS="--rounds 3 --rates 10000".
+COST_FLAGS ?=
+
+bench-cost: $(BUILD)/libautoprof.so $(BENCH_DIR)/libfloor.so $(BUILD)/progs/costloop
+	$(Q)python3 scripts/bench/cost.py --build $(BUILD) --out scripts/bench/COST.md \
+		--raw $(BENCH_DIR)/cost.json $(COST_FLAGS)
+
+.PHONY: bench-cost

@@ -24,6 +24,16 @@
  *   FLOOR_FREQ    samples per second of thread CPU time (default 1000)
  *   FLOOR_SIGNAL  1: an overflow signal per sample, with an empty handler
  *   FLOOR_DEBUG   1: one line on stderr per event opened and closed
+ *   FLOOR_WAKEUP  N: one signal per N samples (wakeup_events N, with
+ *                 FLOOR_SIGNAL), the ring sized for them: what batching costs
+ *   FLOOR_STACK   BYTES: each sample also carries the user registers and
+ *                 BYTES of user stack (PERF_SAMPLE_REGS_USER|STACK_USER), the
+ *                 kernel's cost of the snippets a batched unwinder reads
+ *   FLOOR_TICK    N: with FLOOR_SIGNAL, the signal comes from a second
+ *                 cpu-clock event once per N samples (autoprof's batching);
+ *                 the sampling event raises none
+ *   FLOOR_PAGES   data pages of the ring (a power of two; default 1, or
+ *                 enough for the batch when FLOOR_WAKEUP is set)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,10 +50,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RING_PAGES 2 /* 1 metadata page + 1 data page */
-
 struct floor_thread {
-	int fd;
+	int fd, tick;
 	void *ring;
 	size_t ring_size;
 };
@@ -52,8 +60,13 @@ static unsigned long floor_freq = 1000;
 static int floor_debug;
 static int floor_signal;
 static int floor_on;
+static unsigned floor_wakeup = 1;
+static unsigned floor_stack;
+static unsigned floor_pages = 1; /* data pages */
+static unsigned floor_tick;	 /* FLOOR_TICK */
 static pthread_key_t floor_key;
-static __thread struct floor_thread floor_self = {.fd = -1};
+static __thread struct floor_thread floor_self = {.fd = -1, .tick = -1};
+static __thread unsigned long floor_signals; /* overflow signals taken */
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -80,7 +93,12 @@ static void floor_open(void)
 	attr.exclude_hv = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
-	attr.wakeup_events = floor_signal ? 1 : 0;
+	attr.wakeup_events = floor_signal ? floor_wakeup : 0;
+	if (floor_stack) {
+		attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		attr.sample_regs_user = 0xff0fff; /* x86-64: ax..r15 (no segments, flags) */
+		attr.sample_stack_user = floor_stack;
+	}
 
 	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
@@ -89,7 +107,7 @@ static void floor_open(void)
 				strerror(errno));
 		return;
 	}
-	floor_self.ring_size = (size_t)page * RING_PAGES;
+	floor_self.ring_size = (size_t)page * (1 + floor_pages);
 	floor_self.ring =
 	    mmap(NULL, floor_self.ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (floor_self.ring == MAP_FAILED) {
@@ -100,7 +118,25 @@ static void floor_open(void)
 		return;
 	}
 	floor_self.fd = fd;
-	if (floor_signal) {
+	if (floor_signal && floor_tick > 1) {
+		/* autoprof's batching: the signal comes from a second cpu-clock
+		 * event, once per floor_tick samples; the sampling event has none. */
+		struct perf_event_attr tick;
+		struct f_owner_ex owner = {F_OWNER_TID, tid};
+
+		memset(&tick, 0, sizeof(tick));
+		tick.size = sizeof(tick);
+		tick.type = PERF_TYPE_SOFTWARE;
+		tick.config = PERF_COUNT_SW_CPU_CLOCK;
+		tick.sample_period = 1000000000ULL / floor_freq * floor_tick;
+		tick.wakeup_events = 1;
+		floor_self.tick =
+		    (int)syscall(SYS_perf_event_open, &tick, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (floor_self.tick < 0 || fcntl(floor_self.tick, F_SETOWN_EX, &owner) ||
+		    fcntl(floor_self.tick, F_SETSIG, SIGRTMIN + 5) ||
+		    fcntl(floor_self.tick, F_SETFL, fcntl(floor_self.tick, F_GETFL) | O_ASYNC))
+			fprintf(stderr, "floor: tid %d: tick: %s\n", (int)tid, strerror(errno));
+	} else if (floor_signal) {
 		struct f_owner_ex owner = {F_OWNER_TID, tid};
 
 		if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, SIGRTMIN + 5) ||
@@ -111,7 +147,7 @@ static void floor_open(void)
 	pthread_setspecific(floor_key, &floor_self);
 	if (floor_debug)
 		fprintf(stderr, "floor: tid %d: cpu-clock at %lu Hz, fd %d, %d-page ring\n",
-			(int)tid, floor_freq, fd, RING_PAGES);
+			(int)tid, floor_freq, fd, 1 + floor_pages);
 }
 
 static void floor_close(void)
@@ -121,12 +157,16 @@ static void floor_close(void)
 	if (floor_debug) {
 		struct perf_event_mmap_page *meta = floor_self.ring;
 
-		fprintf(stderr, "floor: tid %d: closing fd %d (data_head %llu)\n",
+		fprintf(stderr, "floor: tid %d: closing fd %d (data_head %llu, %lu signals)\n",
 			(int)syscall(SYS_gettid), floor_self.fd,
-			(unsigned long long)__atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE));
+			(unsigned long long)__atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
+			floor_signals);
 	}
 	munmap(floor_self.ring, floor_self.ring_size);
 	close(floor_self.fd);
+	if (floor_self.tick >= 0)
+		close(floor_self.tick);
+	floor_self.tick = -1;
 	floor_self.ring = NULL;
 	floor_self.fd = -1;
 }
@@ -143,6 +183,7 @@ static void on_overflow(int signo, siginfo_t *si, void *uc)
 	struct perf_event_mmap_page *meta = floor_self.ring;
 
 	(void)signo, (void)si, (void)uc;
+	floor_signals++;
 	if (meta)
 		__atomic_store_n(&meta->data_tail,
 				 __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
@@ -192,7 +233,26 @@ __attribute__((constructor)) static void floor_init(void)
 	const char *d = getenv("FLOOR_DEBUG");
 	const char *sig = getenv("FLOOR_SIGNAL");
 
+	const char *w = getenv("FLOOR_WAKEUP");
+	const char *st = getenv("FLOOR_STACK");
+	const char *pg = getenv("FLOOR_PAGES");
+	const char *tk = getenv("FLOOR_TICK");
+
 	floor_debug = d && *d && strcmp(d, "0") != 0;
+	if (tk && *tk)
+		floor_tick = (unsigned)strtoul(tk, NULL, 10);
+	if (floor_tick > 1)
+		floor_wakeup = floor_tick; /* the ring's size */
+	if (w && *w)
+		floor_wakeup = (unsigned)strtoul(w, NULL, 10) ?: 1;
+	if (st && *st)
+		floor_stack = ((unsigned)strtoul(st, NULL, 10) + 7) & ~7U;
+	/* room for two batches of samples of about 100 bytes plus the snippet */
+	while ((size_t)floor_pages * 4096 < 2ULL * floor_wakeup * (128 + floor_stack + 200) &&
+	       floor_pages < 1024)
+		floor_pages *= 2;
+	if (pg && *pg)
+		floor_pages = (unsigned)strtoul(pg, NULL, 10) ?: 1;
 	floor_signal = sig && *sig && strcmp(sig, "0") != 0;
 	if (floor_signal) {
 		struct sigaction sa;

@@ -1,0 +1,139 @@
+#!/bin/sh
+# Batched sampling (issue 15): one signal per AUTOPROF_BATCH samples, each
+# sample's stack unwound from the copy the kernel took with it (cfi.c). Its
+# stacks must be those of the unbatched path (a signal per sample, unwound
+# live by libunwind) and of perf record --call-graph dwarf, complete
+# (reaching main) on a program built without frame pointers, at the rate
+# asked for, and with fewer signals than samples.
+. "$(dirname "$0")/lib.sh"
+PROG=$B/progs/costloop
+needs "$PROG"
+plan 22
+
+# folded FILE: each sample as "sym;sym;...", innermost first, up to main,
+# with runs of descend folded to descend*N; perf script's view.
+folded() {
+	perf_script "$1" -F ip,sym |
+		awk 'BEGIN { RS = "" } {
+			s = ""; prev = ""; run = 0
+			for (i = 1; i <= NF; i += 2) {
+				f = $(i + 1)
+				if (f == prev && f == "descend") { run++; continue }
+				if (prev == "descend") s = s "*" run
+				s = s (s == "" ? "" : ";") f; prev = f; run = 1
+				if (f == "main") break
+			}
+			if (prev == "descend") s = s "*" run
+			print s
+		}'
+}
+
+# share_main FILE [END]: percent of costloop's samples (in spin or descend)
+# whose stack reaches main (or END: a thread's outermost frame).
+share_main() {
+	folded "$1" | awk -v e="${2:-main}" '/^(spin|descend)/ { n++; if ($0 ~ (";" e "$")) m++ }
+		END { printf "%.1f\n", n ? 100 * m / n : 0 }'
+}
+
+# top FILE: the most common folded stack and its percent of costloop's samples.
+top() {
+	folded "$1" | awk '/^(spin|descend)/' | sort | uniq -c | sort -rn |
+		awk 'NR == 1 { t = $2; c = $1 } { n += $1 } END { printf "%s %.1f\n", t, n ? 100 * c / n : 0 }'
+}
+
+# cputime OUT CMD...: run CMD (stdout to OUT), print its CPU seconds.
+cputime() {
+	python3 -c 'import os, sys
+out = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+pid = os.fork()
+if pid == 0:
+    os.dup2(out, 1)
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, st, ru = os.wait4(pid, 0)
+print("%.4f" % (ru.ru_utime + ru.ru_stime))' "$@"
+}
+
+# run NAME DEPTH THREADS BATCH: costloop under the library at 4 kHz; its
+# CPU seconds in NAME.cpu.
+run() {
+	cputime "$1.out" timeout 60 env AUTOPROF_COST=1 AUTOPROF_FREQ=4000 AUTOPROF_COUNTERS=none \
+		AUTOPROF_BATCH="$4" AUTOPROF_OUTPUT="$1.data" LD_PRELOAD="$LIB" \
+		"$PROG" 0.6 "$2" "$3" 2>"$1.err" >"$1.cpu"
+}
+
+for depth in 1 60; do
+	run b$depth $depth 1 16
+	run u$depth $depth 1 1
+	"$PROG" 0.6 "$depth" 1 >plain.out
+	cmp -s plain.out "b$depth.out"
+	ok $? "depth $depth: batched, the program's output is unchanged"
+	within "$(share_main b$depth.data)" 99 100 "depth $depth: batched stacks reach main"
+	within "$(share_main u$depth.data)" 99 100 "depth $depth: unbatched stacks reach main"
+	read -r bt bs <<EOF
+$(top b$depth.data)
+EOF
+	read -r ut us <<EOF
+$(top u$depth.data)
+EOF
+	is "$bt" "$ut" "depth $depth: the same stack as the unbatched path"
+	within "$bs" 95 100 "depth $depth: ... for most samples ($bt)"
+	case $bt in
+	spin\;descend\*$((depth + 1))\;worker\;main*) r=0 ;;
+	*) r=1 ;;
+	esac
+	ok $r "depth $depth: spin under $((depth + 1)) descend frames, worker, main"
+done
+
+# Fewer signals than samples: AUTOPROF_COST counts the handler's runs.
+runs() { sed -n 's/.*cost: \([0-9]*\) samples in \([0-9]*\) handler runs.*/\1 \2/p' "$1"; }
+read -r bn bh <<EOF
+$(runs b60.err)
+EOF
+read -r un uh <<EOF
+$(runs u60.err)
+EOF
+within "$((bh * 8))" 0 "${bn:-0}" "batched: one handler run per 8 samples or more ($bh for $bn)"
+within "$((uh * 10))" $((un * 9)) $((un * 10)) "unbatched: a handler run per sample ($uh for $un)"
+# The rate asked for is delivered, as unbatched: samples per CPU-second of
+# the whole run (start-up and the file's end included, where nothing samples).
+rate() { awk -v n="$1" -v c="$2" 'BEGIN { print c ? n / c : 0 }'; }
+br=$(rate "$bn" "$(cat b60.cpu)")
+ur=$(rate "$un" "$(cat u60.cpu)")
+within "$br" 3600 4200 "batched: about 4000 samples per CPU-second ($bn in $(cat b60.cpu) s)"
+within "$(awk -v a="$br" -v b="$ur" 'BEGIN { print b ? 100 * a / b : 0 }')" 96 110 \
+	"batched: the rate delivered is the unbatched one's, or more ($br, $ur)"
+
+# Threads: each has its own tick and ring.
+run t4 1 4 16
+within "$(share_main t4.data clone3)" 99 100 "4 threads, batched: stacks reach clone3"
+n=$(perf_script t4.data -F tid | sort -u | wc -l)
+within "$n" 4 5 "4 threads, batched: samples of every thread"
+
+# perf's own DWARF unwinder, on the same program: the same stack.
+if perf record -q --no-bpf-event -e cpu-clock:u -F 2000 --call-graph dwarf -o perf.data \
+	timeout 60 "$PROG" 0.4 60 1 >/dev/null 2>perf.err; then
+	read -r pt ps <<EOF
+$(top perf.data)
+EOF
+	is "$pt" "$(top b60.data | cut -d' ' -f1)" "depth 60: perf --call-graph dwarf finds the same stack"
+else
+	skip "perf record --call-graph dwarf failed: $(head -1 perf.err)"
+fi
+
+# A program nobody here wrote: python3's stacks are complete (reach _start) batched (its
+# interpreter's frames are deep: the copies grow), as they do unbatched.
+pymain() {
+	perf_script "$(ls -S "$1"* | head -1)" -F ip,sym,dso | awk 'BEGIN { RS = "" } !/libautoprof/ {
+			n++; for (i = 1; i <= NF; i++) if ($i == "_start") { m++; break } }
+		END { printf "%.1f\n", n ? 100 * m / n : 0 }'
+}
+for b in 16 1; do
+	timeout 60 env AUTOPROF_FREQ=4000 AUTOPROF_COUNTERS=none AUTOPROF_BATCH=$b \
+		AUTOPROF_OUTPUT=py$b.data LD_PRELOAD="$LIB" /usr/bin/python3 -c 'print(sum(i * i for i in range(8000000)))' \
+		>py$b.out 2>py$b.err
+done
+cmp -s py16.out py1.out
+ok $? "python3: the same output batched and not"
+within "$(pymain py16.data)" 99 100 "python3, batched: stacks reach _start"
+within "$(pymain py1.data)" 99 100 "python3, unbatched: stacks reach _start"
+done_testing
