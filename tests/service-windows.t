@@ -48,7 +48,7 @@ for f in $(cat files.txt); do
 	perf report -i "$f" --stdio --no-children --sort sym >rep.txt 2>rep.err || warn=1
 	[ -s rep.err ] && warn=1 && diag_file rep.err
 	grep -q 'busy_loop' rep.txt && named=$((named + 1))
-	s=$(perf report -i "$f" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' | head -1)
+	s=$(nsamples "$f") # (perf report's header says "1K" from a thousand on)
 	total=$((total + ${s:-0}))
 done
 is "$warn" 0 "perf report reads every window's file without a warning"
@@ -66,8 +66,7 @@ is "$(sed -n 's/^Samples: *//p' all.txt)" "$total" "autoprof-report of all the w
 is "$(sed -n 's/^Processes: *//p' all.txt)" 1 "one process, though its pid is in every file"
 is "$(sed -n 's/^Threads: *//p' all.txt)" 2 "its two sampling threads"
 "$REPORT" "$mid" "$last" >two.txt 2>two.err
-n2=$(($(perf report -i "$mid" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' | head -1) + \
-	$(perf report -i "$last" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' | head -1)))
+n2=$(($(nsamples "$mid") + $(nsamples "$last")))
 is "$(sed -n 's/^Samples: *//p' two.txt)" "$n2" "any two windows merge too ($n2 samples)"
 
 # AUTOPROF_KEEP: the newest N files stay.
@@ -104,7 +103,7 @@ n_status=$(sed -n 's/^pid [0-9]*: \([0-9]*\) samples so far.*/\1/p' dump.txt)
 after=$(wins | wc -l)
 first=$(wins | head -1)
 is "$before $after" "1 2" "idle past its window: one file; after ctl dump the window is ended (a new file)"
-is "$(perf report -i "$first" --stdio 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' | head -1)" \
+is "$(nsamples "$first")" \
 	"$n_status" "the ended window's file holds every sample taken ($n_status), blocked threads' too"
 wait $pid
 cd .. || exit 1
