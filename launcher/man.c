@@ -5,6 +5,7 @@
  * so the manual page cannot drift from the options. The build writes it into
  * build/man/autoprof.1; `make install` installs it.
  */
+#include "autoprof/troff.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -15,22 +16,6 @@
  * Text for troff: backslashes as \e, '-' as \-, a leading '.' or '\'' made
  * literal, a break point after each comma (long lists).
  */
-static void put(FILE *f, const char *s)
-{
-	if (*s == '.' || *s == '\'')
-		fputs("\\&", f);
-	for (; *s; s++) {
-		if (*s == '\\')
-			fputs("\\e", f);
-		else if (*s == '-')
-			fputs("\\-", f);
-		else if (*s == ',')
-			fputs(",\\:", f);
-		else
-			fputc(*s, f);
-	}
-}
-
 struct man_row {
 	const char *var, *long_flag, *arg, *def, *help;
 	int short_flag;
@@ -143,23 +128,13 @@ void launcher__man(FILE *f)
 
 		if (!r->long_flag)
 			continue;
-		fputs(".TP\n.BR ", f);
-		if (r->short_flag)
-			fprintf(f, "\\-%c \", \" ", r->short_flag);
-		fputs("\\-\\-", f);
-		put(f, r->long_flag);
-		if (r->arg) {
-			fputs(" \" \\fI", f);
-			put(f, r->arg);
-			fputs("\\fR\"", f);
-		}
-		fputc('\n', f);
-		put(f, r->help);
+		troff_option(f, r->short_flag, r->long_flag, r->arg);
+		troff_put(f, r->help);
 		fputs(".\n.br\n", f);
 		fprintf(f, "Variable \\fB%s\\fR", r->var);
 		if (*r->def) {
 			fputs(", default \\fB", f);
-			put(f, r->def);
+			troff_put(f, r->def);
 			fputs("\\fR", f);
 		}
 		fputs(".\n", f);
@@ -172,7 +147,7 @@ void launcher__man(FILE *f)
 		if (man_rows[i].long_flag)
 			continue;
 		fprintf(f, ".TP\n.B %s\n", man_rows[i].var);
-		put(f, man_rows[i].help);
+		troff_put(f, man_rows[i].help);
 		fputs(".\n", f);
 	}
 	fputs(".TP\n.B AUTOPROF_LIB\nThe library the launcher preloads (default: beside the "

@@ -4,31 +4,13 @@
  * cli_options[] (the rows --help prints), so the manual page cannot drift
  * from the options. The build writes it into build/man/autoprof-report.1.
  */
+#include "autoprof/troff.h"
 #include "cli.h"
 
 /*
  * Text for troff: backslashes as \e, '-' as \-, a leading '.' or '\'' made
  * literal, a break point after each comma; a '\n' in @s starts a new line.
  */
-static void put(FILE *f, const char *s)
-{
-	bool line_start = true;
-
-	for (; *s; s++) {
-		if (line_start && (*s == '.' || *s == '\''))
-			fputs("\\&", f);
-		line_start = *s == '\n';
-		if (*s == '\\')
-			fputs("\\e", f);
-		else if (*s == '-')
-			fputs("\\-", f);
-		else if (*s == ',')
-			fputs(",\\:", f);
-		else
-			fputc(*s, f);
-	}
-}
-
 static const char *const tail[] = {
     ".SH FILES",
     ".TP",
@@ -60,13 +42,13 @@ void cli__man(FILE *out)
 		size_t prog = strlen(PROG);
 
 		fputs(".B ", out);
-		put(out, PROG);
+		troff_put(out, PROG);
 		fputc('\n', out);
 		if (len > prog) {
 			char line[256];
 
 			snprintf(line, sizeof(line), "%.*s", (int)(len - prog - 1), p + prog + 1);
-			put(out, line);
+			troff_put(out, line);
 			fputc('\n', out);
 		}
 		p += len + (p[len] == '\n');
@@ -74,7 +56,7 @@ void cli__man(FILE *out)
 			fputs(".br\n", out);
 	}
 	fputs(".SH DESCRIPTION\n", out);
-	put(out, cli_description);
+	troff_put(out, cli_description);
 	fputs("\n.SH OPTIONS\n", out);
 	for (size_t i = 0; i < cli_nr_options; i++) {
 		const struct cli_option *o = &cli_options[i];
@@ -82,30 +64,20 @@ void cli__man(FILE *out)
 		if (!o->name) {
 			if (o->help[0]) {
 				fputs(".SS \"", out);
-				put(out, o->help);
+				troff_put(out, o->help);
 				fputs("\"\n", out);
 			}
 			continue;
 		}
 		if (!o->help)
 			continue; /* an alias, or --man itself */
-		fputs(".TP\n.BR ", out);
-		if (o->key < 256)
-			fprintf(out, "\\-%c \", \" ", o->key);
-		fputs("\\-\\-", out);
-		put(out, o->name);
-		if (o->arg) {
-			fputs(" \" \\fI", out);
-			put(out, o->arg);
-			fputs("\\fR\"", out);
-		}
-		fputc('\n', out);
+		troff_option(out, o->key < 256 ? o->key : 0, o->name, o->arg);
 		for (p = o->help; *p;) {
 			size_t len = strcspn(p, "\n");
 			char line[512];
 
 			snprintf(line, sizeof(line), "%.*s", (int)len, p);
-			put(out, line);
+			troff_put(out, line);
 			fputc('\n', out);
 			p += len + (p[len] == '\n');
 		}

@@ -101,6 +101,15 @@ new_root() {
 	mount --rbind /dev "$root/merged/dev"
 	mount --bind "$STATE/apt-archives" "$root/merged/var/cache/apt/archives"
 	cp /etc/resolv.conf "$root/merged/etc/resolv.conf" 2>/dev/null || true
+	# The network as this machine reaches it: the CAs it adds (a sandbox's egress
+	# proxy signs with one) belong to the machine, not to the project, so a fresh
+	# root of this machine trusts them too; npm is told to use the system's CAs.
+	if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+		mkdir -p "$root/merged/usr/local/share/ca-certificates"
+		cp /usr/local/share/ca-certificates/*.crt "$root/merged/usr/local/share/ca-certificates/"
+		chroot "$root/merged" update-ca-certificates >/dev/null 2>&1 || true
+		printf 'cafile=/etc/ssl/certs/ca-certificates.crt\n' >"$root/merged/etc/npmrc"
+	fi
 }
 
 # in_root DIR LOG COMMAND: run COMMAND in DIR inside the root, with a login's environment.

@@ -120,11 +120,13 @@ void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr)
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
 	attr->sample_period = period_ns * cfg->batch;
 	attr->disabled = 1;
-	/* Kernel time counts too: a tick that expires in a system call still
-	 * signals (on the way back to user space), so a thread that lives in
-	 * system calls is drained as often. samplers.c retries user-only where
-	 * perf_event_paranoid refuses it. */
-	attr->exclude_kernel = 0;
+	/* User time only, even with AUTOPROF_KERNEL (whose kernel samples ride
+	 * in the ring, signalling no one): a tick that expired in a system call
+	 * would leave its signal pending there, and a wait the program is
+	 * entering (epoll_wait, poll, nanosleep: never restarted) would end
+	 * with EINTR. A thread that lives in system calls is drained at its
+	 * next user tick, or when its ring is full. */
+	attr->exclude_kernel = 1;
 	attr->exclude_hv = 1;
 	attr->wakeup_events = 1;
 }
