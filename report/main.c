@@ -23,22 +23,6 @@ static int stat_input(const char *path, struct stat *st)
 	return strcmp(path, "-") ? stat(path, st) : fstat(STDIN_FILENO, st);
 }
 
-/* True if the regular file @path starts with a perf.data magic (file or pipe mode). */
-static bool looks_like_perf_data(const char *path)
-{
-	u64 magic = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	bool yes;
-
-	if (fd < 0)
-		return false;
-	yes = read(fd, &magic, sizeof(magic)) == sizeof(magic) &&
-	      (magic == PERF_FILE_MAGIC || magic == PERF_FILE_MAGIC_SWAPPED ||
-	       magic == 0x454c494646524550ULL /* PERFFILE, version 1 */);
-	close(fd);
-	return yes;
-}
-
 /*
  * Refuse to write @out ("what" names the option) if it is one of the inputs
  * (the same file, by device and inode) or an existing perf.data file.
@@ -61,7 +45,7 @@ static int check_output(const struct cmdline *c, const char *what, const char *o
 			return 1;
 		}
 	}
-	if (S_ISREG(ost.st_mode) && looks_like_perf_data(out)) {
+	if (S_ISREG(ost.st_mode) && perf_file__has_magic(out)) {
 		fprintf(stderr, PROG ": refusing to overwrite %s with %s: it is a perf.data file\n",
 			out, what);
 		return 1;

@@ -24,21 +24,6 @@ struct listed {
 	bool from_dir, is_stat; /* found in a directory; a counters file (not listed then) */
 };
 
-/* Does the regular file @path start with a perf.data magic (file or pipe mode)? */
-static bool is_profile(const char *path)
-{
-	u64 magic = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	bool yes;
-
-	if (fd < 0)
-		return false;
-	yes = read(fd, &magic, sizeof(magic)) == sizeof(magic) &&
-	      (magic == PERF_FILE_MAGIC || magic == PERF_FILE_MAGIC_SWAPPED);
-	close(fd);
-	return yes;
-}
-
 /* Walk the records of @pf: samples, lost samples, the first process, the time span. */
 static void walk(struct perf_file *pf, struct listed *l)
 {
@@ -130,7 +115,7 @@ static int collect(const char *path, struct listed **v, size_t *nr, size_t *cap)
 			    asprintf(&p, "%s%s%s", strcmp(path, ".") ? path : "",
 				     strcmp(path, ".") ? "/" : "", e->d_name) < 0)
 				continue;
-			if (stat(p, &st) || !S_ISREG(st.st_mode) || !is_profile(p) ||
+			if (stat(p, &st) || !S_ISREG(st.st_mode) || !perf_file__has_magic(p) ||
 			    array__reserve(v, cap, *nr + 1, sizeof(**v))) {
 				free(p);
 				continue;

@@ -486,3 +486,18 @@ int perf_file__attr_of_id(const struct perf_file *pf, u64 id)
 		return (int)idx;
 	return -ENOENT;
 }
+
+bool perf_file__has_magic(const char *path)
+{
+	u64 magic = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = read(fd, &magic, sizeof(magic)) == sizeof(magic) &&
+	      (magic == PERF_FILE_MAGIC || magic == PERF_FILE_MAGIC_SWAPPED ||
+	       magic == 0x454c494646524550ULL /* PERFFILE, version 1 */);
+	close(fd);
+	return yes;
+}

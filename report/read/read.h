@@ -172,4 +172,7 @@ static inline u64 sample__chain(const struct sample *s, u64 i)
 	return ld64(s->chain + i * 8);
 }
 
+/* True if the file @path starts with a perf.data magic (file or pipe mode, any version). */
+bool perf_file__has_magic(const char *path);
+
 #endif
