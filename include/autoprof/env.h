@@ -38,7 +38,7 @@
 	  "user stacks: libunwind (DWARF unwind info, no frame pointers needed), fp (kernel "      \
 	  "frame-pointer chains) or none")                                                         \
 	X(STACK_DEPTH, "stack-depth", 0, "N", "127", "deepest call chain kept, 1..1024")           \
-	X(BATCH, "batch", 0, "N", "16",                                                            \
+	X(BATCH, "batch", 0, "N", "8",                                                             \
 	  "libunwind stacks: one signal per N samples, each sample unwound from a copy of its "    \
 	  "stack (0 or 1: a signal per sample, unwound live)")                                     \
 	X(STACK_COPY, "stack-copy", 0, "BYTES", "2048",                                            \

@@ -63,7 +63,12 @@ static unsigned batched_ring_pages(unsigned copy)
 {
 	const struct ap_config *cfg = &autoprof.cfg;
 	size_t rec = 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
-	size_t need = 3 * (size_t)cfg->batch * rec;
+	/* Room for 16 batches: the tick counts user time only (a signal left
+	 * pending in a system call would end the program's next wait with
+	 * EINTR), so it misses while the thread is in the kernel and the
+	 * samples between two drains vary; with 16 batches of room a run of
+	 * misses long enough to fill the ring is about e^-16 likely. */
+	size_t need = 16 * (size_t)cfg->batch * rec;
 	unsigned pages = 8;
 
 	while ((size_t)pages * 4096 < need && pages < 1024)
