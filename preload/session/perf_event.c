@@ -118,7 +118,10 @@ void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr)
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->sample_period = period_ns * cfg->batch;
+	/* With AUTOPROF_KERNEL the samples taken in the kernel fill the ring
+	 * while the user-only tick cannot fire: it ticks at the sampling rate
+	 * then, so a thread is drained at each of its returns to user space. */
+	attr->sample_period = period_ns * (cfg->kernel ? 1 : cfg->batch);
 	attr->disabled = 1;
 	/* User time only, even with AUTOPROF_KERNEL (whose kernel samples ride
 	 * in the ring, signalling no one): a tick that expired in a system call
