@@ -299,4 +299,18 @@ int ftree__build_ex(struct ftree *t, const struct session *s, int hist, enum ftr
 void ftree__order(struct ftree *t, const struct func *funcs, bool by_name);
 void ftree__exit(struct ftree *t);
 
+/*
+ * The node after @i in a depth-first walk from the root: its first child,
+ * else the next sibling of it or of its nearest ancestor that has one;
+ * UINT32_MAX after the last.
+ */
+static inline u32 ftree__next(const struct ftree *t, u32 i)
+{
+	if (t->v[i].child != UINT32_MAX)
+		return t->v[i].child;
+	while (i && t->v[i].next == UINT32_MAX)
+		i = t->v[i].parent;
+	return i ? t->v[i].next : UINT32_MAX;
+}
+
 #endif /* AUTOPROF_REPORT_AGGREGATE_H */

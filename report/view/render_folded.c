@@ -59,13 +59,7 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 				put_stack(s, &t, (u32)i, scratch, out);
 				fprintf(out, " %llu\n", (unsigned long long)f->self_samples);
 			}
-			if (f->child != UINT32_MAX) {
-				i = f->child;
-				continue;
-			}
-			while (i && t.v[i].next == UINT32_MAX)
-				i = t.v[i].parent;
-			i = i ? t.v[i].next : UINT32_MAX;
+			i = ftree__next(&t, (u32)i);
 		}
 	}
 	ftree__exit(&t);

@@ -283,13 +283,7 @@ static int put_tree(struct session *s, int hist, FILE *out)
 			"\"total_period\": %llu}",
 			(unsigned long long)f->self_samples, (unsigned long long)f->self_period,
 			(unsigned long long)f->samples, (unsigned long long)f->period);
-		if (f->child != UINT32_MAX) {
-			i = f->child;
-			continue;
-		}
-		while (i && t.v[i].next == UINT32_MAX)
-			i = t.v[i].parent;
-		i = i ? t.v[i].next : UINT32_MAX;
+		i = ftree__next(&t, (u32)i);
 	}
 	fprintf(out, "\n     ]");
 	ftree__exit(&t);
