@@ -194,7 +194,7 @@ hcase py-multiprocessing-spawn hot='_PyEval|PyObject|python' -- \
 hcase go-cgo-busy hot='main\.goHot|c_hot' -- "$H/cgo"
 hcase rust-catch-unwind-panics runs=3 env=AUTOPROF_FREQ=10000 hot=rust_hot -- "$H/panics"
 hcase dlopen-dlclose-two-threads runs=3 tmo=30 env=AUTOPROF_FREQ=10000 -- "$H/dlrace" "$PLUG" 2
-hcase pthread-cancel-50 runs=2 tmo=15 -- "$H/cancel"
+hcase pthread-cancel-50 runs=2 tmo=60 -- "$H/cancel"
 hcase dup2-onto-1000-file -- "$H/dupfd" file
 hcase dup2-onto-1000-pipe-eof tmo=15 -- "$H/dupfd" pipe
 hcase dlopen-runpath-origin -- "$H/runpath"
