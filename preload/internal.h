@@ -38,7 +38,8 @@ void unwind__prime_thread(void);
 
 int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *attr);
 bool event__batched(const struct ap_config *cfg);
-void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr);
+unsigned event__tick_samples(const struct ap_config *cfg);
+void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr, unsigned samples);
 int event__open(struct perf_event_attr *attr, pid_t tid);
 int event__route_signal(int fd, int signo, pid_t tid);
 int event__probe_default(struct ap_config *cfg, int *fell_back);

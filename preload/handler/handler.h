@@ -204,6 +204,7 @@ struct ap_sampler {
 	uint64_t offcpu_id; /* AUTOPROF_OFFCPU: the id of offcpu-time, or 0 */
 	bool measure_cost;  /* AUTOPROF_COST: time the handler's phases */
 	bool batched;	    /* samples carry registers and a stack copy (cfi.c) */
+	unsigned tick_samples; /* batched: the samples a thread's tick spans */
 };
 
 /* The user registers a batched sample carries (x86-64 perf_regs: bp, sp, ip), in this order. */
@@ -232,6 +233,9 @@ struct ap_thread {
 	unsigned copy_bytes;   /* batched: the stack copy its event asks for */
 	unsigned copy_samples; /* batched samples since the copy size was set */
 	unsigned copy_short;   /* ... whose walk ran off the end of the copy */
+	struct ring ramp;      /* batched: a tick at every sample for its first drains, or none */
+	int ramp_fd;	       /* ... the number its signals carry in si_fd, or -1 */
+	unsigned ramp_drains;  /* ... the drains since it started or the copy last grew */
 	timer_t timer;
 	uint64_t last_cpu;    /* thread CPU time at the last timer sample */
 	int closed;	      /* set once by whoever stops the thread */
@@ -300,9 +304,11 @@ void objects__learn(uintptr_t pc);
 void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
 
-/* session/samplers.c: the thread a perf fd's signal belongs to; a larger stack copy. */
+/* session/samplers.c: the thread a perf fd's signal belongs to; a larger stack
+ * copy; the end of a thread's ramp (a tick at every sample). */
 struct ap_thread *thread__from_fd(int fd);
 void thread__grow_copy(struct ap_thread *t);
+void thread__end_ramp(struct ap_thread *t);
 
 /* session/control.c: a request of `autoprof ctl` on the sampling signal. */
 bool control__is_request(const siginfo_t *si);

@@ -368,19 +368,34 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 	thread__maybe_flush(t);
 }
 
+/* The drains of a thread's ramp (a tick at every sample) after its copies last grew. */
+#define AP_RAMP_DRAINS 16
+
 /*
- * A batched thread whose stacks are deeper than its copies (4 or more, and
- * more than 1 in 32, of its walks ran off the end) gets an event with
- * copies four times as large, up to the kernel's limit. From the handler only, after a drain.
- * Async-signal-safe.
+ * After a drain of a batched thread: a thread whose stacks are deeper than
+ * its copies gets an event with copies four times as large, up to the
+ * kernel's limit: during its ramp (its first samples, drained one at a
+ * time), at its first walk that ran off the end; then at 4 or more such
+ * walks that are more than 1 in 32 of its walks. The ramp ends after
+ * AP_RAMP_DRAINS drains since the copies last grew. So a program whose
+ * stacks deepen as it starts (python3's imports need 8-32 KB) loses a few
+ * walks, not its first batches. From the handler only. Async-signal-safe.
  */
-static void maybe_grow_copy(struct ap_thread *t)
+static void adapt_batch(struct ap_thread *t)
 {
-	if (!t->batched || t->copy_short < 4 || t->copy_short * 32 < t->copy_samples ||
-	    t->copy_bytes >= AP_MAX_STACK_COPY)
+	bool ramping = t->ramp.page != NULL;
+
+	if (!t->batched)
 		return;
-	thread__grow_copy(t);
-	t->copy_samples = t->copy_short = 0;
+	if (t->copy_short > 0 && t->copy_bytes < AP_MAX_STACK_COPY &&
+	    (ramping || (t->copy_short >= 4 && t->copy_short * 32 >= t->copy_samples))) {
+		thread__grow_copy(t);
+		t->copy_samples = t->copy_short = 0;
+		t->ramp_drains = 0;
+		return;
+	}
+	if (ramping && ++t->ramp_drains >= AP_RAMP_DRAINS)
+		thread__end_ramp(t);
 }
 
 /*
@@ -393,7 +408,7 @@ void sample__drain(struct ap_thread *t, void *ucontext)
 
 	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, &ctx);
 	if (ucontext)
-		maybe_grow_copy(t);
+		adapt_batch(t);
 	thread__maybe_flush(t);
 }
 
@@ -412,7 +427,7 @@ static void drain_on_stack(void *arg)
 		return;
 	}
 	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, a);
-	maybe_grow_copy(t);
+	adapt_batch(t);
 	t0 = ap_now();
 	thread__maybe_flush(t);
 	cost_add(t, AP_COST_FLUSH, t0);
@@ -464,7 +479,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 		goto out;
 	}
 	/* ...or an I/O-readiness signal from the perf fd of the thread it landed on. */
-	if (!t || si->si_fd != t->fd) {
+	if (!t || (si->si_fd != t->fd && si->si_fd != t->ramp_fd)) {
 		t = thread__from_fd(si->si_fd); /* a thread attached from outside */
 		if (!t || t->tid != gettid())
 			goto out;

@@ -283,6 +283,7 @@ static void describe_sampler(void)
 	s->measure_unwind = autoprof.cfg.verbose > 0;
 	s->measure_cost = cost__wanted();
 	s->batched = !autoprof.timer_mode && event__batched(&autoprof.cfg);
+	s->tick_samples = event__tick_samples(&autoprof.cfg);
 }
 
 /*

@@ -103,14 +103,25 @@ bool event__batched(const struct ap_config *cfg)
 }
 
 /*
+ * How many samples a batched thread's tick spans once ramped up: cfg->batch.
+ * With AUTOPROF_KERNEL the samples taken in the kernel fill the ring while
+ * the user-only tick cannot fire: it ticks at the sampling rate then, so a
+ * thread is drained at each of its returns to user space.
+ */
+unsigned event__tick_samples(const struct ap_config *cfg)
+{
+	return cfg->kernel ? 1 : cfg->batch;
+}
+
+/*
  * The tick of a batched sampler: a cpu-clock event of the same thread that
- * fires once per cfg->batch samples of the sampling event and only raises
+ * fires once per `samples` samples of the sampling event and only raises
  * the signal (its ring has no data pages), on which the handler drains the
  * sampling event's ring. (The kernel signals an O_ASYNC event at every
  * overflow, whatever wakeup_events says: batching needs a second event.)
  * An excluded tick (user-only, expiring in the kernel) raises nothing.
  */
-void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr)
+void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr, unsigned samples)
 {
 	uint64_t period_ns = cfg->period ? cfg->period : 1000000000ULL / cfg->freq;
 
@@ -118,10 +129,7 @@ void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr)
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	/* With AUTOPROF_KERNEL the samples taken in the kernel fill the ring
-	 * while the user-only tick cannot fire: it ticks at the sampling rate
-	 * then, so a thread is drained at each of its returns to user space. */
-	attr->sample_period = period_ns * (cfg->kernel ? 1 : cfg->batch);
+	attr->sample_period = period_ns * samples;
 	attr->disabled = 1;
 	/* User time only, even with AUTOPROF_KERNEL (whose kernel samples ride
 	 * in the ring, signalling no one): a tick that expired in a system call

@@ -117,7 +117,7 @@ static int open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
 	struct perf_event_attr tick;
 	int err;
 
-	event__tick_attr(&autoprof.cfg, &tick);
+	event__tick_attr(&autoprof.cfg, &tick, t->sampler->tick_samples);
 	*tick_fd = event__open(&tick, tid);
 	if (*tick_fd == -EACCES || *tick_fd == -EPERM) {
 		tick.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
@@ -137,24 +137,71 @@ static int open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
 }
 
 /*
+ * Open t's ramp (t->ramp, enabled): a tick at every sample of its first
+ * drains, while the size of its stack copies settles (on_signal.c's
+ * adapt_batch), so that a program whose stacks deepen as it starts loses a
+ * few walks to copies too small, not whole batches. A second event, not the
+ * tick's period changed later: t keeps no fd to change it with, and a tick
+ * opened anew would fire out of step with the samples. Without it (a
+ * failure) t is only batched from the start. Not async-signal-safe.
+ */
+static void open_ramp(struct ap_thread *t, pid_t tid)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	t->ramp_fd = -1;
+	t->ramp_drains = 0;
+	if (t->sampler->tick_samples <= 1)
+		return; /* the tick is at every sample already */
+	event__tick_attr(&autoprof.cfg, &attr, 1);
+	attr.disabled = 0;
+	fd = event__open(&attr, tid);
+	if (fd < 0)
+		return;
+	if (ring__map(&t->ramp, fd, 0) == 0 &&
+	    event__route_signal(fd, autoprof.cfg.signo, t->tid) == 0)
+		t->ramp_fd = fd; /* the number its signals carry in si_fd */
+	else
+		ring__unmap(&t->ramp);
+	syscall(SYS_close, fd);
+}
+
+/* End t's ramp, if it has one. Async-signal-safe (munmap). */
+void thread__end_ramp(struct ap_thread *t)
+{
+	ring__unmap(&t->ramp);
+	t->ramp_fd = -1;
+}
+
+/*
  * Open t's batched sampling event (its fd in *fd, its ring in t->ring), and
- * the tick whose signal drains it (t->tick, its fd in *tick_fd). Returns 0
- * or -errno with nothing left open (a ring over the locked-memory limit:
- * the caller samples the thread unbatched). Not async-signal-safe.
+ * the tick whose signal drains it (t->tick, its fd in *tick_fd), and its
+ * ramp (open_ramp). The copy is the size t has learned (a thread sampled
+ * again after a pause), else AUTOPROF_STACK_COPY. Returns 0 or -errno with
+ * nothing left open (a ring over the locked-memory limit: the caller samples
+ * the thread unbatched). Not async-signal-safe.
  */
 static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 {
+	struct perf_event_attr attr = autoprof.attr;
+	unsigned copy = t->copy_bytes && t->copy_bytes < AP_MAX_STACK_COPY ? t->copy_bytes
+									   : autoprof.cfg.stack_copy;
 	int err;
 
-	*fd = event__open(&autoprof.attr, tid);
+	attr.sample_stack_user = copy;
+	*fd = event__open(&attr, tid);
 	if (*fd < 0)
 		return *fd;
-	err = ring__map(&t->ring, *fd, batched_ring_pages(autoprof.cfg.stack_copy));
-	t->copy_bytes = autoprof.cfg.stack_copy;
+	err = ring__map(&t->ring, *fd, batched_ring_pages(copy));
+	t->copy_bytes = copy;
+	t->copy_samples = t->copy_short = 0;
 	if (!err)
 		err = open_tick(t, tid, autoprof.cfg.signo, tick_fd);
-	if (!err)
+	if (!err) {
+		open_ramp(t, tid);
 		return 0;
+	}
 	ring__unmap(&t->ring);
 	syscall(SYS_close, *fd);
 	*fd = -1;
@@ -215,7 +262,7 @@ struct ap_thread *thread__from_fd(int fd)
 	for (int i = 0; by_slot && i <= top; i++) {
 		struct ap_thread *t = __atomic_load_n(&by_slot[i], __ATOMIC_ACQUIRE);
 
-		if (!t || t->fd != fd)
+		if (!t || (t->fd != fd && t->ramp_fd != fd))
 			continue;
 		if (!self)
 			self = (pid_t)syscall(SYS_gettid);
@@ -381,6 +428,7 @@ int thread__sync_armed(struct ap_thread *t)
 	if (paused) {
 		ring__unmap(&t->ring); /* drops at most the samples not yet drained */
 		ring__unmap(&t->tick); /* batched: the tick that signals */
+		thread__end_ramp(t);
 		return 0;
 	}
 	if (t->ring.page)
@@ -394,6 +442,7 @@ int thread__sync_armed(struct ap_thread *t)
 		if (err) {
 			ring__unmap(&t->ring);
 			ring__unmap(&t->tick);
+			thread__end_ramp(t);
 		} else {
 			t->batched = true;
 			t->fd = tick_fd;
@@ -483,6 +532,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	t->agg = agg ? aggregate__place((char *)mem + body, agg, t->last_flush) : NULL;
 
 	t->fd = -1;
+	t->ramp_fd = -1;
 	if (autoprof.timer_mode) {
 		/* A POSIX CPU-time timer, created by the thread itself. */
 		*err = tid ? -EOPNOTSUPP : timer__open(t);
@@ -544,6 +594,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 out_ring:
 	ring__unmap(&t->ring);
 	ring__unmap(&t->tick);
+	thread__end_ramp(t);
 	if (t->is_timer)
 		timer__close(t);
 	if (t->fd >= 0)
@@ -619,6 +670,7 @@ static void finish(struct ap_thread *t, bool own)
 	aggregate__emit_all(t);
 	stats__fold(&autoprof.stats, &t->stats);
 	ring__unmap(&t->tick);
+	thread__end_ramp(t);
 	ring__unmap(&t->ring);
 	if (own) {
 		offcpu__close_event(t); /* only here: its wrappers read it unclaimed */
@@ -806,6 +858,7 @@ static void reopen_event(struct ap_thread *t, int signo)
 		/* Only the tick signals: a new tick, the same sampling event. */
 		struct ring old = t->tick;
 
+		thread__end_ramp(t); /* it signals with the old number */
 		t->tick.page = NULL;
 		err = open_tick(t, t->tid, signo, &fd);
 		if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
