@@ -200,10 +200,10 @@ struct ap_sampler {
 	uint32_t pid;		     /* the image's process */
 	bool measure_unwind;	     /* AUTOPROF_VERBOSE: time each unwind */
 	bool aggregate;		     /* AUTOPROF_AGGREGATE: samples merge in t->agg */
-	uint64_t check_id;  /* AUTOPROF_AGGREGATE_CHECK: the id of the merged copies, or 0 */
-	uint64_t offcpu_id; /* AUTOPROF_OFFCPU: the id of offcpu-time, or 0 */
-	bool measure_cost;  /* AUTOPROF_COST: time the handler's phases */
-	bool batched;	    /* samples carry registers and a stack copy (cfi.c) */
+	uint64_t check_id;     /* AUTOPROF_AGGREGATE_CHECK: the id of the merged copies, or 0 */
+	uint64_t offcpu_id;    /* AUTOPROF_OFFCPU: the id of offcpu-time, or 0 */
+	bool measure_cost;     /* AUTOPROF_COST: time the handler's phases */
+	bool batched;	       /* samples carry registers and a stack copy (cfi.c) */
 	unsigned tick_samples; /* batched: the samples a thread's tick spans */
 };
 

@@ -185,8 +185,9 @@ void thread__end_ramp(struct ap_thread *t)
 static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 {
 	struct perf_event_attr attr = autoprof.attr;
-	unsigned copy = t->copy_bytes && t->copy_bytes < AP_MAX_STACK_COPY ? t->copy_bytes
-									   : autoprof.cfg.stack_copy;
+	unsigned copy = t->copy_bytes && t->copy_bytes < AP_MAX_STACK_COPY
+			    ? t->copy_bytes
+			    : autoprof.cfg.stack_copy;
 	int err;
 
 	attr.sample_stack_user = copy;
