@@ -329,6 +329,8 @@ static int validate(struct perf_file *pf)
 		err = check_data(pf);
 	if (!err)
 		err = read_attrs(pf);
+	if (!err)
+		prefault__start(pf);
 	return err;
 }
 
@@ -370,6 +372,7 @@ void perf_file__close(struct perf_file *pf)
 {
 	size_t i;
 
+	prefault__stop(pf); /* before the mapping goes */
 	if (pf->base && pf->mapped)
 		munmap((void *)pf->base, pf->size);
 	free(pf->heap);
@@ -456,6 +459,8 @@ int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r)
 	if (*pos >= pf->walk_end)
 		return 0;
 	release_behind(pf, *pos);
+	if (pf->prefault)
+		prefault__tell(pf->prefault, *pos);
 	if (perf_file__record_at(pf, *pos, r) == 0) {
 		*pos += r->h.size;
 		prefetch_next(pf, r, *pos);

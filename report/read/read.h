@@ -2,6 +2,7 @@
 /*
  * read.h - what the rest of autoprof-report needs from the reader (report/read/):
  *   perf_file.c  header/attr/id validation of a file, a buffer or standard input
+ *   prefault.c   a thread that maps a big file's pages ahead of the walker
  *   stream.c     pipe-mode streams and PERF_RECORD_COMPRESSED (zstd) expanded
  *                into one plain record stream
  *   features.c   the optional feature sections (file) or HEADER_FEATURE records (pipe)
@@ -44,7 +45,8 @@ struct perf_file {
 	const u8 *rbase; /* the records: base, or the expanded stream (stream.c) */
 	u8 *expanded;	 /* owned expanded stream, or NULL */
 	size_t cap_attrs;
-	u64 released; /* pages below this were handed back to the kernel */
+	u64 released;		   /* pages below this were handed back to the kernel */
+	struct prefault *prefault; /* the thread mapping pages ahead (prefault.c), or NULL */
 	struct perf_file_header hdr;
 	u64 data_off, data_end; /* record stream, clamped to the file */
 	u64 walk_end;		/* where walking stopped (== data_end unless bad record) */
@@ -90,6 +92,13 @@ int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r);
 int perf_file__attr_of_id(const struct perf_file *pf, u64 id);
 int perf_file__add_attr(struct perf_file *pf, const u8 *attr, u32 size, const u8 *ids, u64 nr_ids);
 int perf_file__finish_attrs(struct perf_file *pf);
+
+/* ---- prefault.c ---- */
+
+struct prefault;
+void prefault__start(struct perf_file *pf);
+void prefault__tell(struct prefault *p, u64 pos);
+void prefault__stop(struct perf_file *pf);
 
 /* ---- stream.c ---- */
 

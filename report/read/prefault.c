@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+/*
+ * prefault.c - map the pages of a big file ahead of the record walker, on
+ * another CPU.
+ *
+ * On a --call-graph dwarf file (8 KiB a record) the kernel's work of mapping
+ * each page the walker touches (fault around, rmap and memcg accounting) is
+ * as much time as the unwinding itself. A thread that stays a bounded
+ * distance ahead of the walker and maps the next chunk with
+ * MADV_POPULATE_READ does that work concurrently, so the walker finds its
+ * pages mapped. It only reads the mapping, the walker's results do not
+ * depend on it, and any error of madvise (EINVAL before Linux 5.14, EFAULT
+ * past a truncated file's end) just ends the thread.
+ *
+ * Used for mapped files of at least PREFAULT_MIN bytes when more than one CPU
+ * is online; AUTOPROF_REPORT_NO_PREFAULT=1 turns it off and
+ * AUTOPROF_REPORT_PREFAULT_MIN=BYTES (tests) sets the size.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+#define PREFAULT_MIN   (256ULL << 20)
+#define PREFAULT_AHEAD (16ULL << 20) /* how far ahead of the walker pages are mapped */
+#define PREFAULT_CHUNK (1ULL << 20)  /* mapped by one madvise */
+#define PREFAULT_TELL  (1ULL << 20)  /* the walker says where it is this often */
+
+struct prefault {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	const u8 *base;
+	u64 size, page, ahead;
+	u64 reader;   /* under mu: the walker's position, told every PREFAULT_TELL bytes */
+	bool stop;    /* under mu: prefault__stop() wants the thread gone */
+	bool waiting; /* under mu: the thread sleeps on cv */
+	u64 told;     /* the walker's own: the position it told last */
+};
+
+static u64 env_u64(const char *name, u64 dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return dflt;
+	n = strtoull(v, &end, 0);
+	return *end ? dflt : (u64)n;
+}
+
+/*
+ * The thread: map [done, done + PREFAULT_CHUNK) while done is less than
+ * p->ahead past the walker, else sleep until told. A walker behind the last
+ * position it told (a new walk) or ahead of done restarts it from there.
+ */
+static void *prefault_thread(void *arg)
+{
+	struct prefault *p = arg;
+	u64 done = 0, last = 0;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		u64 r = p->reader & ~(p->page - 1), end;
+		int rc;
+
+		if (r < last || r > done)
+			done = r;
+		last = r;
+		if (done >= p->size || done - r >= p->ahead) {
+			p->waiting = true;
+			pthread_cond_wait(&p->cv, &p->mu);
+			p->waiting = false;
+			continue;
+		}
+		end = done + PREFAULT_CHUNK < p->size ? done + PREFAULT_CHUNK : p->size;
+		pthread_mutex_unlock(&p->mu);
+		rc = madvise((void *)(p->base + done), end - done, MADV_POPULATE_READ);
+		pthread_mutex_lock(&p->mu);
+		if (rc)
+			break;
+		done = end;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/*
+ * Start the thread for @pf's mapping if it is worth it (see the top);
+ * quietly does nothing otherwise, or if the thread cannot be made.
+ */
+void prefault__start(struct perf_file *pf)
+{
+	struct prefault *p;
+
+	if (!pf->mapped || pf->prefault || env_u64("AUTOPROF_REPORT_NO_PREFAULT", 0) ||
+	    pf->size < env_u64("AUTOPROF_REPORT_PREFAULT_MIN", PREFAULT_MIN) ||
+	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	p->base = pf->base;
+	p->size = pf->size;
+	p->page = (u64)sysconf(_SC_PAGESIZE);
+	p->ahead = env_u64("AUTOPROF_REPORT_PREFAULT_AHEAD", PREFAULT_AHEAD);
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->thread, NULL, prefault_thread, p)) {
+		pthread_cond_destroy(&p->cv);
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+		return;
+	}
+	pf->prefault = p;
+}
+
+/*
+ * The walker is at file offset @pos: wake the thread if it has moved
+ * PREFAULT_TELL bytes on since it last said, or gone back (a new walk).
+ */
+void prefault__tell(struct prefault *p, u64 pos)
+{
+	if (pos >= p->told && pos - p->told < PREFAULT_TELL)
+		return;
+	p->told = pos;
+	pthread_mutex_lock(&p->mu);
+	p->reader = pos;
+	if (p->waiting)
+		pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Stop and join @pf's thread, if any: before the mapping goes away. */
+void prefault__stop(struct perf_file *pf)
+{
+	struct prefault *p = pf->prefault;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+	pf->prefault = NULL;
+}

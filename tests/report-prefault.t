@@ -1,0 +1,72 @@
+#!/bin/sh
+# report-prefault.t - the prefault thread of report/read/prefault.c maps a
+# big file's pages ahead of the record walker (madvise MADV_POPULATE_READ on
+# another CPU) without changing a byte of any view: every view of a
+# `perf record --call-graph dwarf` file and of a `-g` file is the same with
+# AUTOPROF_REPORT_NO_PREFAULT=1 (no thread), with the thread (the size
+# threshold lowered to 0 by AUTOPROF_REPORT_PREFAULT_MIN) and with the thread
+# one chunk ahead (AUTOPROF_REPORT_PREFAULT_AHEAD=1: it waits for the walker
+# at every step). strace shows the thread's madvise calls: made with the
+# thread, none with the switch or for a file under the default threshold.
+#
+# Run from the repository root after `make` (needs build/progs/mtwork).
+
+. "$(dirname "$0")/lib.sh"
+
+needs "$REPORT" "$B/progs/mtwork"
+if ! timeout 120 perf record -q -F 4000 --call-graph dwarf -o dwarf.data "$B/progs/mtwork" 1 4 \
+	>record.out 2>&1 || [ ! -s dwarf.data ] ||
+	! timeout 120 perf record -q -F 4000 -g -o g.data "$B/progs/mtwork" 1 4 \
+		>>record.out 2>&1 || [ ! -s g.data ]; then
+	echo "1..0 # SKIP perf record does not work here: $(tail -n 1 record.out)"
+	exit 0
+fi
+if [ "$(getconf _NPROCESSORS_ONLN)" -lt 2 ]; then
+	echo "1..0 # SKIP one CPU online: the reader starts no prefault thread"
+	exit 0
+fi
+
+plan 8
+
+# views FILE OUT: the views whose output depends on every sample and record
+views() {
+	rm -rf "$2.csv"
+	{
+		"$REPORT" "$1"
+		"$REPORT" -s comm,pid,tid "$1"
+		"$REPORT" --folded "$1"
+		"$REPORT" --json "$1"
+		"$REPORT" --tree --callers "$1"
+		"$REPORT" --csv "$2.csv" "$1" && cat "$2.csv"/*.csv
+	} >"$2" 2>&1
+}
+
+for f in dwarf g; do
+	AUTOPROF_REPORT_NO_PREFAULT=1 AUTOPROF_REPORT_PREFAULT_MIN=0 views $f.data $f.off
+	AUTOPROF_REPORT_PREFAULT_MIN=0 views $f.data $f.on
+	AUTOPROF_REPORT_PREFAULT_MIN=0 AUTOPROF_REPORT_PREFAULT_AHEAD=1 views $f.data $f.near
+	cmp -s $f.off $f.on || diff $f.off $f.on | head -20 | sed 's/^/# /'
+	cmp -s $f.off $f.on
+	ok $? "$f: every view is the same with the prefault thread"
+	cmp -s $f.off $f.near || diff $f.off $f.near | head -20 | sed 's/^/# /'
+	cmp -s $f.off $f.near
+	ok $? "$f: and with the thread one chunk ahead"
+done
+grep -q 'mix_word' dwarf.on && grep -q 'mix_word' g.on
+ok $? "the reports have samples (mix_word)"
+
+# populates ENV...: MADV_POPULATE_READ calls in a default report of dwarf.data
+populates() {
+	timeout 300 env "$@" strace -f -qq -e trace=madvise -o strace.out "$REPORT" dwarf.data \
+		>/dev/null 2>&1
+	grep -c 'MADV_POPULATE_READ' strace.out
+}
+diag "dwarf.data: $(stat -c %s dwarf.data) bytes"
+n=$(populates AUTOPROF_REPORT_PREFAULT_MIN=0)
+within "$n" 1 1000000 "the thread maps pages ahead ($n madvise calls)"
+n=$(populates AUTOPROF_REPORT_PREFAULT_MIN=0 AUTOPROF_REPORT_NO_PREFAULT=1)
+is "$n" 0 "AUTOPROF_REPORT_NO_PREFAULT=1: no thread"
+n=$(populates X=1)
+is "$n" 0 "a file under the default size (256 MiB): no thread"
+rm -f strace.out
+done_testing
