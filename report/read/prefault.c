@@ -6,31 +6,29 @@
  * On a --call-graph dwarf file (8 KiB a record) the kernel's work of mapping
  * each page the walker touches (fault around, rmap and memcg accounting) is
  * as much time as the unwinding itself. A thread that stays a bounded
- * distance ahead of the walker and maps the next chunk with
- * MADV_POPULATE_READ does that work concurrently, so the walker finds its
- * pages mapped. It only reads the mapping, the walker's results do not
- * depend on it, and any error of madvise (EINVAL before Linux 5.14, EFAULT
- * past a truncated file's end) just ends the thread.
+ * distance (PREFAULT_AHEAD) ahead of the walker and reads one byte of each
+ * page of the next chunk takes those page faults concurrently, so the walker
+ * finds its pages mapped. (MADV_POPULATE_READ maps the same pages but costs
+ * the kernel 1.5x the faults, more than the walker's whole time: the thread
+ * fell behind.) It reads only what the walker reads (the data section), the
+ * walker's results do not depend on it, and the walker still hands back the
+ * pages behind it (perf_file.c, release_behind()).
  *
  * Used for mapped files of at least PREFAULT_MIN bytes when more than one CPU
- * is online; AUTOPROF_REPORT_NO_PREFAULT=1 turns it off and
- * AUTOPROF_REPORT_PREFAULT_MIN=BYTES (tests) sets the size.
+ * is online; AUTOPROF_REPORT_NO_PREFAULT=1 turns it off;
+ * AUTOPROF_REPORT_PREFAULT_MIN and _AHEAD (bytes, for tests) set the size
+ * and the distance.
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
-
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
 
 #define PREFAULT_MIN   (256ULL << 20)
 #define PREFAULT_AHEAD (16ULL << 20) /* how far ahead of the walker pages are mapped */
-#define PREFAULT_CHUNK (1ULL << 20)  /* mapped by one madvise */
+#define PREFAULT_CHUNK (1ULL << 20)  /* touched between two looks at the walker */
 #define PREFAULT_TELL  (1ULL << 20)  /* the walker says where it is this often */
 
 struct prefault {
@@ -58,19 +56,19 @@ static u64 env_u64(const char *name, u64 dflt)
 }
 
 /*
- * The thread: map [done, done + PREFAULT_CHUNK) while done is less than
+ * The thread: touch each page of [done, done + PREFAULT_CHUNK) while done is less than
  * p->ahead past the walker, else sleep until told. A walker behind the last
  * position it told (a new walk) or ahead of done restarts it from there.
  */
 static void *prefault_thread(void *arg)
 {
 	struct prefault *p = arg;
+	volatile const u8 *q = p->base;
 	u64 done = 0, last = 0;
 
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
-		u64 r = p->reader & ~(p->page - 1), end;
-		int rc;
+		u64 r = p->reader & ~(p->page - 1), end, o;
 
 		if (r < last || r > done)
 			done = r;
@@ -83,10 +81,9 @@ static void *prefault_thread(void *arg)
 		}
 		end = done + PREFAULT_CHUNK < p->size ? done + PREFAULT_CHUNK : p->size;
 		pthread_mutex_unlock(&p->mu);
-		rc = madvise((void *)(p->base + done), end - done, MADV_POPULATE_READ);
+		for (o = done; o < end; o += p->page)
+			(void)q[o];
 		pthread_mutex_lock(&p->mu);
-		if (rc)
-			break;
 		done = end;
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -109,7 +106,8 @@ void prefault__start(struct perf_file *pf)
 	if (!p)
 		return;
 	p->base = pf->base;
-	p->size = pf->size;
+	p->size = pf->data_end; /* the walker reads no further */
+	p->reader = p->told = pf->data_off;
 	p->page = (u64)sysconf(_SC_PAGESIZE);
 	p->ahead = env_u64("AUTOPROF_REPORT_PREFAULT_AHEAD", PREFAULT_AHEAD);
 	pthread_mutex_init(&p->mu, NULL);
