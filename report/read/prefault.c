@@ -12,7 +12,12 @@
  * the kernel 1.5x the faults, more than the walker's whole time: the thread
  * fell behind.) It reads only what the walker reads (the data section), the
  * walker's results do not depend on it, and the walker still hands back the
- * pages behind it (perf_file.c, release_behind()).
+ * pages behind it (perf_file.c, release_behind()), in chunks of 64 MiB
+ * rather than 2 while the thread runs: each release is a TLB shootdown on
+ * the thread's CPU too (an IPI, a VM exit in a VM), and with 2 MiB chunks
+ * the thread cost 40% on a file whose page cache is in large folios (cheap
+ * to map); with 64 MiB it costs nothing there and saves 25-45% of the wall
+ * time on a file as perf wrote it (small pages).
  *
  * Used for mapped files of at least PREFAULT_MIN bytes when more than one CPU
  * is online; AUTOPROF_REPORT_NO_PREFAULT=1 turns it off;

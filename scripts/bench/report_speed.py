@@ -42,9 +42,19 @@ def run(cmd, env=None):
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
-def median_of(cmd, runs):
-    res = [run(cmd) for _ in range(runs)]
-    return tuple(statistics.median(r[i] for r in res) for i in range(3))
+def interleaved(a, b, runs):
+    """Run a and b in turns, runs times each; the medians of each (wall, CPU, RSS).
+
+    In turns, so both find the file's pages in the same state: this VM's
+    DAMON pages out page cache left idle for some seconds, and a 3 GB dwarf
+    file measured after the other files' perf runs was partly on disk again
+    for the first reader only."""
+    ra, rb = [], []
+    for _ in range(runs):
+        ra.append(run(a))
+        rb.append(run(b))
+    med = lambda res: tuple(statistics.median(r[i] for r in res) for i in range(3))
+    return med(ra), med(rb)
 
 
 def samples_of(report, path):
@@ -107,9 +117,9 @@ def main():
             if name not in files:
                 continue
             path = files[name]
-            n = samples_of(report, path)
-            ours = median_of([report, path], a.runs)
-            theirs = median_of(['perf', 'report', '-i', path, '--stdio'], a.runs)
+            n = samples_of(report, path)  # also warms the page cache again, just before
+            ours, theirs = interleaved([report, path], ['perf', 'report', '-i', path, '--stdio'],
+                                       a.runs)
             rows.append((name, n, os.path.getsize(path), ours, theirs))
         lines = [
             '# autoprof-report vs perf report --stdio (make bench-report)',
