@@ -48,9 +48,10 @@ for how in nanosleep cond poll read; do
 	w=$(self perf.data offcpu-time wait_here)
 	within "$w" 95 100 "$how: perf report puts the waits at wait_here (self, offcpu-time)"
 	got=$(awk -v o="$off" -v c="$cpu" -v w="$w" 'BEGIN { if (o + c > 0) printf "%.2f", 100 * o * w / 100 / (o + c) }')
-	# The issue's target is 2 points; measured here 0.4-1.7 (ours a little
-	# higher: the waits' own system time and the first samples' periods),
-	# 2.6 once in a fresh root under load: the check allows 2.5.
+	# The issue's target is 2 points; measured here -0.9 to +1.7, 2.6 once
+	# in a fresh root under load (the program's own measure moves by a point
+	# or two between runs: its waits' wall time includes the wake-up's
+	# delay): the check allows 2.5.
 	within "$(absdiff "$got" "$truth")" 0 2.5 \
 		"$how: perf report: wait_here's off-CPU time is $got% of off-CPU + CPU time, the program measured $truth%"
 	"$REPORT" --json perf.data >rep.json 2>rep.err
