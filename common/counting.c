@@ -25,14 +25,21 @@
 
 #include "common.h"
 
-/* True when this process may not count kernel work (perf_event_paranoid >= 2, not root). */
+/*
+ * True when this process may not count kernel work (perf_event_paranoid >= 2,
+ * not root). Read once: it was read for every counter, 20 opens of the file
+ * in each profiled process's start-up.
+ */
 static bool user_only(void)
 {
+	static int known = -1;
 	char buf[16];
 
-	if (ap_read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) <= 0)
-		return true;
-	return atoi(buf) >= 2 && geteuid() != 0;
+	if (known < 0)
+		known =
+		    ap_read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) <= 0 ||
+		    (atoi(buf) >= 2 && geteuid() != 0);
+	return known;
 }
 
 /* The counting attr for @ev (the group leader's attr when enable_on_exec). */

@@ -49,12 +49,17 @@ static uint32_t read_cpu_id(int cpu, const char *name)
 	return read_cpu_file(cpu, name, buf, sizeof(buf)) ? (uint32_t)atoi(buf) : UINT32_MAX;
 }
 
-/* The CPUs perf lists: 0 .. the highest present CPU. */
+/* The CPUs perf lists: 0 .. the highest present CPU (glibc reads a file each time: once). */
 static int nr_cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_CONF);
+	static int n;
 
-	return n > 0 ? (int)n : 1;
+	if (!n) {
+		long conf = sysconf(_SC_NPROCESSORS_CONF);
+
+		n = conf > 0 ? (int)conf : 1;
+	}
+	return n;
 }
 
 static bool online(int cpu)
