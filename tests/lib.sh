@@ -113,3 +113,34 @@ browser_dump() {
 		--virtual-time-budget=5000 --dump-dom "file://$_page" 2>"$_page.err" |
 		sed -n 's/^@@ //p' | sed 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&amp;/\&/g'
 }
+
+# report_views FILE OUT: every view of FILE (autoprof-report), stdout and
+# stderr, into OUT: the views whose output depends on every sample and record,
+# for tests that compare two ways of reading a file byte for byte. The comm
+# and dso filters name the test programs that record such files.
+report_views() {
+	rm -rf "$2.csv"
+	{
+		"$REPORT" "$1"
+		"$REPORT" -s comm,pid,tid "$1"
+		"$REPORT" -s dso,sym -n 50 "$1"
+		"$REPORT" --lines --no-children "$1"
+		"$REPORT" --folded "$1"
+		"$REPORT" --json --lines "$1"
+		"$REPORT" --tree "$1"
+		"$REPORT" --tree --callers --min-percent 0 "$1"
+		"$REPORT" --flamegraph - "$1"
+		"$REPORT" --comm threads,mtwork,truth --dso mtwork,threads,truth,libc.so.6 "$1"
+		"$REPORT" --comm mtwork -s comm,tid "$1"
+		"$REPORT" --time 0.1, "$1"
+		"$REPORT" --csv "$2.csv" "$1" && cat "$2.csv"/*.csv
+	} >"$2" 2>&1
+}
+
+# same_views A B MESSAGE: ok when files A and B are the same (the first lines
+# of their diff as diagnostics when not).
+same_views() {
+	cmp -s "$1" "$2" || diff "$1" "$2" | head -20 | sed 's/^/# /'
+	cmp -s "$1" "$2"
+	ok $? "$3"
+}

@@ -32,25 +32,6 @@ fi
 
 plan 10
 
-# views FILE OUT: every view of FILE, stdout and stderr, into OUT
-views() {
-	rm -rf "$2.csv"
-	{
-		"$REPORT" "$1"
-		"$REPORT" -s comm,pid,tid "$1"
-		"$REPORT" -s dso,sym -n 50 "$1"
-		"$REPORT" --lines --no-children "$1"
-		"$REPORT" --folded "$1"
-		"$REPORT" --json --lines "$1"
-		"$REPORT" --tree "$1"
-		"$REPORT" --tree --callers --min-percent 0 "$1"
-		"$REPORT" --flamegraph - "$1"
-		"$REPORT" --comm threads,mtwork,truth --dso mtwork,threads,truth,libc.so.6 "$1"
-		"$REPORT" --time 0.1, "$1"
-		"$REPORT" --csv "$2.csv" "$1" && cat "$2.csv"/*.csv
-	} >"$2" 2>&1
-}
-
 # calls FILE SWITCH: libdw's dwfl_getthread_frames() calls in a default report
 calls() {
 	rm -f calls.out
@@ -60,11 +41,9 @@ calls() {
 }
 
 for f in mtwork threads truth; do
-	AUTOPROF_REPORT_NO_CFI_CACHE=1 views $f.data $f.libdw
-	views $f.data $f.cache
-	cmp -s $f.libdw $f.cache || diff $f.libdw $f.cache | head -20 | sed 's/^/# /'
-	cmp -s $f.libdw $f.cache
-	ok $? "$f: the cached rules give every view byte for byte as libdw does"
+	AUTOPROF_REPORT_NO_CFI_CACHE=1 report_views $f.data $f.libdw
+	report_views $f.data $f.cache
+	same_views $f.libdw $f.cache "$f: the cached rules give every view byte for byte as libdw does"
 done
 grep -q 'mix_word' mtwork.cache
 ok $? "the stacks are unwound (mix_word)"

@@ -26,29 +26,12 @@ fi
 
 plan 8
 
-# views FILE OUT: the views whose output depends on every sample and record
-views() {
-	rm -rf "$2.csv"
-	{
-		"$REPORT" "$1"
-		"$REPORT" -s comm,pid,tid "$1"
-		"$REPORT" --folded "$1"
-		"$REPORT" --json --lines "$1"
-		"$REPORT" --tree --callers "$1"
-		"$REPORT" --comm threads --dso mtwork,threads "$1"
-		"$REPORT" --csv "$2.csv" "$1" && cat "$2.csv"/*.csv
-	} >"$2" 2>&1
-}
-
 for f in mtwork threads; do
-	AUTOPROF_REPORT_SPEC_GAP=0 views $f.data $f.two
-	views $f.data $f.one
-	AUTOPROF_REPORT_SPEC_GAP=1 views $f.data $f.undo
-	cmp -s $f.two $f.one
-	ok $? "$f: one walk gives what two passes give"
-	cmp -s $f.two $f.undo || diff $f.two $f.undo | head -20 | sed 's/^/# /'
-	cmp -s $f.two $f.undo
-	ok $? "$f: undone walks give what two passes give"
+	AUTOPROF_REPORT_SPEC_GAP=0 report_views $f.data $f.two
+	report_views $f.data $f.one
+	AUTOPROF_REPORT_SPEC_GAP=1 report_views $f.data $f.undo
+	same_views $f.two $f.one "$f: one walk gives what two passes give"
+	same_views $f.two $f.undo "$f: undone walks give what two passes give"
 done
 grep -q '^Samples:' mtwork.two
 ok $? "the report has samples"

@@ -31,31 +31,12 @@ timeout 120 env AUTOPROF_QUIET=1 AUTOPROF_FREQ=50 AUTOPROF_OUTPUT=tiny.data LD_P
 
 plan 8
 
-# views FILE OUT: the views whose output depends on every sample and record
-views() {
-	rm -rf "$2.csv"
-	{
-		"$REPORT" "$1"
-		"$REPORT" -s comm,pid,tid "$1"
-		"$REPORT" --folded "$1"
-		"$REPORT" --json "$1"
-		"$REPORT" --tree --callers "$1"
-		"$REPORT" --comm mtwork,threads "$1"
-		"$REPORT" --comm mtwork -s comm,tid "$1"
-		"$REPORT" --csv "$2.csv" "$1" && cat "$2.csv"/*.csv
-	} >"$2" 2>&1
-}
-
 for f in g pre thr; do
-	AUTOPROF_REPORT_SPEC_GAP=0 views $f.data $f.two
-	views $f.data $f.one
-	AUTOPROF_REPORT_SPEC_GAP=1 views $f.data $f.undo
-	cmp -s $f.two $f.one || diff $f.two $f.one | head -20 | sed 's/^/# /'
-	cmp -s $f.two $f.one
-	ok $? "$f: one walk gives what two passes give"
-	cmp -s $f.two $f.undo || diff $f.two $f.undo | head -20 | sed 's/^/# /'
-	cmp -s $f.two $f.undo
-	ok $? "$f: undone walks give what two passes give"
+	AUTOPROF_REPORT_SPEC_GAP=0 report_views $f.data $f.two
+	report_views $f.data $f.one
+	AUTOPROF_REPORT_SPEC_GAP=1 report_views $f.data $f.undo
+	same_views $f.two $f.one "$f: one walk gives what two passes give"
+	same_views $f.two $f.undo "$f: undone walks give what two passes give"
 done
 grep -q 'mix_word' pre.two && grep -q '^Samples:' g.two
 ok $? "the reports have samples (mix_word)"

@@ -28,29 +28,12 @@ fi
 
 plan 7
 
-# views FILE OUT: the views whose output depends on every sample and record
-views() {
-	rm -rf "$2.csv"
-	{
-		"$REPORT" "$1"
-		"$REPORT" -s comm,pid,tid "$1"
-		"$REPORT" --folded "$1"
-		"$REPORT" --json "$1"
-		"$REPORT" --tree --callers "$1"
-		"$REPORT" --csv "$2.csv" "$1" && cat "$2.csv"/*.csv
-	} >"$2" 2>&1
-}
-
 for f in dwarf g; do
-	AUTOPROF_REPORT_NO_PREFAULT=1 AUTOPROF_REPORT_PREFAULT_MIN=0 views $f.data $f.off
-	AUTOPROF_REPORT_PREFAULT_MIN=0 views $f.data $f.on
-	AUTOPROF_REPORT_PREFAULT_MIN=0 AUTOPROF_REPORT_PREFAULT_AHEAD=1 views $f.data $f.near
-	cmp -s $f.off $f.on || diff $f.off $f.on | head -20 | sed 's/^/# /'
-	cmp -s $f.off $f.on
-	ok $? "$f: every view is the same with the prefault thread"
-	cmp -s $f.off $f.near || diff $f.off $f.near | head -20 | sed 's/^/# /'
-	cmp -s $f.off $f.near
-	ok $? "$f: and with the thread one chunk ahead"
+	AUTOPROF_REPORT_NO_PREFAULT=1 AUTOPROF_REPORT_PREFAULT_MIN=0 report_views $f.data $f.off
+	AUTOPROF_REPORT_PREFAULT_MIN=0 report_views $f.data $f.on
+	AUTOPROF_REPORT_PREFAULT_MIN=0 AUTOPROF_REPORT_PREFAULT_AHEAD=1 report_views $f.data $f.near
+	same_views $f.off $f.on "$f: every view is the same with the prefault thread"
+	same_views $f.off $f.near "$f: and with the thread one chunk ahead"
 done
 grep -q 'mix_word' dwarf.on && grep -q 'mix_word' g.on
 ok $? "the reports have samples (mix_word)"
