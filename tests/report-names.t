@@ -82,12 +82,22 @@ for v in legacy v0; do
 	fi
 done
 
-# PLT stubs: name@plt, the name objdump gives the entry.
-theirs plt.data "$B/progs/pltcall" 300
-ours plt.ours "$B/progs/pltcall" 300
+# PLT stubs: name@plt, the name objdump gives the entry. How many samples
+# land in the stub varies from run to run here, for perf record as for us
+# (0-45 of 800: the timer's interrupts fall on some instructions more than
+# others, and where the stub sits moves with the load address): a file
+# without any is recorded again, up to 4 times.
+plt_stub() { "$REPORT" -n 50 "$1" 2>/dev/null | awk '/^Top functions by self/ { t = 1 } t && $NF == "pltcall" && $3 ~ /@plt$/ { print "<" $3 ">"; exit }'; }
 want=$(objdump -d --section=.plt --section=.plt.sec "$B/progs/pltcall" | grep -o '<strlen@plt>')
 for f in plt.data plt.ours; do
-	got=$("$REPORT" -n 50 "$f" 2>/dev/null | awk '/^Top functions by self/ { t = 1 } t && $NF == "pltcall" && $3 ~ /@plt$/ { print "<" $3 ">"; exit }')
+	for _try in 1 2 3 4; do
+		case $f in
+		*.data) theirs $f "$B/progs/pltcall" 300 ;;
+		*) ours $f "$B/progs/pltcall" 300 ;;
+		esac
+		got=$(plt_stub $f)
+		[ -n "$got" ] && break
+	done
 	is "$got" "$want" "PLT: $f names the stub strlen@plt"
 done
 
