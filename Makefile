@@ -96,12 +96,12 @@ $(BUILD)/launcher/%.o: launcher/%.c $(DEPS_STAMP)
 $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/preload.map \
-		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl -lpfm
+		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
 
 LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o)
 $(BUILD)/autoprof: $(LAUNCHER_LINK)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -lpfm
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -ldl
 
 $(BUILD)/report/%.o: report/%.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -135,12 +135,12 @@ $(BUILD)/asan/unit/test-report-%: tests/unit/test-report-%.c $(REPORT_CORE:%.c=$
 $(BUILD)/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE:%.c=$(BUILD)/%.o)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(BASE) $(CFLAGS) -Itests $(LIB_INC) -o $@ $^ $(LDFLAGS) -lunwind -ldl -lpfm
+	$(Q)$(CC) $(BASE) $(CFLAGS) -Itests $(LIB_INC) -o $@ $^ $(LDFLAGS) -lunwind -ldl
 
 $(BUILD)/asan/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE)
 	@mkdir -p $(@D)
 	@echo "  CC ASAN $<"
-	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests $(LIB_INC) -o $@ $^ -lunwind -ldl -lpfm
+	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests $(LIB_INC) -o $@ $^ -lunwind -ldl
 
 # Test programs: -O2 without frame pointers, the hard case for unwinding.
 $(BUILD)/progs/%: tests/progs/%.c

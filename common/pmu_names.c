@@ -6,9 +6,14 @@
  * name (skl::INST_RETIRED:ANY_P). perf and Intel's manuals spell them
  * EVENT.UMASK; the fixed counters have names of their own in libpfm4
  * (INST_RETIRED.ANY is INSTRUCTION_RETIRED). Not async-signal-safe.
+ *
+ * libpfm4 is loaded (dlopen) the first time a name needs it, not linked:
+ * relocating its tables (41k relocations) took 0.8-3.7 ms of every profiled
+ * process's start-up, which perf's own names never need.
  */
 #include "pmu_names.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <perfmon/pfmlib_perf_event.h>
 #include <stdio.h>
@@ -25,13 +30,47 @@ static const struct {
     {"CPU_CLK_UNHALTED.REF_TSC", "UNHALTED_REFERENCE_CYCLES"},
 };
 
+/* The libpfm4 functions used here, from libpfm.so.4 once loaded (pfm_ready()). */
+static struct {
+	__typeof__(pfm_initialize) *initialize;
+	__typeof__(pfm_get_os_event_encoding) *get_os_event_encoding;
+	__typeof__(pfm_get_event_info) *get_event_info;
+	__typeof__(pfm_get_pmu_info) *get_pmu_info;
+	__typeof__(pfm_get_event_next) *get_event_next;
+	__typeof__(pfm_get_event_attr_info) *get_event_attr_info;
+	__typeof__(pfm_strerror) *strerror;
+} pfm;
+static char pfm_why[160]; /* why libpfm4 is not there, once tried */
+
+/* Load and initialize libpfm4 (once); false, with pfm_why said, if it cannot be. */
 static int pfm_ready(void)
 {
 	static int state; /* 0 not tried, 1 ready, -1 failed */
+	void *h;
 
-	if (!state)
-		state = pfm_initialize() == PFM_SUCCESS ? 1 : -1;
-	return state > 0;
+	if (state)
+		return state > 0;
+	state = -1;
+	h = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(pfm_why, sizeof(pfm_why), "libpfm4 (libpfm.so.4) cannot be loaded: %s",
+			 dlerror());
+		return 0;
+	}
+#define PFM_SYM(f) (*(void **)&pfm.f = dlsym(h, "pfm_" #f)) != NULL
+	if (!(PFM_SYM(initialize) && PFM_SYM(get_os_event_encoding) && PFM_SYM(get_event_info) &&
+	      PFM_SYM(get_pmu_info) && PFM_SYM(get_event_next) && PFM_SYM(get_event_attr_info) &&
+	      PFM_SYM(strerror))) {
+#undef PFM_SYM
+		snprintf(pfm_why, sizeof(pfm_why), "libpfm.so.4 lacks a function autoprof uses");
+		return 0;
+	}
+	if (pfm.initialize() != PFM_SUCCESS) {
+		snprintf(pfm_why, sizeof(pfm_why), "libpfm4 does not initialize here");
+		return 0;
+	}
+	state = 1;
+	return 1;
 }
 
 /* Ask libpfm4 for @name exactly. Returns a pfm_err_t. */
@@ -47,7 +86,7 @@ static int try_encode(const char *name, struct pmu_encoding *enc)
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = &attr;
 	arg.size = sizeof(arg);
-	err = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	err = pfm.get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (err != PFM_SUCCESS)
 		return err;
 	enc->type = attr.type;
@@ -62,8 +101,8 @@ static int try_encode(const char *name, struct pmu_encoding *enc)
 	info.size = sizeof(info);
 	memset(&pinfo, 0, sizeof(pinfo));
 	pinfo.size = sizeof(pinfo);
-	if (pfm_get_event_info(arg.idx, PFM_OS_NONE, &info) == PFM_SUCCESS &&
-	    pfm_get_pmu_info(info.pmu, &pinfo) == PFM_SUCCESS && pinfo.name)
+	if (pfm.get_event_info(arg.idx, PFM_OS_NONE, &info) == PFM_SUCCESS &&
+	    pfm.get_pmu_info(info.pmu, &pinfo) == PFM_SUCCESS && pinfo.name)
 		snprintf(enc->pmu, sizeof(enc->pmu), "%s", pinfo.name);
 	return PFM_SUCCESS;
 }
@@ -97,7 +136,7 @@ static const char *core_pmu(void)
 	{
 		memset(&info, 0, sizeof(info));
 		info.size = sizeof(info);
-		if (pfm_get_pmu_info((pfm_pmu_t)pmu, &info) == PFM_SUCCESS && info.is_present &&
+		if (pfm.get_pmu_info((pfm_pmu_t)pmu, &info) == PFM_SUCCESS && info.is_present &&
 		    info.type == PFM_PMU_TYPE_CORE)
 			return info.name;
 	}
@@ -111,8 +150,11 @@ int pmu_names__encode(const char *name, struct pmu_encoding *enc, char *why, siz
 	int err;
 
 	why[0] = 0;
-	if (!pfm_ready())
+	if (!pfm_ready()) {
+		snprintf(why, why_len, "not an event perf knows (PMU event names need %s)",
+			 pfm_why);
 		return -ENOENT;
+	}
 	memset(enc, 0, sizeof(*enc));
 	err = try_encode(name, enc);
 	if (err != PFM_SUCCESS) {
@@ -157,7 +199,7 @@ int pmu_names__encode(const char *name, struct pmu_encoding *enc, char *why, siz
 				 "to look the name up in");
 		return -ENOENT;
 	}
-	snprintf(why, why_len, "%s", pfm_strerror(err));
+	snprintf(why, why_len, "%s", pfm.strerror(err));
 	return -EINVAL;
 }
 
@@ -182,19 +224,19 @@ int pmu_names__list(FILE *out, const char *filter)
 
 		memset(&pinfo, 0, sizeof(pinfo));
 		pinfo.size = sizeof(pinfo);
-		if (pfm_get_pmu_info((pfm_pmu_t)pmu, &pinfo) != PFM_SUCCESS || !pinfo.is_present ||
+		if (pfm.get_pmu_info((pfm_pmu_t)pmu, &pinfo) != PFM_SUCCESS || !pinfo.is_present ||
 		    pinfo.type != PFM_PMU_TYPE_CORE)
 			continue;
 		cores++;
 		fprintf(out, "\nPMU events of this CPU (libpfm4 model %s: %s):\n", pinfo.name,
 			pinfo.desc ? pinfo.desc : "");
-		for (int idx = pinfo.first_event; idx != -1; idx = pfm_get_event_next(idx)) {
+		for (int idx = pinfo.first_event; idx != -1; idx = pfm.get_event_next(idx)) {
 			pfm_event_info_t info;
 			int umasks = 0;
 
 			memset(&info, 0, sizeof(info));
 			info.size = sizeof(info);
-			if (pfm_get_event_info(idx, PFM_OS_NONE, &info) != PFM_SUCCESS)
+			if (pfm.get_event_info(idx, PFM_OS_NONE, &info) != PFM_SUCCESS)
 				continue;
 			for (int a = 0; a < info.nattrs; a++) {
 				pfm_event_attr_info_t ainfo;
@@ -202,7 +244,7 @@ int pmu_names__list(FILE *out, const char *filter)
 
 				memset(&ainfo, 0, sizeof(ainfo));
 				ainfo.size = sizeof(ainfo);
-				if (pfm_get_event_attr_info(idx, a, PFM_OS_NONE, &ainfo) !=
+				if (pfm.get_event_attr_info(idx, a, PFM_OS_NONE, &ainfo) !=
 					PFM_SUCCESS ||
 				    ainfo.type != PFM_ATTR_UMASK)
 					continue;
