@@ -375,8 +375,9 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
  * After a drain of a batched thread: a thread whose stacks are deeper than
  * its copies gets an event with copies four times as large, up to the
  * kernel's limit: during its ramp (its first samples, drained one at a
- * time), at its first walk that ran off the end; then at 4 or more such
- * walks that are more than 1 in 32 of its walks. The ramp ends after
+ * time), at its first walk that ran off the end; then at 3 or more such
+ * walks that are more than 1 in 128 of its walks (at 1 in 32, demo's deep
+ * qsort recursions kept 1.6% of its stacks short of main for good). The ramp ends after
  * AP_RAMP_DRAINS drains since the copies last grew. So a program whose
  * stacks deepen as it starts (python3's imports need 8-32 KB) loses a few
  * walks, not its first batches. From the handler only. Async-signal-safe.
@@ -388,7 +389,7 @@ static void adapt_batch(struct ap_thread *t)
 	if (!t->batched)
 		return;
 	if (t->copy_short > 0 && t->copy_bytes < AP_MAX_STACK_COPY &&
-	    (ramping || (t->copy_short >= 4 && t->copy_short * 32 >= t->copy_samples))) {
+	    (ramping || (t->copy_short >= 3 && t->copy_short * 128 >= t->copy_samples))) {
 		thread__grow_copy(t);
 		t->copy_samples = t->copy_short = 0;
 		t->ramp_drains = 0;
