@@ -173,6 +173,9 @@ void stat__remove(const struct writer *w);
 
 /* ---- session/control.c: `autoprof ctl PID start|stop|dump|status` ---- */
 
+/* This user's directory of endpoints (made 0700 if need be; refused if not
+ * the user's own, or open to others). Returns 0 or -errno. */
+int control__dir(char *out, size_t cap);
 void control__publish(void);
 void control__withdraw(void);
 

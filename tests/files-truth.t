@@ -6,7 +6,7 @@
 # whose closing lines say which file holds which command.
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$B/autoprof-report" "$B/progs/split"
-plan 23
+plan 25
 
 P=$B/progs
 # A sample's first line in perf script: comm, tid, time, period, event.
@@ -125,4 +125,19 @@ else
 	skip "no static libc to link a static program"
 	skip "no static libc to link a static program"
 fi
+# 24-25: the machine's description is kept for the next images of this boot
+# (the user's control directory, "machine"): read from it, the same sections;
+# and no sysfs cache file read in that image's start-up.
+cdir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/autoprof}
+cdir=${cdir:-/tmp/autoprof-$(id -u)}
+rm -f "$cdir/machine"
+env LD_PRELOAD="$LIB" AUTOPROF_OUTPUT=m1.data "$P/split" 50 >/dev/null 2>&1
+strace -f -qq -e trace=openat -o m2.strace env LD_PRELOAD="$LIB" AUTOPROF_OUTPUT=m2.data \
+	"$P/split" 50 >/dev/null 2>&1
+machine m1.data >m1.mach
+machine m2.data >m2.mach
+[ -s "$cdir/machine" ] && cmp -s m1.mach m2.mach && [ "$(wc -l <m2.mach)" -ge 12 ]
+ok $? "the machine's description kept in $cdir/machine gives the same sections" ||
+	diff m1.mach m2.mach | sed 's/^/#   /'
+is "$(grep -c '/cache/index' m2.strace)" 0 "an image started with it kept reads no sysfs cache file"
 done_testing

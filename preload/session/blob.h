@@ -77,5 +77,6 @@ static inline void blob_string(struct blob *b, const char *s)
 /* ---- file_machine.c: the machine's description, as perf record writes it ---- */
 
 bool machine__feature(int feat, struct blob *b, size_t max_len);
+void machine__keep(void);
 
 #endif /* AUTOPROF_SESSION_BLOB_H */

@@ -53,7 +53,7 @@ struct tally {
  * The folder of the endpoints: made 0700 when missing; it must be ours, a
  * real folder, and closed to others. Returns 0 or -errno. Not async-signal-safe.
  */
-static int make_dir(char *out, size_t cap)
+int control__dir(char *out, size_t cap)
 {
 	struct stat st;
 	int err;
@@ -136,7 +136,7 @@ void control__publish(void)
 		   * (sampling moved) keeps the token valid throughout: a request that
 		   * read the old file must not reach the program as its signal. */
 		__atomic_store_n(&token, 0, __ATOMIC_SEQ_CST);
-	err = make_dir(dir, sizeof(dir));
+	err = control__dir(dir, sizeof(dir));
 	if (!err && (size_t)snprintf(endpoint, sizeof(endpoint), "%s/%d", dir, (int)pid) >=
 			sizeof(endpoint))
 		err = -ENAMETOOLONG;

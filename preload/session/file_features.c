@@ -240,6 +240,7 @@ static struct writer_features *prepare(struct writer *w, bool final)
 		p->n++;
 		p->bits[feature_order[i] / 64] |= 1ULL << (feature_order[i] % 64);
 	}
+	machine__keep(); /* the machine's description for the next images */
 	if (body.err) {
 		free(body.p);
 		free(p);
