@@ -31,6 +31,17 @@ self() {
 # diff A B: |A - B|.
 absdiff() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") exit; d = a - b; if (d < 0) d = -d; printf "%.2f\n", d }'; }
 
+# The shares are measured with kernel samples where they are permitted: the
+# program's clock counts its system time too, and user-only CPU samples leave
+# it out (ours about 1 point high then: 0.8-1.1 here, 2.7 once in a fresh
+# root). With AUTOPROF_KERNEL=1: -0.2 to +0.1.
+if [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1 ]; then
+	kern=1 bound=2
+else
+	kern=0 bound=2.5
+fi
+diag "shares with AUTOPROF_KERNEL=$kern, within $bound points"
+
 for how in nanosleep cond poll read; do
 	mkdir $how && cd $how
 	timeout -s KILL 120 "$P/offcpu70" $how 100 >plain.out 2>plain.err
@@ -42,19 +53,20 @@ for how in nanosleep cond poll read; do
 	ok $? "$how: no wait cut short, same output and exit status as without the library" ||
 		{ diag_file prof.out; diag_file prof.err; }
 	[ $how = read ] && { cd .. && continue; } # the pipe's writer sets the pace: no share to check
-	truth=$(sed -n 's/^share //p' prof.err)
-	off=$(count perf.data offcpu-time)
-	cpu=$(count perf.data cpu-clock)
 	w=$(self perf.data offcpu-time wait_here)
 	within "$w" 95 100 "$how: perf report puts the waits at wait_here (self, offcpu-time)"
-	got=$(awk -v o="$off" -v c="$cpu" -v w="$w" 'BEGIN { if (o + c > 0) printf "%.2f", 100 * o * w / 100 / (o + c) }')
-	# The issue's target is 2 points; measured here -0.9 to +1.7, 2.6 once
-	# in a fresh root under load (the program's own measure moves by a point
-	# or two between runs: its waits' wall time includes the wake-up's
-	# delay): the check allows 2.5.
-	within "$(absdiff "$got" "$truth")" 0 2.5 \
+	"$REPORT" -e offcpu-time perf.data >rep.txt 2>&1
+	grep -q '^== offcpu-time: ' rep.txt && grep -q 'wait_here' rep.txt
+	ok $? "$how: autoprof-report -e offcpu-time shows the waits by function" || diag_file rep.txt
+	timeout -s KILL 120 env AUTOPROF_OFFCPU=1 AUTOPROF_KERNEL=$kern AUTOPROF_EVENT=cpu-clock \
+		AUTOPROF_OUTPUT=share.data LD_PRELOAD="$LIB" "$P/offcpu70" $how 100 >share.out 2>share.err
+	truth=$(sed -n 's/^share //p' share.err)
+	got=$(awk -v o="$(count share.data offcpu-time)" -v c="$(count share.data cpu-clock)" \
+		-v w="$(self share.data offcpu-time wait_here)" \
+		'BEGIN { if (o + c > 0) printf "%.2f", 100 * o * w / 100 / (o + c) }')
+	within "$(absdiff "$got" "$truth")" 0 $bound \
 		"$how: perf report: wait_here's off-CPU time is $got% of off-CPU + CPU time, the program measured $truth%"
-	"$REPORT" --json perf.data >rep.json 2>rep.err
+	"$REPORT" --json share.data >rep.json 2>rep.err
 	ours=$(python3 -c '
 import json, sys
 d = json.load(open("rep.json"))
@@ -62,12 +74,9 @@ ev = {e["event"]: e for e in d["events"]}
 o, c = ev["offcpu-time"], ev["cpu-clock"]
 w = sum(r["total_period"] for r in o["rows"] if r["function"] == "wait_here")
 print("%.2f" % (100.0 * w / (o["period"] + c["period"])))' 2>>rep.err)
-	within "$(absdiff "$ours" "$truth")" 0 2.5 \
+	within "$(absdiff "$ours" "$truth")" 0 $bound \
 		"$how: autoprof-report: wait_here's off-CPU time is $ours%, the program measured $truth%" ||
 		diag_file rep.err
-	"$REPORT" -e offcpu-time perf.data >rep.txt 2>&1
-	grep -q '^== offcpu-time: ' rep.txt && grep -q 'wait_here' rep.txt
-	ok $? "$how: autoprof-report -e offcpu-time shows the waits by function" || diag_file rep.txt
 	cd ..
 done
 
