@@ -272,15 +272,7 @@ static bool run_cfa(struct cfa_state *s, struct cursor *c, uint64_t pc)
 			break;
 		case 0x0f:
 			return false; /* def_cfa_expression */
-		case 0x10:	      /* expression */
-			reg = uleb(c);
-			off = (int64_t)uleb(c);
-			if (off < 0 || off > c->end - c->p)
-				return false;
-			c->p += off;
-			set_saved(s, reg, SAVED_OTHER, 0);
-			continue;
-		case 0x11: /* offset_extended_sf */
+		case 0x11:	      /* offset_extended_sf */
 			reg = uleb(c);
 			set_saved(s, reg, SAVED_AT, sleb(c) * s->data_align);
 			continue;
@@ -297,6 +289,7 @@ static bool run_cfa(struct cfa_state *s, struct cursor *c, uint64_t pc)
 			op == 0x14 ? (void)uleb(c) : (void)sleb(c);
 			set_saved(s, reg, SAVED_OTHER, 0);
 			continue;
+		case 0x10: /* expression */
 		case 0x16: /* val_expression */
 			reg = uleb(c);
 			off = (int64_t)uleb(c);

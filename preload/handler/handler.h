@@ -302,6 +302,8 @@ bool objects__enter(void);
 void objects__leave(void);
 void objects__learn(uintptr_t pc);
 void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
+void objects__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);
+void objects__skipped(void);
 bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
 
 /* session/samplers.c: the thread a perf fd's signal belongs to; a larger stack

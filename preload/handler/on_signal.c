@@ -23,6 +23,7 @@ struct drain_ctx {
 	struct ap_thread *t;
 	void *ucontext;
 	uint64_t start; /* AUTOPROF_COST: when the handler started, else 0 */
+	bool objects;	/* the drain holds the object table (objects__enter) */
 };
 
 /* The time now when AUTOPROF_COST times the phases, else 0. Async-signal-safe. */
@@ -117,22 +118,25 @@ static bool find_stack_copy(const struct ap_thread *t, const struct kernel_sampl
 }
 
 /*
- * Unwind a batched sample's user stack from its copy into out (cfi.c);
- * returns the frames stored, 0 when it cannot be. A walk that ends short of
- * the outermost frame is kept and counted (unwind_short). Async-signal-safe.
+ * Unwind a batched sample's user stack from its copy into out (cfi.c), the
+ * drain holding the object table (objects: else a dlclose is unmapping and
+ * no object may be read); returns the frames stored, 0 when it cannot be. A
+ * walk that ends short of the outermost frame is kept and counted
+ * (unwind_short). Async-signal-safe.
  */
-static int unwind_copy(struct ap_thread *t, const struct stack_copy *c, uint64_t *out,
+static int unwind_copy(struct ap_thread *t, const struct stack_copy *c, bool objects, uint64_t *out,
 		       unsigned depth)
 {
 	uint64_t t0 = t->sampler->measure_unwind ? ap_thread_cpu_ns() : 0; /* a system call */
 	bool complete, ran_out;
 	int got;
 
-	if (!objects__enter())
-		return 0; /* a dlclose is unmapping: no object may be read now */
+	if (!objects) {
+		objects__skipped();
+		return 0;
+	}
 	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
 			  &complete, &ran_out);
-	objects__leave();
 	t->stats.unwind_short += got > 0 && !complete;
 	t->copy_samples++;
 	t->copy_short += ran_out && c->size >= t->copy_bytes;
@@ -151,7 +155,7 @@ static int unwind_copy(struct ap_thread *t, const struct stack_copy *c, uint64_t
  * newest sample only. Returns the number of entries. Async-signal-safe.
  */
 static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, size_t body,
-			    bool kernel_ip, void *ucontext, uint64_t *chain)
+			    bool kernel_ip, void *ucontext, bool objects, uint64_t *chain)
 {
 	struct stack_copy copy;
 	unsigned depth = t->sampler->stack_depth;
@@ -182,8 +186,9 @@ static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, 
 	chain[n++] = PERF_CONTEXT_USER;
 	if (t->batched && t->sampler->callgraph == AP_CG_LIBUNWIND) {
 		/* The signal is the tick's: every sample unwinds from its copy. */
-		got = find_stack_copy(t, s, body, &copy) ? unwind_copy(t, &copy, chain + n, depth)
-							 : 0;
+		got = find_stack_copy(t, s, body, &copy)
+			  ? unwind_copy(t, &copy, objects, chain + n, depth)
+			  : 0;
 		if (got > 0 && (kernel_ip || chain[n] == s->ip))
 			return n + (unsigned)got;
 		t->stats.unwind_skipped++;
@@ -291,10 +296,13 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		if (last_sample && ctx->start && s->time < ctx->start)
 			t->stats.cost[AP_COST_DELAY] += ctx->start - s->time;
 		t0 = cost_now(t);
-		nr = build_chain(t, s, body, kernel_ip, last_sample ? ctx->ucontext : NULL, chain);
+		nr = build_chain(t, s, body, kernel_ip, last_sample ? ctx->ucontext : NULL,
+				 ctx->objects, chain);
 		cost_add(t, AP_COST_UNWIND, t0);
 		t0 = cost_now(t);
-		objects__note(t, chain, nr); /* MMAP2 records of objects loaded since */
+		if (ctx->objects)
+			objects__note_held(t, chain,
+					   nr); /* MMAP2 records of objects loaded since */
 		cost_add(t, AP_COST_NOTE, t0);
 		t0 = cost_now(t);
 		out = thread__reserve(t, MAX_RECORD);
@@ -400,40 +408,44 @@ static void adapt_batch(struct ap_thread *t)
 }
 
 /*
- * Move every record in t's ring into t's buffer; the newest sample gets the
- * stack unwound from ucontext (NULL outside a handler). Async-signal-safe.
+ * Move every record in t's ring into t's buffer (the newest sample gets the
+ * stack unwound from ucontext, NULL outside a handler), holding the object
+ * table once for all of them, then adapt a batched thread's copies and tick
+ * (in a handler) and flush. With AUTOPROF_COST (ctx->start) the flush and the
+ * whole handler are timed. Async-signal-safe.
  */
-void sample__drain(struct ap_thread *t, void *ucontext)
+static void drain(struct drain_ctx *ctx)
 {
-	struct drain_ctx ctx = {t, ucontext, 0};
-
-	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, &ctx);
-	if (ucontext)
-		adapt_batch(t);
-	thread__maybe_flush(t);
-}
-
-/*
- * The handler's work, on its own stack (own_stack.c); arg is a struct
- * drain_ctx. With AUTOPROF_COST each phase is timed. Async-signal-safe.
- */
-static void drain_on_stack(void *arg)
-{
-	struct drain_ctx *a = arg;
-	struct ap_thread *t = a->t;
+	struct ap_thread *t = ctx->t;
 	uint64_t t0;
 
-	if (!a->start) {
-		sample__drain(t, a->ucontext);
-		return;
-	}
-	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, a);
-	adapt_batch(t);
-	t0 = ap_now();
+	ctx->objects = objects__enter();
+	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, ctx);
+	if (ctx->objects)
+		objects__leave();
+	if (ctx->ucontext)
+		adapt_batch(t);
+	t0 = ctx->start ? ap_now() : 0;
 	thread__maybe_flush(t);
 	cost_add(t, AP_COST_FLUSH, t0);
-	t->stats.cost[AP_COST_HANDLERS]++;
-	cost_add(t, AP_COST_HANDLER, a->start);
+	if (ctx->start) {
+		t->stats.cost[AP_COST_HANDLERS]++;
+		cost_add(t, AP_COST_HANDLER, ctx->start);
+	}
+}
+
+/* Drain t's ring, outside its handler or in it (see drain()). Async-signal-safe. */
+void sample__drain(struct ap_thread *t, void *ucontext)
+{
+	struct drain_ctx ctx = {t, ucontext, 0, false};
+
+	drain(&ctx);
+}
+
+/* The handler's work, on its own stack (own_stack.c); arg is a struct drain_ctx. */
+static void drain_on_stack(void *arg)
+{
+	drain(arg);
 }
 
 static void timer_on_stack(void *arg)
@@ -472,7 +484,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
 		if (t && t->is_timer && thread__enter(t)) {
-			struct drain_ctx a = {t, ucontext, 0};
+			struct drain_ctx a = {t, ucontext, 0, false};
 
 			ap_call_on_stack(&a, timer_on_stack, t->stack_top);
 			thread__leave(t);
@@ -486,7 +498,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 			goto out;
 	}
 	if (thread__enter(t)) {
-		struct drain_ctx a = {t, ucontext, cost_now(t)};
+		struct drain_ctx a = {t, ucontext, cost_now(t), false};
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
 		thread__leave(t);

@@ -360,6 +360,12 @@ void objects__leave(void)
 	__atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Count a sample whose stack is skipped: a dlclose was in progress. Async-signal-safe. */
+void objects__skipped(void)
+{
+	__atomic_fetch_add(&skipped_busy, 1, __ATOMIC_RELAXED);
+}
+
 /* Samples whose stack or records were skipped because a dlclose was in progress. */
 uint64_t objects__skipped_busy(void)
 {
@@ -491,9 +497,21 @@ static bool claim(struct object *o)
  */
 void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr)
 {
+	if (!objects__enter())
+		return;
+	objects__note_held(t, chain, nr);
+	objects__leave();
+}
+
+/*
+ * objects__note() for a caller that holds the table (objects__enter(): the
+ * handler's drain, once for all its samples). Async-signal-safe.
+ */
+void objects__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr)
+{
 	struct object *hint = NULL;
 
-	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || !objects__enter())
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
 		return;
 	for (unsigned i = 0; i < nr; i++) {
 		uintptr_t ip = chain[i];
@@ -515,7 +533,6 @@ void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr)
 		out = thread__reserve(t, cap);
 		t->len += object_records(o, out, cap, (pid_t)t->sampler->pid);
 	}
-	objects__leave();
 }
 
 /*

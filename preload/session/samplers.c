@@ -54,10 +54,7 @@ static unsigned ring_pages(void)
 	return autoprof.cfg.callgraph == AP_CG_FP ? 4 : 1;
 }
 
-/*
- * Data pages of a batched sampler's ring: room for three batches of samples
- * with their stack copies (the tick counts the thread's CPU time in the
- * kernel too, so a batch is at most about cfg.batch samples).
+/* Data pages of a batched sampler's ring: room for 16 batches of samples with their stack copies.
  */
 static unsigned batched_ring_pages(unsigned copy)
 {
@@ -209,18 +206,26 @@ static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 	return err;
 }
 
+/* The sampler's attr for a signal per sample: without registers and stack copies. */
+static void plain_attr(struct perf_event_attr *attr)
+{
+	*attr = autoprof.attr;
+	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	attr->sample_regs_user = 0;
+	attr->sample_stack_user = 0;
+}
+
 /*
  * Open t's unbatched sampling event, a signal per sample, into t->fd and
- * t->ring. Returns 0 or -errno with nothing left open. Not async-signal-safe.
+ * t->ring. Returns 0 or -errno with nothing left open. Async-signal-safe
+ * (system calls only).
  */
 static int open_plain(struct ap_thread *t, pid_t tid)
 {
-	struct perf_event_attr attr = autoprof.attr;
+	struct perf_event_attr attr;
 	int err;
 
-	attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
-	attr.sample_regs_user = 0;
-	attr.sample_stack_user = 0;
+	plain_attr(&attr);
 	t->fd = event__open(&attr, tid);
 	if (t->fd < 0)
 		return t->fd;
@@ -384,7 +389,7 @@ bool thread__grab(struct ap_thread *t, bool own)
 /* Give t back to its handler. Async-signal-safe. */
 void thread__release(struct ap_thread *t)
 {
-	__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
+	thread__leave(t); /* the same release as its own handler's */
 }
 
 /*
@@ -422,7 +427,7 @@ int thread__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg)
 int thread__sync_armed(struct ap_thread *t)
 {
 	bool paused = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST);
-	int fd, err, sample_fd = -1, tick_fd = -1;
+	int err, sample_fd = -1, tick_fd = -1;
 
 	if (t->is_timer)
 		return timer__set_armed(t, !paused);
@@ -453,28 +458,14 @@ int thread__sync_armed(struct ap_thread *t)
 		return err;
 	}
 	t->batched = false;
-	{
-		struct perf_event_attr attr = autoprof.attr; /* as open_plain(): no copies */
-
-		attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
-		attr.sample_regs_user = 0;
-		attr.sample_stack_user = 0;
-		fd = event__open(&attr, t->tid);
-	}
-	if (fd < 0)
-		return fd;
-	err = ring__map(&t->ring, fd, ring_pages());
-	if (!err)
-		err = event__route_signal(fd, autoprof.cfg.signo, t->tid);
-	if (!err && syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+	err = open_plain(t, t->tid);
+	if (err)
+		return err;
+	if (syscall(SYS_ioctl, t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		err = -errno;
-	if (err) {
 		ring__unmap(&t->ring);
-		t->ring.page = NULL;
-	} else {
-		t->fd = fd;
 	}
-	syscall(SYS_close, fd);
+	syscall(SYS_close, t->fd);
 	return err;
 }
 
@@ -878,11 +869,9 @@ static void reopen_event(struct ap_thread *t, int signo)
 		return;
 	}
 	{
-		struct perf_event_attr attr = autoprof.attr;
+		struct perf_event_attr attr;
 
-		attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
-		attr.sample_regs_user = 0;
-		attr.sample_stack_user = 0;
+		plain_attr(&attr);
 		fd = event__open(&attr, t->tid);
 	}
 	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages());
