@@ -16,12 +16,19 @@
  *  - rules are kept in a per-thread direct-mapped cache keyed by pc (the hot
  *    frames of a program are a few dozen pcs), failures too, so a warm
  *    sample costs a few loads per frame;
- *  - rules this does not follow (a CFA or register given by a DWARF
- *    expression: PLT entries, signal trampolines) end the walk there, and
- *    the sample is counted as cut short, as is a walk that leaves the copy.
+ *  - two kinds of frame whose CFA is a DWARF expression are recognised: a
+ *    PLT entry (the CFA is rsp + 8, or + 16 past the entry's push; the
+ *    expression GCC and binutils emit for .plt) and a signal frame (a 'S'
+ *    FDE over the rt_sigreturn trampoline: the interrupted registers are in
+ *    the ucontext at rsp), so a walk goes on through PLT stubs and through
+ *    signal handlers, the program's and ours, into the interrupted code;
+ *  - other rules (any other expression) end the walk there, and the sample
+ *    is counted as cut short, as is a walk that leaves the copy.
  * Everything here is async-signal-safe: no allocation, no locks.
  */
+#include <stddef.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "handler.h"
 
@@ -29,6 +36,7 @@
 
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
 enum { SAVED_SAME, SAVED_AT, SAVED_UNDEF, SAVED_OTHER };
+enum { FRAME_CALL, FRAME_PLT, FRAME_SIGNAL };
 
 /* A frame's rule, as the DW_CFA program leaves it at the pc. */
 struct rule {
@@ -37,14 +45,16 @@ struct rule {
 	uint8_t ok;
 	int32_t cfa_off;
 	int16_t rbp_off, ra_off;
+	uint8_t frame;	/* FRAME_*: PLT, the CFA is rsp + 8 + ((pc & 15) >= plt_ge) * 8 */
+	uint8_t plt_ge; /* FRAME_SIGNAL: the registers are in the ucontext at rsp */
+	uint16_t pad;
 };
 
-_Static_assert(sizeof(struct rule) == 12, "rule size");
+_Static_assert(sizeof(struct rule) == 16, "rule size");
 
 struct cfi_entry {
 	uint64_t pc; /* 0: empty */
 	struct rule r;
-	uint32_t pad;
 };
 
 _Static_assert(sizeof(struct cfi_entry) * AP_CFI_ENTRIES == AP_CFI_BYTES, "cache size");
@@ -199,6 +209,30 @@ static void restore_reg(struct cfa_state *s, uint64_t reg)
 	}
 }
 
+/*
+ * The CFA expression of a lazy-binding PLT entry, as GCC and binutils emit
+ * it for .plt (16-byte entries whose push comes after byte 10 or 11):
+ * DW_OP_breg7 8; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_lit10 or 11;
+ * DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus. Sets r's PLT rule and skips
+ * the len bytes at c; false for any other expression.
+ */
+static bool plt_expression(struct cursor *c, int64_t len, struct rule *r)
+{
+	static const uint8_t head[] = {0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a};
+	static const uint8_t tail[] = {0x2a, 0x33, 0x24, 0x22};
+	const uint8_t *e = c->p;
+
+	if (len != 11 || c->end - c->p < len || memcmp(e, head, sizeof(head)) ||
+	    (e[6] != 0x3a && e[6] != 0x3b) || memcmp(e + 7, tail, sizeof(tail)))
+		return false;
+	r->frame = FRAME_PLT;
+	r->plt_ge = (uint8_t)(e[6] - 0x30);
+	r->cfa_reg = DW_RSP;
+	r->cfa_off = 8;
+	c->p += len;
+	return true;
+}
+
 /* Returns false when the program stops being followable. */
 static bool run_cfa(struct cfa_state *s, struct cursor *c, uint64_t pc)
 {
@@ -270,9 +304,12 @@ static bool run_cfa(struct cfa_state *s, struct cursor *c, uint64_t pc)
 		case 0x0e:
 			s->r.cfa_off = (int32_t)uleb(c);
 			break;
-		case 0x0f:
-			return false; /* def_cfa_expression */
-		case 0x11:	      /* offset_extended_sf */
+		case 0x0f: /* def_cfa_expression: a PLT entry's, or not followed */
+			off = (int64_t)uleb(c);
+			if (!plt_expression(c, off, &s->r))
+				return false;
+			continue;
+		case 0x11: /* offset_extended_sf */
 			reg = uleb(c);
 			set_saved(s, reg, SAVED_AT, sleb(c) * s->data_align);
 			continue;
@@ -309,6 +346,7 @@ static bool run_cfa(struct cfa_state *s, struct cursor *c, uint64_t pc)
 			return false;
 		}
 		/* after a def_cfa*: the CFA must be rsp or rbp based */
+		s->r.frame = FRAME_CALL;
 		if (s->r.cfa_reg != DW_RSP && s->r.cfa_reg != DW_RBP)
 			return false;
 		continue;
@@ -318,6 +356,31 @@ static bool run_cfa(struct cfa_state *s, struct cursor *c, uint64_t pc)
 			return true;
 	}
 	return !c->bad && s->r.ok;
+}
+
+/*
+ * The rule of a signal frame ('S' FDE over [start, start + range), in a
+ * loaded object's text): the FDE must cover the x86-64 rt_sigreturn
+ * trampoline, mov $15, %rax; syscall (glibc's and musl's __restore_rt, Go's
+ * sigreturn), whose CFI reads every register from the ucontext at rsp.
+ * Async-signal-safe.
+ */
+static struct rule sigreturn_rule(uint64_t start, uint64_t range)
+{
+	static const uint8_t code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+	struct rule r = {0};
+
+	if (range < sizeof(code) || range > 64)
+		return r;
+	for (uint64_t at = start; at + sizeof(code) <= start + range; at++) {
+		if (!memcmp((const void *)(uintptr_t)at, code, sizeof(code))) {
+			r.ok = 1;
+			r.frame = FRAME_SIGNAL;
+			r.cfa_reg = DW_RSP;
+			return r;
+		}
+	}
+	return r;
 }
 
 /*
@@ -332,7 +395,7 @@ static struct rule rule_from_fde(const uint8_t *fde, const uint8_t *eh_end, uint
 	uint32_t len = (uint32_t)fixed(&c, 4), cie_len, cie_ptr;
 	const uint8_t *fde_end, *cie_start, *cie_end, *aug;
 	uint8_t fde_enc = 0, version;
-	bool has_z = false;
+	bool has_z = false, signal = false;
 	uint64_t start, range;
 
 	if (c.bad || len == 0 || len == 0xffffffff || len > (size_t)(eh_end - c.p))
@@ -377,7 +440,7 @@ static struct rule rule_from_fde(const uint8_t *fde, const uint8_t *eh_end, uint
 		has_z = true;
 		if (alen > (size_t)(cie.end - cie.p))
 			return bad;
-		for (const uint8_t *a = aug + 1; *a && cie.p < aend; a++) {
+		for (const uint8_t *a = aug + 1; *a && (cie.p < aend || *a == 'S'); a++) {
 			if (*a == 'R') {
 				fde_enc = (uint8_t)fixed(&cie, 1);
 			} else if (*a == 'P') {
@@ -388,7 +451,7 @@ static struct rule rule_from_fde(const uint8_t *fde, const uint8_t *eh_end, uint
 			} else if (*a == 'L') {
 				fixed(&cie, 1);
 			} else if (*a == 'S') {
-				return bad; /* a signal frame: not followed */
+				signal = true; /* a signal frame: see sigreturn_rule() */
 			} else {
 				break;
 			}
@@ -404,6 +467,8 @@ static struct rule rule_from_fde(const uint8_t *fde, const uint8_t *eh_end, uint
 	range = encoded(&c, fde_enc & 0x0f, 0);
 	if (c.bad || pc < start || pc - start >= range)
 		return bad;
+	if (signal)
+		return sigreturn_rule(start, range);
 	if (has_z) {
 		uint64_t alen = uleb(&c);
 
@@ -497,40 +562,64 @@ static bool read_stack(const uint8_t *copy, uint64_t sp, uint64_t size, uint64_t
 	return true;
 }
 
+/* Where the interrupted registers are in a signal frame's ucontext. */
+#define UC_REG(r) (offsetof(ucontext_t, uc_mcontext.gregs) + (r) * sizeof(greg_t))
+
 /*
  * Unwind from ip/sp/bp over the stack copy (size bytes from sp) into ips,
  * innermost first; cache is the thread's rule cache (AP_CFI_BYTES, zeroed
- * once). Returns the frames stored (at least 1) and sets *complete when the
- * walk ended at the outermost frame (a return address marked undefined),
- * not at the copy's end (*ran_out) or an unfollowed rule. Readers in flight
- * (objects__enter). Async-signal-safe.
+ * once). Returns the frames stored (at least 1) and fills *w: complete when
+ * the walk ended at the outermost frame (a return address marked undefined),
+ * not at the copy's end (ran_out) or an unfollowed rule; the first signal
+ * frame crossed. Readers in flight (objects__enter). Async-signal-safe.
  */
 int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,
-		uint64_t *ips, int max, bool *complete, bool *ran_out)
+		uint64_t *ips, int max, struct cfi_walk *w)
 {
 	uint64_t stack_lo = sp, pc = ip, cfa;
-	bool bp_known = true;
+	bool bp_known = true, exact = true; /* pc is where the code was stopped */
 	int n = 0;
 
-	*complete = *ran_out = false;
+	memset(w, 0, sizeof(*w));
 	while (n < max) {
 		struct rule r;
 		uint64_t ra, base;
 
 		ips[n++] = pc;
-		r = cached_rule(cache, n == 1 ? pc : pc - 1);
+		r = cached_rule(cache, exact ? pc : pc - 1);
+		exact = false;
 		if (!r.ok)
 			return n;
+		if (r.frame == FRAME_SIGNAL) {
+			uint64_t uc = sp, isp, iip, ibp;
+
+			if (!read_stack(copy, stack_lo, size, uc + UC_REG(REG_RBP), &ibp) ||
+			    !read_stack(copy, stack_lo, size, uc + UC_REG(REG_RSP), &isp) ||
+			    !read_stack(copy, stack_lo, size, uc + UC_REG(REG_RIP), &iip)) {
+				w->ran_out = true;
+				return n;
+			}
+			if (!w->signal_uc) {
+				w->signal_uc = uc;
+				w->signal_sp = isp;
+				w->signal_at = n;
+			}
+			sp = isp, bp = ibp, pc = iip;
+			bp_known = exact = true;
+			continue;
+		}
 		if (r.cfa_reg == DW_RBP && !bp_known)
 			return n;
 		base = r.cfa_reg == DW_RSP ? sp : bp;
 		cfa = base + (uint64_t)(int64_t)r.cfa_off;
+		if (r.frame == FRAME_PLT && (pc & 15) >= r.plt_ge)
+			cfa += 8;
 		if (r.ra_how == SAVED_UNDEF) {
-			*complete = true;
+			w->complete = true;
 			return n;
 		}
 		if (!read_stack(copy, stack_lo, size, cfa + (uint64_t)(int64_t)r.ra_off, &ra)) {
-			*ran_out = cfa + (uint64_t)(int64_t)r.ra_off >= stack_lo + size;
+			w->ran_out = cfa + (uint64_t)(int64_t)r.ra_off >= stack_lo + size;
 			return n;
 		}
 		if (r.rbp_how == SAVED_AT) {
@@ -544,17 +633,17 @@ int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *
 		sp = cfa;
 		pc = ra;
 	}
-	*complete = true; /* as deep as asked */
+	w->complete = true; /* as deep as asked */
 	return n;
 }
 
 #else
 
 int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,
-		uint64_t *ips, int max, bool *complete, bool *ran_out)
+		uint64_t *ips, int max, struct cfi_walk *w)
 {
 	(void)cache, (void)sp, (void)bp, (void)copy, (void)size;
-	*complete = *ran_out = false;
+	memset(w, 0, sizeof(*w));
 	if (max <= 0)
 		return 0;
 	ips[0] = ip;

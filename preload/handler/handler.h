@@ -107,6 +107,8 @@ void ring__unmap(struct ring *r);
  */
 typedef void (*ring_record_fn)(void *ctx, const struct perf_event_header *rec, bool last_sample);
 void ring__drain(struct ring *r, char *scratch, size_t scratch_len, ring_record_fn fn, void *ctx);
+/* Are there records to drain? Async-signal-safe. */
+bool ring__pending(const struct ring *r);
 
 /* ---- unwind.c: user stacks with libunwind ---- */
 
@@ -115,12 +117,22 @@ bool unwind__owns_pc(uintptr_t pc);
 bool unwind__in_handler(void);
 bool unwind__is_profiler_pc(uintptr_t pc);
 uint64_t unwind__pc(void *ucontext);
+uint64_t unwind__sp(void *ucontext);
 uint64_t unwind__skipped_in_text(void);
 
 /* ---- cfi.c: a batched sample's stack copy, unwound with .eh_frame ---- */
 
+/* How a walk of cfi__unwind() ended. */
+struct cfi_walk {
+	bool complete;	    /* at the outermost frame, or as deep as asked */
+	bool ran_out;	    /* at the copy's end */
+	int signal_at;	    /* the first signal frame crossed: its interrupted pc's index */
+	uint64_t signal_uc; /* ... the address of its ucontext (0: none crossed) */
+	uint64_t signal_sp; /* ... and the interrupted sp */
+};
+
 int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,
-		uint64_t *ips, int max, bool *complete, bool *ran_out);
+		uint64_t *ips, int max, struct cfi_walk *w);
 
 /* ---- writer.c: the perf.data file ---- */
 

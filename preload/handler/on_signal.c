@@ -22,8 +22,11 @@
 struct drain_ctx {
 	struct ap_thread *t;
 	void *ucontext;
-	uint64_t start; /* AUTOPROF_COST: when the handler started, else 0 */
-	bool objects;	/* the drain holds the object table (objects__enter) */
+	uint64_t start;	  /* AUTOPROF_COST: when the handler started, else 0 */
+	uint64_t entered; /* when the handler was entered (ucontext set), else 0 */
+	bool objects;	  /* the drain holds the object table (objects__enter) */
+	int prog_n;	  /* frames in prog: -1 until unwound */
+	uint64_t *prog;	  /* the interrupted program's stack, AP_MAX_CHAIN entries */
 };
 
 /* The time now when AUTOPROF_COST times the phases, else 0. Async-signal-safe. */
@@ -118,28 +121,79 @@ static bool find_stack_copy(const struct ap_thread *t, const struct kernel_sampl
 }
 
 /*
- * Unwind a batched sample's user stack from its copy into out (cfi.c), the
- * drain holding the object table (objects: else a dlclose is unmapping and
- * no object may be read); returns the frames stored, 0 when it cannot be. A
- * walk that ends short of the outermost frame is kept and counted
- * (unwind_short). Async-signal-safe.
+ * The interrupted program's stack, unwound from the signal context the first
+ * time a drain needs it (the program has not run since the handler was
+ * entered); returns its frames in ctx->prog, 0 when unknown. Async-signal-safe.
  */
-static int unwind_copy(struct ap_thread *t, const struct stack_copy *c, bool objects, uint64_t *out,
-		       unsigned depth)
+static int program_stack(struct drain_ctx *ctx, unsigned depth)
 {
+	if (ctx->prog_n < 0) {
+		ctx->prog_n = ctx->prog ? unwind_user(ctx->t, ctx->ucontext, ctx->prog, depth) : 0;
+		if (ctx->prog_n < 0)
+			ctx->prog_n = 0;
+	}
+	return ctx->prog_n;
+}
+
+/*
+ * A sample of this handler's own work: its walk (got frames at out) ends at
+ * the handler's signal frame, whose interrupted registers are the signal
+ * context's, or at the switch to the handler's own stack (a sample taken
+ * after the handler was entered). The program's stack goes on from there:
+ * true when it was spliced in (*got updated). Async-signal-safe.
+ */
+static bool splice_program(struct drain_ctx *ctx, uint64_t time, const struct cfi_walk *w,
+			   uint64_t *out, int *got, unsigned depth)
+{
+	int at, n;
+
+	if (!ctx->entered || w->complete)
+		return false;
+	if (w->signal_uc == (uintptr_t)ctx->ucontext && w->signal_at < *got &&
+	    w->signal_sp == unwind__sp(ctx->ucontext) &&
+	    out[w->signal_at] == unwind__pc(ctx->ucontext))
+		at = w->signal_at;
+	else if (time >= ctx->entered && !w->signal_uc)
+		at = *got;
+	else
+		return false;
+	n = program_stack(ctx, depth);
+	if (n <= 0)
+		return false;
+	for (int i = 0; i < n && at < (int)depth; i++)
+		out[at++] = ctx->prog[i];
+	*got = at;
+	return true;
+}
+
+/*
+ * Unwind a batched sample's user stack from its copy into out (cfi.c), the
+ * drain holding the object table (ctx->objects: else a dlclose is unmapping
+ * and no object may be read); returns the frames stored, 0 when it cannot
+ * be. A sample of the handler's own work gets the program's stack below its
+ * frames (splice_program). A walk that ends short of the outermost frame is
+ * kept and counted (unwind_short), and one that ran off the copy's end
+ * counts towards larger copies. Async-signal-safe.
+ */
+static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
+		       uint64_t *out, unsigned depth)
+{
+	struct ap_thread *t = ctx->t;
 	uint64_t t0 = t->sampler->measure_unwind ? ap_thread_cpu_ns() : 0; /* a system call */
-	bool complete, ran_out;
+	struct cfi_walk w;
 	int got;
 
-	if (!objects) {
+	if (!ctx->objects) {
 		objects__skipped();
 		return 0;
 	}
 	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
-			  &complete, &ran_out);
-	t->stats.unwind_short += got > 0 && !complete;
-	t->copy_samples++;
-	t->copy_short += ran_out && c->size >= t->copy_bytes;
+			  &w);
+	if (!splice_program(ctx, time, &w, out, &got, depth)) {
+		t->stats.unwind_short += got > 0 && !w.complete;
+		t->copy_samples++;
+		t->copy_short += w.ran_out && c->size >= t->copy_bytes;
+	}
 	if (t0) {
 		t->stats.unwind_ns += ap_thread_cpu_ns() - t0;
 		t->stats.unwinds++;
@@ -152,11 +206,16 @@ static int unwind_copy(struct ap_thread *t, const struct stack_copy *c, bool obj
  * [PERF_CONTEXT_KERNEL, kernel frames...,] PERF_CONTEXT_USER, ip, callers.
  * The kernel part (AUTOPROF_KERNEL) and fp chains come from the kernel's
  * record; libunwind chains from the signal context, which belongs to the
- * newest sample only. Returns the number of entries. Async-signal-safe.
+ * newest sample only, or from a batched sample's stack copy; a sample of
+ * the handler's own work gets the interrupted program's stack below its
+ * frames. Returns the number of entries. Async-signal-safe.
  */
-static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, size_t body,
-			    bool kernel_ip, void *ucontext, bool objects, uint64_t *chain)
+static unsigned build_chain(struct drain_ctx *ctx, const struct kernel_sample *s, size_t body,
+			    bool kernel_ip, bool last_sample, uint64_t *chain)
 {
+	struct ap_thread *t = ctx->t;
+	void *ucontext = last_sample ? ctx->ucontext : NULL;
+	bool ours = ctx->entered && s->time >= ctx->entered; /* taken in this handler */
 	struct stack_copy copy;
 	unsigned depth = t->sampler->stack_depth;
 	unsigned n = 0;
@@ -187,11 +246,18 @@ static unsigned build_chain(struct ap_thread *t, const struct kernel_sample *s, 
 	if (t->batched && t->sampler->callgraph == AP_CG_LIBUNWIND) {
 		/* The signal is the tick's: every sample unwinds from its copy. */
 		got = find_stack_copy(t, s, body, &copy)
-			  ? unwind_copy(t, &copy, objects, chain + n, depth)
+			  ? unwind_copy(ctx, s->time, &copy, chain + n, depth)
 			  : 0;
 		if (got > 0 && (kernel_ip || chain[n] == s->ip))
 			return n + (unsigned)got;
 		t->stats.unwind_skipped++;
+	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && ours && !kernel_ip &&
+		   program_stack(ctx, depth) > 0) {
+		/* the handler's frames are not known here: its ip, then the program's */
+		chain[n++] = s->ip;
+		for (int i = 0; i < ctx->prog_n && n < depth + 2; i++)
+			chain[n++] = ctx->prog[i];
+		return n;
 	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && ucontext) {
 		got = unwind_user(t, ucontext, chain + n, depth);
 		/* A user sample's stack is the context's only if it starts at its ip;
@@ -296,8 +362,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		if (last_sample && ctx->start && s->time < ctx->start)
 			t->stats.cost[AP_COST_DELAY] += ctx->start - s->time;
 		t0 = cost_now(t);
-		nr = build_chain(t, s, body, kernel_ip, last_sample ? ctx->ucontext : NULL,
-				 ctx->objects, chain);
+		nr = build_chain(ctx, s, body, kernel_ip, last_sample, chain);
 		cost_add(t, AP_COST_UNWIND, t0);
 		t0 = cost_now(t);
 		if (ctx->objects)
@@ -411,8 +476,11 @@ static void adapt_batch(struct ap_thread *t)
  * Move every record in t's ring into t's buffer (the newest sample gets the
  * stack unwound from ucontext, NULL outside a handler), holding the object
  * table once for all of them, then adapt a batched thread's copies and tick
- * (in a handler) and flush. With AUTOPROF_COST (ctx->start) the flush and the
- * whole handler are timed. Async-signal-safe.
+ * (in a handler) and flush. In a handler, the samples taken meanwhile (of the
+ * handler's own work, the flush's write above all) are moved too, while the
+ * program's stack they interrupted is still the one below the handler. With
+ * AUTOPROF_COST (ctx->start) the flush and the whole handler are timed.
+ * Async-signal-safe.
  */
 static void drain(struct drain_ctx *ctx)
 {
@@ -428,6 +496,12 @@ static void drain(struct drain_ctx *ctx)
 	t0 = ctx->start ? ap_now() : 0;
 	thread__maybe_flush(t);
 	cost_add(t, AP_COST_FLUSH, t0);
+	if (ctx->entered && ring__pending(&t->ring)) {
+		ctx->objects = objects__enter();
+		ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, ctx);
+		if (ctx->objects)
+			objects__leave();
+	}
 	if (ctx->start) {
 		t->stats.cost[AP_COST_HANDLERS]++;
 		cost_add(t, AP_COST_HANDLER, ctx->start);
@@ -437,7 +511,7 @@ static void drain(struct drain_ctx *ctx)
 /* Drain t's ring, outside its handler or in it (see drain()). Async-signal-safe. */
 void sample__drain(struct ap_thread *t, void *ucontext)
 {
-	struct drain_ctx ctx = {t, ucontext, 0, false};
+	struct drain_ctx ctx = {t, ucontext, 0, 0, false, -1, NULL};
 
 	drain(&ctx);
 }
@@ -445,7 +519,11 @@ void sample__drain(struct ap_thread *t, void *ucontext)
 /* The handler's work, on its own stack (own_stack.c); arg is a struct drain_ctx. */
 static void drain_on_stack(void *arg)
 {
-	drain(arg);
+	uint64_t prog[AP_MAX_CHAIN];
+	struct drain_ctx *ctx = arg;
+
+	ctx->prog = prog;
+	drain(ctx);
 }
 
 static void timer_on_stack(void *arg)
@@ -464,6 +542,7 @@ static void timer_on_stack(void *arg)
  */
 void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 {
+	uint64_t entered = ap_now(); /* later samples are of the handler's own work */
 	int saved_errno = errno, cancel;
 	struct ap_thread *t = ap_self;
 
@@ -484,7 +563,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
 		if (t && t->is_timer && thread__enter(t)) {
-			struct drain_ctx a = {t, ucontext, 0, false};
+			struct drain_ctx a = {t, ucontext, 0, 0, false, -1, NULL};
 
 			ap_call_on_stack(&a, timer_on_stack, t->stack_top);
 			thread__leave(t);
@@ -498,7 +577,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 			goto out;
 	}
 	if (thread__enter(t)) {
-		struct drain_ctx a = {t, ucontext, cost_now(t), false};
+		struct drain_ctx a = {t, ucontext, cost_now(t), entered, false, -1, NULL};
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
 		thread__leave(t);

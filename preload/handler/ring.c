@@ -38,6 +38,12 @@ void ring__unmap(struct ring *r)
 	r->page = NULL;
 }
 
+bool ring__pending(const struct ring *r)
+{
+	return r->page &&
+	       __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE) != r->page->data_tail;
+}
+
 /*
  * Hand every record between data_tail and data_head to fn, then release the
  * space. A record whose body wraps around the end of the ring is copied into

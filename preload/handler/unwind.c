@@ -100,6 +100,17 @@ static uintptr_t ucontext_pc(const ucontext_t *uc)
 #endif
 }
 
+static uintptr_t ucontext_sp(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	return (uintptr_t)uc->uc_mcontext.sp;
+#else
+#error "autoprof: add this architecture's stack pointer to ucontext_sp()"
+#endif
+}
+
 /* Is pc in libunwind's code or in this library's? Async-signal-safe. */
 bool unwind__is_profiler_pc(uintptr_t pc)
 {
@@ -125,6 +136,12 @@ bool unwind__in_handler(void)
 uint64_t unwind__pc(void *ucontext)
 {
 	return ucontext_pc(ucontext);
+}
+
+/* The interrupted sp of a signal context. Async-signal-safe. */
+uint64_t unwind__sp(void *ucontext)
+{
+	return ucontext_sp(ucontext);
 }
 
 /*

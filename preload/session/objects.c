@@ -333,7 +333,7 @@ bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end)
 	o = find(pc, NULL);
 	if (!o)
 		o = discover(pc);
-	if (!o || !o->eh_hdr || o->kind)
+	if (!o || !o->eh_hdr)
 		return false;
 	*hdr = o->eh_hdr;
 	*end = o->eh_end;

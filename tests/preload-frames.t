@@ -1,0 +1,77 @@
+#!/bin/sh
+# preload-frames.t - stacks are walked through the frames that are not plain
+# calls: a signal frame (the program's own handler running on its stack),
+# a PLT stub, and the profiler's own handler, whose samples carry the
+# interrupted program's stack below its frames.
+. "$(dirname "$0")/lib.sh"
+plan 7
+P=$B/progs
+export AUTOPROF_QUIET=1
+
+# reach FILE WHERE NAMES: "n m", the samples of FILE with a frame whose
+# symbol is one of NAMES (an awk regex over whole names) in their leaf frame
+# (WHERE leaf) or in any frame (any), and how many of those reach main or
+# start_thread.
+reach() {
+	perf_script "$1" -F ip,sym >"$1.txt"
+	awk -v where="$2" -v names="^($3)$" 'BEGIN { RS = "" }
+		{
+			k = split($0, line, "\n"); hit = deep = 0
+			for (i = 1; i <= k; i++) {
+				nf = split(line[i], f, " ")
+				if (nf < 2)
+					continue
+				if ((where == "any" || i == 1) && f[2] ~ names)
+					hit = 1
+				if (f[2] == "main" || f[2] == "start_thread")
+					deep = 1
+			}
+			n += hit; m += hit && deep
+		}
+		END { print n + 0, m + 0 }' "$1.txt"
+}
+
+# 1-3: samples in the program's SIGALRM handler (its work, then the signal
+# frame, then the interrupted code) reach main as often as perf record
+# --call-graph dwarf's do (it copies the stack the same way).
+LD_PRELOAD=$LIB AUTOPROF_OUTPUT=sig.data "$P/sighot" 1 >sig.out 2>sig.err
+is "$?:$(cat sig.out)" "0:sighot: done" "sighot: same output and end profiled"
+set -- $(reach sig.data any handler_work)
+ours_n=$1 ours_m=$2
+diag "ours: $ours_m of $ours_n handler samples reach main"
+perf record -q --call-graph dwarf -o perf-sig.data "$P/sighot" 1 >/dev/null 2>perf-sig.err
+set -- $(reach perf-sig.data any handler_work)
+diag "perf record --call-graph dwarf: $2 of $1"
+ok $([ "$ours_n" -ge 50 ] && [ $((100 * ours_m)) -ge $((95 * ours_n)) ] && echo 0 || echo 1) \
+	"95% of the samples in a signal handler reach main (through the signal frame)"
+ok $([ "$1" -gt 0 ] && [ $((100 * ours_m * $1)) -ge $(((100 * $2 - 3 * $1) * ours_n)) ] &&
+	echo 0 || echo 1) "no more than 3 points below perf record --call-graph dwarf"
+
+# 4-5: samples in a PLT stub (a call through strlen@plt in a loop; perf names
+# the stub strlen@plt or _init) walk on to main. The stub's share is small:
+# recorded again until it has samples.
+plt_n=0
+for try in 1 2 3 4; do
+	LD_PRELOAD=$LIB AUTOPROF_FREQ=4000 AUTOPROF_OUTPUT=plt.data "$P/pltcall" 300 >/dev/null
+	set -- $(reach plt.data leaf '_init|[a-z_]+@plt')
+	plt_n=$1 plt_m=$2
+	[ "$plt_n" -gt 0 ] && break
+done
+diag "$plt_m of $plt_n samples in PLT stubs reach main ($try recordings)"
+ok $([ "$plt_n" -gt 0 ] && echo 0 || echo 1) "pltcall: samples in its PLT stub"
+is "$plt_m" "$plt_n" "every sample in a PLT stub reaches main"
+
+# 6-7: samples of the profiler's own handler (draining, unwinding, writing)
+# carry the stack of the code it interrupted: they reach start_thread. Their
+# share varies with the machine's load: recorded again until there are 10.
+for try in 1 2 3; do
+	LD_PRELOAD=$LIB AUTOPROF_FREQ=10000 AUTOPROF_OUTPUT=own.data "$P/threads" 600 >/dev/null
+	set -- $(reach own.data any 'sample__on_signal|drain_on_stack')
+	[ "$1" -ge 10 ] && break
+done
+diag "$2 of $1 samples in the profiler's handler reach start_thread ($try recordings)"
+ok $([ "$1" -ge 10 ] && echo 0 || echo 1) "threads at 10 kHz: samples land in the profiler's handler"
+# The few that may not: taken as a handler returned, after its last drain.
+ok $([ $(($1 - $2)) -le 2 ] || [ $((20 * ($1 - $2))) -le "$1" ] && echo 0 || echo 1) \
+	"95% of them (or all but 2) reach start_thread (the program's stack below the handler's)"
+done_testing
