@@ -118,6 +118,7 @@ bool unwind__in_handler(void);
 bool unwind__is_profiler_pc(uintptr_t pc);
 uint64_t unwind__pc(void *ucontext);
 uint64_t unwind__sp(void *ucontext);
+uint64_t unwind__restorer(void *ucontext);
 uint64_t unwind__skipped_in_text(void);
 
 /* ---- cfi.c: a batched sample's stack copy, unwound with .eh_frame ---- */

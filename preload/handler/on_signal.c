@@ -139,8 +139,9 @@ static int program_stack(struct drain_ctx *ctx, unsigned depth)
  * A sample of this handler's own work: its walk (got frames at out) ends at
  * the handler's signal frame, whose interrupted registers are the signal
  * context's, or at the switch to the handler's own stack (a sample taken
- * after the handler was entered). The program's stack goes on from there:
- * true when it was spliced in (*got updated). Async-signal-safe.
+ * after the handler was entered; the signal trampoline is added there). The
+ * program's stack goes on from there: true when it was spliced in (*got
+ * updated). Async-signal-safe.
  */
 static bool splice_program(struct drain_ctx *ctx, uint64_t time, const struct cfi_walk *w,
 			   uint64_t *out, int *got, unsigned depth)
@@ -154,12 +155,14 @@ static bool splice_program(struct drain_ctx *ctx, uint64_t time, const struct cf
 	    out[w->signal_at] == unwind__pc(ctx->ucontext))
 		at = w->signal_at;
 	else if (time >= ctx->entered && !w->signal_uc)
-		at = *got;
+		at = *got; /* then the signal frame, as a walk through it shows it */
 	else
 		return false;
 	n = program_stack(ctx, depth);
 	if (n <= 0)
 		return false;
+	if (at == *got && at < (int)depth && unwind__restorer(ctx->ucontext))
+		out[at++] = unwind__restorer(ctx->ucontext);
 	for (int i = 0; i < n && at < (int)depth; i++)
 		out[at++] = ctx->prog[i];
 	*got = at;

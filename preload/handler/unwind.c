@@ -145,6 +145,21 @@ uint64_t unwind__sp(void *ucontext)
 }
 
 /*
+ * The signal return trampoline a handler's frame returns to (__restore_rt),
+ * where the kernel stored it just below the signal context; 0 where it is
+ * not kept on the stack. Async-signal-safe.
+ */
+uint64_t unwind__restorer(void *ucontext)
+{
+#if defined(__x86_64__)
+	return *((const uint64_t *)ucontext - 1); /* struct rt_sigframe's pretcode */
+#else
+	(void)ucontext;
+	return 0;
+#endif
+}
+
+/*
  * The fast trace from here (in the handler) through the signal frame; the
  * part after the interrupted pc goes to ips. Returns the frames stored, or
  * 0 when the trace did not get past the signal frame. Async-signal-safe.
