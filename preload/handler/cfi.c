@@ -45,8 +45,8 @@ struct rule {
 	uint8_t ok;
 	int32_t cfa_off;
 	int16_t rbp_off, ra_off;
-	uint8_t frame;	/* FRAME_*: PLT, the CFA is rsp + 8 + ((pc & 15) >= plt_ge) * 8 */
-	uint8_t plt_ge; /* FRAME_SIGNAL: the registers are in the ucontext at rsp */
+	uint8_t frame;	/* FRAME_*; FRAME_SIGNAL: the registers are in the ucontext at rsp */
+	uint8_t plt_ge; /* FRAME_PLT: the CFA is rsp + 8 + ((pc & 15) >= plt_ge) * 8 */
 	uint16_t pad;
 };
 
@@ -361,8 +361,8 @@ static bool run_cfa(struct cfa_state *s, struct cursor *c, uint64_t pc)
 /*
  * The rule of a signal frame ('S' FDE over [start, start + range), in a
  * loaded object's text): the FDE must cover the x86-64 rt_sigreturn
- * trampoline, mov $15, %rax; syscall (glibc's and musl's __restore_rt, Go's
- * sigreturn), whose CFI reads every register from the ucontext at rsp.
+ * trampoline, mov $15, %rax; syscall (glibc's __restore_rt), whose CFI
+ * reads every register from the ucontext at rsp.
  * Async-signal-safe.
  */
 static struct rule sigreturn_rule(uint64_t start, uint64_t range)
