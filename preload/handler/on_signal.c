@@ -125,10 +125,12 @@ static bool find_stack_copy(const struct ap_thread *t, const struct kernel_sampl
  * time a drain needs it (the program has not run since the handler was
  * entered); returns its frames in ctx->prog, 0 when unknown. Async-signal-safe.
  */
-static int program_stack(struct drain_ctx *ctx, unsigned depth)
+static int program_stack(struct drain_ctx *ctx)
 {
 	if (ctx->prog_n < 0) {
-		ctx->prog_n = ctx->prog ? unwind_user(ctx->t, ctx->ucontext, ctx->prog, depth) : 0;
+		ctx->prog_n = ctx->prog ? unwind_user(ctx->t, ctx->ucontext, ctx->prog,
+						      ctx->t->sampler->stack_depth)
+					: 0;
 		if (ctx->prog_n < 0)
 			ctx->prog_n = 0;
 	}
@@ -136,17 +138,34 @@ static int program_stack(struct drain_ctx *ctx, unsigned depth)
 }
 
 /*
+ * Append the interrupted program's stack (program_stack()) to out at `at`,
+ * up to limit entries; returns the new end, or -1 when it is not known.
+ * Async-signal-safe.
+ */
+static int append_program(struct drain_ctx *ctx, uint64_t *out, int at, int limit)
+{
+	int n = program_stack(ctx);
+
+	if (n <= 0)
+		return -1;
+	for (int i = 0; i < n && at < limit; i++)
+		out[at++] = ctx->prog[i];
+	return at;
+}
+
+/*
  * A sample of this handler's own work: its walk (got frames at out) ends at
  * the handler's signal frame, whose interrupted registers are the signal
  * context's, or at the switch to the handler's own stack (a sample taken
- * after the handler was entered; the signal trampoline is added there). The
- * program's stack goes on from there: true when it was spliced in (*got
- * updated). Async-signal-safe.
+ * after the handler was entered; the signal trampoline is added there, as a
+ * walk through the signal frame shows it). The program's stack goes on from
+ * there: true when it was spliced in (*got updated). Async-signal-safe.
  */
 static bool splice_program(struct drain_ctx *ctx, uint64_t time, const struct cfi_walk *w,
 			   uint64_t *out, int *got, unsigned depth)
 {
-	int at, n;
+	uint64_t restorer = 0;
+	int at, end;
 
 	if (!ctx->entered || w->complete)
 		return false;
@@ -155,17 +174,15 @@ static bool splice_program(struct drain_ctx *ctx, uint64_t time, const struct cf
 	    out[w->signal_at] == unwind__pc(ctx->ucontext))
 		at = w->signal_at;
 	else if (time >= ctx->entered && !w->signal_uc)
-		at = *got; /* then the signal frame, as a walk through it shows it */
+		at = *got, restorer = unwind__restorer(ctx->ucontext);
 	else
 		return false;
-	n = program_stack(ctx, depth);
-	if (n <= 0)
+	if (restorer && at < (int)depth)
+		out[at++] = restorer;
+	end = append_program(ctx, out, at, (int)depth);
+	if (end < 0)
 		return false;
-	if (at == *got && at < (int)depth && unwind__restorer(ctx->ucontext))
-		out[at++] = unwind__restorer(ctx->ucontext);
-	for (int i = 0; i < n && at < (int)depth; i++)
-		out[at++] = ctx->prog[i];
-	*got = at;
+	*got = end;
 	return true;
 }
 
@@ -255,12 +272,10 @@ static unsigned build_chain(struct drain_ctx *ctx, const struct kernel_sample *s
 			return n + (unsigned)got;
 		t->stats.unwind_skipped++;
 	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && ours && !kernel_ip &&
-		   program_stack(ctx, depth) > 0) {
+		   program_stack(ctx) > 0) {
 		/* the handler's frames are not known here: its ip, then the program's */
-		chain[n++] = s->ip;
-		for (int i = 0; i < ctx->prog_n && n < depth + 2; i++)
-			chain[n++] = ctx->prog[i];
-		return n;
+		chain[n] = s->ip;
+		return n + (unsigned)append_program(ctx, chain + n, 1, (int)depth);
 	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && ucontext) {
 		got = unwind_user(t, ucontext, chain + n, depth);
 		/* A user sample's stack is the context's only if it starts at its ip;
@@ -453,10 +468,10 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
  * kernel's limit: during its ramp (its first samples, drained one at a
  * time), at its first walk that ran off the end; then at 3 or more such
  * walks that are more than 1 in 128 of its walks (at 1 in 32, demo's deep
- * qsort recursions kept 1.6% of its stacks short of main for good). The ramp ends after
- * AP_RAMP_DRAINS drains since the copies last grew. So a program whose
- * stacks deepen as it starts (python3's imports need 8-32 KB) loses a few
- * walks, not its first batches. From the handler only. Async-signal-safe.
+ * qsort recursions kept 1.6% of its stacks short of main for good). The
+ * ramp ends after AP_RAMP_DRAINS drains since the copies last grew. So a
+ * program whose stacks deepen as it starts (python3's imports need 8-32 KB)
+ * loses a few walks, not its first batches. From the handler only. Async-signal-safe.
  */
 static void adapt_batch(struct ap_thread *t)
 {
@@ -475,6 +490,15 @@ static void adapt_batch(struct ap_thread *t)
 		thread__end_ramp(t);
 }
 
+/* One pass over t's ring, holding the object table for all of it. Async-signal-safe. */
+static void drain_ring(struct drain_ctx *ctx)
+{
+	ctx->objects = objects__enter();
+	ring__drain(&ctx->t->ring, ctx->t->scratch, AP_RING_COPY_BYTES, on_record, ctx);
+	if (ctx->objects)
+		objects__leave();
+}
+
 /*
  * Move every record in t's ring into t's buffer (the newest sample gets the
  * stack unwound from ucontext, NULL outside a handler), holding the object
@@ -490,21 +514,14 @@ static void drain(struct drain_ctx *ctx)
 	struct ap_thread *t = ctx->t;
 	uint64_t t0;
 
-	ctx->objects = objects__enter();
-	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, ctx);
-	if (ctx->objects)
-		objects__leave();
+	drain_ring(ctx);
 	if (ctx->ucontext)
 		adapt_batch(t);
 	t0 = ctx->start ? ap_now() : 0;
 	thread__maybe_flush(t);
 	cost_add(t, AP_COST_FLUSH, t0);
-	if (ctx->entered && ring__pending(&t->ring)) {
-		ctx->objects = objects__enter();
-		ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, ctx);
-		if (ctx->objects)
-			objects__leave();
-	}
+	if (ctx->entered && ring__pending(&t->ring))
+		drain_ring(ctx);
 	if (ctx->start) {
 		t->stats.cost[AP_COST_HANDLERS]++;
 		cost_add(t, AP_COST_HANDLER, ctx->start);
@@ -514,7 +531,7 @@ static void drain(struct drain_ctx *ctx)
 /* Drain t's ring, outside its handler or in it (see drain()). Async-signal-safe. */
 void sample__drain(struct ap_thread *t, void *ucontext)
 {
-	struct drain_ctx ctx = {t, ucontext, 0, 0, false, -1, NULL};
+	struct drain_ctx ctx = {.t = t, .ucontext = ucontext, .prog_n = -1};
 
 	drain(&ctx);
 }
@@ -545,7 +562,6 @@ static void timer_on_stack(void *arg)
  */
 void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 {
-	uint64_t entered = ap_now(); /* later samples are of the handler's own work */
 	int saved_errno = errno, cancel;
 	struct ap_thread *t = ap_self;
 
@@ -566,7 +582,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
 		if (t && t->is_timer && thread__enter(t)) {
-			struct drain_ctx a = {t, ucontext, 0, 0, false, -1, NULL};
+			struct drain_ctx a = {.t = t, .ucontext = ucontext, .prog_n = -1};
 
 			ap_call_on_stack(&a, timer_on_stack, t->stack_top);
 			thread__leave(t);
@@ -580,7 +596,14 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 			goto out;
 	}
 	if (thread__enter(t)) {
-		struct drain_ctx a = {t, ucontext, cost_now(t), entered, false, -1, NULL};
+		/* Samples taken from now on are of the handler's own work; the
+		 * handler's entry before this is found by its signal frame. */
+		uint64_t entered = ap_now();
+		struct drain_ctx a = {.t = t,
+				      .ucontext = ucontext,
+				      .start = t->sampler->measure_cost ? entered : 0,
+				      .entered = entered,
+				      .prog_n = -1};
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
 		thread__leave(t);

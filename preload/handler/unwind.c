@@ -89,25 +89,15 @@ void unwind__prime_thread(void)
 	unw_step(&cursor);
 }
 
-static uintptr_t ucontext_pc(const ucontext_t *uc)
+/* The interrupted pc (or, with sp, the stack pointer) of a signal context. */
+static uintptr_t ucontext_reg(const ucontext_t *uc, bool sp)
 {
 #if defined(__x86_64__)
-	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	return (uintptr_t)uc->uc_mcontext.gregs[sp ? REG_RSP : REG_RIP];
 #elif defined(__aarch64__)
-	return (uintptr_t)uc->uc_mcontext.pc;
+	return (uintptr_t)(sp ? uc->uc_mcontext.sp : uc->uc_mcontext.pc);
 #else
-#error "autoprof: add this architecture's program counter to ucontext_pc()"
-#endif
-}
-
-static uintptr_t ucontext_sp(const ucontext_t *uc)
-{
-#if defined(__x86_64__)
-	return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-	return (uintptr_t)uc->uc_mcontext.sp;
-#else
-#error "autoprof: add this architecture's stack pointer to ucontext_sp()"
+#error "autoprof: add this architecture's pc and sp to ucontext_reg()"
 #endif
 }
 
@@ -135,13 +125,13 @@ bool unwind__in_handler(void)
 /* The interrupted pc of a signal context. Async-signal-safe. */
 uint64_t unwind__pc(void *ucontext)
 {
-	return ucontext_pc(ucontext);
+	return ucontext_reg(ucontext, false);
 }
 
 /* The interrupted sp of a signal context. Async-signal-safe. */
 uint64_t unwind__sp(void *ucontext)
 {
-	return ucontext_sp(ucontext);
+	return ucontext_reg(ucontext, true);
 }
 
 /*
@@ -193,7 +183,7 @@ static int fast_stack(uintptr_t pc, uint64_t *ips, int max, void **trace, int tr
 int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trace_max, bool *slow)
 {
 	ucontext_t *uc = ucontext;
-	uintptr_t pc = ucontext_pc(uc);
+	uintptr_t pc = ucontext_reg(uc, false);
 	unw_cursor_t cursor;
 	int n = 0;
 
