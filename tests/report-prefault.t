@@ -8,6 +8,10 @@
 # one chunk ahead (AUTOPROF_REPORT_PREFAULT_AHEAD=1: it waits for the walker
 # at every step). strace counts the threads made: one more with the thread
 # than with the switch, none more for a file under the default threshold.
+# The pages behind the walker are handed back, by the thread or by the
+# walker alone: the peak resident memory of either stays well under that of
+# a thread that never hands pages back (AUTOPROF_REPORT_PREFAULT_RELEASE
+# past the file's size), the same reader on the same file.
 #
 # Run from the repository root after `make` (needs build/progs/mtwork).
 
@@ -26,7 +30,7 @@ if [ "$(getconf _NPROCESSORS_ONLN)" -lt 2 ]; then
 	exit 0
 fi
 
-plan 7
+plan 10
 
 for f in dwarf g; do
 	AUTOPROF_REPORT_NO_PREFAULT=1 AUTOPROF_REPORT_PREFAULT_MIN=0 report_views $f.data $f.off
@@ -52,4 +56,22 @@ diag "threads made: $off with AUTOPROF_REPORT_NO_PREFAULT=1, $on with the thread
 is "$on" $((off + 1)) "AUTOPROF_REPORT_PREFAULT_MIN=0: one thread more than with the switch"
 is "$small" "$off" "a file under the default size (256 MiB): no thread"
 rm -f strace.out
+
+# peak ENV...: the peak resident KiB of a default report of dwarf.data
+peak() {
+	python3 -c 'import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(os.wait4(p.pid, 0)[2].ru_maxrss)' env AUTOPROF_REPORT_PREFAULT_MIN=0 "$@" "$REPORT" dwarf.data
+}
+size=$(($(stat -c %s dwarf.data) / 1024))
+never=$(peak AUTOPROF_REPORT_PREFAULT_RELEASE=1099511627776)
+thread=$(peak AUTOPROF_REPORT_PREFAULT_RELEASE=1048576 AUTOPROF_REPORT_PREFAULT_AHEAD=4194304)
+alone=$(peak AUTOPROF_REPORT_NO_PREFAULT=1)
+diag "peak resident KiB: $never with no release, $thread releasing 1 MiB at a time in the thread, $alone without the thread; file $size KiB"
+[ $((never - alone)) -gt $((size * 3 / 4)) ]
+ok $? "no release: the file's pages stay resident (the reference sees the mapping)"
+[ $((thread - alone)) -lt $((size / 2)) ]
+ok $? "the thread hands back the pages behind the walker"
+[ $((never - thread)) -gt $((size / 2)) ]
+ok $? "and holds far less than with no release"
 done_testing

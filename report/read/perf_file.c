@@ -22,12 +22,7 @@
  * this many bytes, so a big file costs a window of memory, not its size.
  */
 #define RELEASE_CHUNK (2ULL << 20)
-/* With the prefault thread (prefault.c) mapping pages on the other CPU, a
- * release is a TLB shootdown there (an IPI, a VM exit here): fewer, larger
- * ones. With 2 MiB the thread lost 40% on a file in large folios; with 64
- * MiB it loses nothing there (a fixed 64 MiB more resident). */
-#define RELEASE_CHUNK_PREFAULT (64ULL << 20)
-#define PREFETCH_MAX	       1024 /* see prefetch_next() */
+#define PREFETCH_MAX  1024 /* see prefetch_next() */
 
 /* "PERFFILE": the version 1 format, which perf itself no longer writes. */
 #define PERF_FILE_MAGIC_V1 0x454c494646524550ULL
@@ -406,20 +401,21 @@ int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r)
 
 /*
  * Drop the mapped pages before @pos once a chunk has been walked. They are
- * read-only file pages: touching them again just reads them back.
+ * read-only file pages: touching them again just reads them back. The
+ * prefault thread, when there is one, does this on its CPU (prefault.c).
  */
 static void release_behind(struct perf_file *pf, u64 pos)
 {
 	static u64 page;
 	u64 end;
 
-	if (!pf->mapped || pf->rbase != pf->base)
+	if (!pf->mapped || pf->rbase != pf->base || pf->prefault)
 		return;
 	if (!page)
 		page = (u64)sysconf(_SC_PAGESIZE);
 	if (pos < pf->released) /* a new walk */
 		pf->released = pos & ~(page - 1);
-	if (pos - pf->released < (pf->prefault ? RELEASE_CHUNK_PREFAULT : RELEASE_CHUNK))
+	if (pos - pf->released < RELEASE_CHUNK)
 		return;
 	end = pos & ~(page - 1);
 	madvise((void *)(pf->base + pf->released), end - pf->released, MADV_DONTNEED);
