@@ -16,6 +16,12 @@ $(BENCH_DIR)/libfloor.so: scripts/bench/floor.c scripts/bench/bench.mk
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -fPIC -shared -pthread -Wall -Wextra -Werror \
 		-o $@ $< -ldl
 
+# The kernel's cost of mapping a perf.data file's records once (bench-report).
+$(BENCH_DIR)/mapfloor: scripts/bench/mapfloor.c scripts/bench/bench.mk
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
+
 BENCH_OVERHEAD_DEPS := $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BENCH_DIR)/libfloor.so \
 	$(BUILD)/progs/demo $(BUILD)/progs/split $(BUILD)/progs/mtwork
 
@@ -39,8 +45,8 @@ $(BUILD)/.deps-bench: scripts/install-deps.sh
 	@touch $@
 
 bench: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report \
-		$(BENCH_DIR)/libfloor.so $(BUILD)/progs/demo $(BUILD)/progs/mtwork $(BUILD)/progs/truth \
-		$(BUILD)/progs/costloop
+		$(BENCH_DIR)/libfloor.so $(BENCH_DIR)/mapfloor $(BUILD)/progs/demo $(BUILD)/progs/mtwork \
+		$(BUILD)/progs/truth $(BUILD)/progs/costloop
 	$(Q)python3 scripts/bench/bench.py --build $(BUILD) --out scripts/bench/RESULTS.md $(BENCH_FLAGS)
 	$(Q)python3 scripts/bench/cost.py --build $(BUILD) --out scripts/bench/COST.md \
 		--raw $(BENCH_DIR)/cost.json $(COST_FLAGS)
@@ -55,7 +61,8 @@ bench: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/a
 # REPORT_SPEED_FLAGS="--runs 3 --keep DIR" reuses recordings kept in DIR.
 REPORT_SPEED_FLAGS ?=
 
-bench-report: $(BUILD)/autoprof-report $(BUILD)/libautoprof.so $(BUILD)/progs/mtwork
+bench-report: $(BUILD)/autoprof-report $(BUILD)/libautoprof.so $(BUILD)/progs/mtwork \
+		$(BENCH_DIR)/mapfloor
 	$(Q)python3 scripts/bench/report_speed.py --build $(BUILD) --out scripts/bench/REPORT-SPEED.md \
 		$(REPORT_SPEED_FLAGS)
 

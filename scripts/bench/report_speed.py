@@ -9,7 +9,10 @@ Files, all of build/progs/mtwork (4 threads, -O2 -fomit-frame-pointer):
   dwarf      perf record -F 20000 --call-graph dwarf  (perf's default 8 KiB stack dumps)
   preload    the preload library at 20 kHz (our own file)
 Each reader runs its default view: `autoprof-report FILE` and
-`perf report -i FILE --stdio` (which unwinds the dwarf file itself).
+`perf report -i FILE --stdio` (which unwinds the dwarf file itself). Beside
+them, in the same turns, the floor: build/bench/mapfloor maps and unmaps the
+file's records once and does nothing else, the kernel's share of any reader
+that maps the file (most of the time on a dwarf file).
 
 The machine is shared: wall time includes waiting for a CPU, so the CPU time
 (user + sys of the reader, from wait4's rusage) is reported beside it and
@@ -42,19 +45,18 @@ def run(cmd, env=None):
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
-def interleaved(a, b, runs):
-    """Run a and b in turns, runs times each; the medians of each (wall, CPU, RSS).
+def interleaved(cmds, runs):
+    """Run cmds in turns, runs times each; the medians of each (wall, CPU, RSS).
 
-    In turns, so both find the file's pages in the same state: this VM's
+    In turns, so all find the file's pages in the same state: this VM's
     DAMON pages out page cache left idle for some seconds, and a 3 GB dwarf
     file measured after the other files' perf runs was partly on disk again
     for the first reader only."""
-    ra, rb = [], []
+    res = [[] for _ in cmds]
     for _ in range(runs):
-        ra.append(run(a))
-        rb.append(run(b))
-    med = lambda res: tuple(statistics.median(r[i] for r in res) for i in range(3))
-    return med(ra), med(rb)
+        for r, cmd in zip(res, cmds):
+            r.append(run(cmd))
+    return [tuple(statistics.median(x[i] for x in r) for i in range(3)) for r in res]
 
 
 def samples_of(report, path):
@@ -102,6 +104,7 @@ def main():
     ap.add_argument('--keep', help='record into (or reuse the files of) this directory')
     a = ap.parse_args()
     report = os.path.join(a.build, 'autoprof-report')
+    mapfloor = os.path.join(a.build, 'bench', 'mapfloor')
     tmp = a.keep or tempfile.mkdtemp(prefix='report-speed.')
     os.makedirs(tmp, exist_ok=True)
     try:
@@ -118,9 +121,10 @@ def main():
                 continue
             path = files[name]
             n = samples_of(report, path)  # also warms the page cache again, just before
-            ours, theirs = interleaved([report, path], ['perf', 'report', '-i', path, '--stdio'],
-                                       a.runs)
-            rows.append((name, n, os.path.getsize(path), ours, theirs))
+            ours, theirs, floor = interleaved([[report, path],
+                                               ['perf', 'report', '-i', path, '--stdio'],
+                                               [mapfloor, path]], a.runs)
+            rows.append((name, n, os.path.getsize(path), ours, theirs, floor))
         lines = [
             '# autoprof-report vs perf report --stdio (make bench-report)',
             '',
@@ -128,14 +132,21 @@ def main():
             (a.runs, time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0]),
             '',
             '| file | samples | MB | ours wall | perf wall | wall ratio | ours CPU | perf CPU | '
-            'CPU ratio | ours RSS | perf RSS | memory |',
-            '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+            'CPU ratio | ours RSS | perf RSS | memory | map floor | 20x needs |',
+            '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
         ]
-        for name, n, size, o, p in rows:
+        for name, n, size, o, p, f in rows:
             lines.append('| %s | %d | %.0f | %.3f s | %.3f s | %.1fx | %.3f s | %.3f s | %.1fx | '
-                         '%.1f MB | %.1f MB | 1/%.1f |' %
+                         '%.1f MB | %.1f MB | 1/%.1f | %.3f s | %.3f s |' %
                          (name, n, size / 1e6, o[0], p[0], p[0] / o[0], o[1], p[1],
-                          p[1] / max(o[1], 1e-3), o[2] / 1024, p[2] / 1024, p[2] / o[2]))
+                          p[1] / max(o[1], 1e-3), o[2] / 1024, p[2] / 1024, p[2] / o[2],
+                          f[0], p[0] / 20))
+        lines += [
+            '',
+            'map floor: build/bench/mapfloor (scripts/bench/mapfloor.c), the kernel '
+            'mapping and unmapping the file\'s records once on one CPU and nothing else, '
+            'in the same turns (wall); 20x needs: perf wall / 20.',
+        ]
         text = '\n'.join(lines) + '\n'
         print(text)
         # the notes under the table (from the first '## ' heading on) are kept
