@@ -256,6 +256,13 @@ struct ap_thread {
 	struct ap_agg *agg;   /* merged samples (aggregate.c), in mem; NULL when not merging */
 	struct ring off_ring; /* AUTOPROF_OFFCPU: the switch event's (session/offcpu.c), or none */
 	uint64_t off_out;     /* when the thread last left the CPU to wait, or 0 */
+	/* The program's stack below the handler's last run (on_signal.c), for its
+	 * samples that are drained at the next signal: kept_n frames in
+	 * AP_PROG(t, kept), for samples taken in [kept_from, kept_to] or walked
+	 * through the signal frame that interrupted kept_sp and kept_pc; kept_n 0
+	 * when none. Read and written by the thread's handler only. */
+	int kept, kept_n;
+	uint64_t kept_from, kept_to, kept_restorer, kept_sp, kept_pc;
 };
 
 /*
@@ -269,8 +276,14 @@ struct ap_thread {
 #define AP_TRACE_ENTRIES   (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
 #define AP_CFI_ENTRIES	   1024 /* cfi.c's per-thread rule cache */
 #define AP_CFI_BYTES	   (AP_CFI_ENTRIES * 24)
-#define AP_SCRATCH_BYTES   (AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8 + AP_CFI_BYTES)
-#define AP_CFI_CACHE(t)	   ((t)->scratch + AP_SCRATCH_BYTES - AP_CFI_BYTES)
+#define AP_PROG_BYTES	   (2 * AP_MAX_CHAIN * 8) /* two program stacks (on_signal.c) */
+#define AP_SCRATCH_BYTES                                                                           \
+	(AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8 + AP_PROG_BYTES + AP_CFI_BYTES)
+#define AP_CFI_CACHE(t) ((t)->scratch + AP_SCRATCH_BYTES - AP_CFI_BYTES)
+/* Program stack i (0 or 1) of t: where a handler keeps the stack it interrupted. */
+#define AP_PROG(t, i)                                                                              \
+	((uint64_t *)((t)->scratch + AP_SCRATCH_BYTES - AP_CFI_BYTES - AP_PROG_BYTES) +            \
+	 (i)*AP_MAX_CHAIN)
 
 extern AP_TLS struct ap_thread *ap_self;
 

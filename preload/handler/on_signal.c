@@ -26,7 +26,9 @@ struct drain_ctx {
 	uint64_t entered; /* when the handler was entered (ucontext set), else 0 */
 	bool objects;	  /* the drain holds the object table (objects__enter) */
 	int prog_n;	  /* frames in prog: -1 until unwound */
-	uint64_t *prog;	  /* the interrupted program's stack, AP_MAX_CHAIN entries */
+	uint64_t *prog;	  /* the interrupted program's stack, AP_MAX_CHAIN entries: the
+			   * program stack of t that is not kept (AP_PROG); NULL outside
+			   * the handler */
 };
 
 /* The time now when AUTOPROF_COST times the phases, else 0. Async-signal-safe. */
@@ -154,20 +156,59 @@ static int append_program(struct drain_ctx *ctx, uint64_t *out, int at, int limi
 }
 
 /*
- * A sample of this handler's own work: its walk (got frames at out) ends at
- * the handler's signal frame, whose interrupted registers are the signal
- * context's, or at the switch to the handler's own stack (a sample taken
- * after the handler was entered; the signal trampoline is added there, as a
- * walk through the signal frame shows it). The program's stack goes on from
- * there: true when it was spliced in (*got updated). Async-signal-safe.
+ * Whether a sample taken at time, on the handler's own stack, belongs to the
+ * handler's previous run, whose program stack t keeps (keep_program()).
+ * Async-signal-safe.
+ */
+static bool in_kept(const struct ap_thread *t, uint64_t time)
+{
+	return t->kept_n > 0 && time >= t->kept_from && time <= t->kept_to;
+}
+
+/* Append t's kept program stack to out at `at`, up to limit entries; returns the new end. */
+static int append_kept(const struct ap_thread *t, uint64_t *out, int at, int limit)
+{
+	const uint64_t *prog = AP_PROG(t, t->kept);
+
+	for (int i = 0; i < t->kept_n && at < limit; i++)
+		out[at++] = prog[i];
+	return at;
+}
+
+/*
+ * A sample of the handler's own work: its walk (got frames at out) ends at
+ * this handler's signal frame, whose interrupted registers are the signal
+ * context's, or at the previous run's (kept_sp, kept_pc), or at the switch
+ * to the handler's own stack: a sample taken after this handler was
+ * entered, or during the handler's previous run (drained now, at the next
+ * signal: in_kept()). The signal trampoline is
+ * added at the switch, as a walk through the signal frame shows it. The
+ * program's stack of that run goes on from there: true when it was spliced
+ * in (*got updated). Async-signal-safe.
  */
 static bool splice_program(struct drain_ctx *ctx, uint64_t time, const struct cfi_walk *w,
 			   uint64_t *out, int *got, unsigned depth)
 {
+	const struct ap_thread *t = ctx->t;
 	uint64_t restorer = 0;
 	int at, end;
 
-	if (!ctx->entered || w->complete)
+	if (w->complete)
+		return false;
+	if (!w->signal_uc && in_kept(t, time)) {
+		at = *got;
+		if (t->kept_restorer && at < (int)depth)
+			out[at++] = t->kept_restorer;
+		*got = append_kept(t, out, at, (int)depth);
+		return true;
+	}
+	if (w->signal_uc && t->kept_n > 0 && w->signal_at < *got && w->signal_sp == t->kept_sp &&
+	    out[w->signal_at] == t->kept_pc) {
+		/* through the signal frame of the previous run: its way out, or in */
+		*got = append_kept(t, out, w->signal_at, (int)depth);
+		return true;
+	}
+	if (!ctx->entered)
 		return false;
 	if (w->signal_uc == (uintptr_t)ctx->ucontext && w->signal_at < *got &&
 	    w->signal_sp == unwind__sp(ctx->ucontext) &&
@@ -276,6 +317,11 @@ static unsigned build_chain(struct drain_ctx *ctx, const struct kernel_sample *s
 		/* the handler's frames are not known here: its ip, then the program's */
 		chain[n] = s->ip;
 		return n + (unsigned)append_program(ctx, chain + n, 1, (int)depth);
+	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && !ours && !kernel_ip &&
+		   in_kept(t, s->time)) {
+		/* the same, for a sample of the handler's previous run (keep_program()) */
+		chain[n] = s->ip;
+		return n + (unsigned)append_kept(t, chain + n, 1, (int)depth);
 	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && ucontext) {
 		got = unwind_user(t, ucontext, chain + n, depth);
 		/* A user sample's stack is the context's only if it starts at its ip;
@@ -536,14 +582,41 @@ void sample__drain(struct ap_thread *t, void *ucontext)
 	drain(&ctx);
 }
 
+/*
+ * After the handler's last pass over the ring: samples taken during that
+ * pass (the ring is not empty) are drained at the next signal, when the
+ * program has moved on, so keep the stack this handler interrupted, with
+ * the handler's time span, for them (in_kept()); also when it was unwound
+ * anyway, for a sample taken after the look at the ring. The stack kept
+ * before is no longer needed: the samples of that run were all in the ring
+ * before this handler's, and drained in its first pass. Async-signal-safe.
+ */
+static void keep_program(struct drain_ctx *ctx)
+{
+	struct ap_thread *t = ctx->t;
+
+	if (ctx->prog_n < 0 && !ring__pending(&t->ring)) {
+		t->kept_n = 0;
+		return;
+	}
+	t->kept_n = program_stack(ctx);
+	t->kept = ctx->prog == AP_PROG(t, 1);
+	t->kept_from = ctx->entered;
+	t->kept_to = ap_now();
+	t->kept_restorer = unwind__restorer(ctx->ucontext);
+	t->kept_sp = unwind__sp(ctx->ucontext);
+	t->kept_pc = unwind__pc(ctx->ucontext);
+}
+
 /* The handler's work, on its own stack (own_stack.c); arg is a struct drain_ctx. */
 static void drain_on_stack(void *arg)
 {
-	uint64_t prog[AP_MAX_CHAIN];
 	struct drain_ctx *ctx = arg;
 
-	ctx->prog = prog;
+	/* this run's program stack goes where it does not overwrite the kept one */
+	ctx->prog = AP_PROG(ctx->t, !ctx->t->kept);
 	drain(ctx);
+	keep_program(ctx);
 }
 
 static void timer_on_stack(void *arg)
