@@ -17,10 +17,10 @@ $(BENCH_DIR)/libfloor.so: scripts/bench/floor.c scripts/bench/bench.mk
 		-o $@ $< -ldl
 
 # The kernel's cost of mapping a perf.data file's records once (bench-report).
-$(BENCH_DIR)/mapfloor: scripts/bench/mapfloor.c scripts/bench/bench.mk
+$(BENCH_DIR)/mapfloor: scripts/bench/mapfloor.c include/autoprof/perf_file.h scripts/bench/bench.mk
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Iinclude -o $@ $<
 
 BENCH_OVERHEAD_DEPS := $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BENCH_DIR)/libfloor.so \
 	$(BUILD)/progs/demo $(BUILD)/progs/split $(BUILD)/progs/mtwork

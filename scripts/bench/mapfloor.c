@@ -13,10 +13,10 @@
  *
  * usage: mapfloor FILE
  */
+#include <autoprof/perf_file.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,7 +26,8 @@
 
 int main(int argc, char **argv)
 {
-	uint64_t hdr[7], off, end, o, released;
+	struct perf_file_header hdr;
+	uint64_t end, o, released;
 	volatile const unsigned char *p;
 	struct stat st;
 	int fd;
@@ -36,21 +37,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fd = open(argv[1], O_RDONLY);
-	if (fd < 0 || fstat(fd, &st) || pread(fd, hdr, sizeof(hdr), 0) != sizeof(hdr) ||
-	    memcmp(hdr, "PERFILE2", 8)) {
+	if (fd < 0 || fstat(fd, &st) || pread(fd, &hdr, sizeof(hdr), 0) != sizeof(hdr) ||
+	    hdr.magic != PERF_FILE_MAGIC) {
 		fprintf(stderr, "mapfloor: %s: not a perf.data file\n", argv[1]);
 		return 1;
 	}
-	/* struct perf_file_header: magic, size, attr_size, attrs, data {offset, size} */
-	off = hdr[5];
-	end = off + hdr[6] < (uint64_t)st.st_size ? off + hdr[6] : (uint64_t)st.st_size;
+	end = hdr.data.offset + hdr.data.size;
+	if (end > (uint64_t)st.st_size)
+		end = (uint64_t)st.st_size;
 	p = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		perror("mapfloor: mmap");
 		return 1;
 	}
-	released = off & ~(uint64_t)4095;
-	for (o = off; o < end; o += STRIDE) {
+	released = hdr.data.offset & ~(uint64_t)4095;
+	for (o = hdr.data.offset; o < end; o += STRIDE) {
 		(void)p[o]; /* a volatile read: kept */
 		if (o - released >= RELEASE) {
 			madvise((void *)(p + released), (o & ~(uint64_t)4095) - released,
