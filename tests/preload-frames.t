@@ -71,8 +71,9 @@ for try in 1 2 3; do
 done
 diag "$2 of $1 samples in the profiler's handler reach start_thread ($try recordings)"
 ok $([ "$1" -ge 10 ] && echo 0 || echo 1) "threads at 10 kHz: samples land in the profiler's handler"
-# Those taken during the handler's last look at the ring or on its way out
-# are drained at the next signal, with the stack the thread kept for them.
+# Those taken after the handler's pass over the ring (its flush, its way
+# out) are drained at the next signal, with the stack the thread kept for
+# them.
 # The few that may not: a walk that ran off its stack copy, the run before
 # main.
 ok $([ $(($1 - $2)) -le 2 ] || [ $((20 * ($1 - $2))) -le "$1" ] && echo 0 || echo 1) \

@@ -139,19 +139,11 @@ static int program_stack(struct drain_ctx *ctx)
 	return ctx->prog_n;
 }
 
-/*
- * Append the interrupted program's stack (program_stack()) to out at `at`,
- * up to limit entries; returns the new end, or -1 when it is not known.
- * Async-signal-safe.
- */
-static int append_program(struct drain_ctx *ctx, uint64_t *out, int at, int limit)
+/* Append n frames of prog to out at `at`, up to limit entries; returns the new end. */
+static int append_frames(uint64_t *out, int at, int limit, const uint64_t *prog, int n)
 {
-	int n = program_stack(ctx);
-
-	if (n <= 0)
-		return -1;
 	for (int i = 0; i < n && at < limit; i++)
-		out[at++] = ctx->prog[i];
+		out[at++] = prog[i];
 	return at;
 }
 
@@ -165,65 +157,69 @@ static bool in_kept(const struct ap_thread *t, uint64_t time)
 	return t->kept_n > 0 && time >= t->kept_from && time <= t->kept_to;
 }
 
-/* Append t's kept program stack to out at `at`, up to limit entries; returns the new end. */
-static int append_kept(const struct ap_thread *t, uint64_t *out, int at, int limit)
+/*
+ * The program's stack below a sample of the handler's own work taken at
+ * time: the one this handler interrupted (a sample taken since it was
+ * entered), or the one kept by its previous run (in_kept()). Returns it
+ * with its frames in *n and the signal trampoline the handler returns to in
+ * *restorer, or NULL. Async-signal-safe.
+ */
+static const uint64_t *handler_program(struct drain_ctx *ctx, uint64_t time, int *n,
+				       uint64_t *restorer)
 {
-	const uint64_t *prog = AP_PROG(t, t->kept);
+	struct ap_thread *t = ctx->t;
 
-	for (int i = 0; i < t->kept_n && at < limit; i++)
-		out[at++] = prog[i];
-	return at;
+	if (ctx->entered && time >= ctx->entered) {
+		*n = program_stack(ctx);
+		*restorer = unwind__restorer(ctx->ucontext);
+		return *n > 0 ? ctx->prog : NULL;
+	}
+	if (in_kept(t, time)) {
+		*n = t->kept_n;
+		*restorer = t->kept_restorer;
+		return AP_PROG(t, t->kept);
+	}
+	return NULL;
 }
 
 /*
  * A sample of the handler's own work: its walk (got frames at out) ends at
- * this handler's signal frame, whose interrupted registers are the signal
- * context's, or at the previous run's (kept_sp, kept_pc), or at the switch
- * to the handler's own stack: a sample taken after this handler was
- * entered, or during the handler's previous run (drained now, at the next
- * signal: in_kept()). The signal trampoline is
- * added at the switch, as a walk through the signal frame shows it. The
- * program's stack of that run goes on from there: true when it was spliced
- * in (*got updated). Async-signal-safe.
+ * the switch to the handler's own stack (handler_program(): the signal
+ * trampoline is added there, as a walk through the signal frame shows it),
+ * or at a signal frame whose interrupted sp and pc are this handler's or
+ * its previous run's (taken on the way in or out). The program's stack of
+ * that run goes on from there: true when it was spliced in (*got updated).
+ * Async-signal-safe.
  */
 static bool splice_program(struct drain_ctx *ctx, uint64_t time, const struct cfi_walk *w,
 			   uint64_t *out, int *got, unsigned depth)
 {
 	const struct ap_thread *t = ctx->t;
+	const uint64_t *prog = NULL;
 	uint64_t restorer = 0;
-	int at, end;
+	int at = *got, n = 0;
 
 	if (w->complete)
 		return false;
-	if (!w->signal_uc && in_kept(t, time)) {
-		at = *got;
-		if (t->kept_restorer && at < (int)depth)
-			out[at++] = t->kept_restorer;
-		*got = append_kept(t, out, at, (int)depth);
-		return true;
-	}
-	if (w->signal_uc && t->kept_n > 0 && w->signal_at < *got && w->signal_sp == t->kept_sp &&
-	    out[w->signal_at] == t->kept_pc) {
-		/* through the signal frame of the previous run: its way out, or in */
-		*got = append_kept(t, out, w->signal_at, (int)depth);
-		return true;
-	}
-	if (!ctx->entered)
-		return false;
-	if (w->signal_uc == (uintptr_t)ctx->ucontext && w->signal_at < *got &&
-	    w->signal_sp == unwind__sp(ctx->ucontext) &&
-	    out[w->signal_at] == unwind__pc(ctx->ucontext))
+	if (!w->signal_uc) {
+		prog = handler_program(ctx, time, &n, &restorer);
+		if (prog && restorer && at < (int)depth)
+			out[at++] = restorer;
+	} else if (w->signal_at < *got) {
 		at = w->signal_at;
-	else if (time >= ctx->entered && !w->signal_uc)
-		at = *got, restorer = unwind__restorer(ctx->ucontext);
-	else
+		if (ctx->entered && w->signal_uc == (uintptr_t)ctx->ucontext &&
+		    w->signal_sp == unwind__sp(ctx->ucontext) &&
+		    out[at] == unwind__pc(ctx->ucontext)) {
+			n = program_stack(ctx);
+			prog = n > 0 ? ctx->prog : NULL;
+		} else if (t->kept_n > 0 && w->signal_sp == t->kept_sp && out[at] == t->kept_pc) {
+			n = t->kept_n;
+			prog = AP_PROG(t, t->kept);
+		}
+	}
+	if (!prog)
 		return false;
-	if (restorer && at < (int)depth)
-		out[at++] = restorer;
-	end = append_program(ctx, out, at, (int)depth);
-	if (end < 0)
-		return false;
-	*got = end;
+	*got = append_frames(out, at, (int)depth, prog, n);
 	return true;
 }
 
@@ -276,7 +272,8 @@ static unsigned build_chain(struct drain_ctx *ctx, const struct kernel_sample *s
 {
 	struct ap_thread *t = ctx->t;
 	void *ucontext = last_sample ? ctx->ucontext : NULL;
-	bool ours = ctx->entered && s->time >= ctx->entered; /* taken in this handler */
+	const uint64_t *prog;
+	uint64_t restorer;
 	struct stack_copy copy;
 	unsigned depth = t->sampler->stack_depth;
 	unsigned n = 0;
@@ -312,16 +309,12 @@ static unsigned build_chain(struct drain_ctx *ctx, const struct kernel_sample *s
 		if (got > 0 && (kernel_ip || chain[n] == s->ip))
 			return n + (unsigned)got;
 		t->stats.unwind_skipped++;
-	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && ours && !kernel_ip &&
-		   program_stack(ctx) > 0) {
-		/* the handler's frames are not known here: its ip, then the program's */
+	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && !kernel_ip &&
+		   (prog = handler_program(ctx, s->time, &got, &restorer))) {
+		/* the handler's own work, whose frames are not known here: its ip,
+		 * then the program's */
 		chain[n] = s->ip;
-		return n + (unsigned)append_program(ctx, chain + n, 1, (int)depth);
-	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && !ours && !kernel_ip &&
-		   in_kept(t, s->time)) {
-		/* the same, for a sample of the handler's previous run (keep_program()) */
-		chain[n] = s->ip;
-		return n + (unsigned)append_kept(t, chain + n, 1, (int)depth);
+		return n + (unsigned)append_frames(chain + n, 1, (int)depth, prog, got);
 	} else if (t->sampler->callgraph == AP_CG_LIBUNWIND && ucontext) {
 		got = unwind_user(t, ucontext, chain + n, depth);
 		/* A user sample's stack is the context's only if it starts at its ip;
@@ -536,22 +529,13 @@ static void adapt_batch(struct ap_thread *t)
 		thread__end_ramp(t);
 }
 
-/* One pass over t's ring, holding the object table for all of it. Async-signal-safe. */
-static void drain_ring(struct drain_ctx *ctx)
-{
-	ctx->objects = objects__enter();
-	ring__drain(&ctx->t->ring, ctx->t->scratch, AP_RING_COPY_BYTES, on_record, ctx);
-	if (ctx->objects)
-		objects__leave();
-}
-
 /*
  * Move every record in t's ring into t's buffer (the newest sample gets the
  * stack unwound from ucontext, NULL outside a handler), holding the object
  * table once for all of them, then adapt a batched thread's copies and tick
- * (in a handler) and flush. In a handler, the samples taken meanwhile (of the
- * handler's own work, the flush's write above all) are moved too, while the
- * program's stack they interrupted is still the one below the handler. With
+ * (in a handler) and flush. The samples taken meanwhile (of the handler's
+ * own work, the flush's write above all) are moved at the next drain, with
+ * the program's stack the handler keeps for them (keep_program()). With
  * AUTOPROF_COST (ctx->start) the flush and the whole handler are timed.
  * Async-signal-safe.
  */
@@ -560,14 +544,15 @@ static void drain(struct drain_ctx *ctx)
 	struct ap_thread *t = ctx->t;
 	uint64_t t0;
 
-	drain_ring(ctx);
+	ctx->objects = objects__enter();
+	ring__drain(&t->ring, t->scratch, AP_RING_COPY_BYTES, on_record, ctx);
+	if (ctx->objects)
+		objects__leave();
 	if (ctx->ucontext)
 		adapt_batch(t);
 	t0 = ctx->start ? ap_now() : 0;
 	thread__maybe_flush(t);
 	cost_add(t, AP_COST_FLUSH, t0);
-	if (ctx->entered && ring__pending(&t->ring))
-		drain_ring(ctx);
 	if (ctx->start) {
 		t->stats.cost[AP_COST_HANDLERS]++;
 		cost_add(t, AP_COST_HANDLER, ctx->start);
@@ -583,13 +568,15 @@ void sample__drain(struct ap_thread *t, void *ucontext)
 }
 
 /*
- * After the handler's last pass over the ring: samples taken during that
- * pass (the ring is not empty) are drained at the next signal, when the
- * program has moved on, so keep the stack this handler interrupted, with
- * the handler's time span, for them (in_kept()); also when it was unwound
- * anyway, for a sample taken after the look at the ring. The stack kept
- * before is no longer needed: the samples of that run were all in the ring
- * before this handler's, and drained in its first pass. Async-signal-safe.
+ * After the handler's pass over the ring: samples taken since (the ring is
+ * not empty: the flush's write, the handler's own work) are drained at the
+ * next signal, when the program has moved on, so keep the stack this
+ * handler interrupted, with the handler's time span and the registers it
+ * interrupted, for them (handler_program(), splice_program()); also when it
+ * was unwound anyway, for a sample taken after the look at the ring. The
+ * stack kept before is no longer needed: the samples of that run were all
+ * in the ring before this handler's, and drained in its pass.
+ * Async-signal-safe.
  */
 static void keep_program(struct drain_ctx *ctx)
 {
