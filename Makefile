@@ -60,6 +60,8 @@ $(BUILD)/man/%.1: $(BUILD)/%
 	$(Q)$< --man >$@
 
 # Fragments may add prerequisites of `make check` to CHECK_EXTRA.
+# make check runs its test files in parallel: CHECK_JOBS at once (prove -j).
+CHECK_JOBS ?= 3
 CHECK_EXTRA :=
 include scripts/bench/bench.mk
 include tests/hostile/hostile.mk
@@ -161,7 +163,7 @@ demo: all $(BUILD)/progs/demo
 
 check: all $(BUILD)/.deps-test $(BUILD)/asan/autoprof-report $(UNIT_BIN) $(UNIT_ASAN_BIN) $(PROG_BIN) \
 		$(CHECK_EXTRA)
-	prove -f $(UNIT_BIN) $(UNIT_ASAN_BIN) tests/*.t
+	prove -f -j$(CHECK_JOBS) $(UNIT_BIN) $(UNIT_ASAN_BIN) tests/*.t
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/autoprof \
