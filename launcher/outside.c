@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outside.c - profiling from outside (outside.h): the launcher opens the
+ * sampling events on the program, one per CPU with inherit=1 (an inherited
+ * event with cpu=-1 cannot be mmapped: DESIGN.md section 7), so every thread
+ * and child it makes is sampled however it makes them (raw clone included);
+ * it drains the rings itself and writes the perf.data. For a command, the
+ * child waits on a pipe while the events are opened (enable_on_exec: they
+ * count from the program's first instruction), then execs; for -p/-t the
+ * events go on each thread of the running process. Stacks come from frame
+ * pointers (the kernel's chains: Go keeps them) or from register and stack
+ * copies unwound here (unwind_user.c), as the mode line says.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "launcher.h"
+#include "outside.h"
+#include "handler/handler.h"
+
+#define MAX_CPUS    1024
+#define MAX_TARGETS 4096 /* threads of -p/-t */
+#define RING_PAGES  128	 /* 512 KiB per CPU; 2 MiB with stack copies */
+#define STACK_COPY  8192 /* bytes of user stack per sample, perf's default */
+
+#if defined(__x86_64__)
+/* perf's mask for x86-64: every register but ds, es, fs, gs */
+#define USER_REGS_MASK 0xff0fffULL
+#elif defined(__aarch64__)
+#define USER_REGS_MASK ((1ULL << 33) - 1)
+#else
+#define USER_REGS_MASK 0ULL
+#endif
+
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
+static long event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int read_int(const char *path)
+{
+	char buf[32];
+
+	return ap_read_file(path, buf, sizeof(buf)) > 0 ? atoi(buf) : -1;
+}
+
+/* One line saying what opening sampling events on another process needs. */
+void attach__say_denied(int err, const char *what)
+{
+	fprintf(stderr,
+		"autoprof: cannot open perf events on %s: %s (kernel.perf_event_paranoid is %d: "
+		"needs 2 or less for a process of your own, -1 or CAP_PERFMON for others; "
+		"kernel.yama.ptrace_scope is %d: another process needs 0 or 1 as its parent, "
+		"or CAP_SYS_PTRACE)\n",
+		what, strerror(err), read_int("/proc/sys/kernel/perf_event_paranoid"),
+		read_int("/proc/sys/kernel/yama/ptrace_scope"));
+}
+
+/* What to sample and how: the options (config__parse) as one attr. */
+struct plan {
+	struct ap_config cfg;
+	struct perf_event_attr attr;
+	bool dwarf;
+	const char *stacks; /* for the mode line */
+};
+
+static void plan_attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
+{
+	struct perf_event_attr *a = &p->attr;
+	int max_stack = read_int("/proc/sys/kernel/perf_event_max_stack");
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	ap_event__apply(&p->cfg.event, a);
+	if (p->cfg.period) {
+		a->sample_period = p->cfg.period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = p->cfg.freq;
+	}
+	a->sample_type = AUTOPROF_SAMPLE_TYPE;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->inherit = inherit;
+	a->disabled = enable_on_exec;
+	a->enable_on_exec = enable_on_exec;
+	a->exclude_kernel = !p->cfg.kernel || a->exclude_kernel;
+	a->exclude_hv = 1;
+	a->exclude_callchain_kernel = !p->cfg.kernel;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(RING_PAGES * page / 4);
+	a->sample_max_stack = (uint16_t)(max_stack > 0 && (unsigned)max_stack < p->cfg.stack_depth
+					     ? max_stack
+					     : p->cfg.stack_depth);
+	p->dwarf = false;
+	if (p->cfg.callgraph == AP_CG_NONE) {
+		a->exclude_callchain_user = 1;
+		p->stacks = "none (--call-graph none)";
+	} else if (fp || !USER_REGS_MASK) {
+		p->stacks = "frame-pointer chains from the kernel";
+	} else {
+		a->exclude_callchain_user = 1; /* the kernel's part only; the user part unwound */
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = USER_REGS_MASK;
+		a->sample_stack_user = STACK_COPY;
+		a->wakeup_watermark *= 4;
+		p->dwarf = true;
+		p->stacks = "DWARF unwinding of register and stack copies";
+	}
+}
+
+/* The events: for each target, one per CPU; the first on a CPU owns its ring. */
+struct events {
+	int ncpu, *ring_fd; /* per CPU */
+	int *fd;
+	int nr, cap;
+	uint64_t *ids;
+};
+
+/*
+ * Open the plan's event on @pid on every CPU (the first fails: maybe falls
+ * back from cycles to cpu-clock). Returns 0, or -errno (not said).
+ */
+static int events_add(struct events *ev, struct plan *p, pid_t pid)
+{
+	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
+		long fd = event_open(&p->attr, pid, cpu, -1);
+
+		if (fd < 0 && errno == ENODEV)
+			continue; /* an offline CPU */
+		if (fd < 0 && p->cfg.event_auto && !ev->nr &&
+		    (errno == ENOENT || errno == EOPNOTSUPP)) {
+			p->cfg.event = (struct ap_event){.type = PERF_TYPE_SOFTWARE,
+							 .config = PERF_COUNT_SW_CPU_CLOCK};
+			strcpy(p->cfg.event_name, "cpu-clock");
+			p->cfg.event_auto = false;
+			p->attr.type = PERF_TYPE_SOFTWARE;
+			p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+			fd = event_open(&p->attr, pid, cpu, -1);
+		}
+		if (fd < 0)
+			return -errno;
+		if (ev->nr == ev->cap) {
+			int cap = ev->cap ? ev->cap * 2 : 64;
+			int *v = realloc(ev->fd, (size_t)cap * sizeof(*v));
+			uint64_t *ids = realloc(ev->ids, (size_t)cap * sizeof(*ids));
+
+			if (v)
+				ev->fd = v;
+			if (ids)
+				ev->ids = ids;
+			if (!v || !ids) {
+				close((int)fd);
+				return -ENOMEM;
+			}
+			ev->cap = cap;
+		}
+		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &ev->ids[ev->nr]) < 0)
+			ev->ids[ev->nr] = 0;
+		if (ev->ring_fd[cpu] < 0)
+			ev->ring_fd[cpu] = (int)fd;
+		else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[cpu]) < 0) {
+			close((int)fd);
+			return -errno;
+		}
+		ev->fd[ev->nr++] = (int)fd;
+	}
+	return 0;
+}
+
+static int events_init(struct events *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
+	if (ev->ncpu < 1 || ev->ncpu > MAX_CPUS)
+		ev->ncpu = ev->ncpu < 1 ? 1 : MAX_CPUS;
+	ev->ring_fd = malloc((size_t)ev->ncpu * sizeof(int));
+	if (!ev->ring_fd)
+		return -ENOMEM;
+	for (int i = 0; i < ev->ncpu; i++)
+		ev->ring_fd[i] = -1;
+	return 0;
+}
+
+static void events_close(struct events *ev)
+{
+	for (int i = 0; i < ev->nr; i++)
+		close(ev->fd[i]);
+	free(ev->fd);
+	free(ev->ids);
+	free(ev->ring_fd);
+}
+
+/* The session: the events' rings drained into the file. */
+struct session {
+	struct plan plan;
+	struct events ev;
+	struct orings rings;
+	struct pout out;
+	int ring_fds[MAX_CPUS];
+	int nrings;
+};
+
+/* Map the rings and create the file. Returns 0 or -1 (said). */
+static int session_start(struct session *s, const char *output, char **argv)
+{
+	int err;
+
+	s->nrings = 0;
+	for (int cpu = 0; cpu < s->ev.ncpu; cpu++)
+		if (s->ev.ring_fd[cpu] >= 0)
+			s->ring_fds[s->nrings++] = s->ev.ring_fd[cpu];
+	s->rings.dwarf = s->plan.dwarf;
+	s->rings.callchain = s->plan.dwarf;
+	s->rings.stack_depth = (int)s->plan.cfg.stack_depth;
+	s->rings.regs_mask = s->plan.attr.sample_regs_user;
+	s->rings.uw = s->plan.dwarf ? uwb__new() : NULL;
+	s->rings.out = &s->out;
+	err = orings__map(&s->rings, s->ring_fds, s->nrings, s->plan.dwarf ? 4 * RING_PAGES
+									: RING_PAGES);
+	if (err) {
+		fprintf(stderr, "autoprof: cannot map the sampling rings: %s\n", strerror(-err));
+		return -1;
+	}
+	{
+		struct perf_event_attr fa = s->plan.attr;
+
+		/* The file's samples: the plain layout, stacks as callchains. */
+		fa.sample_type = AUTOPROF_SAMPLE_TYPE;
+		fa.sample_regs_user = 0;
+		fa.sample_stack_user = 0;
+		fa.exclude_callchain_user = s->plan.cfg.callgraph == AP_CG_NONE;
+		fa.disabled = 0;
+		fa.enable_on_exec = 0;
+		fa.watermark = 0;
+		fa.wakeup_watermark = 0;
+		err = pout__open(&s->out, output, &fa, s->plan.cfg.event_name, s->ev.ids, s->ev.nr,
+				 argv);
+	}
+	if (err) {
+		fprintf(stderr, "autoprof: cannot create %s: %s\n", output, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* Drain until @done says stop (checked at least every 100 ms). */
+static void session_loop(struct session *s, bool (*done)(void *), void *ctx)
+{
+	struct pollfd pf[MAX_CPUS];
+
+	for (int i = 0; i < s->nrings; i++)
+		pf[i] = (struct pollfd){.fd = s->ring_fds[i], .events = POLLIN};
+	while (!done(ctx)) {
+		poll(pf, (nfds_t)s->nrings, 100);
+		orings__drain(&s->rings);
+	}
+}
+
+/* The last records, the features; the file is complete. Returns 0 or -1 (said). */
+static int session_end(struct session *s)
+{
+	int err;
+
+	orings__drain(&s->rings);
+	events_close(&s->ev); /* nothing more comes */
+	orings__drain(&s->rings);
+	err = pout__finish(&s->out);
+	if (s->plan.dwarf && s->rings.unwound && ap_verbose)
+		fprintf(stderr, "autoprof: %llu of %llu stacks went no further than the sampled pc\n",
+			(unsigned long long)s->rings.short_stacks,
+			(unsigned long long)s->rings.unwound);
+	orings__unmap(&s->rings);
+	uwb__free(s->rings.uw);
+	if (err) {
+		fprintf(stderr, "autoprof: writing %s: %s\n", s->out.path, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
+static int plan_init(struct plan *p)
+{
+	if (config__parse(&p->cfg))
+		return -1;
+	if (!p->cfg.event_name[0])
+		strcpy(p->cfg.event_name, "cycles");
+	return 0;
+}
+
+/* The closing line: the file, its samples, its command. */
+static void say_wrote(const struct session *s, char **argv, const pid_t *ids, int n)
+{
+	fprintf(stderr, "autoprof: wrote %s (%llu sample%s, %llu lost) for", s->out.path,
+		(unsigned long long)s->out.samples, s->out.samples == 1 ? "" : "s",
+		(unsigned long long)s->out.lost);
+	for (char **a = argv; a && *a; a++)
+		fprintf(stderr, " %s", *a);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "%s%d", i ? "," : " pid ", (int)ids[i]);
+	fputc('\n', stderr);
+}
+
+/* A closing note when the file has no sample: why. */
+static void say_empty(const struct session *s, const char *who)
+{
+	if (s->out.samples)
+		return;
+	fprintf(stderr,
+		"autoprof: %s: 0 samples: %s ran for less than one sampling period of %s "
+		"(%s)\n",
+		s->out.path, who, s->plan.cfg.event_name,
+		s->plan.cfg.period ? "-c/--count" : "-F/--freq");
+}
+
+/* ---- a command ---- */
+
+static pid_t run_child;
+
+static bool child_done(void *ctx)
+{
+	int *status = ctx;
+
+	if (waitpid(run_child, status, WNOHANG) == run_child)
+		return true;
+	return false;
+}
+
+int outside__run(char **argv, const char *output, int quiet, const char *why)
+{
+	static struct session s;
+	int go[2], errp[2], status = 0, err = 0;
+	ssize_t got;
+
+	if (plan_init(&s.plan) || events_init(&s.ev))
+		return 2;
+	plan_attr(&s.plan, launcher__is_go(argv[0]) || s.plan.cfg.callgraph == AP_CG_FP, true,
+		  true);
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		perror("autoprof: pipe");
+		return 126;
+	}
+	fflush(NULL);
+	run_child = fork();
+	if (run_child < 0) {
+		perror("autoprof: fork");
+		return 126;
+	}
+	if (run_child == 0) {
+		char c;
+
+		close(go[1]);
+		close(errp[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126); /* the launcher gave up: said there */
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(errp[1], &err, sizeof(err)) < 0)
+			err = 0;
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	close(errp[1]);
+	launcher__forward_signals(run_child);
+	err = events_add(&s.ev, &s.plan, run_child);
+	if (err) {
+		if (err == -EACCES || err == -EPERM)
+			attach__say_denied(-err, "the command");
+		else
+			fprintf(stderr, "autoprof: cannot open the sampling event %s: %s\n",
+				s.plan.cfg.event_name, strerror(-err));
+	}
+	if (err || session_start(&s, output, argv)) {
+		kill(run_child, SIGKILL);
+		waitpid(run_child, &status, 0);
+		return 126;
+	}
+	if (!quiet)
+		fprintf(stderr, "autoprof: profiling %s from outside (%s); stacks: %s\n", argv[0],
+			why, s.plan.stacks);
+	if (write(go[1], "x", 1) != 1)
+		return 126;
+	close(go[1]);
+	got = read(errp[0], &err, sizeof(err));
+	close(errp[0]);
+	if (got == (ssize_t)sizeof(err))
+		fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[0], strerror(err));
+	session_loop(&s, child_done, &status);
+	if (session_end(&s) == 0 && got != (ssize_t)sizeof(err) && !quiet) {
+		say_wrote(&s, argv, NULL, 0);
+		say_empty(&s, argv[0]);
+	}
+	return launcher__end_like(status);
+}
+
+/* ---- -p / -t: processes already running ---- */
+
+struct attached {
+	const pid_t *ids;
+	int n;
+	bool threads;
+	uint64_t deadline; /* CLOCK_MONOTONIC ns, or 0 */
+};
+
+/* Is process or thread @id gone (or a zombie)? */
+static bool gone(pid_t id, bool thread)
+{
+	char path[64], buf[512], *p;
+
+	(void)thread; /* /proc/TID/stat is there for any thread too */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)id);
+	if (ap_read_file(path, buf, sizeof(buf) - 1) <= 0)
+		return true;
+	buf[sizeof(buf) - 1] = 0;
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+static bool attach_done(void *ctx)
+{
+	struct attached *a = ctx;
+	struct timespec ts;
+
+	if (stop_asked)
+		return true;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (a->deadline && (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec >= a->deadline)
+		return true;
+	for (int i = 0; i < a->n; i++)
+		if (!gone(a->ids[i], a->threads))
+			return false;
+	return true;
+}
+
+int outside__attach(const pid_t *ids, int n, bool threads, double duration, const char *output,
+		    int quiet)
+{
+	static struct session s;
+	static pid_t tids[MAX_TARGETS];
+	struct attached a = {ids, n, threads, 0};
+	struct sigaction sa;
+	struct timespec ts;
+	int nt = 0, err = 0;
+	char what[64];
+
+	if (plan_init(&s.plan) || events_init(&s.ev))
+		return 2;
+	for (int i = 0; i < n; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d", (int)ids[i]);
+		if (access(path, F_OK)) {
+			fprintf(stderr, "autoprof: %s %d: no such %s\n", threads ? "-t" : "-p",
+				(int)ids[i], threads ? "thread" : "process");
+			return 2;
+		}
+	}
+	/* Go (the first target's program) keeps frame pointers; others: copies. */
+	snprintf(what, sizeof(what), "/proc/%d/exe", (int)ids[0]);
+	plan_attr(&s.plan, launcher__is_go(what) || s.plan.cfg.callgraph == AP_CG_FP, false,
+		  !threads);
+	for (int i = 0; i < n && !err; i++) {
+		int k = threads ? 1 : attach__threads(ids[i], tids + nt, MAX_TARGETS - nt);
+
+		if (threads)
+			tids[nt] = ids[i];
+		for (int j = nt; j < nt + k && !err; j++) {
+			err = events_add(&s.ev, &s.plan, tids[j]);
+			if (err == -ESRCH)
+				err = 0; /* the thread ended meanwhile */
+		}
+		nt += k;
+	}
+	if (err) {
+		snprintf(what, sizeof(what), "%s %d", threads ? "thread" : "process", (int)ids[0]);
+		if (err == -EACCES || err == -EPERM)
+			attach__say_denied(-err, what);
+		else
+			fprintf(stderr, "autoprof: cannot open the sampling event %s on %s: %s\n",
+				s.plan.cfg.event_name, what, strerror(-err));
+		return 1;
+	}
+	if (!s.ev.nr) {
+		fprintf(stderr, "autoprof: the %s ended before the attach\n",
+			threads ? "threads" : "processes");
+		return 1;
+	}
+	if (session_start(&s, output, NULL))
+		return 1;
+	for (int i = 0; i < n; i++)
+		attach__synthesize(&s.out, ids[i], s.rings.uw);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (duration > 0)
+		a.deadline = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec +
+			     (uint64_t)(duration * 1e9);
+	if (!quiet)
+		fprintf(stderr,
+			"autoprof: attached to %d thread%s of %d %s from outside (%s); stacks: %s; "
+			"until %s\n",
+			nt, nt == 1 ? "" : "s", n, threads ? "thread list" : "process(es)",
+			threads ? "-t" : "-p", s.plan.stacks,
+			duration > 0 ? "--duration, Ctrl-C or its end" : "Ctrl-C or its end");
+	session_loop(&s, attach_done, &a);
+	if (session_end(&s))
+		return 1;
+	if (!quiet) {
+		say_wrote(&s, NULL, ids, n);
+		say_empty(&s, threads ? "the threads" : "the process");
+	}
+	return 0;
+}
