@@ -25,7 +25,8 @@ int attach__parse(const char *list, pid_t *out, int cap, const char *flag)
 		long v = strtol(p, &end, 10);
 
 		if (end == p || v <= 0 || v > 0x3fffffff || (*end && *end != ',') || n == cap) {
-			fprintf(stderr, "autoprof: %s '%s': expected a list of ids, such as 1234,5678\n",
+			fprintf(stderr,
+				"autoprof: %s '%s': expected a list of ids, such as 1234,5678\n",
 				flag, list);
 			return -1;
 		}
@@ -129,8 +130,7 @@ static void synth_maps(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t
 		    perms[2] != 'x')
 			continue;
 		line[strcspn(line, "\n")] = 0;
-		snprintf(m.name, sizeof(m.name), "%s",
-			 name_at ? line + name_at : "//anon");
+		snprintf(m.name, sizeof(m.name), "%s", name_at ? line + name_at : "//anon");
 		if (!m.name[0])
 			snprintf(m.name, sizeof(m.name), "//anon");
 		m.pid = m.tid = (uint32_t)pid;

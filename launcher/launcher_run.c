@@ -323,12 +323,6 @@ int launcher__run(char **argv, const char *output, int quiet)
 	time_t since = time(NULL);
 	int status, pipefd[2], err = 0;
 
-	if (!quiet && launcher__is_static(argv[0]))
-		fprintf(stderr,
-			"autoprof: %s is statically linked: LD_PRELOAD cannot enter it, so it runs "
-			"unprofiled (profile it with perf record, or link it dynamically)\n",
-			argv[0]);
-
 	if (pipe2(pipefd, O_CLOEXEC_FLAG) < 0) {
 		perror("autoprof: pipe");
 		return 126;

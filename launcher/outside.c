@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "handler/handler.h"
 #include "launcher.h"
 #include "outside.h"
-#include "handler/handler.h"
 
 #define MAX_CPUS    1024
 #define MAX_TARGETS 4096 /* threads of -p/-t */
@@ -115,7 +115,7 @@ static void plan_attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)(RING_PAGES * page / 4);
 	a->sample_max_stack = (uint16_t)(max_stack > 0 && (unsigned)max_stack < p->cfg.stack_depth
-					     ? max_stack
+					     ? (unsigned)max_stack
 					     : p->cfg.stack_depth);
 	p->dwarf = false;
 	if (p->cfg.callgraph == AP_CG_NONE) {
@@ -241,8 +241,8 @@ static int session_start(struct session *s, const char *output, char **argv)
 	s->rings.regs_mask = s->plan.attr.sample_regs_user;
 	s->rings.uw = s->plan.dwarf ? uwb__new() : NULL;
 	s->rings.out = &s->out;
-	err = orings__map(&s->rings, s->ring_fds, s->nrings, s->plan.dwarf ? 4 * RING_PAGES
-									: RING_PAGES);
+	err = orings__map(&s->rings, s->ring_fds, s->nrings,
+			  s->plan.dwarf ? 4 * RING_PAGES : RING_PAGES);
 	if (err) {
 		fprintf(stderr, "autoprof: cannot map the sampling rings: %s\n", strerror(-err));
 		return -1;
@@ -292,7 +292,8 @@ static int session_end(struct session *s)
 	orings__drain(&s->rings);
 	err = pout__finish(&s->out);
 	if (s->plan.dwarf && s->rings.unwound && ap_verbose)
-		fprintf(stderr, "autoprof: %llu of %llu stacks went no further than the sampled pc\n",
+		fprintf(stderr,
+			"autoprof: %llu of %llu stacks went no further than the sampled pc\n",
 			(unsigned long long)s->rings.short_stacks,
 			(unsigned long long)s->rings.unwound);
 	orings__unmap(&s->rings);
@@ -450,7 +451,8 @@ static bool attach_done(void *ctx)
 	if (stop_asked)
 		return true;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (a->deadline && (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec >= a->deadline)
+	if (a->deadline &&
+	    (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec >= a->deadline)
 		return true;
 	for (int i = 0; i < a->n; i++)
 		if (!gone(a->ids[i], a->threads))

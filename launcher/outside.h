@@ -79,11 +79,11 @@ struct ring; /* preload/handler/ring.c: one perf mmap ring */
 
 struct orings {
 	int nr;
-	struct ring *ring; /* one per CPU */
-	bool dwarf;	     /* samples carry REGS_USER + STACK_USER: unwind them */
-	bool callchain;	     /* (dwarf) a kernel callchain comes first */
-	int stack_depth;     /* frames kept */
-	uint64_t regs_mask;  /* attr.sample_regs_user */
+	struct ring *ring;  /* one per CPU */
+	bool dwarf;	    /* samples carry REGS_USER + STACK_USER: unwind them */
+	bool callchain;	    /* (dwarf) a kernel callchain comes first */
+	int stack_depth;    /* frames kept */
+	uint64_t regs_mask; /* attr.sample_regs_user */
 	struct uw_bridge *uw;
 	struct pout *out;
 	uint64_t unwound, short_stacks; /* dwarf samples; of them, no caller found */

@@ -10,6 +10,7 @@
  * as perf record writes it. Not async-signal-safe.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -199,7 +199,8 @@ static size_t build_id_of(const char *path, uint8_t *id)
 		Elf_Data *d;
 		size_t off = 0, name_off, desc_off;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(d = elf_getdata(scn, NULL)))
 			continue;
 		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&

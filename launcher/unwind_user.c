@@ -84,7 +84,8 @@ int uwb__unwind(struct uw_bridge *b, uint32_t pid, uint32_t tid, uint64_t time, 
 		uint64_t *out, int max)
 {
 	struct sample s = {.pid = pid, .tid = tid, .time = time, .has_tid = true, .has_time = true};
-	struct user_stack us = {.abi = abi, .mask = mask, .regs = regs, .stack = stack, .size = size};
+	struct user_stack us = {
+	    .abi = abi, .mask = mask, .regs = regs, .stack = stack, .size = size};
 	const u64 *ips;
 	struct proc *p;
 	u32 nr = 0;
