@@ -315,17 +315,27 @@ static int plan_init(struct plan *p)
 	return 0;
 }
 
-/* The closing line: the file, its samples, its command. */
-static void say_wrote(const struct session *s, char **argv, const pid_t *ids, int n)
+/* The closing line: the file, its samples, its counters, its command (as the library's). */
+static void say_wrote(const struct session *s, char **argv, const pid_t *ids, int n, bool stat)
 {
-	fprintf(stderr, "autoprof: wrote %s (%llu sample%s, %llu lost) for", s->out.path,
+	fprintf(stderr, "autoprof: wrote %s (%llu sample%s, %llu lost%s%s%s) for", s->out.path,
 		(unsigned long long)s->out.samples, s->out.samples == 1 ? "" : "s",
-		(unsigned long long)s->out.lost);
+		(unsigned long long)s->out.lost, stat ? "; counters in " : "",
+		stat ? s->out.path : "", stat ? ".stat" : "");
 	for (char **a = argv; a && *a; a++)
 		fprintf(stderr, " %s", *a);
 	for (int i = 0; i < n; i++)
 		fprintf(stderr, "%s%d", i ? "," : " pid ", (int)ids[i]);
 	fputc('\n', stderr);
+}
+
+/* Is FILE.stat there (written by this run)? */
+static bool stat_written(const char *path, bool finished)
+{
+	char stat_path[4200];
+
+	snprintf(stat_path, sizeof(stat_path), "%s.stat", path);
+	return finished && access(stat_path, F_OK) == 0;
 }
 
 /* A closing note when the file has no sample: why. */
@@ -389,6 +399,7 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	close(go[0]);
 	close(errp[1]);
 	launcher__forward_signals(run_child);
+	ostat__open(&s.plan.cfg, &run_child, 1, true);
 	err = events_add(&s.ev, &s.plan, run_child);
 	if (err) {
 		if (err == -EACCES || err == -EPERM)
@@ -405,6 +416,7 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	if (!quiet)
 		fprintf(stderr, "autoprof: profiling %s from outside (%s); stacks: %s\n", argv[0],
 			why, s.plan.stacks);
+	ostat__started();
 	if (write(go[1], "x", 1) != 1)
 		return 126;
 	close(go[1]);
@@ -413,9 +425,13 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	if (got == (ssize_t)sizeof(err))
 		fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[0], strerror(err));
 	session_loop(&s, child_done, &status);
-	if (session_end(&s) == 0 && got != (ssize_t)sizeof(err) && !quiet) {
-		say_wrote(&s, argv, NULL, 0);
-		say_empty(&s, argv[0]);
+	if (session_end(&s) == 0 && got != (ssize_t)sizeof(err)) {
+		bool stat = stat_written(s.out.path, ostat__finish(s.out.path));
+
+		if (!quiet) {
+			say_wrote(&s, argv, NULL, 0, stat);
+			say_empty(&s, argv[0]);
+		}
 	}
 	return launcher__end_like(status);
 }
@@ -460,6 +476,25 @@ static bool attach_done(void *ctx)
 	return true;
 }
 
+/* The command line of process @pid, for the file's CMDLINE feature (NULL: none). */
+static char **attach_argv(pid_t pid)
+{
+	static char buf[4096], *argv[64];
+	char path[64];
+	ssize_t len;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	len = ap_read_file(path, buf, sizeof(buf) - 1);
+	if (len <= 0)
+		return NULL;
+	buf[len] = 0;
+	for (ssize_t i = 0; i < len && n < 63; i += (ssize_t)strlen(buf + i) + 1)
+		argv[n++] = buf + i;
+	argv[n] = NULL;
+	return argv;
+}
+
 int outside__attach(const pid_t *ids, int n, bool threads, double duration, const char *output,
 		    int quiet)
 {
@@ -470,6 +505,7 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	struct timespec ts;
 	int nt = 0, err = 0;
 	char what[64];
+	bool stat;
 
 	if (plan_init(&s.plan) || events_init(&s.ev))
 		return 2;
@@ -513,8 +549,9 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 			threads ? "threads" : "processes");
 		return 1;
 	}
-	if (session_start(&s, output, NULL))
+	if (session_start(&s, output, attach_argv(ids[0])))
 		return 1;
+	ostat__open(&s.plan.cfg, tids, nt, false);
 	for (int i = 0; i < n; i++)
 		attach__synthesize(&s.out, ids[i], s.rings.uw);
 	memset(&sa, 0, sizeof(sa));
@@ -536,8 +573,9 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	session_loop(&s, attach_done, &a);
 	if (session_end(&s))
 		return 1;
+	stat = stat_written(s.out.path, ostat__finish(s.out.path));
 	if (!quiet) {
-		say_wrote(&s, NULL, ids, n);
+		say_wrote(&s, NULL, ids, n, stat);
 		say_empty(&s, threads ? "the threads" : "the process");
 	}
 	return 0;

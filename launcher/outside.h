@@ -11,6 +11,7 @@
  *   perf_out.c     the perf.data file: header, ids, attr, data, features
  *   unwind_user.c  user register + stack copies unwound by report/'s unwinder
  *   attach.c       -p/-t: the targets' threads, their maps and names as records
+ *   outside_stat.c the counters and the FILE.stat sibling (the library's stat_records.c)
  */
 #ifndef AUTOPROF_LAUNCHER_OUTSIDE_H
 #define AUTOPROF_LAUNCHER_OUTSIDE_H
@@ -108,6 +109,19 @@ int attach__threads(pid_t pid, pid_t *out, int cap);
 void attach__synthesize(struct pout *o, pid_t pid, struct uw_bridge *uw);
 /* One line saying what permission opening events on another process needs. */
 void attach__say_denied(int err, const char *what);
+
+/* ---- outside_stat.c ---- */
+
+struct ap_config;
+/*
+ * Open the counters (cfg->counters) on the @n threads @tids (a command's
+ * pid: inherit covers its threads and children). Returns how many are open.
+ */
+int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enable_on_exec);
+/* The command starts now (its exec): the elapsed time counts from here. */
+void ostat__started(void);
+/* Read the counters, write @path.stat (and print them with --stat). True when written. */
+bool ostat__finish(const char *path);
 
 /* ---- outside.c ---- */
 
