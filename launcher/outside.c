@@ -476,6 +476,42 @@ static bool attach_done(void *ctx)
 	return true;
 }
 
+/*
+ * Open the events on thread @id (-t) or on every thread of process @id,
+ * adding them to @tids (*nt of them). A thread made while they are opened
+ * gets its events from its creator's (inherit) once that one's are open;
+ * one made before, but after the listing, is found by listing again until
+ * no new thread shows (as a bound: 8 times). Returns 0 or -errno.
+ */
+static int attach_threads(struct session *s, pid_t id, bool thread, pid_t *tids, int *nt)
+{
+	static pid_t now[MAX_TARGETS];
+	int err = 0;
+
+	for (int round = 0; round < 8; round++) {
+		int k = thread ? 1 : attach__threads(id, now, MAX_TARGETS), added = 0;
+
+		if (thread)
+			now[0] = id;
+		for (int j = 0; j < k && !err && *nt < MAX_TARGETS; j++) {
+			bool known = false;
+
+			for (int i = 0; i < *nt && !known; i++)
+				known = tids[i] == now[j];
+			if (known)
+				continue;
+			err = events_add(&s->ev, &s->plan, now[j]);
+			if (err == -ESRCH)
+				err = 0; /* the thread ended meanwhile */
+			tids[(*nt)++] = now[j];
+			added++;
+		}
+		if (err || !added || thread)
+			break;
+	}
+	return err;
+}
+
 /* The command line of process @pid, for the file's CMDLINE feature (NULL: none). */
 static char **attach_argv(pid_t pid)
 {
@@ -523,18 +559,8 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	snprintf(what, sizeof(what), "/proc/%d/exe", (int)ids[0]);
 	plan_attr(&s.plan, launcher__is_go(what) || s.plan.cfg.callgraph == AP_CG_FP, false,
 		  !threads);
-	for (int i = 0; i < n && !err; i++) {
-		int k = threads ? 1 : attach__threads(ids[i], tids + nt, MAX_TARGETS - nt);
-
-		if (threads)
-			tids[nt] = ids[i];
-		for (int j = nt; j < nt + k && !err; j++) {
-			err = events_add(&s.ev, &s.plan, tids[j]);
-			if (err == -ESRCH)
-				err = 0; /* the thread ended meanwhile */
-		}
-		nt += k;
-	}
+	for (int i = 0; i < n && !err; i++)
+		err = attach_threads(&s, ids[i], threads, tids, &nt);
 	if (err) {
 		snprintf(what, sizeof(what), "%s %d", threads ? "thread" : "process", (int)ids[0]);
 		if (err == -EACCES || err == -EPERM)
