@@ -306,13 +306,49 @@ static int session_end(struct session *s)
 }
 
 /* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
-static int plan_init(struct plan *p)
+static int plan_init(struct plan *p, int quiet)
 {
+	static const char *const unused[][2] = {
+	    {"AUTOPROF_WINDOW", "--window"},	   {"AUTOPROF_KEEP", "--keep"},
+	    {"AUTOPROF_AGGREGATE", "--aggregate"}, {"AUTOPROF_OFFCPU", "--off-cpu"},
+	    {"AUTOPROF_BATCH", "--batch"},	   {"AUTOPROF_STACK_COPY", "--stack-copy"},
+	    {"AUTOPROF_SIGNAL", "--signal"},	   {"AUTOPROF_MODE", "--mode"},
+	    {"AUTOPROF_START", "--start"},	   {"AUTOPROF_FOLLOW", "--follow"}};
+	char list[256] = "";
+
 	if (config__parse(&p->cfg))
 		return -1;
 	if (!p->cfg.event_name[0])
 		strcpy(p->cfg.event_name, "cycles");
+	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+		const char *v = getenv(unused[i][0]);
+
+		if (!strcmp(unused[i][1], "--start") || !strcmp(unused[i][1], "--follow"))
+			v = v && !strcmp(v, "0") ? v : NULL; /* 1 is what outside mode does */
+		if (v && *v && strlen(list) + 16 < sizeof(list))
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 list[0] ? ", " : "", unused[i][1]);
+	}
+	if (list[0] && !quiet)
+		fprintf(stderr,
+			"autoprof: %s: not applied from outside (one file for the whole run, "
+			"every thread and child followed, from the start; doc/outside.md)\n",
+			list);
 	return 0;
+}
+
+/* How the events sample, for the mode line: "cpu-clock at 1000 Hz". */
+static const char *rate(const struct plan *p)
+{
+	static char buf[128];
+
+	if (p->cfg.period)
+		snprintf(buf, sizeof(buf), "%s every %llu events", p->cfg.event_name,
+			 (unsigned long long)p->cfg.period);
+	else
+		snprintf(buf, sizeof(buf), "%s at %llu Hz", p->cfg.event_name,
+			 (unsigned long long)p->cfg.freq);
+	return buf;
 }
 
 /* The closing line: the file, its samples, its counters, its command (as the library's). */
@@ -369,7 +405,7 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	int go[2], errp[2], status = 0, err = 0;
 	ssize_t got;
 
-	if (plan_init(&s.plan) || events_init(&s.ev))
+	if (plan_init(&s.plan, quiet) || events_init(&s.ev))
 		return 2;
 	plan_attr(&s.plan, launcher__is_go(argv[0]) || s.plan.cfg.callgraph == AP_CG_FP, true,
 		  true);
@@ -414,8 +450,8 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 		return 126;
 	}
 	if (!quiet)
-		fprintf(stderr, "autoprof: profiling %s from outside (%s); stacks: %s\n", argv[0],
-			why, s.plan.stacks);
+		fprintf(stderr, "autoprof: profiling %s from outside (%s); %s; stacks: %s\n",
+			argv[0], why, rate(&s.plan), s.plan.stacks);
 	ostat__started();
 	if (write(go[1], "x", 1) != 1)
 		return 126;
@@ -543,7 +579,7 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	char what[64];
 	bool stat;
 
-	if (plan_init(&s.plan) || events_init(&s.ev))
+	if (plan_init(&s.plan, quiet) || events_init(&s.ev))
 		return 2;
 	for (int i = 0; i < n; i++) {
 		char path[64];
@@ -591,10 +627,10 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 			     (uint64_t)(duration * 1e9);
 	if (!quiet)
 		fprintf(stderr,
-			"autoprof: attached to %d thread%s of %d %s from outside (%s); stacks: %s; "
-			"until %s\n",
+			"autoprof: attached to %d thread%s of %d %s from outside (%s); %s; stacks: "
+			"%s; until %s\n",
 			nt, nt == 1 ? "" : "s", n, threads ? "thread list" : "process(es)",
-			threads ? "-t" : "-p", s.plan.stacks,
+			threads ? "-t" : "-p", rate(&s.plan), s.plan.stacks,
 			duration > 0 ? "--duration, Ctrl-C or its end" : "Ctrl-C or its end");
 	session_loop(&s, attach_done, &a);
 	if (session_end(&s))
