@@ -95,7 +95,7 @@ $(BUILD)/launcher/%.o: launcher/%.c $(DEPS_STAMP)
 
 # unwind_user.c is the one launcher file that sees the report's types.
 LAUNCHER_INC = $(LIB_INC)
-$(BUILD)/launcher/unwind_user.o: LAUNCHER_INC = -Ireport
+$(BUILD)/launcher/unwind_user.o: LAUNCHER_INC = -Ireport -Icommon
 
 $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"

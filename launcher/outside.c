@@ -28,19 +28,9 @@
 #include "launcher.h"
 #include "outside.h"
 
-#define MAX_CPUS    1024
+#define MAX_CPUS    OUTSIDE_MAX_CPUS
 #define MAX_TARGETS 4096 /* threads of -p/-t */
-#define RING_PAGES  128	 /* 512 KiB per CPU; 2 MiB with stack copies */
-#define STACK_COPY  8192 /* bytes of user stack per sample, perf's default */
-
-#if defined(__x86_64__)
-/* perf's mask for x86-64: every register but ds, es, fs, gs */
-#define USER_REGS_MASK 0xff0fffULL
-#elif defined(__aarch64__)
-#define USER_REGS_MASK ((1ULL << 33) - 1)
-#else
-#define USER_REGS_MASK 0ULL
-#endif
+#define RING_PAGES  OUTSIDE_RING_PAGES
 
 static volatile sig_atomic_t stop_asked;
 
@@ -48,172 +38,6 @@ static void on_stop(int sig)
 {
 	(void)sig;
 	stop_asked = 1;
-}
-
-static long event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
-{
-	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
-}
-
-static int read_int(const char *path)
-{
-	char buf[32];
-
-	return ap_read_file(path, buf, sizeof(buf)) > 0 ? atoi(buf) : -1;
-}
-
-/* One line saying what opening sampling events on another process needs. */
-void attach__say_denied(int err, const char *what)
-{
-	fprintf(stderr,
-		"autoprof: cannot open perf events on %s: %s (kernel.perf_event_paranoid is %d: "
-		"needs 2 or less for a process of your own, -1 or CAP_PERFMON for others; "
-		"kernel.yama.ptrace_scope is %d: another process needs 0 or 1 as its parent, "
-		"or CAP_SYS_PTRACE)\n",
-		what, strerror(err), read_int("/proc/sys/kernel/perf_event_paranoid"),
-		read_int("/proc/sys/kernel/yama/ptrace_scope"));
-}
-
-/* What to sample and how: the options (config__parse) as one attr. */
-struct plan {
-	struct ap_config cfg;
-	struct perf_event_attr attr;
-	bool dwarf;
-	const char *stacks; /* for the mode line */
-};
-
-static void plan_attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
-{
-	struct perf_event_attr *a = &p->attr;
-	int max_stack = read_int("/proc/sys/kernel/perf_event_max_stack");
-	long page = sysconf(_SC_PAGESIZE);
-
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	ap_event__apply(&p->cfg.event, a);
-	if (p->cfg.period) {
-		a->sample_period = p->cfg.period;
-	} else {
-		a->freq = 1;
-		a->sample_freq = p->cfg.freq;
-	}
-	a->sample_type = AUTOPROF_SAMPLE_TYPE;
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
-	a->mmap = 1;
-	a->mmap2 = 1;
-	a->comm = 1;
-	a->comm_exec = 1;
-	a->task = 1;
-	a->inherit = inherit;
-	a->disabled = enable_on_exec;
-	a->enable_on_exec = enable_on_exec;
-	a->exclude_kernel = !p->cfg.kernel || a->exclude_kernel;
-	a->exclude_hv = 1;
-	a->exclude_callchain_kernel = !p->cfg.kernel;
-	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(RING_PAGES * page / 4);
-	a->sample_max_stack = (uint16_t)(max_stack > 0 && (unsigned)max_stack < p->cfg.stack_depth
-					     ? (unsigned)max_stack
-					     : p->cfg.stack_depth);
-	p->dwarf = false;
-	if (p->cfg.callgraph == AP_CG_NONE) {
-		a->exclude_callchain_user = 1;
-		p->stacks = "none (--call-graph none)";
-	} else if (fp || !USER_REGS_MASK) {
-		p->stacks = "frame-pointer chains from the kernel";
-	} else {
-		a->exclude_callchain_user = 1; /* the kernel's part only; the user part unwound */
-		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		a->sample_regs_user = USER_REGS_MASK;
-		a->sample_stack_user = STACK_COPY;
-		a->wakeup_watermark *= 4;
-		p->dwarf = true;
-		p->stacks = "DWARF unwinding of register and stack copies";
-	}
-}
-
-/* The events: for each target, one per CPU; the first on a CPU owns its ring. */
-struct events {
-	int ncpu, *ring_fd; /* per CPU */
-	int *fd;
-	int nr, cap;
-	uint64_t *ids;
-};
-
-/*
- * Open the plan's event on @pid on every CPU (the first fails: maybe falls
- * back from cycles to cpu-clock). Returns 0, or -errno (not said).
- */
-static int events_add(struct events *ev, struct plan *p, pid_t pid)
-{
-	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		long fd = event_open(&p->attr, pid, cpu, -1);
-
-		if (fd < 0 && errno == ENODEV)
-			continue; /* an offline CPU */
-		if (fd < 0 && p->cfg.event_auto && !ev->nr &&
-		    (errno == ENOENT || errno == EOPNOTSUPP)) {
-			p->cfg.event = (struct ap_event){.type = PERF_TYPE_SOFTWARE,
-							 .config = PERF_COUNT_SW_CPU_CLOCK};
-			strcpy(p->cfg.event_name, "cpu-clock");
-			p->cfg.event_auto = false;
-			p->attr.type = PERF_TYPE_SOFTWARE;
-			p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-			fd = event_open(&p->attr, pid, cpu, -1);
-		}
-		if (fd < 0)
-			return -errno;
-		if (ev->nr == ev->cap) {
-			int cap = ev->cap ? ev->cap * 2 : 64;
-			int *v = realloc(ev->fd, (size_t)cap * sizeof(*v));
-			uint64_t *ids = realloc(ev->ids, (size_t)cap * sizeof(*ids));
-
-			if (v)
-				ev->fd = v;
-			if (ids)
-				ev->ids = ids;
-			if (!v || !ids) {
-				close((int)fd);
-				return -ENOMEM;
-			}
-			ev->cap = cap;
-		}
-		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &ev->ids[ev->nr]) < 0)
-			ev->ids[ev->nr] = 0;
-		if (ev->ring_fd[cpu] < 0)
-			ev->ring_fd[cpu] = (int)fd;
-		else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[cpu]) < 0) {
-			close((int)fd);
-			return -errno;
-		}
-		ev->fd[ev->nr++] = (int)fd;
-	}
-	return 0;
-}
-
-static int events_init(struct events *ev)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
-	if (ev->ncpu < 1 || ev->ncpu > MAX_CPUS)
-		ev->ncpu = ev->ncpu < 1 ? 1 : MAX_CPUS;
-	ev->ring_fd = malloc((size_t)ev->ncpu * sizeof(int));
-	if (!ev->ring_fd)
-		return -ENOMEM;
-	for (int i = 0; i < ev->ncpu; i++)
-		ev->ring_fd[i] = -1;
-	return 0;
-}
-
-static void events_close(struct events *ev)
-{
-	for (int i = 0; i < ev->nr; i++)
-		close(ev->fd[i]);
-	free(ev->fd);
-	free(ev->ids);
-	free(ev->ring_fd);
 }
 
 /* The session: the events' rings drained into the file. */
@@ -288,7 +112,7 @@ static int session_end(struct session *s)
 	int err;
 
 	orings__drain(&s->rings);
-	events_close(&s->ev); /* nothing more comes */
+	events__close(&s->ev); /* nothing more comes */
 	orings__drain(&s->rings);
 	err = pout__finish(&s->out);
 	if (s->plan.dwarf && s->rings.unwound && ap_verbose)
@@ -303,52 +127,6 @@ static int session_end(struct session *s)
 		return -1;
 	}
 	return 0;
-}
-
-/* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
-static int plan_init(struct plan *p, int quiet)
-{
-	static const char *const unused[][2] = {
-	    {"AUTOPROF_WINDOW", "--window"},	   {"AUTOPROF_KEEP", "--keep"},
-	    {"AUTOPROF_AGGREGATE", "--aggregate"}, {"AUTOPROF_OFFCPU", "--off-cpu"},
-	    {"AUTOPROF_BATCH", "--batch"},	   {"AUTOPROF_STACK_COPY", "--stack-copy"},
-	    {"AUTOPROF_SIGNAL", "--signal"},	   {"AUTOPROF_MODE", "--mode"},
-	    {"AUTOPROF_START", "--start"},	   {"AUTOPROF_FOLLOW", "--follow"}};
-	char list[256] = "";
-
-	if (config__parse(&p->cfg))
-		return -1;
-	if (!p->cfg.event_name[0])
-		strcpy(p->cfg.event_name, "cycles");
-	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
-		const char *v = getenv(unused[i][0]);
-
-		if (!strcmp(unused[i][1], "--start") || !strcmp(unused[i][1], "--follow"))
-			v = v && !strcmp(v, "0") ? v : NULL; /* 1 is what outside mode does */
-		if (v && *v && strlen(list) + 16 < sizeof(list))
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-				 list[0] ? ", " : "", unused[i][1]);
-	}
-	if (list[0] && !quiet)
-		fprintf(stderr,
-			"autoprof: %s: not applied from outside (one file for the whole run, "
-			"every thread and child followed, from the start; doc/outside.md)\n",
-			list);
-	return 0;
-}
-
-/* How the events sample, for the mode line: "cpu-clock at 1000 Hz". */
-static const char *rate(const struct plan *p)
-{
-	static char buf[128];
-
-	if (p->cfg.period)
-		snprintf(buf, sizeof(buf), "%s every %llu events", p->cfg.event_name,
-			 (unsigned long long)p->cfg.period);
-	else
-		snprintf(buf, sizeof(buf), "%s at %llu Hz", p->cfg.event_name,
-			 (unsigned long long)p->cfg.freq);
-	return buf;
 }
 
 /* The closing line: the file, its samples, its counters, its command (as the library's). */
@@ -405,10 +183,10 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	int go[2], errp[2], status = 0, err = 0;
 	ssize_t got;
 
-	if (plan_init(&s.plan, quiet) || events_init(&s.ev))
+	if (plan__init(&s.plan, quiet) || events__init(&s.ev))
 		return 2;
-	plan_attr(&s.plan, launcher__is_go(argv[0]) || s.plan.cfg.callgraph == AP_CG_FP, true,
-		  true);
+	plan__attr(&s.plan, launcher__is_go(argv[0]) || s.plan.cfg.callgraph == AP_CG_FP, true,
+		   true);
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		perror("autoprof: pipe");
 		return 126;
@@ -436,7 +214,7 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	close(errp[1]);
 	launcher__forward_signals(run_child);
 	ostat__open(&s.plan.cfg, &run_child, 1, true);
-	err = events_add(&s.ev, &s.plan, run_child);
+	err = events__add(&s.ev, &s.plan, run_child);
 	if (err) {
 		if (err == -EACCES || err == -EPERM)
 			attach__say_denied(-err, "the command");
@@ -451,7 +229,7 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	}
 	if (!quiet)
 		fprintf(stderr, "autoprof: profiling %s from outside (%s); %s; stacks: %s\n",
-			argv[0], why, rate(&s.plan), s.plan.stacks);
+			argv[0], why, plan__rate(&s.plan), s.plan.stacks);
 	ostat__started();
 	if (write(go[1], "x", 1) != 1)
 		return 126;
@@ -536,7 +314,7 @@ static int attach_threads(struct session *s, pid_t id, bool thread, pid_t *tids,
 				known = tids[i] == now[j];
 			if (known)
 				continue;
-			err = events_add(&s->ev, &s->plan, now[j]);
+			err = events__add(&s->ev, &s->plan, now[j]);
 			if (err == -ESRCH)
 				err = 0; /* the thread ended meanwhile */
 			tids[(*nt)++] = now[j];
@@ -579,7 +357,7 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	char what[64];
 	bool stat;
 
-	if (plan_init(&s.plan, quiet) || events_init(&s.ev))
+	if (plan__init(&s.plan, quiet) || events__init(&s.ev))
 		return 2;
 	for (int i = 0; i < n; i++) {
 		char path[64];
@@ -593,8 +371,8 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	}
 	/* Go (the first target's program) keeps frame pointers; others: copies. */
 	snprintf(what, sizeof(what), "/proc/%d/exe", (int)ids[0]);
-	plan_attr(&s.plan, launcher__is_go(what) || s.plan.cfg.callgraph == AP_CG_FP, false,
-		  !threads);
+	plan__attr(&s.plan, launcher__is_go(what) || s.plan.cfg.callgraph == AP_CG_FP, false,
+		   !threads);
 	for (int i = 0; i < n && !err; i++)
 		err = attach_threads(&s, ids[i], threads, tids, &nt);
 	if (err) {
@@ -630,7 +408,7 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 			"autoprof: attached to %d thread%s of %d %s from outside (%s); %s; stacks: "
 			"%s; until %s\n",
 			nt, nt == 1 ? "" : "s", n, threads ? "thread list" : "process(es)",
-			threads ? "-t" : "-p", rate(&s.plan), s.plan.stacks,
+			threads ? "-t" : "-p", plan__rate(&s.plan), s.plan.stacks,
 			duration > 0 ? "--duration, Ctrl-C or its end" : "Ctrl-C or its end");
 	session_loop(&s, attach_done, &a);
 	if (session_end(&s))

@@ -11,6 +11,7 @@
  *   perf_out.c     the perf.data file: header, ids, attr, data, features
  *   unwind_user.c  user register + stack copies unwound by report/'s unwinder
  *   attach.c       -p/-t: the targets' threads, their maps and names as records
+ *   outside_plan.c the attr and the events (per CPU, per target)
  *   outside_stat.c the counters and the FILE.stat sibling (the library's stat_records.c)
  */
 #ifndef AUTOPROF_LAUNCHER_OUTSIDE_H
@@ -21,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "common.h"
 
 /* ---- perf_out.c ---- */
 
@@ -122,6 +125,43 @@ int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enab
 void ostat__started(void);
 /* Read the counters, write @path.stat (and print them with --stat). True when written. */
 bool ostat__finish(const char *path);
+
+/* ---- outside_plan.c ---- */
+
+#define OUTSIDE_MAX_CPUS   1024
+#define OUTSIDE_RING_PAGES 128	/* 512 KiB per CPU; 2 MiB with stack copies */
+#define OUTSIDE_STACK_COPY 8192 /* bytes of user stack per sample, perf's default */
+
+/* What to sample and how: the options (config__parse) as one attr. */
+struct plan {
+	struct ap_config cfg;
+	struct perf_event_attr attr;
+	bool dwarf;
+	const char *stacks; /* for the mode line */
+};
+
+/* The options (config__parse) into @p; options that do not apply said (unless @quiet). 0 or -1. */
+int plan__init(struct plan *p, int quiet);
+/*
+ * The attr: frame-pointer chains (@fp) or register and stack copies; counting
+ * from the exec (@enable_on_exec); following new threads and children (@inherit).
+ */
+void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit);
+/* "cpu-clock at 1000 Hz", for the mode line. */
+const char *plan__rate(const struct plan *p);
+
+/* The events: for each target, one per CPU; the first on a CPU owns its ring. */
+struct events {
+	int ncpu, *ring_fd; /* per CPU */
+	int *fd;
+	int nr, cap;
+	uint64_t *ids;
+};
+
+int events__init(struct events *ev);
+/* Open the plan's event on @pid on every CPU. Returns 0, or -errno (not said). */
+int events__add(struct events *ev, struct plan *p, pid_t pid);
+void events__close(struct events *ev);
 
 /* ---- outside.c ---- */
 

@@ -42,7 +42,7 @@ run() {
 	timeout -s KILL 60 "$A" -o "$_name.data" "$@" >"$_name.out" 2>"$_name.err"
 	_st=$?
 	is "$_st" "$_want" "$_name: the command's exit status ($_want) is kept"
-	grep -q "^autoprof: profiling .* from outside (.*); stacks: " "$_name.err" &&
+	grep -q "^autoprof: profiling .* from outside (.*); .* at [0-9]* Hz; stacks: " "$_name.err" &&
 		grep -q "^autoprof: wrote $_name.data ([1-9][0-9]* samples" "$_name.err"
 	ok $? "$_name: one mode line and the closing line"
 	grep -q "^autoprof: wrote" "$_name.err" || diag_file "$_name.err"

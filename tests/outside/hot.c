@@ -63,16 +63,16 @@ static int clone_body(void *arg)
 static int clones(int tls)
 {
 	static char tls_area[2][4096] __attribute__((aligned(64)));
-	int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-		    CLONE_SYSVSEM;
+	int flags =
+	    CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
 
 	for (long i = 0; i < 2; i++) {
 		char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 		int f = flags | (tls && i == 1 ? CLONE_SETTLS : 0);
 
-		if (stack == MAP_FAILED ||
-		    clone(clone_body, stack + STACK, f, (void *)i, NULL, tls_area[i] + 2048, NULL) < 0) {
+		if (stack == MAP_FAILED || clone(clone_body, stack + STACK, f, (void *)i, NULL,
+						 tls_area[i] + 2048, NULL) < 0) {
 			perror("clone");
 			return 1;
 		}
