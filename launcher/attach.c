@@ -13,6 +13,7 @@
 
 #include "autoprof/perf_file.h"
 #include "common.h"
+#include "handler/handler.h"
 #include "outside.h"
 
 int attach__parse(const char *list, pid_t *out, int cap, const char *flag)
@@ -158,4 +159,54 @@ void attach__synthesize(struct pout *o, pid_t pid, struct uw_bridge *uw)
 
 	synth_comms(o, pid, uw, t);
 	synth_maps(o, pid, uw, t);
+}
+
+/*
+ * Where the kernel's map ends, as perf's does (and the library's
+ * mappings.c): at the lowest module's address, else at the top.
+ */
+static uint64_t kernel_map_end(void)
+{
+	FILE *f = fopen("/proc/modules", "re");
+	uint64_t end = ~0ULL;
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *at = strrchr(line, ' ');
+		unsigned long long addr;
+
+		if (at && sscanf(at, " 0x%llx", &addr) == 1 && addr && addr < end)
+			end = addr;
+	}
+	if (f)
+		fclose(f);
+	return end;
+}
+
+bool attach__kernel_map(struct pout *o)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	uint64_t text = 0, end = kernel_map_end();
+	char line[512], rec[256];
+	size_t n;
+
+	while (f && !text && fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
+		    !strcmp(name, "_text"))
+			text = addr;
+	}
+	if (f)
+		fclose(f);
+	if (!text || end <= text)
+		return false;
+	/* The library's record (handler/record.c), with this file's event id. */
+	n = record__kernel_mmap(rec, sizeof(rec), text, end - text);
+	if (!n)
+		return false;
+	memcpy(rec + n - 8, &o->ids[0], 8);
+	pout__add(o, rec, n);
+	return true;
 }

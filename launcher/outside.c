@@ -90,6 +90,9 @@ static int session_start(struct session *s, const char *output, char **argv)
 		fprintf(stderr, "autoprof: cannot create %s: %s\n", output, strerror(-err));
 		return -1;
 	}
+	if (s->plan.cfg.kernel && !attach__kernel_map(&s->out))
+		fprintf(stderr, "autoprof: -k: /proc/kallsyms hides the kernel's addresses "
+				"(kernel.kptr_restrict): kernel frames stay unnamed\n");
 	return 0;
 }
 
@@ -371,8 +374,8 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	}
 	/* Go (the first target's program) keeps frame pointers; others: copies. */
 	snprintf(what, sizeof(what), "/proc/%d/exe", (int)ids[0]);
-	plan__attr(&s.plan, launcher__is_go(what) || s.plan.cfg.callgraph == AP_CG_FP, false,
-		   !threads);
+	/* inherit: the threads the targets make after the attach are sampled too */
+	plan__attr(&s.plan, launcher__is_go(what) || s.plan.cfg.callgraph == AP_CG_FP, false, true);
 	for (int i = 0; i < n && !err; i++)
 		err = attach_threads(&s, ids[i], threads, tids, &nt);
 	if (err) {

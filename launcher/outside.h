@@ -110,6 +110,8 @@ int attach__parse(const char *list, pid_t *out, int cap, const char *flag);
 int attach__threads(pid_t pid, pid_t *out, int cap);
 /* COMM and MMAP2 records of process @pid as it is now (perf's synthesized ones). */
 void attach__synthesize(struct pout *o, pid_t pid, struct uw_bridge *uw);
+/* The kernel's text as perf synthesizes it (for -k). False: kallsyms hides it. */
+bool attach__kernel_map(struct pout *o);
 /* One line saying what permission opening events on another process needs. */
 void attach__say_denied(int err, const char *what);
 
