@@ -81,6 +81,12 @@ stacks static hot_leaf main 100
 	grep -q "task-clock" stat.txt
 ok $? "static: the counters in static.data.stat (perf stat report)"
 
+# Death by a signal: the launcher dies of it too, and the file is whole.
+timeout -s KILL 60 "$A" -q -o sig.data ./hot-static signal
+is "$?" 143 "signal: the command's death by SIGTERM comes back through the launcher"
+perf report -i sig.data --stdio >sig.txt 2>sig.perr && grep -q hot_leaf sig.txt
+ok $? "signal: the file reads in perf report"
+
 if [ -x hot-musl ]; then
 	run musl 3 ./hot-musl 4
 	stacks musl hot_leaf main 100

@@ -7,10 +7,12 @@
  *                      with N=tls, with CLONE_SETTLS: they compute in
  *                      clone_leaf; the program ends by a raw exit_group(5)
  *   hot fork PROGRAM   forks twice, each child execs PROGRAM (a static one)
- *                      with "1"; waits; exit 0
+ *                      with "2"; waits; exit 0
+ *   hot signal         hot_mid for about 0.2 s, then dies of SIGTERM
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,11 @@ int main(int argc, char **argv)
 		return clones(!strcmp(argv[2], "tls"));
 	if (argc > 2 && !strcmp(argv[1], "fork"))
 		return forks(argv[2]);
+	if (argc > 1 && !strcmp(argv[1], "signal")) {
+		sink = hot_mid(50000L);
+		raise(SIGTERM);
+		return 1;
+	}
 	sink = hot_mid(argc > 1 ? 25000L * atol(argv[1]) : 50000L);
 	return 3;
 }
