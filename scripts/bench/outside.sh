@@ -8,7 +8,9 @@
 # perf uses --call-graph dwarf for C and -g (frame pointers) for Go, as
 # autoprof does; perf samples user code only (--all-user), as autoprof
 # does without -k. No timing: sample counts and stack shapes only. Both
-# tools sample the same pid for -p, one after the other (1 s each).
+# tools sample the same pid for -p, one after the other: autoprof for 2 s
+# (--duration), perf for 3 s of which its start-up takes a part, so the -p
+# row compares stack shapes more than counts.
 #
 #   sh scripts/bench/outside.sh [RUNS]    (default 5 runs of each; run from the repository)
 #
@@ -86,12 +88,12 @@ bench fork-exec main "$DW" ./hot-static fork ./hot-static
 # -p: the same process attached by each tool in turn.
 : >attach.a && : >attach.p
 for _i in $(seq "$RUNS"); do
-	./late 3 >/dev/null &
+	./late 9 >/dev/null &
 	pid=$!
 	sleep 0.2
-	timeout -s KILL 30 "$A" -q -o a.data -p $pid --duration 1
+	timeout -s KILL 30 "$A" -q -o a.data -p $pid --duration 2
 	sleep 0.1
-	timeout -s INT 1 perf record -q --all-user -F 1000 $DW -o p.data -p $pid >/dev/null 2>&1
+	timeout -s INT 3 perf record -q --all-user -F 1000 $DW -o p.data -p $pid >/dev/null 2>&1
 	wait $pid
 	shape a.data "(main|late_thread)" >>attach.a
 	shape p.data "(main|late_thread)" >>attach.p
