@@ -161,8 +161,8 @@ static void say_empty(const struct session *s, const char *who)
 	if (s->out.samples)
 		return;
 	fprintf(stderr,
-		"autoprof: %s: 0 samples: %s ran for less than one sampling period of %s "
-		"(%s)\n",
+		"autoprof: %s: 0 samples: %s did not run in user mode for one sampling "
+		"period of %s (idle, or too short; see %s)\n",
 		s->out.path, who, s->plan.cfg.event_name,
 		s->plan.cfg.period ? "-c/--count" : "-F/--freq");
 }
@@ -226,9 +226,19 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 				s.plan.cfg.event_name, strerror(-err));
 	}
 	if (err || session_start(&s, output, argv)) {
-		kill(run_child, SIGKILL);
-		waitpid(run_child, &status, 0);
-		return 126;
+		/* The command runs all the same, as it would without us. */
+		fprintf(stderr, "autoprof: running %s unprofiled\n", argv[0]);
+		events__close(&s.ev);
+		if (write(go[1], "x", 1) != 1)
+			kill(run_child, SIGKILL);
+		close(go[1]);
+		got = read(errp[0], &err, sizeof(err));
+		if (got == (ssize_t)sizeof(err))
+			fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[0], strerror(err));
+		while (waitpid(run_child, &status, 0) < 0)
+			if (errno != EINTR)
+				return 126;
+		return launcher__end_like(status);
 	}
 	if (!quiet)
 		fprintf(stderr, "autoprof: profiling %s from outside (%s); %s; stacks: %s\n",
@@ -242,6 +252,11 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	if (got == (ssize_t)sizeof(err))
 		fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[0], strerror(err));
 	session_loop(&s, child_done, &status);
+	if (got == (ssize_t)sizeof(err)) { /* nothing ran: no file, as without us */
+		session_end(&s);
+		unlink(s.out.path);
+		return launcher__end_like(status);
+	}
 	if (session_end(&s) == 0 && got != (ssize_t)sizeof(err)) {
 		bool stat = stat_written(s.out.path, ostat__finish(s.out.path));
 

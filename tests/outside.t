@@ -172,6 +172,21 @@ kill $pid
 wait $pid 2>/dev/null
 within "$(perf_script dur.data -F time | grep -c .)" 100 1000 "--duration 0.5: about 0.5 s of samples"
 
+# An idle process: 0 samples, and the closing lines say why.
+sleep 5 &
+pid=$!
+timeout -s KILL 30 "$A" -o idle.data -p $pid --duration 0.3 2>idle.err
+grep -q "^autoprof: idle.data: 0 samples: the process did not run in user mode" idle.err
+ok $? "-p on an idle process: 0 samples, and why" || diag_file idle.err
+kill $pid
+wait $pid 2>/dev/null
+
+# A command that cannot run: its status, and no file (as without us).
+"$A" --outside -o nx.data /nonexistent/program 2>nx.err
+is "$?" 127 "--outside with a missing command: status 127"
+[ ! -e nx.data ] && grep -q "cannot run '/nonexistent/program'" nx.err
+ok $? "--outside with a missing command: one line, no file"
+
 # Bad input: one line, status 2.
 "$A" -p 999999999 >bad.out 2>bad.err
 is "$?" 2 "-p with a pid that cannot exist: status 2"
