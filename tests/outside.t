@@ -64,8 +64,10 @@ stacks() {
 	within "$5" "$4" 1000000 "$1: samples in perf script"
 	within "$(awk -v a="$7" -v b="$6" 'BEGIN { print b ? 100 * a / b : 0 }')" 90 100 \
 		"$1: stacks in $2 reach $3 ($7 of $6)"
-	perf report -i "$_f" --stdio --no-children --sort sym 2>"$1.perr" | grep -q "\] $2\$"
-	ok $? "$1: perf report names $2"
+	perf report -i "$_f" --stdio --no-children --sort sym 2>"$1.perr" | grep -q "\] $2\$" &&
+		clean_stderr "$1.perr"
+	ok $? "$1: perf report names $2, with nothing on stderr"
+	clean_stderr "$1.perr" || diag_file "$1.perr"
 	"$REPORT" "$_f" >"$1.rep" 2>&1 && grep -q " $2 " "$1.rep"
 	ok $? "$1: autoprof-report names $2"
 	"$PERFPARSER" --input "$_f" --print-stats >"$1.pp" 2>&1
