@@ -160,16 +160,21 @@ static void put_dwarf_sample(struct orings *r, const struct perf_event_header *h
 			break;
 		chain[nr++] = ip;
 	}
-	if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
+	/* The user stack: of a user-mode sample, or the user side of a kernel one (-k). */
+	if ((regs && stack && regs <= end) ||
+	    (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
 		chain[nr++] = PERF_CONTEXT_USER;
 		if (regs && stack && regs <= end)
 			got = uwb__unwind(r->uw, pid, tid, out[4], abi, r->regs_mask,
 					  (const uint8_t *)regs, (const uint8_t *)stack, size,
 					  chain + nr, depth);
-		if (got <= 0) {
+		if (got <= 0 &&
+		    (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
 			chain[nr++] = out[2];
 			got = 0;
 		}
+		if (got < 0)
+			got = 0;
 		nr += (uint64_t)got;
 		r->unwound++;
 		if (got <= 1)
