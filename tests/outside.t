@@ -17,6 +17,7 @@ SRC=$ROOT/tests/outside
 
 cc -static -O2 -g -o hot-static "$SRC/hot.c" 2>cc.err || diag_file cc.err
 cc -O2 -g -o hot-dyn "$SRC/hot.c" 2>>cc.err || diag_file cc.err
+cc -static-pie -O2 -g -o hot-spie "$SRC/hot.c" 2>>cc.err || diag_file cc.err
 if command -v musl-gcc >/dev/null 2>&1; then
 	musl-gcc -static -O2 -g -o hot-musl "$SRC/hot.c" 2>>cc.err || diag_file cc.err
 fi
@@ -88,6 +89,9 @@ timeout -s KILL 60 "$A" -q -o sig.data ./hot-static signal
 is "$?" 143 "signal: the command's death by SIGTERM comes back through the launcher"
 perf report -i sig.data --stdio >sig.txt 2>sig.perr && grep -q hot_leaf sig.txt
 ok $? "signal: the file reads in perf report"
+
+run static-pie 3 ./hot-spie 4
+stacks static-pie hot_leaf main 100
 
 if [ -x hot-musl ]; then
 	run musl 3 ./hot-musl 4
