@@ -35,6 +35,8 @@ void launcher__man(FILE *f);
 bool launcher__is_static(const char *command);
 /* A Go program: its .note.go.buildid, .go.buildinfo or .gopclntab section? */
 bool launcher__is_go(const char *command);
+/* Does it link libraries (DT_NEEDED)? A Go program that does is a cgo one. */
+bool launcher__links_libraries(const char *command);
 
 /* ---- launcher_run.c ---- */
 

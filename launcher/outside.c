@@ -188,8 +188,11 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 
 	if (plan__init(&s.plan, quiet) || events__init(&s.ev))
 		return 2;
-	plan__attr(&s.plan, launcher__is_go(argv[0]) || s.plan.cfg.callgraph == AP_CG_FP, true,
-		   true);
+	/* Pure Go keeps frame pointers everywhere; cgo's C code may not: copies then. */
+	plan__attr(&s.plan,
+		   (launcher__is_go(argv[0]) && !launcher__links_libraries(argv[0])) ||
+		       s.plan.cfg.callgraph == AP_CG_FP,
+		   true, true);
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		perror("autoprof: pipe");
 		return 126;
@@ -390,7 +393,10 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	/* Go (the first target's program) keeps frame pointers; others: copies. */
 	snprintf(what, sizeof(what), "/proc/%d/exe", (int)ids[0]);
 	/* inherit: the threads the targets make after the attach are sampled too */
-	plan__attr(&s.plan, launcher__is_go(what) || s.plan.cfg.callgraph == AP_CG_FP, false, true);
+	plan__attr(&s.plan,
+		   (launcher__is_go(what) && !launcher__links_libraries(what)) ||
+		       s.plan.cfg.callgraph == AP_CG_FP,
+		   false, true);
 	for (int i = 0; i < n && !err; i++)
 		err = attach_threads(&s, ids[i], threads, tids, &nt);
 	if (err) {

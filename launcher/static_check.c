@@ -145,3 +145,48 @@ bool launcher__is_go(const char *command)
 	close(fd);
 	return go;
 }
+
+/* Has the ELF file at @fd a DT_NEEDED entry (a library it links)? */
+static bool has_needed(int fd)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !found; i++)
+			found = gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED;
+	}
+	if (e)
+		elf_end(e);
+	return found;
+}
+
+/*
+ * Does @command link C libraries (DT_NEEDED: a cgo Go program, whose C code
+ * may keep no frame pointers)? False for what cannot be read.
+ */
+bool launcher__links_libraries(const char *command)
+{
+	char path[PATH_MAX];
+	bool needed;
+	int fd;
+
+	if (!resolve(command, path, sizeof(path)))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	needed = has_needed(fd);
+	close(fd);
+	return needed;
+}
