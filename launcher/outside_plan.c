@@ -43,13 +43,20 @@ static int read_int(const char *path)
 /* One line saying what opening sampling events on another process needs. */
 void attach__say_denied(int err, const char *what)
 {
+	int paranoid = read_int("/proc/sys/kernel/perf_event_paranoid");
+	int scope = read_int("/proc/sys/kernel/yama/ptrace_scope");
+	char yama[160] = "";
+
+	if (scope > 0)
+		snprintf(yama, sizeof(yama),
+			 "; kernel.yama.ptrace_scope is %d: a process not your child needs 0 or "
+			 "CAP_SYS_PTRACE",
+			 scope);
 	fprintf(stderr,
 		"autoprof: cannot open perf events on %s: %s (kernel.perf_event_paranoid is %d: "
-		"needs 2 or less for a process of your own, -1 or CAP_PERFMON for others; "
-		"kernel.yama.ptrace_scope is %d: another process needs 0 or 1 as its parent, "
-		"or CAP_SYS_PTRACE)\n",
-		what, strerror(err), read_int("/proc/sys/kernel/perf_event_paranoid"),
-		read_int("/proc/sys/kernel/yama/ptrace_scope"));
+		"2 or less samples what you may ptrace, above needs CAP_PERFMON; another "
+		"user's process needs CAP_SYS_PTRACE%s)\n",
+		what, strerror(err), paranoid, yama);
 }
 
 void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)

@@ -205,6 +205,20 @@ is "$?" 127 "--outside with a missing command: status 127"
 [ ! -e nx.data ] && grep -q "cannot run '/nonexistent/program'" nx.err
 ok $? "--outside with a missing command: one line, no file"
 
+# Another user's process: one line naming what is needed, status 1, no file.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+	timeout -s KILL 30 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$A" -o /tmp/autoprof-outside-denied.$$ -p 1 --duration 0.1 >denied.out 2>denied.err
+	is "$?" 1 "-p on another user's process: status 1"
+	[ "$(wc -l <denied.err)" = 1 ] && grep -q "perf_event_paranoid.*CAP_PERFMON.*CAP_SYS_PTRACE" denied.err &&
+		[ ! -e /tmp/autoprof-outside-denied.$$ ]
+	ok $? "-p on another user's process: one line naming the sysctl and capability, no file"
+	diag_file denied.err
+else
+	skip "-p permissions: needs root (to run as another user) and setpriv"
+	skip "-p permissions"
+fi
+
 # Bad input: one line, status 2.
 "$A" -p 999999999 >bad.out 2>bad.err
 is "$?" 2 "-p with a pid that cannot exist: status 2"
