@@ -50,6 +50,24 @@ struct session {
 	int nrings;
 };
 
+/* @pattern with %p as @pid and %% as %, as the library names its files. */
+static const char *output_name(const char *pattern, pid_t pid)
+{
+	static char out[4096];
+	size_t n = 0;
+
+	for (const char *p = pattern; *p && n + 16 < sizeof(out); p++) {
+		if (p[0] == '%' && (p[1] == 'p' || p[1] == '%'))
+			n += (size_t)snprintf(out + n, sizeof(out) - n, p[1] == 'p' ? "%d" : "%%",
+					      (int)pid);
+		else
+			out[n++] = *p;
+		p += p[0] == '%' && (p[1] == 'p' || p[1] == '%');
+	}
+	out[n] = 0;
+	return out;
+}
+
 /* Map the rings and create the file. Returns 0 or -1 (said). */
 static int session_start(struct session *s, const char *output, char **argv)
 {
@@ -228,7 +246,7 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 			fprintf(stderr, "autoprof: cannot open the sampling event %s: %s\n",
 				s.plan.cfg.event_name, strerror(-err));
 	}
-	if (err || session_start(&s, output, argv)) {
+	if (err || session_start(&s, output_name(output, run_child), argv)) {
 		/* The command runs all the same, as it would without us. */
 		fprintf(stderr, "autoprof: running %s unprofiled\n", argv[0]);
 		events__close(&s.ev);
@@ -413,7 +431,7 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 			threads ? "threads" : "processes");
 		return 1;
 	}
-	if (session_start(&s, output, attach_argv(ids[0])))
+	if (session_start(&s, output_name(output, ids[0]), attach_argv(ids[0])))
 		return 1;
 	ostat__open(&s.plan.cfg, tids, nt, false);
 	for (int i = 0; i < n; i++)
