@@ -320,6 +320,11 @@ int main(int argc, char **argv)
 				    "threads with raw clone");
 	if (find_lib(lib, sizeof(lib)))
 		return 127;
+	if (getenv("AUTOPROF_VERBOSE") && strcmp(getenv("AUTOPROF_VERBOSE"), "0") && !quiet)
+		fprintf(stderr,
+			"autoprof: profiling %s with the library (a dynamic program: LD_PRELOAD "
+			"enters it; --outside profiles from outside instead)\n",
+			argv[optind]);
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		if (asprintf(&preload, "%s:%s", lib, old) < 0)
