@@ -93,6 +93,16 @@ ok $? "signal: the file reads in perf report"
 run static-pie 3 ./hot-spie 4
 stacks static-pie hot_leaf main 100
 
+# kill -TERM to the launcher reaches the command; the file is finished.
+timeout -s KILL 60 "$A" -q -o term.data ./hot-static 60 &
+lp=$!
+sleep 1
+kill -TERM $lp
+wait $lp
+is "$?" 143 "kill -TERM to the launcher: the command dies of it, and so does the launcher"
+perf report -i term.data --stdio 2>term.perr | grep -q hot_leaf && clean_stderr term.perr
+ok $? "kill -TERM to the launcher: the file reads cleanly"
+
 if [ -x hot-musl ]; then
 	run musl 3 ./hot-musl 4
 	stacks musl hot_leaf main 100
