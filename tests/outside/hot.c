@@ -9,8 +9,11 @@
  *   hot fork PROGRAM   forks twice, each child execs PROGRAM (a static one)
  *                      with "2"; waits; exit 0
  *   hot signal         hot_mid for about 0.2 s, then dies of SIGTERM
+ *   hot zero           zero_read: 60000 reads of 256 KiB from /dev/zero (the
+ *                      time is the kernel's); exit 0
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,6 +90,18 @@ static int clones(int tls)
 	return 1;
 }
 
+/* Reads that spend their time in the kernel (-k stacks: kernel frames over main's). */
+__attribute__((noinline)) int zero_read(void)
+{
+	static char buf[256 * 1024];
+	int fd = open("/dev/zero", O_RDONLY);
+
+	for (int i = 0; fd >= 0 && i < 60000; i++)
+		if (read(fd, buf, sizeof(buf)) <= 0)
+			return 1;
+	return fd < 0;
+}
+
 static int forks(const char *program)
 {
 	int status, bad = 0;
@@ -112,6 +127,8 @@ int main(int argc, char **argv)
 		return clones(!strcmp(argv[2], "tls"));
 	if (argc > 2 && !strcmp(argv[1], "fork"))
 		return forks(argv[2]);
+	if (argc > 1 && !strcmp(argv[1], "zero"))
+		return zero_read();
 	if (argc > 1 && !strcmp(argv[1], "signal")) {
 		sink = hot_mid(50000L);
 		raise(SIGTERM);
