@@ -14,7 +14,8 @@
 #
 #   sh scripts/bench/outside.sh [RUNS]    (default 5 runs of each; run from the repository)
 #
-# Prints one Markdown table row per program (medians over the runs).
+# Prints one Markdown table row per program (medians over the runs), with
+# each tool's top function by self time and its share.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=$ROOT/build
@@ -49,18 +50,26 @@ shape() {
 		END { flush(); printf "%d %d\n", s, ok }'
 }
 
+# top FILE: the top function by self share and its share ("sym 97.5").
+top() {
+	perf report -i "$1" --stdio --no-children --sort sym 2>/dev/null |
+		awk '$1 ~ /%$/ { sub(/%/, "", $1); print $NF, $1; exit }'
+}
+
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 
 # bench NAME ROOT PERF_CG CMD...: RUNS runs of each tool.
 bench() {
 	_name=$1 _root=$2 _cg=$3
 	shift 3
-	: >"$_name.a" && : >"$_name.p"
+	: >"$_name.a" && : >"$_name.p" && : >"$_name.at" && : >"$_name.pt"
 	for _i in $(seq "$RUNS"); do
 		timeout -s KILL 60 "$A" -q -F 1000 -o a.data "$@" >/dev/null 2>&1
 		shape a.data "$_root" >>"$_name.a"
+		top a.data >>"$_name.at"
 		timeout -s KILL 60 perf record -q --all-user -F 1000 $_cg -o p.data -- "$@" >/dev/null 2>&1
 		shape p.data "$_root" >>"$_name.p"
+		top p.data >>"$_name.pt"
 	done
 	row "$_name" "$_root"
 }
@@ -70,13 +79,16 @@ row() {
 	ps=$(awk '{ print $1 }' "$1.p" | median)
 	ar=$(awk '{ print $1 ? 100 * $2 / $1 : 0 }' "$1.a" | median)
 	pr=$(awk '{ print $1 ? 100 * $2 / $1 : 0 }' "$1.p" | median)
-	printf '| %s | %s | %s | %s%% | %s%% | %s%% | %s |\n' "$1" "$as" "$ps" \
+	at=$(awk '{ print $2 }' "$1.at" | median)
+	pt=$(awk '{ print $2 }' "$1.pt" | median)
+	printf '| %s | %s | %s | %s%% | %s%% | %s%% | %s %s%% | %s %s%% | %s |\n' "$1" "$as" "$ps" \
 		"$(awk -v a="$as" -v p="$ps" 'BEGIN { printf "%.1f", p ? 100 * a / p : 0 }')" \
-		"$ar" "$pr" "$2"
+		"$ar" "$pr" "$(awk 'NR == 1 { print $1 }' "$1.at")" "$at" \
+		"$(awk 'NR == 1 { print $1 }' "$1.pt")" "$pt" "$2"
 }
 
-echo "| program | autoprof samples | perf samples | autoprof/perf | autoprof stacks reaching root | perf stacks reaching root | root |"
-echo "|---|---|---|---|---|---|---|"
+echo "| program | autoprof samples | perf samples | autoprof/perf | autoprof stacks reaching root | perf stacks reaching root | autoprof top function | perf top function | root |"
+echo "|---|---|---|---|---|---|---|---|---|"
 DW="--call-graph dwarf"
 bench gcc-static main "$DW" ./hot-static 8
 [ -x hot-musl ] && bench musl-static main "$DW" ./hot-musl 8
@@ -86,7 +98,7 @@ bench fork-exec main "$DW" ./hot-static fork ./hot-static
 [ -x go-pie ] && bench go-pie "runtime.goexit.abi0|runtime.main" -g ./go-pie
 
 # -p: the same process attached by each tool in turn.
-: >attach.a && : >attach.p
+: >attach.a && : >attach.p && : >attach.at && : >attach.pt
 for _i in $(seq "$RUNS"); do
 	./late 9 >/dev/null &
 	pid=$!
@@ -97,5 +109,7 @@ for _i in $(seq "$RUNS"); do
 	wait $pid
 	shape a.data "(main|late_thread)" >>attach.a
 	shape p.data "(main|late_thread)" >>attach.p
+	top a.data >>attach.at
+	top p.data >>attach.pt
 done
 row attach "(main|late_thread)"
