@@ -93,17 +93,27 @@ $(BUILD)/common/%.o: common/%.c $(DEPS_STAMP)
 $(BUILD)/launcher/%.o: launcher/%.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(BASE) $(LIB_INC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(BASE) $(LAUNCHER_INC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# unwind_user.c is the one launcher file that sees the report's types.
+LAUNCHER_INC = $(LIB_INC)
+$(BUILD)/launcher/unwind_user.o: LAUNCHER_INC = -Ireport -Icommon
 
 $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/preload.map \
 		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
 
-LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o)
+# Outside mode (launcher/outside*.c) drains the rings with the library's ring
+# reader, writes the machine features with its file_machine.c, and unwinds
+# stack copies with the report's model and unwinder.
+LAUNCHER_SHARED := $(BUILD)/preload/handler/ring.o $(BUILD)/preload/handler/record.o $(BUILD)/preload/session/file_machine.o \
+	$(BUILD)/preload/session/stat_records.o \
+	$(REPORT_CORE:%.c=$(BUILD)/%.o)
+LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LAUNCHER_SHARED)
 $(BUILD)/autoprof: $(LAUNCHER_LINK)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) -ldl
+	$(Q)$(CC) $(CFLAGS) -pthread -o $@ $^ $(LDFLAGS) -ldl $(REPORT_LIBS)
 
 $(BUILD)/report/%.o: report/%.c $(DEPS_STAMP)
 	@mkdir -p $(@D)

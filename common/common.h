@@ -121,6 +121,9 @@ struct ap_counters {
 void counters__attr(struct perf_event_attr *attr, const struct ap_event *ev, bool enable_on_exec);
 int counters__parse(struct ap_counters *cs, const char *list);
 int counters__open(struct ap_counters *cs, bool enable_on_exec);
+/* The same for process @pid (launcher's outside mode: -p, or a child before its exec);
+ * close-on-exec. */
+int counters__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec);
 int counters__adopt(struct ap_counters *cs, const char *spec);
 void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
 void counters__read(struct ap_counters *cs, bool close_them);

@@ -138,13 +138,14 @@ nested:
 }
 
 /*
- * Open every parsed counter for the calling process (inherit=1). A counter
- * the machine lacks (ENOENT/EOPNOTSUPP: no PMU) is marked unsupported, not an
- * error. Returns how many are open.
+ * Open every parsed counter for process @pid (0: the calling one; inherit=1).
+ * A counter the machine lacks (ENOENT/EOPNOTSUPP: no PMU) is marked
+ * unsupported, not an error. Returns how many are open.
  */
-int counters__open(struct ap_counters *cs, bool enable_on_exec)
+static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool cloexec)
 {
 	int open_count = 0;
+	unsigned long flags = cloexec ? PERF_FLAG_FD_CLOEXEC : 0;
 
 	for (int i = 0; i < cs->n; i++) {
 		struct ap_counter *c = &cs->c[i];
@@ -153,12 +154,10 @@ int counters__open(struct ap_counters *cs, bool enable_on_exec)
 
 		/* A group's siblings follow their leader's enable_on_exec (as perf stat). */
 		counters__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
-		fd = (int)syscall(SYS_perf_event_open, &c->attr, 0, -1, group_fd,
-				  enable_on_exec ? 0 : PERF_FLAG_FD_CLOEXEC);
+		fd = (int)syscall(SYS_perf_event_open, &c->attr, pid, -1, group_fd, flags);
 		if (fd < 0 && group_fd >= 0) { /* the group does not fit: count it alone */
 			counters__attr(&c->attr, &c->ev, enable_on_exec);
-			fd = (int)syscall(SYS_perf_event_open, &c->attr, 0, -1, -1,
-					  enable_on_exec ? 0 : PERF_FLAG_FD_CLOEXEC);
+			fd = (int)syscall(SYS_perf_event_open, &c->attr, pid, -1, -1, flags);
 		}
 		if (fd < 0) {
 			c->fd = -1;
@@ -166,10 +165,20 @@ int counters__open(struct ap_counters *cs, bool enable_on_exec)
 			c->err = errno;
 			continue;
 		}
-		c->fd = ap_move_high(fd, !enable_on_exec);
+		c->fd = ap_move_high(fd, cloexec);
 		open_count++;
 	}
 	return open_count;
+}
+
+int counters__open(struct ap_counters *cs, bool enable_on_exec)
+{
+	return open_for(cs, 0, enable_on_exec, !enable_on_exec);
+}
+
+int counters__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec)
+{
+	return open_for(cs, pid, enable_on_exec, true);
 }
 
 /*

@@ -20,6 +20,7 @@
 #include "autoprof/env.h"
 #include "common.h"
 #include "launcher.h"
+#include "outside.h"
 
 #define LIB_NAME "libautoprof.so"
 
@@ -55,8 +56,17 @@ static void usage(FILE *f)
 			rows[i].help, "", rows[i].var, *rows[i].def ? ", default " : "",
 			rows[i].def);
 	}
-	fprintf(f, "  --start-paused             the same as --start 0\n"
-		   "  -h, --help                 this text\n\nset by the launcher itself:\n");
+	fprintf(f,
+		"  --start-paused             the same as --start 0\n"
+		"  --outside                  profile from outside the program (as perf "
+		"record does),\n"
+		"                             the mode of static and Go programs (doc/outside.md)\n"
+		"  -p, --pid PID[,PID...]     profile running processes (all their threads), "
+		"from outside\n"
+		"  -t, --tid TID[,TID...]     profile running threads, from outside\n"
+		"  --duration SECONDS         with -p/-t: stop after this long (else Ctrl-C or "
+		"their end)\n"
+		"  -h, --help                 this text\n\nset by the launcher itself:\n");
 	for (int i = 0; i < NROWS; i++)
 		if (!rows[i].long_flag)
 			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
@@ -182,8 +192,13 @@ static int validate(void)
 
 int main(int argc, char **argv)
 {
-	struct option longopts[NROWS + 3];
-	char shortopts[3 * NROWS + 4] = "+h";
+	struct option longopts[NROWS + 7];
+	char shortopts[3 * NROWS + 8] = "+hp:t:";
+	static pid_t ids[4096];
+	const char *id_list = NULL;
+	double duration = 0;
+	bool outside = false, threads = false;
+	char *end;
 	char lib[PATH_MAX], *preload;
 	const char *old, *output;
 	int c, i, n = 0, quiet;
@@ -209,6 +224,10 @@ int main(int argc, char **argv)
 	longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
 	longopts[n++] = (struct option){"man", no_argument, NULL, 'M'}; /* hidden: the manual */
 	longopts[n++] = (struct option){"start-paused", no_argument, NULL, 'P'};
+	longopts[n++] = (struct option){"outside", no_argument, NULL, 'O'};
+	longopts[n++] = (struct option){"pid", required_argument, NULL, 'p'};
+	longopts[n++] = (struct option){"tid", required_argument, NULL, 't'};
+	longopts[n++] = (struct option){"duration", required_argument, NULL, 'D'};
 	longopts[n] = (struct option){0};
 
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
@@ -226,6 +245,30 @@ int main(int argc, char **argv)
 			setenv("AUTOPROF_START", "0", 1);
 			continue;
 		}
+		if (c == 'O') {
+			outside = true;
+			continue;
+		}
+		if (c == 'p' || c == 't') {
+			if (id_list && threads != (c == 't')) {
+				fprintf(stderr, "autoprof: -p and -t: give one or the other\n");
+				return 2;
+			}
+			id_list = optarg;
+			threads = c == 't';
+			continue;
+		}
+		if (c == 'D') {
+			duration = strtod(optarg, &end);
+			if (end == optarg || *end || !(duration > 0) || duration > 1e9) {
+				fprintf(stderr,
+					"autoprof: --duration '%s': expected a number of seconds "
+					"above 0\n",
+					optarg);
+				return 2;
+			}
+			continue;
+		}
 		if (c >= 256 && c < 256 + NROWS)
 			row = &rows[c - 256];
 		for (i = 0; !row && i < NROWS; i++)
@@ -237,19 +280,51 @@ int main(int argc, char **argv)
 		}
 		setenv(row->var, row->arg ? optarg : "1", 1);
 	}
-	if (optind >= argc) {
+	if (id_list && optind < argc) {
+		fprintf(stderr, "autoprof: %s and a command: give one or the other\n",
+			threads ? "-t" : "-p");
+		return 2;
+	}
+	if (duration > 0 && !id_list) {
+		fprintf(stderr, "autoprof: --duration goes with -p or -t (a command runs until it "
+				"ends)\n");
+		return 2;
+	}
+	if (optind >= argc && !id_list) {
 		fprintf(stderr, "autoprof: no command to profile (see autoprof --help)\n");
 		return 2;
 	}
 
 	if (validate())
 		return 2;
-	if (find_lib(lib, sizeof(lib)))
-		return 127;
 	output = getenv("AUTOPROF_OUTPUT");
 	if (!output || !*output)
 		output = "perf.data";
 	quiet = getenv("AUTOPROF_QUIET") && !strcmp(getenv("AUTOPROF_QUIET"), "1");
+	if (id_list) {
+		int nids = attach__parse(id_list, ids, (int)(sizeof(ids) / sizeof(ids[0])),
+					 threads ? "-t" : "-p");
+
+		if (nids < 0)
+			return 2;
+		return outside__attach(ids, nids, threads, duration, output, quiet);
+	}
+	if (outside)
+		return outside__run(argv + optind, output, quiet, "--outside");
+	if (launcher__is_static(argv[optind]))
+		return outside__run(argv + optind, output, quiet,
+				    "statically linked: LD_PRELOAD cannot enter it");
+	if (launcher__is_go(argv[optind]))
+		return outside__run(argv + optind, output, quiet,
+				    "a Go program: its runtime takes the signals and makes its "
+				    "threads with raw clone");
+	if (find_lib(lib, sizeof(lib)))
+		return 127;
+	if (getenv("AUTOPROF_VERBOSE") && strcmp(getenv("AUTOPROF_VERBOSE"), "0") && !quiet)
+		fprintf(stderr,
+			"autoprof: profiling %s with the library (a dynamic program: LD_PRELOAD "
+			"enters it; --outside profiles from outside instead)\n",
+			argv[optind]);
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		if (asprintf(&preload, "%s:%s", lib, old) < 0)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define O_CLOEXEC_FLAG O_CLOEXEC
 
@@ -32,6 +33,17 @@ void launcher__man(FILE *f);
 /* ---- static_check.c: programs LD_PRELOAD cannot enter ---- */
 
 bool launcher__is_static(const char *command);
+/* A Go program: its .note.go.buildid, .go.buildinfo or .gopclntab section? */
+bool launcher__is_go(const char *command);
+/* Does it link libraries (DT_NEEDED)? A Go program that does is a cgo one. */
+bool launcher__links_libraries(const char *command);
+
+/* ---- launcher_run.c ---- */
+
+/* Pass the signals someone sends the launcher (kill) on to @pid. */
+void launcher__forward_signals(pid_t pid);
+/* End as a command that ended with wait status @status did (its status, or its signal). */
+int launcher__end_like(int status);
 
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int launcher__ctl(int argc, char **argv);

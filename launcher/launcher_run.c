@@ -36,9 +36,17 @@ static void forward(int sig, siginfo_t *si, void *uc)
 
 static void handle_signals(void)
 {
+	launcher__forward_signals(0);
+}
+
+/* Pass the signals someone sends the launcher on to @pid (0: to the child run here). */
+void launcher__forward_signals(pid_t pid)
+{
 	static const int passed[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2};
 	struct sigaction sa;
 
+	if (pid > 0)
+		child = pid;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -286,7 +294,7 @@ static bool core_elsewhere(void)
  * End as the command ended: its exit status, or death by its signal with
  * the same core flag (WCOREDUMP), which the shell shows as "(core dumped)".
  */
-static int end_like(int status)
+int launcher__end_like(int status)
 {
 	sigset_t set;
 	int sig;
@@ -314,12 +322,6 @@ int launcher__run(char **argv, const char *output, int quiet)
 {
 	time_t since = time(NULL);
 	int status, pipefd[2], err = 0;
-
-	if (!quiet && launcher__is_static(argv[0]))
-		fprintf(stderr,
-			"autoprof: %s is statically linked: LD_PRELOAD cannot enter it, so it runs "
-			"unprofiled (profile it with perf record, or link it dynamically)\n",
-			argv[0]);
 
 	if (pipe2(pipefd, O_CLOEXEC_FLAG) < 0) {
 		perror("autoprof: pipe");
@@ -350,5 +352,5 @@ int launcher__run(char **argv, const char *output, int quiet)
 			return 126;
 	if (!err && !quiet)
 		list_outputs(output, since);
-	return end_like(status);
+	return launcher__end_like(status);
 }

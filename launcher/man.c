@@ -44,6 +44,10 @@ static const char *const head[] = {
     ".br",
     ".B autoprof ctl",
     "[\\fB\\-t\\fR] \\fIPID\\fR \\fBstart\\fR|\\fBstop\\fR|\\fBdump\\fR|\\fBstatus\\fR",
+    ".br",
+    ".B autoprof",
+    "[\\fIoptions\\fR] \\fB\\-p\\fR|\\fB\\-t\\fR \\fIID\\fR[,\\fIID\\fR...] "
+    "[\\fB\\-\\-duration\\fR \\fISECONDS\\fR]",
     ".SH DESCRIPTION",
     ".B autoprof",
     "injects",
@@ -62,8 +66,10 @@ static const char *const head[] = {
     "At the end the launcher names each file it wrote with its samples, lost samples,",
     "process id and command, so the file that holds the real program of a process",
     "tree is plain to see (\\fBautoprof\\-report \\-\\-list\\fR lists them later).",
-    "A statically linked command cannot load the library: it runs unprofiled, and",
-    "one line says so.",
+    "A statically linked command or a Go program (which the library cannot enter or",
+    "sample) is profiled from outside, as \\fBperf record\\fR does: the launcher opens the",
+    "events on it before its exec and writes the same file; one line says which mode",
+    "was used and why.",
     ".SH OPTIONS",
     "Each option sets the environment variable shown; the variables work without",
     "the launcher too.",
@@ -139,6 +145,19 @@ void launcher__man(FILE *f)
 		}
 		fputs(".\n", f);
 	}
+	troff_option(f, 0, "outside", NULL);
+	fputs("Profile the command from outside (the launcher opens the events, as perf record "
+	      "does) even where the library could enter it: threads made with a raw clone are "
+	      "sampled too. See doc/outside.md for what applies in this mode.\n",
+	      f);
+	troff_option(f, 'p', "pid", "PID[,PID...]");
+	fputs("Profile running processes, every thread and the threads they make after, "
+	      "until Ctrl-C, \\fB\\-\\-duration\\fR or their end.\n",
+	      f);
+	troff_option(f, 't', "tid", "TID[,TID...]");
+	fputs("Profile running threads (and the threads they make after).\n", f);
+	troff_option(f, 0, "duration", "SECONDS");
+	fputs("With \\fB\\-p\\fR or \\fB\\-t\\fR: stop after this long.\n", f);
 	fputs(".TP\n.BR \\-h \", \" \\-\\-help\nPrint the options and exit.\n", f);
 	fputs(".SH ENVIRONMENT\nBesides the variables above, the launcher and the library "
 	      "set these for the processes they profile:\n",

@@ -184,6 +184,11 @@ void control__withdraw(void);
 int window__first_path(char *path, size_t cap);
 void window__save_prologue(const struct writer *w);
 
+/* ---- session/gocheck.c: a runtime that owns signals and threads ---- */
+
+/* Is this a Go program without cgo (raw signals and clones: not sampled from inside)? */
+bool gocheck__runtime_owned(void);
+
 /* ---- session/lifecycle.c: the one session of this process ---- */
 
 struct ap_session {

@@ -387,6 +387,12 @@ int autoprof__start(void)
 	autoprof.start_time = ap_now();
 	if (config__parse(&autoprof.cfg))
 		return -EINVAL;
+	if (gocheck__runtime_owned()) {
+		pr_warn("a Go program without cgo: its runtime takes every signal and makes its "
+			"threads with raw clone, so the library cannot sample it; not profiling "
+			"(the launcher, autoprof -- PROGRAM, profiles it from outside)");
+		return -ENOTSUP;
+	}
 	autoprof.paused = !autoprof.cfg.start; /* AUTOPROF_START=0 */
 	autoprof.state_since = autoprof.start_time;
 	autoprof.pid = getpid();

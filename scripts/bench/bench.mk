@@ -97,3 +97,15 @@ bench-cost: $(BUILD)/libautoprof.so $(BENCH_DIR)/libfloor.so $(BUILD)/progs/cost
 		--raw $(BENCH_DIR)/cost.json $(COST_FLAGS)
 
 .PHONY: bench-cost
+
+# ---------------------------------------------------------------------------
+# make bench-outside (issue 20, doc/outside.md): outside mode against perf
+# record on static C (glibc, musl), raw clones, a static process tree, Go
+# static and PIE, and -p: sample counts and stack completeness, medians of
+# BENCH_OUTSIDE_RUNS runs (default 5). No timing. Not part of `make check`.
+BENCH_OUTSIDE_RUNS ?= 5
+
+bench-outside: $(BUILD)/autoprof
+	$(Q)sh scripts/bench/outside.sh $(BENCH_OUTSIDE_RUNS)
+
+.PHONY: bench-outside

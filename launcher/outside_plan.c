@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outside_plan.c - what an outside run samples and how (outside.h): the
+ * options as one perf_event_attr (frame-pointer chains from the kernel, or
+ * user register and stack copies to unwind), the events opened one per CPU
+ * per target with their rings shared per CPU, and the one line a refused
+ * open gets. Not async-signal-safe.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "handler/handler.h"
+#include "outside.h"
+
+#if defined(__x86_64__)
+/* perf's mask for x86-64: every register but ds, es, fs, gs */
+#define USER_REGS_MASK 0xff0fffULL
+#elif defined(__aarch64__)
+#define USER_REGS_MASK ((1ULL << 33) - 1)
+#else
+#define USER_REGS_MASK 0ULL
+#endif
+
+static long event_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int read_int(const char *path)
+{
+	char buf[32];
+
+	return ap_read_file(path, buf, sizeof(buf)) > 0 ? atoi(buf) : -1;
+}
+
+/* One line saying what opening sampling events on another process needs. */
+void attach__say_denied(int err, const char *what)
+{
+	int paranoid = read_int("/proc/sys/kernel/perf_event_paranoid");
+	int scope = read_int("/proc/sys/kernel/yama/ptrace_scope");
+	char yama[160] = "";
+
+	if (scope > 0)
+		snprintf(yama, sizeof(yama),
+			 "; kernel.yama.ptrace_scope is %d: a process not your child needs 0 or "
+			 "CAP_SYS_PTRACE",
+			 scope);
+	fprintf(stderr,
+		"autoprof: cannot open perf events on %s: %s (kernel.perf_event_paranoid is %d: "
+		"2 or less samples what you may ptrace, above needs CAP_PERFMON; another "
+		"user's process needs CAP_SYS_PTRACE%s)\n",
+		what, strerror(err), paranoid, yama);
+}
+
+void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
+{
+	struct perf_event_attr *a = &p->attr;
+	int max_stack = read_int("/proc/sys/kernel/perf_event_max_stack");
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	ap_event__apply(&p->cfg.event, a);
+	if (p->cfg.period) {
+		a->sample_period = p->cfg.period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = p->cfg.freq;
+	}
+	a->sample_type = AUTOPROF_SAMPLE_TYPE;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->inherit = inherit;
+	a->disabled = enable_on_exec;
+	a->enable_on_exec = enable_on_exec;
+	a->exclude_kernel = !p->cfg.kernel || a->exclude_kernel;
+	a->exclude_hv = 1;
+	a->exclude_callchain_kernel = !p->cfg.kernel;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(OUTSIDE_RING_PAGES * page / 4);
+	a->sample_max_stack = (uint16_t)(max_stack > 0 && (unsigned)max_stack < p->cfg.stack_depth
+					     ? (unsigned)max_stack
+					     : p->cfg.stack_depth);
+	p->dwarf = false;
+	if (p->cfg.callgraph == AP_CG_NONE) {
+		a->exclude_callchain_user = 1;
+		p->stacks = "none (--call-graph none)";
+	} else if (fp || !USER_REGS_MASK) {
+		p->stacks = "frame-pointer chains from the kernel";
+	} else {
+		a->exclude_callchain_user = 1; /* the kernel's part only; the user part unwound */
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = USER_REGS_MASK;
+		a->sample_stack_user = OUTSIDE_STACK_COPY;
+		a->wakeup_watermark *= 4;
+		p->dwarf = true;
+		p->stacks = "DWARF unwinding of register and stack copies";
+	}
+}
+
+/*
+ * Open the plan's event on @pid on every CPU (the first fails: maybe falls
+ * back from cycles to cpu-clock). Returns 0, or -errno (not said).
+ */
+int events__add(struct events *ev, struct plan *p, pid_t pid)
+{
+	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
+		long fd = event_open(&p->attr, pid, cpu, -1);
+
+		if (fd < 0 && errno == ENODEV)
+			continue; /* an offline CPU */
+		if (fd < 0 && p->cfg.event_auto && !ev->nr &&
+		    (errno == ENOENT || errno == EOPNOTSUPP)) {
+			p->cfg.event = (struct ap_event){.type = PERF_TYPE_SOFTWARE,
+							 .config = PERF_COUNT_SW_CPU_CLOCK};
+			strcpy(p->cfg.event_name, "cpu-clock");
+			p->cfg.event_auto = false;
+			p->attr.type = PERF_TYPE_SOFTWARE;
+			p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+			fd = event_open(&p->attr, pid, cpu, -1);
+		}
+		if (fd < 0)
+			return -errno;
+		if (ev->nr == ev->cap) {
+			int cap = ev->cap ? ev->cap * 2 : 64;
+			int *v = realloc(ev->fd, (size_t)cap * sizeof(*v));
+			uint64_t *ids = realloc(ev->ids, (size_t)cap * sizeof(*ids));
+
+			if (v)
+				ev->fd = v;
+			if (ids)
+				ev->ids = ids;
+			if (!v || !ids) {
+				close((int)fd);
+				return -ENOMEM;
+			}
+			ev->cap = cap;
+		}
+		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &ev->ids[ev->nr]) < 0)
+			ev->ids[ev->nr] = 0;
+		if (ev->ring_fd[cpu] < 0)
+			ev->ring_fd[cpu] = (int)fd;
+		else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[cpu]) < 0) {
+			close((int)fd);
+			return -errno;
+		}
+		ev->fd[ev->nr++] = (int)fd;
+	}
+	return 0;
+}
+
+int events__init(struct events *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
+	if (ev->ncpu < 1 || ev->ncpu > OUTSIDE_MAX_CPUS)
+		ev->ncpu = ev->ncpu < 1 ? 1 : OUTSIDE_MAX_CPUS;
+	ev->ring_fd = malloc((size_t)ev->ncpu * sizeof(int));
+	if (!ev->ring_fd)
+		return -ENOMEM;
+	for (int i = 0; i < ev->ncpu; i++)
+		ev->ring_fd[i] = -1;
+	return 0;
+}
+
+void events__close(struct events *ev)
+{
+	for (int i = 0; i < ev->nr; i++)
+		close(ev->fd[i]);
+	free(ev->fd);
+	free(ev->ids);
+	free(ev->ring_fd);
+}
+
+/* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
+int plan__init(struct plan *p, int quiet)
+{
+	static const char *const unused[][2] = {
+	    {"AUTOPROF_WINDOW", "--window"},	   {"AUTOPROF_KEEP", "--keep"},
+	    {"AUTOPROF_AGGREGATE", "--aggregate"}, {"AUTOPROF_OFFCPU", "--off-cpu"},
+	    {"AUTOPROF_BATCH", "--batch"},	   {"AUTOPROF_STACK_COPY", "--stack-copy"},
+	    {"AUTOPROF_SIGNAL", "--signal"},	   {"AUTOPROF_MODE", "--mode"},
+	    {"AUTOPROF_START", "--start"},	   {"AUTOPROF_FOLLOW", "--follow"}};
+	char list[256] = "";
+
+	if (config__parse(&p->cfg))
+		return -1;
+	if (!p->cfg.event_name[0])
+		strcpy(p->cfg.event_name, "cycles");
+	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+		const char *v = getenv(unused[i][0]);
+
+		if (!strcmp(unused[i][1], "--start") || !strcmp(unused[i][1], "--follow"))
+			v = v && !strcmp(v, "0") ? v : NULL; /* 1 is what outside mode does */
+		if (v && *v && strlen(list) + 16 < sizeof(list))
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 list[0] ? ", " : "", unused[i][1]);
+	}
+	if (list[0] && !quiet)
+		fprintf(stderr,
+			"autoprof: %s: not applied from outside (one file for the whole run, "
+			"every thread and child followed, from the start; doc/outside.md)\n",
+			list);
+	return 0;
+}
+
+/* How the events sample, for the mode line: "cpu-clock at 1000 Hz". */
+const char *plan__rate(const struct plan *p)
+{
+	static char buf[128];
+
+	if (p->cfg.period)
+		snprintf(buf, sizeof(buf), "%s every %llu events", p->cfg.event_name,
+			 (unsigned long long)p->cfg.period);
+	else
+		snprintf(buf, sizeof(buf), "%s at %llu Hz", p->cfg.event_name,
+			 (unsigned long long)p->cfg.freq);
+	return buf;
+}

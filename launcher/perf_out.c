@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf_out.c - the perf.data file of an outside run (outside.h), laid out as
+ * the library's writer lays it: header (104) | the event ids (8 each) | one
+ * attr (136) | data ... | feature table and bodies. The data is appended in
+ * 256 KiB writes, and after each the header's data size is rewritten: a
+ * launcher killed mid-run leaves a file perf reads up to its last write
+ * (without features). The features are those perf record writes; the
+ * machine's description comes from preload/session/file_machine.c.
+ * Not async-signal-safe.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "autoprof/perf_file.h"
+#include "outside.h"
+#include "session/blob.h"
+
+#define AUTOPROF_VERSION_STRING "autoprof 0.1"
+#define IDS_AT			sizeof(struct perf_file_header)
+#define FLUSH_AT		(256 * 1024)
+
+/*
+ * file_machine.c keeps the machine's description in the library's control
+ * directory between process images; one launcher run reads it once from
+ * /proc and /sys, so it has no cache to share.
+ */
+int control__dir(char *out, size_t cap);
+int control__dir(char *out, size_t cap)
+{
+	(void)out;
+	(void)cap;
+	return -ENOENT;
+}
+
+static int pwrite_all(int fd, const void *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p = (const char *)p + n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int write_header(struct pout *o, const uint64_t *bits)
+{
+	struct perf_file_header h = {
+	    .magic = PERF_FILE_MAGIC,
+	    .size = sizeof(h),
+	    .attr_size = sizeof(struct perf_file_attr),
+	    .attrs = {IDS_AT + (uint64_t)o->nr_ids * 8, sizeof(struct perf_file_attr)},
+	    .data = {o->data_off, o->end - o->data_off},
+	};
+
+	if (bits)
+		memcpy(h.adds_features, bits, sizeof(h.adds_features));
+	return pwrite_all(o->fd, &h, sizeof(h), 0);
+}
+
+int pout__open(struct pout *o, const char *path, const struct perf_event_attr *attr,
+	       const char *name, const uint64_t *ids, int n, char **argv)
+{
+	struct perf_file_attr fa;
+	char old[4200];
+	struct stat st;
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path))
+		return -ENAMETOOLONG;
+	if (lstat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		snprintf(old, sizeof(old), "%s.old", path);
+		if (rename(path, old) < 0)
+			return -errno;
+	}
+	o->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (o->fd < 0)
+		return -errno;
+	o->attr = *attr;
+	o->attr.size = PERF_FILE_ATTR_SIZE;
+	snprintf(o->ev_name, sizeof(o->ev_name), "%s", name);
+	o->ids = malloc((size_t)(n ? n : 1) * sizeof(*ids));
+	if (!o->ids)
+		return -ENOMEM;
+	memcpy(o->ids, ids, (size_t)n * sizeof(*ids));
+	o->nr_ids = n;
+	o->argv = argv;
+	o->data_off = o->end = PERF_ALIGN8(IDS_AT + (uint64_t)n * 8 + sizeof(fa));
+	memset(&fa, 0, sizeof(fa));
+	memcpy(fa.attr, &o->attr, PERF_FILE_ATTR_SIZE);
+	fa.ids.offset = IDS_AT;
+	fa.ids.size = (uint64_t)n * 8;
+	err = write_header(o, NULL);
+	if (!err)
+		err = pwrite_all(o->fd, ids, (size_t)n * 8, IDS_AT);
+	if (!err)
+		err = pwrite_all(o->fd, &fa, sizeof(fa), IDS_AT + (uint64_t)n * 8);
+	return err;
+}
+
+void pout__add(struct pout *o, const void *rec, size_t len)
+{
+	if (o->len + len > o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 2 * FLUSH_AT;
+		char *p;
+
+		while (cap < o->len + len)
+			cap *= 2;
+		p = realloc(o->buf, cap);
+		if (!p) {
+			o->err = o->err ? o->err : -ENOMEM;
+			return;
+		}
+		o->buf = p;
+		o->cap = cap;
+	}
+	memcpy(o->buf + o->len, rec, len);
+	o->len += len;
+	if (o->len >= FLUSH_AT)
+		pout__flush(o);
+}
+
+void pout__note_file(struct pout *o, const char *name)
+{
+	if (name[0] != '/')
+		return; /* [vdso], [heap], //anon: no file */
+	for (size_t i = 0; i < o->nr_files; i++)
+		if (!strcmp(o->files[i], name))
+			return;
+	if (o->nr_files == o->cap_files) {
+		size_t cap = o->cap_files ? o->cap_files * 2 : 64;
+		char **v = realloc(o->files, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		o->files = v;
+		o->cap_files = cap;
+	}
+	o->files[o->nr_files] = strdup(name);
+	if (o->files[o->nr_files])
+		o->nr_files++;
+}
+
+int pout__flush(struct pout *o)
+{
+	int err;
+
+	if (o->fd < 0)
+		return -EBADF;
+	if (!o->len)
+		return o->err;
+	err = pwrite_all(o->fd, o->buf, o->len, o->end);
+	if (!err) {
+		o->end += o->len;
+		o->len = 0;
+		err = write_header(o, NULL);
+	}
+	if (err && !o->err)
+		o->err = err;
+	return err;
+}
+
+/* The GNU build id of the ELF file at @path into @id (at most 20 bytes). Returns its size or 0. */
+static size_t build_id_of(const char *path, uint8_t *id)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && !got && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz <= 20 &&
+			    nh.n_descsz > 0) {
+				memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
+				got = nh.n_descsz;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return got;
+}
+
+static void feat_build_ids(struct pout *o, struct blob *b)
+{
+	for (size_t i = 0; i < o->nr_files; i++) {
+		struct perf_record_build_id rec;
+		size_t fname = PERF_ALIGN8(strlen(o->files[i]) + 1);
+		char *dst;
+
+		memset(&rec, 0, sizeof(rec));
+		rec.build_id[20] = (uint8_t)build_id_of(o->files[i], rec.build_id);
+		if (!rec.build_id[20])
+			continue;
+		rec.header.type = PERF_RECORD_HEADER_BUILD_ID;
+		rec.header.misc = PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
+		rec.header.size = (uint16_t)(sizeof(rec) + fname);
+		rec.pid = -1; /* the host machine, as perf writes it */
+		blob_put(b, &rec, sizeof(rec));
+		dst = blob_grow(b, fname);
+		if (dst)
+			memcpy(dst, o->files[i], strlen(o->files[i]));
+	}
+}
+
+static void feat_cmdline(struct pout *o, struct blob *b)
+{
+	uint32_t n = 1;
+
+	for (char **a = o->argv; a && *a; a++)
+		n++;
+	blob_u32(b, n);
+	blob_string(b, "autoprof");
+	for (char **a = o->argv; a && *a; a++)
+		blob_string(b, *a);
+}
+
+static void feat_cpudesc(struct blob *b)
+{
+	static char buf[65536];
+	char *line, *colon, *end;
+	ssize_t n = ap_read_file("/proc/cpuinfo", buf, sizeof(buf) - 1);
+
+	buf[n > 0 ? n : 0] = 0;
+	line = strstr(buf, "model name");
+	colon = line ? strchr(line, ':') : NULL;
+	if (!colon) {
+		blob_string(b, "unknown");
+		return;
+	}
+	end = strchr(colon, '\n');
+	if (end)
+		*end = 0;
+	colon++;
+	blob_string(b, colon + strspn(colon, " \t"));
+}
+
+static void feat_event_desc(struct pout *o, struct blob *b)
+{
+	blob_u32(b, 1);
+	blob_u32(b, PERF_FILE_ATTR_SIZE);
+	blob_put(b, &o->attr, PERF_FILE_ATTR_SIZE);
+	blob_u32(b, (uint32_t)o->nr_ids);
+	blob_string(b, o->ev_name);
+	for (int i = 0; i < o->nr_ids; i++)
+		blob_u64(b, o->ids[i]);
+}
+
+static uint64_t ns_of(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* One feature's body into @b; false when this run has none. */
+static bool feature(struct pout *o, int feat, struct blob *b)
+{
+	struct utsname uts;
+	struct sysinfo si;
+	struct timespec res;
+
+	uname(&uts);
+	switch (feat) {
+	case PERF_FEAT_BUILD_ID:
+		feat_build_ids(o, b);
+		return true;
+	case PERF_FEAT_HOSTNAME:
+		blob_string(b, uts.nodename);
+		return true;
+	case PERF_FEAT_OSRELEASE:
+		blob_string(b, uts.release);
+		return true;
+	case PERF_FEAT_VERSION:
+		blob_string(b, AUTOPROF_VERSION_STRING);
+		return true;
+	case PERF_FEAT_ARCH:
+		blob_string(b, uts.machine);
+		return true;
+	case PERF_FEAT_NRCPUS:
+		blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
+		blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+		return true;
+	case PERF_FEAT_CPUDESC:
+		feat_cpudesc(b);
+		return true;
+	case PERF_FEAT_TOTAL_MEM:
+		blob_u64(b, sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit / 1024);
+		return true;
+	case PERF_FEAT_CMDLINE:
+		feat_cmdline(o, b);
+		return true;
+	case PERF_FEAT_EVENT_DESC:
+		feat_event_desc(o, b);
+		return true;
+	case PERF_FEAT_SAMPLE_TIME:
+		blob_u64(b, o->first_time);
+		blob_u64(b, o->last_time);
+		return true;
+	case PERF_FEAT_CLOCKID:
+		clock_getres(CLOCK_MONOTONIC, &res);
+		blob_u64(b, (uint64_t)res.tv_sec * 1000000000ULL + (uint64_t)res.tv_nsec);
+		return true;
+	case PERF_FEAT_CLOCK_DATA:
+		blob_u32(b, 1);
+		blob_u32(b, CLOCK_MONOTONIC);
+		blob_u64(b, ns_of(CLOCK_REALTIME));
+		blob_u64(b, ns_of(CLOCK_MONOTONIC));
+		return true;
+	default:
+		return machine__feature(feat, b, 0);
+	}
+}
+
+int pout__finish(struct pout *o)
+{
+	static const int order[] = {
+	    PERF_FEAT_BUILD_ID,	     PERF_FEAT_HOSTNAME,     PERF_FEAT_OSRELEASE,
+	    PERF_FEAT_VERSION,	     PERF_FEAT_ARCH,	     PERF_FEAT_NRCPUS,
+	    PERF_FEAT_CPUDESC,	     PERF_FEAT_CPUID,	     PERF_FEAT_TOTAL_MEM,
+	    PERF_FEAT_CMDLINE,	     PERF_FEAT_EVENT_DESC,   PERF_FEAT_CPU_TOPOLOGY,
+	    PERF_FEAT_NUMA_TOPOLOGY, PERF_FEAT_PMU_MAPPINGS, PERF_FEAT_CACHE,
+	    PERF_FEAT_SAMPLE_TIME,   PERF_FEAT_MEM_TOPOLOGY, PERF_FEAT_CLOCKID,
+	    PERF_FEAT_BPF_PROG_INFO, PERF_FEAT_BPF_BTF,	     PERF_FEAT_CLOCK_DATA,
+	    PERF_FEAT_PMU_CAPS};
+	enum { NF = sizeof(order) / sizeof(order[0]) };
+	struct perf_file_section table[NF];
+	uint64_t bits[PERF_FEAT_BITS / 64] = {0};
+	struct blob body = {0};
+	int n = 0, err = pout__flush(o);
+
+	if (o->fd < 0)
+		return -EBADF;
+	for (int i = 0; i < NF; i++) {
+		size_t start = body.len;
+
+		if (!feature(o, order[i], &body))
+			continue;
+		table[n].offset = start;
+		table[n].size = body.len - start;
+		bits[order[i] / 64] |= 1ULL << (order[i] % 64);
+		n++;
+	}
+	if (body.err) {
+		free(body.p);
+		return err ? err : body.err;
+	}
+	for (int i = 0; i < n; i++)
+		table[i].offset += o->end + (uint64_t)n * sizeof(table[0]);
+	if (!err)
+		err = pwrite_all(o->fd, table, (size_t)n * sizeof(table[0]), o->end);
+	if (!err)
+		err = pwrite_all(o->fd, body.p, body.len, o->end + (uint64_t)n * sizeof(table[0]));
+	if (!err)
+		err = write_header(o, bits);
+	free(body.p);
+	if (close(o->fd) < 0 && !err)
+		err = -errno;
+	o->fd = -1;
+	for (size_t i = 0; i < o->nr_files; i++)
+		free(o->files[i]);
+	free(o->files);
+	free(o->buf);
+	free(o->ids);
+	return err ? err : o->err;
+}
