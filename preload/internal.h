@@ -102,6 +102,7 @@ void ap_block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
 void signals__release(int sig);
 int signals__holder(int sig);
+unsigned long signals__stray_sigios(void); /* SIGIOs of ours dropped (signals.c) */
 void signals__note_sampling(int sig);
 void signals__adopt_mask(int signo);
 int signals__shadow(void);

@@ -73,6 +73,37 @@ static unsigned batched_ring_pages(unsigned copy)
 	return pages;
 }
 
+/* The sampler's attr for a signal per sample: without registers and stack copies. */
+static void plain_attr(struct perf_event_attr *attr)
+{
+	*attr = autoprof.attr;
+	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	attr->sample_regs_user = 0;
+	attr->sample_stack_user = 0;
+}
+
+/* The lowest rate the backoff slows a thread to: AUTOPROF_FREQ's default, or the rate asked if
+ * lower. */
+#define SLOWEST_HZ 1000
+
+/* attr (a sampling event's) at t's rate: the rate asked, halved t->rate_shift times. */
+static void rate_attr(const struct ap_thread *t, struct perf_event_attr *attr)
+{
+	if (!t->rate_shift)
+		return;
+	if (attr->freq)
+		attr->sample_freq >>= t->rate_shift;
+	else
+		attr->sample_period <<= t->rate_shift;
+}
+
+/* The tick attr of t (event__tick_attr) at t's rate. */
+static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, unsigned samples)
+{
+	event__tick_attr(&autoprof.cfg, attr, samples);
+	attr->sample_period <<= t->rate_shift;
+}
+
 /*
  * From t's handler, after a drain: replace t's batched sampling event by one
  * whose samples copy four times as much stack (its stacks are deeper than
@@ -89,6 +120,7 @@ void thread__grow_copy(struct ap_thread *t)
 	int fd;
 
 	attr.sample_stack_user = copy;
+	rate_attr(t, &attr);
 	fd = event__open(&attr, t->tid);
 	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(copy)) == 0 &&
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
@@ -114,7 +146,7 @@ static int open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
 	struct perf_event_attr tick;
 	int err;
 
-	event__tick_attr(&autoprof.cfg, &tick, t->sampler->tick_samples);
+	tick_attr(t, &tick, t->sampler->tick_samples);
 	*tick_fd = event__open(&tick, tid);
 	if (*tick_fd == -EACCES || *tick_fd == -EPERM) {
 		tick.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
@@ -151,7 +183,7 @@ static void open_ramp(struct ap_thread *t, pid_t tid)
 	t->ramp_drains = 0;
 	if (t->sampler->tick_samples <= 1)
 		return; /* the tick is at every sample already */
-	event__tick_attr(&autoprof.cfg, &attr, 1);
+	tick_attr(t, &attr, 1);
 	attr.disabled = 0;
 	fd = event__open(&attr, tid);
 	if (fd < 0)
@@ -172,6 +204,71 @@ void thread__end_ramp(struct ap_thread *t)
 }
 
 /*
+ * From t's handler, after a drain (on_signal.c's backoff): halve t's rate.
+ * New events at the new rate (batched: the sampling event and its tick; its
+ * ramp ends) start before the old ones are drained and unmapped, which ends
+ * them: no gap. False (t unchanged) at the floor, SLOWEST_HZ, in period
+ * mode (a count of events, which has no rate to halve), or on a failure.
+ * Async-signal-safe (system calls only).
+ */
+bool thread__slow_down(struct ap_thread *t)
+{
+	struct ring ring = {0}, tick = {0}, old = t->ring, old_tick = t->tick;
+	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	struct perf_event_attr attr;
+	int fd, tick_fd = -1;
+	bool ok;
+
+	if (t->is_timer || !t->ring.page || !autoprof.attr.freq ||
+	    (autoprof.cfg.freq >> (t->rate_shift + 1)) < SLOWEST_HZ)
+		return false;
+	t->rate_shift++;
+	if (t->batched) {
+		attr = autoprof.attr;
+		attr.sample_stack_user = t->copy_bytes;
+	} else {
+		plain_attr(&attr);
+	}
+	rate_attr(t, &attr);
+	fd = event__open(&attr, t->tid);
+	ok = fd >= 0 &&
+	     ring__map(&ring, fd, t->batched ? batched_ring_pages(t->copy_bytes) : ring_pages()) ==
+		 0;
+	if (ok && t->batched) {
+		struct perf_event_attr ta;
+
+		tick_attr(t, &ta, t->sampler->tick_samples);
+		tick_fd = event__open(&ta, t->tid);
+		ok = tick_fd >= 0 && ring__map(&tick, tick_fd, 0) == 0 &&
+		     event__route_signal(tick_fd, signo, t->tid) == 0 &&
+		     syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	} else if (ok) {
+		ok = event__route_signal(fd, signo, t->tid) == 0;
+	}
+	ok = ok && syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	if (ok) {
+		sample__drain(t, NULL);
+		t->ring = ring;
+		ring__unmap(&old);
+		if (t->batched) {
+			t->tick = tick;
+			ring__unmap(&old_tick);
+			thread__end_ramp(t);
+		}
+		t->fd = t->batched ? tick_fd : fd;
+	} else {
+		ring__unmap(&ring);
+		ring__unmap(&tick);
+		t->rate_shift--;
+	}
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	if (tick_fd >= 0)
+		syscall(SYS_close, tick_fd);
+	return ok;
+}
+
+/*
  * Open t's batched sampling event (its fd in *fd, its ring in t->ring), and
  * the tick whose signal drains it (t->tick, its fd in *tick_fd), and its
  * ramp (open_ramp). The copy is the size t has learned (a thread sampled
@@ -188,6 +285,7 @@ static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 	int err;
 
 	attr.sample_stack_user = copy;
+	rate_attr(t, &attr);
 	*fd = event__open(&attr, tid);
 	if (*fd < 0)
 		return *fd;
@@ -206,15 +304,6 @@ static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 	return err;
 }
 
-/* The sampler's attr for a signal per sample: without registers and stack copies. */
-static void plain_attr(struct perf_event_attr *attr)
-{
-	*attr = autoprof.attr;
-	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
-	attr->sample_regs_user = 0;
-	attr->sample_stack_user = 0;
-}
-
 /*
  * Open t's unbatched sampling event, a signal per sample, into t->fd and
  * t->ring. Returns 0 or -errno with nothing left open. Async-signal-safe
@@ -226,6 +315,7 @@ static int open_plain(struct ap_thread *t, pid_t tid)
 	int err;
 
 	plain_attr(&attr);
+	rate_attr(t, &attr);
 	t->fd = event__open(&attr, tid);
 	if (t->fd < 0)
 		return t->fd;
@@ -872,6 +962,7 @@ static void reopen_event(struct ap_thread *t, int signo)
 		struct perf_event_attr attr;
 
 		plain_attr(&attr);
+		rate_attr(t, &attr);
 		fd = event__open(&attr, t->tid);
 	}
 	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages());

@@ -84,6 +84,7 @@ static sigset_t interest;     /* numbers the program showed it wants */
 static sigset_t interrupting; /* siginterrupt(sig, 1): signal() without SA_RESTART */
 static pid_t session_pid;     /* the process whose memory this is (not a vfork child's) */
 static pthread_mutex_t move_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long stray_sigios; /* the kernel's SIGIOs for our descriptors, dropped */
 
 /* The sampling signal the program believes blocked on this thread (0: none). */
 static AP_TLS int shadow_signo;
@@ -319,6 +320,35 @@ bool signals__is_sample(int sig, const siginfo_t *si)
 	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && sigismember(&ever_sampled, sig);
 }
 
+/*
+ * Is this SIGIO the kernel's, for one of our descriptors? When sampling is
+ * (or was) on a real-time signal and the queue was full, the kernel sends a
+ * plain SIGIO instead (fs/fcntl.c, send_sigio_to_task; si_code SI_KERNEL).
+ * A program whose SIGIO is at SIG_DFL has no O_ASYNC descriptor of its own
+ * (its first SIGIO would kill it), so that SIGIO is ours: counted, and
+ * dropped. Async-signal-safe.
+ */
+bool signals__is_our_sigio(int sig, const siginfo_t *si)
+{
+	struct sigaction a;
+	bool rt = false;
+
+	if (sig != SIGIO || si->si_code != SI_KERNEL)
+		return false;
+	for (int s = SIGRTMIN; s <= SIGRTMAX && !rt; s++)
+		rt = sigismember(&ever_sampled, s);
+	if (!rt || read_virt(SIGIO, &a) == AP_HOLD_NONE || a.sa_handler != SIG_DFL)
+		return false;
+	__atomic_fetch_add(&stray_sigios, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* How many SIGIOs signals__is_our_sigio() dropped. */
+unsigned long signals__stray_sigios(void)
+{
+	return __atomic_load_n(&stray_sigios, __ATOMIC_RELAXED);
+}
+
 /* What the kernel does by default with sig when it is not caught. */
 enum dfl_action { DFL_TERM, DFL_IGN, DFL_STOP };
 
@@ -415,9 +445,20 @@ static bool free_for_sampling(int sig)
 	return !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
 }
 
+/* The i-th signal sampling may move to (0 when there are no more). */
+static int move_target(int i)
+{
+	static const int standard[] = {SIGPROF, SIGVTALRM};
+	int n = (int)(sizeof(standard) / sizeof(standard[0]));
+
+	if (i < n)
+		return standard[i];
+	return SIGRTMAX - (i - n) >= SIGRTMIN ? SIGRTMAX - (i - n) : 0;
+}
+
 /*
  * The program wants the sampling signal `from`: move sampling to a free
- * real-time signal; `from` stays held by fatal.c at the program's virtual
+ * signal (move_target()); `from` stays held by fatal.c at the program's virtual
  * disposition (the caller then changes that as the program asked).
  * Returns true when sampling is no longer on `from`. Not async-signal-safe.
  */
@@ -429,7 +470,10 @@ static bool move_sampling(int from)
 	    signals__holder(from) != AP_HOLD_SAMPLE)
 		return true;
 	pthread_mutex_lock(&move_lock);
-	for (int to = SIGRTMAX; to >= SIGRTMIN && !moved; to--) {
+	/* Standard signals first (SIGPROF, then SIGVTALRM): pending at most once
+	 * per thread, they cannot fill the real-time queue, and debuggers pass
+	 * them silently; then the real-time ones, from the top. */
+	for (int i = 0, to; (to = move_target(i)) && !moved; i++) {
 		if (to == from || !free_for_sampling(to) || sample__install(to))
 			continue;
 		__atomic_store_n(&autoprof.cfg.signo, to, __ATOMIC_RELEASE);
@@ -443,7 +487,7 @@ static bool move_sampling(int from)
 		static int said;
 
 		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			pr_info("the program uses signal %d and no real-time signal is free; "
+			pr_info("the program uses signal %d and no other signal is free; "
 				"its handler runs from ours",
 				from);
 	}
@@ -460,13 +504,13 @@ static bool broad(const sigset_t *set)
 	return true;
 }
 
-/* The program named these real-time signals specifically: keep sampling off them. */
+/* The program named these signals specifically: keep sampling off them. */
 static void note_interest(const sigset_t *set)
 {
 	sigset_t old;
 
 	table_enter(&old);
-	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+	for (int s = 1; s < _NSIG; s++)
 		if (sigismember(set, s))
 			sigaddset(&interest, s);
 	table_leave(&old);
