@@ -40,6 +40,9 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 bool event__batched(const struct ap_config *cfg);
 unsigned event__tick_samples(const struct ap_config *cfg);
 void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr, unsigned samples);
+/* The shortest tick, in ns of the thread's CPU time, and the samples a tick spans at most. */
+#define AP_TICK_MIN_NS 250000ULL
+unsigned event__tick_span(const struct ap_config *cfg);
 int event__open(struct perf_event_attr *attr, pid_t tid);
 int event__route_signal(int fd, int signo, pid_t tid);
 int event__probe_default(struct ap_config *cfg, int *fell_back);

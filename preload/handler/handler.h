@@ -245,6 +245,7 @@ struct ap_thread {
 	bool is_timer;	       /* sampled by a CPU-time timer (timer.c), not a perf event */
 	bool batched;	       /* its samples carry stack copies; a tick event signals (cfi.c) */
 	unsigned copy_bytes;   /* batched: the stack copy its event asks for */
+	unsigned copy_max;     /* ... the largest it may grow to at its rate */
 	unsigned copy_samples; /* batched samples since the copy size was set */
 	unsigned copy_short;   /* ... whose walk ran off the end of the copy */
 	struct ring ramp;      /* batched: a tick at every sample for its first drains, or none */

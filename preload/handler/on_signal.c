@@ -521,7 +521,7 @@ static void adapt_batch(struct ap_thread *t)
 
 	if (!t->batched)
 		return;
-	if (t->copy_short > 0 && t->copy_bytes < AP_MAX_STACK_COPY &&
+	if (t->copy_short > 0 && t->copy_bytes < t->copy_max &&
 	    (ramping || (t->copy_short >= 3 && t->copy_short * 128 >= t->copy_samples))) {
 		thread__grow_copy(t);
 		t->copy_samples = t->copy_short = 0;

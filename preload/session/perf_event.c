@@ -114,6 +114,15 @@ unsigned event__tick_samples(const struct ap_config *cfg)
 	return cfg->kernel ? 1 : cfg->batch;
 }
 
+/* The samples a batched thread's tick spans at most (the ring holds 16 such batches). */
+unsigned event__tick_span(const struct ap_config *cfg)
+{
+	uint64_t period_ns = cfg->period ? cfg->period : 1000000000ULL / cfg->freq;
+	uint64_t n = period_ns ? (AP_TICK_MIN_NS + period_ns - 1) / period_ns : 1;
+
+	return n > cfg->batch ? (unsigned)n : cfg->batch;
+}
+
 /*
  * The tick of a batched sampler: a cpu-clock event of the same thread that
  * fires once per `samples` samples of the sampling event and only raises
@@ -138,6 +147,12 @@ void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr,
 	 * AUTOPROF_KERNEL 20-25% of a run's samples, in 1 run of 6. At 3/2 the
 	 * phases alternate between two, still up to 4%; at 13/8 they spread. */
 	attr->sample_period = samples == 1 ? period_ns * 13 / 8 : period_ns * samples;
+	/* Never more than one tick per AP_TICK_MIN_NS of the thread's CPU time:
+	 * each overflow signal costs the kernel an irq_work (a self-IPI, about
+	 * 20 us on a VM) whether or not one is pending already; at 100 kHz a
+	 * tick at every sample took more than the CPU (soft lockups). */
+	if (attr->sample_period < AP_TICK_MIN_NS)
+		attr->sample_period = AP_TICK_MIN_NS;
 	attr->disabled = 1;
 	/* User time only, even with AUTOPROF_KERNEL (whose kernel samples ride
 	 * in the ring, signalling no one): a tick that expired in a system call

@@ -65,7 +65,7 @@ static unsigned batched_ring_pages(unsigned copy)
 	 * EINTR), so it misses while the thread is in the kernel and the
 	 * samples between two drains vary; with 16 batches of room a run of
 	 * misses long enough to fill the ring is about e^-16 likely. */
-	size_t need = 16 * (size_t)cfg->batch * rec;
+	size_t need = 16 * (size_t)event__tick_span(cfg) * rec;
 	unsigned pages = 8;
 
 	while ((size_t)pages * 4096 < need && pages < 1024)
@@ -97,6 +97,28 @@ static void rate_attr(const struct ap_thread *t, struct perf_event_attr *attr)
 		attr->sample_period <<= t->rate_shift;
 }
 
+/*
+ * The bytes of stack the kernel may copy per CPU-second of a thread: its
+ * copies grow only up to COPY_BUDGET / rate (at 100 kHz, 60 KB copies took
+ * more than the CPU and the thread never left the kernel's sampling).
+ */
+#define COPY_BUDGET (400ULL << 20)
+
+/* The largest stack copy for t at its rate (at least AUTOPROF_STACK_COPY). */
+static unsigned copy_limit(const struct ap_thread *t)
+{
+	const struct ap_config *cfg = &autoprof.cfg;
+	uint64_t rate = cfg->period ? 1000000000ULL / cfg->period : cfg->freq;
+	uint64_t lim;
+
+	rate >>= t->rate_shift;
+	lim = rate ? COPY_BUDGET / rate : AP_MAX_STACK_COPY;
+	lim &= ~(uint64_t)7; /* the kernel wants a multiple of 8 */
+	if (lim < cfg->stack_copy)
+		lim = cfg->stack_copy;
+	return lim < AP_MAX_STACK_COPY ? (unsigned)lim : AP_MAX_STACK_COPY;
+}
+
 /* The tick attr of t (event__tick_attr) at t's rate. */
 static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, unsigned samples)
 {
@@ -114,10 +136,12 @@ static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, u
 void thread__grow_copy(struct ap_thread *t)
 {
 	struct perf_event_attr attr = autoprof.attr;
-	unsigned copy =
-	    t->copy_bytes * 4 < AP_MAX_STACK_COPY ? t->copy_bytes * 4 : AP_MAX_STACK_COPY;
+	unsigned copy = t->copy_bytes * 4 < t->copy_max ? t->copy_bytes * 4 : t->copy_max;
 	struct ring ring = {0}, old = t->ring;
 	int fd;
+
+	if (copy <= t->copy_bytes)
+		return;
 
 	attr.sample_stack_user = copy;
 	rate_attr(t, &attr);
@@ -130,7 +154,7 @@ void thread__grow_copy(struct ap_thread *t)
 		t->copy_bytes = copy;
 	} else {
 		ring__unmap(&ring);
-		t->copy_bytes = AP_MAX_STACK_COPY; /* no more tries */
+		t->copy_max = t->copy_bytes; /* no more tries */
 	}
 	if (fd >= 0)
 		syscall(SYS_close, fd);
@@ -256,6 +280,7 @@ bool thread__slow_down(struct ap_thread *t)
 			thread__end_ramp(t);
 		}
 		t->fd = t->batched ? tick_fd : fd;
+		t->copy_max = copy_limit(t); /* a lower rate affords larger copies */
 	} else {
 		ring__unmap(&ring);
 		ring__unmap(&tick);
@@ -279,10 +304,12 @@ bool thread__slow_down(struct ap_thread *t)
 static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 {
 	struct perf_event_attr attr = autoprof.attr;
-	unsigned copy = t->copy_bytes && t->copy_bytes < AP_MAX_STACK_COPY
-			    ? t->copy_bytes
-			    : autoprof.cfg.stack_copy;
+	unsigned copy = t->copy_bytes ? t->copy_bytes : autoprof.cfg.stack_copy;
 	int err;
+
+	t->copy_max = copy_limit(t);
+	if (copy > t->copy_max)
+		copy = t->copy_max;
 
 	attr.sample_stack_user = copy;
 	rate_attr(t, &attr);
