@@ -86,6 +86,7 @@ bool thread__grab(struct ap_thread *t, bool own);
 void thread__release(struct ap_thread *t);
 int thread__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
 int thread__sync_armed(struct ap_thread *t);
+bool thread__step_aside(void);
 
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
@@ -106,6 +107,7 @@ int signals__hold(int sig, int who, const struct sigaction *ours);
 void signals__release(int sig);
 int signals__holder(int sig);
 unsigned long signals__stray_sigios(void); /* SIGIOs of ours dropped (signals.c) */
+unsigned long signals__stepped_aside(int *signo);
 void signals__note_sampling(int sig);
 void signals__adopt_mask(int signo);
 int signals__shadow(void);

@@ -446,6 +446,29 @@ static uint64_t save_counters(bool close_them)
 	return now - since;
 }
 
+/* What the signals made the sampler do, said once at the end. */
+static void say_signals(void)
+{
+	unsigned long n;
+	int signo;
+
+	if (autoprof.stats.slowdowns)
+		pr_warn("sampling took more than a quarter of some threads' CPU time: their rate "
+			"was halved %llu times in all (the rate delivered is in the samples' "
+			"periods)",
+			(unsigned long long)autoprof.stats.slowdowns);
+	n = signals__stepped_aside(&signo);
+	if (n)
+		pr_warn("the program reads signal %d itself on %lu thread%s that block%s it "
+			"(signalfd, sigwait): %s stopped being sampled then",
+			signo, n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "it" : "they");
+	n = signals__stray_sigios();
+	if (n)
+		pr_info("%lu SIGIO%s of the kernel for our descriptors (the real-time queue was "
+			"full) dropped",
+			n, n == 1 ? "" : "s");
+}
+
 /* The last words of an image: what it wrote, when verbose. */
 static void say_summary(void)
 {
@@ -507,6 +530,7 @@ void autoprof__stop(void)
 		stat__remove(&autoprof.writer);
 	}
 	say_summary();
+	say_signals();
 }
 
 /*

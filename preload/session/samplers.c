@@ -586,6 +586,31 @@ int thread__sync_armed(struct ap_thread *t)
 	return err;
 }
 
+/*
+ * The calling thread stops being sampled for good, from a handler (the
+ * program reads the sampling signal itself on it: signals.c): its samples
+ * so far are kept, its events end. Returns whether it was sampled until
+ * then. Async-signal-safe.
+ */
+bool thread__step_aside(void)
+{
+	struct ap_thread *t = ap_self;
+	bool had;
+
+	if (!t || !thread__grab(t, true))
+		return false;
+	had = t->ring.page || t->tick.page || t->is_timer;
+	if (t->is_timer)
+		timer__set_armed(t, false);
+	if (t->ring.page)
+		sample__drain(t, NULL);
+	ring__unmap(&t->tick);
+	thread__end_ramp(t);
+	ring__unmap(&t->ring);
+	thread__release(t);
+	return had;
+}
+
 /* The first record of a thread: its name, before its event is enabled. */
 static void put_comm(struct ap_thread *t, pid_t tid)
 {

@@ -401,6 +401,63 @@ static void chain(int sig, siginfo_t *si, void *uc, const struct sigaction *a)
 	ap_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
+/* Threads that stepped aside for the program's own sampling signal (see below), and its number. */
+static unsigned long stepped_aside;
+static int stepped_signo;
+
+/* How many threads stepped aside, and the number they stepped aside from (0: none). */
+unsigned long signals__stepped_aside(int *signo)
+{
+	if (signo)
+		*signo = __atomic_load_n(&stepped_signo, __ATOMIC_RELAXED);
+	return __atomic_load_n(&stepped_aside, __ATOMIC_RELAXED);
+}
+
+/*
+ * The program's own signal sig (not a sample) reached a thread on which the
+ * program believes it blocked (the shadow bit): a program that blocks every
+ * signal and reads them with signalfd or sigwait* sent it to itself. Give
+ * it to the program as the kernel would have, pending and blocked: this
+ * thread's sampler ends (its notifications would be read as the program's
+ * signals otherwise), a notification of ours already pending is taken out,
+ * the signal is blocked for real when the handler returns and queued again
+ * with its siginfo. Counted, said at the end. False when the thread does
+ * not believe it blocked. Async-signal-safe.
+ */
+static bool defer_to_program(int sig, siginfo_t *si, void *uc)
+{
+	pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
+	struct timespec zero = {0, 0};
+	siginfo_t again = *si, other[8];
+	sigset_t one;
+	int n = 0;
+
+	if (shadow_signo != sig)
+		return false;
+	if (thread__step_aside()) {
+		__atomic_store_n(&stepped_signo, sig, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&stepped_aside, 1, __ATOMIC_RELAXED);
+	}
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	while (n < 8 && syscall(SYS_rt_sigtimedwait, &one, &other[n], &zero, _NSIG / 8) > 0)
+		if (!signals__is_sample(sig, &other[n]))
+			n++; /* the program's: queued again after this one */
+	sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
+	shadow_signo = 0;
+	/* Sent to this thread, or to the process (then to its shared queue,
+	 * which only the main thread may fill with a kill()'s siginfo). */
+	if (si->si_code != SI_TKILL && si->si_code >= 0 && tid != pid)
+		again.si_code = SI_QUEUE;
+	if (si->si_code == SI_TKILL)
+		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
+	else if (syscall(SYS_rt_sigqueueinfo, pid, sig, &again) < 0)
+		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
+	for (int i = 0; i < n; i++)
+		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &other[i]);
+	return true;
+}
+
 /*
  * A held signal that is not a sample reached one of our handlers: give it
  * the program's disposition. errno is the interrupted code's on entry and
@@ -411,6 +468,8 @@ void signals__deliver(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a;
 
+	if (signals__holder(sig) == AP_HOLD_SAMPLE && defer_to_program(sig, si, uc))
+		return;
 	read_virt(sig, &a);
 	if (a.sa_handler == SIG_IGN)
 		return;
@@ -794,51 +853,110 @@ void signals__exec_failed(const sigset_t *saved)
 	ap_sigmask(SIG_SETMASK, saved, NULL);
 }
 
-/* A wait set of the program (sigwait & co, signalfd): see program_set(). */
+/*
+ * A wait set of the program (sigwait & co, signalfd): a specific one naming
+ * the sampling signal moves sampling away (program_set()); a broad one is
+ * passed whole (see program_wait() and signalfd()).
+ */
 static const sigset_t *wait_set(const sigset_t *set, sigset_t *copy)
 {
 	bool stripped;
 
-	if (foreign() || !set)
+	if (foreign() || !set || broad(set))
 		return set;
 	return program_set(set, copy, &stripped);
 }
 
-AP_API int sigwait(const sigset_t *set, int *sig)
+/*
+ * A wait of the program for the signals of set (sigwait & co), with the
+ * sampling signal left in a broad set: the program may send it to itself
+ * (signals.c's defer_to_program() makes it pending); a notification of
+ * ours that the wait took instead is dropped and the wait goes on (until
+ * the deadline, for a timed wait). Returns what sigtimedwait returns.
+ */
+static int program_wait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
 	sigset_t copy;
+	siginfo_t mine;
+	const sigset_t *use = wait_set(set, &copy);
+	struct timespec now, end = {0, 0}, left;
+	int sig;
 
-	if (!real_sigwait)
+	if (!info)
+		info = &mine;
+	if (timeout) {
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += timeout->tv_sec;
+		end.tv_nsec += timeout->tv_nsec;
+		if (end.tv_nsec >= 1000000000L) {
+			end.tv_sec++;
+			end.tv_nsec -= 1000000000L;
+		}
+	}
+	for (;;) {
+		if (timeout) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left.tv_sec = end.tv_sec - now.tv_sec;
+			left.tv_nsec = end.tv_nsec - now.tv_nsec;
+			if (left.tv_nsec < 0) {
+				left.tv_sec--;
+				left.tv_nsec += 1000000000L;
+			}
+			if (left.tv_sec < 0)
+				left.tv_sec = left.tv_nsec = 0;
+		}
+		sig = real_sigtimedwait(use, info, timeout ? &left : NULL);
+		if (sig <= 0 || foreign() || signals__holder(sig) != AP_HOLD_SAMPLE ||
+		    !signals__is_sample(sig, info))
+			return sig;
+	}
+}
+
+AP_API int sigwait(const sigset_t *set, int *sig)
+{
+	int got;
+
+	if (!real_sigtimedwait)
 		resolve();
-	return real_sigwait ? real_sigwait(wait_set(set, &copy), sig) : ENOSYS;
+	if (!real_sigtimedwait)
+		return ENOSYS;
+	do
+		got = program_wait(set, NULL, NULL);
+	while (got < 0 && errno == EINTR); /* sigwait does not fail with EINTR */
+	if (got < 0)
+		return errno;
+	*sig = got;
+	return 0;
 }
 
 AP_API int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-	sigset_t copy;
-
-	if (!real_sigwaitinfo)
-		resolve();
-	if (!real_sigwaitinfo) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return real_sigwaitinfo(wait_set(set, &copy), info);
-}
-
-AP_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
-{
-	sigset_t copy;
-
 	if (!real_sigtimedwait)
 		resolve();
 	if (!real_sigtimedwait) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return real_sigtimedwait(wait_set(set, &copy), info, timeout);
+	return program_wait(set, info, NULL);
 }
 
+AP_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	if (!real_sigtimedwait)
+		resolve();
+	if (!real_sigtimedwait) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return program_wait(set, info, timeout);
+}
+
+/*
+ * signalfd: a broad mask keeps the sampling signal (the program may send it
+ * to itself, defer_to_program()): our notifications are delivered to our
+ * handler as soon as they are raised (user time only: the thread never
+ * reaches a read of the fd with one pending), so the fd reads the program's.
+ */
 AP_API int signalfd(int fd, const sigset_t *mask, int flags)
 {
 	sigset_t copy;
