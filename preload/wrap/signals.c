@@ -58,8 +58,6 @@
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
-typedef int (*sigwait_fn)(const sigset_t *, int *);
-typedef int (*sigwaitinfo_fn)(const sigset_t *, siginfo_t *);
 typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
 typedef int (*signalfd_fn)(int, const sigset_t *, int);
 typedef int (*siginterrupt_fn)(int, int);
@@ -67,8 +65,6 @@ typedef int (*siginterrupt_fn)(int, int);
 static sigaction_fn real_sigaction;
 static sigmask_fn real_sigprocmask, real_pthread_sigmask;
 static signal_fn real_signal, real_sysv_signal;
-static sigwait_fn real_sigwait;
-static sigwaitinfo_fn real_sigwaitinfo;
 static sigtimedwait_fn real_sigtimedwait;
 static signalfd_fn real_signalfd;
 static siginterrupt_fn real_siginterrupt;
@@ -107,8 +103,6 @@ static void resolve(void)
 	real_pthread_sigmask = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
 	real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
 	real_sysv_signal = (signal_fn)dlsym(RTLD_NEXT, "sysv_signal");
-	real_sigwait = (sigwait_fn)dlsym(RTLD_NEXT, "sigwait");
-	real_sigwaitinfo = (sigwaitinfo_fn)dlsym(RTLD_NEXT, "sigwaitinfo");
 	real_sigtimedwait = (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
 	real_signalfd = (signalfd_fn)dlsym(RTLD_NEXT, "signalfd");
 	real_siginterrupt = (siginterrupt_fn)dlsym(RTLD_NEXT, "siginterrupt");
