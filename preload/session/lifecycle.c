@@ -472,11 +472,21 @@ static void say_signals(void)
 /* The last words of an image: what it wrote, when verbose. */
 static void say_summary(void)
 {
-	pr_info("wrote %llu samples of %llu threads (%llu lost, %llu without a full stack) to %s",
+	const struct ap_config *cfg = &autoprof.cfg;
+	char rate[48] = "";
+
+	/* The rate delivered, where the samples' periods are CPU time in ns. */
+	if (cfg->event.type == PERF_TYPE_SOFTWARE &&
+	    (cfg->event.config == PERF_COUNT_SW_CPU_CLOCK ||
+	     cfg->event.config == PERF_COUNT_SW_TASK_CLOCK) &&
+	    autoprof.stats.period_sum)
+		snprintf(rate, sizeof(rate), " at %.0f Hz",
+			 (double)autoprof.stats.samples * 1e9 / (double)autoprof.stats.period_sum);
+	pr_info("wrote %llu samples of %llu threads (%llu lost, %llu without a full stack)%s to %s",
 		(unsigned long long)autoprof.stats.samples,
 		(unsigned long long)autoprof.stats.threads, (unsigned long long)autoprof.stats.lost,
 		(unsigned long long)(autoprof.stats.unwind_skipped + autoprof.stats.unwind_short),
-		autoprof.writer.path);
+		rate, autoprof.writer.path);
 	pr_info("not unwound: %llu samples in the loader, an unwinder or autoprof, %llu during "
 		"a dlclose",
 		(unsigned long long)unwind__skipped_in_text(),
