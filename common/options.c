@@ -15,8 +15,6 @@
 #include "autoprof/env.h"
 #include "common.h"
 
-#define DEFAULT_SIGNAL_OFFSET 5 /* SIGRTMIN+5 */
-
 /* The value of AUTOPROF_<id>, or the table's default when unset or empty. */
 #define ENV_DEFAULT(id, lf, sf, arg, def, help) [ENV_##id] = def,
 #define ENV_ENUM(id, lf, sf, arg, def, help)	ENV_##id,
@@ -272,7 +270,10 @@ int config__parse(struct ap_config *cfg)
 	strcpy(cfg->counter_fds, s);
 
 	s = env_get(ENV_SIGNAL, &set);
-	cfg->signo = set ? parse_signal(s) : SIGRTMIN + DEFAULT_SIGNAL_OFFSET;
+	/* SIGPROF: a standard signal is pending at most once per thread, so
+	 * notifications can never fill the real-time queue (whose overflow the
+	 * kernel turns into a SIGIO), and debuggers pass it silently. */
+	cfg->signo = set ? parse_signal(s) : SIGPROF;
 	if (!cfg->signo) {
 		pr_warn("AUTOPROF_SIGNAL='%s' is not a signal the profiler can use (try PROF or "
 			"RTMIN+5); not profiling",

@@ -335,9 +335,17 @@ int launcher__ctl(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	for (;;) {
+	for (uint64_t sent = t0;;) {
 		struct timespec nap = {0, 200000};
 
+		/* A standard sampling signal (SIGPROF) already pending on that
+		 * thread absorbs ours: ask again every 100 ms (the process answers
+		 * a repeated nonce once). */
+		if (mono_ns() - sent > 100000000ULL) {
+			sent = mono_ns();
+			if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, e.signo, &si) < 0)
+				syscall(SYS_rt_sigqueueinfo, pid, e.signo, &si);
+		}
 		if (slurp(reply, text, sizeof(text)) > 0 &&
 		    !strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1) &&
 		    field_u64(text, "nonce") == nonce && strstr(text, "\nfile "))

@@ -20,6 +20,7 @@ int launcher__list_events(int argc, char **argv);
 struct file_summary {
 	int pid;
 	uint64_t samples, lost;
+	uint64_t clock_samples, clock_ns; /* samples of a CPU-time event, and their periods */
 	char cmd[256];
 };
 

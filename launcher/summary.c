@@ -65,6 +65,30 @@ static void read_cmdline(const uint8_t *p, const struct perf_file_section *s, ch
 }
 
 /*
+ * The id of the file's first event when it counts CPU time in ns (cpu-clock,
+ * task-clock: its samples' periods add up to the time they stand for), else 0.
+ */
+static uint64_t clock_event_id(const uint8_t *p, size_t size, const struct perf_file_header *h)
+{
+	struct perf_file_attr a;
+	uint32_t type;
+	uint64_t config, id;
+
+	if (h->attr_size != sizeof(a) || h->attrs.size < sizeof(a) || h->attrs.offset > size ||
+	    size - h->attrs.offset < sizeof(a))
+		return 0;
+	memcpy(&a, p + h->attrs.offset, sizeof(a));
+	memcpy(&type, a.attr, 4);
+	memcpy(&config, a.attr + 8, 8);
+	if (type != PERF_TYPE_SOFTWARE ||
+	    (config != PERF_COUNT_SW_CPU_CLOCK && config != PERF_COUNT_SW_TASK_CLOCK) ||
+	    a.ids.size < 8 || a.ids.offset > size || size - a.ids.offset < 8)
+		return 0;
+	memcpy(&id, p + a.ids.offset, 8);
+	return id;
+}
+
+/*
  * Fill @s from the profile at @path. Returns 0, or -1 when it is not a
  * perf.data file this can read (then only the name is known).
  */
@@ -75,6 +99,7 @@ int summary__read(const char *path, struct file_summary *s)
 	const uint8_t *p;
 	uint64_t pos, end;
 	struct stat st;
+	uint64_t clock_id;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	memset(s, 0, sizeof(*s));
@@ -93,6 +118,7 @@ int summary__read(const char *path, struct file_summary *s)
 		munmap((void *)p, (size_t)st.st_size);
 		return -1;
 	}
+	clock_id = clock_event_id(p, (size_t)st.st_size, &h);
 	end = h.data.offset + h.data.size;
 	if (end > (uint64_t)st.st_size || end < h.data.offset)
 		end = (uint64_t)st.st_size;
@@ -105,6 +131,12 @@ int summary__read(const char *path, struct file_summary *s)
 			break;
 		if (eh.type == PERF_RECORD_SAMPLE) {
 			s->samples++;
+			/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD (record.c's layout) */
+			if (clock_id && eh.size >= 56 && !memcmp(p + pos + 8, &clock_id, 8)) {
+				memcpy(&v, p + pos + 48, 8);
+				s->clock_ns += v;
+				s->clock_samples++;
+			}
 		} else if (eh.type == PERF_RECORD_LOST && eh.size >= 24) {
 			memcpy(&v, p + pos + 16, 8);
 			s->lost += v;

@@ -40,6 +40,9 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
 bool event__batched(const struct ap_config *cfg);
 unsigned event__tick_samples(const struct ap_config *cfg);
 void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr, unsigned samples);
+/* The shortest tick, in ns of the thread's CPU time, and the samples a tick spans at most. */
+#define AP_TICK_MIN_NS 250000ULL
+unsigned event__tick_span(const struct ap_config *cfg);
 int event__open(struct perf_event_attr *attr, pid_t tid);
 int event__route_signal(int fd, int signo, pid_t tid);
 int event__probe_default(struct ap_config *cfg, int *fell_back);
@@ -83,6 +86,7 @@ bool thread__grab(struct ap_thread *t, bool own);
 void thread__release(struct ap_thread *t);
 int thread__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
 int thread__sync_armed(struct ap_thread *t);
+bool thread__step_aside(void);
 
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
@@ -102,6 +106,8 @@ void ap_block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
 void signals__release(int sig);
 int signals__holder(int sig);
+unsigned long signals__stray_sigios(void); /* SIGIOs of ours dropped (signals.c) */
+unsigned long signals__stepped_aside(int *signo);
 void signals__note_sampling(int sig);
 void signals__adopt_mask(int signo);
 int signals__shadow(void);

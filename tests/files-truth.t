@@ -74,10 +74,10 @@ else
 	skip "hotspot-perfparser not installed"
 fi
 
-# 14: the closing line: the file, its samples, lost samples, counters and command.
+# 14: the closing line: the file, its samples and the rate delivered, lost samples, counters and command.
 n=$(perf script -i ap.data -F time 2>/dev/null | grep -c .)
-grep -q "^autoprof: wrote ap.data ($n samples, 0 lost; counters in ap.data.stat) for $P/split 300\$" launch.err
-ok $? "the closing line names the file, its $n samples, 0 lost, the counters and the command" ||
+grep -q "^autoprof: wrote ap.data ($n samples at [0-9]* Hz, 0 lost; counters in ap.data.stat) for $P/split 300\$" launch.err
+ok $? "the closing line names the file, its $n samples and rate, 0 lost, the counters and the command" ||
 	diag_file launch.err
 
 # 15-16: a no-PMU warning is one plain line, once per run (not again after an exec).
@@ -94,7 +94,7 @@ first=$(sed -n '/^autoprof: wrote/{n;p;q}' tree.err)
 file=$(echo "$first" | awk '{ print $2 }')
 pid=$(echo "$first" | awk '{ print $4 }')
 tn=$(perf script -i "$file" -F time 2>/dev/null | grep -c .)
-echo "$first" | grep -q "^autoprof:   t\.data\.$pid  *pid $pid  *$tn samples, 0 lost  *$P/split 300\$"
+echo "$first" | grep -q "^autoprof:   t\.data\.$pid  *pid $pid  *$tn samples at [0-9]* Hz, 0 lost  *$P/split 300\$"
 ok $? "the closing lines list the real program's file first, with its pid, $tn samples and command" ||
 	diag_file tree.err
 grep -q "^autoprof:   t\.data  *pid [0-9]*  .*sh -c " tree.err

@@ -21,7 +21,7 @@ H=$B/hostile
 RUNST=$H/runst
 PY=/usr/bin/python3
 PLUG=$H/lib/libhostplug.so
-# SIGRTMIN is 34 under glibc; the library's default sampling signal is RTMIN+5.
+# SIGRTMIN is 34 under glibc; RTMIN+5 was the library's default sampling signal.
 RTMIN5=39
 
 # Core flags are compared only where a core lands in the case's own directory
@@ -207,6 +207,12 @@ hcase signals-signalfd-all-blocked -- "$H/sigs" signalfd
 hcase signals-sigwaitinfo -- "$H/sigs" sigwait
 hcase signals-mask-read-back -- "$H/sigs" mask
 hcase signals-external-sigrtmin5 sig=$RTMIN5@700 -- "$H/sigs" external
+# SIGPROF (27), the default sampling signal since issue 21, sent from outside.
+hcase signals-external-sigprof sig=27@700 -- "$H/sigs" external
+# Issue 21: all signals blocked and read through signalfd/sigtimedwait, real-time
+# signals queued to itself, SIGPROF raised to itself.
+hcase signals-own-signalfd -- "$H/sigown" signalfd 4
+hcase signals-own-sigtimedwait -- "$H/sigown" sigtimedwait 4
 hcase seccomp-strict -- "$H/seccomp" strict
 hcase death-control-normal-exit hdr=1 -- "$H/deaths" none
 for m in quick_exit exit_group sigpipe sigalrm sigusr1 abort; do

@@ -178,7 +178,7 @@ if command -v python3 >/dev/null; then
 	AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=py.data LD_PRELOAD=$LIB python3 -c "
 import signal, time
 got = []
-signal.signal(signal.SIGRTMIN + 5, lambda *a: got.append(1))
+signal.signal(signal.SIGPROF, lambda *a: got.append(1))
 open('ready', 'w').close()
 time.sleep(3)
 print('python got', len(got))
@@ -189,7 +189,7 @@ print('python got', len(got))
 	"$A" ctl $pid status >py.st 2>&1
 	grep -q "^pid $pid: sampling on since" py.st
 	ok $? "after the program took the default signal, ctl still reaches the process" || diag_file py.st
-	kill -39 $pid # SIGRTMIN+5 with glibc
+	kill -PROF $pid # the default sampling signal
 	wait $pid
 	is "$(cat py.out)" "python got 1" "and the program's own signal reaches its handler"
 else

@@ -51,7 +51,7 @@
 	X(KERNEL, "kernel", 'k', NULL, "0",                                                        \
 	  "sample kernel code and kernel call chains too, where perf_event_paranoid permits")      \
 	X(SIGNAL, "signal", 0, "SIG", "",                                                          \
-	  "signal that carries overflow notifications; default SIGRTMIN+5")                        \
+	  "signal that carries overflow notifications; default SIGPROF")                           \
 	X(COUNTERS, "counters", 0, "LIST", AUTOPROF_DEFAULT_COUNTERS,                              \
 	  "counting events, totals for the whole process tree (comma-separated, or none; "         \
 	  "{a,b} counts a and b as a group; perf's names, cache events such as "                   \

@@ -89,6 +89,7 @@ void stats__fold(struct ap_stats *total, const struct ap_stats *t)
 	__atomic_fetch_add(&total->offcpu_elsewhere, t->offcpu_elsewhere, __ATOMIC_RELAXED);
 	for (int i = 0; i < 8; i++)
 		__atomic_fetch_add(&total->cost[i], t->cost[i], __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->slowdowns, t->slowdowns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->threads, 1, __ATOMIC_RELAXED);
 	ap_atomic_min_nz(&total->first_time, t->first_time);
 	ap_atomic_max(&total->last_time, t->last_time);

@@ -54,7 +54,7 @@ void fatal__on_deadly(int sig, siginfo_t *si, void *ucontext)
 {
 	int saved = errno;
 
-	if (!signals__is_sample(sig, si))
+	if (!signals__is_our_sigio(sig, si) && !signals__is_sample(sig, si))
 		signals__deliver(sig, si, ucontext);
 	errno = saved;
 }

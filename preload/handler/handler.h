@@ -52,6 +52,7 @@ struct ap_stats {
 	    offcpu_elsewhere; /* ns of waits too short to place, or not in a call we wrap */
 	/* AUTOPROF_COST: the handler's phases, CLOCK_MONOTONIC ns (struct ap_cost order) */
 	uint64_t cost[8];
+	uint64_t slowdowns; /* the thread's rate was halved (on_signal.c's backoff) */
 };
 
 /* The phases AUTOPROF_COST times (indexes into ap_stats.cost). */
@@ -244,6 +245,7 @@ struct ap_thread {
 	bool is_timer;	       /* sampled by a CPU-time timer (timer.c), not a perf event */
 	bool batched;	       /* its samples carry stack copies; a tick event signals (cfi.c) */
 	unsigned copy_bytes;   /* batched: the stack copy its event asks for */
+	unsigned copy_max;     /* ... the largest it may grow to at its rate */
 	unsigned copy_samples; /* batched samples since the copy size was set */
 	unsigned copy_short;   /* ... whose walk ran off the end of the copy */
 	struct ring ramp;      /* batched: a tick at every sample for its first drains, or none */
@@ -263,6 +265,12 @@ struct ap_thread {
 	 * when none. Read and written by the thread's handler only. */
 	int kept, kept_n;
 	uint64_t kept_from, kept_to, kept_restorer, kept_sp, kept_pc;
+	/* The backoff (on_signal.c's pace()): the thread samples at its rate
+	 * halved rate_shift times; the current window's start (monotonic), the
+	 * thread's CPU and system time then, its handlers' CPU time since
+	 * (estimated from 1 run in 4), and its handler runs. */
+	unsigned rate_shift;
+	uint64_t win_start, win_cpu, win_sys, win_user, win_busy, win_runs;
 };
 
 /*
@@ -336,6 +344,7 @@ bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
  * copy; the end of a thread's ramp (a tick at every sample). */
 struct ap_thread *thread__from_fd(int fd);
 void thread__grow_copy(struct ap_thread *t);
+bool thread__slow_down(struct ap_thread *t);
 void thread__end_ramp(struct ap_thread *t);
 
 /* session/control.c: a request of `autoprof ctl` on the sampling signal. */
@@ -354,6 +363,7 @@ void timer__sample(struct ap_thread *t, void *ucontext);
 int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int ap_sigmask(int how, const sigset_t *set, sigset_t *old);
 bool signals__is_sample(int sig, const siginfo_t *si);
+bool signals__is_our_sigio(int sig, const siginfo_t *si);
 void signals__deliver(int sig, siginfo_t *si, void *uc);
 
 /* fatal.c, session/lifecycle.c: a deadly signal. */

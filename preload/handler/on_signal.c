@@ -13,6 +13,8 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "handler.h"
@@ -24,6 +26,7 @@ struct drain_ctx {
 	void *ucontext;
 	uint64_t start;	  /* AUTOPROF_COST: when the handler started, else 0 */
 	uint64_t entered; /* when the handler was entered (ucontext set), else 0 */
+	uint64_t cpu0;	  /* the thread's CPU time then, in 1 run of 4 (pace()), else 0 */
 	bool objects;	  /* the drain holds the object table (objects__enter) */
 	int prog_n;	  /* frames in prog: -1 until unwound */
 	uint64_t *prog;	  /* the interrupted program's stack, AP_MAX_CHAIN entries: the
@@ -518,7 +521,7 @@ static void adapt_batch(struct ap_thread *t)
 
 	if (!t->batched)
 		return;
-	if (t->copy_short > 0 && t->copy_bytes < AP_MAX_STACK_COPY &&
+	if (t->copy_short > 0 && t->copy_bytes < t->copy_max &&
 	    (ramping || (t->copy_short >= 3 && t->copy_short * 128 >= t->copy_samples))) {
 		thread__grow_copy(t);
 		t->copy_samples = t->copy_short = 0;
@@ -595,6 +598,66 @@ static void keep_program(struct drain_ctx *ctx)
 	t->kept_pc = unwind__pc(ctx->ucontext);
 }
 
+/*
+ * The backoff: a window of at least PACE_WINDOW_NS and PACE_MIN_CPU_NS of
+ * the thread's CPU time; the thread's rate halves (thread__slow_down) when
+ * in a window its handlers took more than PACE_HANDLER_PCT of its CPU time
+ * (the default of the kernel's own limit for its sampling interrupts,
+ * kernel.perf_cpu_time_max_percent, which the kernel does not apply to
+ * cpu-clock), or its handlers and its system time more than
+ * PACE_OVERHEAD_PCT (the kernel's part of a sample: the timer interrupt,
+ * the stack copy, the signal). Else a rate the handler cannot follow feeds
+ * on itself: the handler's own time is sampled too, and the program stops
+ * making progress.
+ */
+#define PACE_WINDOW_NS	  100000000ULL
+#define PACE_MIN_CPU_NS	  20000000ULL
+#define PACE_HANDLER_PCT  25
+#define PACE_OVERHEAD_PCT 75
+
+static uint64_t tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000ULL;
+}
+
+/* After a handler run of t (its CPU time at entry in cpu0, or 0): the backoff. Async-signal-safe.
+ */
+static void pace(struct ap_thread *t, uint64_t cpu0)
+{
+	uint64_t now = ap_now(), cpu = 0, sys, user;
+	struct rusage ru;
+
+	if (cpu0) {
+		cpu = ap_thread_cpu_ns(); /* a system call */
+		t->win_busy += 4 * (cpu - cpu0);
+	}
+	if (t->win_start && now - t->win_start < PACE_WINDOW_NS)
+		return;
+	if (!cpu)
+		cpu = ap_thread_cpu_ns();
+	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) < 0)
+		return;
+	sys = tv_ns(ru.ru_stime);
+	user = tv_ns(ru.ru_utime);
+	if (t->win_start) {
+		uint64_t d = cpu - t->win_cpu, ds = sys - t->win_sys;
+		uint64_t dt = ds + (user - t->win_user); /* tick-sampled: for the share only */
+
+		if (d < PACE_MIN_CPU_NS)
+			return;
+		ds = dt ? (uint64_t)((double)d * (double)ds / (double)dt) : 0;
+		if ((t->win_busy * 100 > d * PACE_HANDLER_PCT ||
+		     (t->win_busy + ds) * 100 > d * PACE_OVERHEAD_PCT) &&
+		    thread__slow_down(t))
+			t->stats.slowdowns++;
+	}
+	t->win_start = now;
+	t->win_cpu = cpu;
+	t->win_sys = sys;
+	t->win_user = user;
+	t->win_busy = 0;
+}
+
 /* The handler's work, on its own stack (own_stack.c); arg is a struct drain_ctx. */
 static void drain_on_stack(void *arg)
 {
@@ -604,6 +667,7 @@ static void drain_on_stack(void *arg)
 	ctx->prog = AP_PROG(ctx->t, !ctx->t->kept);
 	drain(ctx);
 	keep_program(ctx);
+	pace(ctx->t, ctx->cpu0);
 }
 
 static void timer_on_stack(void *arg)
@@ -663,6 +727,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 				      .ucontext = ucontext,
 				      .start = t->sampler->measure_cost ? entered : 0,
 				      .entered = entered,
+				      .cpu0 = (t->win_runs++ & 3) == 0 ? ap_thread_cpu_ns() : 0,
 				      .prog_n = -1};
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);

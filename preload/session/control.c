@@ -261,6 +261,10 @@ static void answer(const char *text)
 	syscall(SYS_rename, reply_tmp, reply);
 }
 
+/* The last request acted on (its signal value) and its answer. */
+static uint64_t last_request;
+static char last_answer[PATH_MAX + 512];
+
 /* control__on_signal()'s work, on the handler's own stack. Async-signal-safe. */
 static void act(void *arg)
 {
@@ -275,6 +279,12 @@ static void act(void *arg)
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || thread__sandboxed() ||
 	    (pid_t)syscall(SYS_getpid) != autoprof.pid)
 		return;
+	/* `autoprof ctl` asks again when no answer came (a pending SIGPROF
+	 * absorbs its signal): a request already acted on is answered again. */
+	if (__atomic_exchange_n(&last_request, v, __ATOMIC_SEQ_CST) == v) {
+		answer(last_answer);
+		return;
+	}
 	if (a.op == AP_CTL_START || a.op == AP_CTL_STOP)
 		changed = set_paused(a.op == AP_CTL_STOP);
 	thread__visit(visit, &a);
@@ -305,6 +315,7 @@ static void act(void *arg)
 	put(text, sizeof(text), "file ");
 	put(text, sizeof(text), autoprof.writer.path);
 	put(text, sizeof(text), "\n");
+	memcpy(last_answer, text, sizeof(last_answer));
 	answer(text);
 }
 

@@ -452,14 +452,47 @@ static uint64_t save_counters(bool close_them)
 	return now - since;
 }
 
+/* What the signals made the sampler do, said once at the end. */
+static void say_signals(void)
+{
+	unsigned long n;
+	int signo;
+
+	if (autoprof.stats.slowdowns)
+		pr_warn("sampling took more than a quarter of some threads' CPU time: their rate "
+			"was halved %llu times in all (the rate delivered is in the samples' "
+			"periods)",
+			(unsigned long long)autoprof.stats.slowdowns);
+	n = signals__stepped_aside(&signo);
+	if (n)
+		pr_warn("the program reads signal %d itself on %lu thread%s that block%s it "
+			"(signalfd, sigwait): %s stopped being sampled then",
+			signo, n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "it" : "they");
+	n = signals__stray_sigios();
+	if (n)
+		pr_info("%lu SIGIO%s of the kernel for our descriptors (the real-time queue was "
+			"full) dropped",
+			n, n == 1 ? "" : "s");
+}
+
 /* The last words of an image: what it wrote, when verbose. */
 static void say_summary(void)
 {
-	pr_info("wrote %llu samples of %llu threads (%llu lost, %llu without a full stack) to %s",
+	const struct ap_config *cfg = &autoprof.cfg;
+	char rate[48] = "";
+
+	/* The rate delivered, where the samples' periods are CPU time in ns. */
+	if (cfg->event.type == PERF_TYPE_SOFTWARE &&
+	    (cfg->event.config == PERF_COUNT_SW_CPU_CLOCK ||
+	     cfg->event.config == PERF_COUNT_SW_TASK_CLOCK) &&
+	    autoprof.stats.period_sum)
+		snprintf(rate, sizeof(rate), " at %.0f Hz",
+			 (double)autoprof.stats.samples * 1e9 / (double)autoprof.stats.period_sum);
+	pr_info("wrote %llu samples of %llu threads (%llu lost, %llu without a full stack)%s to %s",
 		(unsigned long long)autoprof.stats.samples,
 		(unsigned long long)autoprof.stats.threads, (unsigned long long)autoprof.stats.lost,
 		(unsigned long long)(autoprof.stats.unwind_skipped + autoprof.stats.unwind_short),
-		autoprof.writer.path);
+		rate, autoprof.writer.path);
 	pr_info("not unwound: %llu samples in the loader, an unwinder or autoprof, %llu during "
 		"a dlclose",
 		(unsigned long long)unwind__skipped_in_text(),
@@ -513,6 +546,7 @@ void autoprof__stop(void)
 		stat__remove(&autoprof.writer);
 	}
 	say_summary();
+	say_signals();
 }
 
 /*

@@ -114,6 +114,15 @@ unsigned event__tick_samples(const struct ap_config *cfg)
 	return cfg->kernel ? 1 : cfg->batch;
 }
 
+/* The samples a batched thread's tick spans at most (the ring holds 16 such batches). */
+unsigned event__tick_span(const struct ap_config *cfg)
+{
+	uint64_t period_ns = cfg->period ? cfg->period : 1000000000ULL / cfg->freq;
+	uint64_t n = period_ns ? (AP_TICK_MIN_NS + period_ns - 1) / period_ns : 1;
+
+	return n > cfg->batch ? (unsigned)n : cfg->batch;
+}
+
 /*
  * The tick of a batched sampler: a cpu-clock event of the same thread that
  * fires once per `samples` samples of the sampling event and only raises
@@ -138,6 +147,12 @@ void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr,
 	 * AUTOPROF_KERNEL 20-25% of a run's samples, in 1 run of 6. At 3/2 the
 	 * phases alternate between two, still up to 4%; at 13/8 they spread. */
 	attr->sample_period = samples == 1 ? period_ns * 13 / 8 : period_ns * samples;
+	/* Never more than one tick per AP_TICK_MIN_NS of the thread's CPU time:
+	 * each overflow signal costs the kernel an irq_work (a self-IPI, about
+	 * 20 us on a VM) whether or not one is pending already; at 100 kHz a
+	 * tick at every sample took more than the CPU (soft lockups). */
+	if (attr->sample_period < AP_TICK_MIN_NS)
+		attr->sample_period = AP_TICK_MIN_NS;
 	attr->disabled = 1;
 	/* User time only, even with AUTOPROF_KERNEL (whose kernel samples ride
 	 * in the ring, signalling no one): a tick that expired in a system call
@@ -182,6 +197,49 @@ int event__route_signal(int fd, int signo, pid_t tid)
 }
 
 /*
+ * The highest rate of a timer-driven event (cpu-clock, task-clock). Its
+ * samples come from an hrtimer interrupt the kernel re-arms one period
+ * ahead; when an interrupt (the sample, its stack copy, the timer's own
+ * reprogramming: exits on a virtual machine) takes longer than the period,
+ * the CPU never leaves it. The kernel's own limit on sampling time
+ * (kernel.perf_cpu_time_max_percent) applies to PMU interrupts only. Here
+ * at 100 kHz (a 10 us period) a CPU stayed in interrupts for minutes (RCU
+ * stalls, soft lockups), and no signal, not even SIGKILL, ended the program.
+ */
+#define TIMER_MAX_HZ 20000
+
+/* Clamp cfg's rate of a timer-driven event to TIMER_MAX_HZ, saying so once. */
+static void clamp_timer_rate(struct ap_config *cfg)
+{
+	static int said;
+	uint64_t asked = cfg->freq, asked_period = cfg->period;
+
+	if (cfg->event.type != PERF_TYPE_SOFTWARE ||
+	    (cfg->event.config != PERF_COUNT_SW_CPU_CLOCK &&
+	     cfg->event.config != PERF_COUNT_SW_TASK_CLOCK))
+		return;
+	if (cfg->freq > TIMER_MAX_HZ) {
+		cfg->freq = TIMER_MAX_HZ;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			pr_warn("%s samples at %llu Hz would come from a timer interrupt every "
+				"%llu ns, "
+				"which can take the whole CPU; sampling at %d Hz (the rate "
+				"delivered is "
+				"stated at the end)",
+				cfg->event_name, (unsigned long long)asked,
+				(unsigned long long)(1000000000ULL / asked), TIMER_MAX_HZ);
+	} else if (cfg->period && cfg->period < 1000000000ULL / TIMER_MAX_HZ) {
+		cfg->period = 1000000000ULL / TIMER_MAX_HZ;
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			pr_warn("%s samples every %llu ns would take the whole CPU in timer "
+				"interrupts; "
+				"sampling every %llu ns",
+				cfg->event_name, (unsigned long long)asked_period,
+				1000000000ULL / TIMER_MAX_HZ);
+	}
+}
+
+/*
  * Settle the default event: cycles where the PMU has it, else cpu-clock
  * (*fell_back set to the errno of cycles, for the caller to say so). Also
  * clamp the frequency to the kernel's limit. Returns 0 or -errno when even
@@ -203,6 +261,7 @@ int event__probe_default(struct ap_config *cfg, int *fell_back)
 	fd = perf_event_open(&attr, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd >= 0) {
 		ap_close(fd);
+		clamp_timer_rate(cfg);
 		return 0;
 	}
 	if (cfg->kernel && (errno == EACCES || errno == EPERM)) {

@@ -65,12 +65,65 @@ static unsigned batched_ring_pages(unsigned copy)
 	 * EINTR), so it misses while the thread is in the kernel and the
 	 * samples between two drains vary; with 16 batches of room a run of
 	 * misses long enough to fill the ring is about e^-16 likely. */
-	size_t need = 16 * (size_t)cfg->batch * rec;
+	size_t need = 16 * (size_t)event__tick_span(cfg) * rec;
 	unsigned pages = 8;
 
 	while ((size_t)pages * 4096 < need && pages < 1024)
 		pages *= 2;
 	return pages;
+}
+
+/* The sampler's attr for a signal per sample: without registers and stack copies. */
+static void plain_attr(struct perf_event_attr *attr)
+{
+	*attr = autoprof.attr;
+	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	attr->sample_regs_user = 0;
+	attr->sample_stack_user = 0;
+}
+
+/* The lowest rate the backoff slows a thread to: AUTOPROF_FREQ's default, or the rate asked if
+ * lower. */
+#define SLOWEST_HZ 1000
+
+/* attr (a sampling event's) at t's rate: the rate asked, halved t->rate_shift times. */
+static void rate_attr(const struct ap_thread *t, struct perf_event_attr *attr)
+{
+	if (!t->rate_shift)
+		return;
+	if (attr->freq)
+		attr->sample_freq >>= t->rate_shift;
+	else
+		attr->sample_period <<= t->rate_shift;
+}
+
+/*
+ * The bytes of stack the kernel may copy per CPU-second of a thread: its
+ * copies grow only up to COPY_BUDGET / rate (at 100 kHz, 60 KB copies took
+ * more than the CPU and the thread never left the kernel's sampling).
+ */
+#define COPY_BUDGET (400ULL << 20)
+
+/* The largest stack copy for t at its rate (at least AUTOPROF_STACK_COPY). */
+static unsigned copy_limit(const struct ap_thread *t)
+{
+	const struct ap_config *cfg = &autoprof.cfg;
+	uint64_t rate = cfg->period ? 1000000000ULL / cfg->period : cfg->freq;
+	uint64_t lim;
+
+	rate >>= t->rate_shift;
+	lim = rate ? COPY_BUDGET / rate : AP_MAX_STACK_COPY;
+	lim &= ~(uint64_t)7; /* the kernel wants a multiple of 8 */
+	if (lim < cfg->stack_copy)
+		lim = cfg->stack_copy;
+	return lim < AP_MAX_STACK_COPY ? (unsigned)lim : AP_MAX_STACK_COPY;
+}
+
+/* The tick attr of t (event__tick_attr) at t's rate. */
+static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, unsigned samples)
+{
+	event__tick_attr(&autoprof.cfg, attr, samples);
+	attr->sample_period <<= t->rate_shift;
 }
 
 /*
@@ -83,12 +136,15 @@ static unsigned batched_ring_pages(unsigned copy)
 void thread__grow_copy(struct ap_thread *t)
 {
 	struct perf_event_attr attr = autoprof.attr;
-	unsigned copy =
-	    t->copy_bytes * 4 < AP_MAX_STACK_COPY ? t->copy_bytes * 4 : AP_MAX_STACK_COPY;
+	unsigned copy = t->copy_bytes * 4 < t->copy_max ? t->copy_bytes * 4 : t->copy_max;
 	struct ring ring = {0}, old = t->ring;
 	int fd;
 
+	if (copy <= t->copy_bytes)
+		return;
+
 	attr.sample_stack_user = copy;
+	rate_attr(t, &attr);
 	fd = event__open(&attr, t->tid);
 	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(copy)) == 0 &&
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
@@ -98,7 +154,7 @@ void thread__grow_copy(struct ap_thread *t)
 		t->copy_bytes = copy;
 	} else {
 		ring__unmap(&ring);
-		t->copy_bytes = AP_MAX_STACK_COPY; /* no more tries */
+		t->copy_max = t->copy_bytes; /* no more tries */
 	}
 	if (fd >= 0)
 		syscall(SYS_close, fd);
@@ -114,7 +170,7 @@ static int open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
 	struct perf_event_attr tick;
 	int err;
 
-	event__tick_attr(&autoprof.cfg, &tick, t->sampler->tick_samples);
+	tick_attr(t, &tick, t->sampler->tick_samples);
 	*tick_fd = event__open(&tick, tid);
 	if (*tick_fd == -EACCES || *tick_fd == -EPERM) {
 		tick.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
@@ -151,7 +207,7 @@ static void open_ramp(struct ap_thread *t, pid_t tid)
 	t->ramp_drains = 0;
 	if (t->sampler->tick_samples <= 1)
 		return; /* the tick is at every sample already */
-	event__tick_attr(&autoprof.cfg, &attr, 1);
+	tick_attr(t, &attr, 1);
 	attr.disabled = 0;
 	fd = event__open(&attr, tid);
 	if (fd < 0)
@@ -172,6 +228,72 @@ void thread__end_ramp(struct ap_thread *t)
 }
 
 /*
+ * From t's handler, after a drain (on_signal.c's backoff): halve t's rate.
+ * New events at the new rate (batched: the sampling event and its tick; its
+ * ramp ends) start before the old ones are drained and unmapped, which ends
+ * them: no gap. False (t unchanged) at the floor, SLOWEST_HZ, in period
+ * mode (a count of events, which has no rate to halve), or on a failure.
+ * Async-signal-safe (system calls only).
+ */
+bool thread__slow_down(struct ap_thread *t)
+{
+	struct ring ring = {0}, tick = {0}, old = t->ring, old_tick = t->tick;
+	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	struct perf_event_attr attr;
+	int fd, tick_fd = -1;
+	bool ok;
+
+	if (t->is_timer || !t->ring.page || !autoprof.attr.freq ||
+	    (autoprof.cfg.freq >> (t->rate_shift + 1)) < SLOWEST_HZ)
+		return false;
+	t->rate_shift++;
+	if (t->batched) {
+		attr = autoprof.attr;
+		attr.sample_stack_user = t->copy_bytes;
+	} else {
+		plain_attr(&attr);
+	}
+	rate_attr(t, &attr);
+	fd = event__open(&attr, t->tid);
+	ok = fd >= 0 &&
+	     ring__map(&ring, fd, t->batched ? batched_ring_pages(t->copy_bytes) : ring_pages()) ==
+		 0;
+	if (ok && t->batched) {
+		struct perf_event_attr ta;
+
+		tick_attr(t, &ta, t->sampler->tick_samples);
+		tick_fd = event__open(&ta, t->tid);
+		ok = tick_fd >= 0 && ring__map(&tick, tick_fd, 0) == 0 &&
+		     event__route_signal(tick_fd, signo, t->tid) == 0 &&
+		     syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	} else if (ok) {
+		ok = event__route_signal(fd, signo, t->tid) == 0;
+	}
+	ok = ok && syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	if (ok) {
+		sample__drain(t, NULL);
+		t->ring = ring;
+		ring__unmap(&old);
+		if (t->batched) {
+			t->tick = tick;
+			ring__unmap(&old_tick);
+			thread__end_ramp(t);
+		}
+		t->fd = t->batched ? tick_fd : fd;
+		t->copy_max = copy_limit(t); /* a lower rate affords larger copies */
+	} else {
+		ring__unmap(&ring);
+		ring__unmap(&tick);
+		t->rate_shift--;
+	}
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	if (tick_fd >= 0)
+		syscall(SYS_close, tick_fd);
+	return ok;
+}
+
+/*
  * Open t's batched sampling event (its fd in *fd, its ring in t->ring), and
  * the tick whose signal drains it (t->tick, its fd in *tick_fd), and its
  * ramp (open_ramp). The copy is the size t has learned (a thread sampled
@@ -182,12 +304,15 @@ void thread__end_ramp(struct ap_thread *t)
 static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 {
 	struct perf_event_attr attr = autoprof.attr;
-	unsigned copy = t->copy_bytes && t->copy_bytes < AP_MAX_STACK_COPY
-			    ? t->copy_bytes
-			    : autoprof.cfg.stack_copy;
+	unsigned copy = t->copy_bytes ? t->copy_bytes : autoprof.cfg.stack_copy;
 	int err;
 
+	t->copy_max = copy_limit(t);
+	if (copy > t->copy_max)
+		copy = t->copy_max;
+
 	attr.sample_stack_user = copy;
+	rate_attr(t, &attr);
 	*fd = event__open(&attr, tid);
 	if (*fd < 0)
 		return *fd;
@@ -206,15 +331,6 @@ static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 	return err;
 }
 
-/* The sampler's attr for a signal per sample: without registers and stack copies. */
-static void plain_attr(struct perf_event_attr *attr)
-{
-	*attr = autoprof.attr;
-	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
-	attr->sample_regs_user = 0;
-	attr->sample_stack_user = 0;
-}
-
 /*
  * Open t's unbatched sampling event, a signal per sample, into t->fd and
  * t->ring. Returns 0 or -errno with nothing left open. Async-signal-safe
@@ -226,6 +342,7 @@ static int open_plain(struct ap_thread *t, pid_t tid)
 	int err;
 
 	plain_attr(&attr);
+	rate_attr(t, &attr);
 	t->fd = event__open(&attr, tid);
 	if (t->fd < 0)
 		return t->fd;
@@ -467,6 +584,31 @@ int thread__sync_armed(struct ap_thread *t)
 	}
 	syscall(SYS_close, t->fd);
 	return err;
+}
+
+/*
+ * The calling thread stops being sampled for good, from a handler (the
+ * program reads the sampling signal itself on it: signals.c): its samples
+ * so far are kept, its events end. Returns whether it was sampled until
+ * then. Async-signal-safe.
+ */
+bool thread__step_aside(void)
+{
+	struct ap_thread *t = ap_self;
+	bool had;
+
+	if (!t || !thread__grab(t, true))
+		return false;
+	had = t->ring.page || t->tick.page || t->is_timer;
+	if (t->is_timer)
+		timer__set_armed(t, false);
+	if (t->ring.page)
+		sample__drain(t, NULL);
+	ring__unmap(&t->tick);
+	thread__end_ramp(t);
+	ring__unmap(&t->ring);
+	thread__release(t);
+	return had;
 }
 
 /* The first record of a thread: its name, before its event is enabled. */
@@ -872,6 +1014,7 @@ static void reopen_event(struct ap_thread *t, int signo)
 		struct perf_event_attr attr;
 
 		plain_attr(&attr);
+		rate_attr(t, &attr);
 		fd = event__open(&attr, t->tid);
 	}
 	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages());

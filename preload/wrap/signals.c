@@ -58,8 +58,6 @@
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
-typedef int (*sigwait_fn)(const sigset_t *, int *);
-typedef int (*sigwaitinfo_fn)(const sigset_t *, siginfo_t *);
 typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
 typedef int (*signalfd_fn)(int, const sigset_t *, int);
 typedef int (*siginterrupt_fn)(int, int);
@@ -67,8 +65,6 @@ typedef int (*siginterrupt_fn)(int, int);
 static sigaction_fn real_sigaction;
 static sigmask_fn real_sigprocmask, real_pthread_sigmask;
 static signal_fn real_signal, real_sysv_signal;
-static sigwait_fn real_sigwait;
-static sigwaitinfo_fn real_sigwaitinfo;
 static sigtimedwait_fn real_sigtimedwait;
 static signalfd_fn real_signalfd;
 static siginterrupt_fn real_siginterrupt;
@@ -84,6 +80,7 @@ static sigset_t interest;     /* numbers the program showed it wants */
 static sigset_t interrupting; /* siginterrupt(sig, 1): signal() without SA_RESTART */
 static pid_t session_pid;     /* the process whose memory this is (not a vfork child's) */
 static pthread_mutex_t move_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long stray_sigios; /* the kernel's SIGIOs for our descriptors, dropped */
 
 /* The sampling signal the program believes blocked on this thread (0: none). */
 static AP_TLS int shadow_signo;
@@ -106,8 +103,6 @@ static void resolve(void)
 	real_pthread_sigmask = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
 	real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
 	real_sysv_signal = (signal_fn)dlsym(RTLD_NEXT, "sysv_signal");
-	real_sigwait = (sigwait_fn)dlsym(RTLD_NEXT, "sigwait");
-	real_sigwaitinfo = (sigwaitinfo_fn)dlsym(RTLD_NEXT, "sigwaitinfo");
 	real_sigtimedwait = (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
 	real_signalfd = (signalfd_fn)dlsym(RTLD_NEXT, "signalfd");
 	real_siginterrupt = (siginterrupt_fn)dlsym(RTLD_NEXT, "siginterrupt");
@@ -319,6 +314,35 @@ bool signals__is_sample(int sig, const siginfo_t *si)
 	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && sigismember(&ever_sampled, sig);
 }
 
+/*
+ * Is this SIGIO the kernel's, for one of our descriptors? When sampling is
+ * (or was) on a real-time signal and the queue was full, the kernel sends a
+ * plain SIGIO instead (fs/fcntl.c, send_sigio_to_task; si_code SI_KERNEL).
+ * A program whose SIGIO is at SIG_DFL has no O_ASYNC descriptor of its own
+ * (its first SIGIO would kill it), so that SIGIO is ours: counted, and
+ * dropped. Async-signal-safe.
+ */
+bool signals__is_our_sigio(int sig, const siginfo_t *si)
+{
+	struct sigaction a;
+	bool rt = false;
+
+	if (sig != SIGIO || si->si_code != SI_KERNEL)
+		return false;
+	for (int s = SIGRTMIN; s <= SIGRTMAX && !rt; s++)
+		rt = sigismember(&ever_sampled, s);
+	if (!rt || read_virt(SIGIO, &a) == AP_HOLD_NONE || a.sa_handler != SIG_DFL)
+		return false;
+	__atomic_fetch_add(&stray_sigios, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* How many SIGIOs signals__is_our_sigio() dropped. */
+unsigned long signals__stray_sigios(void)
+{
+	return __atomic_load_n(&stray_sigios, __ATOMIC_RELAXED);
+}
+
 /* What the kernel does by default with sig when it is not caught. */
 enum dfl_action { DFL_TERM, DFL_IGN, DFL_STOP };
 
@@ -371,6 +395,63 @@ static void chain(int sig, siginfo_t *si, void *uc, const struct sigaction *a)
 	ap_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
+/* Threads that stepped aside for the program's own sampling signal (see below), and its number. */
+static unsigned long stepped_aside;
+static int stepped_signo;
+
+/* How many threads stepped aside, and the number they stepped aside from (0: none). */
+unsigned long signals__stepped_aside(int *signo)
+{
+	if (signo)
+		*signo = __atomic_load_n(&stepped_signo, __ATOMIC_RELAXED);
+	return __atomic_load_n(&stepped_aside, __ATOMIC_RELAXED);
+}
+
+/*
+ * The program's own signal sig (not a sample) reached a thread on which the
+ * program believes it blocked (the shadow bit): a program that blocks every
+ * signal and reads them with signalfd or sigwait* sent it to itself. Give
+ * it to the program as the kernel would have, pending and blocked: this
+ * thread's sampler ends (its notifications would be read as the program's
+ * signals otherwise), a notification of ours already pending is taken out,
+ * the signal is blocked for real when the handler returns and queued again
+ * with its siginfo. Counted, said at the end. False when the thread does
+ * not believe it blocked. Async-signal-safe.
+ */
+static bool defer_to_program(int sig, siginfo_t *si, void *uc)
+{
+	pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
+	struct timespec zero = {0, 0};
+	siginfo_t again = *si, other[8];
+	sigset_t one;
+	int n = 0;
+
+	if (shadow_signo != sig)
+		return false;
+	if (thread__step_aside()) {
+		__atomic_store_n(&stepped_signo, sig, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&stepped_aside, 1, __ATOMIC_RELAXED);
+	}
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	while (n < 8 && syscall(SYS_rt_sigtimedwait, &one, &other[n], &zero, _NSIG / 8) > 0)
+		if (!signals__is_sample(sig, &other[n]))
+			n++; /* the program's: queued again after this one */
+	sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
+	shadow_signo = 0;
+	/* Sent to this thread, or to the process (then to its shared queue,
+	 * which only the main thread may fill with a kill()'s siginfo). */
+	if (si->si_code != SI_TKILL && si->si_code >= 0 && tid != pid)
+		again.si_code = SI_QUEUE;
+	if (si->si_code == SI_TKILL)
+		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
+	else if (syscall(SYS_rt_sigqueueinfo, pid, sig, &again) < 0)
+		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
+	for (int i = 0; i < n; i++)
+		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &other[i]);
+	return true;
+}
+
 /*
  * A held signal that is not a sample reached one of our handlers: give it
  * the program's disposition. errno is the interrupted code's on entry and
@@ -381,6 +462,8 @@ void signals__deliver(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a;
 
+	if (signals__holder(sig) == AP_HOLD_SAMPLE && defer_to_program(sig, si, uc))
+		return;
 	read_virt(sig, &a);
 	if (a.sa_handler == SIG_IGN)
 		return;
@@ -415,9 +498,20 @@ static bool free_for_sampling(int sig)
 	return !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
 }
 
+/* The i-th signal sampling may move to (0 when there are no more). */
+static int move_target(int i)
+{
+	static const int standard[] = {SIGPROF, SIGVTALRM};
+	int n = (int)(sizeof(standard) / sizeof(standard[0]));
+
+	if (i < n)
+		return standard[i];
+	return SIGRTMAX - (i - n) >= SIGRTMIN ? SIGRTMAX - (i - n) : 0;
+}
+
 /*
  * The program wants the sampling signal `from`: move sampling to a free
- * real-time signal; `from` stays held by fatal.c at the program's virtual
+ * signal (move_target()); `from` stays held by fatal.c at the program's virtual
  * disposition (the caller then changes that as the program asked).
  * Returns true when sampling is no longer on `from`. Not async-signal-safe.
  */
@@ -429,7 +523,10 @@ static bool move_sampling(int from)
 	    signals__holder(from) != AP_HOLD_SAMPLE)
 		return true;
 	pthread_mutex_lock(&move_lock);
-	for (int to = SIGRTMAX; to >= SIGRTMIN && !moved; to--) {
+	/* Standard signals first (SIGPROF, then SIGVTALRM): pending at most once
+	 * per thread, they cannot fill the real-time queue, and debuggers pass
+	 * them silently; then the real-time ones, from the top. */
+	for (int i = 0, to; (to = move_target(i)) && !moved; i++) {
 		if (to == from || !free_for_sampling(to) || sample__install(to))
 			continue;
 		__atomic_store_n(&autoprof.cfg.signo, to, __ATOMIC_RELEASE);
@@ -443,7 +540,7 @@ static bool move_sampling(int from)
 		static int said;
 
 		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			pr_info("the program uses signal %d and no real-time signal is free; "
+			pr_info("the program uses signal %d and no other signal is free; "
 				"its handler runs from ours",
 				from);
 	}
@@ -460,13 +557,13 @@ static bool broad(const sigset_t *set)
 	return true;
 }
 
-/* The program named these real-time signals specifically: keep sampling off them. */
+/* The program named these signals specifically: keep sampling off them. */
 static void note_interest(const sigset_t *set)
 {
 	sigset_t old;
 
 	table_enter(&old);
-	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+	for (int s = 1; s < _NSIG; s++)
 		if (sigismember(set, s))
 			sigaddset(&interest, s);
 	table_leave(&old);
@@ -750,51 +847,110 @@ void signals__exec_failed(const sigset_t *saved)
 	ap_sigmask(SIG_SETMASK, saved, NULL);
 }
 
-/* A wait set of the program (sigwait & co, signalfd): see program_set(). */
+/*
+ * A wait set of the program (sigwait & co, signalfd): a specific one naming
+ * the sampling signal moves sampling away (program_set()); a broad one is
+ * passed whole (see program_wait() and signalfd()).
+ */
 static const sigset_t *wait_set(const sigset_t *set, sigset_t *copy)
 {
 	bool stripped;
 
-	if (foreign() || !set)
+	if (foreign() || !set || broad(set))
 		return set;
 	return program_set(set, copy, &stripped);
 }
 
-AP_API int sigwait(const sigset_t *set, int *sig)
+/*
+ * A wait of the program for the signals of set (sigwait & co), with the
+ * sampling signal left in a broad set: the program may send it to itself
+ * (signals.c's defer_to_program() makes it pending); a notification of
+ * ours that the wait took instead is dropped and the wait goes on (until
+ * the deadline, for a timed wait). Returns what sigtimedwait returns.
+ */
+static int program_wait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
 	sigset_t copy;
+	siginfo_t mine;
+	const sigset_t *use = wait_set(set, &copy);
+	struct timespec now, end = {0, 0}, left;
+	int sig;
 
-	if (!real_sigwait)
+	if (!info)
+		info = &mine;
+	if (timeout) {
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += timeout->tv_sec;
+		end.tv_nsec += timeout->tv_nsec;
+		if (end.tv_nsec >= 1000000000L) {
+			end.tv_sec++;
+			end.tv_nsec -= 1000000000L;
+		}
+	}
+	for (;;) {
+		if (timeout) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left.tv_sec = end.tv_sec - now.tv_sec;
+			left.tv_nsec = end.tv_nsec - now.tv_nsec;
+			if (left.tv_nsec < 0) {
+				left.tv_sec--;
+				left.tv_nsec += 1000000000L;
+			}
+			if (left.tv_sec < 0)
+				left.tv_sec = left.tv_nsec = 0;
+		}
+		sig = real_sigtimedwait(use, info, timeout ? &left : NULL);
+		if (sig <= 0 || foreign() || signals__holder(sig) != AP_HOLD_SAMPLE ||
+		    !signals__is_sample(sig, info))
+			return sig;
+	}
+}
+
+AP_API int sigwait(const sigset_t *set, int *sig)
+{
+	int got;
+
+	if (!real_sigtimedwait)
 		resolve();
-	return real_sigwait ? real_sigwait(wait_set(set, &copy), sig) : ENOSYS;
+	if (!real_sigtimedwait)
+		return ENOSYS;
+	do
+		got = program_wait(set, NULL, NULL);
+	while (got < 0 && errno == EINTR); /* sigwait does not fail with EINTR */
+	if (got < 0)
+		return errno;
+	*sig = got;
+	return 0;
 }
 
 AP_API int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-	sigset_t copy;
-
-	if (!real_sigwaitinfo)
-		resolve();
-	if (!real_sigwaitinfo) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return real_sigwaitinfo(wait_set(set, &copy), info);
-}
-
-AP_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
-{
-	sigset_t copy;
-
 	if (!real_sigtimedwait)
 		resolve();
 	if (!real_sigtimedwait) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return real_sigtimedwait(wait_set(set, &copy), info, timeout);
+	return program_wait(set, info, NULL);
 }
 
+AP_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	if (!real_sigtimedwait)
+		resolve();
+	if (!real_sigtimedwait) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return program_wait(set, info, timeout);
+}
+
+/*
+ * signalfd: a broad mask keeps the sampling signal (the program may send it
+ * to itself, defer_to_program()): our notifications are delivered to our
+ * handler as soon as they are raised (user time only: the thread never
+ * reaches a read of the fd with one pending), so the fd reads the program's.
+ */
 AP_API int signalfd(int fd, const sigset_t *mask, int flags)
 {
 	sigset_t copy;
