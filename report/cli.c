@@ -88,7 +88,9 @@ const struct cli_option cli_options[] = {
     {"hot-lines", OPT_HOT_LINES, "[N]",
      "after the self table, the N (default 5) source lines\nwith the most samples in each "
      "top function\n(perf annotate --print-line)"},
-    {"full-names", OPT_FULL_NAMES, NULL, "C++ names with their parameter lists (perf report -v)"},
+    {"full-names", OPT_FULL_NAMES, NULL,
+     "C++ names whole: parameter lists, template arguments, std::basic_string<...> (perf report "
+     "-v)"},
     {NULL, 0, NULL, "Call graph:"},
     {"tree", OPT_TREE, NULL, "callees under each of the top functions"},
     {"callers", OPT_CALLERS, NULL,

@@ -316,7 +316,7 @@ int rows__name(struct rows *r, const struct session *s, const struct sort_spec *
 
 	switch (ss->k[i]) {
 	case SK_FUNC:
-		snprintf(buf, len, "%s", h->res.funcs[v].name);
+		cxxname__fit(h->res.funcs[v].name, buf, len);
 		break;
 	case SK_DSO:
 		snprintf(buf, len, "%s", h->res.funcs[row->fid].object);

@@ -2,7 +2,7 @@
 /*
  * model.h - what the samples are resolved against: processes and their maps
  * over time (machine.c), object files (dso.c) with their symbols (symbols.c,
- * PLT entries included), names (demangle.c), source lines (srcline.c),
+ * PLT entries included), names (demangle.c, cxxname.c), source lines (srcline.c),
  * kernel symbols (kallsyms.c) and JIT symbol maps /tmp/perf-PID.map
  * (jitmap.c). Included by internal.h after the basic types and kvmap.
  */
@@ -63,6 +63,9 @@ const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr);
 void symtab__exit(struct symtab *t);
 char *demangle__name(const char *name);
 void demangle__set_full(bool full);
+bool demangle__full(void);
+void cxxname__shorten(char *s);
+void cxxname__fit(const char *name, char *buf, size_t len);
 
 /* ---- jitmap.c ---- */
 

@@ -303,7 +303,12 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 			(unsigned long long)samples);
 		for (i = 0; i < t->ss->nr; i++) {
 			rows__name(t->rows, s, t->ss, row, i, buf, sizeof(buf));
-			print_cell(out, buf, i < last || t->object || t->lines ? t->width[i] : 0);
+			/* --full-names: the whole name, however long */
+			print_cell(out,
+				   t->ss->k[i] == SK_FUNC && demangle__full()
+				       ? s->hists.res.funcs[row->key[i]].name
+				       : buf,
+				   i < last || t->object || t->lines ? t->width[i] : 0);
 		}
 		if (t->object)
 			print_cell(out, s->hists.res.funcs[row->fid].object,
