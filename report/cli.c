@@ -21,6 +21,7 @@
 enum {
 	OPT_NO_CHILDREN = 256,
 	OPT_FULL_NAMES,
+	OPT_NO_INLINE,
 	OPT_VERSION,
 	OPT_LINES,
 	OPT_TREE,
@@ -91,6 +92,9 @@ const struct cli_option cli_options[] = {
     {"full-names", OPT_FULL_NAMES, NULL,
      "C++ names whole: parameter lists, template arguments, std::basic_string<...> (perf report "
      "-v)"},
+    {"no-inline", OPT_NO_INLINE, NULL,
+     "no frames for inlined functions (libdw): each address\nis only the function its symbol "
+     "names (perf report\n--no-inline)"},
     {NULL, 0, NULL, "Call graph:"},
     {"tree", OPT_TREE, NULL, "callees under each of the top functions"},
     {"callers", OPT_CALLERS, NULL,
@@ -483,6 +487,9 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			break;
 		case OPT_FULL_NAMES:
 			demangle__set_full(true);
+			break;
+		case OPT_NO_INLINE:
+			resolver__set_inline(false);
 			break;
 		case OPT_CALLERS:
 			c->ro.callers = true;

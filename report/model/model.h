@@ -77,6 +77,15 @@ int jitmap__load(struct dso *dso);
 int srcline__find(struct dso *dso, u64 vaddr, bool inlines, char *buf, size_t len);
 void srcline__close(struct dso *dso);
 
+/* One function inlined at an address: its shown name. */
+struct inline_frame {
+	char *name; /* malloc'ed */
+};
+
+#define MAX_INLINE_DEPTH 16
+int srcline__inlines(struct dso *dso, u64 vaddr, struct inline_frame *out, int max);
+int srcline__find_depth(struct dso *dso, u64 vaddr, u32 depth, char *buf, size_t len);
+
 /* ---- kallsyms.c ---- */
 
 struct ksym {

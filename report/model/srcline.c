@@ -59,6 +59,31 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/*
+ * The scopes around @vaddr in the CU @cudie, as they nest in the tree:
+ * dwarf_getscopes() stops at the innermost inlined subroutine (its parents
+ * are of the abstract definition), so the chain is read from there up with
+ * dwarf_getscopes_die(). Sets *scopes (malloc'ed); returns how many, <= 0
+ * for none.
+ */
+static int nested_scopes(Dwarf_Die *cudie, u64 vaddr, Dwarf_Die **scopes)
+{
+	Dwarf_Die *first = NULL, inl;
+	int n, i;
+
+	*scopes = NULL;
+	n = dwarf_getscopes(cudie, vaddr, &first);
+	for (i = 0; i < n && dwarf_tag(&first[i]) != DW_TAG_inlined_subroutine; i++)
+		;
+	if (i >= n) {
+		free(first);
+		return 0;
+	}
+	inl = first[i];
+	free(first);
+	return dwarf_getscopes_die(&inl, scopes);
+}
+
 /* Append " [inlined a <- b]" for the inlined subroutines around @vaddr, innermost first. */
 static void add_inlines(Dwarf_Die *cudie, u64 vaddr, char *buf, size_t len)
 {
@@ -66,7 +91,7 @@ static void add_inlines(Dwarf_Die *cudie, u64 vaddr, char *buf, size_t len)
 	int n, i, shown = 0;
 	size_t used = strlen(buf);
 
-	n = dwarf_getscopes(cudie, vaddr, &scopes);
+	n = nested_scopes(cudie, vaddr, &scopes);
 	for (i = 0; i < n && shown < MAX_INLINES; i++) {
 		const char *name;
 		int w;
@@ -114,6 +139,89 @@ int srcline__find(struct dso *dso, u64 vaddr, bool inlines, char *buf, size_t le
 	if (inlines)
 		add_inlines(&cudie, vaddr, buf, len);
 	return 0;
+}
+
+/* The name of inlined or out-of-line function @die: demangled linkage name, else its name. */
+static char *scope_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *link = NULL, *name;
+	char *d;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		link = dwarf_formstring(&attr);
+	if (link && (d = demangle__name(link)) != NULL)
+		return d;
+	name = dwarf_diename(die);
+	if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
+		name = dwarf_formstring(&attr);
+	return strdup(name ? name : link ? link : "[inlined]");
+}
+
+/*
+ * The functions inlined at ELF address @vaddr of @dso, innermost first, into
+ * @out (at most @max): each its name (malloc'ed, the caller frees it).
+ * Returns how many (0: none, or no DWARF).
+ */
+int srcline__inlines(struct dso *dso, u64 vaddr, struct inline_frame *out, int max)
+{
+	struct dwarf_handle *dh = dwarf_of(dso);
+	Dwarf_Die cudie, *scopes = NULL;
+	int n, i, k = 0;
+
+	if (!dh || !dwarf_addrdie(dh->dw, vaddr, &cudie))
+		return 0;
+	n = nested_scopes(&cudie, vaddr, &scopes);
+	for (i = 0; i < n && k < max; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		out[k].name = scope_name(&scopes[i]);
+		if (!out[k].name)
+			break;
+		k++;
+	}
+	free(scopes);
+	return k;
+}
+
+/*
+ * Like srcline__find(), for the frame @depth levels out of the inline chain
+ * at @vaddr: depth 0 is the address's own line, depth d the line that calls
+ * the d-th innermost inlined function (its DW_AT_call_file:call_line).
+ */
+int srcline__find_depth(struct dso *dso, u64 vaddr, u32 depth, char *buf, size_t len)
+{
+	struct dwarf_handle *dh;
+	Dwarf_Die cudie, *scopes = NULL;
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word fidx, lineno;
+	const char *file = NULL;
+	size_t nfiles;
+	int n, i;
+	u32 seen = 0;
+
+	if (!depth)
+		return srcline__find(dso, vaddr, false, buf, len);
+	buf[0] = 0;
+	dh = dwarf_of(dso);
+	if (!dh || !dwarf_addrdie(dh->dw, vaddr, &cudie))
+		return -ENOENT;
+	n = nested_scopes(&cudie, vaddr, &scopes);
+	for (i = 0; i < n; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine || ++seen < depth)
+			continue;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &fidx) == 0 &&
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &lineno) == 0 &&
+		    dwarf_getsrcfiles(&cudie, &files, &nfiles) == 0 && fidx < nfiles)
+			file = dwarf_filesrc(files, fidx, NULL, NULL);
+		if (file)
+			snprintf(buf, len, "%s:%llu", base_name(file), (unsigned long long)lineno);
+		break;
+	}
+	free(scopes);
+	return buf[0] ? 0 : -ENOENT;
 }
 
 void srcline__close(struct dso *dso)
