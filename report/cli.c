@@ -22,6 +22,7 @@ enum {
 	OPT_NO_CHILDREN = 256,
 	OPT_FULL_NAMES,
 	OPT_NO_INLINE,
+	OPT_DEBUG_DIR,
 	OPT_VERSION,
 	OPT_LINES,
 	OPT_TREE,
@@ -95,6 +96,9 @@ const struct cli_option cli_options[] = {
     {"no-inline", OPT_NO_INLINE, NULL,
      "no frames for inlined functions (libdw): each address\nis only the function its symbol "
      "names (perf report\n--no-inline)"},
+    {"debug-dir", OPT_DEBUG_DIR, "DIR",
+     "look for separate debug files under DIR too (its\n.build-id/xx/yyyy.debug and "
+     "DIR/<object's dir>/\n<debuglink>) before /usr/lib/debug; repeatable"},
     {NULL, 0, NULL, "Call graph:"},
     {"tree", OPT_TREE, NULL, "callees under each of the top functions"},
     {"callers", OPT_CALLERS, NULL,
@@ -490,6 +494,12 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			break;
 		case OPT_NO_INLINE:
 			resolver__set_inline(false);
+			break;
+		case OPT_DEBUG_DIR:
+			if (!optarg[0] || symbols__add_debug_dir(optarg))
+				return cli__usage_error("--debug-dir: %s",
+							optarg[0] ? "at most 8 directories"
+								  : "empty directory name");
 			break;
 		case OPT_CALLERS:
 			c->ro.callers = true;

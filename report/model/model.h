@@ -57,6 +57,7 @@ void dso__load(struct dso *dso, bool no_load);
 const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load);
 int dso__vaddr(const struct dso *dso, u64 file_off, u64 *vaddr);
 
+int symbols__add_debug_dir(const char *dir);
 int symbols__load(struct dso *dso);
 int symbols__open_dwarf(const struct dso *dso, int *fd, void **elf);
 const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr);

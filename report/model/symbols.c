@@ -4,13 +4,15 @@
  * libelf.
  *
  * The symbol table is, in order of preference: the object's own .symtab,
- * the .symtab of a separate debug file (by build id, then .gnu_debuglink),
+ * the .symtab of a separate debug file (by build id under each debug
+ * directory, then .gnu_debuglink, then debuginfod: open_debug_file()),
  * the object's .dynsym; PLT entries are added as "name@plt" (x86-64).
  * Symbols are copied into one sorted array with one
  * name arena, so the ELF handle is closed again right after loading.
  */
 #include "internal.h"
 
+#include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -145,61 +147,131 @@ static size_t read_build_id(Elf *elf, char hex[2 * BUILD_ID_MAX + 1])
 	return 0;
 }
 
-/* True if @eh opened and has a .symtab with at least one entry. */
-static bool try_debug_file(struct elf_handle *eh, const char *path)
+/* Directories of separate debug files: those of --debug-dir first, then /usr/lib/debug. */
+#define MAX_DEBUG_DIRS 8
+static const char *debug_dirs[MAX_DEBUG_DIRS + 1];
+static size_t nr_debug_dirs;
+
+/* Look for debug files under @dir too (before /usr/lib/debug). Returns 0, or -E2BIG. */
+int symbols__add_debug_dir(const char *dir)
 {
+	if (nr_debug_dirs == MAX_DEBUG_DIRS)
+		return -E2BIG;
+	debug_dirs[nr_debug_dirs++] = dir;
+	return 0;
+}
+
+/* The @i-th debug directory, or NULL after the last. */
+static const char *debug_dir(size_t i)
+{
+	if (i < nr_debug_dirs)
+		return debug_dirs[i];
+	return i == nr_debug_dirs ? "/usr/lib/debug" : NULL;
+}
+
+/*
+ * True if @path opened into @eh has a .symtab with at least one entry or
+ * .debug_info, and (when both say) the build id @want (hex, "" for any).
+ */
+static bool try_debug_file(struct elf_handle *eh, const char *path, const char *want)
+{
+	char hex[2 * BUILD_ID_MAX + 1];
 	GElf_Shdr shdr;
+	bool useful;
 
 	if (elf_handle__open(eh, path) != 0)
 		return false;
-	if (find_section(eh->elf, SHT_SYMTAB, &shdr) && shdr.sh_size > shdr.sh_entsize)
+	useful =
+	    (find_section(eh->elf, SHT_SYMTAB, &shdr) && shdr.sh_size > shdr.sh_entsize) ||
+	    ((find_section_by_name(eh->elf, ".debug_info", &shdr) && shdr.sh_type != SHT_NOBITS));
+	if (useful && want[0] && read_build_id(eh->elf, hex) && strcmp(hex, want) != 0)
+		useful = false; /* a debug file of another build */
+	if (useful)
 		return true;
 	elf_handle__close(eh);
 	return false;
 }
 
 /*
- * Find a separate debug file for @dso: /usr/lib/debug/.build-id/xx/rest.debug,
- * then the .gnu_debuglink name beside the object, in .debug/ beside it and
- * under /usr/lib/debug/<dir>/. Returns true with @eh open on success.
+ * The debug file of build id @hex from the debuginfod servers of
+ * DEBUGINFOD_URLS (through libdebuginfod, which caches what it fetched),
+ * only when that variable is set. True with @eh open.
+ */
+static bool try_debuginfod(struct elf_handle *eh, const char *hex)
+{
+	static debuginfod_client *client;
+	static bool failed;
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char *path = NULL;
+	bool ok;
+	int fd;
+
+	if (!urls || !urls[0] || !hex[0] || failed)
+		return false;
+	if (!client && !(client = debuginfod_begin())) {
+		failed = true;
+		return false;
+	}
+	fd = debuginfod_find_debuginfo(client, (const unsigned char *)hex, 0, &path);
+	if (fd < 0)
+		return false;
+	close(fd);
+	ok = path && try_debug_file(eh, path, hex);
+	free(path);
+	return ok;
+}
+
+/*
+ * Find a separate debug file for @dso, where gdb and perf look: for each
+ * debug directory D (--debug-dir, then /usr/lib/debug), D/.build-id/xx/
+ * rest.debug; then the .gnu_debuglink name beside the object, in .debug/
+ * beside it and under D/<the object's dir>/; last, debuginfod by build id.
+ * Returns true with @eh open on success.
  */
 static bool open_debug_file(const struct dso *dso, Elf *elf, struct elf_handle *eh)
 {
-	char hex[2 * BUILD_ID_MAX + 1], path[4096], dir[4096];
-	const char *link;
+	char hex[2 * BUILD_ID_MAX + 1] = "", path[4096], dir[4096];
+	const char *link = NULL, *d;
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
 	Elf_Data *data;
-	size_t len = read_build_id(elf, hex);
+	size_t len = read_build_id(elf, hex), i;
 
-	if (len >= 2) {
-		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
-			 hex + 2);
-		if (try_debug_file(eh, path))
+	if (!len)
+		hex[0] = 0;
+	for (i = 0; len >= 2 && (d = debug_dir(i)) != NULL; i++) {
+		if (snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", d, hex, hex + 2) <
+			(int)sizeof(path) &&
+		    try_debug_file(eh, path, hex))
 			return true;
 	}
 	scn = find_section_by_name(elf, ".gnu_debuglink", &shdr);
-	if (!scn || shdr.sh_type == SHT_NOBITS)
-		return false;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf || data->d_size < 2)
-		return false;
-	link = data->d_buf;
-	if (strnlen(link, data->d_size) == data->d_size || strchr(link, '/'))
-		return false;
-	snprintf(dir, sizeof(dir), "%s", dso->path);
-	if (strrchr(dir, '/'))
-		*strrchr(dir, '/') = 0;
-	else
-		strcpy(dir, ".");
-	if (snprintf(path, sizeof(path), "%s/%s", dir, link) < (int)sizeof(path) &&
-	    strcmp(path, dso->path) != 0 && try_debug_file(eh, path))
-		return true;
-	if (snprintf(path, sizeof(path), "%s/.debug/%s", dir, link) < (int)sizeof(path) &&
-	    try_debug_file(eh, path))
-		return true;
-	return snprintf(path, sizeof(path), "/usr/lib/debug%s/%s", dir, link) < (int)sizeof(path) &&
-	       try_debug_file(eh, path);
+	if (scn && shdr.sh_type != SHT_NOBITS && (data = elf_getdata(scn, NULL)) != NULL &&
+	    data->d_buf && data->d_size >= 2) {
+		link = data->d_buf;
+		if (strnlen(link, data->d_size) == data->d_size || strchr(link, '/'))
+			link = NULL;
+	}
+	if (link) {
+		snprintf(dir, sizeof(dir), "%s", dso->path);
+		if (strrchr(dir, '/'))
+			*strrchr(dir, '/') = 0;
+		else
+			strcpy(dir, ".");
+		if (snprintf(path, sizeof(path), "%s/%s", dir, link) < (int)sizeof(path) &&
+		    strcmp(path, dso->path) != 0 && try_debug_file(eh, path, hex))
+			return true;
+		if (snprintf(path, sizeof(path), "%s/.debug/%s", dir, link) < (int)sizeof(path) &&
+		    try_debug_file(eh, path, hex))
+			return true;
+		for (i = 0; (d = debug_dir(i)) != NULL; i++) {
+			if (snprintf(path, sizeof(path), "%s%s/%s", d, dir, link) <
+				(int)sizeof(path) &&
+			    try_debug_file(eh, path, hex))
+				return true;
+		}
+	}
+	return try_debuginfod(eh, hex);
 }
 
 /* A symbol while loading: where it is, and what decides between aliases. */
