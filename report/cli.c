@@ -496,7 +496,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			resolver__set_inline(false);
 			break;
 		case OPT_DEBUG_DIR:
-			if (!optarg[0] || symbols__add_debug_dir(optarg))
+			if (!optarg[0] || elffile__add_debug_dir(optarg))
 				return cli__usage_error("--debug-dir: %s",
 							optarg[0] ? "at most 8 directories"
 								  : "empty directory name");
