@@ -95,7 +95,44 @@ static u64 hash_name(const char *s)
 	return h;
 }
 
-/* The function id of the function @name inlined somewhere in @dso (takes @name). */
+/*
+ * The function id of the function @name inlined somewhere in @dso (takes
+ * @name): the function of that name in @dso (its out-of-line copy too, see
+ * name_func()), created on first sight.
+ */
+/*
+ * The function of symbol @name (taken) in @dso: a new one, or the function
+ * of that name first seen inlined (inline_func()), which gets the symbol's
+ * @proto fields: an inlined copy and the out-of-line one are one function.
+ * The name is noted for the inlined copies seen later.
+ */
+static int sym_func(struct resolver *r, struct dso *dso, char *name, const struct func *proto,
+		    u32 *fid)
+{
+	u64 h, salt, val;
+
+	if (!name)
+		return -ENOMEM;
+	h = hash_name(name);
+	for (salt = 0; kvmap__get(&r->func_idx, dso->id | KEY_INLINE, h + salt, &val); salt++) {
+		if (strcmp(r->funcs[val].name, name))
+			continue;
+		if (r->funcs[val].has_sym)
+			break; /* another symbol of the same name: a function of its own */
+		free(name);
+		r->funcs[val].vaddr = proto->vaddr;
+		r->funcs[val].has_sym = true;
+		*fid = (u32)val;
+		return 0;
+	}
+	if (add_func(r, name, proto, fid))
+		return -ENOMEM;
+	for (salt = 0; kvmap__get(&r->func_idx, dso->id | KEY_INLINE, h + salt, &val); salt++)
+		if (!strcmp(r->funcs[val].name, name))
+			return 0;
+	return kvmap__put(&r->func_idx, dso->id | KEY_INLINE, h + salt, *fid);
+}
+
 static int inline_func(struct resolver *r, struct dso *dso, char *name, u32 *fid)
 {
 	u64 h = hash_name(name), salt, val;
@@ -193,7 +230,11 @@ static int resolve_in_dso(struct resolver *r, struct dso *dso, u64 off, bool no_
 			   0) {
 			name = NULL;
 		}
-		err = add_func(r, name, &proto, &fid);
+		/* Named for its inlined copies only where they can be (DWARF not ruled out). */
+		if (sym && !r->no_inline && (!dso->dw_tried || dso->dw))
+			err = sym_func(r, dso, name, &proto, &fid);
+		else
+			err = add_func(r, name, &proto, &fid);
 		if (!err)
 			err = kvmap__put(&r->func_idx, a, b, fid);
 		if (err)

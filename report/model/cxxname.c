@@ -148,6 +148,9 @@ static void name_typedefs(char *s)
 			if (n) {
 				snprintf(out, sizeof(out), "std::%s%s", chars[j][1], base);
 				splice(p, (size_t)(q - p) + n, out);
+				/* "less<std::string >": the space was for the "> >" it closed */
+				if (p[strlen(out)] == ' ' && p[strlen(out) + 1] == '>')
+					cut(p + strlen(out), 1);
 			}
 		}
 		p += n ? strlen(out) : 11;

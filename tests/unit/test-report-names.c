@@ -43,7 +43,7 @@ int main(void)
 {
 	char *d;
 
-	plan(19);
+	plan(20);
 	shorten_is(STR "::compare", "std::string::compare", "basic_string<char...> is std::string");
 	shorten_is("std::__cxx11::basic_string<wchar_t, std::char_traits<wchar_t>, "
 		   "std::allocator<wchar_t> >::append",
@@ -56,6 +56,8 @@ int main(void)
 	shorten_is("std::__1::vector<int, std::__1::allocator<int> >::push_back",
 		   "std::vector<...>::push_back",
 		   "libc++'s std::__1:: goes, a long list is elided");
+	shorten_is("std::less<" STR " >::operator()", "std::less<std::string>::operator()",
+		   "no space left before the closing bracket");
 	shorten_is("shapes::Acc<unsigned int>::add", "shapes::Acc<unsigned int>::add",
 		   "a short template argument list stays");
 	shorten_is("std::_Rb_tree<" STR ", std::pair<" STR
