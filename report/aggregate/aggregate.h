@@ -31,6 +31,7 @@ struct func {
 	u64 vaddr;	    /* the symbol's start in the dso's ELF addresses */
 	u32 obj;	    /* object id */
 	bool has_sym;
+	char *decl; /* an inlined function's "file.c:12" (DWARF), or NULL */
 };
 
 /* One distinct code address: a dso and file offset, or a kernel address. */

@@ -133,11 +133,13 @@ static int sym_func(struct resolver *r, struct dso *dso, char *name, const struc
 	return kvmap__put(&r->func_idx, dso->id | KEY_INLINE, h + salt, *fid);
 }
 
-static int inline_func(struct resolver *r, struct dso *dso, char *name, u32 *fid)
+static int inline_func(struct resolver *r, struct dso *dso, struct inline_frame *inl, u32 *fid)
 {
+	char *name = inl->name;
 	u64 h = hash_name(name), salt, val;
 	int err;
 
+	inl->name = NULL;
 	for (salt = 0; kvmap__get(&r->func_idx, dso->id | KEY_INLINE, h + salt, &val); salt++) {
 		if (!strcmp(r->funcs[val].name, name)) {
 			free(name);
@@ -148,7 +150,11 @@ static int inline_func(struct resolver *r, struct dso *dso, char *name, u32 *fid
 	err = add_func(
 	    r, name,
 	    &(struct func){.object = dso->short_name, .dso = dso, .obj = OBJ_DSO0 + dso->id}, fid);
-	return err ? err : kvmap__put(&r->func_idx, dso->id | KEY_INLINE, h + salt, *fid);
+	if (err)
+		return err;
+	r->funcs[*fid].decl = inl->decl; /* taken */
+	inl->decl = NULL;
+	return kvmap__put(&r->func_idx, dso->id | KEY_INLINE, h + salt, *fid);
 }
 
 /*
@@ -169,8 +175,9 @@ static int add_inlines(struct resolver *r, struct dso *dso, u64 off, u32 fid, u3
 		return 0;
 	n = srcline__inlines(dso, vaddr, inl, MAX_INLINE_DEPTH);
 	for (i = 0; i < n && !err; i++) {
-		err = inline_func(r, dso, inl[i].name, &f);
-		inl[i].name = NULL;
+		err = inline_func(r, dso, &inl[i], &f);
+		free(inl[i].decl);
+		inl[i].decl = NULL;
 		if (err)
 			break;
 		if (i == 0) {
@@ -184,8 +191,10 @@ static int add_inlines(struct resolver *r, struct dso *dso, u64 off, u32 fid, u3
 			prev = id;
 		}
 	}
-	for (; i < n; i++)
+	for (; i < n; i++) {
 		free(inl[i].name);
+		free(inl[i].decl);
+	}
 	if (err || !n)
 		return err;
 	err = add_loc(r, fid, dso, off, &id);
@@ -551,8 +560,10 @@ void resolver__exit(struct resolver *r)
 	size_t i;
 
 	kernel_syms__exit(&r->ksyms);
-	for (i = 0; i < r->nr_funcs; i++)
+	for (i = 0; i < r->nr_funcs; i++) {
 		free(r->funcs[i].name);
+		free(r->funcs[i].decl);
+	}
 	free(r->funcs);
 	free(r->locs);
 	free(r->frame_cache);

@@ -98,9 +98,10 @@ int jitmap__load(struct dso *dso);
 int srcline__find(struct dso *dso, u64 vaddr, bool inlines, char *buf, size_t len);
 void srcline__close(struct dso *dso);
 
-/* One function inlined at an address: its shown name. */
+/* One function inlined at an address: its shown name and where it is defined. */
 struct inline_frame {
 	char *name; /* malloc'ed */
+	char *decl; /* "file.c:12" where the function is defined (malloc'ed), or NULL */
 };
 
 #define MAX_INLINE_DEPTH 16

@@ -268,14 +268,16 @@ static char *scope_name(Dwarf_Die *die)
 
 /*
  * The functions inlined at ELF address @vaddr of @dso, innermost first, into
- * @out (at most @max): each its name (malloc'ed, the caller frees it).
+ * @out (at most @max): each its name and definition's line (malloc'ed, the
+ * caller frees them).
  * Returns how many (0: none, or no DWARF).
  */
 int srcline__inlines(struct dso *dso, u64 vaddr, struct inline_frame *out, int max)
 {
 	struct dwarf_handle *dh = dwarf_of(dso);
 	Dwarf_Die cudie, *scopes = NULL;
-	int n, i, k = 0;
+	const char *file;
+	int n, i, k = 0, line;
 
 	if (!dh || !dwarf_addrdie(dh->dw, vaddr, &cudie))
 		return 0;
@@ -286,6 +288,11 @@ int srcline__inlines(struct dso *dso, u64 vaddr, struct inline_frame *out, int m
 		out[k].name = scope_name(&scopes[i]);
 		if (!out[k].name)
 			break;
+		out[k].decl = NULL;
+		if (dwarf_decl_line(&scopes[i], &line) == 0 &&
+		    (file = dwarf_decl_file(&scopes[i])) != NULL &&
+		    asprintf(&out[k].decl, "%s:%d", base_name(file), line) < 0)
+			out[k].decl = NULL;
 		k++;
 	}
 	free(scopes);

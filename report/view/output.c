@@ -230,6 +230,8 @@ void report__func_source(struct session *s, u32 fid, char *buf, size_t len)
 	buf[0] = 0;
 	if (fn->dso && fn->has_sym && !s->opts.no_load)
 		srcline__find(fn->dso, fn->vaddr, false, buf, len);
+	if (!buf[0] && fn->decl) /* a function seen only inlined: where it is defined */
+		snprintf(buf, len, "%s", fn->decl);
 }
 
 struct table {
