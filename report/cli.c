@@ -21,6 +21,8 @@
 enum {
 	OPT_NO_CHILDREN = 256,
 	OPT_FULL_NAMES,
+	OPT_NO_INLINE,
+	OPT_DEBUG_DIR,
 	OPT_VERSION,
 	OPT_LINES,
 	OPT_TREE,
@@ -88,7 +90,15 @@ const struct cli_option cli_options[] = {
     {"hot-lines", OPT_HOT_LINES, "[N]",
      "after the self table, the N (default 5) source lines\nwith the most samples in each "
      "top function\n(perf annotate --print-line)"},
-    {"full-names", OPT_FULL_NAMES, NULL, "C++ names with their parameter lists (perf report -v)"},
+    {"full-names", OPT_FULL_NAMES, NULL,
+     "C++ names whole: parameter lists, template arguments, std::basic_string<...> (perf report "
+     "-v)"},
+    {"no-inline", OPT_NO_INLINE, NULL,
+     "no frames for inlined functions (libdw): each address\nis only the function its symbol "
+     "names (perf report\n--no-inline)"},
+    {"debug-dir", OPT_DEBUG_DIR, "DIR",
+     "look for separate debug files under DIR too (its\n.build-id/xx/yyyy.debug and "
+     "DIR/<object's dir>/\n<debuglink>) before /usr/lib/debug; repeatable"},
     {NULL, 0, NULL, "Call graph:"},
     {"tree", OPT_TREE, NULL, "callees under each of the top functions"},
     {"callers", OPT_CALLERS, NULL,
@@ -481,6 +491,15 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			break;
 		case OPT_FULL_NAMES:
 			demangle__set_full(true);
+			break;
+		case OPT_NO_INLINE:
+			resolver__set_inline(false);
+			break;
+		case OPT_DEBUG_DIR:
+			if (!optarg[0] || elffile__add_debug_dir(optarg))
+				return cli__usage_error("--debug-dir: %s",
+							optarg[0] ? "at most 8 directories"
+								  : "empty directory name");
 			break;
 		case OPT_CALLERS:
 			c->ro.callers = true;

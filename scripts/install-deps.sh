@@ -6,7 +6,7 @@
 # is missing; otherwise it says exactly which packages to install.
 set -eu
 
-build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libzstd-dev libiberty-dev libpfm4-dev pkg-config zlib1g-dev"
+build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libdebuginfod-dev libzstd-dev libiberty-dev libpfm4-dev pkg-config zlib1g-dev"
 # libc6-dbg names glibc's local functions (start_thread, __libc_start_call_main) in
 # stacks; strace counts the library's system calls in preload-basic.t; clang-format
 # checks the layout of the sources (format.t); g++, golang-go,
@@ -15,10 +15,11 @@ build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libzstd-dev li
 # chromium draws the flame graphs in report-flame.t (headless, tests/browser/);
 # npm fetches speedscope and python3-jsonschema checks its schema (report-exports.t);
 # musl-tools builds the musl-static program outside.t profiles from outside;
-# gdb and valgrind run profiled programs under a debugger (signals-load.t).
+# gdb and valgrind run profiled programs under a debugger (signals-load.t);
+# debuginfod serves a debug file to the reader in report-debuginfo.t.
 test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev
 	libc6-dbg strace clang-format g++ golang-go rustc nodejs openjdk-17-jdk-headless
-	npm python3-jsonschema chromium man-db musl-tools gdb valgrind"
+	npm python3-jsonschema chromium man-db musl-tools gdb valgrind debuginfod"
 bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine time"
 
 case "${1:-build}" in

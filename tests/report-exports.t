@@ -58,7 +58,10 @@ for line in open(top):
         started = True
         continue
     if started and len(f) >= 6:
-        theirs[' '.join(f[5:])] = float((f[1] if mode == 'self' else f[4]).rstrip('%'))
+        name = ' '.join(f[5:])
+        if name.endswith(' (inline)'):  # an inlined function's frame, as pprof marks it
+            name = name[:-9]
+        theirs[name] = float((f[1] if mode == 'self' else f[4]).rstrip('%'))
 ev = json.load(open(js))['events'][0]
 key = 'self_percent' if mode == 'self' else 'total_percent'
 for fn in ev['functions']:
@@ -71,7 +74,10 @@ for f in t p; do
 		pprof_cmp $f $mode >$f.$mode.cmp
 		n=$(wc -l <$f.$mode.cmp)
 		bad=$(awk '{ d = $2 - $3; if (d > 0.5 || d < -0.5) print $1 }' $f.$mode.cmp)
-		[ "$n" -ge 2 ] && [ -z "$bad" ]
+		# p.data's self time is all in spin(), inlined into both of split.c's leaves
+		min=2
+		[ $f$mode = pself ] && min=1
+		[ "$n" -ge $min ] && [ -z "$bad" ]
 		ok $? "$f.data: go tool pprof -top$([ $mode = cum ] && echo ' -cum') shares equal ours within 0.5 points ($n functions)" ||
 			{ diag_file $f.$mode.cmp; diag_file $f.$mode.err; }
 	done
@@ -226,11 +232,13 @@ bad=$(awk '{ d = $2 - $3; if (d > 0.5 || d < -0.5) print $1 }' tree.cmp)
 [ "$n" -ge 2 ] && [ -z "$bad" ]
 ok $? "the JSON tree's totals equal perf report --children within 0.5 points ($n functions)" || diag_file tree.cmp
 
-# Hot source lines per function against perf report --sort sym,srcline.
+# Hot source lines per function against perf report --sort sym,srcline
+# (--no-inline: perf's sym is the symbol's function; split.c inlines spin()).
 for f in t p; do
+	"$REPORT" --no-inline --json $f.data >$f.noinline.json 2>/dev/null
 	perf report -i $f.data --stdio --no-children --sort sym,srcline -g none 2>/dev/null |
 		awk '$1 ~ /%$/ && $2 ~ /^\[/ { sub(/%/, "", $1); s = $3; for (i = 4; i < NF; i++) s = s " " $i; print s "\t" $NF "\t" $1 }' >$f.srcline.tsv
-	python3 - $f.json $f.srcline.tsv <<'EOF' >$f.lines.cmp
+	python3 - $f.noinline.json $f.srcline.tsv <<'EOF' >$f.lines.cmp
 import json, sys
 e = json.load(open(sys.argv[1]))['events'][0]
 perf = {}

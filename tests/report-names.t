@@ -7,7 +7,7 @@
 # nameable by perf report too).
 . "$(dirname "$0")/lib.sh"
 
-plan 23
+plan 29
 
 # ours OUT PROG ARGS...: profile PROG with the library into OUT.
 ours() {
@@ -36,9 +36,11 @@ top_perf() {
 		awk -v n="$2" '$1 ~ /%$/ && ++i == n { sub(/^ *[0-9.]+% +\[.\] /, ""); print; exit }'
 }
 
-# same_top LABEL FILE: the top two names of autoprof-report and perf report agree.
+# same_top LABEL FILE: the top two names of autoprof-report and perf report agree
+# (--no-inline: perf's self table names the symbol's function, where ours
+# would name what is inlined into it, such as Rust's <u64>::wrapping_add).
 same_top() {
-	is "$(top_ours "$2" 1)|$(top_ours "$2" 2)" "$(top_perf "$2" 1)|$(top_perf "$2" 2)" \
+	is "$(top_ours "$2" 1 --no-inline)|$(top_ours "$2" 2 --no-inline)" "$(top_perf "$2" 1)|$(top_perf "$2" 2)" \
 		"$1: the top two names are perf report's"
 }
 
@@ -57,6 +59,32 @@ if g++ -O2 -g -o names "$SRC/names.cpp" 2>cxx.err; then
 	ok $? "--help lists --full-names"
 else
 	for i in 1 2 3 4 5; do skip "no g++"; done
+fi
+
+# C++ with std::map<std::string, int>: libstdc++'s _Rb_tree members have
+# 500-character names; shown short (std::string, long template argument
+# lists as <...>) in every view, whole with --full-names, the member's own
+# name never cut.
+if g++ -O2 -g -o cxxmap "$SRC/cxxmap.cpp" 2>cxxmap.err; then
+	theirs map.data ./cxxmap 40
+	short='std::_Rb_tree<...>::_M_get_insert_unique_pos'
+	"$REPORT" -n 40 map.data 2>/dev/null | grep -qF "  $short  "
+	ok $? "C++ map: the flat table names $short"
+	longest=$("$REPORT" -n 40 map.data 2>/dev/null | awk '/^Top functions by self/ { t = 1 }
+		t && $1 ~ /%$/ { sub(/^ *[0-9.]+% +[0-9]+  /, ""); sub(/  +[^ ]+$/, ""); if (length($0) > m) m = length($0) } END { print m + 0 }')
+	[ "$longest" -le 80 ]
+	ok $? "C++ map: no name in the table is longer than 80 characters ($longest)"
+	"$REPORT" -n 40 --full-names map.data 2>/dev/null |
+		grep -qF '::_M_get_insert_unique_pos(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)'
+	ok $? "C++ map: --full-names shows the whole name, parameter list included"
+	"$REPORT" --folded map.data 2>/dev/null | grep -qE '(^|;)std::_Rb_tree<\.\.\.>::_M_get_insert_unique_pos [0-9]+$'
+	ok $? "C++ map: --folded uses the short name"
+	"$REPORT" --speedscope sp.json map.data >/dev/null 2>&1 && grep -qF "\"$short\"" sp.json
+	ok $? "C++ map: --speedscope uses the short name"
+	"$REPORT" --json map.data 2>/dev/null | grep -qF "\"$short\""
+	ok $? "C++ map: --json uses the short name"
+else
+	for i in 1 2 3 4 5 6; do skip "no g++"; done
 fi
 
 # Rust: legacy (hash stripped) and v0 mangling.

@@ -54,7 +54,9 @@ close_to() {
 }
 
 perf report -i "$data" --stdio --no-children --sort sym >"$tmp/perf.txt" 2>/dev/null
-"$REPORT" "$data" >"$tmp/ours.txt" 2>"$tmp/ours.err"
+# --no-inline: perf's self table names the symbol's function (spin() is
+# inlined into both; perf 6.1 here shows no inline frames).
+"$REPORT" --no-inline "$data" >"$tmp/ours.txt" 2>"$tmp/ours.err"
 ok $? "autoprof-report reads the perf record file"
 
 for f in heavy_two_thirds light_one_third; do
@@ -89,9 +91,11 @@ ok $? "children table and the samples' duration are printed (${dur:-none} s; per
 	[ "$(awk '/by self time/ { t = 1; next } t && /^ *[0-9.]+%/ { c++ } END { print c + 0 }' "$tmp/short.txt")" = 2 ]
 ok $? "--no-children --top 2 prints one table of two rows"
 
+# With inline frames (the default): the DWARF walk under the sanitizer too.
+"$REPORT" "$data" >"$tmp/ours-inline.txt" 2>/dev/null
 ASAN_OPTIONS=detect_leaks=1 "$ASAN_REPORT" "$data" >"$tmp/asan.txt" 2>"$tmp/asan.err"
 st=$?
-[ $st -eq 0 ] && cmp -s "$tmp/asan.txt" "$tmp/ours.txt"
+[ $st -eq 0 ] && cmp -s "$tmp/asan.txt" "$tmp/ours-inline.txt"
 ok $? "the sanitizer build prints the same report (exit $st)"
 
 size=$(wc -c <"$data")

@@ -31,14 +31,19 @@ struct func {
 	u64 vaddr;	    /* the symbol's start in the dso's ELF addresses */
 	u32 obj;	    /* object id */
 	bool has_sym;
+	char *decl; /* an inlined function's "file.c:12" (DWARF), or NULL */
 };
 
 /* One distinct code address: a dso and file offset, or a kernel address. */
 struct loc {
 	u32 fid;
+	u32 next;	 /* the caller frame of an inlined function's frame, or NONE_LOC */
 	struct dso *dso; /* NULL: kernel or unknown */
 	u64 off;
+	u32 depth; /* 0: the address's own frame; d: the caller d levels out of its inlines */
 };
+
+#define NONE_LOC UINT32_MAX
 
 /* The deepest stack kept: a SAMPLE record is at most 64 KiB, so 8192 u64s. */
 #define MAX_FRAMES 8192
@@ -72,8 +77,11 @@ struct resolver {
 	struct proc *last_proc;	       /* the process of the last sample, and its pid */
 	u32 last_proc_pid;
 	struct kernel_syms ksyms; /* kernel addresses, once enabled */
+	bool no_inline;		  /* --no-inline: no frames for inlined functions */
+	bool any_inline;	  /* some location has inlined frames (loc.next) */
 };
 
+void resolver__set_inline(bool on);
 int resolver__init(struct resolver *r);
 int resolver__sample(struct resolver *r, struct machine *m, const struct sample *s, u32 *frames,
 		     u32 *nr);

@@ -25,6 +25,7 @@
 #define KEY_NOSYM  (2ULL << 32)
 #define KEY_KSYM   (3ULL << 32)
 #define KEY_KERNEL (4ULL << 32)
+#define KEY_INLINE (5ULL << 32)
 
 /* The frame cache key of kernel addresses: no pid | epoch << 32 is all ones. */
 #define KERNEL_CACHE_KEY UINT64_MAX
@@ -49,9 +50,18 @@ static int add_loc(struct resolver *r, u32 fid, struct dso *dso, u64 off, u32 *i
 {
 	if (array__reserve(&r->locs, &r->cap_locs, r->nr_locs + 1, sizeof(*r->locs)))
 		return -ENOMEM;
-	r->locs[r->nr_locs] = (struct loc){.fid = fid, .dso = dso, .off = off};
+	r->locs[r->nr_locs] = (struct loc){.fid = fid, .next = NONE_LOC, .dso = dso, .off = off};
 	*id = (u32)r->nr_locs++;
 	return 0;
+}
+
+static bool inline_frames = true;
+
+/* Give inlined functions frames of their own (true, the default) in resolvers set up from now on.
+ */
+void resolver__set_inline(bool on)
+{
+	inline_frames = on;
 }
 
 /*
@@ -63,6 +73,7 @@ int resolver__init(struct resolver *r)
 	u32 id;
 
 	memset(r, 0, sizeof(*r));
+	r->no_inline = !inline_frames;
 	r->frame_cache = malloc(sizeof(*r->frame_cache) << FRAME_CACHE_BITS);
 	if (!r->frame_cache)
 		return -ENOMEM;
@@ -73,6 +84,126 @@ int resolver__init(struct resolver *r)
 	    add_loc(r, FUNC_UNKNOWN, NULL, 0, &id) || add_loc(r, FUNC_KERNEL, NULL, 0, &id))
 		return -ENOMEM;
 	return 0;
+}
+
+static u64 hash_name(const char *s)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+
+	while (*s)
+		h = (h ^ (u8)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * The function id of the function @name inlined somewhere in @dso (takes
+ * @name): the function of that name in @dso (its out-of-line copy too, see
+ * name_func()), created on first sight.
+ */
+/*
+ * The function of symbol @name (taken) in @dso: a new one, or the function
+ * of that name first seen inlined (inline_func()), which gets the symbol's
+ * @proto fields: an inlined copy and the out-of-line one are one function.
+ * The name is noted for the inlined copies seen later.
+ */
+static int sym_func(struct resolver *r, struct dso *dso, char *name, const struct func *proto,
+		    u32 *fid)
+{
+	u64 h, salt, val;
+
+	if (!name)
+		return -ENOMEM;
+	h = hash_name(name);
+	for (salt = 0; kvmap__get(&r->func_idx, dso->id | KEY_INLINE, h + salt, &val); salt++) {
+		if (strcmp(r->funcs[val].name, name))
+			continue;
+		if (r->funcs[val].has_sym)
+			break; /* another symbol of the same name: a function of its own */
+		free(name);
+		r->funcs[val].vaddr = proto->vaddr;
+		r->funcs[val].has_sym = true;
+		*fid = (u32)val;
+		return 0;
+	}
+	if (add_func(r, name, proto, fid))
+		return -ENOMEM;
+	for (salt = 0; kvmap__get(&r->func_idx, dso->id | KEY_INLINE, h + salt, &val); salt++)
+		if (!strcmp(r->funcs[val].name, name))
+			return 0;
+	return kvmap__put(&r->func_idx, dso->id | KEY_INLINE, h + salt, *fid);
+}
+
+static int inline_func(struct resolver *r, struct dso *dso, struct inline_frame *inl, u32 *fid)
+{
+	char *name = inl->name;
+	u64 h = hash_name(name), salt, val;
+	int err;
+
+	inl->name = NULL;
+	for (salt = 0; kvmap__get(&r->func_idx, dso->id | KEY_INLINE, h + salt, &val); salt++) {
+		if (!strcmp(r->funcs[val].name, name)) {
+			free(name);
+			*fid = (u32)val;
+			return 0;
+		}
+	}
+	err = add_func(
+	    r, name,
+	    &(struct func){.object = dso->short_name, .dso = dso, .obj = OBJ_DSO0 + dso->id}, fid);
+	if (err)
+		return err;
+	r->funcs[*fid].decl = inl->decl; /* taken */
+	inl->decl = NULL;
+	return kvmap__put(&r->func_idx, dso->id | KEY_INLINE, h + salt, *fid);
+}
+
+/*
+ * Give location @loc (file offset @off of @dso, in function @fid) the
+ * frames of the functions inlined at it: @loc itself becomes the innermost
+ * inlined function, and a chain of new locations through loc.next, one per
+ * enclosing inlined function, ends with @fid (loc.depth counts the levels).
+ * Done once per distinct address; nothing when the dso has no DWARF.
+ */
+static int add_inlines(struct resolver *r, struct dso *dso, u64 off, u32 fid, u32 loc)
+{
+	struct inline_frame inl[MAX_INLINE_DEPTH];
+	u32 prev = loc, id, f;
+	u64 vaddr;
+	int n, i, err = 0;
+
+	if (dso__vaddr(dso, off, &vaddr))
+		return 0;
+	n = srcline__inlines(dso, vaddr, inl, MAX_INLINE_DEPTH);
+	for (i = 0; i < n && !err; i++) {
+		err = inline_func(r, dso, &inl[i], &f);
+		free(inl[i].decl);
+		inl[i].decl = NULL;
+		if (err)
+			break;
+		if (i == 0) {
+			r->locs[loc].fid = f;
+			continue;
+		}
+		err = add_loc(r, f, dso, off, &id);
+		if (!err) {
+			r->locs[id].depth = (u32)i;
+			r->locs[prev].next = id;
+			prev = id;
+		}
+	}
+	for (; i < n; i++) {
+		free(inl[i].name);
+		free(inl[i].decl);
+	}
+	if (err || !n)
+		return err;
+	err = add_loc(r, fid, dso, off, &id);
+	if (!err) {
+		r->locs[id].depth = (u32)n;
+		r->locs[prev].next = id;
+		r->any_inline = true;
+	}
+	return err;
 }
 
 /* The location for file offset @off of @dso, creating it (and its function) on first sight. */
@@ -108,13 +239,19 @@ static int resolve_in_dso(struct resolver *r, struct dso *dso, u64 off, bool no_
 			   0) {
 			name = NULL;
 		}
-		err = add_func(r, name, &proto, &fid);
+		/* Named for its inlined copies only where they can be (DWARF not ruled out). */
+		if (sym && !r->no_inline && (!dso->dw_tried || dso->dw))
+			err = sym_func(r, dso, name, &proto, &fid);
+		else
+			err = add_func(r, name, &proto, &fid);
 		if (!err)
 			err = kvmap__put(&r->func_idx, a, b, fid);
 		if (err)
 			return err;
 	}
 	err = add_loc(r, fid, dso, off, loc);
+	if (!err && sym && !r->no_inline)
+		err = add_inlines(r, dso, off, fid, *loc);
 	return err ? err : kvmap__put(&r->loc_idx, dso->id, off, *loc);
 }
 
@@ -253,6 +390,20 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 	return 0;
 }
 
+/*
+ * After location @frames[*n - 1], the frames of the functions it was
+ * inlined into (loc.next), while they fit below MAX_FRAMES.
+ */
+static inline void expand_inlines(const struct resolver *r, u32 *frames, u32 *n)
+{
+	u32 next = r->locs[frames[*n - 1]].next;
+
+	while (next != NONE_LOC && *n < MAX_FRAMES) {
+		frames[(*n)++] = next;
+		next = r->locs[next].next;
+	}
+}
+
 /* The process of sample @s: samples come in runs from one process, so the last is kept. */
 static struct proc *proc_of(struct resolver *r, struct machine *m, const struct sample *s)
 {
@@ -335,6 +486,8 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 		frames[n++] = LOC_UNKNOWN;
 	else if ((err = resolve(r, &fc, ip_ctx, ip, &frames[n++])))
 		return err;
+	if (r->any_inline)
+		expand_inlines(r, frames, &n);
 
 	for (i = 0; i < s->nr_chain && n < MAX_FRAMES; i++) {
 		u64 e = sample__chain(s, i);
@@ -356,6 +509,8 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 		if (err)
 			return err;
 		n++;
+		if (r->any_inline)
+			expand_inlines(r, frames, &n);
 	}
 	*nr = n;
 	if (slot)
@@ -387,6 +542,8 @@ int resolver__user(struct resolver *r, struct machine *m, const struct sample *s
 		if (err)
 			return err;
 		n++;
+		if (r->any_inline)
+			expand_inlines(r, frames, &n);
 	}
 	*nr = n;
 	return 0;
@@ -403,8 +560,10 @@ void resolver__exit(struct resolver *r)
 	size_t i;
 
 	kernel_syms__exit(&r->ksyms);
-	for (i = 0; i < r->nr_funcs; i++)
+	for (i = 0; i < r->nr_funcs; i++) {
 		free(r->funcs[i].name);
+		free(r->funcs[i].decl);
+	}
 	free(r->funcs);
 	free(r->locs);
 	free(r->frame_cache);

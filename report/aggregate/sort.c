@@ -124,8 +124,13 @@ static int line_of(struct rows *r, const struct session *s, u32 loc, u32 *id)
 	l = &h->res.locs[loc];
 	fn = &h->res.funcs[l->fid];
 	buf[0] = 0;
-	if (l->dso && !s->opts.no_load && !dso__vaddr(l->dso, l->off, &vaddr))
-		srcline__find(l->dso, vaddr, true, buf, sizeof(buf));
+	/* With inlined frames each frame has its own line; else the line names its inlines. */
+	if (l->dso && !s->opts.no_load && !dso__vaddr(l->dso, l->off, &vaddr)) {
+		if (h->res.no_inline)
+			srcline__find(l->dso, vaddr, true, buf, sizeof(buf));
+		else
+			srcline__find_depth(l->dso, vaddr, l->depth, buf, sizeof(buf));
+	}
 	if (!buf[0] && l->dso)
 		snprintf(buf, sizeof(buf), "%s+0x%llx", l->dso->short_name,
 			 (unsigned long long)l->off);
@@ -316,7 +321,7 @@ int rows__name(struct rows *r, const struct session *s, const struct sort_spec *
 
 	switch (ss->k[i]) {
 	case SK_FUNC:
-		snprintf(buf, len, "%s", h->res.funcs[v].name);
+		cxxname__fit(h->res.funcs[v].name, buf, len);
 		break;
 	case SK_DSO:
 		snprintf(buf, len, "%s", h->res.funcs[row->fid].object);

@@ -3,22 +3,47 @@
  * demangle.c - C++ and Rust (legacy and v0) names through libiberty's
  * cplus_demangle, the demangler binutils and perf use.
  *
- * By default names are shown as perf report shows them: C++ without
- * parameter lists and qualifiers (DMGL_NO_OPTS), Rust legacy names without
- * their ::h<16 hex> hash. demangle__set_full(true) (--full-names) keeps
- * C++ parameter lists (DMGL_PARAMS | DMGL_ANSI, perf report -v).
+ * By default names are shown short: C++ without parameter lists and
+ * qualifiers (DMGL_NO_OPTS, as perf report shows them), then shortened by
+ * cxxname__shorten() (std::string for its spelled-out type, long template
+ * argument lists as <...>); Rust legacy names without their ::h<16 hex>
+ * hash. demangle__set_full(true) (--full-names) keeps C++ names whole, with
+ * parameter lists (DMGL_PARAMS | DMGL_ANSI, perf report -v, c++filt).
  */
 #include "internal.h"
 
+#include <ctype.h>
 #include <libiberty/demangle.h>
 #include <stdlib.h>
 
 static bool full_names;
 
-/* Show C++ parameter lists (true) or not (false, the default) from now on. */
+/* Show C++ names whole, with parameter lists (true) or short (false, the default) from now on. */
 void demangle__set_full(bool full)
 {
 	full_names = full;
+}
+
+/* True when names are shown whole (--full-names): no column cuts them either. */
+bool demangle__full(void)
+{
+	return full_names;
+}
+
+/* True if @name is a legacy Rust symbol: _ZN...17h<16 hex digits>E. */
+static bool is_rust_legacy(const char *name)
+{
+	const char *h = name;
+	int i;
+
+	while ((h = strstr(h, "17h")) != NULL) {
+		h += 3;
+		for (i = 0; i < 16 && isxdigit((unsigned char)h[i]); i++)
+			;
+		if (i == 16 && h[16] == 'E')
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -28,8 +53,12 @@ void demangle__set_full(bool full)
 char *demangle__name(const char *name)
 {
 	int opts = full_names ? DMGL_PARAMS | DMGL_ANSI : DMGL_NO_OPTS;
+	char *out;
 
 	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return NULL;
-	return cplus_demangle(name, opts | DMGL_AUTO);
+	out = cplus_demangle(name, opts | DMGL_AUTO);
+	if (out && !full_names && name[1] == 'Z' && !is_rust_legacy(name))
+		cxxname__shorten(out);
+	return out;
 }

@@ -2,12 +2,16 @@
 /*
  * model.h - what the samples are resolved against: processes and their maps
  * over time (machine.c), object files (dso.c) with their symbols (symbols.c,
- * PLT entries included), names (demangle.c), source lines (srcline.c),
+ * PLT entries included) and separate debug files (elffile.c), names
+ * (demangle.c, cxxname.c), source lines and inlined functions (srcline.c),
  * kernel symbols (kallsyms.c) and JIT symbol maps /tmp/perf-PID.map
- * (jitmap.c). Included by internal.h after the basic types and kvmap.
+ * (jitmap.c).
+ * Included by internal.h after the basic types and kvmap.
  */
 #ifndef AUTOPROF_REPORT_MODEL_H
 #define AUTOPROF_REPORT_MODEL_H
+
+#include <gelf.h>
 
 /* ---- dso.c + symbols.c + demangle.c + srcline.c ---- */
 
@@ -58,11 +62,31 @@ const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load);
 int dso__vaddr(const struct dso *dso, u64 file_off, u64 *vaddr);
 
 int symbols__load(struct dso *dso);
-int symbols__open_dwarf(const struct dso *dso, int *fd, void **elf);
 const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr);
 void symtab__exit(struct symtab *t);
 char *demangle__name(const char *name);
 void demangle__set_full(bool full);
+bool demangle__full(void);
+void cxxname__shorten(char *s);
+void cxxname__fit(const char *name, char *buf, size_t len);
+
+/* ---- elffile.c: object files and their separate debug files ---- */
+
+#define BUILD_ID_MAX 64
+
+struct elf_handle {
+	int fd;
+	Elf *elf;
+};
+
+int elffile__open(struct elf_handle *eh, const char *path);
+void elffile__close(struct elf_handle *eh);
+Elf_Scn *elffile__section(Elf *elf, Elf64_Word type, GElf_Shdr *shdr);
+Elf_Scn *elffile__section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr);
+size_t elffile__build_id(Elf *elf, char hex[2 * BUILD_ID_MAX + 1]);
+int elffile__add_debug_dir(const char *dir);
+bool elffile__debug_file(const struct dso *dso, Elf *elf, struct elf_handle *eh);
+int elffile__open_dwarf(const struct dso *dso, int *fd, void **elf);
 
 /* ---- jitmap.c ---- */
 
@@ -73,6 +97,16 @@ int jitmap__load(struct dso *dso);
 #define SRCLINE_MAX 512
 int srcline__find(struct dso *dso, u64 vaddr, bool inlines, char *buf, size_t len);
 void srcline__close(struct dso *dso);
+
+/* One function inlined at an address: its shown name and where it is defined. */
+struct inline_frame {
+	char *name; /* malloc'ed */
+	char *decl; /* "file.c:12" where the function is defined (malloc'ed), or NULL */
+};
+
+#define MAX_INLINE_DEPTH 16
+int srcline__inlines(struct dso *dso, u64 vaddr, struct inline_frame *out, int max);
+int srcline__find_depth(struct dso *dso, u64 vaddr, u32 depth, char *buf, size_t len);
 
 /* ---- kallsyms.c ---- */
 

@@ -2,8 +2,11 @@
 /*
  * srcline.c - source file:line of a code address, and the functions inlined
  * at it, through libdw. A dso's DWARF (its own, or its separate debug file)
- * is opened the first time one of its addresses is shown and kept open until
- * the dso goes away; only the views that print lines ever call this.
+ * is opened the first time one of its addresses is resolved (for its inlined
+ * functions) or shown, and kept open until the dso goes away. The inlined
+ * functions at an address are found from its out-of-line function's DIE
+ * (each CU's functions are listed once), so the cost per address is that
+ * function's subtree, not the CU's.
  */
 #include "internal.h"
 
@@ -17,10 +20,21 @@
 /* How many inlined frames one line names at most. */
 #define MAX_INLINES 4
 
+/* One address range of an out-of-line function's DIE. */
+struct fn_range {
+	u64 lo, hi;    /* [lo, hi) */
+	Dwarf_Off die; /* the DW_TAG_subprogram */
+};
+
 struct dwarf_handle {
 	int fd;
 	Elf *elf;
 	Dwarf *dw;
+	/* The functions of the CUs looked at so far, sorted by lo: an address's
+	 * function is found without walking its CU again (nested_scopes()). */
+	struct fn_range *fr;
+	size_t nr_fr, cap_fr;
+	struct kvmap cus; /* CU offset -> 1: its functions are in fr */
 };
 
 static struct dwarf_handle *dwarf_of(struct dso *dso)
@@ -32,7 +46,7 @@ static struct dwarf_handle *dwarf_of(struct dso *dso)
 	if (dso->dw_tried)
 		return dso->dw;
 	dso->dw_tried = true;
-	if (dso->special || symbols__open_dwarf(dso, &fd, &elf))
+	if (dso->special || elffile__open_dwarf(dso, &fd, &elf))
 		return NULL;
 	dh = calloc(1, sizeof(*dh));
 	if (!dh)
@@ -59,14 +73,132 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+static int fn_range_cmp(const void *pa, const void *pb)
+{
+	const struct fn_range *a = pa, *b = pb;
+
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static int add_fn_ranges(Dwarf_Die *die, void *arg)
+{
+	struct dwarf_handle *dh = arg;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (array__reserve(&dh->fr, &dh->cap_fr, dh->nr_fr + 1, sizeof(*dh->fr)))
+			return DWARF_CB_ABORT;
+		dh->fr[dh->nr_fr++] = (struct fn_range){lo, hi, dwarf_dieoffset(die)};
+	}
+	return DWARF_CB_OK;
+}
+
+/*
+ * The DIE of the out-of-line function containing @vaddr in CU @cudie into
+ * @fn: the CU's functions are listed once (dwarf_getfuncs()), then found by
+ * binary search. False if none.
+ */
+static bool function_die(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, Dwarf_Die *fn)
+{
+	u64 val, cu = dwarf_dieoffset(cudie);
+	size_t lo = 0, hi;
+
+	if (!kvmap__get(&dh->cus, cu, 0, &val)) {
+		if (kvmap__put(&dh->cus, cu, 0, 1))
+			return false;
+		dwarf_getfuncs(cudie, add_fn_ranges, dh, 0);
+		qsort(dh->fr, dh->nr_fr, sizeof(*dh->fr), fn_range_cmp);
+	}
+	hi = dh->nr_fr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (dh->fr[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || vaddr >= dh->fr[lo - 1].hi)
+		return false;
+	return dwarf_offdie(dh->dw, dh->fr[lo - 1].die, fn) != NULL;
+}
+
+/*
+ * The scopes around @vaddr from function DIE @fn down, innermost first:
+ * the lexical blocks and inlined subroutines that contain it, then @fn.
+ * Only @fn's own subtree is read. Sets *scopes (malloc'ed); returns how many.
+ */
+static int scopes_in(Dwarf_Die *fn, u64 vaddr, Dwarf_Die **scopes)
+{
+	Dwarf_Die path[64], c;
+	int n = 1, i;
+
+	path[0] = *fn;
+	while (n < (int)ARRAY_SIZE(path) && dwarf_child(&path[n - 1], &c) == 0) {
+		bool found = false;
+
+		do {
+			int tag = dwarf_tag(&c);
+
+			if ((tag == DW_TAG_lexical_block || tag == DW_TAG_inlined_subroutine) &&
+			    dwarf_haspc(&c, vaddr) == 1) {
+				path[n++] = c;
+				found = true;
+				break;
+			}
+		} while (dwarf_siblingof(&c, &c) == 0);
+		if (!found)
+			break;
+	}
+	*scopes = malloc((size_t)n * sizeof(**scopes));
+	if (!*scopes)
+		return 0;
+	for (i = 0; i < n; i++)
+		(*scopes)[i] = path[n - 1 - i];
+	return n;
+}
+
+/*
+ * The scopes around @vaddr in the CU @cudie, as they nest in the tree.
+ * Through the function's DIE when it is listed (function_die()); else
+ * dwarf_getscopes(), which stops at the innermost inlined subroutine (its
+ * parents are of the abstract definition), so the chain is read from there
+ * up with dwarf_getscopes_die(). Sets *scopes (malloc'ed); returns how many,
+ * <= 0 for none.
+ */
+static int nested_scopes(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, Dwarf_Die **scopes)
+{
+	Dwarf_Die fn;
+
+	Dwarf_Die *first = NULL, inl;
+	int n, i;
+
+	*scopes = NULL;
+	if (function_die(dh, cudie, vaddr, &fn))
+		return scopes_in(&fn, vaddr, scopes);
+	n = dwarf_getscopes(cudie, vaddr, &first);
+	for (i = 0; i < n && dwarf_tag(&first[i]) != DW_TAG_inlined_subroutine; i++)
+		;
+	if (i >= n) {
+		free(first);
+		return 0;
+	}
+	inl = first[i];
+	free(first);
+	return dwarf_getscopes_die(&inl, scopes);
+}
+
 /* Append " [inlined a <- b]" for the inlined subroutines around @vaddr, innermost first. */
-static void add_inlines(Dwarf_Die *cudie, u64 vaddr, char *buf, size_t len)
+static void add_inlines(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, char *buf, size_t len)
 {
 	Dwarf_Die *scopes = NULL;
 	int n, i, shown = 0;
 	size_t used = strlen(buf);
 
-	n = dwarf_getscopes(cudie, vaddr, &scopes);
+	n = nested_scopes(dh, cudie, vaddr, &scopes);
 	for (i = 0; i < n && shown < MAX_INLINES; i++) {
 		const char *name;
 		int w;
@@ -112,8 +244,98 @@ int srcline__find(struct dso *dso, u64 vaddr, bool inlines, char *buf, size_t le
 		return -ENOENT;
 	snprintf(buf, len, "%s:%d", base_name(file), lineno);
 	if (inlines)
-		add_inlines(&cudie, vaddr, buf, len);
+		add_inlines(dh, &cudie, vaddr, buf, len);
 	return 0;
+}
+
+/* The name of inlined or out-of-line function @die: demangled linkage name, else its name. */
+static char *scope_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *link = NULL, *name;
+	char *d;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		link = dwarf_formstring(&attr);
+	if (link && (d = demangle__name(link)) != NULL)
+		return d;
+	name = dwarf_diename(die);
+	if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
+		name = dwarf_formstring(&attr);
+	return strdup(name ? name : link ? link : "[inlined]");
+}
+
+/*
+ * The functions inlined at ELF address @vaddr of @dso, innermost first, into
+ * @out (at most @max): each its name and definition's line (malloc'ed, the
+ * caller frees them).
+ * Returns how many (0: none, or no DWARF).
+ */
+int srcline__inlines(struct dso *dso, u64 vaddr, struct inline_frame *out, int max)
+{
+	struct dwarf_handle *dh = dwarf_of(dso);
+	Dwarf_Die cudie, *scopes = NULL;
+	const char *file;
+	int n, i, k = 0, line;
+
+	if (!dh || !dwarf_addrdie(dh->dw, vaddr, &cudie))
+		return 0;
+	n = nested_scopes(dh, &cudie, vaddr, &scopes);
+	for (i = 0; i < n && k < max; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		out[k].name = scope_name(&scopes[i]);
+		if (!out[k].name)
+			break;
+		out[k].decl = NULL;
+		if (dwarf_decl_line(&scopes[i], &line) == 0 &&
+		    (file = dwarf_decl_file(&scopes[i])) != NULL &&
+		    asprintf(&out[k].decl, "%s:%d", base_name(file), line) < 0)
+			out[k].decl = NULL;
+		k++;
+	}
+	free(scopes);
+	return k;
+}
+
+/*
+ * Like srcline__find(), for the frame @depth levels out of the inline chain
+ * at @vaddr: depth 0 is the address's own line, depth d the line that calls
+ * the d-th innermost inlined function (its DW_AT_call_file:call_line).
+ */
+int srcline__find_depth(struct dso *dso, u64 vaddr, u32 depth, char *buf, size_t len)
+{
+	struct dwarf_handle *dh;
+	Dwarf_Die cudie, *scopes = NULL;
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word fidx, lineno;
+	const char *file = NULL;
+	size_t nfiles;
+	int n, i;
+	u32 seen = 0;
+
+	if (!depth)
+		return srcline__find(dso, vaddr, false, buf, len);
+	buf[0] = 0;
+	dh = dwarf_of(dso);
+	if (!dh || !dwarf_addrdie(dh->dw, vaddr, &cudie))
+		return -ENOENT;
+	n = nested_scopes(dh, &cudie, vaddr, &scopes);
+	for (i = 0; i < n; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine || ++seen < depth)
+			continue;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &fidx) == 0 &&
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &lineno) == 0 &&
+		    dwarf_getsrcfiles(&cudie, &files, &nfiles) == 0 && fidx < nfiles)
+			file = dwarf_filesrc(files, fidx, NULL, NULL);
+		if (file)
+			snprintf(buf, len, "%s:%llu", base_name(file), (unsigned long long)lineno);
+		break;
+	}
+	free(scopes);
+	return buf[0] ? 0 : -ENOENT;
 }
 
 void srcline__close(struct dso *dso)
@@ -123,6 +345,8 @@ void srcline__close(struct dso *dso)
 	if (!dh)
 		return;
 	dwarf_end(dh->dw);
+	free(dh->fr);
+	kvmap__exit(&dh->cus);
 	elf_end(dh->elf);
 	close(dh->fd);
 	free(dh);

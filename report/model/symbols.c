@@ -4,7 +4,8 @@
  * libelf.
  *
  * The symbol table is, in order of preference: the object's own .symtab,
- * the .symtab of a separate debug file (by build id, then .gnu_debuglink),
+ * the .symtab of a separate debug file (by build id under each debug
+ * directory, then .gnu_debuglink, then debuginfod: elffile__debug_file()),
  * the object's .dynsym; PLT entries are added as "name@plt" (x86-64).
  * Symbols are copied into one sorted array with one
  * name arena, so the ELF handle is closed again right after loading.
@@ -12,87 +13,9 @@
 #include "internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-#define BUILD_ID_MAX 64
-
-struct elf_handle {
-	int fd;
-	Elf *elf;
-};
-
-/*
- * Open @path as an ELF object. Only regular files are opened (O_NONBLOCK so
- * a FIFO named in a hostile file cannot block us). Returns 0 or -errno.
- */
-static int elf_handle__open(struct elf_handle *eh, const char *path)
-{
-	struct stat st;
-
-	eh->elf = NULL;
-	eh->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (eh->fd < 0)
-		return -errno;
-	if (fstat(eh->fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size < (off_t)sizeof(Elf64_Ehdr))
-		goto fail;
-	eh->elf = elf_begin(eh->fd, ELF_C_READ_MMAP, NULL);
-	if (!eh->elf || elf_kind(eh->elf) != ELF_K_ELF)
-		goto fail;
-	return 0;
-fail:
-	if (eh->elf)
-		elf_end(eh->elf);
-	close(eh->fd);
-	eh->elf = NULL;
-	eh->fd = -1;
-	return -ENOEXEC;
-}
-
-static void elf_handle__close(struct elf_handle *eh)
-{
-	if (eh->elf)
-		elf_end(eh->elf);
-	if (eh->fd >= 0)
-		close(eh->fd);
-	eh->elf = NULL;
-	eh->fd = -1;
-}
-
-/* The first section of @type (SHT_SYMTAB, SHT_DYNSYM) with a usable header, or NULL. */
-static Elf_Scn *find_section(Elf *elf, Elf64_Word type, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type && shdr->sh_entsize)
-			return scn;
-	}
-	return NULL;
-}
-
-static Elf_Scn *find_section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, shdr))
-			continue;
-		n = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
 
 static int load_segments(struct dso *dso, Elf *elf)
 {
@@ -112,94 +35,6 @@ static int load_segments(struct dso *dso, Elf *elf)
 		    .offset = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr};
 	}
 	return 0;
-}
-
-/* The GNU build id as lowercase hex into @hex; returns its length in bytes or 0. */
-static size_t read_build_id(Elf *elf, char hex[2 * BUILD_ID_MAX + 1])
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off, i;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			const u8 *desc = (const u8 *)data->d_buf + desc_off;
-
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) != 0 ||
-			    nh.n_descsz == 0 || nh.n_descsz > BUILD_ID_MAX)
-				continue;
-			for (i = 0; i < nh.n_descsz; i++)
-				sprintf(hex + 2 * i, "%02x", desc[i]);
-			return nh.n_descsz;
-		}
-	}
-	return 0;
-}
-
-/* True if @eh opened and has a .symtab with at least one entry. */
-static bool try_debug_file(struct elf_handle *eh, const char *path)
-{
-	GElf_Shdr shdr;
-
-	if (elf_handle__open(eh, path) != 0)
-		return false;
-	if (find_section(eh->elf, SHT_SYMTAB, &shdr) && shdr.sh_size > shdr.sh_entsize)
-		return true;
-	elf_handle__close(eh);
-	return false;
-}
-
-/*
- * Find a separate debug file for @dso: /usr/lib/debug/.build-id/xx/rest.debug,
- * then the .gnu_debuglink name beside the object, in .debug/ beside it and
- * under /usr/lib/debug/<dir>/. Returns true with @eh open on success.
- */
-static bool open_debug_file(const struct dso *dso, Elf *elf, struct elf_handle *eh)
-{
-	char hex[2 * BUILD_ID_MAX + 1], path[4096], dir[4096];
-	const char *link;
-	GElf_Shdr shdr;
-	Elf_Scn *scn;
-	Elf_Data *data;
-	size_t len = read_build_id(elf, hex);
-
-	if (len >= 2) {
-		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
-			 hex + 2);
-		if (try_debug_file(eh, path))
-			return true;
-	}
-	scn = find_section_by_name(elf, ".gnu_debuglink", &shdr);
-	if (!scn || shdr.sh_type == SHT_NOBITS)
-		return false;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf || data->d_size < 2)
-		return false;
-	link = data->d_buf;
-	if (strnlen(link, data->d_size) == data->d_size || strchr(link, '/'))
-		return false;
-	snprintf(dir, sizeof(dir), "%s", dso->path);
-	if (strrchr(dir, '/'))
-		*strrchr(dir, '/') = 0;
-	else
-		strcpy(dir, ".");
-	if (snprintf(path, sizeof(path), "%s/%s", dir, link) < (int)sizeof(path) &&
-	    strcmp(path, dso->path) != 0 && try_debug_file(eh, path))
-		return true;
-	if (snprintf(path, sizeof(path), "%s/.debug/%s", dir, link) < (int)sizeof(path) &&
-	    try_debug_file(eh, path))
-		return true;
-	return snprintf(path, sizeof(path), "/usr/lib/debug%s/%s", dir, link) < (int)sizeof(path) &&
-	       try_debug_file(eh, path);
 }
 
 /* A symbol while loading: where it is, and what decides between aliases. */
@@ -443,7 +278,7 @@ static int add_plt_syms(struct raw_vec *rv, Elf *elf)
 	nr_slots = read_got_slots(elf, &slots);
 	for (k = 0; k < ARRAY_SIZE(plts) && nr_slots && !err; k++) {
 		GElf_Shdr shdr;
-		Elf_Scn *scn = find_section_by_name(elf, plts[k], &shdr);
+		Elf_Scn *scn = elffile__section_by_name(elf, plts[k], &shdr);
 		Elf_Data *data;
 		u64 ent, off;
 
@@ -569,25 +404,25 @@ int symbols__load(struct dso *dso)
 			return -ENOSYS;
 		elf_ready = true;
 	}
-	err = elf_handle__open(&eh, dso->path);
+	err = elffile__open(&eh, dso->path);
 	if (err)
 		return err;
 	err = load_segments(dso, eh.elf);
 	if (err)
 		goto out;
-	scn = find_section(eh.elf, SHT_SYMTAB, &shdr);
+	scn = elffile__section(eh.elf, SHT_SYMTAB, &shdr);
 	if (scn) {
 		err = build_symtab(&dso->symtab, eh.elf, scn, &shdr, eh.elf);
-	} else if (open_debug_file(dso, eh.elf, &dbg)) {
-		scn = find_section(dbg.elf, SHT_SYMTAB, &shdr);
+	} else if (elffile__debug_file(dso, eh.elf, &dbg)) {
+		scn = elffile__section(dbg.elf, SHT_SYMTAB, &shdr);
 		err = build_symtab(&dso->symtab, dbg.elf, scn, &shdr, eh.elf);
-		elf_handle__close(&dbg);
+		elffile__close(&dbg);
 	} else {
-		scn = find_section(eh.elf, SHT_DYNSYM, &shdr);
+		scn = elffile__section(eh.elf, SHT_DYNSYM, &shdr);
 		err = scn ? build_symtab(&dso->symtab, eh.elf, scn, &shdr, eh.elf) : -ENOENT;
 	}
 out:
-	elf_handle__close(&eh);
+	elffile__close(&eh);
 	return err;
 }
 
@@ -614,41 +449,4 @@ void symtab__exit(struct symtab *t)
 	free(t->syms);
 	free(t->names);
 	memset(t, 0, sizeof(*t));
-}
-
-/*
- * Open the ELF file that holds @dso's DWARF: the object itself when it has
- * .debug_info, else its separate debug file (build id, .gnu_debuglink).
- * Returns 0 with *fd and *elf (an Elf *) for the caller to elf_end() and
- * close(), or -errno.
- */
-int symbols__open_dwarf(const struct dso *dso, int *fd, void **elf)
-{
-	struct elf_handle eh, dbg = {.fd = -1};
-	GElf_Shdr shdr;
-	int err;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	err = elf_handle__open(&eh, dso->path);
-	if (err)
-		return err;
-	if (find_section_by_name(eh.elf, ".debug_info", &shdr) && shdr.sh_type != SHT_NOBITS) {
-		*fd = eh.fd;
-		*elf = eh.elf;
-		return 0;
-	}
-	if (open_debug_file(dso, eh.elf, &dbg)) {
-		elf_handle__close(&eh);
-		if (find_section_by_name(dbg.elf, ".debug_info", &shdr) &&
-		    shdr.sh_type != SHT_NOBITS) {
-			*fd = dbg.fd;
-			*elf = dbg.elf;
-			return 0;
-		}
-		elf_handle__close(&dbg);
-		return -ENOENT;
-	}
-	elf_handle__close(&eh);
-	return -ENOENT;
 }

@@ -23,7 +23,7 @@ static int src_of(struct json_lines *jl, const struct session *s, u32 loc, u32 *
 	*id = 0;
 	buf[0] = 0;
 	if (l->dso && !l->dso->special && !s->opts.no_load && !dso__vaddr(l->dso, l->off, &vaddr))
-		srcline__find(l->dso, vaddr, false, buf, sizeof(buf));
+		srcline__find_depth(l->dso, vaddr, l->depth, buf, sizeof(buf));
 	return buf[0] ? strset__intern(&jl->names, buf, strlen(buf), id) : 0;
 }
 

@@ -230,6 +230,8 @@ void report__func_source(struct session *s, u32 fid, char *buf, size_t len)
 	buf[0] = 0;
 	if (fn->dso && fn->has_sym && !s->opts.no_load)
 		srcline__find(fn->dso, fn->vaddr, false, buf, len);
+	if (!buf[0] && fn->decl) /* a function seen only inlined: where it is defined */
+		snprintf(buf, len, "%s", fn->decl);
 }
 
 struct table {
@@ -303,7 +305,12 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 			(unsigned long long)samples);
 		for (i = 0; i < t->ss->nr; i++) {
 			rows__name(t->rows, s, t->ss, row, i, buf, sizeof(buf));
-			print_cell(out, buf, i < last || t->object || t->lines ? t->width[i] : 0);
+			/* --full-names: the whole name, however long */
+			print_cell(out,
+				   t->ss->k[i] == SK_FUNC && demangle__full()
+				       ? s->hists.res.funcs[row->key[i]].name
+				       : buf,
+				   i < last || t->object || t->lines ? t->width[i] : 0);
 		}
 		if (t->object)
 			print_cell(out, s->hists.res.funcs[row->fid].object,

@@ -95,9 +95,13 @@ static void record_info(struct session *s, const struct record *r, const struct 
 	buf[0] = 0;
 	switch (r->h.type) {
 	case PERF_RECORD_SAMPLE:
-		if (resolver__sample(&s->hists.res, &s->machine, id, frames, &nr) == 0)
-			snprintf(buf, sizeof(buf), "%#llx %s", (unsigned long long)id->ip,
-				 s->hists.res.funcs[s->hists.res.locs[frames[0]].fid].name);
+		if (resolver__sample(&s->hists.res, &s->machine, id, frames, &nr) == 0) {
+			int at = snprintf(buf, sizeof(buf), "%#llx ", (unsigned long long)id->ip);
+
+			/* a long C++ name cut inside its brackets, not at its end */
+			cxxname__fit(s->hists.res.funcs[s->hists.res.locs[frames[0]].fid].name,
+				     buf + at, sizeof(buf) - (size_t)at);
+		}
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:

@@ -117,7 +117,13 @@ static void put_label(FILE *out, const char *name, size_t len, double w)
 	if ((size_t)n >= len) {
 		snprintf(buf, sizeof(buf), "%.*s", (int)len, name);
 	} else {
-		snprintf(buf, sizeof(buf), "%.*s..", n - 2, name);
+		char whole[1024];
+
+		/* Cut inside template arguments and parameters first, as the tables do. */
+		snprintf(whole, sizeof(whole), "%.*s", (int)len, name);
+		cxxname__fit(whole, buf, (size_t)n + 1);
+		if (strlen(buf) > (size_t)n)
+			snprintf(buf, sizeof(buf), "%.*s..", n - 2, whole);
 	}
 	escape_xml(out, buf);
 }

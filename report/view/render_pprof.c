@@ -162,15 +162,25 @@ static void samples(struct pprof *p)
 		const struct entry *e = &st->entries[i];
 		const struct task *t = &st->tasks[e->task];
 		const char *comm;
-		u32 n, d;
+		u32 n, d, m;
 
 		for (k = 0; k < p->nr_evs && p->evs[k] != (int)e->hist; k++)
 			;
 		if (k == p->nr_evs || !e->samples)
 			continue;
 		n = stacks__path(st, e->node, p->path);
-		for (d = 0; d < n; d++) /* leaf first, as pprof wants */
-			p->ids[d] = node_loc(p, p->path[d], d);
+		for (d = 0, m = 0; d < n; d++) { /* leaf first, as pprof wants */
+			u32 loc = st->nodes[p->path[d]].loc, nx;
+
+			p->ids[m++] = node_loc(p, p->path[d], d);
+			/* the functions it was inlined into are Lines of its Location */
+			nx = loc != NONE ? p->s->hists.res.locs[loc].next : NONE_LOC;
+			while (nx != NONE_LOC && d + 1 < n && st->nodes[p->path[d + 1]].loc == nx) {
+				d++;
+				nx = p->s->hists.res.locs[nx].next;
+			}
+		}
+		n = m;
 		memset(vals, 0, 2 * p->nr_evs * sizeof(*vals));
 		vals[2 * k] = e->samples;
 		vals[2 * k + 1] = e->period;
@@ -212,6 +222,7 @@ static void one_location(struct pprof *p, u64 id, u32 fid, const struct loc *l, 
 	char buf[SRCLINE_MAX];
 	u64 vaddr;
 	long line = 0;
+	u32 nx;
 
 	pb_reset(&p->sub);
 	pb_varint(&p->sub, 1, id);
@@ -222,7 +233,7 @@ static void one_location(struct pprof *p, u64 id, u32 fid, const struct loc *l, 
 			p->dso_max[l->dso->id] = l->off + 1;
 		if (!p->s->opts.no_load && !l->dso->special &&
 		    dso__vaddr(l->dso, l->off - (caller_only && l->off), &vaddr) == 0 &&
-		    srcline__find(l->dso, vaddr, false, buf, sizeof(buf)) == 0)
+		    srcline__find_depth(l->dso, vaddr, l->depth, buf, sizeof(buf)) == 0)
 			split_srcline(buf, &line);
 	} else if (l && fn->obj == OBJ_KERNEL) {
 		pb_varint(&p->sub, 2, p->s->machine.dsos.nr + 1);
@@ -237,8 +248,24 @@ static void one_location(struct pprof *p, u64 id, u32 fid, const struct loc *l, 
 	pb_varint(&p->msg, 1, (u64)fid + 1);
 	pb_varint_nz(&p->msg, 2, (u64)line);
 	pb_message(&p->sub, 4, &p->msg);
-	pb_message(&p->prof, P_LOCATION, &p->sub);
 	p->func_used[fid] = 1;
+	/* An inlined function's Location: a Line for each function it is inlined into, outward. */
+	for (nx = l && l->depth == 0 ? l->next : NONE_LOC; nx != NONE_LOC;
+	     nx = p->s->hists.res.locs[nx].next) {
+		const struct loc *c = &p->s->hists.res.locs[nx];
+
+		line = 0;
+		if (!p->s->opts.no_load &&
+		    dso__vaddr(c->dso, c->off - (caller_only && c->off), &vaddr) == 0 &&
+		    srcline__find_depth(c->dso, vaddr, c->depth, buf, sizeof(buf)) == 0)
+			split_srcline(buf, &line);
+		pb_reset(&p->msg);
+		pb_varint(&p->msg, 1, (u64)c->fid + 1);
+		pb_varint_nz(&p->msg, 2, (u64)line);
+		pb_message(&p->sub, 4, &p->msg);
+		p->func_used[c->fid] = 1;
+	}
+	pb_message(&p->prof, P_LOCATION, &p->sub);
 }
 
 static void locations(struct pprof *p)
