@@ -55,7 +55,11 @@ struct perf_file {
 	struct kvmap ids; /* event id -> attr index */
 	int id_pos;	  /* u64 index of the id in a SAMPLE, -1: none */
 	bool sample_id_all;
-	bool data_repaired; /* data.size was 0 or ran past the end */
+	bool data_repaired;	/* data.size was 0 or ran past the end */
+	u64 lost, lost_samples; /* LOST and LOST_SAMPLES totals of this file */
+	/* the records' bytes in the file as stored (before expanding), and where reading
+	 * stopped in them (0: read to the end) */
+	u64 orig_off, orig_end, stop_at;
 	struct features feat;
 	char warn[256]; /* a recoverable problem found by perf_file__open() */
 	char err[256];	/* why the last call failed */
@@ -88,6 +92,8 @@ int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void perf_file__close(struct perf_file *pf);
 int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
+/* Bytes that follow record @r outside its size (TRACING_DATA of either layout, AUXTRACE). */
+u64 record__trailing(const struct record *r);
 int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r);
 int perf_file__attr_of_id(const struct perf_file *pf, u64 id);
 int perf_file__add_attr(struct perf_file *pf, const u8 *attr, u32 size, const u8 *ids, u64 nr_ids);
@@ -118,7 +124,8 @@ bool stat_sibling__seen(const struct session *s, const char *path);
 
 /* ---- listing.c: autoprof-report --list ---- */
 
-int listing__print(const char *const *paths, size_t nr, FILE *out);
+/* With @strict, a file read only in part (or not at all) makes the status 1. */
+int listing__print(const char *const *paths, size_t nr, FILE *out, bool strict);
 
 /* ---- evname.c ---- */
 

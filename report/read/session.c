@@ -279,9 +279,11 @@ static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct
 		break;
 	case PERF_RECORD_LOST:
 		s->lost += REC(struct perf_record_lost, r).lost;
+		pf->lost += REC(struct perf_record_lost, r).lost;
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		s->lost_samples += REC(struct perf_record_lost_samples, r).lost;
+		pf->lost_samples += REC(struct perf_record_lost_samples, r).lost;
 		break;
 	case PERF_RECORD_THROTTLE:
 		s->throttle++;
@@ -784,6 +786,23 @@ static int count_tasks(struct session *s)
 	return err;
 }
 
+/* Add file @pf's losses and the share of its records read to the session's totals. */
+static void account_file(struct session *s, const struct perf_file *pf)
+{
+	u64 off = pf->orig_end ? pf->orig_off : pf->data_off;
+	u64 end = pf->orig_end ? pf->orig_end : pf->data_end, total = end > off ? end - off : 0;
+	u64 read = total;
+
+	s->lost_total += pf->lost > pf->lost_samples ? pf->lost : pf->lost_samples;
+	if (pf->stop_at)
+		read = pf->stop_at - off;
+	else if (pf->walk_end < pf->data_end) /* stopped in an expanded stream: its share */
+		read = (u64)((double)total * (double)(pf->walk_end - pf->data_off) /
+			     (double)(pf->data_end - pf->data_off));
+	s->data_bytes += total;
+	s->read_bytes += read;
+}
+
 /*
  * Run both passes over every added file. Returns 0 or -ENOMEM (with s->err
  * set); problems in the data become warnings.
@@ -811,6 +830,8 @@ int session__process(struct session *s)
 	if (err > 0)
 		err = 0;
 	free(sd.v);
+	for (i = 0; i < s->nr_files; i++)
+		account_file(s, &s->files[i]);
 	if (!err)
 		err = hists__finish(&s->hists);
 	if (!err)
@@ -847,6 +868,27 @@ int session__main_hist(const struct session *s, const char *event)
 			return (int)i;
 	}
 	return event ? -1 : 0;
+}
+
+bool session__incomplete(const struct session *s)
+{
+	return s->nr_warnings || s->read_bytes < s->data_bytes;
+}
+
+void session__print_gaps(const struct session *s, FILE *out)
+{
+	size_t i;
+
+	if (s->read_bytes < s->data_bytes)
+		fprintf(out,
+			"Read:       %.2f%% of the records (%llu of %llu bytes): the numbers "
+			"cover that part only\n",
+			100.0 * (double)s->read_bytes / (double)s->data_bytes,
+			(unsigned long long)s->read_bytes, (unsigned long long)s->data_bytes);
+	for (i = 0; i < s->nr_warnings; i++)
+		fprintf(out, "Warning:    %s\n", s->warnings[i]);
+	if (s->dropped_warnings)
+		fprintf(out, "Warning:    %zu more warnings not shown\n", s->dropped_warnings);
 }
 
 void session__exit(struct session *s)
