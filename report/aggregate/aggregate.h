@@ -77,6 +77,16 @@ struct resolver {
 int resolver__init(struct resolver *r);
 int resolver__sample(struct resolver *r, struct machine *m, const struct sample *s, u32 *frames,
 		     u32 *nr);
+/*
+ * As resolver__sample() for a sample of an LBR call stack (perf record
+ * --call-graph lbr), as perf builds it: the ip, the kernel's part of the
+ * callchain, then the user part from the @nr_entries branch entries at
+ * @entries (the target of the last call, then each call site). Returns 1
+ * if the sample has no user part or no entries (use resolver__sample()),
+ * 0, or -ENOMEM.
+ */
+int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s, const u8 *entries,
+		  u64 nr_entries, u32 *frames, u32 *nr);
 int resolver__user(struct resolver *r, struct machine *m, const struct sample *s, const u64 *addrs,
 		   u32 nr_addrs, u32 *frames, u32 *nr);
 int resolver__unwind_user(struct resolver *r, struct unwinder *uw, struct machine *m,

@@ -363,6 +363,59 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 	return 0;
 }
 
+int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s, const u8 *entries,
+		  u64 nr_entries, u32 *frames, u32 *nr)
+{
+	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
+	enum ctx ctx = ctx_of_cpumode(s->misc), ip_ctx = ctx;
+	u64 i, user, ip = s->ip;
+	u32 n = 0, loc;
+	int err;
+
+	for (user = 0; user < s->nr_chain && sample__chain(s, user) != PERF_CONTEXT_USER; user++)
+		;
+	if (user == s->nr_chain || !nr_entries)
+		return 1; /* no user part: the chain as it is */
+	fc.p = proc_of(r, m, s);
+	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	if (!s->has_ip) { /* the first callchain entry is the ip */
+		for (i = 0; i < s->nr_chain && PERF_CONTEXT_IS_MARKER(sample__chain(s, i)); i++)
+			ip_ctx = ctx_of_marker(sample__chain(s, i));
+		if (i == s->nr_chain)
+			return 1;
+		ip = sample__chain(s, i);
+	}
+	if ((err = resolve(r, &fc, ip_ctx, ip, &frames[n++])))
+		return err;
+	/* the kernel's part of the chain, as resolver__sample() reads it */
+	for (i = 0; i < user && n < MAX_FRAMES; i++) {
+		u64 e = sample__chain(s, i);
+
+		if (PERF_CONTEXT_IS_MARKER(e)) {
+			ctx = ctx_of_marker(e);
+			continue;
+		}
+		if (e == ip && n == 1)
+			continue;
+		if ((err = resolve(r, &fc, ctx, e - (n > 1), &frames[n])))
+			return err;
+		n++;
+	}
+	/* the user part from the branch stack: where the last call went, then each call site */
+	for (i = 0; i <= nr_entries && n < MAX_FRAMES; i++) {
+		u64 addr = i ? ld64(entries + (i - 1) * 24) : ld64(entries + 8);
+
+		if ((err = resolve(r, &fc, CTX_USER, addr, &loc)))
+			return err;
+		/* a user-mode sample's own function is already the leaf */
+		if (i == 0 && n == 1 && r->locs[loc].fid == r->locs[frames[0]].fid)
+			continue;
+		frames[n++] = loc;
+	}
+	*nr = n;
+	return 0;
+}
+
 /*
  * Append to @frames, from index *nr, the user-space locations of the
  * @nr_addrs code addresses @addrs of sample @s (already call addresses,

@@ -24,6 +24,7 @@ struct evattr {
 	u64 default_period; /* when PERIOD is not in sample_type */
 	char *name;	    /* EVENT_DESC name, else derived from type/config */
 	int hist;	    /* index of the event's counters, set by the session */
+	bool lbr_calls;	    /* its call stacks are in its branch stacks (--call-graph lbr) */
 };
 
 /* What the optional feature sections said; NULL/0 when absent. */
@@ -159,6 +160,13 @@ struct user_stack {
 };
 
 int sample__user_stack(const struct perf_file *pf, const struct sample *s, struct user_stack *u);
+/*
+ * The branch stack of sample @s (PERF_SAMPLE_BRANCH_STACK): *@nr entries of
+ * 24 bytes (from, to, flags: unaligned u64s) at *@entries, inside the mapped
+ * file. Returns 0, -ENOENT without one, or -EINVAL if the record is too short.
+ */
+int sample__branch_stack(const struct perf_file *pf, const struct sample *s, const u8 **entries,
+			 u64 *nr);
 int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
 		     struct sample *s, size_t *body_end);
 

@@ -72,6 +72,18 @@ static int name_attrs(struct session *s, struct perf_file *pf)
 		ea->hist = hists__findnew_event(&s->hists, ea->name);
 		if (ea->hist < 0)
 			return ea->hist;
+		ea->lbr_calls = (ea->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) &&
+				(ea->attr.sample_type & PERF_SAMPLE_CALLCHAIN) &&
+				(ea->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
+		if ((ea->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) && !ea->lbr_calls &&
+		    !s->branch_noted) {
+			s->branch_noted = true;
+			session__warn(s,
+				      "%s: event %s has branch stacks (perf record -b/-j): "
+				      "not shown; the views count samples as perf report "
+				      "--no-branch-stack does",
+				      pf->path, ea->name);
+		}
 	}
 	return 0;
 }
@@ -486,7 +498,17 @@ static int sample_one(struct session *s, const struct perf_file *pf, const struc
 		return 0;
 	}
 	ea = &pf->attrs[smp.attr];
-	err = resolver__sample(&s->hists.res, &s->machine, &smp, frames, &nr);
+	err = 1;
+	if (__builtin_expect(ea->lbr_calls, 0)) { /* --call-graph lbr */
+		const u8 *ents;
+		u64 nr_ents;
+
+		if (sample__branch_stack(pf, &smp, &ents, &nr_ents) == 0)
+			err = resolver__lbr(&s->hists.res, &s->machine, &smp, ents, nr_ents, frames,
+					    &nr);
+	}
+	if (err == 1)
+		err = resolver__sample(&s->hists.res, &s->machine, &smp, frames, &nr);
 	/* --call-graph dwarf: the user stack is unwound from the dump */
 	if (!err && (ea->attr.sample_type & PERF_SAMPLE_STACK_USER) && !s->opts.no_load &&
 	    (s->unwinder || (s->unwinder = unwinder__new())))
