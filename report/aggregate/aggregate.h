@@ -118,6 +118,8 @@ struct entry {
 
 struct task {
 	u32 pid, tid;
+	u32 comm;   /* its name then: machine__comm_idx() */
+	u32 thread; /* the first task of the same thread (tasks differ in comm only) */
 	u64 samples, period;
 };
 
@@ -134,15 +136,15 @@ struct stacks {
 	u32 *path_keys;	       /* the last stack interned, root first: its keys */
 	u32 *path_nodes;       /* ... and its nodes */
 	u32 path_depth;
-	u32 last_pid, last_tid, last_task;
+	u32 last_pid, last_tid, last_comm, last_task;
 	bool lines; /* nodes are locations, not only functions */
 	bool cpus;  /* entries per CPU too; else every entry's cpu is UINT32_MAX */
 };
 
 int stacks__init(struct stacks *st);
 int stacks__intern(struct stacks *st, const struct loc *loctab, const u32 *locs, u32 nr, u32 *node);
-int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid, u32 cpu,
-		const u32 *locs, u32 nr, u64 period);
+int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid, u32 comm,
+		u32 cpu, const u32 *locs, u32 nr, u64 period);
 u32 stacks__path(const struct stacks *st, u32 node, u32 *out);
 void stacks__exit(struct stacks *st);
 
@@ -175,8 +177,8 @@ struct hists {
 
 int hists__init(struct hists *h);
 int hists__findnew_event(struct hists *h, const char *event);
-int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 cpu, const u32 *locs, u32 nr,
-		     u64 period);
+int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 comm, u32 cpu,
+		     const u32 *locs, u32 nr, u64 period);
 int hists__finish(struct hists *h);
 void hists__exit(struct hists *h);
 

@@ -447,7 +447,9 @@ static bool keep_sample(const struct session *s, const struct sample *smp)
 	if (f->nr_tids && !has_u32(f->tids, f->nr_tids, smp->tid))
 		return false;
 	if (f->nr_comms &&
-	    !has_str(f->comms, f->nr_comms, machine__comm_of(&s->machine, smp->pid, smp->tid)))
+	    !has_str(f->comms, f->nr_comms,
+		     machine__task_comm(&s->machine, smp->pid, smp->tid,
+					machine__comm_idx(&s->machine, smp->tid, smp->time))))
 		return false;
 	if (f->has_time) {
 		u64 rel;
@@ -521,6 +523,7 @@ static int sample_one(struct session *s, const struct perf_file *pf, const struc
 		return 0;
 	}
 	err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid,
+			       machine__comm_idx(&s->machine, smp.tid, smp.time),
 			       smp.has_cpu ? smp.cpu : UINT32_MAX, frames, nr, smp.period);
 	if (err)
 		return err;

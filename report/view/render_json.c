@@ -221,7 +221,7 @@ static int put_tasks(struct session *s, int hist, FILE *out)
 	fprintf(out, ",\n     \"threads\": [");
 	for (i = 0; i < st->nr_tasks; i++) {
 		const struct task *t = &st->tasks[i];
-		const char *comm = machine__comm_of(&s->machine, t->pid, t->tid);
+		const char *comm = machine__task_comm(&s->machine, t->pid, t->tid, t->comm);
 
 		if (!v[2 * i])
 			continue;

@@ -179,7 +179,7 @@ static void samples(struct pprof *p)
 		pb_packed(&p->sub, 2, vals, 2 * p->nr_evs);
 		label(p, "pid", NULL, t->pid);
 		label(p, "tid", NULL, t->tid);
-		comm = machine__comm_of(&p->s->machine, t->pid, t->tid);
+		comm = machine__task_comm(&p->s->machine, t->pid, t->tid, t->comm);
 		if (comm && *comm)
 			label(p, "thread", comm, 0);
 		pb_message(&p->prof, P_SAMPLE, &p->sub);
