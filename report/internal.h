@@ -111,7 +111,9 @@ struct session {
 	u64 data_bytes, read_bytes;
 	u64 unknown_id, bad_samples, bad_records, unknown_records, nr_records;
 	u64 type_counts[PERF_RECORD_LAST_KNOWN];
-	bool branch_noted;    /* the warning about branch stacks given */
+	bool branch_noted, read_noted; /* the warnings about branch stacks and group reads given */
+	u64 guest_samples;	       /* perf kvm: not resolved */
+	u64 aux_records, aux_bytes, aux_truncated; /* AUX-area traces: not decoded */
 	u32 unknown_types[4]; /* first few unknown record types, for the warning */
 	u64 first_time, last_time;
 	u64 nr_procs_seen, nr_threads_seen;

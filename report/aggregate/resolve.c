@@ -151,13 +151,13 @@ static int resolve_kernel(struct resolver *r, u64 addr, u32 *loc)
 	return err ? err : kvmap__put(&r->loc_idx, KEY_KERNEL, addr, *loc);
 }
 
+/* CTX_OTHER: hypervisor and guest addresses (perf kvm), which this reader cannot resolve */
 enum ctx { CTX_USER, CTX_KERNEL, CTX_OTHER };
 
 static enum ctx ctx_of_cpumode(u16 misc)
 {
 	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
 	case PERF_RECORD_MISC_KERNEL:
-	case PERF_RECORD_MISC_GUEST_KERNEL:
 		return CTX_KERNEL;
 	case PERF_RECORD_MISC_USER:
 	case PERF_RECORD_MISC_CPUMODE_UNKNOWN:
@@ -171,7 +171,6 @@ static enum ctx ctx_of_marker(u64 marker)
 {
 	switch (marker) {
 	case PERF_CONTEXT_KERNEL:
-	case PERF_CONTEXT_GUEST_KERNEL:
 		return CTX_KERNEL;
 	case PERF_CONTEXT_USER:
 		return CTX_USER;

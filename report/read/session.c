@@ -75,6 +75,16 @@ static int name_attrs(struct session *s, struct perf_file *pf)
 		ea->lbr_calls = (ea->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) &&
 				(ea->attr.sample_type & PERF_SAMPLE_CALLCHAIN) &&
 				(ea->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
+		if ((ea->attr.sample_type & PERF_SAMPLE_READ) &&
+		    (ea->attr.read_format & PERF_FORMAT_GROUP) && !s->read_noted) {
+			s->read_noted = true;
+			session__warn(s,
+				      "%s: event %s samples its group's counters (perf record "
+				      "-e '{...}:S'): only its own samples are counted; the "
+				      "values read for the group's other events are not "
+				      "(perf report shows them as their own events)",
+				      pf->path, ea->name);
+		}
 		if ((ea->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) && !ea->lbr_calls &&
 		    !s->branch_noted) {
 			s->branch_noted = true;
@@ -239,6 +249,12 @@ static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct
 	if (type < PERF_RECORD_LAST_KNOWN)
 		s->type_counts[type]++;
 	if (type == PERF_RECORD_SAMPLE) {
+		u16 mode = r->h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+		if (__builtin_expect(mode == PERF_RECORD_MISC_GUEST_KERNEL ||
+					 mode == PERF_RECORD_MISC_GUEST_USER,
+				     0))
+			s->guest_samples++;
 		if (s->opts.filter.has_time && !sample__parse(pf, r, &id) && id.has_time &&
 		    id.time < s->first_time)
 			s->first_time = id.time;
@@ -264,6 +280,11 @@ static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct
 	}
 	if (type == PERF_RECORD_STAT_ROUND) {
 		s->bad_records += counters__round(&s->counters, r) != 0;
+		return 0;
+	}
+	if (type == PERF_RECORD_AUXTRACE) {
+		s->aux_records++;
+		s->aux_bytes += record__trailing(r);
 		return 0;
 	}
 	if (type >= PERF_RECORD_USER_TYPE_START)
@@ -299,6 +320,10 @@ static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct
 		break;
 	case PERF_RECORD_THROTTLE:
 		s->throttle++;
+		break;
+	case PERF_RECORD_AUX: /* flags after aux_offset, aux_size */
+		if (r->h.size >= 32 && (ld64(r->p + 24) & PERF_AUX_FLAG_TRUNCATED))
+			s->aux_truncated++;
 		break;
 	case PERF_RECORD_UNTHROTTLE:
 		s->unthrottle++;
@@ -762,6 +787,19 @@ static int spec_process(struct session *s, struct sides *sd)
 
 static void warn_totals(struct session *s)
 {
+	if (s->aux_records)
+		session__warn(s,
+			      "%llu AUXTRACE records (%llu bytes of AUX-area trace data: Intel PT, "
+			      "BTS, CoreSight, SPE) not decoded%s: perf report --itrace would "
+			      "synthesize samples from them; these numbers count the sampled "
+			      "records only",
+			      (unsigned long long)s->aux_records, (unsigned long long)s->aux_bytes,
+			      s->aux_truncated ? " (and some were truncated when recorded)" : "");
+	if (s->guest_samples)
+		session__warn(s,
+			      "%llu guest samples (perf kvm record) are shown as [unknown]: guest "
+			      "kernels and programs are not resolved",
+			      (unsigned long long)s->guest_samples);
 	if (s->unknown_id)
 		session__warn(s, "%llu samples with an id not present in the header were skipped",
 			      (unsigned long long)s->unknown_id);
