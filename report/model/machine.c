@@ -246,7 +246,9 @@ const char *machine__comm_of(const struct machine *m, u32 pid, u32 tid)
 	if (t && t->comm[0])
 		return t->comm;
 	t = machine__find_thread(m, pid);
-	return t && t->comm[0] ? t->comm : "";
+	if (t && t->comm[0])
+		return t->comm;
+	return pid == 0 ? "swapper" : ""; /* the idle task, as perf names it */
 }
 
 static int map_cmp(const void *pa, const void *pb)

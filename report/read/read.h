@@ -171,6 +171,11 @@ int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t 
 		     struct sample *s, size_t *body_end);
 
 size_t record__fixed_size(u32 type);
+/*
+ * True if MMAP2 record @r has the layout of kernels 3.12-3.15 (RHEL 7's
+ * 3.10 too): no prot and flags words, the file name at offset 64, not 72.
+ */
+bool mmap2__old_layout(const struct record *r);
 bool record__ids(const struct perf_file *pf, const struct record *r, struct sample *id,
 		 size_t *body_end);
 

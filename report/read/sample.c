@@ -336,6 +336,17 @@ size_t record__fixed_size(u32 type)
 	}
 }
 
+bool mmap2__old_layout(const struct record *r)
+{
+	u8 c;
+
+	if (r->h.type != PERF_RECORD_MMAP2 || r->h.size <= 64 + 8)
+		return false;
+	c = r->p[64];
+	/* a prot word that starts like a path is no prot */
+	return (c == '/' || c == '[' || c == '.') && r->p[65] >= ' ' && r->p[66] >= ' ';
+}
+
 /*
  * The sample-id fields (time, pid, tid, cpu) of any record @r: a SAMPLE's
  * own, a kernel record's trailer. False when it has none or is malformed;

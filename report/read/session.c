@@ -298,7 +298,9 @@ static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		if (kernel_mode(r->h.misc) && !s->opts.no_load &&
-		    is_kernel_map(r->p, record__fixed_size(type), body_end) && kernel_fits(s))
+		    is_kernel_map(r->p, record__fixed_size(type) - (mmap2__old_layout(r) ? 8 : 0),
+				  body_end) &&
+		    kernel_fits(s))
 			kernel_syms__prefetch(&s->hists.res.ksyms);
 		/* fall through */
 	case PERF_RECORD_COMM:
@@ -393,6 +395,7 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 	struct sample id;
 	size_t fixed, body_end;
 	const u8 *p;
+	bool old;
 
 	if (perf_file__record_at(pf, sd->off, &r))
 		return 0;
@@ -400,6 +403,9 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 	if (sample_id__parse(pf, &r, fixed, &id, &body_end))
 		return 0;
 	p = r.p;
+	old = mmap2__old_layout(&r);
+	if (old)
+		fixed -= 8;
 	switch (r.h.type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
@@ -410,13 +416,13 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 			note_kernel_map(m, &r, fixed, body_end);
 			return 0;
 		}
-		/* exec: an MMAP without the DATA flag, an MMAP2 with PROT_EXEC */
+		/* exec: an MMAP without the DATA flag, an MMAP2 with PROT_EXEC (or no prot) */
 		return machine__mmap(m, mm.pid, mm.start, mm.len, mm.pgoff, (const char *)p + fixed,
 				     body_end - fixed,
 				     r.h.type == PERF_RECORD_MMAP
 					 ? !(r.h.misc & PERF_RECORD_MISC_MMAP_DATA)
-					 : (REC(struct perf_record_mmap2, &r).prot & PROT_EXEC) !=
-					       0,
+					 : old ||
+					       (REC(struct perf_record_mmap2, &r).prot & PROT_EXEC),
 				     sd->time);
 	}
 	case PERF_RECORD_COMM: {
