@@ -187,11 +187,28 @@ static struct frame_cache_ent *frame_cache_slot(struct resolver *r, u64 key, u64
 }
 
 struct frame_ctx {
+	const struct machine *m;
 	struct proc *p;
 	u64 time;
 	u32 epoch;
 	bool no_load;
 };
+
+/*
+ * The location of kernel address @addr without kallsyms: in a module's map
+ * ("[ext4]+0x..."), else [unknown] below the kernel's text (perf: outside
+ * every kernel map), else [kernel].
+ */
+static int resolve_module(struct resolver *r, const struct frame_ctx *fc, u64 addr, u32 *loc)
+{
+	struct proc *k = fc->m->has_modules ? machine__find_proc(fc->m, MACHINE_KERNEL_PID) : NULL;
+	const struct map *mp = k ? proc__find_map(k, addr, fc->time, 0) : NULL;
+
+	if (mp)
+		return resolve_in_dso(r, mp->dso, addr - mp->start, true, loc);
+	*loc = fc->m->kmap.present && addr < fc->m->kmap.start ? LOC_UNKNOWN : LOC_KERNEL;
+	return 0;
+}
 
 /* The frame cache key of a user address of the sample described by @fc. */
 static u64 user_key(const struct frame_ctx *fc)
@@ -216,7 +233,8 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 
 	*loc = LOC_UNKNOWN;
 	if (ctx == CTX_KERNEL) {
-		if (!r->ksyms.enabled) {
+		if (!r->ksyms.enabled && !fc->m->has_modules &&
+		    (!fc->m->kmap.present || addr >= fc->m->kmap.start)) {
 			*loc = LOC_KERNEL;
 			return 0;
 		}
@@ -233,7 +251,8 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 		return 0;
 	}
 	if (ctx == CTX_KERNEL) {
-		err = resolve_kernel(r, addr, loc);
+		err = r->ksyms.enabled ? resolve_kernel(r, addr, loc)
+				       : resolve_module(r, fc, addr, loc);
 		if (!err)
 			*ce = (struct frame_cache_ent){addr, key, *loc, 0};
 		return err;
@@ -299,7 +318,7 @@ static void prefetch_chain(struct resolver *r, const struct frame_ctx *fc, const
 int resolver__sample(struct resolver *r, struct machine *m, const struct sample *s, u32 *frames,
 		     u32 *nr)
 {
-	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
+	struct frame_ctx fc = {.m = m, .no_load = m->dsos.no_load, .time = s->time};
 	enum ctx ctx = ctx_of_cpumode(s->misc), ip_ctx = ctx;
 	bool have_ip = s->has_ip, first = true;
 	struct chain_ent *slot = NULL;
@@ -365,7 +384,7 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s, const u8 *entries,
 		  u64 nr_entries, u32 *frames, u32 *nr)
 {
-	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
+	struct frame_ctx fc = {.m = m, .no_load = m->dsos.no_load, .time = s->time};
 	enum ctx ctx = ctx_of_cpumode(s->misc), ip_ctx = ctx;
 	u64 i, user, ip = s->ip;
 	u32 n = 0, loc;
@@ -424,7 +443,7 @@ int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s,
 int resolver__user(struct resolver *r, struct machine *m, const struct sample *s, const u64 *addrs,
 		   u32 nr_addrs, u32 *frames, u32 *nr)
 {
-	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
+	struct frame_ctx fc = {.m = m, .no_load = m->dsos.no_load, .time = s->time};
 	u32 i, n = *nr;
 	int err;
 

@@ -176,6 +176,9 @@ struct kmap {
 	u64 start, end, pgoff;
 };
 
+/* The pid of the kernel's own maps (modules): perf's MMAPs of pid -1 */
+#define MACHINE_KERNEL_PID UINT32_MAX
+
 struct machine {
 	struct proc **procs;
 	size_t nr_procs, cap_procs;
@@ -186,6 +189,7 @@ struct machine {
 	struct dsos dsos;
 	struct kmap kmap;
 	bool comm_changes; /* some thread had two names: samples look theirs up by time */
+	bool has_modules;  /* kernel modules' maps, in process MACHINE_KERNEL_PID */
 };
 
 int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, const char *name,

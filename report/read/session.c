@@ -386,6 +386,41 @@ static void note_kernel_map(struct machine *m, const struct record *r, size_t fi
 	    .present = true, .start = mm.start, .end = mm.start + mm.len, .pgoff = mm.pgoff};
 }
 
+/*
+ * A kernel module's mapping (perf synthesizes one per module, named by its
+ * path): a map of the kernel's process (pid MACHINE_KERNEL_PID) of a dso
+ * named as perf names modules, "[ext4]", never opened (the .ko files here
+ * are not the recording machine's).
+ */
+static int add_module(struct machine *m, const struct perf_record_mmap *mm, const char *name,
+		      size_t len, u64 time)
+{
+	const char *base, *end;
+	char mod[64];
+	size_t i, n;
+
+	len = strnlen(name, len);
+	base = memrchr(name, '/', len);
+	base = base ? base + 1 : name;
+	end = memchr(base, '.', len - (size_t)(base - name));
+	n = end ? (size_t)(end - base) : len - (size_t)(base - name);
+	if (base[0] == '[') /* already "[name]" */
+		n = strnlen(base, len - (size_t)(base - name));
+	if (!n || n > sizeof(mod) - 3)
+		return 0;
+	if (base[0] == '[') {
+		memcpy(mod, base, n);
+	} else {
+		mod[0] = '[';
+		for (i = 0; i < n; i++) /* perf: module names with '_' for '-' */
+			mod[i + 1] = base[i] == '-' ? '_' : base[i];
+		mod[++n] = ']';
+		n++;
+	}
+	m->has_modules = true;
+	return machine__mmap(m, MACHINE_KERNEL_PID, mm->start, mm->len, 0, mod, n, true, time);
+}
+
 /* Apply one side-band record (already validated by scan_file) to the machine. */
 static int apply_side(struct session *s, const struct rec_pos *sd)
 {
@@ -413,7 +448,11 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 		struct perf_record_mmap mm = REC(struct perf_record_mmap, &r);
 
 		if (kernel_mode(r.h.misc)) {
-			note_kernel_map(m, &r, fixed, body_end);
+			if (is_kernel_map(p, fixed, body_end))
+				note_kernel_map(m, &r, fixed, body_end);
+			else
+				return add_module(m, &mm, (const char *)p + fixed, body_end - fixed,
+						  sd->time);
 			return 0;
 		}
 		/* exec: an MMAP without the DATA flag, an MMAP2 with PROT_EXEC (or no prot) */
