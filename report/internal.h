@@ -107,6 +107,12 @@ struct session {
 	 * totals (perf 6.x writes both for the same losses), summed over files.
 	 */
 	u64 lost_total;
+	/*
+	 * The samples the records stand for when a record merges several (an
+	 * aggregated file: fixed-period events whose records' periods add up to
+	 * more than one period each), else nr_samples.
+	 */
+	u64 stands_for;
 	/* the records' bytes of all files as stored, and how many of them were read */
 	u64 data_bytes, read_bytes;
 	u64 unknown_id, bad_samples, bad_records, unknown_records, nr_records;

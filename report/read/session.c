@@ -894,6 +894,53 @@ static int count_tasks(struct session *s)
 	return err;
 }
 
+/* The period of one sample of @a: its fixed period, or 1 s / freq for the CPU clocks; else 0. */
+static u64 ea_period(const struct perf_event_attr *a)
+{
+	if (!a->freq)
+		return a->sample_period;
+	if (a->type == PERF_TYPE_SOFTWARE && a->sample_freq &&
+	    (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK))
+		return 1000000000ULL / a->sample_freq;
+	return 0;
+}
+
+/*
+ * The samples the records stand for: per event with one sample period in
+ * every file, its total period over that period when the records carry more
+ * than 1.1 periods each on average (autoprof's aggregated files merge a
+ * stack's samples into one record); else its records.
+ */
+static void count_stands_for(struct session *s)
+{
+	size_t h, i, j;
+
+	s->stands_for = 0;
+	for (h = 0; h < s->hists.nr; h++) {
+		u64 period = 0, n = s->hists.v[h].nr_samples;
+		bool fixed = n > 0;
+
+		for (i = 0; i < s->nr_files && fixed; i++) {
+			for (j = 0; j < s->files[i].nr_attrs && fixed; j++) {
+				const struct evattr *ea = &s->files[i].attrs[j];
+
+				if (ea->hist != (int)h)
+					continue;
+				u64 p = ea_period(&ea->attr);
+
+				if (!p || (period && period != p))
+					fixed = false;
+				period = p;
+			}
+		}
+		if (fixed && period && s->hists.v[h].total_period / period > n + n / 10)
+			n = (s->hists.v[h].total_period + period / 2) / period;
+		s->stands_for += n;
+	}
+	if (s->stands_for < s->nr_samples)
+		s->stands_for = s->nr_samples;
+}
+
 /* Add file @pf's losses and the share of its records read to the session's totals. */
 static void account_file(struct session *s, const struct perf_file *pf)
 {
@@ -946,6 +993,8 @@ int session__process(struct session *s)
 		err = counters__finish(&s->counters);
 	if (!err)
 		err = count_tasks(s);
+	if (!err)
+		count_stands_for(s);
 	if (err) {
 		if (!s->err[0])
 			snprintf(s->err, sizeof(s->err), "%s", strerror(-err));

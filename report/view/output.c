@@ -104,7 +104,11 @@ void report__print_header(const struct session *s, FILE *out)
 		with_samples	 ? ""
 		: s->counters.nr ? "none sampled (counters only)"
 				 : "none");
-	fprintf(out, "Samples:    %llu", (unsigned long long)s->nr_samples);
+	if (s->stands_for > s->nr_samples) /* an aggregated file: records merge samples */
+		fprintf(out, "Samples:    %llu (in %llu merged records)",
+			(unsigned long long)s->stands_for, (unsigned long long)s->nr_samples);
+	else
+		fprintf(out, "Samples:    %llu", (unsigned long long)s->nr_samples);
 	if (s->filtered)
 		fprintf(out, " (%llu more filtered out)", (unsigned long long)s->filtered);
 	if (s->hists.aimed_out)

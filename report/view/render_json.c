@@ -59,6 +59,7 @@ static void put_header(const struct session *s, FILE *out)
 		(unsigned long long)s->nr_samples, (unsigned long long)s->lost_total,
 		(unsigned long long)s->throttle);
 	fprintf(out, "  \"filtered\": %llu,\n", (unsigned long long)s->filtered);
+	fprintf(out, "  \"samples_represented\": %llu,\n", (unsigned long long)s->stands_for);
 	if (s->first_time <= s->last_time)
 		fprintf(out, "  \"duration_s\": %.9f,\n",
 			(double)(s->last_time - s->first_time) / 1e9);
