@@ -41,7 +41,7 @@ perfparser/fork_static_gcc__perf.data.zstd perfparser/parallel_static_gcc__perf.
 perfparser/vector_static_gcc__perf.data.zstd perfparser/probe.data.file
 perfparser/probe.data.stream hotspot/perf.data.true.v2"
 nr_readable=$(echo $READABLE | wc -w)
-plan $((nr_readable * 4 + 4 + 7))
+plan $((nr_readable * 4 + 5 + 7))
 
 rep() { timeout -s KILL 60 "$REPORT" "$@" 2>"$T/err"; }
 perf_rep() { timeout -s KILL 60 perf report --stdio "$@" 2>/dev/null; }
@@ -104,6 +104,10 @@ for f in vector_static_gcc__perf.lbr.data parallel_static_gcc__perf.data.zstd; d
 	is "$(samples "$C/perfparser/$f")" "$(grep -c '^[^	]' "$C/perfparser/$f.expected.txt")" \
 		"$f: samples as perfparser's expected output"
 done
+# a tracepoint's name from the tracing data of a pipe-mode file (perf 4.9)
+is "$(rep -n 0 "$C/perfparser/probe.data.stream" | awk '/^Event:/ { print $2; exit }')" \
+	"$(perf_rep -i "$C/perfparser/probe.data.stream" | sed -n "s/^# Samples: .* of event '\(.*\)'$/\1/p")" \
+	"probe.data.stream: the tracepoint's name as perf report"
 rep -n 1 "$C/hotspot/perf.data.true.v1" >/dev/null
 [ $? -ne 0 ] && [ "$(wc -l <"$T/err")" -eq 1 ]
 ok $? "PERFFILE version 1 refused in one line: $(cat "$T/err")"

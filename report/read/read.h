@@ -3,6 +3,7 @@
  * read.h - what the rest of autoprof-report needs from the reader (report/read/):
  *   perf_file.c  header/attr/id validation of a file, a buffer or standard input
  *   prefault.c   a thread that maps a big file's pages ahead of the walker
+ *   tracing.c    tracepoint names from perf's tracing data (pipe mode)
  *   stream.c     pipe-mode streams and PERF_RECORD_COMPRESSED (zstd) expanded
  *                into one plain record stream
  *   features.c   the optional feature sections (file) or HEADER_FEATURE records (pipe)
@@ -110,6 +111,15 @@ void prefault__stop(struct perf_file *pf);
 /* ---- stream.c ---- */
 
 int stream__expand(struct perf_file *pf, u64 from, u64 to);
+
+/* ---- tracing.c ---- */
+
+/*
+ * Name the tracepoint attrs of @pf ("system:name") from the @len bytes of
+ * tracing data at @p (pipe mode's HEADER_TRACING_DATA payload); attrs with a
+ * name keep it. Returns 0 (also on data it cannot parse) or -ENOMEM.
+ */
+int tracing__name_events(struct perf_file *pf, const u8 *p, u64 len);
 
 /* ---- features.c ---- */
 

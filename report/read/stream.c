@@ -131,6 +131,10 @@ static int pipe_record(struct perf_file *pf, const struct record *r)
 		return header_attr(pf, r);
 	case PERF_RECORD_EVENT_UPDATE:
 		return event_update(pf, r);
+	case PERF_RECORD_HEADER_TRACING_DATA: /* the payload follows, checked by the caller */
+		if (r->h.size >= 12 && tracing__name_events(pf, r->p + r->h.size, ld32(r->p + 8)))
+			return perf_file__fail(pf, -ENOMEM, "out of memory");
+		return 0;
 	case PERF_RECORD_HEADER_FEATURE:
 		if (r->h.size < fixed)
 			return 0;
