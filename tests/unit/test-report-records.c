@@ -29,17 +29,38 @@ static void put_trailer(struct buf *b, u32 pid, u32 tid, u64 time)
 }
 
 /* A sample at @ip with no callchain (IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN). */
-static void put_sample(struct buf *b, u64 time)
+static void put_sample_at(struct buf *b, u16 misc, u64 ip, u64 time)
 {
-	put_hdr(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 8 + 8 * 7);
+	put_hdr(b, PERF_RECORD_SAMPLE, misc, 8 + 8 * 7);
 	put64(b, ID);
-	put64(b, 0x400000);
+	put64(b, ip);
 	put32(b, PID);
 	put32(b, PID);
 	put64(b, time);
 	put64(b, 0);
 	put64(b, 1);
 	put64(b, 0);
+}
+
+static void put_sample(struct buf *b, u64 time)
+{
+	put_sample_at(b, PERF_RECORD_MISC_USER, 0x400000, time);
+}
+
+/* A kernel MMAP of pid -1 (the kernel's text, a module), as perf synthesizes them. */
+static void put_kmap(struct buf *b, u64 start, u64 len, const char *name)
+{
+	char path[64] = "";
+
+	snprintf(path, sizeof(path), "%s", name);
+	put_hdr(b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 40 + 64 + 32);
+	put32(b, UINT32_MAX);
+	put32(b, 0);
+	put64(b, start);
+	put64(b, len);
+	put64(b, 0);
+	put(b, path, sizeof(path));
+	put_trailer(b, UINT32_MAX, 0, 0);
 }
 
 static void put_comm(struct buf *b, const char *name, u16 misc, u64 time)
@@ -59,7 +80,7 @@ static void put_comm(struct buf *b, const char *name, u16 misc, u64 time)
  * AUXTRACE record with 64 bytes of trace data between; 5 samples lost, told
  * by both a LOST and a LOST_SAMPLES record. @cut: bytes cut off the end.
  */
-static void build(struct buf *b, size_t cut)
+static void build(struct buf *b, size_t cut, bool kernel)
 {
 	struct perf_file_header h = {0};
 	struct perf_event_attr attr = {0};
@@ -83,6 +104,14 @@ static void build(struct buf *b, size_t cut)
 	h.attrs = (struct perf_file_section){b->len, sizeof(fa)};
 	put(b, &fa, sizeof(fa));
 	data_off = b->len;
+	if (kernel) {
+		put_kmap(b, 0xffffffff81000000ULL, 0x1000000, "[kernel.kallsyms]_text");
+		put_kmap(b, 0xffffffffc0000000ULL, 0x10000,
+			 "/lib/modules/6.1/kernel/fs/ext4/ext4.ko");
+		put_sample_at(b, PERF_RECORD_MISC_KERNEL, 0xffffffff81000100ULL, T0 + 1);
+		put_sample_at(b, PERF_RECORD_MISC_KERNEL, 0xffffffffc0000100ULL, T0 + 2);
+		put_sample_at(b, PERF_RECORD_MISC_KERNEL, 0xffff888000001000ULL, T0 + 3);
+	}
 	put_comm(b, "perf", 0, T0);
 	put_sample(b, T0 + 10);
 	put_sample(b, T0 + 20);
@@ -112,7 +141,7 @@ static void build(struct buf *b, size_t cut)
 	memcpy(b->p, &h, sizeof(h));
 }
 
-static int load(struct session *s, const struct buf *b)
+static int load(struct session *s, const struct buf *b, bool no_load)
 {
 	FILE *f = fopen(tmp_path, "wb");
 	int err;
@@ -121,6 +150,7 @@ static int load(struct session *s, const struct buf *b)
 		abort();
 	if (session__init(s))
 		abort();
+	s->opts.no_load = no_load; /* never /proc/kallsyms: the recording kernel is not this one */
 	err = session__add_file(s, tmp_path);
 	if (!err)
 		err = session__process(s);
@@ -147,8 +177,8 @@ static void test_whole(void)
 	struct buf b;
 	int err;
 
-	build(&b, 0);
-	err = load(&s, &b);
+	build(&b, 0, false);
+	err = load(&s, &b, false);
 	ok(err == 0, "the file reads (%d %s)", err, s.err);
 	ok(s.nr_samples == 4, "the AUX data after AUXTRACE is skipped: 4 samples (%llu)",
 	   (unsigned long long)s.nr_samples);
@@ -175,8 +205,8 @@ static void test_cut(void)
 	FILE *mem;
 	int err;
 
-	build(&b, 20); /* into the LOST_SAMPLES record */
-	err = load(&s, &b);
+	build(&b, 20, false); /* into the LOST_SAMPLES record */
+	err = load(&s, &b, false);
 	ok(err == 0 && session__incomplete(&s) && s.read_bytes < s.data_bytes,
 	   "a cut file reads in part and says so (%llu of %llu bytes)",
 	   (unsigned long long)s.read_bytes, (unsigned long long)s.data_bytes);
@@ -190,12 +220,48 @@ static void test_cut(void)
 	free(b.p);
 }
 
+/* The self samples of the function whose object is @object. */
+static u64 self_in(const struct session *s, const char *object)
+{
+	const struct hist *hi = &s->hists.v[0];
+	u64 n = 0;
+
+	for (size_t i = 0; i < s->hists.res.nr_funcs && i < hi->nr_stats; i++) {
+		if (!strcmp(s->hists.res.funcs[i].object, object))
+			n += hi->stats[i].self_samples;
+	}
+	return n;
+}
+
+static void test_kernel(void)
+{
+	struct session s;
+	struct buf b;
+	int err;
+
+	build(&b, 0, true);
+	err = load(&s, &b, true);
+	ok(err == 0 && s.nr_samples == 7, "kernel maps read (%d %s, %llu samples)", err, s.err,
+	   (unsigned long long)s.nr_samples);
+	ok(self_in(&s, "[ext4]") == 1, "a module's sample is in [ext4], as perf names it (%llu)",
+	   (unsigned long long)self_in(&s, "[ext4]"));
+	ok(s.hists.v[0].stats[FUNC_KERNEL].self_samples == 1 &&
+	       s.hists.v[0].stats[FUNC_UNKNOWN].self_samples ==
+		   5, /* and the 4 unmapped user ones */
+	   "the kernel's text in [kernel], an address below it [unknown] (%llu, %llu)",
+	   (unsigned long long)s.hists.v[0].stats[FUNC_KERNEL].self_samples,
+	   (unsigned long long)s.hists.v[0].stats[FUNC_UNKNOWN].self_samples);
+	session__exit(&s);
+	free(b.p);
+}
+
 int main(void)
 {
 	snprintf(tmp_path, sizeof(tmp_path), "/tmp/test-report-records.%d.data", (int)getpid());
-	plan(7);
+	plan(10);
 	test_whole();
 	test_cut();
+	test_kernel();
 	unlink(tmp_path);
 	return tap_done();
 }
