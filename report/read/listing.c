@@ -20,6 +20,7 @@ struct listed {
 	u32 pid;
 	u64 samples, lost, first, last;
 	u64 lost_records, lost_samples; /* LOST, LOST_SAMPLES: the same losses in perf 6.x */
+	u64 aux;			/* AUXTRACE records: trace data not decoded */
 	char *partial;			/* what could not be read, or NULL */
 	char *cmd; /* the CMDLINE feature (features.c drops autoprof's own first word) */
 	const char *err;
@@ -56,6 +57,9 @@ static void walk(struct perf_file *pf, struct listed *l)
 		case PERF_RECORD_LOST_SAMPLES:
 			l->lost_samples += REC(struct perf_record_lost_samples, &r).lost;
 			break;
+		case PERF_RECORD_AUXTRACE:
+			l->aux++;
+			break;
 		case PERF_RECORD_COMM:
 			if (!l->pid)
 				l->pid = REC(struct perf_record_comm, &r).pid;
@@ -64,6 +68,12 @@ static void walk(struct perf_file *pf, struct listed *l)
 	}
 	l->lost = l->lost_records > l->lost_samples ? l->lost_records : l->lost_samples;
 	if (ret < 0 && asprintf(&l->partial, "PARTIAL: %s", pf->err) < 0)
+		l->partial = NULL;
+	else if (ret >= 0 && l->aux &&
+		 asprintf(&l->partial,
+			  "(%llu AUXTRACE records: trace data not decoded; SAMPLES counts "
+			  "sampled records only)",
+			  (unsigned long long)l->aux) < 0)
 		l->partial = NULL;
 }
 
