@@ -41,7 +41,7 @@ perfparser/fork_static_gcc__perf.data.zstd perfparser/parallel_static_gcc__perf.
 perfparser/vector_static_gcc__perf.data.zstd perfparser/probe.data.file
 perfparser/probe.data.stream hotspot/perf.data.true.v2"
 nr_readable=$(echo $READABLE | wc -w)
-plan $((nr_readable * 4 + 5 + 7))
+plan $((nr_readable * 4 + 9 + 7))
 
 rep() { timeout -s KILL 60 "$REPORT" "$@" 2>"$T/err"; }
 perf_rep() { timeout -s KILL 60 perf report --stdio "$@" 2>/dev/null; }
@@ -111,6 +111,20 @@ is "$(rep -n 0 "$C/perfparser/probe.data.stream" | awk '/^Event:/ { print $2; ex
 rep -n 1 "$C/hotspot/perf.data.true.v1" >/dev/null
 [ $? -ne 0 ] && [ "$(wc -l <"$T/err")" -eq 1 ]
 ok $? "PERFFILE version 1 refused in one line: $(cat "$T/err")"
+
+# A file cut short: the header, --json and --list say so; --strict exits 3
+head -c 200000 "$C/perfparser/vector_static_gcc__perf.data" >"$T/cut.data"
+rep "$T/cut.data" >"$T/cut.txt"
+st=$?
+grep -q '^Read:       [0-9.]*% of the records' "$T/cut.txt" && grep -q '^Warning:    ' "$T/cut.txt"
+ok $? "a cut file: the header says how much was read and why (status $st)"
+rep --strict "$T/cut.data" >/dev/null
+is $? 3 "a cut file: --strict exits 3"
+rep --json "$T/cut.data" | grep -q '"complete": false'
+ok $? "a cut file: --json says complete: false"
+rep --list --strict "$T/cut.data" | grep -q 'PARTIAL: '
+is "$?,$(rep --list --strict "$T/cut.data" >/dev/null; echo $?)" "0,3" \
+	"a cut file: --list marks it PARTIAL, --strict exits 3"
 
 # With the profiled programs where the files say they were: in a private
 # mount namespace, a tmpfs over the top directory of each recorded path.
