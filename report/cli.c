@@ -55,6 +55,7 @@ enum {
 	OPT_MIN_WIDTH,
 	OPT_PROC_ROOT,
 	OPT_LIST,
+	OPT_STRICT,
 	OPT_MAN,
 };
 
@@ -78,6 +79,9 @@ const struct cli_option cli_options[] = {
     {"list", OPT_LIST, NULL,
      "list the profiles in the FILE or directory arguments\n(default .): pid, samples, lost, "
      "duration, command"},
+    {"strict", OPT_STRICT, NULL,
+     "exit with status 3 when any part of the input could not\nbe read or was skipped "
+     "(the report still printed)"},
     {NULL, 0, NULL, "Default view (header, counters, top functions by self and total time):"},
     {"top", 'n', "N", "show the top N rows (default 20; 0 or all: every row,\nin every view)"},
     {"no-children", OPT_NO_CHILDREN, NULL, "omit the table of total (inclusive) time"},
@@ -631,6 +635,9 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			break;
 		case OPT_LIST:
 			c->list = true;
+			break;
+		case OPT_STRICT:
+			c->strict = true;
 			break;
 		case OPT_MAN:
 			cli__man(stdout);

@@ -34,6 +34,7 @@ struct cmdline {
 	const char *pprof_file, *speedscope_file; /* --pprof, --speedscope: "-" is stdout */
 	bool tree, folded, json, diff;
 	bool list;	/* --list: the profiles of the inputs (default .), no report */
+	bool strict;	/* --strict: status 3 when the report is not of the whole input */
 	char *lists[4]; /* copies of the comm, dso and symbol lists, split in place */
 	struct aim aim; /* --focus, --peek, --hide, --ignore, -S */
 	size_t nr_lists;

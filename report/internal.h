@@ -102,8 +102,24 @@ struct session {
 	struct unwinder *unwinder; /* made for the first --call-graph dwarf sample */
 	/* totals over all files */
 	u64 nr_samples, lost, lost_samples, throttle, unthrottle, filtered;
+	/*
+	 * The samples lost: per file, the larger of its LOST and its LOST_SAMPLES
+	 * totals (perf 6.x writes both for the same losses), summed over files.
+	 */
+	u64 lost_total;
+	/*
+	 * The samples the records stand for when a record merges several (an
+	 * aggregated file: fixed-period events whose records' periods add up to
+	 * more than one period each), else nr_samples.
+	 */
+	u64 stands_for;
+	/* the records' bytes of all files as stored, and how many of them were read */
+	u64 data_bytes, read_bytes;
 	u64 unknown_id, bad_samples, bad_records, unknown_records, nr_records;
 	u64 type_counts[PERF_RECORD_LAST_KNOWN];
+	bool branch_noted, read_noted; /* the warnings about branch stacks and group reads given */
+	u64 guest_samples;	       /* perf kvm: not resolved */
+	u64 aux_records, aux_bytes, aux_truncated; /* AUX-area traces: not decoded */
 	u32 unknown_types[4]; /* first few unknown record types, for the warning */
 	u64 first_time, last_time;
 	u64 nr_procs_seen, nr_threads_seen;
@@ -120,6 +136,10 @@ int session__process(struct session *s);
 void session__warn(struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void session__exit(struct session *s);
 int session__main_hist(const struct session *s, const char *event);
+/* True if the report is not of the whole input: records unread or skipped (the warnings). */
+bool session__incomplete(const struct session *s);
+/* Print the header lines saying what was not read, as "Warning:" lines (none if complete). */
+void session__print_gaps(const struct session *s, FILE *out);
 
 /* ---- view/: the text report and every other output ---- */
 

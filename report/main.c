@@ -229,7 +229,9 @@ int main(int argc, char **argv)
 	if (status >= 0)
 		goto out_lists;
 	if (c.list) {
-		status = listing__print(c.files, c.nr_files, stdout);
+		status = listing__print(c.files, c.nr_files, stdout, c.strict);
+		if (status && c.strict)
+			status = 3;
 		goto out_lists;
 	}
 	status = check_outputs(&c);
@@ -258,6 +260,8 @@ int main(int argc, char **argv)
 		status = load(&a, &c.so, c.files, c.nr_files);
 		if (!status)
 			status = run(&a, &c);
+		if (!status && c.strict && session__incomplete(&a))
+			status = 3;
 	}
 	session__exit(&a);
 	csv_overview__exit(&ov);

@@ -85,6 +85,16 @@ void resolver__set_inline(bool on);
 int resolver__init(struct resolver *r);
 int resolver__sample(struct resolver *r, struct machine *m, const struct sample *s, u32 *frames,
 		     u32 *nr);
+/*
+ * As resolver__sample() for a sample of an LBR call stack (perf record
+ * --call-graph lbr), as perf builds it: the ip, the kernel's part of the
+ * callchain, then the user part from the @nr_entries branch entries at
+ * @entries (the target of the last call, then each call site). Returns 1
+ * if the sample has no user part or no entries (use resolver__sample()),
+ * 0, or -ENOMEM.
+ */
+int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s, const u8 *entries,
+		  u64 nr_entries, u32 *frames, u32 *nr);
 int resolver__user(struct resolver *r, struct machine *m, const struct sample *s, const u64 *addrs,
 		   u32 nr_addrs, u32 *frames, u32 *nr);
 int resolver__unwind_user(struct resolver *r, struct unwinder *uw, struct machine *m,
@@ -116,6 +126,8 @@ struct entry {
 
 struct task {
 	u32 pid, tid;
+	u32 comm;   /* its name then: machine__comm_idx() */
+	u32 thread; /* the first task of the same thread (tasks differ in comm only) */
 	u64 samples, period;
 };
 
@@ -132,15 +144,15 @@ struct stacks {
 	u32 *path_keys;	       /* the last stack interned, root first: its keys */
 	u32 *path_nodes;       /* ... and its nodes */
 	u32 path_depth;
-	u32 last_pid, last_tid, last_task;
+	u32 last_pid, last_tid, last_comm, last_task;
 	bool lines; /* nodes are locations, not only functions */
 	bool cpus;  /* entries per CPU too; else every entry's cpu is UINT32_MAX */
 };
 
 int stacks__init(struct stacks *st);
 int stacks__intern(struct stacks *st, const struct loc *loctab, const u32 *locs, u32 nr, u32 *node);
-int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid, u32 cpu,
-		const u32 *locs, u32 nr, u64 period);
+int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid, u32 comm,
+		u32 cpu, const u32 *locs, u32 nr, u64 period);
 u32 stacks__path(const struct stacks *st, u32 node, u32 *out);
 void stacks__exit(struct stacks *st);
 
@@ -173,8 +185,8 @@ struct hists {
 
 int hists__init(struct hists *h);
 int hists__findnew_event(struct hists *h, const char *event);
-int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 cpu, const u32 *locs, u32 nr,
-		     u64 period);
+int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 comm, u32 cpu,
+		     const u32 *locs, u32 nr, u64 period);
 int hists__finish(struct hists *h);
 void hists__exit(struct hists *h);
 

@@ -39,13 +39,12 @@ int hists__findnew_event(struct hists *h, const char *event)
 
 /*
  * Count one sample of event @hist with weight @period, taken in thread @tid
- * of process @pid on @cpu (UINT32_MAX: unknown) with the stack @locs (@nr
- * locations of h->res, leaf first, nr >= 1), through the stack filter
- * h->aim (aim.c): a sample it drops counts in the event's totals only.
- * Returns 0 or -ENOMEM.
+ * of process @pid (named as machine__comm_idx() @comm says) on @cpu (UINT32_MAX: unknown) with the
+ * stack @locs (@nr locations of h->res, leaf first, nr >= 1), through the stack filter h->aim
+ * (aim.c): a sample it drops counts in the event's totals only. Returns 0 or -ENOMEM.
  */
-int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 cpu, const u32 *locs, u32 nr,
-		     u64 period)
+int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 comm, u32 cpu,
+		     const u32 *locs, u32 nr, u64 period)
 {
 	int err = 1;
 
@@ -56,7 +55,7 @@ int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 cpu, const
 		h->aimed_out += !err;
 	}
 	if (err)
-		err = stacks__add(&h->stacks, h->res.locs, (u32)hist, pid, tid, cpu, locs, nr,
+		err = stacks__add(&h->stacks, h->res.locs, (u32)hist, pid, tid, comm, cpu, locs, nr,
 				  period);
 	if (err)
 		return err;

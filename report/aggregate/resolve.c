@@ -288,13 +288,13 @@ static int resolve_kernel(struct resolver *r, u64 addr, u32 *loc)
 	return err ? err : kvmap__put(&r->loc_idx, KEY_KERNEL, addr, *loc);
 }
 
+/* CTX_OTHER: hypervisor and guest addresses (perf kvm), which this reader cannot resolve */
 enum ctx { CTX_USER, CTX_KERNEL, CTX_OTHER };
 
 static enum ctx ctx_of_cpumode(u16 misc)
 {
 	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
 	case PERF_RECORD_MISC_KERNEL:
-	case PERF_RECORD_MISC_GUEST_KERNEL:
 		return CTX_KERNEL;
 	case PERF_RECORD_MISC_USER:
 	case PERF_RECORD_MISC_CPUMODE_UNKNOWN:
@@ -308,7 +308,6 @@ static enum ctx ctx_of_marker(u64 marker)
 {
 	switch (marker) {
 	case PERF_CONTEXT_KERNEL:
-	case PERF_CONTEXT_GUEST_KERNEL:
 		return CTX_KERNEL;
 	case PERF_CONTEXT_USER:
 		return CTX_USER;
@@ -325,11 +324,28 @@ static struct frame_cache_ent *frame_cache_slot(struct resolver *r, u64 key, u64
 }
 
 struct frame_ctx {
+	const struct machine *m;
 	struct proc *p;
 	u64 time;
 	u32 epoch;
 	bool no_load;
 };
+
+/*
+ * The location of kernel address @addr without kallsyms: in a module's map
+ * ("[ext4]+0x..."), else [unknown] below the kernel's text (perf: outside
+ * every kernel map), else [kernel].
+ */
+static int resolve_module(struct resolver *r, const struct frame_ctx *fc, u64 addr, u32 *loc)
+{
+	struct proc *k = fc->m->has_modules ? machine__find_proc(fc->m, MACHINE_KERNEL_PID) : NULL;
+	const struct map *mp = k ? proc__find_map(k, addr, fc->time, 0) : NULL;
+
+	if (mp)
+		return resolve_in_dso(r, mp->dso, addr - mp->start, true, loc);
+	*loc = fc->m->kmap.present && addr < fc->m->kmap.start ? LOC_UNKNOWN : LOC_KERNEL;
+	return 0;
+}
 
 /* The frame cache key of a user address of the sample described by @fc. */
 static u64 user_key(const struct frame_ctx *fc)
@@ -354,7 +370,8 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 
 	*loc = LOC_UNKNOWN;
 	if (ctx == CTX_KERNEL) {
-		if (!r->ksyms.enabled) {
+		if (!r->ksyms.enabled && !fc->m->has_modules &&
+		    (!fc->m->kmap.present || addr >= fc->m->kmap.start)) {
 			*loc = LOC_KERNEL;
 			return 0;
 		}
@@ -371,7 +388,8 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 		return 0;
 	}
 	if (ctx == CTX_KERNEL) {
-		err = resolve_kernel(r, addr, loc);
+		err = r->ksyms.enabled ? resolve_kernel(r, addr, loc)
+				       : resolve_module(r, fc, addr, loc);
 		if (!err)
 			*ce = (struct frame_cache_ent){addr, key, *loc, 0};
 		return err;
@@ -451,7 +469,7 @@ static void prefetch_chain(struct resolver *r, const struct frame_ctx *fc, const
 int resolver__sample(struct resolver *r, struct machine *m, const struct sample *s, u32 *frames,
 		     u32 *nr)
 {
-	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
+	struct frame_ctx fc = {.m = m, .no_load = m->dsos.no_load, .time = s->time};
 	enum ctx ctx = ctx_of_cpumode(s->misc), ip_ctx = ctx;
 	bool have_ip = s->has_ip, first = true;
 	struct chain_ent *slot = NULL;
@@ -518,6 +536,59 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 	return 0;
 }
 
+int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s, const u8 *entries,
+		  u64 nr_entries, u32 *frames, u32 *nr)
+{
+	struct frame_ctx fc = {.m = m, .no_load = m->dsos.no_load, .time = s->time};
+	enum ctx ctx = ctx_of_cpumode(s->misc), ip_ctx = ctx;
+	u64 i, user, ip = s->ip;
+	u32 n = 0, loc;
+	int err;
+
+	for (user = 0; user < s->nr_chain && sample__chain(s, user) != PERF_CONTEXT_USER; user++)
+		;
+	if (user == s->nr_chain || !nr_entries)
+		return 1; /* no user part: the chain as it is */
+	fc.p = proc_of(r, m, s);
+	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	if (!s->has_ip) { /* the first callchain entry is the ip */
+		for (i = 0; i < s->nr_chain && PERF_CONTEXT_IS_MARKER(sample__chain(s, i)); i++)
+			ip_ctx = ctx_of_marker(sample__chain(s, i));
+		if (i == s->nr_chain)
+			return 1;
+		ip = sample__chain(s, i);
+	}
+	if ((err = resolve(r, &fc, ip_ctx, ip, &frames[n++])))
+		return err;
+	/* the kernel's part of the chain, as resolver__sample() reads it */
+	for (i = 0; i < user && n < MAX_FRAMES; i++) {
+		u64 e = sample__chain(s, i);
+
+		if (PERF_CONTEXT_IS_MARKER(e)) {
+			ctx = ctx_of_marker(e);
+			continue;
+		}
+		if (e == ip && n == 1)
+			continue;
+		if ((err = resolve(r, &fc, ctx, e - (n > 1), &frames[n])))
+			return err;
+		n++;
+	}
+	/* the user part from the branch stack: where the last call went, then each call site */
+	for (i = 0; i <= nr_entries && n < MAX_FRAMES; i++) {
+		u64 addr = i ? ld64(entries + (i - 1) * 24) : ld64(entries + 8);
+
+		if ((err = resolve(r, &fc, CTX_USER, addr, &loc)))
+			return err;
+		/* a user-mode sample's own function is already the leaf */
+		if (i == 0 && n == 1 && r->locs[loc].fid == r->locs[frames[0]].fid)
+			continue;
+		frames[n++] = loc;
+	}
+	*nr = n;
+	return 0;
+}
+
 /*
  * Append to @frames, from index *nr, the user-space locations of the
  * @nr_addrs code addresses @addrs of sample @s (already call addresses,
@@ -527,7 +598,7 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 int resolver__user(struct resolver *r, struct machine *m, const struct sample *s, const u64 *addrs,
 		   u32 nr_addrs, u32 *frames, u32 *nr)
 {
-	struct frame_ctx fc = {.no_load = m->dsos.no_load, .time = s->time};
+	struct frame_ctx fc = {.m = m, .no_load = m->dsos.no_load, .time = s->time};
 	u32 i, n = *nr;
 	int err;
 

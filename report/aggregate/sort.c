@@ -158,13 +158,13 @@ static int key_of(struct rows *r, const struct session *s, enum sort_kind k, u32
 	case SK_SRCLINE:
 		return line_of(r, s, h->stacks.nodes[node].loc, v);
 	case SK_THREAD:
-		*v = (u32)(t - h->stacks.tasks);
+		*v = t->thread;
 		return 0;
 	case SK_PROCESS:
 		*v = t->pid;
 		return 0;
 	case SK_COMM:
-		comm = machine__comm_of(&s->machine, t->pid, t->tid);
+		comm = machine__task_comm(&s->machine, t->pid, t->tid, t->comm);
 		return strset__intern(&r->names, comm, strlen(comm), v) ? -ENOMEM : 0;
 	case SK_CPU:
 		*v = e->cpu;

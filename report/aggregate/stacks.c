@@ -106,28 +106,38 @@ u32 stacks__path(const struct stacks *st, u32 node, u32 *out)
 	return n;
 }
 
-static int findnew_task(struct stacks *st, u32 pid, u32 tid, u32 *task)
+/* The task of thread @tid of @pid under name @comm: tasks are keyed (pid, comm, tid). */
+static int findnew_task(struct stacks *st, u32 pid, u32 tid, u32 comm, u32 *task)
 {
-	u64 val;
+	u64 val, key = (u64)comm << 32 | pid;
 
-	if (st->last_task != UINT32_MAX && st->last_pid == pid && st->last_tid == tid) {
+	if (st->last_task != UINT32_MAX && st->last_pid == pid && st->last_tid == tid &&
+	    st->last_comm == comm) {
 		*task = st->last_task;
 		return 0;
 	}
-	if (kvmap__get(&st->task_idx, pid, tid, &val)) {
+	if (kvmap__get(&st->task_idx, key, tid, &val)) {
 		*task = (u32)val;
 	} else {
 		if (array__reserve(&st->tasks, &st->cap_tasks, st->nr_tasks + 1,
 				   sizeof(*st->tasks)))
 			return -ENOMEM;
-		st->tasks[st->nr_tasks] = (struct task){.pid = pid, .tid = tid};
 		*task = (u32)st->nr_tasks;
-		if (kvmap__put(&st->task_idx, pid, tid, *task))
+		/* the thread's first task, under a key no (pid, comm) pair makes */
+		if (!kvmap__get(&st->task_idx, 1ULL << 63 | pid, tid, &val)) {
+			val = *task;
+			if (kvmap__put(&st->task_idx, 1ULL << 63 | pid, tid, val))
+				return -ENOMEM;
+		}
+		st->tasks[*task] =
+		    (struct task){.pid = pid, .tid = tid, .comm = comm, .thread = (u32)val};
+		if (kvmap__put(&st->task_idx, key, tid, *task))
 			return -ENOMEM;
 		st->nr_tasks++;
 	}
 	st->last_pid = pid;
 	st->last_tid = tid;
+	st->last_comm = comm;
 	st->last_task = *task;
 	return 0;
 }
@@ -139,8 +149,8 @@ static int findnew_task(struct stacks *st, u32 pid, u32 tid, u32 *task)
  * stack) entry and its thread. The CPU counts only if st->cpus is set
  * (before the first stack). Returns 0 or -ENOMEM.
  */
-int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid, u32 cpu,
-		const u32 *locs, u32 nr, u64 period)
+int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, u32 tid, u32 comm,
+		u32 cpu, const u32 *locs, u32 nr, u64 period)
 {
 	struct entry *e;
 	u32 task, node;
@@ -149,7 +159,7 @@ int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, 
 
 	if (!st->cpus)
 		cpu = UINT32_MAX; /* one entry for all CPUs: fewer entries */
-	err = findnew_task(st, pid, tid, &task);
+	err = findnew_task(st, pid, tid, comm, &task);
 	if (!err)
 		err = stacks__intern(st, loctab, locs, nr, &node);
 	if (err)

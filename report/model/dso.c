@@ -51,7 +51,8 @@ static struct dso *dso__new(const char *path, size_t len, u32 id)
 		return NULL;
 	}
 	slash = strrchr(dso->path, '/');
-	dso->short_name = slash && slash[1] && dso->path[0] == '/' ? slash + 1 : dso->path;
+	/* perf's short name: the base name of any path ("[vdso]" as it is) */
+	dso->short_name = slash && slash[1] ? slash + 1 : dso->path;
 	dso->id = id;
 	dso->jitmap = jitmap__is_path(dso->path);
 	if (dso->jitmap && asprintf(&dso->own_name, "[JIT] tid %d", atoi(dso->path + 10)) > 0)

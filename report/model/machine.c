@@ -103,6 +103,54 @@ int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, con
 	return 0;
 }
 
+/* Add @comm, taken at @time, to the names of @t. Returns 0 or -ENOMEM. */
+static int add_name(struct machine *m, struct thread *t, u64 time, const char *comm)
+{
+	u32 at = t->nr_names;
+
+	while (at && t->names[at - 1].time > time)
+		at--;
+	if (at && !strcmp(t->names[at - 1].comm, comm))
+		return 0; /* the same name again */
+	if (array__reserve(&t->names, &t->cap_names, (size_t)t->nr_names + 1, sizeof(*t->names)))
+		return -ENOMEM;
+	memmove(&t->names[at + 1], &t->names[at], (t->nr_names - at) * sizeof(*t->names));
+	t->names[at].time = time;
+	snprintf(t->names[at].comm, sizeof(t->names[at].comm), "%s", comm);
+	t->nr_names++;
+	if (t->nr_names > 1)
+		m->comm_changes = true;
+	return 0;
+}
+
+u32 machine__comm_idx_slow(const struct machine *m, u32 tid, u64 time)
+{
+	const struct thread *t = machine__find_thread(m, tid);
+	u32 lo = 0, hi;
+
+	if (!t || t->nr_names < 2)
+		return 0;
+	hi = t->nr_names;
+	while (lo < hi) { /* the first name taken after @time */
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (t->names[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo : 1; /* before its first name: that one */
+}
+
+const char *machine__task_comm(const struct machine *m, u32 pid, u32 tid, u32 idx)
+{
+	const struct thread *t = idx ? machine__find_thread(m, tid) : NULL;
+
+	if (t && idx <= t->nr_names)
+		return t->names[idx - 1].comm;
+	return machine__comm_of(m, pid, tid);
+}
+
 /*
  * Name thread @tid of @pid. An exec at a known time starts a new epoch: it
  * ends every map the process had and its view of its parent's maps.
@@ -121,6 +169,8 @@ int machine__comm(struct machine *m, u32 pid, u32 tid, const char *comm, size_t 
 		len = sizeof(t->comm) - 1;
 	memcpy(t->comm, comm, len);
 	t->comm[len] = 0;
+	if (add_name(m, t, time, t->comm))
+		return -ENOMEM;
 	if (exec && time) {
 		struct proc *p = findnew_proc(m, pid);
 
@@ -152,8 +202,11 @@ int machine__fork(struct machine *m, u32 pid, u32 ppid, u32 tid, u32 ptid, u64 t
 	if (!t)
 		return -ENOMEM;
 	t->pid = pid;
-	if (!t->comm[0])
+	if (!t->comm[0] && comm[0]) {
 		memcpy(t->comm, comm, sizeof(comm));
+		if (add_name(m, t, time, comm))
+			return -ENOMEM;
+	}
 	if (pid != ppid) {
 		struct proc *child = findnew_proc(m, pid), *pp = findnew_proc(m, ppid);
 
@@ -193,7 +246,9 @@ const char *machine__comm_of(const struct machine *m, u32 pid, u32 tid)
 	if (t && t->comm[0])
 		return t->comm;
 	t = machine__find_thread(m, pid);
-	return t && t->comm[0] ? t->comm : "";
+	if (t && t->comm[0])
+		return t->comm;
+	return pid == 0 ? "swapper" : ""; /* the idle task, as perf names it */
 }
 
 static int map_cmp(const void *pa, const void *pb)
@@ -413,6 +468,8 @@ void machine__exit(struct machine *m)
 		free(m->procs[i]);
 	}
 	free(m->procs);
+	for (i = 0; i < m->nr_threads; i++)
+		free(m->threads[i].names);
 	free(m->threads);
 	kvmap__exit(&m->proc_idx);
 	kvmap__exit(&m->thread_idx);

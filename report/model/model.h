@@ -190,9 +190,18 @@ struct proc {
 	const struct map *last;
 };
 
+/* A name a thread took at a time (COMM records over time; an exec renames). */
+struct comm_at {
+	u64 time;
+	char comm[32];
+};
+
 struct thread {
 	u32 pid, tid;
-	char comm[32];
+	char comm[32];	       /* its last name */
+	struct comm_at *names; /* every name it had, by time */
+	size_t cap_names;
+	u32 nr_names;
 };
 
 /* The kernel's text mapping, from a "[kernel.kallsyms]..." MMAP of pid -1. */
@@ -200,6 +209,9 @@ struct kmap {
 	bool present;
 	u64 start, end, pgoff;
 };
+
+/* The pid of the kernel's own maps (modules): perf's MMAPs of pid -1 */
+#define MACHINE_KERNEL_PID UINT32_MAX
 
 struct machine {
 	struct proc **procs;
@@ -210,6 +222,8 @@ struct machine {
 	struct kvmap thread_idx; /* tid -> index */
 	struct dsos dsos;
 	struct kmap kmap;
+	bool comm_changes; /* some thread had two names: samples look theirs up by time */
+	bool has_modules;  /* kernel modules' maps, in process MACHINE_KERNEL_PID */
 };
 
 int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, const char *name,
@@ -222,6 +236,19 @@ int machine__finish(struct machine *m);
 struct proc *machine__find_proc(const struct machine *m, u32 pid);
 const struct thread *machine__find_thread(const struct machine *m, u32 tid);
 const char *machine__comm_of(const struct machine *m, u32 pid, u32 tid);
+u32 machine__comm_idx_slow(const struct machine *m, u32 tid, u64 time);
+
+/*
+ * Which of thread @tid's names it had at @time, for machine__task_comm():
+ * 0 (its last name) unless some thread of the machine changed its name.
+ */
+static inline u32 machine__comm_idx(const struct machine *m, u32 tid, u64 time)
+{
+	return m->comm_changes ? machine__comm_idx_slow(m, tid, time) : 0;
+}
+
+/* The name of thread @tid of @pid as machine__comm_idx() gave it (@idx). */
+const char *machine__task_comm(const struct machine *m, u32 pid, u32 tid, u32 idx);
 u32 proc__epoch(const struct proc *p, u64 time);
 const struct map *proc__find_map(struct proc *p, u64 addr, u64 time, u32 epoch);
 bool map__decides(const struct map *mp, u64 time);

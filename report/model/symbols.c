@@ -372,11 +372,18 @@ static int build_symtab(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		memcpy(arena, raw[i].name, len);
 		t->syms[i] = (struct sym){raw[i].start, raw[i].start + raw[i].size, arena};
 		arena += len;
-		/* A size-0 symbol covers up to the next one, within its section. */
+		/*
+		 * A size-0 symbol covers up to the next one, across sections as
+		 * perf's symbols__fixup_end() does (a static program's _init takes
+		 * its .plt); the last one up to the end of its section.
+		 */
 		if (!raw[i].size) {
-			u64 end = i + 1 < n ? raw[i + 1].start : raw[i].start + 4096;
+			u64 end = raw[i].start + 4096;
 
-			t->syms[i].end = end < raw[i].limit ? end : raw[i].limit;
+			if (i + 1 < n)
+				t->syms[i].end = raw[i + 1].start;
+			else
+				t->syms[i].end = end < raw[i].limit ? end : raw[i].limit;
 		}
 	}
 	t->nr = n;

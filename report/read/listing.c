@@ -19,6 +19,9 @@ struct listed {
 	char *path;
 	u32 pid;
 	u64 samples, lost, first, last;
+	u64 lost_records, lost_samples; /* LOST, LOST_SAMPLES: the same losses in perf 6.x */
+	u64 aux;			/* AUXTRACE records: trace data not decoded */
+	char *partial;			/* what could not be read, or NULL */
 	char *cmd; /* the CMDLINE feature (features.c drops autoprof's own first word) */
 	const char *err;
 	bool from_dir, is_stat; /* found in a directory; a counters file (not listed then) */
@@ -31,7 +34,9 @@ static void walk(struct perf_file *pf, struct listed *l)
 	struct record r;
 
 	l->first = UINT64_MAX;
-	while (perf_file__next_record(pf, &pos, &r) > 0) {
+	int ret;
+
+	while ((ret = perf_file__next_record(pf, &pos, &r)) > 0) {
 		struct sample s;
 
 		switch (r.h.type) {
@@ -47,10 +52,13 @@ static void walk(struct perf_file *pf, struct listed *l)
 				l->last = s.time;
 			break;
 		case PERF_RECORD_LOST:
-			l->lost += REC(struct perf_record_lost, &r).lost;
+			l->lost_records += REC(struct perf_record_lost, &r).lost;
 			break;
 		case PERF_RECORD_LOST_SAMPLES:
-			l->lost += REC(struct perf_record_lost_samples, &r).lost;
+			l->lost_samples += REC(struct perf_record_lost_samples, &r).lost;
+			break;
+		case PERF_RECORD_AUXTRACE:
+			l->aux++;
 			break;
 		case PERF_RECORD_COMM:
 			if (!l->pid)
@@ -58,6 +66,15 @@ static void walk(struct perf_file *pf, struct listed *l)
 			break;
 		}
 	}
+	l->lost = l->lost_records > l->lost_samples ? l->lost_records : l->lost_samples;
+	if (ret < 0 && asprintf(&l->partial, "PARTIAL: %s", pf->err) < 0)
+		l->partial = NULL;
+	else if (ret >= 0 && l->aux &&
+		 asprintf(&l->partial,
+			  "(%llu AUXTRACE records: trace data not decoded; SAMPLES counts "
+			  "sampled records only)",
+			  (unsigned long long)l->aux) < 0)
+		l->partial = NULL;
 }
 
 /* Fill @l for the file at l->path; l->err says why it could not be read. */
@@ -141,7 +158,7 @@ static int collect(const char *path, struct listed **v, size_t *nr, size_t *cap)
  * line first. Returns 0, or 1 after one line on stderr naming a path that
  * does not exist.
  */
-int listing__print(const char *const *paths, size_t nr, FILE *out)
+int listing__print(const char *const *paths, size_t nr, FILE *out, bool strict)
 {
 	struct listed *v = NULL;
 	size_t n = 0, cap = 0, width = 4;
@@ -175,10 +192,15 @@ int listing__print(const char *const *paths, size_t nr, FILE *out)
 		else if (l->err)
 			fprintf(out, "%-*s  %s\n", (int)width, l->path, l->err);
 		else
-			fprintf(out, "%-*s  %7u  %9llu  %6llu  %8.3fs  %s\n", (int)width, l->path,
-				l->pid, (unsigned long long)l->samples, (unsigned long long)l->lost,
+			fprintf(out, "%-*s  %7u  %9llu  %6llu  %8.3fs  %s%s%s\n", (int)width,
+				l->path, l->pid, (unsigned long long)l->samples,
+				(unsigned long long)l->lost,
 				l->last > l->first ? (double)(l->last - l->first) / 1e9 : 0.0,
-				l->cmd ? l->cmd : "");
+				l->cmd ? l->cmd : "", l->partial ? "  " : "",
+				l->partial ? l->partial : "");
+		if (strict && (l->partial || (l->err && !l->is_stat)))
+			status = 1;
+		free(l->partial);
 		free(l->path);
 		free(l->cmd);
 	}

@@ -464,6 +464,23 @@ int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r)
 		prefault__tell(pf->prefault, *pos);
 	if (perf_file__record_at(pf, *pos, r) == 0) {
 		*pos += r->h.size;
+		/* file mode: AUX data follows its AUXTRACE record (an expanded stream dropped it)
+		 */
+		if (__builtin_expect(r->h.type == PERF_RECORD_AUXTRACE, 0) && !pf->expanded) {
+			u64 extra = record__trailing(r);
+
+			if (extra > pf->walk_end - *pos) {
+				perf_file__fail(pf, -EINVAL,
+						"AUXTRACE record at offset %llu: its %llu bytes of "
+						"trace data run past the end, stopping there",
+						(unsigned long long)r->off,
+						(unsigned long long)extra);
+				pf->stop_at = r->off;
+				pf->walk_end = r->off;
+				return -EINVAL;
+			}
+			*pos += extra;
+		}
 		prefetch_next(pf, r, *pos);
 		return 1;
 	}
@@ -477,8 +494,20 @@ int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r)
 		    pf, -EINVAL,
 		    "bad record at offset %llu (type %u, size %u, %llu bytes left), stopping there",
 		    (unsigned long long)*pos, r->h.type, r->h.size, (unsigned long long)left);
+	if (!pf->expanded)
+		pf->stop_at = *pos;
 	pf->walk_end = *pos;
 	return -EINVAL;
+}
+
+u64 record__trailing(const struct record *r)
+{
+	/* TRACING_DATA: perf 4.9 and older wrote a 12-byte record (no pad word) */
+	if (r->h.type == PERF_RECORD_HEADER_TRACING_DATA && r->h.size >= 12)
+		return PERF_ALIGN8((u64)ld32(r->p + 8));
+	if (r->h.type == PERF_RECORD_AUXTRACE && r->h.size >= sizeof(struct perf_record_auxtrace))
+		return ld64(r->p + 8);
+	return 0;
 }
 
 /* Attr index for an event id: the only attr, the first for id 0, else -ENOENT if unknown. */

@@ -3,6 +3,7 @@
  * read.h - what the rest of autoprof-report needs from the reader (report/read/):
  *   perf_file.c  header/attr/id validation of a file, a buffer or standard input
  *   prefault.c   a thread that maps a big file's pages ahead of the walker
+ *   tracing.c    tracepoint names from perf's tracing data (pipe mode)
  *   stream.c     pipe-mode streams and PERF_RECORD_COMPRESSED (zstd) expanded
  *                into one plain record stream
  *   features.c   the optional feature sections (file) or HEADER_FEATURE records (pipe)
@@ -24,6 +25,7 @@ struct evattr {
 	u64 default_period; /* when PERIOD is not in sample_type */
 	char *name;	    /* EVENT_DESC name, else derived from type/config */
 	int hist;	    /* index of the event's counters, set by the session */
+	bool lbr_calls;	    /* its call stacks are in its branch stacks (--call-graph lbr) */
 };
 
 /* What the optional feature sections said; NULL/0 when absent. */
@@ -55,7 +57,11 @@ struct perf_file {
 	struct kvmap ids; /* event id -> attr index */
 	int id_pos;	  /* u64 index of the id in a SAMPLE, -1: none */
 	bool sample_id_all;
-	bool data_repaired; /* data.size was 0 or ran past the end */
+	bool data_repaired;	/* data.size was 0 or ran past the end */
+	u64 lost, lost_samples; /* LOST and LOST_SAMPLES totals of this file */
+	/* the records' bytes in the file as stored (before expanding), and where reading
+	 * stopped in them (0: read to the end) */
+	u64 orig_off, orig_end, stop_at;
 	struct features feat;
 	char warn[256]; /* a recoverable problem found by perf_file__open() */
 	char err[256];	/* why the last call failed */
@@ -88,6 +94,8 @@ int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void perf_file__close(struct perf_file *pf);
 int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
+/* Bytes that follow record @r outside its size (TRACING_DATA of either layout, AUXTRACE). */
+u64 record__trailing(const struct record *r);
 int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r);
 int perf_file__attr_of_id(const struct perf_file *pf, u64 id);
 int perf_file__add_attr(struct perf_file *pf, const u8 *attr, u32 size, const u8 *ids, u64 nr_ids);
@@ -104,6 +112,15 @@ void prefault__stop(struct perf_file *pf);
 
 int stream__expand(struct perf_file *pf, u64 from, u64 to);
 
+/* ---- tracing.c ---- */
+
+/*
+ * Name the tracepoint attrs of @pf ("system:name") from the @len bytes of
+ * tracing data at @p (pipe mode's HEADER_TRACING_DATA payload); attrs with a
+ * name keep it. Returns 0 (also on data it cannot parse) or -ENOMEM.
+ */
+int tracing__name_events(struct perf_file *pf, const u8 *p, u64 len);
+
 /* ---- features.c ---- */
 
 int features__read(struct perf_file *pf, char *warn, size_t warn_len);
@@ -118,7 +135,8 @@ bool stat_sibling__seen(const struct session *s, const char *path);
 
 /* ---- listing.c: autoprof-report --list ---- */
 
-int listing__print(const char *const *paths, size_t nr, FILE *out);
+/* With @strict, a file read only in part (or not at all) makes the status 1. */
+int listing__print(const char *const *paths, size_t nr, FILE *out, bool strict);
 
 /* ---- evname.c ---- */
 
@@ -152,10 +170,22 @@ struct user_stack {
 };
 
 int sample__user_stack(const struct perf_file *pf, const struct sample *s, struct user_stack *u);
+/*
+ * The branch stack of sample @s (PERF_SAMPLE_BRANCH_STACK): *@nr entries of
+ * 24 bytes (from, to, flags: unaligned u64s) at *@entries, inside the mapped
+ * file. Returns 0, -ENOENT without one, or -EINVAL if the record is too short.
+ */
+int sample__branch_stack(const struct perf_file *pf, const struct sample *s, const u8 **entries,
+			 u64 *nr);
 int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
 		     struct sample *s, size_t *body_end);
 
 size_t record__fixed_size(u32 type);
+/*
+ * True if MMAP2 record @r has the layout of kernels 3.12-3.15 (RHEL 7's
+ * 3.10 too): no prot and flags words, the file name at offset 64, not 72.
+ */
+bool mmap2__old_layout(const struct record *r);
 bool record__ids(const struct perf_file *pf, const struct record *r, struct sample *id,
 		 size_t *body_end);
 

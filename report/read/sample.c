@@ -144,6 +144,40 @@ int sample__parse(const struct perf_file *pf, const struct record *r, struct sam
 	return 0;
 }
 
+int sample__branch_stack(const struct perf_file *pf, const struct sample *s, const u8 **entries,
+			 u64 *nr)
+{
+	const struct evattr *ea = &pf->attrs[s->attr];
+	const u8 *p = s->rest, *end = s->end;
+	u64 type = ea->attr.sample_type, n;
+
+	*nr = 0;
+	if (!(type & PERF_SAMPLE_BRANCH_STACK) || !p)
+		return -ENOENT;
+	if (type & PERF_SAMPLE_RAW) {
+		if (end - p < 4)
+			return -EINVAL;
+		n = ld32(p);
+		if (n > (u64)(end - p) - 4)
+			return -EINVAL;
+		p += 4 + n;
+	}
+	if (end - p < 8)
+		return -EINVAL;
+	n = ld64(p);
+	p += 8;
+	if (ea->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
+		if (end - p < 8)
+			return -EINVAL;
+		p += 8;
+	}
+	if (n > (u64)(end - p) / 24)
+		return -EINVAL;
+	*entries = p;
+	*nr = n;
+	return 0;
+}
+
 /*
  * Decode the user registers and user stack dump of sample @s (perf record
  * --call-graph dwarf), the fields after CALLCHAIN: RAW and BRANCH_STACK are
@@ -300,6 +334,17 @@ size_t record__fixed_size(u32 type)
 	default:
 		return sizeof(struct perf_event_header);
 	}
+}
+
+bool mmap2__old_layout(const struct record *r)
+{
+	u8 c;
+
+	if (r->h.type != PERF_RECORD_MMAP2 || r->h.size <= 64 + 8)
+		return false;
+	c = r->p[64];
+	/* a prot word that starts like a path is no prot */
+	return (c == '/' || c == '[' || c == '.') && r->p[65] >= ' ' && r->p[66] >= ' ';
 }
 
 /*

@@ -72,6 +72,28 @@ static int name_attrs(struct session *s, struct perf_file *pf)
 		ea->hist = hists__findnew_event(&s->hists, ea->name);
 		if (ea->hist < 0)
 			return ea->hist;
+		ea->lbr_calls = (ea->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) &&
+				(ea->attr.sample_type & PERF_SAMPLE_CALLCHAIN) &&
+				(ea->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
+		if ((ea->attr.sample_type & PERF_SAMPLE_READ) &&
+		    (ea->attr.read_format & PERF_FORMAT_GROUP) && !s->read_noted) {
+			s->read_noted = true;
+			session__warn(s,
+				      "%s: event %s samples its group's counters (perf record "
+				      "-e '{...}:S'): only its own samples are counted; the "
+				      "values read for the group's other events are not "
+				      "(perf report shows them as their own events)",
+				      pf->path, ea->name);
+		}
+		if ((ea->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) && !ea->lbr_calls &&
+		    !s->branch_noted) {
+			s->branch_noted = true;
+			session__warn(s,
+				      "%s: event %s has branch stacks (perf record -b/-j): "
+				      "not shown; the views count samples as perf report "
+				      "--no-branch-stack does",
+				      pf->path, ea->name);
+		}
 	}
 	return 0;
 }
@@ -227,6 +249,12 @@ static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct
 	if (type < PERF_RECORD_LAST_KNOWN)
 		s->type_counts[type]++;
 	if (type == PERF_RECORD_SAMPLE) {
+		u16 mode = r->h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+		if (__builtin_expect(mode == PERF_RECORD_MISC_GUEST_KERNEL ||
+					 mode == PERF_RECORD_MISC_GUEST_USER,
+				     0))
+			s->guest_samples++;
 		if (s->opts.filter.has_time && !sample__parse(pf, r, &id) && id.has_time &&
 		    id.time < s->first_time)
 			s->first_time = id.time;
@@ -254,6 +282,11 @@ static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct
 		s->bad_records += counters__round(&s->counters, r) != 0;
 		return 0;
 	}
+	if (type == PERF_RECORD_AUXTRACE) {
+		s->aux_records++;
+		s->aux_bytes += record__trailing(r);
+		return 0;
+	}
 	if (type >= PERF_RECORD_USER_TYPE_START)
 		return 0;
 	if (r->h.size < record__fixed_size(type) ||
@@ -265,7 +298,9 @@ static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		if (kernel_mode(r->h.misc) && !s->opts.no_load &&
-		    is_kernel_map(r->p, record__fixed_size(type), body_end) && kernel_fits(s))
+		    is_kernel_map(r->p, record__fixed_size(type) - (mmap2__old_layout(r) ? 8 : 0),
+				  body_end) &&
+		    kernel_fits(s))
 			kernel_syms__prefetch(&s->hists.res.ksyms);
 		/* fall through */
 	case PERF_RECORD_COMM:
@@ -279,12 +314,18 @@ static int scan_record(struct session *s, u32 fi, struct sides *sd, const struct
 		break;
 	case PERF_RECORD_LOST:
 		s->lost += REC(struct perf_record_lost, r).lost;
+		pf->lost += REC(struct perf_record_lost, r).lost;
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		s->lost_samples += REC(struct perf_record_lost_samples, r).lost;
+		pf->lost_samples += REC(struct perf_record_lost_samples, r).lost;
 		break;
 	case PERF_RECORD_THROTTLE:
 		s->throttle++;
+		break;
+	case PERF_RECORD_AUX: /* flags after aux_offset, aux_size */
+		if (r->h.size >= 32 && (ld64(r->p + 24) & PERF_AUX_FLAG_TRUNCATED))
+			s->aux_truncated++;
 		break;
 	case PERF_RECORD_UNTHROTTLE:
 		s->unthrottle++;
@@ -345,6 +386,41 @@ static void note_kernel_map(struct machine *m, const struct record *r, size_t fi
 	    .present = true, .start = mm.start, .end = mm.start + mm.len, .pgoff = mm.pgoff};
 }
 
+/*
+ * A kernel module's mapping (perf synthesizes one per module, named by its
+ * path): a map of the kernel's process (pid MACHINE_KERNEL_PID) of a dso
+ * named as perf names modules, "[ext4]", never opened (the .ko files here
+ * are not the recording machine's).
+ */
+static int add_module(struct machine *m, const struct perf_record_mmap *mm, const char *name,
+		      size_t len, u64 time)
+{
+	const char *base, *end;
+	char mod[64];
+	size_t i, n;
+
+	len = strnlen(name, len);
+	base = memrchr(name, '/', len);
+	base = base ? base + 1 : name;
+	end = memchr(base, '.', len - (size_t)(base - name));
+	n = end ? (size_t)(end - base) : len - (size_t)(base - name);
+	if (base[0] == '[') /* already "[name]" */
+		n = strnlen(base, len - (size_t)(base - name));
+	if (!n || n > sizeof(mod) - 3)
+		return 0;
+	if (base[0] == '[') {
+		memcpy(mod, base, n);
+	} else {
+		mod[0] = '[';
+		for (i = 0; i < n; i++) /* perf: module names with '_' for '-' */
+			mod[i + 1] = base[i] == '-' ? '_' : base[i];
+		mod[++n] = ']';
+		n++;
+	}
+	m->has_modules = true;
+	return machine__mmap(m, MACHINE_KERNEL_PID, mm->start, mm->len, 0, mod, n, true, time);
+}
+
 /* Apply one side-band record (already validated by scan_file) to the machine. */
 static int apply_side(struct session *s, const struct rec_pos *sd)
 {
@@ -354,6 +430,7 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 	struct sample id;
 	size_t fixed, body_end;
 	const u8 *p;
+	bool old;
 
 	if (perf_file__record_at(pf, sd->off, &r))
 		return 0;
@@ -361,6 +438,9 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 	if (sample_id__parse(pf, &r, fixed, &id, &body_end))
 		return 0;
 	p = r.p;
+	old = mmap2__old_layout(&r);
+	if (old)
+		fixed -= 8;
 	switch (r.h.type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
@@ -368,16 +448,20 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 		struct perf_record_mmap mm = REC(struct perf_record_mmap, &r);
 
 		if (kernel_mode(r.h.misc)) {
-			note_kernel_map(m, &r, fixed, body_end);
+			if (is_kernel_map(p, fixed, body_end))
+				note_kernel_map(m, &r, fixed, body_end);
+			else
+				return add_module(m, &mm, (const char *)p + fixed, body_end - fixed,
+						  sd->time);
 			return 0;
 		}
-		/* exec: an MMAP without the DATA flag, an MMAP2 with PROT_EXEC */
+		/* exec: an MMAP without the DATA flag, an MMAP2 with PROT_EXEC (or no prot) */
 		return machine__mmap(m, mm.pid, mm.start, mm.len, mm.pgoff, (const char *)p + fixed,
 				     body_end - fixed,
 				     r.h.type == PERF_RECORD_MMAP
 					 ? !(r.h.misc & PERF_RECORD_MISC_MMAP_DATA)
-					 : (REC(struct perf_record_mmap2, &r).prot & PROT_EXEC) !=
-					       0,
+					 : old ||
+					       (REC(struct perf_record_mmap2, &r).prot & PROT_EXEC),
 				     sd->time);
 	}
 	case PERF_RECORD_COMM: {
@@ -433,7 +517,9 @@ static bool keep_sample(const struct session *s, const struct sample *smp)
 	if (f->nr_tids && !has_u32(f->tids, f->nr_tids, smp->tid))
 		return false;
 	if (f->nr_comms &&
-	    !has_str(f->comms, f->nr_comms, machine__comm_of(&s->machine, smp->pid, smp->tid)))
+	    !has_str(f->comms, f->nr_comms,
+		     machine__task_comm(&s->machine, smp->pid, smp->tid,
+					machine__comm_idx(&s->machine, smp->tid, smp->time))))
 		return false;
 	if (f->has_time) {
 		u64 rel;
@@ -484,7 +570,17 @@ static int sample_one(struct session *s, const struct perf_file *pf, const struc
 		return 0;
 	}
 	ea = &pf->attrs[smp.attr];
-	err = resolver__sample(&s->hists.res, &s->machine, &smp, frames, &nr);
+	err = 1;
+	if (__builtin_expect(ea->lbr_calls, 0)) { /* --call-graph lbr */
+		const u8 *ents;
+		u64 nr_ents;
+
+		if (sample__branch_stack(pf, &smp, &ents, &nr_ents) == 0)
+			err = resolver__lbr(&s->hists.res, &s->machine, &smp, ents, nr_ents, frames,
+					    &nr);
+	}
+	if (err == 1)
+		err = resolver__sample(&s->hists.res, &s->machine, &smp, frames, &nr);
 	/* --call-graph dwarf: the user stack is unwound from the dump */
 	if (!err && (ea->attr.sample_type & PERF_SAMPLE_STACK_USER) && !s->opts.no_load &&
 	    (s->unwinder || (s->unwinder = unwinder__new())))
@@ -497,6 +593,7 @@ static int sample_one(struct session *s, const struct perf_file *pf, const struc
 		return 0;
 	}
 	err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid,
+			       machine__comm_idx(&s->machine, smp.tid, smp.time),
 			       smp.has_cpu ? smp.cpu : UINT32_MAX, frames, nr, smp.period);
 	if (err)
 		return err;
@@ -735,6 +832,19 @@ static int spec_process(struct session *s, struct sides *sd)
 
 static void warn_totals(struct session *s)
 {
+	if (s->aux_records)
+		session__warn(s,
+			      "%llu AUXTRACE records (%llu bytes of AUX-area trace data: Intel PT, "
+			      "BTS, CoreSight, SPE) not decoded%s: perf report --itrace would "
+			      "synthesize samples from them; these numbers count the sampled "
+			      "records only",
+			      (unsigned long long)s->aux_records, (unsigned long long)s->aux_bytes,
+			      s->aux_truncated ? " (and some were truncated when recorded)" : "");
+	if (s->guest_samples)
+		session__warn(s,
+			      "%llu guest samples (perf kvm record) are shown as [unknown]: guest "
+			      "kernels and programs are not resolved",
+			      (unsigned long long)s->guest_samples);
 	if (s->unknown_id)
 		session__warn(s, "%llu samples with an id not present in the header were skipped",
 			      (unsigned long long)s->unknown_id);
@@ -784,6 +894,70 @@ static int count_tasks(struct session *s)
 	return err;
 }
 
+/* The period of one sample of @a: its fixed period, or 1 s / freq for the CPU clocks; else 0. */
+static u64 ea_period(const struct perf_event_attr *a)
+{
+	if (!a->freq)
+		return a->sample_period;
+	if (a->type == PERF_TYPE_SOFTWARE && a->sample_freq &&
+	    (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK))
+		return 1000000000ULL / a->sample_freq;
+	return 0;
+}
+
+/*
+ * The samples the records stand for: per event with one sample period in
+ * every file, its total period over that period when the records carry more
+ * than 1.1 periods each on average (autoprof's aggregated files merge a
+ * stack's samples into one record); else its records.
+ */
+static void count_stands_for(struct session *s)
+{
+	size_t h, i, j;
+
+	s->stands_for = 0;
+	for (h = 0; h < s->hists.nr; h++) {
+		u64 period = 0, n = s->hists.v[h].nr_samples;
+		bool fixed = n > 0;
+
+		for (i = 0; i < s->nr_files && fixed; i++) {
+			for (j = 0; j < s->files[i].nr_attrs && fixed; j++) {
+				const struct evattr *ea = &s->files[i].attrs[j];
+
+				if (ea->hist != (int)h)
+					continue;
+				u64 p = ea_period(&ea->attr);
+
+				if (!p || (period && period != p))
+					fixed = false;
+				period = p;
+			}
+		}
+		if (fixed && period && s->hists.v[h].total_period / period > n + n / 10)
+			n = (s->hists.v[h].total_period + period / 2) / period;
+		s->stands_for += n;
+	}
+	if (s->stands_for < s->nr_samples)
+		s->stands_for = s->nr_samples;
+}
+
+/* Add file @pf's losses and the share of its records read to the session's totals. */
+static void account_file(struct session *s, const struct perf_file *pf)
+{
+	u64 off = pf->orig_end ? pf->orig_off : pf->data_off;
+	u64 end = pf->orig_end ? pf->orig_end : pf->data_end, total = end > off ? end - off : 0;
+	u64 read = total;
+
+	s->lost_total += pf->lost > pf->lost_samples ? pf->lost : pf->lost_samples;
+	if (pf->stop_at)
+		read = pf->stop_at - off;
+	else if (pf->walk_end < pf->data_end) /* stopped in an expanded stream: its share */
+		read = (u64)((double)total * (double)(pf->walk_end - pf->data_off) /
+			     (double)(pf->data_end - pf->data_off));
+	s->data_bytes += total;
+	s->read_bytes += read;
+}
+
 /*
  * Run both passes over every added file. Returns 0 or -ENOMEM (with s->err
  * set); problems in the data become warnings.
@@ -811,12 +985,16 @@ int session__process(struct session *s)
 	if (err > 0)
 		err = 0;
 	free(sd.v);
+	for (i = 0; i < s->nr_files; i++)
+		account_file(s, &s->files[i]);
 	if (!err)
 		err = hists__finish(&s->hists);
 	if (!err)
 		err = counters__finish(&s->counters);
 	if (!err)
 		err = count_tasks(s);
+	if (!err)
+		count_stands_for(s);
 	if (err) {
 		if (!s->err[0])
 			snprintf(s->err, sizeof(s->err), "%s", strerror(-err));
@@ -847,6 +1025,27 @@ int session__main_hist(const struct session *s, const char *event)
 			return (int)i;
 	}
 	return event ? -1 : 0;
+}
+
+bool session__incomplete(const struct session *s)
+{
+	return s->nr_warnings || s->read_bytes < s->data_bytes;
+}
+
+void session__print_gaps(const struct session *s, FILE *out)
+{
+	size_t i;
+
+	if (s->read_bytes < s->data_bytes)
+		fprintf(out,
+			"Read:       %.2f%% of the records (%llu of %llu bytes): the numbers "
+			"cover that part only\n",
+			100.0 * (double)s->read_bytes / (double)s->data_bytes,
+			(unsigned long long)s->read_bytes, (unsigned long long)s->data_bytes);
+	for (i = 0; i < s->nr_warnings; i++)
+		fprintf(out, "Warning:    %s\n", s->warnings[i]);
+	if (s->dropped_warnings)
+		fprintf(out, "Warning:    %zu more warnings not shown\n", s->dropped_warnings);
 }
 
 void session__exit(struct session *s)

@@ -120,17 +120,6 @@ static int event_update(struct perf_file *pf, const struct record *r)
 	return pf->attrs[attr].name ? 0 : perf_file__fail(pf, -ENOMEM, "out of memory");
 }
 
-/* Bytes that follow record @r outside its size (TRACING_DATA, AUXTRACE). */
-static u64 trailing(const struct record *r)
-{
-	if (r->h.type == PERF_RECORD_HEADER_TRACING_DATA &&
-	    r->h.size >= sizeof(struct perf_record_header_tracing_data))
-		return PERF_ALIGN8((u64)ld32(r->p + 8));
-	if (r->h.type == PERF_RECORD_AUXTRACE && r->h.size >= sizeof(struct perf_record_auxtrace))
-		return ld64(r->p + 8);
-	return 0;
-}
-
 /* Apply a pipe-mode header record to @pf. */
 static int pipe_record(struct perf_file *pf, const struct record *r)
 {
@@ -142,6 +131,10 @@ static int pipe_record(struct perf_file *pf, const struct record *r)
 		return header_attr(pf, r);
 	case PERF_RECORD_EVENT_UPDATE:
 		return event_update(pf, r);
+	case PERF_RECORD_HEADER_TRACING_DATA: /* the payload follows, checked by the caller */
+		if (r->h.size >= 12 && tracing__name_events(pf, r->p + r->h.size, ld32(r->p + 8)))
+			return perf_file__fail(pf, -ENOMEM, "out of memory");
+		return 0;
 	case PERF_RECORD_HEADER_FEATURE:
 		if (r->h.size < fixed)
 			return 0;
@@ -174,6 +167,8 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 	int err = 0;
 
 	o.max = MAX_EXPAND_BASE + MAX_EXPAND_RATIO * (u64)pf->size;
+	pf->orig_off = from;
+	pf->orig_end = to;
 	while (pos < to && !err) {
 		struct record r;
 		u64 left = to - pos, extra;
@@ -182,6 +177,7 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 			snprintf(pf->warn, sizeof(pf->warn),
 				 "truncated record at offset %llu, stopping there",
 				 (unsigned long long)pos);
+			pf->stop_at = pos;
 			break;
 		}
 		memcpy(&r.h, pf->base + pos, sizeof(r.h));
@@ -189,16 +185,18 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 			snprintf(pf->warn, sizeof(pf->warn),
 				 "bad record at offset %llu (type %u, size %u), stopping there",
 				 (unsigned long long)pos, r.h.type, r.h.size);
+			pf->stop_at = pos;
 			break;
 		}
 		r.p = pf->base + pos;
 		r.off = pos;
-		extra = trailing(&r);
+		extra = record__trailing(&r);
 		if (extra > left - r.h.size) {
 			snprintf(
 			    pf->warn, sizeof(pf->warn),
 			    "record at offset %llu (type %u) runs past the end, stopping there",
 			    (unsigned long long)pos, r.h.type);
+			pf->stop_at = pos;
 			break;
 		}
 		pos += r.h.size + extra;

@@ -83,7 +83,7 @@ static int proc_node(struct flame *f, const struct session *s, const struct task
 	if (root != FLAME_ROOT_COMM && root != FLAME_ROOT_PID)
 		return 0;
 	if (!comm[0])
-		comm = machine__comm_of(&s->machine, t->pid, t->tid);
+		comm = machine__task_comm(&s->machine, t->pid, t->tid, t->comm);
 	if (root == FLAME_ROOT_PID)
 		n = snprintf(buf, sizeof(buf), "%s [%u]\t", comm[0] ? comm : "?", t->pid);
 	else

@@ -104,17 +104,20 @@ void report__print_header(const struct session *s, FILE *out)
 		with_samples	 ? ""
 		: s->counters.nr ? "none sampled (counters only)"
 				 : "none");
-	fprintf(out, "Samples:    %llu", (unsigned long long)s->nr_samples);
+	if (s->stands_for > s->nr_samples) /* an aggregated file: records merge samples */
+		fprintf(out, "Samples:    %llu (in %llu merged records)",
+			(unsigned long long)s->stands_for, (unsigned long long)s->nr_samples);
+	else
+		fprintf(out, "Samples:    %llu", (unsigned long long)s->nr_samples);
 	if (s->filtered)
 		fprintf(out, " (%llu more filtered out)", (unsigned long long)s->filtered);
 	if (s->hists.aimed_out)
 		fprintf(out, " (%llu outside --focus/--peek/--ignore/-S; percentages of all)",
 			(unsigned long long)s->hists.aimed_out);
-	fprintf(out, "\nLost:       %llu", (unsigned long long)(s->lost + s->lost_samples));
-	if (s->lost + s->lost_samples)
-		fprintf(
-		    out, " (%.2f%% of samples)",
-		    pct_of(s->lost + s->lost_samples, s->lost + s->lost_samples + s->nr_samples));
+	fprintf(out, "\nLost:       %llu", (unsigned long long)s->lost_total);
+	if (s->lost_total)
+		fprintf(out, " (%.2f%% of samples)",
+			pct_of(s->lost_total, s->lost_total + s->nr_samples));
 	fprintf(out, "\n");
 	if (s->throttle || s->unthrottle)
 		fprintf(out, "Throttled:  %llu times\n", (unsigned long long)s->throttle);
@@ -128,6 +131,7 @@ void report__print_header(const struct session *s, FILE *out)
 	fprintf(out, "\n");
 	fprintf(out, "Processes:  %llu\n", (unsigned long long)s->nr_procs_seen);
 	fprintf(out, "Threads:    %llu\n", (unsigned long long)s->nr_threads_seen);
+	session__print_gaps(s, out);
 }
 
 /* Counter value scaled for multiplexing, as perf stat does. */

@@ -56,9 +56,10 @@ static void put_header(const struct session *s, FILE *out)
 	key_str(out, "osrelease", first_feature(s, offsetof(struct features, osrelease)), true);
 	key_str(out, "arch", first_feature(s, offsetof(struct features, arch)), true);
 	fprintf(out, "  \"samples\": %llu,\n  \"lost\": %llu,\n  \"throttled\": %llu,\n",
-		(unsigned long long)s->nr_samples, (unsigned long long)(s->lost + s->lost_samples),
+		(unsigned long long)s->nr_samples, (unsigned long long)s->lost_total,
 		(unsigned long long)s->throttle);
 	fprintf(out, "  \"filtered\": %llu,\n", (unsigned long long)s->filtered);
+	fprintf(out, "  \"samples_represented\": %llu,\n", (unsigned long long)s->stands_for);
 	if (s->first_time <= s->last_time)
 		fprintf(out, "  \"duration_s\": %.9f,\n",
 			(double)(s->last_time - s->first_time) / 1e9);
@@ -70,6 +71,15 @@ static void put_header(const struct session *s, FILE *out)
 		fprintf(out, "  \"elapsed_s\": null,\n");
 	fprintf(out, "  \"processes\": %llu,\n  \"threads\": %llu,\n",
 		(unsigned long long)s->nr_procs_seen, (unsigned long long)s->nr_threads_seen);
+	fprintf(out, "  \"complete\": %s,\n  \"read_bytes\": %llu,\n  \"data_bytes\": %llu,\n",
+		session__incomplete(s) ? "false" : "true", (unsigned long long)s->read_bytes,
+		(unsigned long long)s->data_bytes);
+	fprintf(out, "  \"warnings\": [");
+	for (i = 0; i < s->nr_warnings; i++) {
+		fprintf(out, "%s", i ? ", " : "");
+		escape_json(out, s->warnings[i]);
+	}
+	fprintf(out, "],\n");
 }
 
 static int cmp_func_stat(const void *pa, const void *pb, void *arg)
@@ -212,7 +222,7 @@ static int put_tasks(struct session *s, int hist, FILE *out)
 	fprintf(out, ",\n     \"threads\": [");
 	for (i = 0; i < st->nr_tasks; i++) {
 		const struct task *t = &st->tasks[i];
-		const char *comm = machine__comm_of(&s->machine, t->pid, t->tid);
+		const char *comm = machine__task_comm(&s->machine, t->pid, t->tid, t->comm);
 
 		if (!v[2 * i])
 			continue;

@@ -75,9 +75,15 @@ static u64 str(struct pprof *p, const char *s)
 	return id;
 }
 
-static bool is_clock(const char *ev)
+static bool is_cpu_clock(const char *ev)
 {
 	return !strncmp(ev, "cpu-clock", 9) || !strncmp(ev, "task-clock", 10);
+}
+
+/* Events whose period is nanoseconds: the CPU clocks and autoprof's off-CPU time. */
+static bool is_clock(const char *ev)
+{
+	return is_cpu_clock(ev) || !strcmp(ev, "offcpu-time");
 }
 
 /* ValueType {type, unit} as field @field of the profile. */
@@ -92,7 +98,7 @@ static void value_type(struct pprof *p, u32 field, const char *type, const char 
 /* The period's value type of event @ev: "cpu"/"nanoseconds" for the clocks. */
 static const char *period_name(struct pprof *p, const char *ev)
 {
-	return p->nr_evs == 1 && is_clock(ev) ? "cpu" : ev;
+	return p->nr_evs == 1 && is_cpu_clock(ev) ? "cpu" : ev;
 }
 
 static void sample_types(struct pprof *p, int main_hist)
@@ -189,7 +195,7 @@ static void samples(struct pprof *p)
 		pb_packed(&p->sub, 2, vals, 2 * p->nr_evs);
 		label(p, "pid", NULL, t->pid);
 		label(p, "tid", NULL, t->tid);
-		comm = machine__comm_of(&p->s->machine, t->pid, t->tid);
+		comm = machine__task_comm(&p->s->machine, t->pid, t->tid, t->comm);
 		if (comm && *comm)
 			label(p, "thread", comm, 0);
 		pb_message(&p->prof, P_SAMPLE, &p->sub);

@@ -68,7 +68,7 @@ static void put_profile(struct ss *x, u32 task, const char *unit, FILE *out)
 {
 	const struct stacks *st = &x->s->hists.stacks;
 	const struct task *t = &st->tasks[task];
-	const char *comm = machine__comm_of(&x->s->machine, t->pid, t->tid);
+	const char *comm = machine__task_comm(&x->s->machine, t->pid, t->tid, t->comm);
 	char name[96];
 	u64 total = 0;
 	u32 i, d, n;
