@@ -61,7 +61,7 @@ else
 	skip "hotspot-perfparser not installed"
 fi
 
-"$REPORT" perf.data >ours.txt 2>ours.err
+"$REPORT" --no-inline perf.data >ours.txt 2>ours.err
 ours=$(awk 'NF >= 2 && ($NF == "heavy_two_thirds" || $(NF-1) == "heavy_two_thirds") { sub(/%/, "", $1); print $1; exit }' ours.txt)
 within "$(awk -v a="$ours" -v b="$heavy" 'BEGIN { d = a - b; if (a == "") d = 99; print d < 0 ? -d : d }')" 0 0.5 \
 	"autoprof-report's share of heavy_two_thirds matches perf report's" || diag_file ours.txt

@@ -17,7 +17,7 @@
  *   closeall   close_range(3, ~0U) mid-run, then goes on burning
  *   fds        checks that fds 3..9 are free at start
  *   sleep      burns 1.5 s more, then sleeps 30 s (for SIGKILL tests)
- *   takesig    installs its own handler for SIGRTMIN+5 (the profiler's default signal),
+ *   takesig    installs its own handler for SIGPROF (the profiler's default signal),
  *              raises it, then burns in after_work()
  *   blockall   a thread that blocks every signal burns in child_work()
  */
@@ -214,8 +214,8 @@ int main(int argc, char **argv)
 
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_rt;
-		sigaction(SIGRTMIN + 5, &sa, NULL);
-		raise(SIGRTMIN + 5);
+		sigaction(SIGPROF, &sa, NULL);
+		raise(SIGPROF);
 		after_work(200);
 		printf("takesig: handler %s\n", got_rt ? "ran" : "did not run");
 	} else if (!strcmp(mode, "blockall")) {

@@ -41,7 +41,7 @@ int main(void)
 	ok(cfg.freq == 1000 && cfg.period == 0, "default frequency is 1000 Hz");
 	ok(cfg.callgraph == AP_CG_LIBUNWIND, "default call graph is libunwind");
 	ok(cfg.stack_depth == 127, "default stack depth is 127");
-	ok(cfg.signo == SIGRTMIN + 5, "default signal is SIGRTMIN+5");
+	ok(cfg.signo == SIGPROF, "default signal is SIGPROF");
 
 	ok(cfg.start && !cfg.window_ns && !cfg.keep,
 	   "default: sampling from the start, no windows");
