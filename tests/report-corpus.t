@@ -175,7 +175,7 @@ fi
 
 lbr=$C/perfparser/vector_static_gcc__perf.lbr.data
 place_programs "$lbr" "$C/perfparser/vector_static_gcc__vector_static_gcc_v9.1.0" >"$T/map.lbr"
-in_ns "$T/map.lbr" "$REPORT" -n 0 "$lbr" >"$T/lbr" 2>/dev/null
+in_ns "$T/map.lbr" "$REPORT" -n 0 --no-inline "$lbr" >"$T/lbr" 2>/dev/null
 total_of() { # total_of FUNCTION FILE: its Total% in our report
 	awk -v fn="$1" '/by total time/ { t = 1 } t && $3 == fn { sub("%", "", $1); print $1; exit }' "$2"
 }
@@ -201,7 +201,7 @@ for f in vector_static_gcc__perf.data vector_static_clang__perf.data fork_static
 	data=$C/perfparser/$f
 	place_programs "$data" "$C"/perfparser/*__vector_static_*_v* "$C/perfparser/fork_static_gcc__fork" \
 		>"$T/map"
-	in_ns "$T/map" "$REPORT" -n 0 --no-children "$data" >"$T/ours.txt" 2>/dev/null
+	in_ns "$T/map" "$REPORT" -n 0 --no-inline --full-names --no-children "$data" >"$T/ours.txt" 2>/dev/null
 	in_ns "$T/map" perf report -f --stdio --no-children -g none -s sym -i "$data" >"$T/perf.txt" \
 		2>/dev/null
 	user_self "$T/ours.txt" | sort -t "$(printf '\t')" -k2,2nr | head -n 8 | sort >"$T/ours"
