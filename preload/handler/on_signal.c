@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "handler.h"
@@ -614,6 +615,43 @@ static void timer_on_stack(void *arg)
 }
 
 /*
+ * Another signal waits behind ours (a SIGTERM, a Ctrl-C, a program's
+ * SIGCHLD): the kernel hands out a thread's own pending signals before the
+ * process's, and our notifications are the thread's own, so on a loaded
+ * machine, where the queue refills as fast as the handler runs, they held a
+ * SIGTERM back for seconds. The ring was just drained: the notifications
+ * still queued on this thread carry nothing it does not hold, so take them
+ * out (the next sample brings a new one); a signal of the program's on this
+ * number (or a ctl request) goes where the handler sends it. Only signals
+ * the interrupted code does not block count (a program may keep one blocked
+ * and pending for long). Async-signal-safe.
+ */
+static void make_way(int signo, void *ucontext)
+{
+	const struct timespec zero = {0, 0};
+	sigset_t pending, one;
+	siginfo_t si;
+
+	if (syscall(SYS_rt_sigpending, &pending, _NSIG / 8) < 0)
+		return;
+	for (int s = 1; s < _NSIG; s++)
+		if (s == signo || sigismember(&((ucontext_t *)ucontext)->uc_sigmask, s))
+			sigdelset(&pending, s);
+	if (sigisemptyset(&pending))
+		return;
+	sigemptyset(&one);
+	sigaddset(&one, signo);
+	for (int i = 0; i < 65536; i++) {
+		if (syscall(SYS_rt_sigtimedwait, &one, &si, &zero, _NSIG / 8) != signo)
+			return;
+		if (control__is_request(&si))
+			control__on_signal(&si);
+		else if (!signals__is_sample(signo, &si))
+			signals__deliver(signo, &si, ucontext);
+	}
+}
+
+/*
  * The handler of the sampling signal. The dispatch comes first: our samples
  * (this thread's CPU-time timer, or readiness of a perf fd, late ones
  * included) are drained here; anything else on this number is the
@@ -667,6 +705,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
 		thread__leave(t);
+		make_way(signo, ucontext);
 	}
 out:
 	/* AUTOPROF_WINDOW: the first sample past the window's end ends it. */
