@@ -260,6 +260,94 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 }
 
 /*
+ * Is pc in the profiler's code: this library, or libunwind when it is ours
+ * that calls it (`kinds`: AP_OBJ_SELF, plus AP_OBJ_UNWINDER when a frame of
+ * ours is in the chain; a program's own use of libunwind stays)?
+ * Async-signal-safe.
+ */
+static bool own_pc(uint64_t pc, unsigned kinds)
+{
+	return pc < PERF_CONTEXT_MAX && (objects__kind((uintptr_t)pc) & kinds);
+}
+
+/*
+ * The profiler never shows in the profile: take its frames out of a
+ * sample's user chain (entries from `user`, after PERF_CONTEXT_USER, to nr),
+ * so that the sample is charged to the program frame it interrupted, as if
+ * the profiler had not run there. Two shapes:
+ *  - a sample of a handler of ours: its frames (with at most one frame of a
+ *    library it called at the top: libc's pwritev, memcpy) down to the signal
+ *    trampoline the kernel made for it: all of that goes, and the chain
+ *    starts at the interrupted pc (under it, the program's stack);
+ *  - any other frame of ours (a wrapper of a libc function the program
+ *    called, offcpu__end in it, the start routine of a thread): that frame
+ *    goes, so the program's caller of the interposed function (or the libc
+ *    function our wrapper called, as without us) is where the sample lands.
+ * A chain left with no user frame (the walk never got past our code) is the
+ * profiler's alone: 0 is returned and the caller leaves the sample out,
+ * counted (own_only). Returns the new nr. Async-signal-safe.
+ */
+static unsigned drop_own_frames(struct drain_ctx *ctx, uint64_t *chain, unsigned user, unsigned nr)
+{
+	static uint64_t seen; /* glibc's __restore_rt, the same for every handler */
+	uint64_t trampoline =
+	    ctx->ucontext ? unwind__restorer(ctx->ucontext) : ctx->t->kept_restorer;
+
+	if (trampoline)
+		__atomic_store_n(&seen, trampoline, __ATOMIC_RELAXED);
+	else
+		trampoline = __atomic_load_n(&seen, __ATOMIC_RELAXED);
+	unsigned from = user, to = user, r, k = AP_OBJ_SELF;
+	bool any = false;
+
+	for (unsigned i = user; i < nr && !any; i++)
+		any = own_pc(chain[i], AP_OBJ_SELF);
+	if (!any) {
+		/* libunwind alone, its walk of our handler stopped short of us */
+		for (unsigned i = user; i < nr; i++)
+			if (!own_pc(chain[i], AP_OBJ_UNWINDER))
+				return nr;
+		return 0;
+	}
+	k |= AP_OBJ_UNWINDER;
+	/* our handler's frames (and a libc frame it called) down to its trampoline */
+	for (r = user + 1; r < nr && own_pc(chain[r], k);)
+		r++;
+	if (trampoline && r < nr && chain[r] == trampoline &&
+	    (own_pc(chain[user], k) || r > user + 1))
+		from = r + 1;
+	for (unsigned i = from; i < nr; i++)
+		if (!own_pc(chain[i], k))
+			chain[to++] = chain[i];
+	if (to == user)
+		return 0;
+	return to;
+}
+
+/*
+ * A sample's chain (nr entries) without the profiler's frames
+ * (drop_own_frames()); *ip becomes the user sample's new first frame.
+ * Returns the new nr: 0 when a user sample had only frames of ours; a
+ * kernel sample keeps its kernel part. Async-signal-safe.
+ */
+static unsigned own_frames_out(struct drain_ctx *ctx, uint64_t *chain, unsigned nr, bool kernel_ip,
+			       uint64_t *ip)
+{
+	unsigned user = 0, left;
+
+	while (user < nr && chain[user] != PERF_CONTEXT_USER)
+		user++;
+	if (user + 1 >= nr)
+		return nr;
+	left = drop_own_frames(ctx, chain, user + 1, nr);
+	if (kernel_ip)
+		return left ? left : user; /* no user part known */
+	if (left)
+		*ip = chain[user + 1];
+	return left;
+}
+
+/*
  * Build the file's callchain for one sample into chain, kernel style:
  * [PERF_CONTEXT_KERNEL, kernel frames...,] PERF_CONTEXT_USER, ip, callers.
  * The kernel part (AUTOPROF_KERNEL) and fp chains come from the kernel's
@@ -410,7 +498,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE: {
 		const struct kernel_sample *s = (const void *)(rec + 1);
-		uint64_t t0;
+		uint64_t t0, ip = s->ip;
 		bool kernel_ip;
 		unsigned nr;
 
@@ -421,7 +509,12 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 			t->stats.cost[AP_COST_DELAY] += ctx->start - s->time;
 		t0 = cost_now(t);
 		nr = build_chain(ctx, s, body, kernel_ip, last_sample, chain);
+		nr = own_frames_out(ctx, chain, nr, kernel_ip, &ip);
 		cost_add(t, AP_COST_UNWIND, t0);
+		if (!nr) {
+			t->stats.own_only++;
+			return;
+		}
 		t0 = cost_now(t);
 		if (ctx->objects)
 			objects__note_held(t, chain,
@@ -429,8 +522,8 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		cost_add(t, AP_COST_NOTE, t0);
 		t0 = cost_now(t);
 		out = thread__reserve(t, MAX_RECORD);
-		n = record__sample(out, MAX_RECORD, kernel_ip, s->ip, s->pid, s->tid, s->time,
-				   s->cpu, s->period, chain, nr);
+		n = record__sample(out, MAX_RECORD, kernel_ip, kernel_ip ? s->ip : ip, s->pid,
+				   s->tid, s->time, s->cpu, s->period, chain, nr);
 		n = aggregate__fold(t, out, n); /* AUTOPROF_AGGREGATE: merged, or kept */
 		account(t, s->time, s->period, nr - 1);
 		cost_add(t, AP_COST_RECORD, t0);
@@ -490,6 +583,16 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 			t->stats.unwind_skipped++;
 	}
 	nr += (unsigned)got;
+	{
+		struct drain_ctx a = {.t = t, .ucontext = ucontext, .prog_n = -1};
+		uint64_t ip = chain[1];
+
+		nr = own_frames_out(&a, chain, nr, false, &ip);
+		if (!nr) {
+			t->stats.own_only++;
+			return;
+		}
+	}
 	objects__note(t, chain, nr);
 	out = thread__reserve(t, MAX_RECORD);
 	t->len += aggregate__fold(t, out,

@@ -494,9 +494,10 @@ static void say_summary(void)
 		(unsigned long long)(autoprof.stats.unwind_skipped + autoprof.stats.unwind_short),
 		autoprof.writer.path);
 	pr_info("not unwound: %llu samples in the loader, an unwinder or autoprof, %llu during "
-		"a dlclose",
+		"a dlclose; left out: %llu samples of the profiler's code alone",
 		(unsigned long long)unwind__skipped_in_text(),
-		(unsigned long long)objects__skipped_busy());
+		(unsigned long long)objects__skipped_busy(),
+		(unsigned long long)autoprof.stats.own_only);
 	if (autoprof.sampler.offcpu_id)
 		pr_info("off-CPU: %llu waits placed (%.3f s), %.3f s in waits under 10 us, %.3f s "
 			"in waits outside the calls we wrap",
