@@ -302,13 +302,8 @@ static unsigned drop_own_frames(struct drain_ctx *ctx, uint64_t *chain, unsigned
 
 	for (unsigned i = user; i < nr && !any; i++)
 		any = own_pc(chain[i], AP_OBJ_SELF);
-	if (!any) {
-		/* libunwind alone, its walk of our handler stopped short of us */
-		for (unsigned i = user; i < nr; i++)
-			if (!own_pc(chain[i], AP_OBJ_UNWINDER))
-				return nr;
-		return 0;
-	}
+	if (!any) /* a walk of our handler that stopped in libunwind, short of us */
+		return own_pc(chain[nr - 1], AP_OBJ_UNWINDER) ? 0 : nr;
 	k |= AP_OBJ_UNWINDER;
 	/* our handler's frames (and a libc frame it called) down to its trampoline */
 	for (r = user + 1; r < nr && own_pc(chain[r], k);)
