@@ -292,31 +292,29 @@ static unsigned drop_own_frames(struct drain_ctx *ctx, uint64_t *chain, unsigned
 	static uint64_t seen; /* glibc's __restore_rt, the same for every handler */
 	uint64_t trampoline =
 	    ctx->ucontext ? unwind__restorer(ctx->ucontext) : ctx->t->kept_restorer;
+	const unsigned ours = AP_OBJ_SELF | AP_OBJ_UNWINDER;
+	unsigned from = user, to = user, r, k = AP_OBJ_SELF;
 
 	if (trampoline)
 		__atomic_store_n(&seen, trampoline, __ATOMIC_RELAXED);
 	else
 		trampoline = __atomic_load_n(&seen, __ATOMIC_RELAXED);
-	unsigned from = user, to = user, r, k = AP_OBJ_SELF;
-	bool any = false;
-
-	for (unsigned i = user; i < nr && !any; i++)
-		any = own_pc(chain[i], AP_OBJ_SELF);
-	if (!any) /* a walk of our handler that stopped in libunwind, short of us */
-		return own_pc(chain[nr - 1], AP_OBJ_UNWINDER) ? 0 : nr;
-	k |= AP_OBJ_UNWINDER;
-	/* our handler's frames (and a libc frame it called) down to its trampoline */
-	for (r = user + 1; r < nr && own_pc(chain[r], k);)
+	/* our handler's frames (and a libc frame they called) down to its trampoline */
+	for (r = user + 1; r < nr && own_pc(chain[r], ours);)
 		r++;
 	if (trampoline && r < nr && chain[r] == trampoline &&
-	    (own_pc(chain[user], k) || r > user + 1))
+	    (own_pc(chain[user], ours) || r > user + 1))
 		from = r + 1;
+	for (unsigned i = from; i < nr && k == AP_OBJ_SELF; i++)
+		if (own_pc(chain[i], AP_OBJ_SELF))
+			k = ours; /* libunwind called by us */
+	if (from == user && k == AP_OBJ_SELF)
+		/* none of ours, or a walk of our handler that stopped in libunwind */
+		return own_pc(chain[nr - 1], AP_OBJ_UNWINDER) ? 0 : nr;
 	for (unsigned i = from; i < nr; i++)
 		if (!own_pc(chain[i], k))
 			chain[to++] = chain[i];
-	if (to == user)
-		return 0;
-	return to;
+	return to == user ? 0 : to;
 }
 
 /*
