@@ -298,9 +298,8 @@ static void describe_sampler(void)
  */
 static int first_path(const char *path, char *out, size_t cap)
 {
-	int n = autoprof.replace_file
-		    ? snprintf(out, cap, "%s.%d.new", path, (int)autoprof.pid)
-		    : snprintf(out, cap, "%s", path);
+	int n = autoprof.replace_file ? snprintf(out, cap, "%s.%d.new", path, (int)autoprof.pid)
+				      : snprintf(out, cap, "%s", path);
 
 	return n >= 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
 }
@@ -555,8 +554,8 @@ void autoprof__stop(void)
  * `sh -c 'exec prog'` leaves prog's profile under the name asked for): the
  * run's first process leaves its finished file there for the next image to
  * replace (a signal that ends the process before the next image has its
- * own file leaves a profile all the same); a descendant removes it. The counters stay open for the next image, which takes
- * them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
+ * own file leaves a profile all the same); a descendant removes it. The counters stay open for the
+ * next image, which takes them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
  */
 void autoprof__before_exec(void)
 {

@@ -146,6 +146,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		kill(getpid(), SIGKILL);
 	}
-	fprintf(stderr, "usage: endings quick_exit|exit_group|sigkill|strict|filter|spin|exit|_exit|abort|exec\n");
+	fprintf(stderr, "usage: endings "
+			"quick_exit|exit_group|sigkill|strict|filter|spin|exit|_exit|abort|exec\n");
 	return 2;
 }
