@@ -210,6 +210,8 @@ struct ap_session {
 	bool execd;	      /* this image was started by an exec of a profiled image */
 	bool exec_pending;    /* finished for an exec that may still fail */
 	bool exec_keeps_name; /* that image was empty: the next one takes its name */
+	bool file_left;	      /* ...and its finished file stays there until the next replaces it */
+	bool replace_file;    /* this image's file replaces the one left at its name */
 	uint64_t start_time;
 	struct ap_stats stats;	   /* this image's totals, folded from its threads */
 	struct ap_sampler sampler; /* what its threads' handlers read */
@@ -226,5 +228,6 @@ void autoprof__stop(void);
 void autoprof__before_exec(void);
 void autoprof__exec_failed(void);
 int autoprof__next_gen(void);
+bool autoprof__file_left(void);
 
 #endif /* AUTOPROF_PRELOAD_INTERNAL_H */

@@ -83,6 +83,7 @@ void stats__fold(struct ap_stats *total, const struct ap_stats *t)
 	__atomic_fetch_add(&total->unwind_ns, t->unwind_ns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->frames, t->frames, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->unwind_slow, t->unwind_slow, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->own_only, t->own_only, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->offcpu_waits, t->offcpu_waits, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->offcpu_ns, t->offcpu_ns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->offcpu_short, t->offcpu_short, __ATOMIC_RELAXED);

@@ -45,9 +45,10 @@ struct ap_stats {
 	uint64_t unwind_short;	 /* no stack: drained without its signal context */
 	uint64_t unwinds, unwind_ns, frames; /* unwind cost, measured when verbose */
 	uint64_t unwind_slow;		     /* unwinds by DWARF steps, not the fast trace */
-	uint64_t threads;		     /* (folded totals only) threads that sampled */
-	uint64_t first_time, last_time;	     /* the samples' time range */
-	uint64_t offcpu_waits, offcpu_ns;    /* AUTOPROF_OFFCPU: waits recorded, their ns */
+	uint64_t own_only; /* samples whose every user frame was the profiler's: left out */
+	uint64_t threads;  /* (folded totals only) threads that sampled */
+	uint64_t first_time, last_time;	  /* the samples' time range */
+	uint64_t offcpu_waits, offcpu_ns; /* AUTOPROF_OFFCPU: waits recorded, their ns */
 	uint64_t offcpu_short,
 	    offcpu_elsewhere; /* ns of waits too short to place, or not in a call we wrap */
 	/* AUTOPROF_COST: the handler's phases, CLOCK_MONOTONIC ns (struct ap_cost order) */

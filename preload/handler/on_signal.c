@@ -262,6 +262,87 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 }
 
 /*
+ * Is pc in the profiler's code: this library, or libunwind when it is ours
+ * that calls it (`kinds`: AP_OBJ_SELF, plus AP_OBJ_UNWINDER when a frame of
+ * ours is in the chain; a program's own use of libunwind stays)?
+ * Async-signal-safe.
+ */
+static bool own_pc(uint64_t pc, unsigned kinds)
+{
+	return pc < PERF_CONTEXT_MAX && (objects__kind((uintptr_t)pc) & kinds);
+}
+
+/*
+ * The profiler never shows in the profile: take its frames out of a
+ * sample's user chain (entries from `user`, after PERF_CONTEXT_USER, to nr),
+ * so that the sample is charged to the program frame it interrupted, as if
+ * the profiler had not run there. Two shapes:
+ *  - a sample of a handler of ours: its frames (with at most one frame of a
+ *    library it called at the top: libc's pwritev, memcpy) down to the signal
+ *    trampoline the kernel made for it: all of that goes, and the chain
+ *    starts at the interrupted pc (under it, the program's stack);
+ *  - any other frame of ours (a wrapper of a libc function the program
+ *    called, offcpu__end in it, the start routine of a thread): that frame
+ *    goes, so the program's caller of the interposed function (or the libc
+ *    function our wrapper called, as without us) is where the sample lands.
+ * A chain left with no user frame (the walk never got past our code) is the
+ * profiler's alone: 0 is returned and the caller leaves the sample out,
+ * counted (own_only). Returns the new nr. Async-signal-safe.
+ */
+static unsigned drop_own_frames(struct drain_ctx *ctx, uint64_t *chain, unsigned user, unsigned nr)
+{
+	static uint64_t seen; /* glibc's __restore_rt, the same for every handler */
+	uint64_t trampoline =
+	    ctx->ucontext ? unwind__restorer(ctx->ucontext) : ctx->t->kept_restorer;
+	const unsigned ours = AP_OBJ_SELF | AP_OBJ_UNWINDER;
+	unsigned from = user, to = user, r, k = AP_OBJ_SELF;
+
+	if (trampoline)
+		__atomic_store_n(&seen, trampoline, __ATOMIC_RELAXED);
+	else
+		trampoline = __atomic_load_n(&seen, __ATOMIC_RELAXED);
+	/* our handler's frames (and a libc frame they called) down to its trampoline */
+	for (r = user + 1; r < nr && own_pc(chain[r], ours);)
+		r++;
+	if (trampoline && r < nr && chain[r] == trampoline &&
+	    (own_pc(chain[user], ours) || r > user + 1))
+		from = r + 1;
+	for (unsigned i = from; i < nr && k == AP_OBJ_SELF; i++)
+		if (own_pc(chain[i], AP_OBJ_SELF))
+			k = ours; /* libunwind called by us */
+	if (from == user && k == AP_OBJ_SELF)
+		/* none of ours, or a walk of our handler that stopped in libunwind */
+		return own_pc(chain[nr - 1], AP_OBJ_UNWINDER) ? 0 : nr;
+	for (unsigned i = from; i < nr; i++)
+		if (!own_pc(chain[i], k))
+			chain[to++] = chain[i];
+	return to == user ? 0 : to;
+}
+
+/*
+ * A sample's chain (nr entries) without the profiler's frames
+ * (drop_own_frames()); *ip becomes the user sample's new first frame.
+ * Returns the new nr: 0 when a user sample had only frames of ours; a
+ * kernel sample keeps its kernel part. Async-signal-safe.
+ */
+static unsigned own_frames_out(struct drain_ctx *ctx, uint64_t *chain, unsigned nr, bool kernel_ip,
+			       uint64_t *ip)
+{
+	unsigned user = 0, left;
+
+	while (user < nr && chain[user] != PERF_CONTEXT_USER)
+		user++;
+	if (user + 1 >= nr)
+		return nr;
+	left = drop_own_frames(ctx, chain, user + 1, nr);
+	if (kernel_ip)
+		return left ? left : user; /* no user part known */
+	if (left)
+		*ip = chain[user + 1];
+	return left;
+}
+
+/*
  * Build the file's callchain for one sample into chain, kernel style:
  * [PERF_CONTEXT_KERNEL, kernel frames...,] PERF_CONTEXT_USER, ip, callers.
  * The kernel part (AUTOPROF_KERNEL) and fp chains come from the kernel's
@@ -412,7 +493,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE: {
 		const struct kernel_sample *s = (const void *)(rec + 1);
-		uint64_t t0;
+		uint64_t t0, ip = s->ip;
 		bool kernel_ip;
 		unsigned nr;
 
@@ -423,7 +504,12 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 			t->stats.cost[AP_COST_DELAY] += ctx->start - s->time;
 		t0 = cost_now(t);
 		nr = build_chain(ctx, s, body, kernel_ip, last_sample, chain);
+		nr = own_frames_out(ctx, chain, nr, kernel_ip, &ip);
 		cost_add(t, AP_COST_UNWIND, t0);
+		if (!nr) {
+			t->stats.own_only++;
+			return;
+		}
 		t0 = cost_now(t);
 		if (ctx->objects)
 			objects__note_held(t, chain,
@@ -431,8 +517,8 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		cost_add(t, AP_COST_NOTE, t0);
 		t0 = cost_now(t);
 		out = thread__reserve(t, MAX_RECORD);
-		n = record__sample(out, MAX_RECORD, kernel_ip, s->ip, s->pid, s->tid, s->time,
-				   s->cpu, s->period, chain, nr);
+		n = record__sample(out, MAX_RECORD, kernel_ip, kernel_ip ? s->ip : ip, s->pid,
+				   s->tid, s->time, s->cpu, s->period, chain, nr);
 		n = aggregate__fold(t, out, n); /* AUTOPROF_AGGREGATE: merged, or kept */
 		account(t, s->time, s->period, nr - 1);
 		cost_add(t, AP_COST_RECORD, t0);
@@ -492,6 +578,16 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 			t->stats.unwind_skipped++;
 	}
 	nr += (unsigned)got;
+	{
+		struct drain_ctx a = {.t = t, .ucontext = ucontext, .prog_n = -1};
+		uint64_t ip = chain[1];
+
+		nr = own_frames_out(&a, chain, nr, false, &ip);
+		if (!nr) {
+			t->stats.own_only++;
+			return;
+		}
+	}
 	objects__note(t, chain, nr);
 	out = thread__reserve(t, MAX_RECORD);
 	t->len += aggregate__fold(t, out,
@@ -678,6 +774,43 @@ static void timer_on_stack(void *arg)
 }
 
 /*
+ * Another signal waits behind ours (a SIGTERM, a Ctrl-C, a program's
+ * SIGCHLD): the kernel hands out a thread's own pending signals before the
+ * process's, and our notifications are the thread's own, so on a loaded
+ * machine, where the queue refills as fast as the handler runs, they held a
+ * SIGTERM back for seconds. The ring was just drained: the notifications
+ * still queued on this thread carry nothing it does not hold, so take them
+ * out (the next sample brings a new one); a signal of the program's on this
+ * number (or a ctl request) goes where the handler sends it. Only signals
+ * the interrupted code does not block count (a program may keep one blocked
+ * and pending for long). Async-signal-safe.
+ */
+static void make_way(int signo, void *ucontext)
+{
+	const struct timespec zero = {0, 0};
+	sigset_t pending, one;
+	siginfo_t si;
+
+	if (syscall(SYS_rt_sigpending, &pending, _NSIG / 8) < 0)
+		return;
+	for (int s = 1; s < _NSIG; s++)
+		if (s == signo || sigismember(&((ucontext_t *)ucontext)->uc_sigmask, s))
+			sigdelset(&pending, s);
+	if (sigisemptyset(&pending))
+		return;
+	sigemptyset(&one);
+	sigaddset(&one, signo);
+	for (int i = 0; i < 65536; i++) {
+		if (syscall(SYS_rt_sigtimedwait, &one, &si, &zero, _NSIG / 8) != signo)
+			return;
+		if (control__is_request(&si))
+			control__on_signal(&si);
+		else if (!signals__is_sample(signo, &si))
+			signals__deliver(signo, &si, ucontext);
+	}
+}
+
+/*
  * The handler of the sampling signal. The dispatch comes first: our samples
  * (this thread's CPU-time timer, or readiness of a perf fd, late ones
  * included) are drained here; anything else on this number is the
@@ -732,6 +865,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
 		thread__leave(t);
+		make_way(signo, ucontext);
 	}
 out:
 	/* AUTOPROF_WINDOW: the first sample past the window's end ends it. */

@@ -120,7 +120,7 @@ static char *put(char **strings, size_t *left, const char *name, const char *val
 /*
  * The environment for an exec of the next image: envp (the program's) less
  * its LD_PRELOAD and AUTOPROF_* entries, plus LD_PRELOAD with this library,
- * our AUTOPROF_* variables, AUTOPROF_IMAGE (pid:n) and, when this process owns
+ * our AUTOPROF_* variables, AUTOPROF_IMAGE (pid:n:left) and, when this process owns
  * counters and execs itself (same_process, not a spawned or vfork child),
  * AUTOPROF_COUNTER_FDS. Everything goes into the caller's store
  * (store_len pointers; envp's count plus 64 is enough) and strings, so it
@@ -164,8 +164,8 @@ char **env__for_exec(char *const *envp, char **store, size_t store_len, char *st
 		const char *v = getenv(our_vars[i]);
 
 		if (!strcmp(our_vars[i], "AUTOPROF_IMAGE")) {
-			snprintf(value, sizeof(value), "%d:%d", (int)autoprof.pid,
-				 autoprof__next_gen());
+			snprintf(value, sizeof(value), "%d:%d:%d", (int)autoprof.pid,
+				 autoprof__next_gen(), (int)autoprof__file_left());
 			v = value;
 		} else if (!strcmp(our_vars[i], "AUTOPROF_COUNTER_FDS")) {
 			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&

@@ -8,7 +8,10 @@
  * (perf.data); a forked or spawned descendant writes NAME.<pid>; a program
  * that a process exec'd writes NAME.<pid>.<n> for its n-th exec. The first
  * process makes the name absolute and passes it down in AUTOPROF_OUTPUT, with
- * AUTOPROF_TOP (its pid); our exec wrappers add AUTOPROF_IMAGE (pid:n).
+ * AUTOPROF_TOP (its pid); our exec wrappers add AUTOPROF_IMAGE (pid:n:left;
+ * left is 1 when the image before left its finished, empty file at the name
+ * the next one takes: the next replaces it by a rename, so that the run's
+ * file exists at every moment, a signal during the exec included).
  *
  * Whatever fails, the program runs on unprofiled: one line on stderr says
  * why, and the program's errno, signals, fds and output are left as they were.
@@ -247,12 +250,13 @@ static void find_lineage(void)
 	const char *top = getenv("AUTOPROF_TOP");
 	const char *image = getenv("AUTOPROF_IMAGE");
 	char buf[PATH_MAX + 32];
-	int pid = 0, gen = 0;
+	int pid = 0, gen = 0, left = 0;
 
-	if (image && sscanf(image, "%d:%d", &pid, &gen) == 2 && pid == autoprof.pid) {
+	if (image && sscanf(image, "%d:%d:%d", &pid, &gen, &left) >= 2 && pid == autoprof.pid) {
 		autoprof.execd = true; /* an exec made this image: the run said its warnings */
 		if (gen > 0)
 			autoprof.gen = gen;
+		autoprof.replace_file = left == 1;
 	}
 	autoprof.top = !top || !*top || atoi(top) == autoprof.pid;
 	if (!top || !*top) {
@@ -287,34 +291,68 @@ static void describe_sampler(void)
 }
 
 /*
+ * Where the file is written first: path itself, or, when it replaces the
+ * file the image before left there (autoprof.replace_file), a name beside
+ * it that is renamed over it once the file is finished (replace_left()).
+ * Returns 0 or -ENAMETOOLONG.
+ */
+static int first_path(const char *path, char *out, size_t cap)
+{
+	int n = autoprof.replace_file ? snprintf(out, cap, "%s.%d.new", path, (int)autoprof.pid)
+				      : snprintf(out, cap, "%s", path);
+
+	return n >= 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
+}
+
+/*
+ * The finished file written beside path takes path's place, in one rename:
+ * the run's file is there at every moment. Returns 0 or -errno.
+ */
+static int replace_left(const char *path)
+{
+	struct writer *w = &autoprof.writer;
+
+	if (!autoprof.replace_file)
+		return 0;
+	autoprof.replace_file = false;
+	if (rename(w->path, path) < 0)
+		return -errno;
+	snprintf(w->path, sizeof(w->path), "%s", path);
+	return 0;
+}
+
+/*
  * Open this image's file and start sampling the calling thread (and, at
  * first start, threads that already exist). Returns 0 or -errno, said.
  */
 static int session_open(bool attach_others)
 {
 	struct writer_event events[AP_MAX_EVENTS];
-	char path[PATH_MAX];
+	char path[PATH_MAX], fresh[PATH_MAX + 16];
 	int err;
 
-	if (image_path(path, sizeof(path)) || window__first_path(path, sizeof(path))) {
+	if (image_path(path, sizeof(path)) || window__first_path(path, sizeof(path)) ||
+	    first_path(path, fresh, sizeof(fresh))) {
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg.output);
 		return -ENAMETOOLONG;
 	}
-	err = writer__open(&autoprof.writer, path, events, file_events(events));
+	err = writer__open(&autoprof.writer, fresh, events, file_events(events));
 	if (err) {
-		pr_warn("cannot create %s: %s; not profiling", path, strerror(-err));
+		pr_warn("cannot create %s: %s; not profiling", fresh, strerror(-err));
 		return err;
 	}
 	features__early(&autoprof.writer); /* the file is finished after every append */
-	stat__remove(&autoprof.writer);	   /* an earlier run's totals are not this one's */
 	err = maps__write_all(&autoprof.writer, autoprof.pid);
 	if (!err && autoprof.cfg.kernel && maps__write_kernel(&autoprof.writer) && autoprof.top)
 		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
 			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
+	if (!err)
+		err = replace_left(path);
 	if (err) {
 		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
 		goto out_file;
 	}
+	stat__remove(&autoprof.writer); /* an earlier run's totals are not this one's */
 	window__save_prologue(&autoprof.writer);
 	describe_sampler();
 	__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
@@ -337,7 +375,7 @@ static int session_open(bool attach_others)
 
 out_file:
 	writer__abandon(&autoprof.writer);
-	unlink(path);
+	unlink(autoprof.writer.path);
 	return err;
 }
 
@@ -494,9 +532,10 @@ static void say_summary(void)
 		(unsigned long long)(autoprof.stats.unwind_skipped + autoprof.stats.unwind_short),
 		rate, autoprof.writer.path);
 	pr_info("not unwound: %llu samples in the loader, an unwinder or autoprof, %llu during "
-		"a dlclose",
+		"a dlclose; left out: %llu samples of the profiler's code alone",
 		(unsigned long long)unwind__skipped_in_text(),
-		(unsigned long long)objects__skipped_busy());
+		(unsigned long long)objects__skipped_busy(),
+		(unsigned long long)autoprof.stats.own_only);
 	if (autoprof.sampler.offcpu_id)
 		pr_info("off-CPU: %llu waits placed (%.3f s), %.3f s in waits under 10 us, %.3f s "
 			"in waits outside the calls we wrap",
@@ -551,10 +590,12 @@ void autoprof__stop(void)
 
 /*
  * Before a real exec of this image: finish the file (no destructor runs at
- * exec). An image that took no sample removes its file and hands its name to
- * the next image (so `sh -c 'exec prog'` leaves prog's profile under the
- * name asked for). The counters stay open for the next image, which takes
- * them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
+ * exec). An image that took no sample hands its name to the next image (so
+ * `sh -c 'exec prog'` leaves prog's profile under the name asked for): the
+ * run's first process leaves its finished file there for the next image to
+ * replace (a signal that ends the process before the next image has its
+ * own file leaves a profile all the same); a descendant removes it. The counters stay open for the
+ * next image, which takes them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
  */
 void autoprof__before_exec(void)
 {
@@ -566,13 +607,24 @@ void autoprof__before_exec(void)
 	thread__stop_all();
 	save_counters(false);
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
+	autoprof.file_left = false;
 	record_delivered_period();
 	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
-		unlink(autoprof.writer.path);
-		stat__remove(&autoprof.writer);
+		if (autoprof.top) {
+			autoprof.file_left = true;
+		} else {
+			unlink(autoprof.writer.path);
+			stat__remove(&autoprof.writer);
+		}
 	}
 	counters__keep_across_exec(&autoprof.counters, true);
 	autoprof.exec_pending = true;
+}
+
+/* Does the next image replace the file this one left at its name (see the naming rules)? */
+bool autoprof__file_left(void)
+{
+	return autoprof.exec_pending && autoprof.exec_keeps_name && autoprof.file_left;
 }
 
 /* The generation the next image of this process gets (see the naming rules). */
@@ -603,6 +655,8 @@ void autoprof__exec_failed(void)
 		return;
 	}
 	reset_totals();
+	autoprof.replace_file = autoprof.file_left; /* this image's own empty file */
+	autoprof.file_left = false;
 	session_open(false);
 }
 

@@ -12,6 +12,10 @@
  *   filter      a seccomp filter on every thread (TSYNC, through syscall())
  *               that kills the process on pwrite64, pwritev, ioctl and
  *               perf_event_open, then computes, prints and exits 0.
+ * and the endings that do run it (endings-load.t runs them all under load):
+ *   spin        computes until a signal ends it;
+ *   exit        exit(5);   _exit  _exit(6);   abort  abort(3);
+ *   exec        execs itself as `endings exit` (the next image computes too).
  */
 #define _GNU_SOURCE
 #include <linux/filter.h>
@@ -99,7 +103,33 @@ int main(int argc, char **argv)
 		printf("filter: computed\n");
 		return 0;
 	}
+	if (!strcmp(mode, "spin")) {
+		printf("spinning\n");
+		fflush(stdout);
+		for (;;)
+			busy(rounds);
+	}
 	busy(rounds);
+	if (!strcmp(mode, "exit")) {
+		printf("exit next\n");
+		exit(5);
+	}
+	if (!strcmp(mode, "_exit")) {
+		printf("_exit next\n");
+		fflush(stdout);
+		_exit(6);
+	}
+	if (!strcmp(mode, "abort")) {
+		printf("abort next\n");
+		fflush(stdout);
+		abort();
+	}
+	if (!strcmp(mode, "exec")) {
+		printf("exec next\n");
+		fflush(stdout);
+		execl("/proc/self/exe", argv[0], "exit", (char *)NULL);
+		return 1;
+	}
 	if (!strcmp(mode, "quick_exit")) {
 		at_quick_exit(said_at_quick_exit);
 		printf("quick_exit next\n");
@@ -116,6 +146,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		kill(getpid(), SIGKILL);
 	}
-	fprintf(stderr, "usage: endings quick_exit|exit_group|sigkill|strict|filter\n");
+	fprintf(stderr, "usage: endings "
+			"quick_exit|exit_group|sigkill|strict|filter|spin|exit|_exit|abort|exec\n");
 	return 2;
 }
