@@ -7,8 +7,14 @@
 plan 12
 
 NOPERF=$B/progs/noperf
+# The reference (below) is measured just before and just after the run: the
+# tick rate a CPU-time timer gets moves with the machine's load (129-226/s in
+# one parallel make check), and the bounds take in both, with a margin that
+# still keeps the 1000 Hz (1 ms) asked far outside them.
+rate0=$("$B/progs/tickrate" 1000)
 "$NOPERF" env LD_PRELOAD="$LIB" "$B/progs/split" 1000 >out.txt 2>err.txt
 is "$?" 0 "perf_event_open refused: the program runs and exits 0"
+rate1=$("$B/progs/tickrate" 1000)
 is "$(cat out.txt)" "split: done" "its output is unchanged"
 grep -q 'perf_event_open is refused here.*CPU-time timers' err.txt && [ "$(wc -l <err.txt)" = 1 ]
 ok $? "one line says the timers stand in" || diag_file err.txt
@@ -23,16 +29,18 @@ within "$(perf_share perf.data heavy_two_thirds)" "$(awk -v t="$tol" 'BEGIN { pr
 
 # CPU-time timers fire on the kernel's tick: the reference is what a plain
 # program's own 1 kHz CPU-time timer gets here, per CPU-second.
-rate=$("$B/progs/tickrate" 1000)
-within "$n" "$(awk -v r="$rate" 'BEGIN { print int(r * 0.75) }')" \
-	"$(awk -v r="$rate" 'BEGIN { print int(r * 1.25 + 5) }')" \
+lo=$((rate0 < rate1 ? rate0 : rate1))
+hi=$((rate0 > rate1 ? rate0 : rate1))
+rate="$rate0-$rate1"
+within "$n" "$(awk -v r="$lo" 'BEGIN { print int(r * 0.6) }')" \
+	"$(awk -v r="$hi" 'BEGIN { print int(r * 1.6 + 5) }')" \
 	"the rate delivered is the timer's here ($rate/s), not the 1000 Hz asked ($n samples in 1 s)"
 # Event count (approx.) is the sum of the periods: about 1 s of CPU, in ns.
 sum=$(sed -n 's/^# Event count (approx.): //p' rep.txt | head -1)
 within "$sum" 850000000 1150000000 "the periods add up to the CPU time used (true periods, not the asked one)"
 period=$(perf report -i perf.data --header-only 2>/dev/null | sed -n 's/.*name = cpu-clock.*sample_period, sample_freq } = \([0-9]*\).*/\1/p')
-within "$period" "$(awk -v r="$rate" 'BEGIN { print int(1e9 / r * 0.75) }')" \
-	"$(awk -v r="$rate" 'BEGIN { print int(1e9 / r * 1.3) }')" \
+within "$period" "$(awk -v r="$hi" 'BEGIN { print int(1e9 / r * 0.6) }')" \
+	"$(awk -v r="$lo" 'BEGIN { print int(1e9 / r * 1.6) }')" \
 	"the file's attr says the delivered period ($period ns), not the asked 1 ms"
 
 AUTOPROF_QUIET=1 AUTOPROF_MODE=timer AUTOPROF_OUTPUT=threads.data LD_PRELOAD=$LIB "$B/progs/threads" 400 >/dev/null

@@ -175,7 +175,8 @@ fi
 
 lbr=$C/perfparser/vector_static_gcc__perf.lbr.data
 place_programs "$lbr" "$C/perfparser/vector_static_gcc__vector_static_gcc_v9.1.0" >"$T/map.lbr"
-in_ns "$T/map.lbr" "$REPORT" -n 0 --no-inline "$lbr" >"$T/lbr" 2>/dev/null
+in_ns "$T/map.lbr" "$REPORT" -n 0 "$lbr" >"$T/lbr" 2>/dev/null
+# (inlined frames on, the default: each frame of the branch stack gets its inlined functions too)
 total_of() { # total_of FUNCTION FILE: its Total% in our report
 	awk -v fn="$1" '/by total time/ { t = 1 } t && $3 == fn { sub("%", "", $1); print $1; exit }' "$2"
 }
@@ -189,6 +190,18 @@ user_self() {
 	awk '/by self time/ { t = 1; next } /by total time/ { exit }
 	     t && /^ *[0-9.]+%/ && $NF !~ /^\[/ {
 		fn = $3; for (i = 4; i < NF; i++) fn = fn " " $i
+		# --full-names prints what the demangler gives (return type, parameters);
+		# perf prints the name with its template arguments only
+		if (fn ~ /\)$/) {
+			d = 0
+			for (j = length(fn); j > 0; j--) {
+				c = substr(fn, j, 1)
+				if (c == ")") d++
+				else if (c == "(" && --d == 0) break
+			}
+			if (j > 1) fn = substr(fn, 1, j - 1)
+		}
+		sub(/^void /, "", fn)
 		sub("%", "", $1); print fn "\t" $1 }' "$1" | sort
 }
 perf_user_self() {

@@ -542,7 +542,7 @@ int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s,
 	struct frame_ctx fc = {.m = m, .no_load = m->dsos.no_load, .time = s->time};
 	enum ctx ctx = ctx_of_cpumode(s->misc), ip_ctx = ctx;
 	u64 i, user, ip = s->ip;
-	u32 n = 0, loc;
+	u32 n = 0, leaf_n, loc;
 	int err;
 
 	for (user = 0; user < s->nr_chain && sample__chain(s, user) != PERF_CONTEXT_USER; user++)
@@ -560,6 +560,9 @@ int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s,
 	}
 	if ((err = resolve(r, &fc, ip_ctx, ip, &frames[n++])))
 		return err;
+	if (r->any_inline)
+		expand_inlines(r, frames, &n);
+	leaf_n = n; /* the leaf and the functions it was inlined into */
 	/* the kernel's part of the chain, as resolver__sample() reads it */
 	for (i = 0; i < user && n < MAX_FRAMES; i++) {
 		u64 e = sample__chain(s, i);
@@ -568,9 +571,9 @@ int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s,
 			ctx = ctx_of_marker(e);
 			continue;
 		}
-		if (e == ip && n == 1)
+		if (e == ip && n == leaf_n)
 			continue;
-		if ((err = resolve(r, &fc, ctx, e - (n > 1), &frames[n])))
+		if ((err = resolve(r, &fc, ctx, e - (n > leaf_n), &frames[n])))
 			return err;
 		n++;
 	}
@@ -580,10 +583,12 @@ int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s,
 
 		if ((err = resolve(r, &fc, CTX_USER, addr, &loc)))
 			return err;
-		/* a user-mode sample's own function is already the leaf */
-		if (i == 0 && n == 1 && r->locs[loc].fid == r->locs[frames[0]].fid)
+		/* a user-mode sample's own (outermost) function is already there */
+		if (i == 0 && n == leaf_n && r->locs[loc].fid == r->locs[frames[n - 1]].fid)
 			continue;
 		frames[n++] = loc;
+		if (r->any_inline)
+			expand_inlines(r, frames, &n);
 	}
 	*nr = n;
 	return 0;
