@@ -114,11 +114,12 @@ done
 # land in the stub varies from run to run here, for perf record as for us
 # (0-45 of 800: the timer's interrupts fall on some instructions more than
 # others, and where the stub sits moves with the load address): a file
-# without any is recorded again, up to 4 times.
+# without any is recorded again, up to 8 times (4 were not always enough
+# for perf record's file under a parallel make check).
 plt_stub() { "$REPORT" -n 50 "$1" 2>/dev/null | awk '/^Top functions by self/ { t = 1 } t && $NF == "pltcall" && $3 ~ /@plt$/ { print "<" $3 ">"; exit }'; }
 want=$(objdump -d --section=.plt --section=.plt.sec "$B/progs/pltcall" | grep -o '<strlen@plt>')
 for f in plt.data plt.ours; do
-	for _try in 1 2 3 4; do
+	for _try in 1 2 3 4 5 6 7 8; do
 		case $f in
 		*.data) theirs $f "$B/progs/pltcall" 300 ;;
 		*) ours $f "$B/progs/pltcall" 300 ;;
