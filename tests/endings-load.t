@@ -22,7 +22,9 @@ timeout -s KILL 300 sh -c 'while :; do :; done' >/dev/null 2>&1 &
 hog1=$!
 timeout -s KILL 300 sh -c 'while :; do :; done' >/dev/null 2>&1 &
 hog2=$!
-trap 'kill -KILL $hog1 $hog2 2>/dev/null; rm -rf "$T"' EXIT
+# TERM, not KILL: timeout passes it on to its hog (a KILLed timeout left its
+# hog running, orphaned, until someone killed it).
+trap 'kill -TERM $hog1 $hog2 2>/dev/null; wait $hog1 $hog2 2>/dev/null; rm -rf "$T"' EXIT
 
 # status MODE: the exit status the ending gives without the library.
 status() {

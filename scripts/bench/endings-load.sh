@@ -24,7 +24,7 @@ timeout -s KILL $((RUNS * 60 + 60)) sh -c 'while :; do :; done' >/dev/null 2>&1 
 hog1=$!
 timeout -s KILL $((RUNS * 60 + 60)) sh -c 'while :; do :; done' >/dev/null 2>&1 &
 hog2=$!
-trap 'kill -KILL $hog1 $hog2 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill -TERM $hog1 $hog2 2>/dev/null; wait $hog1 $hog2 2>/dev/null; rm -rf "$W"' EXIT  # TERM: timeout passes it on
 
 # one NAME HOW SIG WANT CMD...: run CMD (HOW: preload or launcher), send SIG
 # to the program after 2 s; 0 when it ended as WANT with a good file.
