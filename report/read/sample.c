@@ -144,36 +144,62 @@ int sample__parse(const struct perf_file *pf, const struct record *r, struct sam
 	return 0;
 }
 
+/* Step *p over the RAW field (u32 size, data) that follows CALLCHAIN. Returns 0 or -EINVAL. */
+static int skip_raw(const u8 **p, const u8 *end)
+{
+	u64 n;
+
+	if (end - *p < 4)
+		return -EINVAL;
+	n = ld32(*p);
+	if (n > (u64)(end - *p) - 4)
+		return -EINVAL;
+	*p += 4 + n;
+	return 0;
+}
+
+/*
+ * Read the BRANCH_STACK field at *p (nr, hw_idx when the attr asks for it,
+ * nr entries of 24 bytes): its entries and count, *p stepped past it.
+ * Returns 0 or -EINVAL.
+ */
+static int read_branches(const struct evattr *ea, const u8 **p, const u8 *end, const u8 **entries,
+			 u64 *nr)
+{
+	u64 n;
+
+	if (end - *p < 8)
+		return -EINVAL;
+	n = ld64(*p);
+	*p += 8;
+	if (ea->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
+		if (end - *p < 8)
+			return -EINVAL;
+		*p += 8;
+	}
+	if (n > (u64)(end - *p) / 24)
+		return -EINVAL;
+	*entries = *p;
+	*nr = n;
+	*p += n * 24;
+	return 0;
+}
+
 int sample__branch_stack(const struct perf_file *pf, const struct sample *s, const u8 **entries,
 			 u64 *nr)
 {
 	const struct evattr *ea = &pf->attrs[s->attr];
-	const u8 *p = s->rest, *end = s->end;
+	const u8 *p = s->rest, *end = s->end, *e;
 	u64 type = ea->attr.sample_type, n;
 
 	*nr = 0;
 	if (!(type & PERF_SAMPLE_BRANCH_STACK) || !p)
 		return -ENOENT;
-	if (type & PERF_SAMPLE_RAW) {
-		if (end - p < 4)
-			return -EINVAL;
-		n = ld32(p);
-		if (n > (u64)(end - p) - 4)
-			return -EINVAL;
-		p += 4 + n;
-	}
-	if (end - p < 8)
+	if ((type & PERF_SAMPLE_RAW) && skip_raw(&p, end))
 		return -EINVAL;
-	n = ld64(p);
-	p += 8;
-	if (ea->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
-		if (end - p < 8)
-			return -EINVAL;
-		p += 8;
-	}
-	if (n > (u64)(end - p) / 24)
+	if (read_branches(ea, &p, end, &e, &n))
 		return -EINVAL;
-	*entries = p;
+	*entries = e;
 	*nr = n;
 	return 0;
 }
@@ -189,7 +215,7 @@ int sample__branch_stack(const struct perf_file *pf, const struct sample *s, con
 int sample__user_stack(const struct perf_file *pf, const struct sample *s, struct user_stack *u)
 {
 	const struct evattr *ea = &pf->attrs[s->attr];
-	const u8 *p = s->rest, *end = s->end;
+	const u8 *p = s->rest, *end = s->end, *e;
 	u64 type = ea->attr.sample_type, n;
 
 	memset(u, 0, sizeof(*u));
@@ -197,28 +223,10 @@ int sample__user_stack(const struct perf_file *pf, const struct sample *s, struc
 		(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER) ||
 	    !p)
 		return -ENOENT;
-	if (type & PERF_SAMPLE_RAW) {
-		if (end - p < 4)
-			return -EINVAL;
-		n = ld32(p);
-		if (n > (u64)(end - p) - 4)
-			return -EINVAL;
-		p += 4 + n;
-	}
-	if (type & PERF_SAMPLE_BRANCH_STACK) {
-		if (end - p < 8)
-			return -EINVAL;
-		n = ld64(p);
-		p += 8;
-		if (ea->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
-			if (end - p < 8)
-				return -EINVAL;
-			p += 8;
-		}
-		if (n > (u64)(end - p) / 24)
-			return -EINVAL;
-		p += n * 24;
-	}
+	if ((type & PERF_SAMPLE_RAW) && skip_raw(&p, end))
+		return -EINVAL;
+	if ((type & PERF_SAMPLE_BRANCH_STACK) && read_branches(ea, &p, end, &e, &n))
+		return -EINVAL;
 	if (end - p < 8)
 		return -EINVAL;
 	u->abi = ld64(p);
