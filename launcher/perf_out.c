@@ -352,16 +352,7 @@ static bool feature(struct pout *o, int feat, struct blob *b)
 
 int pout__finish(struct pout *o)
 {
-	static const int order[] = {
-	    PERF_FEAT_BUILD_ID,	     PERF_FEAT_HOSTNAME,     PERF_FEAT_OSRELEASE,
-	    PERF_FEAT_VERSION,	     PERF_FEAT_ARCH,	     PERF_FEAT_NRCPUS,
-	    PERF_FEAT_CPUDESC,	     PERF_FEAT_CPUID,	     PERF_FEAT_TOTAL_MEM,
-	    PERF_FEAT_CMDLINE,	     PERF_FEAT_EVENT_DESC,   PERF_FEAT_CPU_TOPOLOGY,
-	    PERF_FEAT_NUMA_TOPOLOGY, PERF_FEAT_PMU_MAPPINGS, PERF_FEAT_CACHE,
-	    PERF_FEAT_SAMPLE_TIME,   PERF_FEAT_MEM_TOPOLOGY, PERF_FEAT_CLOCKID,
-	    PERF_FEAT_BPF_PROG_INFO, PERF_FEAT_BPF_BTF,	     PERF_FEAT_CLOCK_DATA,
-	    PERF_FEAT_PMU_CAPS};
-	enum { NF = sizeof(order) / sizeof(order[0]) };
+	enum { NF = MACHINE_NR_FEATURES };
 	struct perf_file_section table[NF];
 	uint64_t bits[PERF_FEAT_BITS / 64] = {0};
 	struct blob body = {0};
@@ -372,11 +363,11 @@ int pout__finish(struct pout *o)
 	for (int i = 0; i < NF; i++) {
 		size_t start = body.len;
 
-		if (!feature(o, order[i], &body))
+		if (!feature(o, machine__feature_order[i], &body))
 			continue;
 		table[n].offset = start;
 		table[n].size = body.len - start;
-		bits[order[i] / 64] |= 1ULL << (order[i] % 64);
+		bits[machine__feature_order[i] / 64] |= 1ULL << (machine__feature_order[i] % 64);
 		n++;
 	}
 	if (body.err) {

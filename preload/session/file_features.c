@@ -147,19 +147,9 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* In bit order, as perf lays them out; what perf record writes, and the clock. */
-static const int feature_order[] = {
-    PERF_FEAT_BUILD_ID,	     PERF_FEAT_HOSTNAME,     PERF_FEAT_OSRELEASE,
-    PERF_FEAT_VERSION,	     PERF_FEAT_ARCH,	     PERF_FEAT_NRCPUS,
-    PERF_FEAT_CPUDESC,	     PERF_FEAT_CPUID,	     PERF_FEAT_TOTAL_MEM,
-    PERF_FEAT_CMDLINE,	     PERF_FEAT_EVENT_DESC,   PERF_FEAT_CPU_TOPOLOGY,
-    PERF_FEAT_NUMA_TOPOLOGY, PERF_FEAT_PMU_MAPPINGS, PERF_FEAT_CACHE,
-    PERF_FEAT_SAMPLE_TIME,   PERF_FEAT_MEM_TOPOLOGY, PERF_FEAT_CLOCKID,
-    PERF_FEAT_BPF_PROG_INFO, PERF_FEAT_BPF_BTF,	     PERF_FEAT_CLOCK_DATA,
-    PERF_FEAT_PMU_CAPS};
 /* The longest machine description in the features rewritten after every flush. */
 #define MACHINE_EARLY_MAX 8192
-#define NR_FEATURES	  (int)(sizeof(feature_order) / sizeof(feature_order[0]))
+#define NR_FEATURES	  MACHINE_NR_FEATURES
 
 /*
  * Lay out every feature body into a new writer_features (build ids of the
@@ -182,7 +172,7 @@ static struct writer_features *prepare(struct writer *w, bool final)
 		size_t start = body.len;
 		bool have = true;
 
-		switch (feature_order[i]) {
+		switch (machine__feature_order[i]) {
 		case PERF_FEAT_BUILD_ID:
 			dl_iterate_phdr(add_build_id, &body);
 			break;
@@ -229,7 +219,7 @@ static struct writer_features *prepare(struct writer *w, bool final)
 			feat_clock_data(&body);
 			break;
 		default: /* the machine's description */
-			have = machine__feature(feature_order[i], &body,
+			have = machine__feature(machine__feature_order[i], &body,
 						final ? 0 : MACHINE_EARLY_MAX);
 			break;
 		}
@@ -238,7 +228,7 @@ static struct writer_features *prepare(struct writer *w, bool final)
 		p->rel[p->n] = start;
 		p->size[p->n] = body.len - start;
 		p->n++;
-		p->bits[feature_order[i] / 64] |= 1ULL << (feature_order[i] % 64);
+		p->bits[machine__feature_order[i] / 64] |= 1ULL << (machine__feature_order[i] % 64);
 	}
 	machine__keep(); /* the machine's description for the next images */
 	if (body.err) {
