@@ -77,18 +77,24 @@ static int has_interp(int fd)
 	return 0;
 }
 
+/* The ELF file @command runs (found as execvp would), opened read-only; -1 when it cannot be. */
+static int open_command(const char *command)
+{
+	char path[PATH_MAX];
+
+	if (!resolve(command, path, sizeof(path)))
+		return -1;
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 /*
  * Is @command a statically linked ELF program (no dynamic loader, so no
  * LD_PRELOAD)? False for scripts, dynamic programs and what cannot be read.
  */
 bool launcher__is_static(const char *command)
 {
-	char path[PATH_MAX];
-	int fd, interp;
+	int fd = open_command(command), interp;
 
-	if (!resolve(command, path, sizeof(path)))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	interp = has_interp(fd);
@@ -132,13 +138,9 @@ bool launcher__is_go(const char *command)
 {
 	static const char *const go_sections[] = {".note.go.buildid", ".go.buildinfo", ".gopclntab",
 						  NULL};
-	char path[PATH_MAX];
+	int fd = open_command(command);
 	bool go;
-	int fd;
 
-	if (!resolve(command, path, sizeof(path)))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	go = has_section(fd, go_sections);
@@ -177,13 +179,9 @@ static bool has_needed(int fd)
  */
 bool launcher__links_libraries(const char *command)
 {
-	char path[PATH_MAX];
+	int fd = open_command(command);
 	bool needed;
-	int fd;
 
-	if (!resolve(command, path, sizeof(path)))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	needed = has_needed(fd);
