@@ -93,7 +93,9 @@ read -r un uh <<EOF
 $(runs u60.err)
 EOF
 within "$((bh * 8))" 0 "${bn:-0}" "batched: one handler run per 8 samples or more ($bh for $bn)"
-within "$((uh * 10))" $((un * 9)) $((un * 10)) "unbatched: a handler run per sample ($uh for $un)"
+# A run whose sample had only the profiler's frames leaves it out (own_only),
+# so runs may pass the samples by a few (1825 for 1824 seen): 1% and 2 more.
+within "$((uh * 100))" $((un * 90)) $((un * 101 + 200)) "unbatched: a handler run per sample ($uh for $un)"
 # The rate asked for is delivered, as unbatched: samples in the work (spin)
 # per CPU-second the work took by the program's own clock (start-up and the
 # file's end, where nothing samples, are the same constant for both and
