@@ -26,6 +26,7 @@ int ap_close(int fd);
 int ap_next_own(int fd);
 int ap_dup_high(int fd, bool cloexec);
 int ap_move_high(int fd, bool cloexec);
+bool ap_fd_costs(int fd);
 ssize_t ap_read_file(const char *path, char *buf, size_t cap);
 
 /* ---- common/log.c: all output of the library, on stderr, prefixed "autoprof: " ---- */

@@ -143,6 +143,20 @@ int ap_move_high(int fd, bool cloexec)
 }
 
 /*
+ * Does our fd take one of the numbers the program can open? True when it
+ * stayed below AP_FD_FLOOR (the hard RLIMIT_NOFILE left no room above the
+ * program's range: ap_move_high could not lift it) and below the soft limit.
+ * The holder then keeps no fd (the writer opens its file for each write) or
+ * does without. Async-signal-safe (raw system calls).
+ */
+bool ap_fd_costs(int fd)
+{
+	struct rlimit rl;
+
+	return fd >= 0 && fd < AP_FD_FLOOR && limits(&rl) == 0 && (rlim_t)fd < rl.rlim_cur;
+}
+
+/*
  * Read a small file (from /proc) whole into buf, NUL-terminated; returns its
  * length, or -errno (buf is then ""). Async-signal-safe.
  */

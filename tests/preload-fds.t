@@ -5,7 +5,7 @@
 # hangs nor loses their samples. Every run is under a timeout that counts as
 # a failure.
 . "$(dirname "$0")/lib.sh"
-plan 16
+plan 24
 
 P=$B/progs
 
@@ -75,6 +75,32 @@ is "$(opened rlimit)" "$(opened rlimit0)" "64 sampled threads cost no file descr
 within "$(opened rlimit)" $((plain - 7)) "$plain" "the profiler's constant cost: at most 7 fds (4 counters, output file, libunwind's pipe)"
 PREFIX="env AUTOPROF_MODE=timer" run rlimit_timer "$P/fddup" rlimit 64
 is "$(opened rlimit_timer)" "$(opened rlimit0)" "the same with the CPU-time timer source"
+
+# Issue 21: under a hard RLIMIT_NOFILE 16/16 no number is left above the
+# program's: the library keeps no fd there (its file is written by a helper,
+# counters and libunwind's pipe go), and the program opens as many files as
+# without us: the limit set before the fork, in the child after it, before
+# the child execs, and from the start (prlimit). The samples its threads take
+# while it holds every number are in the file.
+for w in before after exec; do
+	case $w in
+	before) when="before the fork" ;;
+	after) when="in the child after the fork" ;;
+	exec) when="before the child execs" ;;
+	esac
+	run tight_$w "$P/fddup" tight $w
+	same tight_$w "RLIMIT_NOFILE 16/16 set $when: parent and child open as many files as without us"
+	child=$(ls tight_$w/perf.data.* 2>/dev/null | grep -v '\.old$' | head -1)
+	[ -n "$child" ] && reads "$(dirname "$child")" && perf report -i "$child" --stdio >/dev/null 2>&1 &&
+		has "$child" burn && perf report -i "$child" --stdio --no-children 2>/dev/null | grep -q burner
+	ok $? "the child's profile reads cleanly and holds its threads' samples taken with every fd in use" ||
+		diag_file tight_$w/prof.err
+done
+run tight_start prlimit --nofile=16:16 "$P/fddup" tight count
+same tight_start "a program started under RLIMIT_NOFILE 16/16 opens as many files as without us"
+reads tight_start && perf report -i tight_start/perf.data --stdio --no-children 2>/dev/null | grep -q burner
+ok $? "and its profile reads cleanly with the samples taken with every fd in use" ||
+	diag_file tight_start/prof.err
 
 # A shell closes one of our numbers and takes another: both as without the library.
 mkdir shell && cd shell

@@ -163,7 +163,8 @@ struct writer_features {
 };
 
 struct writer {
-	int fd;
+	int fd;		/* -1 between writes when transient */
+	bool transient; /* keeps no fd: opened by path for each write (writer.c) */
 	char path[PATH_MAX];
 	uint64_t dev, ino; /* the file's identity, checked before each write */
 	uint64_t data_offset;

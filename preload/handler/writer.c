@@ -23,17 +23,32 @@
  * The lock holder's tid is in the lock: a waiter never waits on a thread
  * that died (it takes the lock over), nor on itself (a deadly signal that
  * interrupted its own write), nor longer than LOCK_WAIT_NS.
+ *
+ * Transient (w->transient): where the hard RLIMIT_NOFILE leaves no number
+ * above the program's (ap_fd_costs), the writer keeps no fd between writes,
+ * and the program opens as many files as without us: each write opens the
+ * file by its path, checks it is still ours, and closes it. The write is
+ * made by a helper (in_helper): a vfork-like child sharing our memory but with a
+ * copy of our fd table, where, when the table is full, it closes its copy of
+ * one of the program's fds (which releases nothing of the program's: record locks are owned by
+ * the table, an open file by every fd referring to it), opens the file on
+ * the number freed, writes, and exits.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "handler.h"
@@ -142,8 +157,20 @@ static void say_lost(void)
 {
 	static int said;
 	static const char msg[] =
-	    "autoprof: the program took the profile's file descriptor and the "
-	    "file cannot be opened again; profiling stops here (said once)\n";
+	    "autoprof: the program took the profile's file descriptor or replaced the "
+	    "file, and it cannot be opened again; profiling stops here (said once)\n";
+
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+}
+
+/* Say once that a write found no fd to be had (transient writer). Async-signal-safe. */
+static void say_full(void)
+{
+	static int said;
+	static const char msg[] =
+	    "autoprof: the program holds every file descriptor its RLIMIT_NOFILE allows and "
+	    "the profile could not be written: records are lost until one is free (said once)\n";
 
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
@@ -237,6 +264,179 @@ static int check_fd(struct writer *w)
 }
 
 /*
+ * Open the file by its path for a transient writer's write: fd, or -errno
+ * (-ESTALE, said once, when the path is no longer our file). Raw system
+ * calls: also run by the helper, which must not touch the fd table's
+ * bookkeeping. Async-signal-safe.
+ */
+static int open_again(struct writer *w)
+{
+	uint64_t dev, ino;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
+		syscall(SYS_close, fd);
+		__atomic_store_n(&w->error, ESTALE, __ATOMIC_RELAXED);
+		say_lost();
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/*
+ * Under the lock: give w an fd on its file for one write (check_fd, or for
+ * a transient writer a fresh one, detach() closes it). Returns 0 or -errno.
+ * Async-signal-safe.
+ */
+static int attach(struct writer *w)
+{
+	int fd;
+
+	if (!w->transient)
+		return check_fd(w);
+	fd = open_again(w);
+	if (fd < 0)
+		return fd;
+	__atomic_store_n(&w->fd, ap_own(fd), __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Under the lock: a transient writer's fd is closed after each write. Async-signal-safe. */
+static void detach(struct writer *w)
+{
+	int fd = w->fd;
+
+	if (!w->transient || fd < 0)
+		return;
+	__atomic_store_n(&w->fd, -1, __ATOMIC_RELEASE);
+	ap_close(fd);
+}
+
+/* One write of the writer's, run with w->fd attached. */
+typedef int (*write_op)(struct writer *w, void *arg);
+
+struct helper {
+	struct writer *w;
+	write_op op;
+	void *arg;
+	int err;
+};
+
+/*
+ * File systems whose files do nothing when one of several fds on them is
+ * closed (no ->flush: a FUSE server, NFS or CIFS would see the helper's close).
+ */
+static const unsigned long quiet_fs[] = {
+    0x50495045, /* pipefs */
+    0x534f434b, /* sockfs */
+    0x09041934, /* anon_inodefs (eventfd, epoll, signalfd, timerfd, perf) */
+    0x01021994, /* tmpfs, devtmpfs */
+    0x00001cd1, /* devpts */
+    0x0000ef53, /* ext2/3/4 */
+    0x58465342, /* xfs */
+    0x9123683e, /* btrfs */
+    0x00009fa0, /* proc */
+    0x62656572, /* sysfs */
+};
+
+/* In the helper: the highest number below the soft limit whose close no one sees, or -1. */
+static int quiet_number(void)
+{
+	struct rlimit rl;
+	struct statfs sf;
+
+	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) < 0)
+		return -1;
+	for (long fd = (long)(rl.rlim_cur < AP_FD_FLOOR ? rl.rlim_cur : AP_FD_FLOOR) - 1; fd >= 0;
+	     fd--) {
+		if (syscall(SYS_fstatfs, fd, &sf) < 0)
+			continue;
+		for (size_t i = 0; i < sizeof(quiet_fs) / sizeof(quiet_fs[0]); i++)
+			if ((unsigned long)sf.f_type == quiet_fs[i])
+				return (int)fd;
+	}
+	return -1;
+}
+
+/*
+ * The helper's body: free a number in its own copy of the fd table, open the
+ * file on it, run the write with it as w->fd (our memory: the caller waits,
+ * holding the lock), and exit. Raw system calls only.
+ */
+static int helper_main(void *arg)
+{
+	struct helper *h = arg;
+	int fd = open_again(h->w), spare;
+
+	if (fd == -EMFILE && (spare = quiet_number()) >= 0) {
+		syscall(SYS_close, spare);
+		fd = open_again(h->w);
+	}
+	if (fd < 0) {
+		h->err = fd;
+		return 0;
+	}
+	h->w->fd = fd;
+	h->err = h->op(h->w, h->arg);
+	h->w->fd = -1;
+	return 0;
+}
+
+/*
+ * Under the lock: run op in a helper process (see the top of the file), all
+ * signals blocked in it, and reap it. Returns op's result, or -EMFILE when
+ * no helper could write. Async-signal-safe (clone with CLONE_VFORK is a
+ * system call; the caller waits for the helper's exit).
+ */
+static int in_helper(struct writer *w, write_op op, void *arg)
+{
+	struct helper h = {w, op, arg, -EMFILE};
+	const size_t size = 64 << 10;
+	int saved_errno = errno;
+	sigset_t all, old;
+	void *stack;
+	long pid;
+
+	stack = (void *)syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -EMFILE;
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(long));
+	/* No exit signal: the program's SIGCHLD and wait() never see it. */
+	pid = clone(helper_main, (char *)stack + size, CLONE_VM | CLONE_VFORK, &h);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+	if (pid > 0)
+		syscall(SYS_wait4, pid, NULL, __WCLONE, NULL);
+	syscall(SYS_munmap, stack, size);
+	errno = saved_errno;
+	return h.err;
+}
+
+/*
+ * Under the lock: run op with the file attached. A transient writer writes
+ * through a helper, so that no number of the program's is ever taken, not
+ * even for the time of a write (another of its threads may be opening its
+ * last file); when even that fails, the write is dropped (said once) and the
+ * file stays as it was. Returns op's result or -errno. Async-signal-safe.
+ */
+static int with_file(struct writer *w, write_op op, void *arg)
+{
+	int err;
+
+	if (!w->transient) {
+		err = check_fd(w);
+		return err ? err : op(w, arg);
+	}
+	err = in_helper(w, op, arg);
+	if (err == -EMFILE)
+		say_full();
+	return err;
+}
+
+/*
  * Under the lock: write len bytes of data at the end, the features after
  * them, and the header (see the top of the file). Async-signal-safe.
  */
@@ -305,6 +505,26 @@ static int keep_error(struct writer *w, int err)
 	return err;
 }
 
+/* Bytes to append (none: the features alone). */
+struct chunk {
+	const void *buf;
+	size_t len;
+};
+
+/* The write of an append: commit, its error kept. Async-signal-safe. */
+static int op_commit(struct writer *w, void *arg)
+{
+	const struct chunk *c = arg;
+
+	return keep_error(w, commit(w, c->buf, c->len));
+}
+
+/* Is there a file to write (an fd, or a path opened per write)? Async-signal-safe. */
+static bool live(const struct writer *w)
+{
+	return __atomic_load_n(&w->fd, __ATOMIC_RELAXED) >= 0 || w->transient;
+}
+
 /*
  * Create path (mode 0600, never through a symlink, an existing file moved to
  * .old) and write the header, the attrs and their ids. events[0] is the
@@ -364,6 +584,9 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		ap_close(w->fd);
 		unlink(path);
 		w->fd = -1;
+	} else if (ap_fd_costs(w->fd)) {
+		w->transient = true; /* the program's numbers are all it may have */
+		detach(w);
 	}
 	return err;
 }
@@ -381,13 +604,11 @@ int writer__append(struct writer *w, const void *buf, size_t len)
 
 	if (!len)
 		return 0;
-	if (__atomic_load_n(&w->fd, __ATOMIC_RELAXED) < 0)
+	if (!live(w))
 		return -EBADF;
 	if (!lock(w))
 		return -EBUSY;
-	err = w->sealed ? -EPIPE : check_fd(w);
-	if (!err)
-		err = keep_error(w, commit(w, buf, len));
+	err = w->sealed ? -EPIPE : with_file(w, op_commit, &(struct chunk){buf, len});
 	unlock(w);
 	return err;
 }
@@ -414,10 +635,25 @@ const struct writer_features *writer__set_features(struct writer *w,
 		return feat;
 	old = w->feat;
 	w->feat = feat;
-	if (w->fd >= 0 && !w->sealed && !check_fd(w))
-		keep_error(w, commit(w, NULL, 0));
+	if (live(w) && !w->sealed)
+		with_file(w, op_commit, &(struct chunk){NULL, 0});
 	unlock(w);
 	return old;
+}
+
+/* writer__finish's write: the features and the final header (arg: tidy). */
+static int op_finish(struct writer *w, void *arg)
+{
+	int err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error : commit(w, NULL, 0);
+
+	if (!err && *(bool *)arg) {
+		const struct writer_features *f = w->feat;
+		uint64_t len = f ? f->n * sizeof(struct perf_file_section) + f->len : 0;
+
+		if (syscall(SYS_ftruncate, w->fd, (off_t)(w->end + len)) < 0)
+			err = -errno;
+	}
+	return err;
 }
 
 /*
@@ -431,16 +667,10 @@ int writer__finish(struct writer *w, bool tidy)
 	bool locked = lock(w);
 	int err = -EBADF;
 
-	if (w->fd >= 0 && !(err = check_fd(w))) {
-		err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error : commit(w, NULL, 0);
-		if (!err && tidy) {
-			const struct writer_features *f = w->feat;
-			uint64_t len = f ? f->n * sizeof(struct perf_file_section) + f->len : 0;
-
-			if (ftruncate(w->fd, (off_t)(w->end + len)) < 0)
-				err = -errno;
-		}
-		ap_close(w->fd);
+	if (live(w)) {
+		err = with_file(w, op_finish, &tidy);
+		if (w->fd >= 0)
+			ap_close(w->fd);
 	}
 	w->fd = -1;
 	w->sealed = true;
@@ -472,12 +702,13 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 		unlock(w);
 		return -EPIPE;
 	}
-	if (w->fd >= 0 && !check_fd(w)) {
+	if (live(w) && !attach(w)) {
 		if (!__atomic_load_n(&w->error, __ATOMIC_RELAXED))
 			commit(w, NULL, 0);
 		ap_close(w->fd);
 	}
 	w->fd = -1;
+	w->transient = false;
 	fd = (int)syscall(SYS_openat, AT_FDCWD, path,
 			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -509,6 +740,10 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 	if (!err)
 		err = commit(w, first, first_len); /* a finished profile, with its features */
 	keep_error(w, err);
+	if (!err && ap_fd_costs(w->fd)) {
+		w->transient = true;
+		detach(w);
+	}
 out:
 	unlock(w);
 	return err;
@@ -520,6 +755,7 @@ void writer__abandon(struct writer *w)
 	if (w->fd >= 0)
 		ap_close(w->fd);
 	w->fd = -1;
+	w->transient = false; /* the path is the parent's */
 }
 
 /*
@@ -532,18 +768,28 @@ int writer__reopen(struct writer *w)
 	int fd = open(w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	uint64_t dev, ino;
 
-	if (fd < 0)
+	if (fd < 0 && !(errno == EMFILE && w->transient))
 		return -errno;
-	fd = ap_move_high(fd, true);
-	if (identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
-		ap_close(fd);
-		return -ESTALE;
+	if (fd >= 0) {
+		fd = ap_move_high(fd, true);
+		if (identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
+			ap_close(fd);
+			return -ESTALE;
+		}
 	}
 	w->fd = fd;
 	w->error = 0;
 	w->sealed = false;
 	w->tail_on_disk = true;
+	w->transient = fd < 0 || ap_fd_costs(fd);
+	detach(w);
 	return 0;
+}
+
+/* writer__update_attr's write (arg: the attr's index). */
+static int op_attr(struct writer *w, void *arg)
+{
+	return write_attr(w, *(int *)arg);
 }
 
 /* Write events[i]'s attr again (its period, learned at the end). Not async-signal-safe. */
@@ -551,11 +797,11 @@ int writer__update_attr(struct writer *w, int i)
 {
 	int err;
 
-	if (w->fd < 0 || i < 0 || i >= w->nr_events)
+	if (!live(w) || i < 0 || i >= w->nr_events)
 		return -EINVAL;
 	if (!lock(w))
 		return -EBUSY;
-	err = check_fd(w) ? -EBADF : write_attr(w, i);
+	err = with_file(w, op_attr, &i);
 	unlock(w);
 	return err;
 }
@@ -582,6 +828,8 @@ int writer__move_fd(struct writer *w, int min)
 		} else {
 			fd = -errno;
 		}
+	} else if (w->transient) {
+		fd = 0; /* its fd was closed after its write: the number is free */
 	}
 	unlock(w);
 	return fd;

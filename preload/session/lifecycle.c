@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,23 +75,44 @@ static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
 }
 
 /*
+ * Counters whose fds took numbers the program can open (a hard
+ * RLIMIT_NOFILE with no room above the program's: ap_fd_costs) are closed,
+ * and one line says so: the program opens as many files as without us.
+ */
+static void drop_costly_counters(struct ap_counters *cs)
+{
+	struct rlimit rl = {0, 0};
+	int n = 0;
+
+	for (int i = 0; i < cs->n; i++)
+		n += cs->c[i].fd >= 0 && ap_fd_costs(cs->c[i].fd);
+	if (!n)
+		return;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	pr_warn("RLIMIT_NOFILE %llu/%llu leaves no file descriptor above the program's: not "
+		"counting (the counters would take %d of its)",
+		(unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, n);
+	counters__close(cs);
+}
+
+/*
  * The counters: the launcher's (opened with enable_on_exec, taken over once:
  * the variable is removed so children do not try) or our own, opened now.
  * Returns 0 or -EINVAL (already reported).
  */
 static int start_counters(struct ap_counters *cs, const struct ap_config *cfg)
 {
-	int err;
+	int err = 0;
 
 	if (cfg->counter_fds[0]) {
 		counters__adopt(cs, cfg->counter_fds); /* on failure: said, and no counters */
 		unsetenv("AUTOPROF_COUNTER_FDS");
-		return 0;
+	} else {
+		err = counters__parse(cs, cfg->counters);
+		if (!err)
+			counters__open(cs, false);
+		cs->start_ns = autoprof.start_time;
 	}
-	err = counters__parse(cs, cfg->counters);
-	if (!err)
-		counters__open(cs, false);
-	cs->start_ns = autoprof.start_time;
 	return err;
 }
 
@@ -445,6 +467,7 @@ int autoprof__start(void)
 		goto out_counters;
 	if (autoprof.top && !autoprof.execd && !autoprof.timer_mode)
 		say_missing_pmu(&autoprof.counters, fell_back);
+	drop_costly_counters(&autoprof.counters);
 	if (autoprof.timer_mode)
 		timer_attr(&autoprof.attr);
 	else

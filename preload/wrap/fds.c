@@ -298,30 +298,43 @@ AP_API void closefrom(int lowfd)
 	close_range(lowfd < 0 ? 0 : (unsigned int)lowfd, ~0U, 0);
 }
 
-/* A pipe libunwind makes for itself (its caller is in libunwind) goes high. */
-static void relocate_if_unwinder(int fds[2], void *caller)
+/*
+ * A pipe libunwind makes for itself (its caller is in libunwind) goes high.
+ * Where the hard RLIMIT_NOFILE leaves no number above the program's
+ * (ap_fd_costs), libunwind goes without: the pipe is closed and the call
+ * fails with EMFILE (libunwind then takes the memory it would have checked
+ * through the pipe as unreadable, and stops a frame-chain walk there).
+ * Returns 0 or -1.
+ */
+static int relocate_if_unwinder(int fds[2], void *caller)
 {
 	if (!unwind__owns_pc((uintptr_t)caller))
-		return;
+		return 0;
 	fds[0] = ap_move_high(fds[0], true);
 	fds[1] = ap_move_high(fds[1], true);
+	if (ap_fd_costs(fds[0]) || ap_fd_costs(fds[1])) {
+		ap_close(fds[0]);
+		ap_close(fds[1]);
+		fds[0] = fds[1] = -1;
+		errno = EMFILE;
+		return -1;
+	}
 	/* libunwind's static array (never a stack one): renumbered by evict() */
 	if ((uintptr_t)fds - (uintptr_t)__builtin_frame_address(0) + (1UL << 24) > (1UL << 25))
 		unwind_pipe = fds;
+	return 0;
 }
 
 AP_API int pipe2(int fds[2], int flags)
 {
 	if (syscall(SYS_pipe2, fds, flags) < 0)
 		return -1;
-	relocate_if_unwinder(fds, __builtin_return_address(0));
-	return 0;
+	return relocate_if_unwinder(fds, __builtin_return_address(0));
 }
 
 AP_API int pipe(int fds[2])
 {
 	if (syscall(SYS_pipe2, fds, 0) < 0)
 		return -1;
-	relocate_if_unwinder(fds, __builtin_return_address(0));
-	return 0;
+	return relocate_if_unwinder(fds, __builtin_return_address(0));
 }

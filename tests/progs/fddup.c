@@ -10,7 +10,14 @@
  *   rawclose  closes 1000..1023 with raw close system calls, dup2s (raw) its
  *           own file onto them, computes, and prints what its file holds;
  *   rlimit [N]  RLIMIT_NOFILE 1024, N threads started (default 64), then opens
- *           /dev/null until it cannot, and prints how many it opened.
+ *           /dev/null until it cannot, and prints how many it opened;
+ *   tight WHEN  RLIMIT_NOFILE 16/16 (the hard limit too) set before the fork
+ *           (WHEN=before), in the child after it (after), or before the child
+ *           execs itself as "tight count" (exec); the child opens /dev/null
+ *           until it cannot, then its two threads and itself compute with
+ *           every number taken, and it prints how many it opened; the parent
+ *           then does the same and prints its count;
+ *   tight count  the exec'd child's part alone.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -22,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,6 +157,72 @@ static int mode_rlimit(int n)
 	return 0;
 }
 
+static pthread_barrier_t up, go;
+
+static void *burner(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&up);
+	pthread_barrier_wait(&go);
+	burn(100);
+	return NULL;
+}
+
+/*
+ * Start two threads (sampled from their start), open /dev/null until
+ * refused, then compute on all three with every number taken: their samples
+ * are written while the program holds every fd its limit allows.
+ */
+static int fill_and_burn(const char *who)
+{
+	pthread_t th[2];
+	int opened = 0;
+
+	burn(100);
+	pthread_barrier_init(&up, NULL, 3);
+	pthread_barrier_init(&go, NULL, 3);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, burner, NULL);
+	pthread_barrier_wait(&up);
+	while (open("/dev/null", O_RDONLY) >= 0)
+		opened++;
+	pthread_barrier_wait(&go);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	burn(100);
+	printf("%s opened %d files under RLIMIT_NOFILE 16/16\n", who, opened);
+	fflush(stdout);
+	return 0;
+}
+
+static int mode_tight(const char *when, const char *self)
+{
+	struct rlimit rl = {16, 16};
+	int status = 0;
+	pid_t pid;
+
+	if (!strcmp(when, "count"))
+		return fill_and_burn("child");
+	if (strcmp(when, "after") && setrlimit(RLIMIT_NOFILE, &rl))
+		return 1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (!strcmp(when, "exec")) {
+			execl(self, self, "tight", "count", (char *)NULL);
+			_exit(127);
+		}
+		if (!strcmp(when, "after") && setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(1);
+		exit(fill_and_burn("child"));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+		return 1;
+	if (!strcmp(when, "after") && setrlimit(RLIMIT_NOFILE, &rl))
+		return 1;
+	return fill_and_burn("parent");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -161,6 +235,8 @@ int main(int argc, char **argv)
 		return mode_rawclose();
 	if (!strcmp(mode, "rlimit"))
 		return mode_rlimit(argc > 2 ? atoi(argv[2]) : 64);
-	fprintf(stderr, "usage: fddup dup2|pipe|rawclose|rlimit\n");
+	if (!strcmp(mode, "tight") && argc > 2)
+		return mode_tight(argv[2], argv[0]);
+	fprintf(stderr, "usage: fddup dup2|pipe|rawclose|rlimit|tight WHEN\n");
 	return 2;
 }
