@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * counters.c - inherited counting events: exact totals for the process, its
+ * counting.c - inherited counting events: exact totals for the process, its
  * threads and its children (task-clock, context switches, page faults, and
  * cycles, instructions, branches and cache events where the PMU has them).
  *

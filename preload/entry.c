@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c - the library's entry and exit: a thin constructor and destructor
- * over autoprof__start()/autoprof__stop() (session.c), kept apart so unit
+ * entry.c - the library's entry and exit: a thin constructor and destructor
+ * over autoprof__start()/autoprof__stop() (session/lifecycle.c), kept apart so unit
  * tests can link everything else without profiling themselves.
  */
 #include <errno.h>

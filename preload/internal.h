@@ -205,7 +205,7 @@ struct ap_session {
 	pid_t pid;
 	bool active;
 	bool top;	      /* the first process of the run */
-	bool timer_mode;      /* sampling with CPU-time timers (timer.c) */
+	bool timer_mode;      /* sampling with CPU-time timers (cputimer.c) */
 	int gen;	      /* how many execs this process made before this image */
 	bool execd;	      /* this image was started by an exec of a profiled image */
 	bool exec_pending;    /* finished for an exec that may still fail */

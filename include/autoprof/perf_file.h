@@ -4,9 +4,9 @@
  * and the reader (report/).
  *
  * Everything here is the "PERFILE2" format as perf 6.x reads it, in native
- * byte order. See tools/perf/Documentation/perf.data-file-format.txt and
- * ../shared/FACTS.md section 1. Kernel record layouts that <linux/perf_event.h>
- * only describes in comments are spelled out as structs here.
+ * byte order. See tools/perf/Documentation/perf.data-file-format.txt. Kernel
+ * record layouts that <linux/perf_event.h> only describes in comments are
+ * spelled out as structs here.
  */
 #ifndef AUTOPROF_PERF_FILE_H
 #define AUTOPROF_PERF_FILE_H

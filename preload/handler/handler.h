@@ -148,7 +148,7 @@ struct writer_event {
 };
 
 /*
- * The feature sections, laid out once (features.c) and written by the writer
+ * The feature sections, laid out once (session/file_features.c) and written by the writer
  * after the data at every flush: bodies in one block, each at rel[i], the
  * SAMPLE_TIME body's two u64 at sample_time (filled in at each write).
  */
@@ -244,7 +244,7 @@ struct ap_thread {
 	void *mem; /* one mapping holds this struct, buf, scratch and the handler's stack */
 	size_t mem_len;
 	pthread_t handle;      /* 0 for threads attached from outside */
-	bool is_timer;	       /* sampled by a CPU-time timer (timer.c), not a perf event */
+	bool is_timer;	       /* sampled by a CPU-time timer (cputimer.c), not a perf event */
 	bool batched;	       /* its samples carry stack copies; a tick event signals (cfi.c) */
 	unsigned copy_bytes;   /* batched: the stack copy its event asks for */
 	unsigned copy_max;     /* ... the largest it may grow to at its rate */

@@ -3,8 +3,8 @@
  * unwind.c - walk the interrupted user stack with libunwind.
  *
  * libunwind reads DWARF CFI (.eh_frame), so programs built without frame
- * pointers unwind fully. Its traps in a signal handler (../shared/FACTS.md,
- * section 5) and what we do about them:
+ * pointers unwind fully. Its traps in a signal handler, and what we do
+ * about them:
  *  - the first init takes a mutex: unwind__init() and unwind__prime_thread()
  *    run it outside any handler;
  *  - FDE lookup calls dl_iterate_phdr(), which takes the loader's lock: while

@@ -3,7 +3,7 @@
  * writer.c - the perf.data file of this process.
  *
  * Layout: header (104) | one id per attr (8 each) | attrs (144 each) | data ... |
- * feature table and bodies. The features are laid out at start (features.c)
+ * feature table and bodies. The features are laid out at start (file_features.c)
  * and written again after the data at every append, so the file on disk is a
  * finished profile after every flush: an end that runs none of our code
  * (SIGKILL, a raw exit_group, a seccomp kill) loses only what was not flushed.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * env.c - the environment descendants get: with AUTOPROF_FOLLOW=1 every exec
+ * child_env.c - the environment descendants get: with AUTOPROF_FOLLOW=1 every exec
  * keeps the library in LD_PRELOAD and every AUTOPROF_* variable, even when the
  * program hands execve an environment of its own; with AUTOPROF_FOLLOW=0 the
  * library leaves LD_PRELOAD at the start, so no descendant loads it.

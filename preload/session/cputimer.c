@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * timer.c - the fallback sample source: a POSIX CPU-time timer per thread
+ * cputimer.c - the fallback sample source: a POSIX CPU-time timer per thread
  * (timer_create(CLOCK_THREAD_CPUTIME_ID) with SIGEV_THREAD_ID), for machines
  * where perf_event_open is refused (seccomp as in Docker's default profile,
  * perf_event_paranoid 3 or more), or when AUTOPROF_MODE=timer asks for it.

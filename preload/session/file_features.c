@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * features.c - the feature sections perf reads after the data: host, OS,
+ * file_features.c - the feature sections perf reads after the data: host, OS,
  * CPUs, memory, command line, event names, sample time range, clock and the
  * build ids of every loaded object (so perf checks it opens the same binary).
  *

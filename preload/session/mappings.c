@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * maps.c - describe the process's executable mappings as MMAP2 records, from
+ * mappings.c - describe the process's executable mappings as MMAP2 records, from
  * /proc/self/maps, the way perf record synthesizes them for a running task,
  * once per file (objects loaded later: objects.c). Not async-signal-safe.
  */

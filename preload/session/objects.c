@@ -610,7 +610,7 @@ void objects__init(void)
 
 /*
  * A new file starts, whose first records describe every mapping there is
- * (maps.c): every object now loaded counts as written to it. Not async-signal-safe.
+ * (mappings.c): every object now loaded counts as written to it. Not async-signal-safe.
  */
 void objects__new_file(void)
 {

@@ -247,7 +247,7 @@ void offcpu__file_attr(struct perf_event_attr *attr)
  * A thread starts sampling (t is new, its sampling fd still open): give it a
  * switch event when off-CPU time is asked for. Only a thread that sets
  * itself up (tid 0) gets one: its event must begin on a running thread (see
- * offcpu_wait.c). Says once when the kernel refuses. Not async-signal-safe.
+ * wrap/waits.c). Says once when the kernel refuses. Not async-signal-safe.
  */
 void offcpu__thread_start(struct ap_thread *t, pid_t tid)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * thread.c - per-thread sampling state: the thread's own perf event, its ring
+ * samplers.c - per-thread sampling state: the thread's own perf event, its ring
  * buffer, and the records it has built but not yet written; and the registry
  * of all of them, indexed by the event's fd.
  *

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exec.c - the exec family, posix_spawn, _exit, quick_exit and the exits
+ * process.c - the exec family, posix_spawn, _exit, quick_exit and the exits
  * made through syscall(), interposed.
  *
  * No destructor runs at exec or _exit, so the image's file is finished just
  * before them; if an exec fails, profiling goes on. Each exec hands the next
- * image an environment that keeps the library (env.c), also when the program
+ * image an environment that keeps the library (child_env.c), also when the program
  * passes an environment of its own. In a vfork child (another pid sharing our
  * memory) nothing of the parent's session is touched, and everything is built
  * on the stack.

@@ -2,7 +2,7 @@
 /*
  * signals.c - the program and the profiler share signals without noticing.
  *
- * The library holds some signals: the sampling signal (sample.c) and the
+ * The library holds some signals: the sampling signal (handler/on_signal.c) and the
  * signals whose default action ends the program (fatal.c). For a held
  * signal the kernel has our handler, and this file keeps the program's view,
  * the "virtual" disposition: what the program set, or what the kernel had
@@ -813,7 +813,7 @@ void signals__adopt_mask(int signo)
 	shadow_signo = signo;
 }
 
-/* The calling thread's shadow bit, for a thread it creates (interpose.c). */
+/* The calling thread's shadow bit, for a thread it creates (threads.c). */
 int signals__shadow(void)
 {
 	return shadow_signo;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * interpose.c - the libc functions we wrap (found with dlsym(RTLD_NEXT)):
+ * threads.c - the thread functions we wrap (found with dlsym(RTLD_NEXT)):
  *  - pthread_create: every new thread samples itself from its first
  *    instruction to its exit (return, pthread_exit or cancellation: a TSD
  *    destructor stops it);
