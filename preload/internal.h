@@ -4,7 +4,9 @@
  * process image, from the constructor (entry.c) to the last flush.
  *
  *   session/lifecycle.c   start, stop, fork, exec: the order of things
- *   session/samplers.c    one sampler per thread: event or timer, ring, registry
+ *   session/samplers.c    one sampler per thread: start and stop (samplers.h:
+ *                         sampler_events.c its events, registry.c all of them,
+ *                         process_events.c deadly signals, reroute, seccomp)
  *   session/perf_event.c  the sampling event's attr; cputimer.c the timer source
  *   session/objects.c     the loaded objects, read without the loader's lock
  *   session/mappings.c    MMAP2 records of what is mapped at start
@@ -66,27 +68,33 @@ void objects__before_dlclose(void);
 void objects__after_dlclose(void);
 void objects__next_window(void);
 
-/* ---- session/samplers.c: one sampler per thread ---- */
+/* ---- session/samplers.c: starting and stopping the sampling of threads ---- */
 
-int thread__start(void);
-int thread__attach(pid_t tid);
-void thread__stop_self(void);
-void thread__stop_all(void);
-pid_t thread__tid_of(pthread_t handle);
-void thread__rename(pid_t tid, const char *name);
-void thread__warn_once(int err);
-void thread__forget_all(void);
-void thread__stop_all_emergency(void);
-void thread__reroute(int signo);
-void thread__atfork_prepare(void);
-void thread__atfork_parent(void);
-void thread__before_seccomp(bool all_threads);
-bool thread__sandboxed(void);
-bool thread__grab(struct ap_thread *t, bool own);
-void thread__release(struct ap_thread *t);
-int thread__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
-int thread__sync_armed(struct ap_thread *t);
-bool thread__step_aside(void);
+int samplers__start(void);
+int samplers__attach(pid_t tid);
+void samplers__stop_self(void);
+void samplers__stop_all(void);
+pid_t samplers__tid_of(pthread_t handle);
+void samplers__rename(pid_t tid, const char *name);
+void samplers__warn_once(int err);
+int samplers__sync_armed(struct ap_thread *t);
+bool samplers__step_aside(void);
+
+/* ---- session/registry.c: every sampled thread ---- */
+
+void registry__forget_all(void);
+void registry__atfork_prepare(void);
+void registry__atfork_parent(void);
+bool registry__grab(struct ap_thread *t, bool own);
+void registry__release(struct ap_thread *t);
+int registry__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
+
+/* ---- session/process_events.c: deadly signals, a taken signal, seccomp ---- */
+
+void process_events__stop_all_emergency(void);
+void process_events__reroute(int signo);
+void process_events__before_seccomp(bool all_threads);
+bool process_events__sandboxed(void);
 
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 

@@ -19,7 +19,7 @@
  * alone. Pairs with the stopper's store of closed (both sequentially
  * consistent). Async-signal-safe.
  */
-bool thread__enter(struct ap_thread *t)
+bool buffer__enter(struct ap_thread *t)
 {
 	int idle = 0;
 
@@ -33,14 +33,14 @@ bool thread__enter(struct ap_thread *t)
 	return true;
 }
 
-void thread__leave(struct ap_thread *t)
+void buffer__leave(struct ap_thread *t)
 {
 	__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
 }
 
 /* Write out the records this thread has built. Async-signal-safe when called
  * from the handler; other callers block the signal first. */
-void thread__flush(struct ap_thread *t)
+void buffer__flush(struct ap_thread *t)
 {
 	writer__note_times(t->sampler->writer, t->stats.first_time, t->stats.last_time);
 	if (t->len)
@@ -54,24 +54,24 @@ void thread__flush(struct ap_thread *t)
  * first if needed; the caller builds the record there and adds its size to
  * t->len. Async-signal-safe.
  */
-char *thread__reserve(struct ap_thread *t, size_t len)
+char *buffer__reserve(struct ap_thread *t, size_t len)
 {
 	if (t->len + len > t->cap)
-		thread__flush(t);
+		buffer__flush(t);
 	return t->buf + t->len;
 }
 
 /* Called from the handler after a drain: flush when half full or FLUSH_INTERVAL_NS has passed. */
-void thread__maybe_flush(struct ap_thread *t)
+void buffer__maybe_flush(struct ap_thread *t)
 {
 	if (t->len > t->cap / 2 || t->stats.last_time - t->last_flush >= FLUSH_INTERVAL_NS)
-		thread__flush(t);
+		buffer__flush(t);
 	aggregate__maybe_emit(t, t->stats.last_time);
 }
 
 /* Add one thread's counts to total, which other threads may be folding into too. Async-signal-safe.
  */
-void stats__fold(struct ap_stats *total, const struct ap_stats *t)
+void buffer__fold_stats(struct ap_stats *total, const struct ap_stats *t)
 {
 	__atomic_fetch_add(&total->samples, t->samples, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->lost, t->lost, __ATOMIC_RELAXED);

@@ -64,7 +64,7 @@ enum ap_cost {
 	AP_COST_UNWIND,	  /* unwind__stack */
 	AP_COST_NOTE,	  /* objects__note: the records of objects a chain touches */
 	AP_COST_RECORD,	  /* laying out the SAMPLE record */
-	AP_COST_FLUSH,	  /* thread__maybe_flush: writes to the file */
+	AP_COST_FLUSH,	  /* buffer__maybe_flush: writes to the file */
 	AP_COST_SAMPLES,  /* samples timed */
 };
 
@@ -89,7 +89,7 @@ static inline void ap_atomic_max(uint64_t *p, uint64_t v)
 }
 
 /* Add a thread's counts to an image's totals (atomically: threads fold as they end). */
-void stats__fold(struct ap_stats *total, const struct ap_stats *t);
+void buffer__fold_stats(struct ap_stats *total, const struct ap_stats *t);
 
 /* ---- ring.c: one perf mmap ring buffer ---- */
 
@@ -305,11 +305,11 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 
 /* ---- buffer.c: the thread's records, on their way to the file ---- */
 
-bool thread__enter(struct ap_thread *t);
-void thread__leave(struct ap_thread *t);
-void thread__flush(struct ap_thread *t);
-char *thread__reserve(struct ap_thread *t, size_t len);
-void thread__maybe_flush(struct ap_thread *t);
+bool buffer__enter(struct ap_thread *t);
+void buffer__leave(struct ap_thread *t);
+void buffer__flush(struct ap_thread *t);
+char *buffer__reserve(struct ap_thread *t, size_t len);
+void buffer__maybe_flush(struct ap_thread *t);
 
 /* ---- aggregate.c: a thread's samples merged by stack (AUTOPROF_AGGREGATE) ---- */
 
@@ -344,10 +344,10 @@ bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
 
 /* session/samplers.c: the thread a perf fd's signal belongs to; a larger stack
  * copy; the end of a thread's ramp (a tick at every sample). */
-struct ap_thread *thread__from_fd(int fd);
-void thread__grow_copy(struct ap_thread *t);
-bool thread__slow_down(struct ap_thread *t);
-void thread__end_ramp(struct ap_thread *t);
+struct ap_thread *registry__from_fd(int fd);
+void sampler_events__grow_copy(struct ap_thread *t);
+bool sampler_events__slow_down(struct ap_thread *t);
+void sampler_events__end_ramp(struct ap_thread *t);
 
 /* session/control.c: a request of `autoprof ctl` on the sampling signal. */
 bool control__is_request(const siginfo_t *si);

@@ -487,7 +487,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 	struct drain_ctx *ctx = arg;
 	struct ap_thread *t = ctx->t;
 	uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
-	char *out = thread__reserve(t, MAX_RECORD);
+	char *out = buffer__reserve(t, MAX_RECORD);
 	size_t n = 0, body = rec->size - sizeof(*rec);
 
 	switch (rec->type) {
@@ -516,7 +516,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 					   nr); /* MMAP2 records of objects loaded since */
 		cost_add(t, AP_COST_NOTE, t0);
 		t0 = cost_now(t);
-		out = thread__reserve(t, MAX_RECORD);
+		out = buffer__reserve(t, MAX_RECORD);
 		n = record__sample(out, MAX_RECORD, kernel_ip, kernel_ip ? s->ip : ip, s->pid,
 				   s->tid, s->time, s->cpu, s->period, chain, nr);
 		n = aggregate__fold(t, out, n); /* AUTOPROF_AGGREGATE: merged, or kept */
@@ -564,7 +564,7 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 			  uint64_t period)
 {
 	uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
-	char *out = thread__reserve(t, MAX_RECORD);
+	char *out = buffer__reserve(t, MAX_RECORD);
 	unsigned nr = 1;
 	int got = 0;
 
@@ -589,12 +589,12 @@ void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, ui
 		}
 	}
 	objects__note(t, chain, nr);
-	out = thread__reserve(t, MAX_RECORD);
+	out = buffer__reserve(t, MAX_RECORD);
 	t->len += aggregate__fold(t, out,
 				  record__sample(out, MAX_RECORD, false, chain[1], t->sampler->pid,
 						 (uint32_t)t->tid, time, cpu, period, chain, nr));
 	account(t, time, period, nr - 1);
-	thread__maybe_flush(t);
+	buffer__maybe_flush(t);
 }
 
 /* The drains of a thread's ramp (a tick at every sample) after its copies last grew. */
@@ -619,13 +619,13 @@ static void adapt_batch(struct ap_thread *t)
 		return;
 	if (t->copy_short > 0 && t->copy_bytes < t->copy_max &&
 	    (ramping || (t->copy_short >= 3 && t->copy_short * 128 >= t->copy_samples))) {
-		thread__grow_copy(t);
+		sampler_events__grow_copy(t);
 		t->copy_samples = t->copy_short = 0;
 		t->ramp_drains = 0;
 		return;
 	}
 	if (ramping && ++t->ramp_drains >= AP_RAMP_DRAINS)
-		thread__end_ramp(t);
+		sampler_events__end_ramp(t);
 }
 
 /*
@@ -650,7 +650,7 @@ static void drain(struct drain_ctx *ctx)
 	if (ctx->ucontext)
 		adapt_batch(t);
 	t0 = ctx->start ? ap_now() : 0;
-	thread__maybe_flush(t);
+	buffer__maybe_flush(t);
 	cost_add(t, AP_COST_FLUSH, t0);
 	if (ctx->start) {
 		t->stats.cost[AP_COST_HANDLERS]++;
@@ -696,7 +696,7 @@ static void keep_program(struct drain_ctx *ctx)
 
 /*
  * The backoff: a window of at least PACE_WINDOW_NS and PACE_MIN_CPU_NS of
- * the thread's CPU time; the thread's rate halves (thread__slow_down) when
+ * the thread's CPU time; the thread's rate halves (sampler_events__slow_down) when
  * in a window its handlers took more than PACE_HANDLER_PCT of its CPU time
  * (the default of the kernel's own limit for its sampling interrupts,
  * kernel.perf_cpu_time_max_percent, which the kernel does not apply to
@@ -744,7 +744,7 @@ static void pace(struct ap_thread *t, uint64_t cpu0)
 		ds = dt ? (uint64_t)((double)d * (double)ds / (double)dt) : 0;
 		if ((t->win_busy * 100 > d * PACE_HANDLER_PCT ||
 		     (t->win_busy + ds) * 100 > d * PACE_OVERHEAD_PCT) &&
-		    thread__slow_down(t))
+		    sampler_events__slow_down(t))
 			t->stats.slowdowns++;
 	}
 	t->win_start = now;
@@ -838,21 +838,21 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
 	if (timer__is_ours(si)) {
-		if (t && t->is_timer && thread__enter(t)) {
+		if (t && t->is_timer && buffer__enter(t)) {
 			struct drain_ctx a = {.t = t, .ucontext = ucontext, .prog_n = -1};
 
 			ap_call_on_stack(&a, timer_on_stack, t->stack_top);
-			thread__leave(t);
+			buffer__leave(t);
 		}
 		goto out;
 	}
 	/* ...or an I/O-readiness signal from the perf fd of the thread it landed on. */
 	if (!t || (si->si_fd != t->fd && si->si_fd != t->ramp_fd)) {
-		t = thread__from_fd(si->si_fd); /* a thread attached from outside */
+		t = registry__from_fd(si->si_fd); /* a thread attached from outside */
 		if (!t || t->tid != gettid())
 			goto out;
 	}
-	if (thread__enter(t)) {
+	if (buffer__enter(t)) {
 		/* Samples taken from now on are of the handler's own work; the
 		 * handler's entry before this is found by its signal frame. */
 		uint64_t entered = ap_now();
@@ -864,7 +864,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 				      .prog_n = -1};
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
-		thread__leave(t);
+		buffer__leave(t);
 		make_way(signo, ucontext);
 	}
 out:

@@ -20,7 +20,7 @@
  * inside the handler only.
  *
  * Acting from one thread on the others: every thread is taken from its own
- * handler for a moment (samplers.c, thread__visit) to flush its buffer
+ * handler for a moment (samplers.c, registry__visit) to flush its buffer
  * (dump), or to end or make its perf event or disarm or arm its CPU-time
  * timer (stop, start). Blocked threads are never woken up.
  */
@@ -225,10 +225,10 @@ static void visit(struct ap_thread *t, void *arg)
 	if ((a->op == AP_CTL_STOP || a->op == AP_CTL_DUMP) && t->batched && t->ring.page)
 		sample__drain(t, NULL);
 	if (a->op == AP_CTL_START || a->op == AP_CTL_STOP)
-		thread__sync_armed(t);
+		samplers__sync_armed(t);
 	if (a->op == AP_CTL_STOP || a->op == AP_CTL_DUMP) {
 		aggregate__emit_all(t); /* AUTOPROF_AGGREGATE: merged records too */
-		thread__flush(t);
+		buffer__flush(t);
 	}
 	a->samples += t->stats.samples;
 	a->lost += t->stats.lost;
@@ -276,7 +276,7 @@ static void act(void *arg)
 	uint64_t t0 = ap_now();
 	int err;
 
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || thread__sandboxed() ||
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
 	    (pid_t)syscall(SYS_getpid) != autoprof.pid)
 		return;
 	/* `autoprof ctl` asks again when no answer came (a pending SIGPROF
@@ -287,7 +287,7 @@ static void act(void *arg)
 	}
 	if (a.op == AP_CTL_START || a.op == AP_CTL_STOP)
 		changed = set_paused(a.op == AP_CTL_STOP);
-	thread__visit(visit, &a);
+	registry__visit(visit, &a);
 	if (a.op == AP_CTL_DUMP)
 		window__end(true); /* a window past its end, in an idle process: ended now */
 	a.samples += __atomic_load_n(&autoprof.stats.samples, __ATOMIC_RELAXED);

@@ -238,7 +238,7 @@ static void attach_other_threads(void)
 
 		if (tid <= 0 || tid == self)
 			continue;
-		err = thread__attach(tid);
+		err = samplers__attach(tid);
 		if (err)
 			pr_warn("cannot sample thread %d: %s", (int)tid, strerror(-err));
 	}
@@ -378,7 +378,7 @@ static int session_open(bool attach_others)
 	window__save_prologue(&autoprof.writer);
 	describe_sampler();
 	__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
-	err = thread__start();
+	err = samplers__start();
 	if (err) {
 		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 		pr_warn("cannot start sampling %s: %s; not profiling", autoprof.cfg.event_name,
@@ -417,7 +417,7 @@ static void after_fork_in_child(void)
 {
 	bool was_active = __atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL);
 
-	thread__forget_all();
+	registry__forget_all();
 	if (!was_active)
 		return;
 	writer__abandon(&autoprof.writer);
@@ -483,7 +483,7 @@ int autoprof__start(void)
 	}
 	interpose__init();
 	env__init();
-	pthread_atfork(thread__atfork_prepare, thread__atfork_parent, after_fork_in_child);
+	pthread_atfork(registry__atfork_prepare, registry__atfork_parent, after_fork_in_child);
 	err = session_open(true);
 	if (err) {
 		sample__uninstall();
@@ -588,12 +588,12 @@ void autoprof__stop(void)
 	bool empty;
 	int err;
 
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || thread__sandboxed() ||
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
 	    getpid() != autoprof.pid)
 		return;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
-	thread__stop_all();
+	samplers__stop_all();
 	elapsed = save_counters(true);
 	if (autoprof.cfg.stat)
 		stat__print(&autoprof.counters, elapsed);
@@ -622,12 +622,12 @@ void autoprof__stop(void)
  */
 void autoprof__before_exec(void)
 {
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || thread__sandboxed() ||
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
 	    getpid() != autoprof.pid)
 		return;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
-	thread__stop_all();
+	samplers__stop_all();
 	save_counters(false);
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	autoprof.file_left = false;
@@ -669,7 +669,7 @@ void autoprof__exec_failed(void)
 	counters__keep_across_exec(&autoprof.counters, false);
 	if (!autoprof.exec_keeps_name && writer__reopen(&autoprof.writer) == 0) {
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
-		if (thread__start() == 0) {
+		if (samplers__start() == 0) {
 			control__publish();
 			return;
 		}
@@ -692,11 +692,11 @@ void autoprof__exec_failed(void)
  */
 void autoprof__emergency_stop(void)
 {
-	if (thread__sandboxed() || (pid_t)syscall(SYS_getpid) != autoprof.pid ||
+	if (process_events__sandboxed() || (pid_t)syscall(SYS_getpid) != autoprof.pid ||
 	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
 		return;
 	control__withdraw();
-	thread__stop_all_emergency();
+	process_events__stop_all_emergency();
 	save_counters(false);
 	features__write_emergency(&autoprof.writer);
 	if (!autoprof.stats.samples && !autoprof.top) {

@@ -530,7 +530,7 @@ void objects__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr)
 		if (!claim(o))
 			continue;
 		cap = records_size(o);
-		out = thread__reserve(t, cap);
+		out = buffer__reserve(t, cap);
 		t->len += object_records(o, out, cap, (pid_t)t->sampler->pid);
 	}
 }
@@ -559,7 +559,7 @@ static void write_unwritten(struct writer *w, pid_t pid)
 			continue;
 		need = records_size(o);
 		if (t) {
-			t->len += object_records(o, thread__reserve(t, need), need, pid);
+			t->len += object_records(o, buffer__reserve(t, need), need, pid);
 			continue;
 		}
 		if (len + need > sizeof(buf) && len) {

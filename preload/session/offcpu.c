@@ -22,7 +22,7 @@
  * chain is the caller's stack, period the ns waited, time when the first of
  * them began. Waits elsewhere (a page fault, a call we do not wrap) are
  * counted, not placed. The sampling handler never reads this ring; the
- * thread's buffer is claimed from it with thread__enter().
+ * thread's buffer is claimed from it with buffer__enter().
  */
 #include <errno.h>
 #include <string.h>
@@ -172,7 +172,7 @@ static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct
 	size_t n;
 
 	objects__note(t, chain, nr);
-	out = thread__reserve(t, MAX_RECORD);
+	out = buffer__reserve(t, MAX_RECORD);
 	n = record__sample(out, MAX_RECORD, false, chain[1], t->sampler->pid, (uint32_t)t->tid,
 			   w->first, 0, w->waited, chain, nr);
 	if (n)
@@ -206,7 +206,7 @@ __attribute__((noinline)) void offcpu__end(uint64_t since)
 		t->off_ring.page->data_tail)
 		return;
 	saved = errno;
-	if (!thread__enter(t))
+	if (!buffer__enter(t))
 		goto out;
 	/* a vfork child shares our memory: the ring is the parent thread's */
 	if ((uint32_t)syscall(SYS_getpid) != t->sampler->pid)
@@ -218,9 +218,9 @@ __attribute__((noinline)) void offcpu__end(uint64_t since)
 	else if (w.waited)
 		t->stats.offcpu_short += w.waited;
 	t->stats.offcpu_elsewhere += w.elsewhere;
-	thread__maybe_flush(t);
+	buffer__maybe_flush(t);
 leave:
-	thread__leave(t);
+	buffer__leave(t);
 out:
 	errno = saved;
 	__asm__ volatile("" ::: "memory");

@@ -7,7 +7,7 @@
  * Windows follow each other from the image's start. A window ends at the
  * first sample after its end (the handler checks the sample's time, see
  * on_signal.c): from that handler, on that thread, every sampled thread is
- * taken from its handler for a moment (samplers.c, thread__visit) and its
+ * taken from its handler for a moment (samplers.c, registry__visit) and its
  * buffer written to the old file, which is then finished; the new file gets
  * the header, attrs and features (writer__rotate), each thread's COMM
  * record, and the MMAP2 records of every object again, each before the first
@@ -173,7 +173,7 @@ static void flush(struct ap_thread *t, void *arg)
 	if (t->batched && t->ring.page)
 		sample__drain(t, NULL); /* its samples' stacks are in their copies */
 	aggregate__emit_all(t);		/* AUTOPROF_AGGREGATE: the window's merged records too */
-	thread__flush(t);
+	buffer__flush(t);
 	t->stats.first_time = 0; /* the next window's time range starts at its first sample */
 }
 
@@ -233,7 +233,7 @@ static int next_file(const char *path, uint64_t start)
 	size_t threads = 0;
 	int err;
 
-	thread__visit(count, &threads);
+	registry__visit(count, &threads);
 	f.cap = prologue_len + (threads + 16) * COMM_MAX;
 	f.buf = mmap(NULL, f.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (f.buf == MAP_FAILED)
@@ -241,7 +241,7 @@ static int next_file(const char *path, uint64_t start)
 	if (prologue_len)
 		memcpy(f.buf, prologue, prologue_len);
 	f.len = prologue_len;
-	thread__visit(name, &f);
+	registry__visit(name, &f);
 	err = writer__rotate(&autoprof.writer, path, f.buf, f.len);
 	munmap(f.buf, f.cap);
 	return err;
@@ -272,7 +272,7 @@ static void end_window(void *arg)
 		return;
 	if (now >= __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE)) {
 		start = first_start + (now - first_start) / w * w;
-		thread__visit(flush, NULL);
+		registry__visit(flush, NULL);
 		stamp(start, s);
 		if (join(path, s) && next_file(path, start) == 0) {
 			keep(s);

@@ -254,11 +254,11 @@ AP_API long syscall(long nr, ...)
 	if (nr == SYS_exit_group)
 		autoprof__stop(); /* nothing unless this process owns a file */
 	else if (nr == SYS_exit)
-		thread__stop_self();
+		samplers__stop_self();
 	else if (nr == SYS_seccomp &&
 		 (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER))
-		thread__before_seccomp(a[0] == SECCOMP_SET_MODE_FILTER &&
-				       (a[1] & SECCOMP_FILTER_FLAG_TSYNC));
+		process_events__before_seccomp(a[0] == SECCOMP_SET_MODE_FILTER &&
+					       (a[1] & SECCOMP_FILTER_FLAG_TSYNC));
 	if (!real_syscall)
 		real_syscall = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
 	if (!real_syscall) {

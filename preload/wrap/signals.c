@@ -428,7 +428,7 @@ static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 
 	if (shadow_signo != sig)
 		return false;
-	if (thread__step_aside()) {
+	if (samplers__step_aside()) {
 		__atomic_store_n(&stepped_signo, sig, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&stepped_aside, 1, __ATOMIC_RELAXED);
 	}
@@ -530,7 +530,7 @@ static bool move_sampling(int from)
 		if (to == from || !free_for_sampling(to) || sample__install(to))
 			continue;
 		__atomic_store_n(&autoprof.cfg.signo, to, __ATOMIC_RELEASE);
-		thread__reroute(to);
+		process_events__reroute(to);
 		fatal__take(from);
 		moved = true;
 		pr_warn("the program handles signal %d itself; profiling moves to signal %d", from,

@@ -44,7 +44,7 @@ static void *real(const char *name)
 static void on_thread_exit(void *unused)
 {
 	(void)unused;
-	thread__stop_self();
+	samplers__stop_self();
 }
 
 /* Called once from autoprof__start(), before any thread is wrapped. Not async-signal-safe. */
@@ -62,11 +62,11 @@ static void *start_routine(void *p)
 	free(p);
 	signals__set_shadow(s.shadow);
 	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE)) {
-		err = thread__start();
+		err = samplers__start();
 		if (!err)
 			pthread_setspecific(exit_key, (void *)1);
 		else
-			thread__warn_once(err);
+			samplers__warn_once(err);
 	}
 	return s.fn(s.arg);
 }
@@ -83,7 +83,7 @@ AP_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 	if (!next)
 		return EAGAIN;
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || !have_exit_key ||
-	    thread__sandboxed())
+	    process_events__sandboxed())
 		return next(thread, attr, fn,
 			    arg); /* a sandboxed thread's threads inherit its filter */
 	s = malloc(sizeof(*s));
@@ -109,7 +109,7 @@ AP_API int pthread_setname_np(pthread_t thread, const char *name)
 		return ENOSYS;
 	err = next(thread, name);
 	if (!err && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
-		thread__rename(thread__tid_of(thread), name);
+		samplers__rename(samplers__tid_of(thread), name);
 	return err;
 }
 
@@ -132,10 +132,10 @@ AP_API int prctl(int option, ...)
 	}
 	if (option == PR_SET_SECCOMP &&
 	    (a[0] == SECCOMP_MODE_STRICT || a[0] == SECCOMP_MODE_FILTER))
-		thread__before_seccomp(false);
+		process_events__before_seccomp(false);
 	ret = next(option, a[0], a[1], a[2], a[3]);
 	if (ret == 0 && option == PR_SET_NAME &&
 	    __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
-		thread__rename(gettid(), (const char *)a[0]);
+		samplers__rename(gettid(), (const char *)a[0]);
 	return ret;
 }

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sampler_events.c - the perf events of one sampled thread: their attrs at
+ * the thread's rate, opening them (batched: the sampling event, the tick that
+ * drains it and the ramp of its first drains; unbatched: a signal per
+ * sample), and replacing them: from the thread's handler when its stack
+ * copies grow or its rate backs off, and when the program takes the sampling
+ * signal (sampler_events__reopen). A thread keeps no fd: each event lives on
+ * in its mapping.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "samplers.h"
+
+/* Ring size: a signal per sample keeps rings nearly empty; fp chains are larger. */
+static unsigned ring_pages(void)
+{
+	return autoprof.cfg.callgraph == AP_CG_FP ? 4 : 1;
+}
+
+/* Data pages of a batched sampler's ring: room for 16 batches of samples with their stack copies.
+ */
+static unsigned batched_ring_pages(unsigned copy)
+{
+	const struct ap_config *cfg = &autoprof.cfg;
+	size_t rec = 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
+	/* Room for 16 batches: the tick counts user time only (a signal left
+	 * pending in a system call would end the program's next wait with
+	 * EINTR), so it misses while the thread is in the kernel and the
+	 * samples between two drains vary; with 16 batches of room a run of
+	 * misses long enough to fill the ring is about e^-16 likely. */
+	size_t need = 16 * (size_t)event__tick_span(cfg) * rec;
+	unsigned pages = 8;
+
+	while ((size_t)pages * 4096 < need && pages < 1024)
+		pages *= 2;
+	return pages;
+}
+
+/* The sampler's attr for a signal per sample: without registers and stack copies. */
+static void plain_attr(struct perf_event_attr *attr)
+{
+	*attr = autoprof.attr;
+	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	attr->sample_regs_user = 0;
+	attr->sample_stack_user = 0;
+}
+
+/* The lowest rate the backoff slows a thread to: AUTOPROF_FREQ's default, or the rate asked if
+ * lower. */
+#define SLOWEST_HZ 1000
+
+/* attr (a sampling event's) at t's rate: the rate asked, halved t->rate_shift times. */
+static void rate_attr(const struct ap_thread *t, struct perf_event_attr *attr)
+{
+	if (!t->rate_shift)
+		return;
+	if (attr->freq)
+		attr->sample_freq >>= t->rate_shift;
+	else
+		attr->sample_period <<= t->rate_shift;
+}
+
+/*
+ * The bytes of stack the kernel may copy per CPU-second of a thread: its
+ * copies grow only up to COPY_BUDGET / rate (at 100 kHz, 60 KB copies took
+ * more than the CPU and the thread never left the kernel's sampling).
+ */
+#define COPY_BUDGET (400ULL << 20)
+
+/* The largest stack copy for t at its rate (at least AUTOPROF_STACK_COPY). */
+static unsigned copy_limit(const struct ap_thread *t)
+{
+	const struct ap_config *cfg = &autoprof.cfg;
+	uint64_t rate = cfg->period ? 1000000000ULL / cfg->period : cfg->freq;
+	uint64_t lim;
+
+	rate >>= t->rate_shift;
+	lim = rate ? COPY_BUDGET / rate : AP_MAX_STACK_COPY;
+	lim &= ~(uint64_t)7; /* the kernel wants a multiple of 8 */
+	if (lim < cfg->stack_copy)
+		lim = cfg->stack_copy;
+	return lim < AP_MAX_STACK_COPY ? (unsigned)lim : AP_MAX_STACK_COPY;
+}
+
+/* The tick attr of t (event__tick_attr) at t's rate. */
+static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, unsigned samples)
+{
+	event__tick_attr(&autoprof.cfg, attr, samples);
+	attr->sample_period <<= t->rate_shift;
+}
+
+/*
+ * From t's handler, after a drain: replace t's batched sampling event by one
+ * whose samples copy four times as much stack (its stacks are deeper than
+ * the copies). The new event starts before the old one's ring is drained
+ * and unmapped (which ends it): no gap. On failure t keeps its event and
+ * stops asking. Async-signal-safe (system calls only).
+ */
+void sampler_events__grow_copy(struct ap_thread *t)
+{
+	struct perf_event_attr attr = autoprof.attr;
+	unsigned copy = t->copy_bytes * 4 < t->copy_max ? t->copy_bytes * 4 : t->copy_max;
+	struct ring ring = {0}, old = t->ring;
+	int fd;
+
+	if (copy <= t->copy_bytes)
+		return;
+
+	attr.sample_stack_user = copy;
+	rate_attr(t, &attr);
+	fd = event__open(&attr, t->tid);
+	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(copy)) == 0 &&
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
+		sample__drain(t, NULL);
+		t->ring = ring;
+		ring__unmap(&old);
+		t->copy_bytes = copy;
+	} else {
+		ring__unmap(&ring);
+		t->copy_max = t->copy_bytes; /* no more tries */
+	}
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+}
+
+/*
+ * Open the tick of thread t (tid, 0 = the caller) into t->tick, its signal
+ * signo routed to t; its fd in *tick_fd. Returns 0 or -errno with nothing
+ * left open. Not async-signal-safe.
+ */
+int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
+{
+	struct perf_event_attr tick;
+	int err;
+
+	tick_attr(t, &tick, t->sampler->tick_samples);
+	*tick_fd = event__open(&tick, tid);
+	if (*tick_fd == -EACCES || *tick_fd == -EPERM) {
+		tick.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
+		*tick_fd = event__open(&tick, tid);
+	}
+	if (*tick_fd < 0)
+		return *tick_fd;
+	err = ring__map(&t->tick, *tick_fd, 0);
+	if (!err)
+		err = event__route_signal(*tick_fd, signo, t->tid);
+	if (!err)
+		return 0;
+	ring__unmap(&t->tick);
+	syscall(SYS_close, *tick_fd);
+	*tick_fd = -1;
+	return err;
+}
+
+/*
+ * Open t's ramp (t->ramp, enabled): a tick at every sample of its first
+ * drains, while the size of its stack copies settles (on_signal.c's
+ * adapt_batch), so that a program whose stacks deepen as it starts loses a
+ * few walks to copies too small, not whole batches. A second event, not the
+ * tick's period changed later: t keeps no fd to change it with, and a tick
+ * opened anew would fire out of step with the samples. Without it (a
+ * failure) t is only batched from the start. Not async-signal-safe.
+ */
+static void open_ramp(struct ap_thread *t, pid_t tid)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	t->ramp_fd = -1;
+	t->ramp_drains = 0;
+	if (t->sampler->tick_samples <= 1)
+		return; /* the tick is at every sample already */
+	tick_attr(t, &attr, 1);
+	attr.disabled = 0;
+	fd = event__open(&attr, tid);
+	if (fd < 0)
+		return;
+	if (ring__map(&t->ramp, fd, 0) == 0 &&
+	    event__route_signal(fd, autoprof.cfg.signo, t->tid) == 0)
+		t->ramp_fd = fd; /* the number its signals carry in si_fd */
+	else
+		ring__unmap(&t->ramp);
+	syscall(SYS_close, fd);
+}
+
+/* End t's ramp, if it has one. Async-signal-safe (munmap). */
+void sampler_events__end_ramp(struct ap_thread *t)
+{
+	ring__unmap(&t->ramp);
+	t->ramp_fd = -1;
+}
+
+/*
+ * From t's handler, after a drain (on_signal.c's backoff): halve t's rate.
+ * New events at the new rate (batched: the sampling event and its tick; its
+ * ramp ends) start before the old ones are drained and unmapped, which ends
+ * them: no gap. False (t unchanged) at the floor, SLOWEST_HZ, in period
+ * mode (a count of events, which has no rate to halve), or on a failure.
+ * Async-signal-safe (system calls only).
+ */
+bool sampler_events__slow_down(struct ap_thread *t)
+{
+	struct ring ring = {0}, tick = {0}, old = t->ring, old_tick = t->tick;
+	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	struct perf_event_attr attr;
+	int fd, tick_fd = -1;
+	bool ok;
+
+	if (t->is_timer || !t->ring.page || !autoprof.attr.freq ||
+	    (autoprof.cfg.freq >> (t->rate_shift + 1)) < SLOWEST_HZ)
+		return false;
+	t->rate_shift++;
+	if (t->batched) {
+		attr = autoprof.attr;
+		attr.sample_stack_user = t->copy_bytes;
+	} else {
+		plain_attr(&attr);
+	}
+	rate_attr(t, &attr);
+	fd = event__open(&attr, t->tid);
+	ok = fd >= 0 &&
+	     ring__map(&ring, fd, t->batched ? batched_ring_pages(t->copy_bytes) : ring_pages()) ==
+		 0;
+	if (ok && t->batched) {
+		struct perf_event_attr ta;
+
+		tick_attr(t, &ta, t->sampler->tick_samples);
+		tick_fd = event__open(&ta, t->tid);
+		ok = tick_fd >= 0 && ring__map(&tick, tick_fd, 0) == 0 &&
+		     event__route_signal(tick_fd, signo, t->tid) == 0 &&
+		     syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	} else if (ok) {
+		ok = event__route_signal(fd, signo, t->tid) == 0;
+	}
+	ok = ok && syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	if (ok) {
+		sample__drain(t, NULL);
+		t->ring = ring;
+		ring__unmap(&old);
+		if (t->batched) {
+			t->tick = tick;
+			ring__unmap(&old_tick);
+			sampler_events__end_ramp(t);
+		}
+		t->fd = t->batched ? tick_fd : fd;
+		t->copy_max = copy_limit(t); /* a lower rate affords larger copies */
+	} else {
+		ring__unmap(&ring);
+		ring__unmap(&tick);
+		t->rate_shift--;
+	}
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	if (tick_fd >= 0)
+		syscall(SYS_close, tick_fd);
+	return ok;
+}
+
+/*
+ * Open t's batched sampling event (its fd in *fd, its ring in t->ring), and
+ * the tick whose signal drains it (t->tick, its fd in *tick_fd), and its
+ * ramp (open_ramp). The copy is the size t has learned (a thread sampled
+ * again after a pause), else AUTOPROF_STACK_COPY. Returns 0 or -errno with
+ * nothing left open (a ring over the locked-memory limit: the caller samples
+ * the thread unbatched). Not async-signal-safe.
+ */
+int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
+{
+	struct perf_event_attr attr = autoprof.attr;
+	unsigned copy = t->copy_bytes ? t->copy_bytes : autoprof.cfg.stack_copy;
+	int err;
+
+	t->copy_max = copy_limit(t);
+	if (copy > t->copy_max)
+		copy = t->copy_max;
+
+	attr.sample_stack_user = copy;
+	rate_attr(t, &attr);
+	*fd = event__open(&attr, tid);
+	if (*fd < 0)
+		return *fd;
+	err = ring__map(&t->ring, *fd, batched_ring_pages(copy));
+	t->copy_bytes = copy;
+	t->copy_samples = t->copy_short = 0;
+	if (!err)
+		err = sampler_events__open_tick(t, tid, autoprof.cfg.signo, tick_fd);
+	if (!err) {
+		open_ramp(t, tid);
+		return 0;
+	}
+	ring__unmap(&t->ring);
+	syscall(SYS_close, *fd);
+	*fd = -1;
+	return err;
+}
+
+/*
+ * Open t's unbatched sampling event, a signal per sample, into t->fd and
+ * t->ring. Returns 0 or -errno with nothing left open. Async-signal-safe
+ * (system calls only).
+ */
+int sampler_events__open_plain(struct ap_thread *t, pid_t tid)
+{
+	struct perf_event_attr attr;
+	int err;
+
+	plain_attr(&attr);
+	rate_attr(t, &attr);
+	t->fd = event__open(&attr, tid);
+	if (t->fd < 0)
+		return t->fd;
+	err = ring__map(&t->ring, t->fd, ring_pages());
+	if (!err)
+		err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
+	if (!err)
+		return 0;
+	ring__unmap(&t->ring);
+	syscall(SYS_close, t->fd);
+	t->fd = -1;
+	return err;
+}
+
+/*
+ * Give t a new event that signals with signo (its old one has no fd left to
+ * change): t's handler is held off meanwhile, the old ring is drained into
+ * t's buffer and unmapped, which ends the old event. On failure t stops
+ * being sampled. Caller holds the registry lock. Not async-signal-safe.
+ */
+void sampler_events__reopen(struct ap_thread *t, int signo)
+{
+	struct ring ring = {0};
+	int fd, err;
+
+	if (!t->ring.page)
+		return; /* paused: its next event is opened with the new number */
+	if (__atomic_exchange_n(&t->closed, 1, __ATOMIC_SEQ_CST))
+		return;
+	if (!registry__wait_handler(t))
+		return; /* died in its handler: leave it closed */
+	if (t->batched) {
+		/* Only the tick signals: a new tick, the same sampling event. */
+		struct ring old = t->tick;
+
+		sampler_events__end_ramp(t); /* it signals with the old number */
+		t->tick.page = NULL;
+		err = sampler_events__open_tick(t, t->tid, signo, &fd);
+		if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			err = -errno;
+		sample__drain(t, NULL);
+		ring__unmap(&old);
+		if (fd >= 0)
+			syscall(SYS_close, fd);
+		if (err) {
+			ring__unmap(&t->tick);
+			ring__unmap(&t->ring);
+			return; /* stays closed */
+		}
+		t->fd = fd;
+		__atomic_store_n(&t->closed, 0, __ATOMIC_SEQ_CST);
+		return;
+	}
+	{
+		struct perf_event_attr attr;
+
+		plain_attr(&attr);
+		rate_attr(t, &attr);
+		fd = event__open(&attr, t->tid);
+	}
+	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages());
+	if (!err)
+		err = event__route_signal(fd, signo, t->tid);
+	if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		err = -errno;
+	sample__drain(t, NULL);
+	ring__unmap(&t->ring);
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	if (err) {
+		ring__unmap(&ring);
+		t->ring.page = NULL;
+		return; /* stays closed; its samples so far are in its buffer */
+	}
+	t->ring = ring;
+	t->fd = fd;
+	__atomic_store_n(&t->closed, 0, __ATOMIC_SEQ_CST);
+}
