@@ -18,6 +18,7 @@
  *   writer.c     the perf.data file: appends that keep it valid at every flush
  *   own_stack.c  the handler's work on a stack of ours
  *   fatal.c      a deadly signal: finish the file, die as the program would
+ *   clock.h      the clocks (ap_now: every timestamp in the file)
  */
 #ifndef AUTOPROF_HANDLER_H
 #define AUTOPROF_HANDLER_H
@@ -27,15 +28,13 @@
 #include <time.h>
 
 #include "autoprof/perf_file.h"
+#include "clock.h"
 #include "common.h"
 
 #define AP_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* The id every record of the sampling event carries (ids are labels only). */
 #define AP_SAMPLE_ID 1
-
-uint64_t ap_now(void);		 /* CLOCK_MONOTONIC in ns */
-uint64_t ap_thread_cpu_ns(void); /* this thread's CPU time in ns (a system call) */
 
 /* ---- what a thread, and then a whole image, sampled ---- */
 

@@ -32,24 +32,6 @@
 
 struct ap_session autoprof;
 
-/* CLOCK_MONOTONIC in ns, the clock of every timestamp in the file. Async-signal-safe. */
-uint64_t ap_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* The calling thread's CPU time in ns (a system call). Async-signal-safe. */
-uint64_t ap_thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Expand %p (pid) and %% in pattern into out. Returns 0 or -ENAMETOOLONG. */
 static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
 {
