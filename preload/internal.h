@@ -123,27 +123,24 @@ void signals__set_shadow(int signo);
 void signals__before_exec(sigset_t *saved);
 void signals__exec_failed(const sigset_t *saved);
 
-/* ---- handler/fatal.c: finishing the file on a deadly signal ---- */
+/* ---- session/handlers.c: installing the sampling and the deadly signals' handlers ---- */
 
-void fatal__install(void);
-void fatal__take(int sig);
+int handlers__install_sample(int signo);
+void handlers__uninstall_sample(void);
+void handlers__install_fatal(void);
+void handlers__take_fatal(int sig);
 
 /* ---- wrap/threads.c: pthread_create, pthread_setname_np, prctl ---- */
 
-void interpose__init(void);
+void threads__init(void);
 
 /* ---- session/cputimer.c: the fallback sample source ---- */
 
-int timer__open(struct ap_thread *t);
-int timer__start(struct ap_thread *t);
-void timer__close(struct ap_thread *t);
-void timer__retarget(struct ap_thread *t);
-int timer__set_armed(struct ap_thread *t, bool on);
-
-/* ---- handler/on_signal.c: the overflow signal handler ---- */
-
-int sample__install(int signo);
-void sample__uninstall(void);
+int cputimer__open(struct ap_thread *t);
+int cputimer__start(struct ap_thread *t);
+void cputimer__close(struct ap_thread *t);
+void cputimer__retarget(struct ap_thread *t);
+int cputimer__set_armed(struct ap_thread *t, bool on);
 
 /* ---- session/cost.c: AUTOPROF_COST, the handler's phases timed ---- */
 
@@ -237,5 +234,9 @@ void autoprof__before_exec(void);
 void autoprof__exec_failed(void);
 int autoprof__next_gen(void);
 bool autoprof__file_left(void);
+
+/* session/lifecycle.c: finish the file from a deadly signal's handler (registered with
+ * fatal__set_stop). Async-signal-safe. */
+void autoprof__emergency_stop(void);
 
 #endif /* AUTOPROF_PRELOAD_INTERNAL_H */

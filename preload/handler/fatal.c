@@ -20,6 +20,15 @@
 
 #include "handler.h"
 
+/* What finishes the file (session/lifecycle.c's emergency stop), or NULL. */
+static void (*emergency_stop)(void);
+
+/* Register stop, before the handlers are installed. Not async-signal-safe. */
+void fatal__set_stop(void (*stop)(void))
+{
+	__atomic_store_n(&emergency_stop, stop, __ATOMIC_RELEASE);
+}
+
 /* Faults the kernel raises at an instruction: returning re-runs it. */
 static bool is_fault(int sig, const siginfo_t *si)
 {
@@ -37,8 +46,10 @@ void fatal__die(int sig, siginfo_t *si)
 {
 	struct sigaction dfl;
 	pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
+	void (*stop)(void) = __atomic_load_n(&emergency_stop, __ATOMIC_ACQUIRE);
 
-	autoprof__emergency_stop();
+	if (stop)
+		stop();
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);

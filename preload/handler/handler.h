@@ -357,8 +357,8 @@ extern uint64_t ap_window_end;
 void window__end(bool on_own_stack);
 
 /* session/cputimer.c: the timer source's samples. */
-bool timer__is_ours(const siginfo_t *si);
-void timer__sample(struct ap_thread *t, void *ucontext);
+bool cputimer__is_ours(const siginfo_t *si);
+void cputimer__sample(struct ap_thread *t, void *ucontext);
 
 /* wrap/signals.c: the program's own deliveries of the sampling signal. */
 int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
@@ -367,9 +367,11 @@ bool signals__is_sample(int sig, const siginfo_t *si);
 bool signals__is_our_sigio(int sig, const siginfo_t *si);
 void signals__deliver(int sig, siginfo_t *si, void *uc);
 
-/* fatal.c, session/lifecycle.c: a deadly signal. */
+/* fatal.c: a deadly signal. fatal__set_stop registers what finishes the file (the
+ * session's emergency stop), before any handler is installed: the handler never
+ * calls up into the session by name. */
+void fatal__set_stop(void (*stop)(void));
 void fatal__on_deadly(int sig, siginfo_t *si, void *ucontext);
 void fatal__die(int sig, siginfo_t *si);
-void autoprof__emergency_stop(void);
 
 #endif /* AUTOPROF_HANDLER_H */

@@ -770,7 +770,7 @@ static void timer_on_stack(void *arg)
 {
 	struct drain_ctx *a = arg;
 
-	timer__sample(a->t, a->ucontext);
+	cputimer__sample(a->t, a->ucontext);
 }
 
 /*
@@ -837,7 +837,7 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 
 	/* Ours: this thread's CPU-time timer (the fallback source)... */
-	if (timer__is_ours(si)) {
+	if (cputimer__is_ours(si)) {
 		if (t && t->is_timer && buffer__enter(t)) {
 			struct drain_ctx a = {.t = t, .ucontext = ucontext, .prog_n = -1};
 

@@ -41,7 +41,7 @@ static int create(struct ap_thread *t, clockid_t clock)
 }
 
 /* Create the calling thread's timer for t, not armed yet. Returns 0 or -errno. */
-int timer__open(struct ap_thread *t)
+int cputimer__open(struct ap_thread *t)
 {
 	return create(t, CLOCK_THREAD_CPUTIME_ID);
 }
@@ -63,7 +63,7 @@ static int arm(struct ap_thread *t)
 }
 
 /* Arm the calling thread's timer; its next sample's period counts from now. */
-int timer__start(struct ap_thread *t)
+int cputimer__start(struct ap_thread *t)
 {
 	t->last_cpu = ap_thread_cpu_ns();
 	return arm(t);
@@ -75,7 +75,7 @@ int timer__start(struct ap_thread *t)
  * for a thread: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)). The caller holds
  * t. Returns 0 or -errno. Async-signal-safe (system calls only).
  */
-int timer__set_armed(struct ap_thread *t, bool on)
+int cputimer__set_armed(struct ap_thread *t, bool on)
 {
 	uint64_t ns = autoprof.cfg.period
 			  ? autoprof.cfg.period
@@ -97,7 +97,7 @@ int timer__set_armed(struct ap_thread *t, bool on)
 }
 
 /* Delete t's timer. Async-signal-safe (timer_delete is a system call). */
-void timer__close(struct ap_thread *t)
+void cputimer__close(struct ap_thread *t)
 {
 	if (t->is_timer)
 		syscall(SYS_timer_delete, (long)(intptr_t)t->timer);
@@ -105,7 +105,7 @@ void timer__close(struct ap_thread *t)
 }
 
 /* Is this siginfo our timer's? Async-signal-safe. */
-bool timer__is_ours(const siginfo_t *si)
+bool cputimer__is_ours(const siginfo_t *si)
 {
 	return si->si_code == SI_TIMER && si->si_value.sival_int == TIMER_MAGIC;
 }
@@ -114,7 +114,7 @@ bool timer__is_ours(const siginfo_t *si)
  * One timer sample of the calling thread, from the signal's context: its
  * true period is the thread CPU time since the last one. Async-signal-safe.
  */
-void timer__sample(struct ap_thread *t, void *ucontext)
+void cputimer__sample(struct ap_thread *t, void *ucontext)
 {
 	uint64_t now_cpu = ap_thread_cpu_ns();
 	uint64_t period = now_cpu - t->last_cpu;
@@ -131,13 +131,13 @@ void timer__sample(struct ap_thread *t, void *ucontext)
  * from another thread: t's own CPU clock comes from its pthread handle).
  * Not async-signal-safe.
  */
-void timer__retarget(struct ap_thread *t)
+void cputimer__retarget(struct ap_thread *t)
 {
 	clockid_t clock;
 
 	if (!t->handle || pthread_getcpuclockid(t->handle, &clock))
 		return;
-	timer__close(t);
+	cputimer__close(t);
 	if (create(t, clock) == 0)
 		arm(t);
 }

@@ -17,7 +17,7 @@ static int installed_signo;
  * that signal (signals.c keeps the program's view of it). Returns 0 or
  * -EBUSY / -errno. Not async-signal-safe.
  */
-int sample__install(int signo)
+int handlers__install_sample(int signo)
 {
 	struct sigaction sa;
 	int err;
@@ -50,7 +50,7 @@ int sample__install(int signo)
 }
 
 /* Put back the disposition the program had. Not async-signal-safe. */
-void sample__uninstall(void)
+void handlers__uninstall_sample(void)
 {
 	if (installed_signo)
 		signals__release(installed_signo);
@@ -65,7 +65,7 @@ static const int deadly[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,  SIGSEGV, SIGA
 #define NR_DEADLY (int)(sizeof(deadly) / sizeof(deadly[0]))
 
 /* Take sig with the deadly handler, keeping the program's view. Not async-signal-safe. */
-void fatal__take(int sig)
+void handlers__take_fatal(int sig)
 {
 	struct sigaction sa;
 
@@ -83,12 +83,12 @@ void fatal__take(int sig)
  * Take every deadly signal that is still at its default action, the
  * real-time ones too (except the sampling signal). Not async-signal-safe.
  */
-void fatal__install(void)
+void handlers__install_fatal(void)
 {
 	for (int i = 0; i < NR_DEADLY; i++)
 		if (deadly[i] != autoprof.cfg.signo && signals__holder(deadly[i]) == AP_HOLD_NONE)
-			fatal__take(deadly[i]);
+			handlers__take_fatal(deadly[i]);
 	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
 		if (sig != autoprof.cfg.signo && signals__holder(sig) == AP_HOLD_NONE)
-			fatal__take(sig);
+			handlers__take_fatal(sig);
 }

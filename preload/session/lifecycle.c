@@ -457,21 +457,22 @@ int autoprof__start(void)
 	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND || autoprof.timer_mode)
 		unwind__init();
 	signals__init();
-	err = sample__install(autoprof.cfg.signo);
+	err = handlers__install_sample(autoprof.cfg.signo);
 	if (err) {
 		pr_warn("signal %d already has a handler (%s); not profiling (set AUTOPROF_SIGNAL)",
 			autoprof.cfg.signo, strerror(-err));
 		goto out_counters;
 	}
-	interpose__init();
+	threads__init();
 	env__init();
 	pthread_atfork(registry__atfork_prepare, registry__atfork_parent, after_fork_in_child);
 	err = session_open(true);
 	if (err) {
-		sample__uninstall();
+		handlers__uninstall_sample();
 		goto out_counters;
 	}
-	fatal__install();
+	fatal__set_stop(autoprof__emergency_stop);
+	handlers__install_fatal();
 	return 0;
 
 out_counters:

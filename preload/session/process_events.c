@@ -40,7 +40,7 @@ void process_events__stop_all_emergency(void)
 		if (!t || !registry__claim(t))
 			continue;
 		if (t->is_timer)
-			timer__close(t);
+			cputimer__close(t);
 		if (t == ap_self ? !__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST)
 				 : registry__wait_handler(t))
 			sample__drain(t, NULL);
@@ -68,7 +68,7 @@ void process_events__reroute(int signo)
 		if (!t->is_timer)
 			sampler_events__reopen(t, signo);
 		else
-			timer__retarget(t);
+			cputimer__retarget(t);
 	}
 	registry__unlock();
 	control__publish(); /* `autoprof ctl` sends the new number from now on */

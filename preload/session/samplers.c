@@ -49,7 +49,7 @@ int samplers__sync_armed(struct ap_thread *t)
 	int err, sample_fd = -1, tick_fd = -1;
 
 	if (t->is_timer)
-		return timer__set_armed(t, !paused);
+		return cputimer__set_armed(t, !paused);
 	if (paused) {
 		ring__unmap(&t->ring); /* drops at most the samples not yet drained */
 		ring__unmap(&t->tick); /* batched: the tick that signals */
@@ -104,7 +104,7 @@ bool samplers__step_aside(void)
 		return false;
 	had = t->ring.page || t->tick.page || t->is_timer;
 	if (t->is_timer)
-		timer__set_armed(t, false);
+		cputimer__set_armed(t, false);
 	if (t->ring.page)
 		sample__drain(t, NULL);
 	ring__unmap(&t->tick);
@@ -169,7 +169,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	t->ramp_fd = -1;
 	if (autoprof.timer_mode) {
 		/* A POSIX CPU-time timer, created by the thread itself. */
-		*err = tid ? -EOPNOTSUPP : timer__open(t);
+		*err = tid ? -EOPNOTSUPP : cputimer__open(t);
 		if (*err)
 			goto out_mem;
 	} else if (paused) {
@@ -193,7 +193,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		goto out_ring;
 	if (!tid)
 		ap_self = t;
-	*err = t->is_timer ? (paused ? 0 : timer__start(t))
+	*err = t->is_timer ? (paused ? 0 : cputimer__start(t))
 	       : t->fd < 0 ? 0
 	       : (sample_fd >= 0 && ioctl(sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) ||
 		       ioctl(t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0
@@ -226,7 +226,7 @@ out_ring:
 	ring__unmap(&t->tick);
 	sampler_events__end_ramp(t);
 	if (t->is_timer)
-		timer__close(t);
+		cputimer__close(t);
 	if (t->fd >= 0)
 		syscall(SYS_close, t->fd);
 	if (sample_fd >= 0)
@@ -271,7 +271,7 @@ int samplers__attach(pid_t tid)
 static void finish(struct ap_thread *t, bool own)
 {
 	if (t->is_timer)
-		timer__close(t);
+		cputimer__close(t);
 	/* On its own thread a handler cannot be running: in_handler set means
 	 * one was unwound out of (by a cancellation point or longjmp in code it
 	 * called); the ring is whole, its tail not yet moved. */

@@ -309,7 +309,7 @@ void signals__note_sampling(int sig)
  */
 bool signals__is_sample(int sig, const siginfo_t *si)
 {
-	if (timer__is_ours(si))
+	if (cputimer__is_ours(si))
 		return true;
 	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && sigismember(&ever_sampled, sig);
 }
@@ -527,11 +527,11 @@ static bool move_sampling(int from)
 	 * per thread, they cannot fill the real-time queue, and debuggers pass
 	 * them silently; then the real-time ones, from the top. */
 	for (int i = 0, to; (to = move_target(i)) && !moved; i++) {
-		if (to == from || !free_for_sampling(to) || sample__install(to))
+		if (to == from || !free_for_sampling(to) || handlers__install_sample(to))
 			continue;
 		__atomic_store_n(&autoprof.cfg.signo, to, __ATOMIC_RELEASE);
 		process_events__reroute(to);
-		fatal__take(from);
+		handlers__take_fatal(from);
 		moved = true;
 		pr_warn("the program handles signal %d itself; profiling moves to signal %d", from,
 			to);
@@ -648,7 +648,7 @@ AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	/* The program puts a deadly signal back to SIG_DFL: take it again. */
 	if (ret == 0 && act && act->sa_handler == SIG_DFL && signals__holder(sig) == AP_HOLD_NONE &&
 	    __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
-		fatal__take(sig);
+		handlers__take_fatal(sig);
 	return ret;
 }
 

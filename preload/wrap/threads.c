@@ -48,7 +48,7 @@ static void on_thread_exit(void *unused)
 }
 
 /* Called once from autoprof__start(), before any thread is wrapped. Not async-signal-safe. */
-void interpose__init(void)
+void threads__init(void)
 {
 	if (!have_exit_key && pthread_key_create(&exit_key, on_thread_exit) == 0)
 		have_exit_key = true;
