@@ -2,7 +2,18 @@
 /*
  * common.h - what the library and the launcher share: the AUTOPROF_* options
  * (options.c), the inherited counting events (counting.c), the one output
- * channel (log.c) and the table of the profiler's own descriptors (fdtab.c).
+ * channel (log.c), the table of the profiler's own descriptors (fdtab.c) and
+ * system calls without libc (raw_syscall.c).
+ *
+ * What common/'s libc calls bind to: these files are linked into both the
+ * library and the launcher. In the launcher every libc function is libc's.
+ * In the library, a libc function the library also exports binds to the
+ * library's own wrapper: counting.c's fcntl(F_SETFD) on our counters goes
+ * through wrap/fds.c, which lets calls made from the library's own code
+ * through unchanged (it hides our fds from the program's calls only), and
+ * ap_read_file()'s open/read/close are libc's (not wrapped). System calls
+ * here go through ap_syscall(), never syscall(): the library exports a
+ * syscall() wrapper (wrap/process.c) that the handler must not depend on.
  */
 #ifndef AUTOPROF_COMMON_H
 #define AUTOPROF_COMMON_H
@@ -16,6 +27,11 @@
 
 /* Library fds live at or above this number, out of the program's way. */
 #define AP_FD_FLOOR 1000
+
+/* ---- common/raw_syscall.c: a system call without libc ---- */
+
+/* syscall(nr, ...) made by the instruction itself: -1 and errno on failure. Async-signal-safe. */
+long ap_syscall(long nr, ...);
 
 /* ---- common/fdtab.c: the profiler's own file descriptors ---- */
 

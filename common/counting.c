@@ -154,10 +154,10 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 
 		/* A group's siblings follow their leader's enable_on_exec (as perf stat). */
 		counters__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
-		fd = (int)syscall(SYS_perf_event_open, &c->attr, pid, -1, group_fd, flags);
+		fd = (int)ap_syscall(SYS_perf_event_open, &c->attr, pid, -1, group_fd, flags);
 		if (fd < 0 && group_fd >= 0) { /* the group does not fit: count it alone */
 			counters__attr(&c->attr, &c->ev, enable_on_exec);
-			fd = (int)syscall(SYS_perf_event_open, &c->attr, pid, -1, -1, flags);
+			fd = (int)ap_syscall(SYS_perf_event_open, &c->attr, pid, -1, -1, flags);
 		}
 		if (fd < 0) {
 			c->fd = -1;

@@ -46,7 +46,7 @@ int ap_close(int fd)
 {
 	if (fd >= 0 && fd < FD_BITS)
 		__atomic_fetch_and(&ours[WORD(fd)], ~BIT(fd), __ATOMIC_RELAXED);
-	return (int)syscall(SYS_close, fd);
+	return (int)ap_syscall(SYS_close, fd);
 }
 
 /* The next fd of ours at or above fd, or -1. */
@@ -79,7 +79,7 @@ static int high_floor;
 
 static int limits(struct rlimit *rl)
 {
-	return (int)syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, rl);
+	return (int)ap_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, rl);
 }
 
 static int fd_floor(void)
@@ -115,13 +115,13 @@ int ap_dup_high(int fd, bool cloexec)
 	    old.rlim_max >= (rlim_t)min + HIGH_ROOM) {
 		wide = old;
 		wide.rlim_cur = (rlim_t)min + HIGH_ROOM;
-		raised = syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &wide, NULL) == 0;
+		raised = ap_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &wide, NULL) == 0;
 	}
-	nfd = (int)syscall(SYS_fcntl, fd, cmd, min);
+	nfd = (int)ap_syscall(SYS_fcntl, fd, cmd, min);
 	if (raised)
-		syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &old, NULL);
+		ap_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &old, NULL);
 	if (nfd < 0)
-		nfd = (int)syscall(SYS_fcntl, fd, cmd, AP_FD_FLOOR);
+		nfd = (int)ap_syscall(SYS_fcntl, fd, cmd, AP_FD_FLOOR);
 	return nfd < 0 ? -errno : nfd;
 }
 
@@ -136,7 +136,7 @@ int ap_move_high(int fd, bool cloexec)
 	int high = ap_dup_high(fd, cloexec);
 
 	if (high >= 0) {
-		syscall(SYS_close, fd);
+		ap_syscall(SYS_close, fd);
 		fd = high;
 	}
 	return ap_own(fd);

@@ -64,7 +64,7 @@
 static int pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
 {
 	while (n > 0) {
-		long r = syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
+		long r = ap_syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -97,7 +97,7 @@ static int identity(int fd, uint64_t *dev, uint64_t *ino)
 {
 	struct stat st;
 
-	if (syscall(SYS_fstat, fd, &st) < 0)
+	if (ap_syscall(SYS_fstat, fd, &st) < 0)
 		return -errno;
 	*dev = (uint64_t)st.st_dev;
 	*ino = (uint64_t)st.st_ino;
@@ -161,7 +161,7 @@ static void say_lost(void)
 	    "file, and it cannot be opened again; profiling stops here (said once)\n";
 
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+		ap_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
 }
 
 /* Say once that a write found no fd to be had (transient writer). Async-signal-safe. */
@@ -173,7 +173,7 @@ static void say_full(void)
 	    "the profile could not be written: records are lost until one is free (said once)\n";
 
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+		ap_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
 }
 
 #define WAITERS	  (1 << 30) /* in the lock word: someone sleeps on it (tids are below 2^22) */
@@ -188,7 +188,7 @@ static void say_full(void)
  */
 static bool lock(struct writer *w)
 {
-	int self = (int)syscall(SYS_gettid), mine = self;
+	int self = (int)ap_syscall(SYS_gettid), mine = self;
 	uint64_t deadline = 0;
 
 	for (unsigned i = 0;; i++) {
@@ -199,7 +199,7 @@ static bool lock(struct writer *w)
 						__ATOMIC_RELAXED))
 			return true;
 		if (HOLDER(cur) == self ||
-		    (i > 0 && syscall(SYS_tgkill, getpid(), HOLDER(cur), 0) < 0 &&
+		    (i > 0 && ap_syscall(SYS_tgkill, getpid(), HOLDER(cur), 0) < 0 &&
 		     errno == ESRCH)) {
 			if (__atomic_compare_exchange_n(&w->lock, &cur, self | (cur & WAITERS),
 							false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -218,7 +218,7 @@ static bool lock(struct writer *w)
 		    !__atomic_compare_exchange_n(&w->lock, &cur, cur | WAITERS, false,
 						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			continue;
-		syscall(SYS_futex, &w->lock, FUTEX_WAIT_PRIVATE, cur | WAITERS, &nap, NULL, 0);
+		ap_syscall(SYS_futex, &w->lock, FUTEX_WAIT_PRIVATE, cur | WAITERS, &nap, NULL, 0);
 		mine = self | WAITERS; /* others may sleep too: the next unlock wakes one */
 	}
 }
@@ -227,7 +227,7 @@ static bool lock(struct writer *w)
 static void unlock(struct writer *w)
 {
 	if (__atomic_exchange_n(&w->lock, 0, __ATOMIC_RELEASE) & WAITERS)
-		syscall(SYS_futex, &w->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		ap_syscall(SYS_futex, &w->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /*
@@ -246,17 +246,17 @@ static int check_fd(struct writer *w)
 		return 0;
 	ap_disown(w->fd); /* the number is the program's now: never closed by us */
 	w->fd = -1;
-	fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = (int)ap_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
 		if (fd >= 0)
-			syscall(SYS_close, fd);
+			ap_syscall(SYS_close, fd);
 		__atomic_store_n(&w->error, ESTALE, __ATOMIC_RELAXED);
 		say_lost();
 		return -ESTALE;
 	}
 	high = ap_dup_high(fd, true);
 	if (high >= 0) {
-		syscall(SYS_close, fd);
+		ap_syscall(SYS_close, fd);
 		fd = high;
 	}
 	w->fd = ap_own(fd);
@@ -272,12 +272,12 @@ static int check_fd(struct writer *w)
 static int open_again(struct writer *w)
 {
 	uint64_t dev, ino;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = (int)ap_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
 	if (identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
-		syscall(SYS_close, fd);
+		ap_syscall(SYS_close, fd);
 		__atomic_store_n(&w->error, ESTALE, __ATOMIC_RELAXED);
 		say_lost();
 		return -ESTALE;
@@ -347,11 +347,11 @@ static int quiet_number(void)
 	struct rlimit rl;
 	struct statfs sf;
 
-	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) < 0)
+	if (ap_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) < 0)
 		return -1;
 	for (long fd = (long)(rl.rlim_cur < AP_FD_FLOOR ? rl.rlim_cur : AP_FD_FLOOR) - 1; fd >= 0;
 	     fd--) {
-		if (syscall(SYS_fstatfs, fd, &sf) < 0)
+		if (ap_syscall(SYS_fstatfs, fd, &sf) < 0)
 			continue;
 		for (size_t i = 0; i < sizeof(quiet_fs) / sizeof(quiet_fs[0]); i++)
 			if ((unsigned long)sf.f_type == quiet_fs[i])
@@ -371,7 +371,7 @@ static int helper_main(void *arg)
 	int fd = open_again(h->w), spare;
 
 	if (fd == -EMFILE && (spare = quiet_number()) >= 0) {
-		syscall(SYS_close, spare);
+		ap_syscall(SYS_close, spare);
 		fd = open_again(h->w);
 	}
 	if (fd < 0) {
@@ -399,18 +399,18 @@ static int in_helper(struct writer *w, write_op op, void *arg)
 	void *stack;
 	long pid;
 
-	stack = (void *)syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	stack = (void *)ap_syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
 		return -EMFILE;
 	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(long));
+	ap_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(long));
 	/* No exit signal: the program's SIGCHLD and wait() never see it. */
 	pid = clone(helper_main, (char *)stack + size, CLONE_VM | CLONE_VFORK, &h);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+	ap_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (pid > 0)
-		syscall(SYS_wait4, pid, NULL, __WCLONE, NULL);
-	syscall(SYS_munmap, stack, size);
+		ap_syscall(SYS_wait4, pid, NULL, __WCLONE, NULL);
+	ap_syscall(SYS_munmap, stack, size);
 	errno = saved_errno;
 	return h.err;
 }
@@ -650,7 +650,7 @@ static int op_finish(struct writer *w, void *arg)
 		const struct writer_features *f = w->feat;
 		uint64_t len = f ? f->n * sizeof(struct perf_file_section) + f->len : 0;
 
-		if (syscall(SYS_ftruncate, w->fd, (off_t)(w->end + len)) < 0)
+		if (ap_syscall(SYS_ftruncate, w->fd, (off_t)(w->end + len)) < 0)
 			err = -errno;
 	}
 	return err;
@@ -709,8 +709,8 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 	}
 	w->fd = -1;
 	w->transient = false;
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path,
-			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = (int)ap_syscall(SYS_openat, AT_FDCWD, path,
+			     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
 		goto out;
@@ -819,9 +819,9 @@ int writer__move_fd(struct writer *w, int min)
 	if (!lock(w))
 		return -EBUSY;
 	if (w->fd >= 0) {
-		fd = (int)syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, min);
+		fd = (int)ap_syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, min);
 		if (fd < 0)
-			fd = (int)syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, 3);
+			fd = (int)ap_syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, 3);
 		if (fd >= 0) {
 			ap_disown(w->fd);
 			__atomic_store_n(&w->fd, ap_own(fd), __ATOMIC_RELEASE);

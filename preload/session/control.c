@@ -152,7 +152,7 @@ void control__publish(void)
 	snprintf(reply_tmp, sizeof(reply_tmp), "%s.reply.tmp", endpoint);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", endpoint);
 	while (!tok)
-		if (syscall(SYS_getrandom, &tok, sizeof(tok), 0) != sizeof(tok))
+		if (ap_syscall(SYS_getrandom, &tok, sizeof(tok), 0) != sizeof(tok))
 			tok = (uint32_t)(ap_now() ^ ((uint64_t)pid << 16));
 	n = snprintf(text, sizeof(text), "%s\npid %d\nstart %llu\nsignal %d\ntoken %u\nfile %s\n",
 		     AP_CONTROL_MAGIC, (int)pid, start_ticks(), autoprof.cfg.signo, tok,
@@ -175,8 +175,8 @@ void control__withdraw(void)
 {
 	if (!__atomic_exchange_n(&token, 0, __ATOMIC_SEQ_CST) || !endpoint[0])
 		return;
-	syscall(SYS_unlink, endpoint);
-	syscall(SYS_unlink, reply);
+	ap_syscall(SYS_unlink, endpoint);
+	ap_syscall(SYS_unlink, reply);
 }
 
 /* Is this delivery of the sampling signal a request of `autoprof ctl`? Async-signal-safe. */
@@ -251,14 +251,14 @@ static bool set_paused(bool paused)
 /* Write the answer: written whole to a temporary file, then renamed. Async-signal-safe. */
 static void answer(const char *text)
 {
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, reply_tmp,
-			      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = (int)ap_syscall(SYS_openat, AT_FDCWD, reply_tmp,
+				 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 	if (fd < 0)
 		return;
-	syscall(SYS_write, fd, text, strlen(text));
-	syscall(SYS_close, fd);
-	syscall(SYS_rename, reply_tmp, reply);
+	ap_syscall(SYS_write, fd, text, strlen(text));
+	ap_syscall(SYS_close, fd);
+	ap_syscall(SYS_rename, reply_tmp, reply);
 }
 
 /* The last request acted on (its signal value) and its answer. */
@@ -277,7 +277,7 @@ static void act(void *arg)
 	int err;
 
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
-	    (pid_t)syscall(SYS_getpid) != autoprof.pid)
+	    (pid_t)ap_syscall(SYS_getpid) != autoprof.pid)
 		return;
 	/* `autoprof ctl` asks again when no answer came (a pending SIGPROF
 	 * absorbs its signal): a request already acted on is answered again. */

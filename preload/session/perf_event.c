@@ -167,7 +167,7 @@ void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr,
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, unsigned long fl)
 {
-	return (int)syscall(SYS_perf_event_open, attr, tid, -1, group, fl);
+	return (int)ap_syscall(SYS_perf_event_open, attr, tid, -1, group, fl);
 }
 
 /*

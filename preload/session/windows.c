@@ -47,8 +47,8 @@ static void stamp(uint64_t mono, char *out)
 	uint64_t ms;
 	int64_t days, secs, z, era, doe, yoe, y, doy, mp, d, m;
 
-	syscall(SYS_clock_gettime, CLOCK_REALTIME, &rt);
-	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &mt);
+	ap_syscall(SYS_clock_gettime, CLOCK_REALTIME, &rt);
+	ap_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &mt);
 	ms = ((uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec -
 	      ((uint64_t)mt.tv_sec * 1000000000ULL + (uint64_t)mt.tv_nsec - mono)) /
 	     1000000ULL;
@@ -106,7 +106,7 @@ static void keep(const char *s)
 		return;
 	if (kept_count == n) {
 		if (join(path, kept[kept_head]))
-			syscall(SYS_unlink, path);
+			ap_syscall(SYS_unlink, path);
 		kept_head = (kept_head + 1) % n;
 		kept_count--;
 	}
@@ -255,7 +255,7 @@ static void say_no_file(void)
 				  "the next window tries again (said once)\n";
 
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED) && !ap_quiet)
-		syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+		ap_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
 }
 
 /* window__end()'s work, on the handler's own stack. Async-signal-safe. */
@@ -267,7 +267,7 @@ static void end_window(void *arg)
 	(void)arg;
 	if (!w || now < __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE) ||
 	    !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
-	    (pid_t)syscall(SYS_getpid) != autoprof.pid ||
+	    (pid_t)ap_syscall(SYS_getpid) != autoprof.pid ||
 	    __atomic_exchange_n(&rotating, 1, __ATOMIC_ACQUIRE))
 		return;
 	if (now >= __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE)) {

@@ -40,18 +40,18 @@ static int *unwind_pipe;
 static bool in_session(void)
 {
 	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
-	       (pid_t)syscall(SYS_getpid) == autoprof.pid;
+	       (pid_t)ap_syscall(SYS_getpid) == autoprof.pid;
 }
 
 /* A new number, at or above min, for our fd, or -errno. */
 static int dup_away(int fd, int min)
 {
-	int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, min);
+	int nfd = (int)ap_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, min);
 
 	if (nfd < 0)
 		nfd = ap_dup_high(fd, true);
 	if (nfd < 0)
-		nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+		nfd = (int)ap_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
 	return nfd < 0 ? -errno : ap_own(nfd);
 }
 
@@ -166,7 +166,7 @@ AP_API int dup2(int oldfd, int newfd)
 	if (hidden(oldfd))
 		return -1;
 	make_room(oldfd, newfd);
-	return (int)syscall(SYS_dup2, oldfd, newfd);
+	return (int)ap_syscall(SYS_dup2, oldfd, newfd);
 }
 
 AP_API int dup3(int oldfd, int newfd, int flags)
@@ -174,7 +174,7 @@ AP_API int dup3(int oldfd, int newfd, int flags)
 	if (hidden(oldfd))
 		return -1;
 	make_room(oldfd, newfd);
-	return (int)syscall(SYS_dup3, oldfd, newfd, flags);
+	return (int)ap_syscall(SYS_dup3, oldfd, newfd, flags);
 }
 
 /*
@@ -185,7 +185,7 @@ AP_API int dup3(int oldfd, int newfd, int flags)
 static int dup_from(int fd, int min, bool cloexec)
 {
 	int cmd = cloexec ? F_DUPFD_CLOEXEC : F_DUPFD;
-	int got = (int)syscall(SYS_fcntl, fd, cmd, min);
+	int got = (int)ap_syscall(SYS_fcntl, fd, cmd, min);
 	int own;
 
 	if (got < 0 || !in_session())
@@ -195,9 +195,9 @@ static int dup_from(int fd, int min, bool cloexec)
 		return got;
 	if (evict(own, got + 1) < 0)
 		return got;
-	if (syscall(SYS_dup3, fd, own, cloexec ? O_CLOEXEC : 0) < 0)
+	if (ap_syscall(SYS_dup3, fd, own, cloexec ? O_CLOEXEC : 0) < 0)
 		return got;
-	syscall(SYS_close, got);
+	ap_syscall(SYS_close, got);
 	return own;
 }
 
@@ -232,7 +232,7 @@ static int fcntl_common(int fd, int cmd, unsigned long arg, const void *caller)
 		if (next)
 			return next(fd, cmd, arg); /* keeps its cancellation point */
 	}
-	return (int)syscall(SYS_fcntl, fd, cmd, arg);
+	return (int)ap_syscall(SYS_fcntl, fd, cmd, arg);
 }
 
 AP_API int fcntl(int fd, int cmd, ...)
@@ -265,7 +265,7 @@ AP_API int close(int fd)
 		errno = EBADF; /* as for any number the program has not opened */
 		return -1;
 	}
-	return (int)syscall(SYS_close, fd);
+	return (int)ap_syscall(SYS_close, fd);
 }
 
 /* close_range over [first, last] less the profiler's fds. */
@@ -275,11 +275,13 @@ AP_API int close_range(unsigned int first, unsigned int last, int flags)
 	int own;
 
 	if (first > last || !in_session())
-		return (int)syscall(SYS_close_range, first, last, flags); /* the kernel's answer */
+		return (int)ap_syscall(SYS_close_range, first, last,
+				       flags); /* the kernel's answer */
 	own = ap_next_own((int)(first > INT32_MAX ? INT32_MAX : first));
 
 	while (own >= 0 && (unsigned int)own <= last) {
-		if ((unsigned int)own > from && syscall(SYS_close_range, from, own - 1, flags) < 0)
+		if ((unsigned int)own > from &&
+		    ap_syscall(SYS_close_range, from, own - 1, flags) < 0)
 			return -1;
 		if (!(flags & CLOSE_RANGE_CLOEXEC))
 			say_kept();
@@ -290,7 +292,7 @@ AP_API int close_range(unsigned int first, unsigned int last, int flags)
 	}
 	if (from > last)
 		return 0;
-	return (int)syscall(SYS_close_range, from, last, flags);
+	return (int)ap_syscall(SYS_close_range, from, last, flags);
 }
 
 AP_API void closefrom(int lowfd)
@@ -327,14 +329,14 @@ static int relocate_if_unwinder(int fds[2], void *caller)
 
 AP_API int pipe2(int fds[2], int flags)
 {
-	if (syscall(SYS_pipe2, fds, flags) < 0)
+	if (ap_syscall(SYS_pipe2, fds, flags) < 0)
 		return -1;
 	return relocate_if_unwinder(fds, __builtin_return_address(0));
 }
 
 AP_API int pipe(int fds[2])
 {
-	if (syscall(SYS_pipe2, fds, 0) < 0)
+	if (ap_syscall(SYS_pipe2, fds, 0) < 0)
 		return -1;
 	return relocate_if_unwinder(fds, __builtin_return_address(0));
 }

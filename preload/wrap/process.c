@@ -224,10 +224,10 @@ typedef long (*syscall_fn)(long, ...);
 static syscall_fn real_syscall;
 
 /*
- * Before anything else of ours runs: the real syscall() (our own raw system
- * calls go through the wrapper below, also in signal handlers, so it must
- * never need dlsym there), and our quick_exit handler, registered first so
- * that it runs last, after the program's.
+ * Before anything else of ours runs: the real syscall() (the program's
+ * calls go through the wrapper below, also from its signal handlers; ours
+ * use ap_syscall and never come here), and our quick_exit handler,
+ * registered first so that it runs last, after the program's.
  */
 __attribute__((constructor(101))) static void exits_init(void)
 {
@@ -238,9 +238,10 @@ __attribute__((constructor(101))) static void exits_init(void)
 /*
  * syscall(): the exits and seccomp the program makes through it are seen
  * (glibc has no seccomp() function: libseccomp and others call it this way);
- * everything else, ours included, is passed on untouched. A thread in
- * seccomp strict mode makes no other system call here. Async-signal-safe
- * (after exits_init, which runs before any handler is installed).
+ * everything else is passed on untouched. The library's own system calls do
+ * not come here (ap_syscall). A thread in seccomp strict mode makes no other
+ * system call here. Async-signal-safe (after exits_init, which runs before
+ * any handler is installed).
  */
 AP_API long syscall(long nr, ...)
 {

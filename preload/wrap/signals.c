@@ -88,7 +88,7 @@ static AP_TLS int shadow_signo;
 /* In a forked child the memory is its own: it is the session's process now. */
 static void on_fork_child(void)
 {
-	session_pid = (pid_t)syscall(SYS_getpid);
+	session_pid = (pid_t)ap_syscall(SYS_getpid);
 }
 
 /*
@@ -118,7 +118,7 @@ void signals__init(void)
 {
 	static bool registered;
 
-	session_pid = (pid_t)syscall(SYS_getpid);
+	session_pid = (pid_t)ap_syscall(SYS_getpid);
 	if (!registered && pthread_atfork(NULL, NULL, on_fork_child) == 0)
 		registered = true;
 	resolve();
@@ -131,7 +131,7 @@ void signals__init(void)
  */
 static bool foreign(void)
 {
-	return !session_pid || (pid_t)syscall(SYS_getpid) != session_pid;
+	return !session_pid || (pid_t)ap_syscall(SYS_getpid) != session_pid;
 }
 
 /* The real sigaction. Async-signal-safe once signals__init() has run. */
@@ -153,7 +153,7 @@ int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 /* The calling thread's signal mask, past the wrappers. Returns 0 or -errno. Async-signal-safe. */
 int ap_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	return syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) < 0 ? -errno : 0;
+	return ap_syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) < 0 ? -errno : 0;
 }
 
 /*
@@ -420,7 +420,7 @@ unsigned long signals__stepped_aside(int *signo)
  */
 static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 {
-	pid_t pid = (pid_t)syscall(SYS_getpid), tid = (pid_t)syscall(SYS_gettid);
+	pid_t pid = (pid_t)ap_syscall(SYS_getpid), tid = (pid_t)ap_syscall(SYS_gettid);
 	struct timespec zero = {0, 0};
 	siginfo_t again = *si, other[8];
 	sigset_t one;
@@ -434,7 +434,7 @@ static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 	}
 	sigemptyset(&one);
 	sigaddset(&one, sig);
-	while (n < 8 && syscall(SYS_rt_sigtimedwait, &one, &other[n], &zero, _NSIG / 8) > 0)
+	while (n < 8 && ap_syscall(SYS_rt_sigtimedwait, &one, &other[n], &zero, _NSIG / 8) > 0)
 		if (!signals__is_sample(sig, &other[n]))
 			n++; /* the program's: queued again after this one */
 	sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
@@ -444,11 +444,11 @@ static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 	if (si->si_code != SI_TKILL && si->si_code >= 0 && tid != pid)
 		again.si_code = SI_QUEUE;
 	if (si->si_code == SI_TKILL)
-		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
-	else if (syscall(SYS_rt_sigqueueinfo, pid, sig, &again) < 0)
-		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
+		ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
+	else if (ap_syscall(SYS_rt_sigqueueinfo, pid, sig, &again) < 0)
+		ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
 	for (int i = 0; i < n; i++)
-		syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &other[i]);
+		ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &other[i]);
 	return true;
 }
 
@@ -476,7 +476,7 @@ void signals__deliver(int sig, siginfo_t *si, void *uc)
 		return;
 	case DFL_STOP:
 		/* The stop is the kernel's; only the stop signal's number differs. */
-		syscall(SYS_tgkill, syscall(SYS_getpid), syscall(SYS_gettid), SIGSTOP);
+		ap_syscall(SYS_tgkill, ap_syscall(SYS_getpid), ap_syscall(SYS_gettid), SIGSTOP);
 		return;
 	case DFL_TERM:
 		sigdelset(&((ucontext_t *)uc)->uc_sigmask, sig);

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * raw_syscall.c - ap_syscall(): a system call made by the instruction itself.
+ *
+ * Inside the library, a call to syscall() binds to our own exported wrapper
+ * (wrap/process.c), which must first find libc's with dlsym: a signal
+ * handler could only use it once that was done. ap_syscall() depends on
+ * nothing: no symbol lookup, no lock, no cancellation point, so the handler
+ * layer and everything it reaches use it. Same convention as syscall(): -1
+ * with errno set on failure.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "common.h"
+
+/* The system call nr with six arguments; -errno on failure. Async-signal-safe. */
+static long raw6(long nr, long a, long b, long c, long d, long e, long f)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+#else
+#error "ap_syscall: add this architecture's system call instruction"
+#endif
+}
+
+/*
+ * syscall(nr, ...) without libc: returns the kernel's result, or -1 with
+ * errno set. Async-signal-safe.
+ */
+long ap_syscall(long nr, ...)
+{
+	va_list ap;
+	long a[6], r;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	r = raw6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if ((unsigned long)r > -4096UL) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
