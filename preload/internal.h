@@ -96,6 +96,19 @@ void process_events__reroute(int signo);
 void process_events__before_seccomp(bool all_threads);
 bool process_events__sandboxed(void);
 
+/* ---- session/source.c: the sample source, settled at start ---- */
+
+/* Perf events, else the CPU-time timers (said); 0 or -errno (said). Not async-signal-safe. */
+int source__choose(int *fell_back);
+void source__say_missing_pmu(const struct ap_counters *cs, int fell_back);
+void source__timer_attr(struct perf_event_attr *attr);
+void source__record_delivered_period(void);
+
+/* ---- session/summary.c: the closing lines ---- */
+
+void summary__say_signals(void);
+void summary__say(void);
+
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
 void env__init(void);

@@ -99,99 +99,6 @@ static int start_counters(struct ap_counters *cs, const struct ap_config *cfg)
 }
 
 /*
- * One line for what a machine without a PMU cannot do; nothing elsewhere.
- * Said by the run's first image only (not again by a later image of the
- * same process, nor by its descendants).
- */
-static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
-{
-	char missing[512];
-
-	counters__unsupported(cs, missing, sizeof(missing));
-	if (fell_back && missing[0])
-		pr_warn("no hardware PMU here (the kernel offers no cycles event): sampling "
-			"cpu-clock; not counting %s",
-			missing);
-	else if (fell_back)
-		pr_warn("no hardware cycles event here: sampling cpu-clock");
-	else if (missing[0])
-		pr_warn("not counting %s: the machine lacks them", missing);
-}
-
-/* Is this perf_event_open error a refusal of the whole system call (not of one event)? */
-static bool refused(int err)
-{
-	return err == -EACCES || err == -EPERM || err == -ENOSYS;
-}
-
-/*
- * Perf events where they can be had, else (or with AUTOPROF_MODE=timer) the
- * CPU-time timers; one line says when the timers stand in. Returns 0 or
- * -errno, said.
- */
-static int choose_source(int *fell_back)
-{
-	struct ap_config *cfg = &autoprof.cfg;
-	char missing[512];
-	int err = 0;
-
-	if (cfg->mode != AP_MODE_TIMER) {
-		err = event__probe_default(cfg, fell_back);
-		if (!err)
-			return 0;
-		if (cfg->mode == AP_MODE_PERF || !refused(err)) {
-			pr_warn("cannot open a %s sampling event: %s; not profiling",
-				cfg->event_name, strerror(-err));
-			return err;
-		}
-		counters__unsupported(&autoprof.counters, missing, sizeof(missing));
-		if (autoprof.top && !autoprof.execd)
-			pr_warn("perf_event_open is refused here (%s; seccomp or "
-				"kernel.perf_event_paranoid): sampling with per-thread CPU-time "
-				"timers, "
-				"at most at the kernel tick rate%s",
-				strerror(-err), missing[0] ? "; no counters" : "");
-	}
-	autoprof.timer_mode = true;
-	strcpy(cfg->event_name, "cpu-clock");
-	cfg->kernel = false;
-	if (cfg->callgraph == AP_CG_FP)
-		cfg->callgraph = AP_CG_LIBUNWIND; /* no kernel chains without perf events */
-	return 0;
-}
-
-/* The timer source's attr in the file: a user-only cpu-clock at the asked period for now. */
-static void timer_attr(struct perf_event_attr *attr)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->sample_period =
-	    autoprof.cfg.period ? autoprof.cfg.period : 1000000000ULL / autoprof.cfg.freq;
-	attr->exclude_kernel = 1;
-	attr->exclude_hv = 1;
-	attr->use_clockid = 1;
-	attr->clockid = CLOCK_MONOTONIC;
-}
-
-/* The timer source: give the file the period actually delivered, on average. */
-static void record_delivered_period(void)
-{
-	struct perf_event_attr *attr = &autoprof.writer.events[0].attr;
-
-	if (!autoprof.timer_mode || !autoprof.stats.samples)
-		return;
-	attr->sample_period = autoprof.stats.period_sum / autoprof.stats.samples;
-	attr->freq = 0;
-	writer__update_attr(&autoprof.writer, 0);
-	pr_info("timer sampling delivered %.0f samples per CPU-second (asked for %llu)",
-		1e9 / (double)attr->sample_period,
-		(unsigned long long)(autoprof.cfg.period ? 1000000000ULL / autoprof.cfg.period
-							 : autoprof.cfg.freq));
-}
-
-/*
  * The file's attrs: the sampling event (id 1) only, as in a perf record
  * file; the counters' attrs go with their totals into FILE.stat (stat_records.c).
  */
@@ -444,14 +351,14 @@ int autoprof__start(void)
 		if (err)
 			return err;
 	}
-	err = choose_source(&fell_back);
+	err = source__choose(&fell_back);
 	if (err)
 		goto out_counters;
 	if (autoprof.top && !autoprof.execd && !autoprof.timer_mode)
-		say_missing_pmu(&autoprof.counters, fell_back);
+		source__say_missing_pmu(&autoprof.counters, fell_back);
 	drop_costly_counters(&autoprof.counters);
 	if (autoprof.timer_mode)
-		timer_attr(&autoprof.attr);
+		source__timer_attr(&autoprof.attr);
 	else
 		event__sampler_attr(&autoprof.cfg, &autoprof.attr);
 	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND || autoprof.timer_mode)
@@ -496,69 +403,6 @@ static uint64_t save_counters(bool close_them)
 	return now - since;
 }
 
-/* What the signals made the sampler do, said once at the end. */
-static void say_signals(void)
-{
-	unsigned long n;
-	int signo;
-
-	if (autoprof.stats.slowdowns)
-		pr_warn("sampling took more than a quarter of some threads' CPU time: their rate "
-			"was halved %llu times in all (the rate delivered is in the samples' "
-			"periods)",
-			(unsigned long long)autoprof.stats.slowdowns);
-	n = signals__stepped_aside(&signo);
-	if (n)
-		pr_warn("the program reads signal %d itself on %lu thread%s that block%s it "
-			"(signalfd, sigwait): %s stopped being sampled then",
-			signo, n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "it" : "they");
-	n = signals__stray_sigios();
-	if (n)
-		pr_info("%lu SIGIO%s of the kernel for our descriptors (the real-time queue was "
-			"full) dropped",
-			n, n == 1 ? "" : "s");
-}
-
-/* The last words of an image: what it wrote, when verbose. */
-static void say_summary(void)
-{
-	const struct ap_config *cfg = &autoprof.cfg;
-	char rate[48] = "";
-
-	/* The rate delivered, where the samples' periods are CPU time in ns. */
-	if (cfg->event.type == PERF_TYPE_SOFTWARE &&
-	    (cfg->event.config == PERF_COUNT_SW_CPU_CLOCK ||
-	     cfg->event.config == PERF_COUNT_SW_TASK_CLOCK) &&
-	    autoprof.stats.period_sum)
-		snprintf(rate, sizeof(rate), " at %.0f Hz",
-			 (double)autoprof.stats.samples * 1e9 / (double)autoprof.stats.period_sum);
-	pr_info("wrote %llu samples of %llu threads (%llu lost, %llu without a full stack)%s to %s",
-		(unsigned long long)autoprof.stats.samples,
-		(unsigned long long)autoprof.stats.threads, (unsigned long long)autoprof.stats.lost,
-		(unsigned long long)(autoprof.stats.unwind_skipped + autoprof.stats.unwind_short),
-		rate, autoprof.writer.path);
-	pr_info("not unwound: %llu samples in the loader, an unwinder or autoprof, %llu during "
-		"a dlclose; left out: %llu samples of the profiler's code alone",
-		(unsigned long long)unwind__skipped_in_text(),
-		(unsigned long long)objects__skipped_busy(),
-		(unsigned long long)autoprof.stats.own_only);
-	if (autoprof.sampler.offcpu_id)
-		pr_info("off-CPU: %llu waits placed (%.3f s), %.3f s in waits under 10 us, %.3f s "
-			"in waits outside the calls we wrap",
-			(unsigned long long)autoprof.stats.offcpu_waits,
-			(double)autoprof.stats.offcpu_ns / 1e9,
-			(double)autoprof.stats.offcpu_short / 1e9,
-			(double)autoprof.stats.offcpu_elsewhere / 1e9);
-	cost__say(&autoprof.stats);
-	if (autoprof.stats.unwinds)
-		pr_info("unwinding: %.2f us and %.1f frames per sample (%llu samples, %llu by "
-			"DWARF steps where the fast trace stopped short)",
-			(double)autoprof.stats.unwind_ns / 1e3 / (double)autoprof.stats.unwinds,
-			(double)autoprof.stats.frames / (double)autoprof.stats.samples,
-			(unsigned long long)autoprof.stats.unwinds,
-			(unsigned long long)autoprof.stats.unwind_slow);
-}
-
 /*
  * Stop every sampler and finish the file: at exit, _exit, or before exec.
  * Only the process that opened the file writes it. A descendant's file with
@@ -580,7 +424,7 @@ void autoprof__stop(void)
 	elapsed = save_counters(true);
 	if (autoprof.cfg.stat)
 		stat__print(&autoprof.counters, elapsed);
-	record_delivered_period();
+	source__record_delivered_period();
 	empty = !autoprof.stats.samples && !autoprof.top;
 	err = features__write(&autoprof.writer);
 	if (err)
@@ -590,8 +434,8 @@ void autoprof__stop(void)
 		unlink(autoprof.writer.path);
 		stat__remove(&autoprof.writer);
 	}
-	say_summary();
-	say_signals();
+	summary__say();
+	summary__say_signals();
 }
 
 /*
@@ -614,7 +458,7 @@ void autoprof__before_exec(void)
 	save_counters(false);
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	autoprof.file_left = false;
-	record_delivered_period();
+	source__record_delivered_period();
 	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
 		if (autoprof.top) {
 			autoprof.file_left = true;
