@@ -127,14 +127,20 @@ void ap_block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
 void signals__release(int sig);
 int signals__holder(int sig);
-unsigned long signals__stray_sigios(void); /* SIGIOs of ours dropped (signals.c) */
-unsigned long signals__stepped_aside(int *signo);
 void signals__note_sampling(int sig);
-void signals__adopt_mask(int signo);
-int signals__shadow(void);
-void signals__set_shadow(int signo);
-void signals__before_exec(sigset_t *saved);
-void signals__exec_failed(const sigset_t *saved);
+
+/* ---- wrap/signal_delivery.c: a held signal in our handler, counted ---- */
+
+unsigned long signal_delivery__stray_sigios(void); /* SIGIOs of ours dropped */
+unsigned long signal_delivery__stepped_aside(int *signo);
+
+/* ---- wrap/signal_masks.c: the program's masks and waits ---- */
+
+void signal_masks__adopt(int signo);
+int signal_masks__shadow(void);
+void signal_masks__set_shadow(int signo);
+void signal_masks__before_exec(sigset_t *saved);
+void signal_masks__exec_failed(const sigset_t *saved);
 
 /* ---- session/handlers.c: installing the sampling and the deadly signals' handlers ---- */
 

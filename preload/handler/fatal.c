@@ -65,7 +65,7 @@ void fatal__on_deadly(int sig, siginfo_t *si, void *ucontext)
 {
 	int saved = errno;
 
-	if (!signals__is_our_sigio(sig, si) && !signals__is_sample(sig, si))
-		signals__deliver(sig, si, ucontext);
+	if (!signal_delivery__is_our_sigio(sig, si) && !signal_delivery__is_sample(sig, si))
+		signal_delivery__deliver(sig, si, ucontext);
 	errno = saved;
 }

@@ -360,12 +360,13 @@ void window__end(bool on_own_stack);
 bool cputimer__is_ours(const siginfo_t *si);
 void cputimer__sample(struct ap_thread *t, void *ucontext);
 
-/* wrap/signals.c: the program's own deliveries of the sampling signal. */
+/* wrap/signals.c: the real sigaction and mask; wrap/signal_delivery.c: the program's own
+ * deliveries of a held signal. */
 int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int ap_sigmask(int how, const sigset_t *set, sigset_t *old);
-bool signals__is_sample(int sig, const siginfo_t *si);
-bool signals__is_our_sigio(int sig, const siginfo_t *si);
-void signals__deliver(int sig, siginfo_t *si, void *uc);
+bool signal_delivery__is_sample(int sig, const siginfo_t *si);
+bool signal_delivery__is_our_sigio(int sig, const siginfo_t *si);
+void signal_delivery__deliver(int sig, siginfo_t *si, void *uc);
 
 /* fatal.c: a deadly signal. fatal__set_stop registers what finishes the file (the
  * session's emergency stop), before any handler is installed: the handler never

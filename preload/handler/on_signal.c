@@ -805,8 +805,8 @@ static void make_way(int signo, void *ucontext)
 			return;
 		if (control__is_request(&si))
 			control__on_signal(&si);
-		else if (!signals__is_sample(signo, &si))
-			signals__deliver(signo, &si, ucontext);
+		else if (!signal_delivery__is_sample(signo, &si))
+			signal_delivery__deliver(signo, &si, ucontext);
 	}
 }
 
@@ -826,8 +826,8 @@ void sample__on_signal(int signo, siginfo_t *si, void *ucontext)
 		control__on_signal(si); /* `autoprof ctl`: never the program's */
 		return;
 	}
-	if (!signals__is_sample(signo, si)) {
-		signals__deliver(signo, si, ucontext);
+	if (!signal_delivery__is_sample(signo, si)) {
+		signal_delivery__deliver(signo, si, ucontext);
 		return; /* errno is the program's handler's to leave */
 	}
 	/* libunwind reads and writes its pipe with read()/write(), which are

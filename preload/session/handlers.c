@@ -44,7 +44,7 @@ int handlers__install_sample(int signo)
 	if (err)
 		return err;
 	if (!installed_signo)
-		signals__adopt_mask(signo);
+		signal_masks__adopt(signo);
 	installed_signo = signo;
 	return 0;
 }

@@ -21,12 +21,12 @@ void summary__say_signals(void)
 			"was halved %llu times in all (the rate delivered is in the samples' "
 			"periods)",
 			(unsigned long long)autoprof.stats.slowdowns);
-	n = signals__stepped_aside(&signo);
+	n = signal_delivery__stepped_aside(&signo);
 	if (n)
 		pr_warn("the program reads signal %d itself on %lu thread%s that block%s it "
 			"(signalfd, sigwait): %s stopped being sampled then",
 			signo, n, n == 1 ? "" : "s", n == 1 ? "s" : "", n == 1 ? "it" : "they");
-	n = signals__stray_sigios();
+	n = signal_delivery__stray_sigios();
 	if (n)
 		pr_info("%lu SIGIO%s of the kernel for our descriptors (the real-time queue was "
 			"full) dropped",

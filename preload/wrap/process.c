@@ -54,10 +54,10 @@ static void *next(const char *name)
                                                                                                    \
 		autoprof__before_exec();                                                           \
 		env_ = env__for_exec(envp, store_, store_len_, strings_, sizeof(strings_), true);  \
-		signals__before_exec(&mask_);                                                      \
+		signal_masks__before_exec(&mask_);                                                 \
 		ret_ = CALL;                                                                       \
 		saved_ = errno;                                                                    \
-		signals__exec_failed(&mask_);                                                      \
+		signal_masks__exec_failed(&mask_);                                                 \
 		autoprof__exec_failed();                                                           \
 		errno = saved_;                                                                    \
 		ret_;                                                                              \

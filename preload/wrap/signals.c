@@ -6,14 +6,16 @@
  * signals whose default action ends the program (fatal.c). For a held
  * signal the kernel has our handler, and this file keeps the program's view,
  * the "virtual" disposition: what the program set, or what the kernel had
- * before we came (SIG_DFL). The wrappers below show the program only that:
+ * before we came (SIG_DFL). The wrappers here (the dispositions), in
+ * signal_masks.c (masks and waits) and signal_delivery.c (a held signal in
+ * our handler) show the program only that:
  *
  *  - sigaction/signal/bsd_signal/sysv_signal/siginterrupt: a held signal reads
  *    back as its virtual disposition. Setting SIG_DFL keeps our handler;
  *    setting a handler or SIG_IGN on a deadly signal gives the signal to the
  *    program; on the sampling signal it moves sampling to a free real-time
  *    signal first, or, when none is free (a Go runtime takes them all), keeps
- *    our handler and calls the program's from it (chaining, see deliver()).
+ *    our handler and calls the program's from it (chaining, signal_delivery.c).
  *  - a held signal that is not one of our samples (sent by kill, sigqueue,
  *    raise, a timer of the program...) gets the virtual disposition: SIG_DFL
  *    kills the program by that very signal after the file is finished,
@@ -45,28 +47,21 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "wrap.h"
+#include "signals.h"
 
 #ifndef SA_RESTORER
 #define SA_RESTORER 0x04000000
 #endif
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
-typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
-typedef int (*signalfd_fn)(int, const sigset_t *, int);
 typedef int (*siginterrupt_fn)(int, int);
 
 static sigaction_fn real_sigaction;
-static sigmask_fn real_sigprocmask, real_pthread_sigmask;
 static signal_fn real_signal, real_sysv_signal;
-static sigtimedwait_fn real_sigtimedwait;
-static signalfd_fn real_signalfd;
 static siginterrupt_fn real_siginterrupt;
 
 /* The held signals: who holds each and the program's view of it. */
@@ -80,10 +75,6 @@ static sigset_t interest;     /* numbers the program showed it wants */
 static sigset_t interrupting; /* siginterrupt(sig, 1): signal() without SA_RESTART */
 static pid_t session_pid;     /* the process whose memory this is (not a vfork child's) */
 static pthread_mutex_t move_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long stray_sigios; /* the kernel's SIGIOs for our descriptors, dropped */
-
-/* The sampling signal the program believes blocked on this thread (0: none). */
-static AP_TLS int shadow_signo;
 
 /* In a forked child the memory is its own: it is the session's process now. */
 static void on_fork_child(void)
@@ -99,12 +90,8 @@ static void resolve(void)
 {
 	if (__atomic_load_n(&real_sigaction, __ATOMIC_ACQUIRE))
 		return;
-	real_sigprocmask = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
-	real_pthread_sigmask = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
 	real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
 	real_sysv_signal = (signal_fn)dlsym(RTLD_NEXT, "sysv_signal");
-	real_sigtimedwait = (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
-	real_signalfd = (signalfd_fn)dlsym(RTLD_NEXT, "signalfd");
 	real_siginterrupt = (siginterrupt_fn)dlsym(RTLD_NEXT, "siginterrupt");
 	__atomic_store_n(&real_sigaction, (sigaction_fn)dlsym(RTLD_NEXT, "sigaction"),
 			 __ATOMIC_RELEASE);
@@ -122,6 +109,7 @@ void signals__init(void)
 	if (!registered && pthread_atfork(NULL, NULL, on_fork_child) == 0)
 		registered = true;
 	resolve();
+	signal_masks__init();
 }
 
 /*
@@ -129,7 +117,7 @@ void signals__init(void)
  * our memory (or nothing was set up)? Then wrappers make the plain call.
  * The raw system call: no pid cache can lie. Async-signal-safe.
  */
-static bool foreign(void)
+bool signals__foreign(void)
 {
 	return !session_pid || (pid_t)ap_syscall(SYS_getpid) != session_pid;
 }
@@ -193,7 +181,7 @@ static void table_leave(const sigset_t *old)
  * A consistent copy of sig's holder and virtual disposition, without locks
  * (a writer on another thread is waited out). Async-signal-safe.
  */
-static int read_virt(int sig, struct sigaction *out)
+int signals__read_virt(int sig, struct sigaction *out)
 {
 	unsigned s;
 	int who;
@@ -302,194 +290,32 @@ void signals__note_sampling(int sig)
 	table_leave(&old);
 }
 
-/*
- * Is this delivery one of our samples (or a late one, for a thread or a
- * number no longer sampled)? Our timers carry a magic value; perf events
- * signal readiness with si_code POLL_IN/POLL_HUP. Async-signal-safe.
- */
-bool signals__is_sample(int sig, const siginfo_t *si)
+/* Has sig carried samples at some time (its POLL_* deliveries are ours)? Async-signal-safe. */
+bool signals__ever_sampled(int sig)
 {
-	if (cputimer__is_ours(si))
-		return true;
-	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && sigismember(&ever_sampled, sig);
+	return sigismember(&ever_sampled, sig);
 }
 
 /*
- * Is this SIGIO the kernel's, for one of our descriptors? When sampling is
- * (or was) on a real-time signal and the queue was full, the kernel sends a
- * plain SIGIO instead (fs/fcntl.c, send_sigio_to_task; si_code SI_KERNEL).
- * A program whose SIGIO is at SIG_DFL has no O_ASYNC descriptor of its own
- * (its first SIGIO would kill it), so that SIGIO is ours: counted, and
- * dropped. Async-signal-safe.
+ * SA_RESETHAND: the program's handler for sig ran once; its virtual
+ * disposition becomes SIG_DFL (the kernel keeps the flags) unless the
+ * program set another meanwhile. Async-signal-safe.
  */
-bool signals__is_our_sigio(int sig, const siginfo_t *si)
+void signals__reset_handler(int sig, sighandler_t ran)
 {
-	struct sigaction a;
-	bool rt = false;
+	sigset_t old;
 
-	if (sig != SIGIO || si->si_code != SI_KERNEL)
-		return false;
-	for (int s = SIGRTMIN; s <= SIGRTMAX && !rt; s++)
-		rt = sigismember(&ever_sampled, s);
-	if (!rt || read_virt(SIGIO, &a) == AP_HOLD_NONE || a.sa_handler != SIG_DFL)
-		return false;
-	__atomic_fetch_add(&stray_sigios, 1, __ATOMIC_RELAXED);
-	return true;
-}
-
-/* How many SIGIOs signals__is_our_sigio() dropped. */
-unsigned long signals__stray_sigios(void)
-{
-	return __atomic_load_n(&stray_sigios, __ATOMIC_RELAXED);
-}
-
-/* What the kernel does by default with sig when it is not caught. */
-enum dfl_action { DFL_TERM, DFL_IGN, DFL_STOP };
-
-static enum dfl_action default_action(int sig)
-{
-	switch (sig) {
-	case SIGCHLD:
-	case SIGCONT:
-	case SIGURG:
-	case SIGWINCH:
-		return DFL_IGN;
-	case SIGTSTP:
-	case SIGTTIN:
-	case SIGTTOU:
-		return DFL_STOP;
-	default:
-		return DFL_TERM;
-	}
-}
-
-/*
- * Run the program's handler a for sig from inside ours, as the kernel would
- * have: its mask (the interrupted one, its sa_mask, sig itself unless
- * SA_NODEFER), SA_RESETHAND, SA_SIGINFO. Async-signal-safe.
- */
-static void chain(int sig, siginfo_t *si, void *uc, const struct sigaction *a)
-{
-	ucontext_t *ctx = uc;
-	sigset_t mask = ctx->uc_sigmask, saved;
-	void (*fn)(int, siginfo_t *, void *) = a->sa_sigaction;
-	void (*plain)(int) = a->sa_handler;
-	int flags = a->sa_flags;
-
-	if (flags & SA_RESETHAND) {
-		sigset_t old;
-
-		table_enter(&old);
-		if (virt[sig].sa_handler == a->sa_handler)
-			virt[sig].sa_handler = SIG_DFL; /* the kernel keeps the flags */
-		table_leave(&old);
-	}
-	sigorset(&mask, &mask, &a->sa_mask);
-	if (!(flags & SA_NODEFER))
-		sigaddset(&mask, sig);
-	ap_sigmask(SIG_SETMASK, &mask, &saved);
-	if (flags & SA_SIGINFO)
-		fn(sig, si, uc);
-	else
-		plain(sig);
-	ap_sigmask(SIG_SETMASK, &saved, NULL);
-}
-
-/* Threads that stepped aside for the program's own sampling signal (see below), and its number. */
-static unsigned long stepped_aside;
-static int stepped_signo;
-
-/* How many threads stepped aside, and the number they stepped aside from (0: none). */
-unsigned long signals__stepped_aside(int *signo)
-{
-	if (signo)
-		*signo = __atomic_load_n(&stepped_signo, __ATOMIC_RELAXED);
-	return __atomic_load_n(&stepped_aside, __ATOMIC_RELAXED);
-}
-
-/*
- * The program's own signal sig (not a sample) reached a thread on which the
- * program believes it blocked (the shadow bit): a program that blocks every
- * signal and reads them with signalfd or sigwait* sent it to itself. Give
- * it to the program as the kernel would have, pending and blocked: this
- * thread's sampler ends (its notifications would be read as the program's
- * signals otherwise), a notification of ours already pending is taken out,
- * the signal is blocked for real when the handler returns and queued again
- * with its siginfo. Counted, said at the end. False when the thread does
- * not believe it blocked. Async-signal-safe.
- */
-static bool defer_to_program(int sig, siginfo_t *si, void *uc)
-{
-	pid_t pid = (pid_t)ap_syscall(SYS_getpid), tid = (pid_t)ap_syscall(SYS_gettid);
-	struct timespec zero = {0, 0};
-	siginfo_t again = *si, other[8];
-	sigset_t one;
-	int n = 0;
-
-	if (shadow_signo != sig)
-		return false;
-	if (samplers__step_aside()) {
-		__atomic_store_n(&stepped_signo, sig, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&stepped_aside, 1, __ATOMIC_RELAXED);
-	}
-	sigemptyset(&one);
-	sigaddset(&one, sig);
-	while (n < 8 && ap_syscall(SYS_rt_sigtimedwait, &one, &other[n], &zero, _NSIG / 8) > 0)
-		if (!signals__is_sample(sig, &other[n]))
-			n++; /* the program's: queued again after this one */
-	sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
-	shadow_signo = 0;
-	/* Sent to this thread, or to the process (then to its shared queue,
-	 * which only the main thread may fill with a kill()'s siginfo). */
-	if (si->si_code != SI_TKILL && si->si_code >= 0 && tid != pid)
-		again.si_code = SI_QUEUE;
-	if (si->si_code == SI_TKILL)
-		ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
-	else if (ap_syscall(SYS_rt_sigqueueinfo, pid, sig, &again) < 0)
-		ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
-	for (int i = 0; i < n; i++)
-		ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &other[i]);
-	return true;
-}
-
-/*
- * A held signal that is not a sample reached one of our handlers: give it
- * the program's disposition. errno is the interrupted code's on entry and
- * on return (the program's handler sees it as the kernel would leave it).
- * Async-signal-safe.
- */
-void signals__deliver(int sig, siginfo_t *si, void *uc)
-{
-	struct sigaction a;
-
-	if (signals__holder(sig) == AP_HOLD_SAMPLE && defer_to_program(sig, si, uc))
-		return;
-	read_virt(sig, &a);
-	if (a.sa_handler == SIG_IGN)
-		return;
-	if (a.sa_handler != SIG_DFL) {
-		chain(sig, si, uc, &a);
-		return;
-	}
-	switch (default_action(sig)) {
-	case DFL_IGN:
-		return;
-	case DFL_STOP:
-		/* The stop is the kernel's; only the stop signal's number differs. */
-		ap_syscall(SYS_tgkill, ap_syscall(SYS_getpid), ap_syscall(SYS_gettid), SIGSTOP);
-		return;
-	case DFL_TERM:
-		sigdelset(&((ucontext_t *)uc)->uc_sigmask, sig);
-		fatal__die(sig, si);
-		return;
-	}
+	table_enter(&old);
+	if (virt[sig].sa_handler == ran)
+		virt[sig].sa_handler = SIG_DFL;
+	table_leave(&old);
 }
 
 /* Is sig free to carry samples: at SIG_DFL for the program, and never wanted by it? */
 static bool free_for_sampling(int sig)
 {
 	struct sigaction cur;
-	int who = read_virt(sig, &cur);
+	int who = signals__read_virt(sig, &cur);
 
 	if (who == AP_HOLD_SAMPLE || sigismember(&interest, sig))
 		return false;
@@ -549,7 +375,7 @@ static bool move_sampling(int from)
 }
 
 /* Does set hold every real-time signal (a broad set, not a choice of ours)? */
-static bool broad(const sigset_t *set)
+bool signals__broad(const sigset_t *set)
 {
 	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
 		if (!sigismember(set, s))
@@ -575,14 +401,14 @@ static void note_interest(const sigset_t *set)
  * program's); a broad one gets the sampling signal taken out, in copy.
  * Returns the set to pass on and sets *stripped. Not async-signal-safe.
  */
-static const sigset_t *program_set(const sigset_t *set, sigset_t *copy, bool *stripped)
+const sigset_t *signals__program_set(const sigset_t *set, sigset_t *copy, bool *stripped)
 {
 	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
 
 	*stripped = false;
 	if (!set || signals__holder(signo) != AP_HOLD_SAMPLE || !sigismember(set, signo))
 		return set;
-	if (!broad(set)) {
+	if (!signals__broad(set)) {
 		note_interest(set);
 		if (move_sampling(signo))
 			return set;
@@ -599,12 +425,12 @@ AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	sigset_t mask;
 	int ret = 0;
 
-	if (sig <= 0 || sig >= _NSIG || (act && foreign()))
+	if (sig <= 0 || sig >= _NSIG || (act && signals__foreign()))
 		return ap_sigaction(sig, act, old);
 	if (!act) {
 		/* A read: no lock. A vfork child reads its own table (it may have
 		 * changed it with the plain calls it makes). */
-		if (read_virt(sig, &prev) == AP_HOLD_NONE || foreign())
+		if (signals__read_virt(sig, &prev) == AP_HOLD_NONE || signals__foreign())
 			return ap_sigaction(sig, NULL, old);
 		if (old)
 			put_old(old, &prev);
@@ -674,7 +500,7 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags, bool m
 
 AP_API sighandler_t signal(int sig, sighandler_t handler)
 {
-	if (foreign() && real_signal)
+	if (signals__foreign() && real_signal)
 		return real_signal(sig, handler);
 	return set_handler(
 	    sig, handler,
@@ -688,7 +514,7 @@ AP_API sighandler_t bsd_signal(int sig, sighandler_t handler)
 
 AP_API sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
-	if (foreign() && real_sysv_signal)
+	if (signals__foreign() && real_sysv_signal)
 		return real_sysv_signal(sig, handler);
 	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, false);
 }
@@ -702,7 +528,7 @@ AP_API int siginterrupt(int sig, int flag)
 {
 	struct sigaction act;
 
-	if (foreign() && real_siginterrupt)
+	if (signals__foreign() && real_siginterrupt)
 		return real_siginterrupt(sig, flag);
 	if (sigaction(sig, NULL, &act) < 0)
 		return -1;
@@ -714,252 +540,4 @@ AP_API int siginterrupt(int sig, int flag)
 		act.sa_flags |= SA_RESTART;
 	}
 	return sigaction(sig, &act, NULL);
-}
-
-/*
- * Is this libunwind blocking signals around its cache lock while we unwind
- * in the sampling handler? Then the call is a no-op (the handler's mask
- * blocks them all), and *old gets a full set for the matching restore.
- * Async-signal-safe.
- */
-static bool redundant_in_handler(sigset_t *old, void *caller)
-{
-	if (!unwind__in_handler() || !unwind__owns_pc((uintptr_t)caller))
-		return false;
-	if (old)
-		sigfillset(old);
-	return true;
-}
-
-/*
- * The program's sigprocmask/pthread_sigmask (next): the kernel never gets
- * the sampling signal in a broad set; the thread's shadow bit remembers that
- * the program blocked it, and the old set read back shows it. Returns what
- * next returns.
- */
-static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t *old, void *caller)
-{
-	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
-	bool stripped = false, named;
-	const sigset_t *use = set;
-	sigset_t copy;
-	int shadow = shadow_signo, ret;
-
-	if (signals__holder(signo) != AP_HOLD_SAMPLE || unwind__is_profiler_pc((uintptr_t)caller))
-		return next(how, set, old);
-	named = set && sigismember(set, signo);
-	/* Only a call that changes our state needs to know it is not in a vfork
-	 * child (a system call); reading the shadow bit back is right in one too. */
-	if ((named || (set && how == SIG_SETMASK && shadow)) && foreign())
-		return next(how, set, old);
-	if (set && how != SIG_UNBLOCK && named) {
-		use = program_set(set, &copy, &stripped);
-		signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
-	}
-	ret = next(how, use, old);
-	if (ret != 0)
-		return ret;
-	if (old && shadow && shadow == signo)
-		sigaddset(old, signo);
-	if (!set)
-		return ret;
-	if (how == SIG_SETMASK)
-		shadow_signo = stripped ? signo : 0;
-	else if (how == SIG_BLOCK && stripped)
-		shadow_signo = signo;
-	else if (how == SIG_UNBLOCK && named)
-		shadow_signo = 0;
-	return ret;
-}
-
-AP_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	if (redundant_in_handler(old, __builtin_return_address(0)))
-		return 0;
-	if (!real_sigprocmask)
-		resolve();
-	if (!real_sigprocmask) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return program_mask(real_sigprocmask, how, set, old, __builtin_return_address(0));
-}
-
-AP_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
-{
-	if (redundant_in_handler(old, __builtin_return_address(0)))
-		return 0;
-	if (!real_pthread_sigmask)
-		resolve();
-	if (!real_pthread_sigmask)
-		return ENOSYS;
-	return program_mask(real_pthread_sigmask, how, set, old, __builtin_return_address(0));
-}
-
-/*
- * At the first install on the starting thread: an image exec'd with the
- * sampling signal blocked (the program blocked it, or a broad set, before
- * exec) keeps it blocked in its own view only. Not async-signal-safe.
- */
-void signals__adopt_mask(int signo)
-{
-	sigset_t cur, one;
-
-	if (ap_sigmask(SIG_BLOCK, NULL, &cur) || !sigismember(&cur, signo))
-		return;
-	sigemptyset(&one);
-	sigaddset(&one, signo);
-	ap_sigmask(SIG_UNBLOCK, &one, NULL);
-	shadow_signo = signo;
-}
-
-/* The calling thread's shadow bit, for a thread it creates (threads.c). */
-int signals__shadow(void)
-{
-	return shadow_signo;
-}
-
-void signals__set_shadow(int signo)
-{
-	shadow_signo = signo;
-}
-
-/*
- * Before a real exec: the next image inherits the mask the program believes
- * it has (the shadow bit becomes a real block); after a failed exec the
- * kernel mask goes back. Works in a vfork child (only its own mask changes).
- * Async-signal-safe.
- */
-void signals__before_exec(sigset_t *saved)
-{
-	sigset_t add;
-
-	ap_sigmask(SIG_BLOCK, NULL, saved);
-	if (!shadow_signo)
-		return;
-	sigemptyset(&add);
-	sigaddset(&add, shadow_signo);
-	ap_sigmask(SIG_BLOCK, &add, NULL);
-}
-
-void signals__exec_failed(const sigset_t *saved)
-{
-	ap_sigmask(SIG_SETMASK, saved, NULL);
-}
-
-/*
- * A wait set of the program (sigwait & co, signalfd): a specific one naming
- * the sampling signal moves sampling away (program_set()); a broad one is
- * passed whole (see program_wait() and signalfd()).
- */
-static const sigset_t *wait_set(const sigset_t *set, sigset_t *copy)
-{
-	bool stripped;
-
-	if (foreign() || !set || broad(set))
-		return set;
-	return program_set(set, copy, &stripped);
-}
-
-/*
- * A wait of the program for the signals of set (sigwait & co), with the
- * sampling signal left in a broad set: the program may send it to itself
- * (signals.c's defer_to_program() makes it pending); a notification of
- * ours that the wait took instead is dropped and the wait goes on (until
- * the deadline, for a timed wait). Returns what sigtimedwait returns.
- */
-static int program_wait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
-{
-	sigset_t copy;
-	siginfo_t mine;
-	const sigset_t *use = wait_set(set, &copy);
-	struct timespec now, end = {0, 0}, left;
-	int sig;
-
-	if (!info)
-		info = &mine;
-	if (timeout) {
-		clock_gettime(CLOCK_MONOTONIC, &end);
-		end.tv_sec += timeout->tv_sec;
-		end.tv_nsec += timeout->tv_nsec;
-		if (end.tv_nsec >= 1000000000L) {
-			end.tv_sec++;
-			end.tv_nsec -= 1000000000L;
-		}
-	}
-	for (;;) {
-		if (timeout) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left.tv_sec = end.tv_sec - now.tv_sec;
-			left.tv_nsec = end.tv_nsec - now.tv_nsec;
-			if (left.tv_nsec < 0) {
-				left.tv_sec--;
-				left.tv_nsec += 1000000000L;
-			}
-			if (left.tv_sec < 0)
-				left.tv_sec = left.tv_nsec = 0;
-		}
-		sig = real_sigtimedwait(use, info, timeout ? &left : NULL);
-		if (sig <= 0 || foreign() || signals__holder(sig) != AP_HOLD_SAMPLE ||
-		    !signals__is_sample(sig, info))
-			return sig;
-	}
-}
-
-AP_API int sigwait(const sigset_t *set, int *sig)
-{
-	int got;
-
-	if (!real_sigtimedwait)
-		resolve();
-	if (!real_sigtimedwait)
-		return ENOSYS;
-	do
-		got = program_wait(set, NULL, NULL);
-	while (got < 0 && errno == EINTR); /* sigwait does not fail with EINTR */
-	if (got < 0)
-		return errno;
-	*sig = got;
-	return 0;
-}
-
-AP_API int sigwaitinfo(const sigset_t *set, siginfo_t *info)
-{
-	if (!real_sigtimedwait)
-		resolve();
-	if (!real_sigtimedwait) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return program_wait(set, info, NULL);
-}
-
-AP_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
-{
-	if (!real_sigtimedwait)
-		resolve();
-	if (!real_sigtimedwait) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return program_wait(set, info, timeout);
-}
-
-/*
- * signalfd: a broad mask keeps the sampling signal (the program may send it
- * to itself, defer_to_program()): our notifications are delivered to our
- * handler as soon as they are raised (user time only: the thread never
- * reaches a read of the fd with one pending), so the fd reads the program's.
- */
-AP_API int signalfd(int fd, const sigset_t *mask, int flags)
-{
-	sigset_t copy;
-
-	if (!real_signalfd)
-		resolve();
-	if (!real_signalfd) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return real_signalfd(fd, wait_set(mask, &copy), flags);
 }

@@ -60,7 +60,7 @@ static void *start_routine(void *p)
 	int err;
 
 	free(p);
-	signals__set_shadow(s.shadow);
+	signal_masks__set_shadow(s.shadow);
 	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE)) {
 		err = samplers__start();
 		if (!err)
@@ -91,7 +91,7 @@ AP_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 		return next(thread, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
-	s->shadow = signals__shadow();
+	s->shadow = signal_masks__shadow();
 	err = next(thread, attr, start_routine, s);
 	if (err)
 		free(s);
