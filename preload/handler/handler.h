@@ -297,10 +297,10 @@ struct ap_thread {
 extern AP_TLS struct ap_thread *ap_self;
 
 /* The handler of the sampling signal (installed by session/handlers.c). */
-void sample__on_signal(int signo, siginfo_t *si, void *ucontext);
-void sample__drain(struct ap_thread *t, void *ucontext);
-void sample__from_context(struct ap_thread *t, void *ucontext, uint64_t time, uint32_t cpu,
-			  uint64_t period);
+void on_signal__handle(int signo, siginfo_t *si, void *ucontext);
+void on_signal__drain(struct ap_thread *t, void *ucontext);
+void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time, uint32_t cpu,
+			     uint64_t period);
 
 /* ---- buffer.c: the thread's records, on their way to the file ---- */
 

@@ -223,7 +223,7 @@ static void visit(struct ap_thread *t, void *arg)
 	/* A batched thread's ring holds samples whose stacks are in their
 	 * copies: drain them before its event ends or its buffer is written. */
 	if ((a->op == AP_CTL_STOP || a->op == AP_CTL_DUMP) && t->batched && t->ring.page)
-		sample__drain(t, NULL);
+		on_signal__drain(t, NULL);
 	if (a->op == AP_CTL_START || a->op == AP_CTL_STOP)
 		samplers__sync_armed(t);
 	if (a->op == AP_CTL_STOP || a->op == AP_CTL_DUMP) {

@@ -123,7 +123,7 @@ void cputimer__sample(struct ap_thread *t, void *ucontext)
 	t->last_cpu = now_cpu;
 	if (ap_syscall(SYS_getcpu, &cpu, NULL, NULL) < 0)
 		cpu = 0;
-	sample__from_context(t, ucontext, ap_now(), cpu, period ? period : 1);
+	on_signal__from_context(t, ucontext, ap_now(), cpu, period ? period : 1);
 }
 
 /*

@@ -23,7 +23,7 @@ int handlers__install_sample(int signo)
 	int err;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = sample__on_signal;
+	sa.sa_sigaction = on_signal__handle;
 	/* SA_ONSTACK: never run on a stack the program did not mean for signals
 	 * (Go runs C code on small goroutine stacks and aborts otherwise). */
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;

@@ -43,7 +43,7 @@ void process_events__stop_all_emergency(void)
 			cputimer__close(t);
 		if (t == ap_self ? !__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST)
 				 : registry__wait_handler(t))
-			sample__drain(t, NULL);
+			on_signal__drain(t, NULL);
 		buffer__flush(t);
 		aggregate__emit_all(t);
 		buffer__fold_stats(&autoprof.stats, &t->stats);

@@ -123,7 +123,7 @@ void sampler_events__grow_copy(struct ap_thread *t)
 	fd = event__open(&attr, t->tid);
 	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(copy)) == 0 &&
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
-		sample__drain(t, NULL);
+		on_signal__drain(t, NULL);
 		t->ring = ring;
 		ring__unmap(&old);
 		t->copy_bytes = copy;
@@ -246,7 +246,7 @@ bool sampler_events__slow_down(struct ap_thread *t)
 	}
 	ok = ok && ap_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 	if (ok) {
-		sample__drain(t, NULL);
+		on_signal__drain(t, NULL);
 		t->ring = ring;
 		ring__unmap(&old);
 		if (t->batched) {
@@ -358,7 +358,7 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 		err = sampler_events__open_tick(t, t->tid, signo, &fd);
 		if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 			err = -errno;
-		sample__drain(t, NULL);
+		on_signal__drain(t, NULL);
 		ring__unmap(&old);
 		if (fd >= 0)
 			ap_syscall(SYS_close, fd);
@@ -383,7 +383,7 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 		err = event__route_signal(fd, signo, t->tid);
 	if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 		err = -errno;
-	sample__drain(t, NULL);
+	on_signal__drain(t, NULL);
 	ring__unmap(&t->ring);
 	if (fd >= 0)
 		ap_syscall(SYS_close, fd);

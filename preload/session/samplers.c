@@ -106,7 +106,7 @@ bool samplers__step_aside(void)
 	if (t->is_timer)
 		cputimer__set_armed(t, false);
 	if (t->ring.page)
-		sample__drain(t, NULL);
+		on_signal__drain(t, NULL);
 	ring__unmap(&t->tick);
 	sampler_events__end_ramp(t);
 	ring__unmap(&t->ring);
@@ -279,7 +279,7 @@ static void finish(struct ap_thread *t, bool own)
 		__atomic_compare_exchange_n(&t->in_handler, &(int){1}, 0, false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_SEQ_CST);
 	if (registry__wait_handler(t))
-		sample__drain(t, NULL);
+		on_signal__drain(t, NULL);
 	buffer__flush(t);
 	aggregate__emit_all(t);
 	buffer__fold_stats(&autoprof.stats, &t->stats);

@@ -171,8 +171,8 @@ static void flush(struct ap_thread *t, void *arg)
 {
 	(void)arg;
 	if (t->batched && t->ring.page)
-		sample__drain(t, NULL); /* its samples' stacks are in their copies */
-	aggregate__emit_all(t);		/* AUTOPROF_AGGREGATE: the window's merged records too */
+		on_signal__drain(t, NULL); /* its samples' stacks are in their copies */
+	aggregate__emit_all(t);		   /* AUTOPROF_AGGREGATE: the window's merged records too */
 	buffer__flush(t);
 	t->stats.first_time = 0; /* the next window's time range starts at its first sample */
 }
