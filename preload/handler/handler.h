@@ -61,7 +61,7 @@ enum ap_cost {
 	AP_COST_DELAY,	  /* from the newest sample's time to the handler's start */
 	AP_COST_HANDLER,  /* the handler, start to end */
 	AP_COST_UNWIND,	  /* unwind__stack */
-	AP_COST_NOTE,	  /* objects__note: the records of objects a chain touches */
+	AP_COST_NOTE,	  /* object_records__note: the records of objects a chain touches */
 	AP_COST_RECORD,	  /* laying out the SAMPLE record */
 	AP_COST_FLUSH,	  /* buffer__maybe_flush: writes to the file */
 	AP_COST_SAMPLES,  /* samples timed */
@@ -336,10 +336,11 @@ unsigned objects__kind(uintptr_t pc);
 bool objects__enter(void);
 void objects__leave(void);
 void objects__learn(uintptr_t pc);
-void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
-void objects__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 void objects__skipped(void);
 bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
+/* session/object_records.c: the MMAP2 records of the objects a chain touches. */
+void object_records__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
+void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 
 /* session/samplers.c: the thread a perf fd's signal belongs to; a larger stack
  * copy; the end of a thread's ramp (a tick at every sample). */

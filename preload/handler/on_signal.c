@@ -118,7 +118,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		}
 		t0 = cost_now(t);
 		if (ctx->objects)
-			objects__note_held(t, chain,
+			object_records__note_held(t, chain,
 					   nr); /* MMAP2 records of objects loaded since */
 		cost_add(t, AP_COST_NOTE, t0);
 		t0 = cost_now(t);
@@ -194,7 +194,7 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
 			return;
 		}
 	}
-	objects__note(t, chain, nr);
+	object_records__note(t, chain, nr);
 	out = buffer__reserve(t, MAX_RECORD);
 	t->len += aggregate__fold(t, out,
 				  record__sample(out, MAX_RECORD, false, chain[1], t->sampler->pid,

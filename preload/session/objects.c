@@ -39,27 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-#define MAX_OBJECTS 1024
-#define MAX_SPECIAL 32
-#define PAGE	    4096ULL
-
-enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
-
-struct object {
-	int state;	 /* SLOT_*; atomic */
-	int written_gen; /* the file generation its MMAP2 records went to; atomic */
-	int seen;	 /* the refresh that saw it last (outside handlers only) */
-	uintptr_t lo, hi, bias;
-	const ElfW(Phdr) * phdr;
-	uint16_t phnum;
-	uint8_t kind, bid_size;
-	uint8_t bid[20];
-	uint64_t loaded_after;		/* a time at which it was not loaded yet */
-	const uint8_t *eh_hdr, *eh_end; /* .eh_frame_hdr, the end of its segment (or NULL) */
-	char name[PATH_MAX];
-};
+#include "objects.h"
 
 static struct object table[MAX_OBJECTS];
 static int nr_slots; /* slots ever claimed; atomic */
@@ -437,142 +417,6 @@ static void refresh(bool prune)
 		unw_flush_cache(unw_local_addr_space, 0, 0);
 }
 
-/*
- * Lay out the MMAP2 records of o's executable segments into buf; returns the
- * bytes used, 0 when they do not fit. Async-signal-safe.
- */
-static size_t object_records(const struct object *o, char *buf, size_t cap, pid_t pid)
-{
-	size_t len = 0;
-
-	for (int i = 0; i < o->phnum; i++) {
-		const ElfW(Phdr) *ph = &o->phdr[i];
-		uint64_t va, start, end, n;
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		va = o->bias + ph->p_vaddr;
-		start = va & ~(PAGE - 1);
-		end = (va + ph->p_memsz + PAGE - 1) & ~(PAGE - 1);
-		n = record__mmap2(buf + len, cap - len, (uint32_t)pid, start, end - start,
-				  ph->p_offset - (va - start), 0, 0, 0,
-				  PROT_EXEC | (ph->p_flags & PF_R ? PROT_READ : 0), MAP_PRIVATE,
-				  o->name, o->loaded_after, o->bid, o->bid_size);
-		if (!n)
-			return 0;
-		len += n;
-	}
-	return len;
-}
-
-/* The bytes object_records() needs for o. Async-signal-safe. */
-static size_t records_size(const struct object *o)
-{
-	size_t one = sizeof(struct perf_record_mmap2) + PERF_ALIGN8(strlen(o->name) + 1) +
-		     sizeof(struct autoprof_sample_id);
-	size_t n = 0;
-
-	for (int i = 0; i < o->phnum; i++)
-		n += o->phdr[i].p_type == PT_LOAD && (o->phdr[i].p_flags & PF_X);
-	return n * one;
-}
-
-/* Claim o's records for the current file: true for the one caller that must write them. */
-static bool claim(struct object *o)
-{
-	int gen = __atomic_load_n(&file_gen, __ATOMIC_ACQUIRE);
-	int old = __atomic_load_n(&o->written_gen, __ATOMIC_ACQUIRE);
-
-	if (old == gen || !o->name[0])
-		return false;
-	return __atomic_compare_exchange_n(&o->written_gen, &old, gen, false, __ATOMIC_ACQ_REL,
-					   __ATOMIC_RELAXED);
-}
-
-/*
- * Before t's SAMPLE with this chain (context markers allowed) is written:
- * append to t's buffer the MMAP2 records of every object the chain touches
- * whose records this file lacks, learning objects loaded since the last
- * refresh. Async-signal-safe.
- */
-void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr)
-{
-	if (!objects__enter())
-		return;
-	objects__note_held(t, chain, nr);
-	objects__leave();
-}
-
-/*
- * objects__note() for a caller that holds the table (objects__enter(): the
- * handler's drain, once for all its samples). Async-signal-safe.
- */
-void objects__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr)
-{
-	struct object *hint = NULL;
-
-	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
-		return;
-	for (unsigned i = 0; i < nr; i++) {
-		uintptr_t ip = chain[i];
-		struct object *o;
-		size_t cap;
-		char *out;
-
-		if (ip >= (1ULL << 47) || ip < PAGE)
-			continue; /* a context marker or a kernel address */
-		o = find(ip, hint);
-		if (!o)
-			o = discover(ip);
-		if (!o)
-			continue;
-		hint = o;
-		if (!claim(o))
-			continue;
-		cap = records_size(o);
-		out = buffer__reserve(t, cap);
-		t->len += object_records(o, out, cap, (pid_t)t->sampler->pid);
-	}
-}
-
-/*
- * Write the records of every object this file lacks: into the calling
- * thread's buffer when it is sampled (no system call; flushed with its
- * samples), else to the file. Caller holds sync_lock. Not async-signal-safe.
- */
-static void write_unwritten(struct writer *w, pid_t pid)
-{
-	struct ap_thread *t = ap_self;
-	char buf[16384];
-	size_t len = 0;
-	int n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
-	sigset_t old;
-
-	ap_block_sampling(&old);
-	if (t && __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
-		t = NULL;
-	for (int i = 0; i < n && i < MAX_OBJECTS; i++) {
-		struct object *o = &table[i];
-		size_t need;
-
-		if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) != SLOT_READY || !claim(o))
-			continue;
-		need = records_size(o);
-		if (t) {
-			t->len += object_records(o, buffer__reserve(t, need), need, pid);
-			continue;
-		}
-		if (len + need > sizeof(buf) && len) {
-			writer__append(w, buf, len);
-			len = 0;
-		}
-		len += object_records(o, buf + len, sizeof(buf) - len, pid);
-	}
-	if (len)
-		writer__append(w, buf, len);
-	ap_sigmask(SIG_SETMASK, &old, NULL);
-}
-
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&sync_lock, NULL);
@@ -691,7 +535,7 @@ void objects__before_dlclose(void)
 	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && getpid() == autoprof.pid) {
 		pthread_mutex_lock(&sync_lock);
 		refresh(false);
-		write_unwritten(&autoprof.writer, autoprof.pid);
+		object_records__write_unwritten(&autoprof.writer, autoprof.pid);
 		pthread_mutex_unlock(&sync_lock);
 	}
 }
@@ -713,4 +557,34 @@ void objects__after_dlclose(void)
 void objects__next_window(void)
 {
 	__atomic_add_fetch(&file_gen, 1, __ATOMIC_ACQ_REL);
+}
+
+/* The object holding pc (found, or discovered since the last refresh), or NULL. Async-signal-safe.
+ */
+struct object *objects__lookup(uintptr_t pc, struct object *hint)
+{
+	struct object *o = find(pc, hint);
+
+	return o ? o : discover(pc);
+}
+
+/* How many slots were ever claimed (objects__at's bound). Async-signal-safe. */
+int objects__count(void)
+{
+	int n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
+
+	return n < MAX_OBJECTS ? n : MAX_OBJECTS;
+}
+
+/* The object in slot i when it is ready, else NULL. Async-signal-safe. */
+struct object *objects__at(int i)
+{
+	return __atomic_load_n(&table[i].state, __ATOMIC_ACQUIRE) == SLOT_READY ? &table[i] : NULL;
+}
+
+/* The generation of the current file (records are written once per generation). Async-signal-safe.
+ */
+int objects__file_gen(void)
+{
+	return __atomic_load_n(&file_gen, __ATOMIC_ACQUIRE);
 }

@@ -171,7 +171,7 @@ static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct
 	char *out;
 	size_t n;
 
-	objects__note(t, chain, nr);
+	object_records__note(t, chain, nr);
 	out = buffer__reserve(t, MAX_RECORD);
 	n = record__sample(out, MAX_RECORD, false, chain[1], t->sampler->pid, (uint32_t)t->tid,
 			   w->first, 0, w->waited, chain, nr);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * objects.h - the table of loaded objects (objects.c) as object_records.c
+ * reads it to write their MMAP2 records.
+ */
+#ifndef AUTOPROF_SESSION_OBJECTS_H
+#define AUTOPROF_SESSION_OBJECTS_H
+
+#include <link.h>
+
+#include "internal.h"
+
+#define MAX_OBJECTS 1024
+#define MAX_SPECIAL 32
+#define PAGE	    4096ULL
+
+enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
+
+struct object {
+	int state;	 /* SLOT_*; atomic */
+	int written_gen; /* the file generation its MMAP2 records went to; atomic */
+	int seen;	 /* the refresh that saw it last (outside handlers only) */
+	uintptr_t lo, hi, bias;
+	const ElfW(Phdr) * phdr;
+	uint16_t phnum;
+	uint8_t kind, bid_size;
+	uint8_t bid[20];
+	uint64_t loaded_after;		/* a time at which it was not loaded yet */
+	const uint8_t *eh_hdr, *eh_end; /* .eh_frame_hdr, the end of its segment (or NULL) */
+	char name[PATH_MAX];
+};
+
+/* The object holding pc, or NULL; hint is where to look first. Async-signal-safe. */
+struct object *objects__lookup(uintptr_t pc, struct object *hint);
+/* Slots ever claimed, and slot i's object when ready (else NULL). Async-signal-safe. */
+int objects__count(void);
+struct object *objects__at(int i);
+/* The current file's generation. Async-signal-safe. */
+int objects__file_gen(void);
+
+/* object_records.c: every object this file lacks, written now. Caller holds the sync lock. */
+void object_records__write_unwritten(struct writer *w, pid_t pid);
+
+#endif
