@@ -9,13 +9,17 @@
  * (struct ap_sampler); it never reads the session (internal.h).
  *
  *   on_signal.c  the sampling handler: our sample, or the program's signal?
+ *   chain.c      each sample's call chain (drain.h: one drain's state)
  *   ring.c       the perf ring buffer, drained record by record
  *   unwind.c     the interrupted user stack, with libunwind
  *   cfi.c        a batched sample's stack copy, unwound with .eh_frame rules
+ *   eh_frame.c   the rule of one pc, read from .eh_frame (eh_frame.h)
  *   record.c     the records we write (SAMPLE, COMM, MMAP2, LOST, ...)
  *   buffer.c     the thread's record buffer: reserve, flush
  *   aggregate.c  a thread's samples merged by stack (AUTOPROF_AGGREGATE)
  *   writer.c     the perf.data file: appends that keep it valid at every flush
+ *                (writer_parts.h: writer_fd.c its fd, writer_lock.c one
+ *                write at a time, writer_helper.c writes in a helper process)
  *   own_stack.c  the handler's work on a stack of ours
  *   fatal.c      a deadly signal: finish the file, die as the program would
  *   clock.h      the clocks (ap_now: every timestamp in the file)

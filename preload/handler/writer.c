@@ -20,19 +20,13 @@
  * Everything here that can run in a signal handler uses raw system calls:
  * no cancellation point (a deferred pthread_cancel pending on the thread
  * would otherwise unwind it out of the handler in the middle of a write).
- * The lock holder's tid is in the lock: a waiter never waits on a thread
- * that died (it takes the lock over), nor on itself (a deadly signal that
- * interrupted its own write), nor longer than LOCK_WAIT_NS.
+ * One write at a time: the file lock (writer_lock.c).
  *
  * Transient (w->transient): where the hard RLIMIT_NOFILE leaves no number
  * above the program's (ap_fd_costs), the writer keeps no fd between writes,
  * and the program opens as many files as without us: each write opens the
- * file by its path, checks it is still ours, and closes it. The write is
- * made by a helper (in_helper): a vfork-like child sharing our memory but with a
- * copy of our fd table, where, when the table is full, it closes its copy of
- * one of the program's fds (which releases nothing of the program's: record locks are owned by
- * the table, an open file by every fd referring to it), opens the file on
- * the number freed, writes, and exits.
+ * file by its path, checks it is still ours, and closes it, in a helper
+ * process that has a table of fds of its own (writer_helper.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,14 +45,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "handler.h"
+#include "writer_parts.h"
 
 #define IDS_OFFSET	sizeof(struct perf_file_header)
 #define ATTRS_OFFSET(n) (IDS_OFFSET + (n) * sizeof(uint64_t))
 #define DATA_OFFSET(n)	PERF_ALIGN8(ATTRS_OFFSET(n) + (n) * sizeof(struct perf_file_attr))
 #define SIZE_AT		offsetof(struct perf_file_header, data.size)
 #define BITS_AT		offsetof(struct perf_file_header, adds_features)
-#define LOCK_WAIT_NS	3000000000ULL /* then the append is dropped */
 
 /* pwritev until done. Returns 0 or -errno. Async-signal-safe (no cancellation point). */
 static int pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
@@ -90,18 +83,6 @@ static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	struct iovec iov = {(void *)buf, len};
 
 	return len ? pwritev_all(fd, &iov, 1, off) : 0;
-}
-
-/* fd's device and inode. Returns 0 or -errno. Async-signal-safe. */
-static int identity(int fd, uint64_t *dev, uint64_t *ino)
-{
-	struct stat st;
-
-	if (ap_syscall(SYS_fstat, fd, &st) < 0)
-		return -errno;
-	*dev = (uint64_t)st.st_dev;
-	*ino = (uint64_t)st.st_ino;
-	return 0;
 }
 
 /* Write the whole header (a new file). Returns 0 or -errno. */
@@ -152,269 +133,6 @@ static int move_old(const char *path)
 	return 0;
 }
 
-/* Say once, from anywhere, that the file is no longer reachable. Async-signal-safe. */
-static void say_lost(void)
-{
-	static int said;
-	static const char msg[] =
-	    "autoprof: the program took the profile's file descriptor or replaced the "
-	    "file, and it cannot be opened again; profiling stops here (said once)\n";
-
-	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		ap_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
-}
-
-/* Say once that a write found no fd to be had (transient writer). Async-signal-safe. */
-static void say_full(void)
-{
-	static int said;
-	static const char msg[] =
-	    "autoprof: the program holds every file descriptor its RLIMIT_NOFILE allows and "
-	    "the profile could not be written: records are lost until one is free (said once)\n";
-
-	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		ap_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
-}
-
-#define WAITERS	  (1 << 30) /* in the lock word: someone sleeps on it (tids are below 2^22) */
-#define HOLDER(v) ((v) & ~WAITERS)
-
-/*
- * Take the file lock: false when it cannot be had (the holder is alive and
- * busy for LOCK_WAIT_NS). Waiters sleep on the lock word (futex), 20 ms at a
- * time, checking between sleeps whether the holder still lives: a dead
- * holder's lock is taken over, and so is the caller's own (a deadly signal's
- * handler interrupted its write). Async-signal-safe.
- */
-static bool lock(struct writer *w)
-{
-	int self = (int)ap_syscall(SYS_gettid), mine = self;
-	uint64_t deadline = 0;
-
-	for (unsigned i = 0;; i++) {
-		int cur = 0;
-		struct timespec nap = {0, 20 * 1000 * 1000};
-
-		if (__atomic_compare_exchange_n(&w->lock, &cur, mine, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return true;
-		if (HOLDER(cur) == self ||
-		    (i > 0 && ap_syscall(SYS_tgkill, getpid(), HOLDER(cur), 0) < 0 &&
-		     errno == ESRCH)) {
-			if (__atomic_compare_exchange_n(&w->lock, &cur, self | (cur & WAITERS),
-							false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				return true;
-			continue;
-		}
-		if (i > 0) {
-			uint64_t now = ap_now();
-
-			if (!deadline)
-				deadline = now + LOCK_WAIT_NS;
-			else if (now > deadline)
-				return false;
-		}
-		if (!(cur & WAITERS) &&
-		    !__atomic_compare_exchange_n(&w->lock, &cur, cur | WAITERS, false,
-						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			continue;
-		ap_syscall(SYS_futex, &w->lock, FUTEX_WAIT_PRIVATE, cur | WAITERS, &nap, NULL, 0);
-		mine = self | WAITERS; /* others may sleep too: the next unlock wakes one */
-	}
-}
-
-/* Release the file lock, waking one sleeper. Async-signal-safe. */
-static void unlock(struct writer *w)
-{
-	if (__atomic_exchange_n(&w->lock, 0, __ATOMIC_RELEASE) & WAITERS)
-		ap_syscall(SYS_futex, &w->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/*
- * Under the lock: make sure w->fd is still the file we opened (the program
- * may have closed it by a raw system call and reused the number); if not,
- * open the file again by its path. Returns 0 or -errno. Async-signal-safe.
- */
-static int check_fd(struct writer *w)
-{
-	uint64_t dev, ino;
-	int fd, high;
-
-	if (w->fd < 0)
-		return -EBADF;
-	if (!identity(w->fd, &dev, &ino) && dev == w->dev && ino == w->ino)
-		return 0;
-	ap_disown(w->fd); /* the number is the program's now: never closed by us */
-	w->fd = -1;
-	fd = (int)ap_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
-		if (fd >= 0)
-			ap_syscall(SYS_close, fd);
-		__atomic_store_n(&w->error, ESTALE, __ATOMIC_RELAXED);
-		say_lost();
-		return -ESTALE;
-	}
-	high = ap_dup_high(fd, true);
-	if (high >= 0) {
-		ap_syscall(SYS_close, fd);
-		fd = high;
-	}
-	w->fd = ap_own(fd);
-	return 0;
-}
-
-/*
- * Open the file by its path for a transient writer's write: fd, or -errno
- * (-ESTALE, said once, when the path is no longer our file). Raw system
- * calls: also run by the helper, which must not touch the fd table's
- * bookkeeping. Async-signal-safe.
- */
-static int open_again(struct writer *w)
-{
-	uint64_t dev, ino;
-	int fd = (int)ap_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
-		ap_syscall(SYS_close, fd);
-		__atomic_store_n(&w->error, ESTALE, __ATOMIC_RELAXED);
-		say_lost();
-		return -ESTALE;
-	}
-	return fd;
-}
-
-/*
- * Under the lock: give w an fd on its file for one write (check_fd, or for
- * a transient writer a fresh one, detach() closes it). Returns 0 or -errno.
- * Async-signal-safe.
- */
-static int attach(struct writer *w)
-{
-	int fd;
-
-	if (!w->transient)
-		return check_fd(w);
-	fd = open_again(w);
-	if (fd < 0)
-		return fd;
-	__atomic_store_n(&w->fd, ap_own(fd), __ATOMIC_RELEASE);
-	return 0;
-}
-
-/* Under the lock: a transient writer's fd is closed after each write. Async-signal-safe. */
-static void detach(struct writer *w)
-{
-	int fd = w->fd;
-
-	if (!w->transient || fd < 0)
-		return;
-	__atomic_store_n(&w->fd, -1, __ATOMIC_RELEASE);
-	ap_close(fd);
-}
-
-/* One write of the writer's, run with w->fd attached. */
-typedef int (*write_op)(struct writer *w, void *arg);
-
-struct helper {
-	struct writer *w;
-	write_op op;
-	void *arg;
-	int err;
-};
-
-/*
- * File systems whose files do nothing when one of several fds on them is
- * closed (no ->flush: a FUSE server, NFS or CIFS would see the helper's close).
- */
-static const unsigned long quiet_fs[] = {
-    0x50495045, /* pipefs */
-    0x534f434b, /* sockfs */
-    0x09041934, /* anon_inodefs (eventfd, epoll, signalfd, timerfd, perf) */
-    0x01021994, /* tmpfs, devtmpfs */
-    0x00001cd1, /* devpts */
-    0x0000ef53, /* ext2/3/4 */
-    0x58465342, /* xfs */
-    0x9123683e, /* btrfs */
-    0x00009fa0, /* proc */
-    0x62656572, /* sysfs */
-};
-
-/* In the helper: the highest number below the soft limit whose close no one sees, or -1. */
-static int quiet_number(void)
-{
-	struct rlimit rl;
-	struct statfs sf;
-
-	if (ap_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) < 0)
-		return -1;
-	for (long fd = (long)(rl.rlim_cur < AP_FD_FLOOR ? rl.rlim_cur : AP_FD_FLOOR) - 1; fd >= 0;
-	     fd--) {
-		if (ap_syscall(SYS_fstatfs, fd, &sf) < 0)
-			continue;
-		for (size_t i = 0; i < sizeof(quiet_fs) / sizeof(quiet_fs[0]); i++)
-			if ((unsigned long)sf.f_type == quiet_fs[i])
-				return (int)fd;
-	}
-	return -1;
-}
-
-/*
- * The helper's body: free a number in its own copy of the fd table, open the
- * file on it, run the write with it as w->fd (our memory: the caller waits,
- * holding the lock), and exit. Raw system calls only.
- */
-static int helper_main(void *arg)
-{
-	struct helper *h = arg;
-	int fd = open_again(h->w), spare;
-
-	if (fd == -EMFILE && (spare = quiet_number()) >= 0) {
-		ap_syscall(SYS_close, spare);
-		fd = open_again(h->w);
-	}
-	if (fd < 0) {
-		h->err = fd;
-		return 0;
-	}
-	h->w->fd = fd;
-	h->err = h->op(h->w, h->arg);
-	h->w->fd = -1;
-	return 0;
-}
-
-/*
- * Under the lock: run op in a helper process (see the top of the file), all
- * signals blocked in it, and reap it. Returns op's result, or -EMFILE when
- * no helper could write. Async-signal-safe (clone with CLONE_VFORK is a
- * system call; the caller waits for the helper's exit).
- */
-static int in_helper(struct writer *w, write_op op, void *arg)
-{
-	struct helper h = {w, op, arg, -EMFILE};
-	const size_t size = 64 << 10;
-	int saved_errno = errno;
-	sigset_t all, old;
-	void *stack;
-	long pid;
-
-	stack = (void *)ap_syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED)
-		return -EMFILE;
-	sigfillset(&all);
-	ap_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(long));
-	/* No exit signal: the program's SIGCHLD and wait() never see it. */
-	pid = clone(helper_main, (char *)stack + size, CLONE_VM | CLONE_VFORK, &h);
-	ap_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
-	if (pid > 0)
-		ap_syscall(SYS_wait4, pid, NULL, __WCLONE, NULL);
-	ap_syscall(SYS_munmap, stack, size);
-	errno = saved_errno;
-	return h.err;
-}
-
 /*
  * Under the lock: run op with the file attached. A transient writer writes
  * through a helper, so that no number of the program's is ever taken, not
@@ -427,13 +145,10 @@ static int with_file(struct writer *w, write_op op, void *arg)
 	int err;
 
 	if (!w->transient) {
-		err = check_fd(w);
+		err = writer_fd__check(w);
 		return err ? err : op(w, arg);
 	}
-	err = in_helper(w, op, arg);
-	if (err == -EMFILE)
-		say_full();
-	return err;
+	return writer_helper__run(w, op, arg);
 }
 
 /*
@@ -549,7 +264,7 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 	if (fd < 0)
 		return -errno;
 	w->fd = ap_move_high(fd, true);
-	err = identity(w->fd, &w->dev, &w->ino);
+	err = writer_fd__identity(w->fd, &w->dev, &w->ino);
 
 	w->nr_events = n;
 	w->data_offset = w->end = DATA_OFFSET(n);
@@ -586,7 +301,7 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		w->fd = -1;
 	} else if (ap_fd_costs(w->fd)) {
 		w->transient = true; /* the program's numbers are all it may have */
-		detach(w);
+		writer_fd__detach(w);
 	}
 	return err;
 }
@@ -606,10 +321,10 @@ int writer__append(struct writer *w, const void *buf, size_t len)
 		return 0;
 	if (!live(w))
 		return -EBADF;
-	if (!lock(w))
+	if (!writer_lock__take(w))
 		return -EBUSY;
 	err = w->sealed ? -EPIPE : with_file(w, op_commit, &(struct chunk){buf, len});
-	unlock(w);
+	writer_lock__give(w);
 	return err;
 }
 
@@ -631,13 +346,13 @@ const struct writer_features *writer__set_features(struct writer *w,
 {
 	const struct writer_features *old;
 
-	if (!lock(w))
+	if (!writer_lock__take(w))
 		return feat;
 	old = w->feat;
 	w->feat = feat;
 	if (live(w) && !w->sealed)
 		with_file(w, op_commit, &(struct chunk){NULL, 0});
-	unlock(w);
+	writer_lock__give(w);
 	return old;
 }
 
@@ -664,7 +379,7 @@ static int op_finish(struct writer *w, void *arg)
  */
 int writer__finish(struct writer *w, bool tidy)
 {
-	bool locked = lock(w);
+	bool locked = writer_lock__take(w);
 	int err = -EBADF;
 
 	if (live(w)) {
@@ -675,7 +390,7 @@ int writer__finish(struct writer *w, bool tidy)
 	w->fd = -1;
 	w->sealed = true;
 	if (locked)
-		unlock(w);
+		writer_lock__give(w);
 	return err;
 }
 
@@ -696,13 +411,13 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 
 	if (len >= sizeof(w->path))
 		return -ENAMETOOLONG;
-	if (!lock(w))
+	if (!writer_lock__take(w))
 		return -EBUSY;
 	if (w->sealed) {
-		unlock(w);
+		writer_lock__give(w);
 		return -EPIPE;
 	}
-	if (live(w) && !attach(w)) {
+	if (live(w) && !writer_fd__attach(w)) {
 		if (!__atomic_load_n(&w->error, __ATOMIC_RELAXED))
 			commit(w, NULL, 0);
 		ap_close(w->fd);
@@ -716,7 +431,7 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 		goto out;
 	}
 	fd = ap_move_high(fd, true);
-	err = identity(fd, &dev, &ino);
+	err = writer_fd__identity(fd, &dev, &ino);
 	if (err) {
 		ap_close(fd);
 		goto out;
@@ -742,10 +457,10 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 	keep_error(w, err);
 	if (!err && ap_fd_costs(w->fd)) {
 		w->transient = true;
-		detach(w);
+		writer_fd__detach(w);
 	}
 out:
-	unlock(w);
+	writer_lock__give(w);
 	return err;
 }
 
@@ -772,7 +487,7 @@ int writer__reopen(struct writer *w)
 		return -errno;
 	if (fd >= 0) {
 		fd = ap_move_high(fd, true);
-		if (identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
+		if (writer_fd__identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
 			ap_close(fd);
 			return -ESTALE;
 		}
@@ -782,7 +497,7 @@ int writer__reopen(struct writer *w)
 	w->sealed = false;
 	w->tail_on_disk = true;
 	w->transient = fd < 0 || ap_fd_costs(fd);
-	detach(w);
+	writer_fd__detach(w);
 	return 0;
 }
 
@@ -799,10 +514,10 @@ int writer__update_attr(struct writer *w, int i)
 
 	if (!live(w) || i < 0 || i >= w->nr_events)
 		return -EINVAL;
-	if (!lock(w))
+	if (!writer_lock__take(w))
 		return -EBUSY;
 	err = with_file(w, op_attr, &i);
-	unlock(w);
+	writer_lock__give(w);
 	return err;
 }
 
@@ -816,7 +531,7 @@ int writer__move_fd(struct writer *w, int min)
 {
 	int fd = -EBADF;
 
-	if (!lock(w))
+	if (!writer_lock__take(w))
 		return -EBUSY;
 	if (w->fd >= 0) {
 		fd = (int)ap_syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, min);
@@ -831,6 +546,6 @@ int writer__move_fd(struct writer *w, int min)
 	} else if (w->transient) {
 		fd = 0; /* its fd was closed after its write: the number is free */
 	}
-	unlock(w);
+	writer_lock__give(w);
 	return fd;
 }

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writer_parts.h - what the writer's files share: writer.c (the file and its
+ * appends), writer_fd.c (its fd), writer_lock.c (one write at a time) and
+ * writer_helper.c (a transient writer's writes, made in a helper with its
+ * own fd table).
+ */
+#ifndef AUTOPROF_HANDLER_WRITER_PARTS_H
+#define AUTOPROF_HANDLER_WRITER_PARTS_H
+
+#include "handler.h"
+
+/* One write of the writer's, run with w->fd attached; 0 or -errno. */
+typedef int (*write_op)(struct writer *w, void *arg);
+
+/* writer_fd.c, each async-signal-safe: fd's device and inode (0 or -errno); w->fd checked to
+ * be the file still (or opened again by path); the file opened by its path, checked to be
+ * ours (fd or -errno; raw system calls only: the helper runs it); a transient writer's fd
+ * for one write, and closed after it. */
+int writer_fd__identity(int fd, uint64_t *dev, uint64_t *ino);
+int writer_fd__check(struct writer *w);
+int writer_fd__open_again(struct writer *w);
+int writer_fd__attach(struct writer *w);
+void writer_fd__detach(struct writer *w);
+
+/* writer_lock.c: take the lock (false: busy for too long), give it back. Async-signal-safe. */
+bool writer_lock__take(struct writer *w);
+void writer_lock__give(struct writer *w);
+
+/* writer_helper.c: run op in a helper; op's result or -EMFILE (said once). Async-signal-safe. */
+int writer_helper__run(struct writer *w, write_op op, void *arg);
+
+#endif
