@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * entry.c - the library's entry and exit: a thin constructor and destructor
- * over autoprof__start()/autoprof__stop() (session/lifecycle.c), kept apart so unit
+ * over lifecycle__start()/lifecycle__stop() (session/lifecycle.c), kept apart so unit
  * tests can link everything else without profiling themselves.
  */
 #include <errno.h>
@@ -12,7 +12,7 @@ __attribute__((constructor)) static void autoprof_init(void)
 {
 	int saved = errno;
 
-	autoprof__start();
+	lifecycle__start();
 	errno = saved;
 }
 
@@ -20,6 +20,6 @@ __attribute__((destructor)) static void autoprof_fini(void)
 {
 	int saved = errno;
 
-	autoprof__stop();
+	lifecycle__stop();
 	errno = saved;
 }

@@ -52,8 +52,8 @@ int event__max_sample_rate(void);
 
 /* ---- session/mappings.c: the process's mappings ---- */
 
-int maps__write_all(struct writer *w, pid_t pid);
-int maps__write_kernel(struct writer *w);
+int mappings__write_all(struct writer *w, pid_t pid);
+int mappings__write_kernel(struct writer *w);
 
 /* ---- session/objects.c: the loaded objects, without the loader's lock ---- */
 
@@ -111,11 +111,11 @@ void summary__say(void);
 
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
-void env__init(void);
-void env__drop_preload(void);
-char **env__for_exec(char *const *envp, char **store, size_t store_len, char *strings,
-		     size_t strings_len, bool same_process);
-size_t env__count(char *const *envp);
+void child_env__init(void);
+void child_env__drop_preload(void);
+char **child_env__for_exec(char *const *envp, char **store, size_t store_len, char *strings,
+			   size_t strings_len, bool same_process);
+size_t child_env__count(char *const *envp);
 
 /* ---- wrap/signals.c: sharing signals with the program ---- */
 
@@ -168,13 +168,13 @@ void cost__say(const struct ap_stats *s);
 
 /* ---- session/file_features.c: the header's feature sections ---- */
 
-int features__early(struct writer *w);
-int features__write(struct writer *w);
-int features__write_emergency(struct writer *w);
+int file_features__early(struct writer *w);
+int file_features__write(struct writer *w);
+int file_features__write_emergency(struct writer *w);
 
 /* ---- session/extra_events.c, offcpu.c: more attrs, off-CPU time ---- */
 
-int extra__file_events(struct writer_event *events, int n);
+int extra_events__file_events(struct writer_event *events, int n);
 void offcpu__file_attr(struct perf_event_attr *attr);
 void offcpu__thread_start(struct ap_thread *t, pid_t tid);
 int offcpu__open_event(struct ap_thread *t);
@@ -211,8 +211,8 @@ void control__withdraw(void);
 
 /* ---- session/windows.c: AUTOPROF_WINDOW ---- */
 
-int window__first_path(char *path, size_t cap);
-void window__save_prologue(const struct writer *w);
+int windows__first_path(char *path, size_t cap);
+void windows__save_prologue(const struct writer *w);
 
 /* ---- session/gocheck.c: a runtime that owns signals and threads ---- */
 
@@ -247,15 +247,15 @@ struct ap_session {
 
 extern struct ap_session autoprof;
 
-int autoprof__start(void);
-void autoprof__stop(void);
-void autoprof__before_exec(void);
-void autoprof__exec_failed(void);
-int autoprof__next_gen(void);
-bool autoprof__file_left(void);
+int lifecycle__start(void);
+void lifecycle__stop(void);
+void lifecycle__before_exec(void);
+void lifecycle__exec_failed(void);
+int lifecycle__next_gen(void);
+bool lifecycle__file_left(void);
 
 /* session/lifecycle.c: finish the file from a deadly signal's handler (registered with
  * fatal__set_stop). Async-signal-safe. */
-void autoprof__emergency_stop(void);
+void lifecycle__emergency_stop(void);
 
 #endif /* AUTOPROF_PRELOAD_INTERNAL_H */

@@ -33,7 +33,7 @@ for off in 0 1; do
 	ok $? "OFFCPU=$off: no frame in libautoprof.so or libunwind (perf report)" ||
 		diag_file own$off.txt
 	"$REPORT" f$off.data >ar$off.txt 2>ar$off.err
-	! grep -E 'libautoprof|libunwind|unw_backtrace|offcpu__|sample__on_signal' ar$off.txt >aown$off.txt
+	! grep -E 'libautoprof|libunwind|unw_backtrace|offcpu__|on_signal__' ar$off.txt >aown$off.txt
 	ok $? "OFFCPU=$off: no frame of the profiler in autoprof-report's view" ||
 		diag_file aown$off.txt
 done

@@ -359,7 +359,7 @@ void control__on_signal(const siginfo_t *si);
 
 /* session/windows.c: AUTOPROF_WINDOW; the current window's end (0: none). */
 extern uint64_t ap_window_end;
-void window__end(bool on_own_stack);
+void windows__end(bool on_own_stack);
 
 /* session/cputimer.c: the timer source's samples. */
 bool cputimer__is_ours(const siginfo_t *si);

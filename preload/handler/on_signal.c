@@ -119,7 +119,7 @@ static void on_record(void *arg, const struct perf_event_header *rec, bool last_
 		t0 = cost_now(t);
 		if (ctx->objects)
 			object_records__note_held(t, chain,
-					   nr); /* MMAP2 records of objects loaded since */
+						  nr); /* MMAP2 records of objects loaded since */
 		cost_add(t, AP_COST_NOTE, t0);
 		t0 = cost_now(t);
 		out = buffer__reserve(t, MAX_RECORD);
@@ -477,7 +477,7 @@ out:
 	/* AUTOPROF_WINDOW: the first sample past the window's end ends it. */
 	if (t && t->stats.last_time >= __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED))
-		window__end(false);
+		windows__end(false);
 	pthread_setcancelstate(cancel, NULL);
 	errno = saved_errno;
 }

@@ -34,7 +34,7 @@ static const char *library_path(void)
 }
 
 /* Learn the library's path now: exec wrappers may run in a vfork child. */
-void env__init(void)
+void child_env__init(void)
 {
 	library_path();
 }
@@ -60,7 +60,7 @@ static bool list_has(const char *list, const char *lib)
  * already has it; its descendants, however started, will not load it.
  * Not async-signal-safe.
  */
-void env__drop_preload(void)
+void child_env__drop_preload(void)
 {
 	const char *old = getenv("LD_PRELOAD"), *lib = library_path();
 	char buf[4096];
@@ -89,7 +89,7 @@ void env__drop_preload(void)
 		unsetenv("LD_PRELOAD");
 }
 
-size_t env__count(char *const *envp)
+size_t child_env__count(char *const *envp)
 {
 	size_t n = 0;
 
@@ -127,8 +127,8 @@ static char *put(char **strings, size_t *left, const char *name, const char *val
  * works in a vfork child. Returns store, or envp unchanged when it does not
  * fit or profiling does not follow execs.
  */
-char **env__for_exec(char *const *envp, char **store, size_t store_len, char *strings,
-		     size_t strings_len, bool same_process)
+char **child_env__for_exec(char *const *envp, char **store, size_t store_len, char *strings,
+			   size_t strings_len, bool same_process)
 {
 	const char *lib = library_path(), *pre;
 	char value[4096], *entry;
@@ -165,7 +165,7 @@ char **env__for_exec(char *const *envp, char **store, size_t store_len, char *st
 
 		if (!strcmp(our_vars[i], "AUTOPROF_IMAGE")) {
 			snprintf(value, sizeof(value), "%d:%d:%d", (int)autoprof.pid,
-				 autoprof__next_gen(), (int)autoprof__file_left());
+				 lifecycle__next_gen(), (int)lifecycle__file_left());
 			v = value;
 		} else if (!strcmp(our_vars[i], "AUTOPROF_COUNTER_FDS")) {
 			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&

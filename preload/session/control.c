@@ -289,7 +289,7 @@ static void act(void *arg)
 		changed = set_paused(a.op == AP_CTL_STOP);
 	registry__visit(visit, &a);
 	if (a.op == AP_CTL_DUMP)
-		window__end(true); /* a window past its end, in an idle process: ended now */
+		windows__end(true); /* a window past its end, in an idle process: ended now */
 	a.samples += __atomic_load_n(&autoprof.stats.samples, __ATOMIC_RELAXED);
 	a.lost += __atomic_load_n(&autoprof.stats.lost, __ATOMIC_RELAXED);
 

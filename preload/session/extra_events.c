@@ -29,7 +29,7 @@ static int add(struct writer_event *events, int n, const struct perf_event_attr 
  * tell the sampler (read by every handler) their ids and whether samples
  * merge. Called before any thread samples. Returns the new count.
  */
-int extra__file_events(struct writer_event *events, int n)
+int extra_events__file_events(struct writer_event *events, int n)
 {
 	struct ap_sampler *s = &autoprof.sampler;
 	char name[64];

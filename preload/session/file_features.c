@@ -278,7 +278,7 @@ static int install(struct writer *w, bool final)
 }
 
 /* The features at the file's start: see install(). Not async-signal-safe. */
-int features__early(struct writer *w)
+int file_features__early(struct writer *w)
 {
 	return install(w, false);
 }
@@ -288,7 +288,7 @@ int features__early(struct writer *w)
  * now, the samples' time range) and the final header. Returns 0 or -errno.
  * Not async-signal-safe.
  */
-int features__write(struct writer *w)
+int file_features__write(struct writer *w)
 {
 	writer__note_times(w, autoprof.stats.first_time, autoprof.stats.last_time);
 	install(w, true); /* on failure the earlier features stay */
@@ -299,7 +299,7 @@ int features__write(struct writer *w)
  * Finish the file from a signal handler: the features laid out earlier.
  * Async-signal-safe.
  */
-int features__write_emergency(struct writer *w)
+int file_features__write_emergency(struct writer *w)
 {
 	writer__note_times(w, autoprof.stats.first_time, autoprof.stats.last_time);
 	return writer__finish(w, false);

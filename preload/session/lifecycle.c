@@ -109,7 +109,7 @@ static int file_events(struct writer_event *events)
 	events[0].attr.sample_stack_user = 0;
 	events[0].id = AP_SAMPLE_ID;
 	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg.event_name);
-	return extra__file_events(events, 1); /* AUTOPROF_AGGREGATE_CHECK, AUTOPROF_OFFCPU */
+	return extra_events__file_events(events, 1); /* AUTOPROF_AGGREGATE_CHECK, AUTOPROF_OFFCPU */
 }
 
 /* Sample the threads that started before us (another library's constructor). */
@@ -181,7 +181,7 @@ static void find_lineage(void)
 		snprintf(buf, sizeof(buf), "%d", (int)autoprof.pid);
 		setenv("AUTOPROF_TOP", buf, 1);
 		if (!autoprof.cfg.follow)
-			env__drop_preload();
+			child_env__drop_preload();
 	}
 }
 
@@ -242,7 +242,7 @@ static int session_open(bool attach_others)
 	char path[PATH_MAX], fresh[PATH_MAX + 16];
 	int err;
 
-	if (image_path(path, sizeof(path)) || window__first_path(path, sizeof(path)) ||
+	if (image_path(path, sizeof(path)) || windows__first_path(path, sizeof(path)) ||
 	    first_path(path, fresh, sizeof(fresh))) {
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg.output);
 		return -ENAMETOOLONG;
@@ -252,9 +252,9 @@ static int session_open(bool attach_others)
 		pr_warn("cannot create %s: %s; not profiling", fresh, strerror(-err));
 		return err;
 	}
-	features__early(&autoprof.writer); /* the file is finished after every append */
-	err = maps__write_all(&autoprof.writer, autoprof.pid);
-	if (!err && autoprof.cfg.kernel && maps__write_kernel(&autoprof.writer) && autoprof.top)
+	file_features__early(&autoprof.writer); /* the file is finished after every append */
+	err = mappings__write_all(&autoprof.writer, autoprof.pid);
+	if (!err && autoprof.cfg.kernel && mappings__write_kernel(&autoprof.writer) && autoprof.top)
 		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
 			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
 	if (!err)
@@ -264,7 +264,7 @@ static int session_open(bool attach_others)
 		goto out_file;
 	}
 	stat__remove(&autoprof.writer); /* an earlier run's totals are not this one's */
-	window__save_prologue(&autoprof.writer);
+	windows__save_prologue(&autoprof.writer);
 	describe_sampler();
 	__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 	err = samplers__start();
@@ -327,7 +327,7 @@ static void after_fork_in_child(void)
  * then this image's file and the calling thread's sampler. Returns 0, or
  * -errno after saying why the program runs unprofiled. Not async-signal-safe.
  */
-int autoprof__start(void)
+int lifecycle__start(void)
 {
 	int err, fell_back = 0;
 
@@ -371,14 +371,14 @@ int autoprof__start(void)
 		goto out_counters;
 	}
 	threads__init();
-	env__init();
+	child_env__init();
 	pthread_atfork(registry__atfork_prepare, registry__atfork_parent, after_fork_in_child);
 	err = session_open(true);
 	if (err) {
 		handlers__uninstall_sample();
 		goto out_counters;
 	}
-	fatal__set_stop(autoprof__emergency_stop);
+	fatal__set_stop(lifecycle__emergency_stop);
 	handlers__install_fatal();
 	return 0;
 
@@ -409,7 +409,7 @@ static uint64_t save_counters(bool close_them)
  * no sample in it is removed, so a build's hundreds of short processes leave
  * no litter. Not async-signal-safe.
  */
-void autoprof__stop(void)
+void lifecycle__stop(void)
 {
 	uint64_t elapsed;
 	bool empty;
@@ -426,7 +426,7 @@ void autoprof__stop(void)
 		stat__print(&autoprof.counters, elapsed);
 	source__record_delivered_period();
 	empty = !autoprof.stats.samples && !autoprof.top;
-	err = features__write(&autoprof.writer);
+	err = file_features__write(&autoprof.writer);
 	if (err)
 		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
 			strerror(-err));
@@ -447,7 +447,7 @@ void autoprof__stop(void)
  * own file leaves a profile all the same); a descendant removes it. The counters stay open for the
  * next image, which takes them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
  */
-void autoprof__before_exec(void)
+void lifecycle__before_exec(void)
 {
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
 	    getpid() != autoprof.pid)
@@ -459,7 +459,7 @@ void autoprof__before_exec(void)
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	autoprof.file_left = false;
 	source__record_delivered_period();
-	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
+	if (file_features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
 		if (autoprof.top) {
 			autoprof.file_left = true;
 		} else {
@@ -472,13 +472,13 @@ void autoprof__before_exec(void)
 }
 
 /* Does the next image replace the file this one left at its name (see the naming rules)? */
-bool autoprof__file_left(void)
+bool lifecycle__file_left(void)
 {
 	return autoprof.exec_pending && autoprof.exec_keeps_name && autoprof.file_left;
 }
 
 /* The generation the next image of this process gets (see the naming rules). */
-int autoprof__next_gen(void)
+int lifecycle__next_gen(void)
 {
 	return autoprof.exec_pending && autoprof.exec_keeps_name ? autoprof.gen : autoprof.gen + 1;
 }
@@ -488,7 +488,7 @@ int autoprof__next_gen(void)
  * file (or a new one if it was removed for being empty). Other threads,
  * stopped for the exec, stay unprofiled. Not async-signal-safe.
  */
-void autoprof__exec_failed(void)
+void lifecycle__exec_failed(void)
 {
 	if (!autoprof.exec_pending || getpid() != autoprof.pid)
 		return;
@@ -517,7 +517,7 @@ void autoprof__exec_failed(void)
  * not async-signal-safe; it is printed at a normal exit only; the totals are
  * in the file). Async-signal-safe.
  */
-void autoprof__emergency_stop(void)
+void lifecycle__emergency_stop(void)
 {
 	if (process_events__sandboxed() || (pid_t)ap_syscall(SYS_getpid) != autoprof.pid ||
 	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
@@ -525,7 +525,7 @@ void autoprof__emergency_stop(void)
 	control__withdraw();
 	process_events__stop_all_emergency();
 	save_counters(false);
-	features__write_emergency(&autoprof.writer);
+	file_features__write_emergency(&autoprof.writer);
 	if (!autoprof.stats.samples && !autoprof.top) {
 		unlink(autoprof.writer.path);
 		stat__remove(&autoprof.writer);

@@ -126,7 +126,7 @@ static uint64_t kernel_map_end(void)
  * start-up when it was). Returns 0, or -ENOENT when kallsyms hides the
  * addresses (kptr_restrict).
  */
-int maps__write_kernel(struct writer *w)
+int mappings__write_kernel(struct writer *w)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
 	uint64_t text = 0, end;
@@ -155,7 +155,7 @@ int maps__write_kernel(struct writer *w)
  * At the start of a file: every executable mapping, at time 0; the object
  * table counts every object loaded now as described. Not async-signal-safe.
  */
-int maps__write_all(struct writer *w, pid_t pid)
+int mappings__write_all(struct writer *w, pid_t pid)
 {
 	objects__new_file();
 	return write_maps(w, pid);

@@ -104,7 +104,7 @@ void process_events__before_seccomp(bool all_threads)
 			"profiler makes no system call the sandbox forbids (said once)",
 			all_threads ? "every thread" : "that thread");
 	if (all_threads) {
-		autoprof__stop();
+		lifecycle__stop();
 		sandboxed = true;
 		return;
 	}

@@ -119,7 +119,7 @@ static void keep(const char *s)
  * the stamp of now. Sets up the windows. Returns 0 or -ENAMETOOLONG.
  * Not async-signal-safe.
  */
-int window__first_path(char *path, size_t cap)
+int windows__first_path(char *path, size_t cap)
 {
 	char s[STAMP_LEN];
 
@@ -145,7 +145,7 @@ int window__first_path(char *path, size_t cap)
  * records of every executable mapping, mappings.c), for every window's file
  * to start with them too. Not async-signal-safe.
  */
-void window__save_prologue(const struct writer *w)
+void windows__save_prologue(const struct writer *w)
 {
 	size_t len = (size_t)(w->end - w->data_offset);
 	int fd;
@@ -258,7 +258,7 @@ static void say_no_file(void)
 		ap_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
 }
 
-/* window__end()'s work, on the handler's own stack. Async-signal-safe. */
+/* windows__end()'s work, on the handler's own stack. Async-signal-safe. */
 static void end_window(void *arg)
 {
 	uint64_t now = ap_now(), w = autoprof.cfg.window_ns, start;
@@ -292,7 +292,7 @@ static void end_window(void *arg)
  * the caller is not on it already (the program's alternate stack may be
  * small). Async-signal-safe.
  */
-void window__end(bool on_own_stack)
+void windows__end(bool on_own_stack)
 {
 	struct ap_thread *t = ap_self;
 

@@ -45,20 +45,21 @@ static void *next(const char *name)
  */
 #define EXEC_WITH_ENV(envp, CALL)                                                                  \
 	({                                                                                         \
-		size_t store_len_ = env__count(envp) + EXTRA_ENTRIES;                              \
+		size_t store_len_ = child_env__count(envp) + EXTRA_ENTRIES;                        \
 		char *store_[store_len_];                                                          \
 		char strings_[STRINGS_BYTES];                                                      \
 		char **env_;                                                                       \
 		int ret_, saved_;                                                                  \
 		sigset_t mask_;                                                                    \
                                                                                                    \
-		autoprof__before_exec();                                                           \
-		env_ = env__for_exec(envp, store_, store_len_, strings_, sizeof(strings_), true);  \
+		lifecycle__before_exec();                                                          \
+		env_ = child_env__for_exec(envp, store_, store_len_, strings_, sizeof(strings_),   \
+					   true);                                                  \
 		signal_masks__before_exec(&mask_);                                                 \
 		ret_ = CALL;                                                                       \
 		saved_ = errno;                                                                    \
 		signal_masks__exec_failed(&mask_);                                                 \
-		autoprof__exec_failed();                                                           \
+		lifecycle__exec_failed();                                                          \
 		errno = saved_;                                                                    \
 		ret_;                                                                              \
 	})
@@ -168,14 +169,14 @@ static int spawn(const char *name, pid_t *pid, const char *path,
 		 char *const argv[], char *const envp[])
 {
 	spawn_fn real = (spawn_fn)next(name);
-	size_t store_len = env__count(envp) + EXTRA_ENTRIES;
+	size_t store_len = child_env__count(envp) + EXTRA_ENTRIES;
 	char *store[store_len];
 	char strings[STRINGS_BYTES];
 	char **env;
 
 	if (!real)
 		return ENOSYS;
-	env = env__for_exec(envp, store, store_len, strings, sizeof(strings), false);
+	env = child_env__for_exec(envp, store, store_len, strings, sizeof(strings), false);
 	return real(pid, path, fa, attr, argv, env);
 }
 
@@ -196,7 +197,7 @@ static __attribute__((noreturn)) void exit_now(const char *name, int status)
 {
 	exit_fn real;
 
-	autoprof__stop(); /* nothing unless this process owns a file */
+	lifecycle__stop(); /* nothing unless this process owns a file */
 	real = (exit_fn)next(name);
 	if (real)
 		real(status);
@@ -217,7 +218,7 @@ AP_API void _Exit(int status)
 /* quick_exit runs the at_quick_exit handlers, then exits without our wrapper. */
 static void on_quick_exit(void)
 {
-	autoprof__stop();
+	lifecycle__stop();
 }
 
 typedef long (*syscall_fn)(long, ...);
@@ -253,7 +254,7 @@ AP_API long syscall(long nr, ...)
 		a[i] = va_arg(ap_list, long);
 	va_end(ap_list);
 	if (nr == SYS_exit_group)
-		autoprof__stop(); /* nothing unless this process owns a file */
+		lifecycle__stop(); /* nothing unless this process owns a file */
 	else if (nr == SYS_exit)
 		samplers__stop_self();
 	else if (nr == SYS_seccomp &&

@@ -47,7 +47,7 @@ static void on_thread_exit(void *unused)
 	samplers__stop_self();
 }
 
-/* Called once from autoprof__start(), before any thread is wrapped. Not async-signal-safe. */
+/* Called once from lifecycle__start(), before any thread is wrapped. Not async-signal-safe. */
 void threads__init(void)
 {
 	if (!have_exit_key && pthread_key_create(&exit_key, on_thread_exit) == 0)

@@ -123,7 +123,7 @@ int main(void)
 	pthread_join(th[1], &r1);
 	ok(!r0 && !r1, "two threads append concurrently without error");
 
-	ok(features__write(&w) == 0, "features and final header written");
+	ok(file_features__write(&w) == 0, "features and final header written");
 	ok(writer__append(&w, rec, n) != 0, "no append after the file is finished");
 
 	file = slurp(path, &len);
