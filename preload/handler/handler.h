@@ -224,6 +224,11 @@ struct ap_sampler {
 	bool measure_cost;     /* AUTOPROF_COST: time the handler's phases */
 	bool batched;	       /* samples carry registers and a stack copy (cfi.c) */
 	unsigned tick_samples; /* batched: the samples a thread's tick spans */
+	/* What a thread's events are opened with, from its handler too (sampler_events.c): */
+	struct perf_event_attr attr; /* the sampling event's attr */
+	const struct ap_config *cfg; /* the settled configuration, not written after start */
+	int signo;		     /* the sampling signal now; atomic (it moves when the
+				      * program takes it: wrap/signals.c) */
 };
 
 /* The user registers a batched sample carries (x86-64 perf_regs: bp, sp, ip), in this order. */

@@ -199,6 +199,9 @@ static void describe_sampler(void)
 	s->measure_cost = cost__wanted();
 	s->batched = !autoprof.timer_mode && event__batched(&autoprof.cfg);
 	s->tick_samples = event__tick_samples(&autoprof.cfg);
+	s->attr = autoprof.attr;
+	s->cfg = &autoprof.cfg;
+	__atomic_store_n(&s->signo, autoprof.cfg.signo, __ATOMIC_RELEASE);
 }
 
 /*

@@ -24,16 +24,16 @@
 #include "samplers.h"
 
 /* Ring size: a signal per sample keeps rings nearly empty; fp chains are larger. */
-static unsigned ring_pages(void)
+static unsigned ring_pages(const struct ap_thread *t)
 {
-	return autoprof.cfg.callgraph == AP_CG_FP ? 4 : 1;
+	return t->sampler->cfg->callgraph == AP_CG_FP ? 4 : 1;
 }
 
 /* Data pages of a batched sampler's ring: room for 16 batches of samples with their stack copies.
  */
-static unsigned batched_ring_pages(unsigned copy)
+static unsigned batched_ring_pages(const struct ap_thread *t, unsigned copy)
 {
-	const struct ap_config *cfg = &autoprof.cfg;
+	const struct ap_config *cfg = t->sampler->cfg;
 	size_t rec = 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
 	/* Room for 16 batches: the tick counts user time only (a signal left
 	 * pending in a system call would end the program's next wait with
@@ -49,9 +49,9 @@ static unsigned batched_ring_pages(unsigned copy)
 }
 
 /* The sampler's attr for a signal per sample: without registers and stack copies. */
-static void plain_attr(struct perf_event_attr *attr)
+static void plain_attr(const struct ap_thread *t, struct perf_event_attr *attr)
 {
-	*attr = autoprof.attr;
+	*attr = t->sampler->attr;
 	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
 	attr->sample_regs_user = 0;
 	attr->sample_stack_user = 0;
@@ -82,7 +82,7 @@ static void rate_attr(const struct ap_thread *t, struct perf_event_attr *attr)
 /* The largest stack copy for t at its rate (at least AUTOPROF_STACK_COPY). */
 static unsigned copy_limit(const struct ap_thread *t)
 {
-	const struct ap_config *cfg = &autoprof.cfg;
+	const struct ap_config *cfg = t->sampler->cfg;
 	uint64_t rate = cfg->period ? 1000000000ULL / cfg->period : cfg->freq;
 	uint64_t lim;
 
@@ -97,7 +97,7 @@ static unsigned copy_limit(const struct ap_thread *t)
 /* The tick attr of t (event__tick_attr) at t's rate. */
 static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, unsigned samples)
 {
-	event__tick_attr(&autoprof.cfg, attr, samples);
+	event__tick_attr(t->sampler->cfg, attr, samples);
 	attr->sample_period <<= t->rate_shift;
 }
 
@@ -110,7 +110,7 @@ static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, u
  */
 void sampler_events__grow_copy(struct ap_thread *t)
 {
-	struct perf_event_attr attr = autoprof.attr;
+	struct perf_event_attr attr = t->sampler->attr;
 	unsigned copy = t->copy_bytes * 4 < t->copy_max ? t->copy_bytes * 4 : t->copy_max;
 	struct ring ring = {0}, old = t->ring;
 	int fd;
@@ -121,7 +121,7 @@ void sampler_events__grow_copy(struct ap_thread *t)
 	attr.sample_stack_user = copy;
 	rate_attr(t, &attr);
 	fd = event__open(&attr, t->tid);
-	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(copy)) == 0 &&
+	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(t, copy)) == 0 &&
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
 		on_signal__drain(t, NULL);
 		t->ring = ring;
@@ -188,7 +188,8 @@ static void open_ramp(struct ap_thread *t, pid_t tid)
 	if (fd < 0)
 		return;
 	if (ring__map(&t->ramp, fd, 0) == 0 &&
-	    event__route_signal(fd, autoprof.cfg.signo, t->tid) == 0)
+	    event__route_signal(fd, __atomic_load_n(&t->sampler->signo, __ATOMIC_ACQUIRE),
+				t->tid) == 0)
 		t->ramp_fd = fd; /* the number its signals carry in si_fd */
 	else
 		ring__unmap(&t->ramp);
@@ -213,26 +214,26 @@ void sampler_events__end_ramp(struct ap_thread *t)
 bool sampler_events__slow_down(struct ap_thread *t)
 {
 	struct ring ring = {0}, tick = {0}, old = t->ring, old_tick = t->tick;
-	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	int signo = __atomic_load_n(&t->sampler->signo, __ATOMIC_ACQUIRE);
 	struct perf_event_attr attr;
 	int fd, tick_fd = -1;
 	bool ok;
 
-	if (t->is_timer || !t->ring.page || !autoprof.attr.freq ||
-	    (autoprof.cfg.freq >> (t->rate_shift + 1)) < SLOWEST_HZ)
+	if (t->is_timer || !t->ring.page || !t->sampler->attr.freq ||
+	    (t->sampler->cfg->freq >> (t->rate_shift + 1)) < SLOWEST_HZ)
 		return false;
 	t->rate_shift++;
 	if (t->batched) {
-		attr = autoprof.attr;
+		attr = t->sampler->attr;
 		attr.sample_stack_user = t->copy_bytes;
 	} else {
-		plain_attr(&attr);
+		plain_attr(t, &attr);
 	}
 	rate_attr(t, &attr);
 	fd = event__open(&attr, t->tid);
 	ok = fd >= 0 &&
-	     ring__map(&ring, fd, t->batched ? batched_ring_pages(t->copy_bytes) : ring_pages()) ==
-		 0;
+	     ring__map(&ring, fd,
+		       t->batched ? batched_ring_pages(t, t->copy_bytes) : ring_pages(t)) == 0;
 	if (ok && t->batched) {
 		struct perf_event_attr ta;
 
@@ -278,8 +279,8 @@ bool sampler_events__slow_down(struct ap_thread *t)
  */
 int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 {
-	struct perf_event_attr attr = autoprof.attr;
-	unsigned copy = t->copy_bytes ? t->copy_bytes : autoprof.cfg.stack_copy;
+	struct perf_event_attr attr = t->sampler->attr;
+	unsigned copy = t->copy_bytes ? t->copy_bytes : t->sampler->cfg->stack_copy;
 	int err;
 
 	t->copy_max = copy_limit(t);
@@ -291,11 +292,12 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 	*fd = event__open(&attr, tid);
 	if (*fd < 0)
 		return *fd;
-	err = ring__map(&t->ring, *fd, batched_ring_pages(copy));
+	err = ring__map(&t->ring, *fd, batched_ring_pages(t, copy));
 	t->copy_bytes = copy;
 	t->copy_samples = t->copy_short = 0;
 	if (!err)
-		err = sampler_events__open_tick(t, tid, autoprof.cfg.signo, tick_fd);
+		err = sampler_events__open_tick(
+		    t, tid, __atomic_load_n(&t->sampler->signo, __ATOMIC_ACQUIRE), tick_fd);
 	if (!err) {
 		open_ramp(t, tid);
 		return 0;
@@ -316,14 +318,15 @@ int sampler_events__open_plain(struct ap_thread *t, pid_t tid)
 	struct perf_event_attr attr;
 	int err;
 
-	plain_attr(&attr);
+	plain_attr(t, &attr);
 	rate_attr(t, &attr);
 	t->fd = event__open(&attr, tid);
 	if (t->fd < 0)
 		return t->fd;
-	err = ring__map(&t->ring, t->fd, ring_pages());
+	err = ring__map(&t->ring, t->fd, ring_pages(t));
 	if (!err)
-		err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
+		err = event__route_signal(
+		    t->fd, __atomic_load_n(&t->sampler->signo, __ATOMIC_ACQUIRE), t->tid);
 	if (!err)
 		return 0;
 	ring__unmap(&t->ring);
@@ -374,11 +377,11 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 	{
 		struct perf_event_attr attr;
 
-		plain_attr(&attr);
+		plain_attr(t, &attr);
 		rate_attr(t, &attr);
 		fd = event__open(&attr, t->tid);
 	}
-	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages());
+	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages(t));
 	if (!err)
 		err = event__route_signal(fd, signo, t->tid);
 	if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)

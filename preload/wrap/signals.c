@@ -356,6 +356,7 @@ static bool move_sampling(int from)
 		if (to == from || !free_for_sampling(to) || handlers__install_sample(to))
 			continue;
 		__atomic_store_n(&autoprof.cfg.signo, to, __ATOMIC_RELEASE);
+		__atomic_store_n(&autoprof.sampler.signo, to, __ATOMIC_RELEASE);
 		process_events__reroute(to);
 		handlers__take_fatal(from);
 		moved = true;
