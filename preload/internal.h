@@ -109,6 +109,13 @@ void source__record_delivered_period(void);
 void summary__say_signals(void);
 void summary__say(void);
 
+/* ---- session/control.c, session/windows.c: what the sampling handler calls (its hooks) ---- */
+
+bool control__is_request(const siginfo_t *si);
+void control__on_signal(const siginfo_t *si);
+extern uint64_t ap_window_end; /* AUTOPROF_WINDOW: the current window's end (0: none) */
+void windows__end(bool on_own_stack);
+
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
 void child_env__init(void);

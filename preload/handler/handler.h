@@ -351,20 +351,27 @@ bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
 void object_records__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 
-/* session/samplers.c: the thread a perf fd's signal belongs to; a larger stack
- * copy; the end of a thread's ramp (a tick at every sample). */
+/* session/registry.c: the thread a perf fd's signal belongs to; session/sampler_events.c: a
+ * larger stack copy, a lower rate, the end of a thread's ramp (a tick at every sample). */
 struct ap_thread *registry__from_fd(int fd);
 void sampler_events__grow_copy(struct ap_thread *t);
 bool sampler_events__slow_down(struct ap_thread *t);
 void sampler_events__end_ramp(struct ap_thread *t);
 
-/* session/control.c: a request of `autoprof ctl` on the sampling signal. */
-bool control__is_request(const siginfo_t *si);
-void control__on_signal(const siginfo_t *si);
-
-/* session/windows.c: AUTOPROF_WINDOW; the current window's end (0: none). */
-extern uint64_t ap_window_end;
-void windows__end(bool on_own_stack);
+/*
+ * on_signal.c: what the session lets the sampling handler call, registered
+ * before the handler is installed (each async-signal-safe): a request of
+ * `autoprof ctl` on the sampling signal (session/control.c), and the end of
+ * an AUTOPROF_WINDOW window (session/windows.c; window_end_at: the current
+ * window's end, 0: none, atomic).
+ */
+struct on_signal_hooks {
+	bool (*is_request)(const siginfo_t *si);
+	void (*on_request)(const siginfo_t *si);
+	void (*window_end)(bool on_own_stack);
+	const uint64_t *window_end_at;
+};
+void on_signal__set_hooks(const struct on_signal_hooks *h);
 
 /* session/cputimer.c: the timer source's samples. */
 bool cputimer__is_ours(const siginfo_t *si);

@@ -367,6 +367,10 @@ int lifecycle__start(void)
 	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND || autoprof.timer_mode)
 		unwind__init();
 	signals__init();
+	on_signal__set_hooks(&(struct on_signal_hooks){.is_request = control__is_request,
+						       .on_request = control__on_signal,
+						       .window_end = windows__end,
+						       .window_end_at = &ap_window_end});
 	err = handlers__install_sample(autoprof.cfg.signo);
 	if (err) {
 		pr_warn("signal %d already has a handler (%s); not profiling (set AUTOPROF_SIGNAL)",
