@@ -55,6 +55,8 @@ void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ap_log_capture(char *buf, size_t len);
+/* A line on stderr the first time only (*said marks it). Async-signal-safe. */
+void ap_say_once(int *said, const char *msg, size_t len);
 
 /* ---- common/events.c: event names ---- */
 

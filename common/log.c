@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/syscall.h>
+
 #include "common.h"
 
 int ap_verbose;
@@ -90,4 +92,14 @@ void pr_dbg(const char *fmt, ...)
 	va_start(ap_list, fmt);
 	vlog(fmt, ap_list);
 	va_end(ap_list);
+}
+
+/*
+ * Write msg (len bytes: a whole line, "autoprof: " included) on stderr the
+ * first time only, *said marking it. Raw system call: async-signal-safe.
+ */
+void ap_say_once(int *said, const char *msg, size_t len)
+{
+	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+		ap_syscall(SYS_write, 2, msg, len);
 }

@@ -34,8 +34,7 @@ static void say_lost(void)
 	    "autoprof: the program took the profile's file descriptor or replaced the "
 	    "file, and it cannot be opened again; profiling stops here (said once)\n";
 
-	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		ap_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+	ap_say_once(&said, msg, sizeof(msg) - 1);
 }
 
 /*

@@ -22,18 +22,6 @@
 
 #include "writer_parts.h"
 
-/* Say once that a write found no fd to be had (transient writer). Async-signal-safe. */
-static void say_full(void)
-{
-	static int said;
-	static const char msg[] =
-	    "autoprof: the program holds every file descriptor its RLIMIT_NOFILE allows and "
-	    "the profile could not be written: records are lost until one is free (said once)\n";
-
-	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		ap_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
-}
-
 struct helper {
 	struct writer *w;
 	write_op op;
@@ -129,7 +117,14 @@ int writer_helper__run(struct writer *w, write_op op, void *arg)
 		ap_syscall(SYS_wait4, pid, NULL, __WCLONE, NULL);
 	ap_syscall(SYS_munmap, stack, size);
 	errno = saved_errno;
-	if (h.err == -EMFILE)
-		say_full();
+	if (h.err == -EMFILE) {
+		static int said;
+		static const char msg[] =
+		    "autoprof: the program holds every file descriptor its "
+		    "RLIMIT_NOFILE allows and the profile could not be "
+		    "written: records are lost until one is free (said once)\n";
+
+		ap_say_once(&said, msg, sizeof(msg) - 1);
+	}
 	return h.err;
 }

@@ -29,16 +29,23 @@ static signalfd_fn real_signalfd;
 /* The sampling signal the program believes blocked on this thread (0: none). */
 static AP_TLS int shadow_signo;
 
-/* Find the real functions (idempotent). Not async-signal-safe. */
+/* Find the real functions (idempotent: dlsym finds the same each time). Not async-signal-safe. */
 static void resolve(void)
 {
-	if (__atomic_load_n(&real_signalfd, __ATOMIC_ACQUIRE))
-		return;
-	real_sigprocmask = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
-	real_pthread_sigmask = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
-	real_sigtimedwait = (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
-	__atomic_store_n(&real_signalfd, (signalfd_fn)dlsym(RTLD_NEXT, "signalfd"),
-			 __ATOMIC_RELEASE);
+	static const struct {
+		const char *name;
+		void **fn;
+	} reals[] = {
+	    {"sigprocmask", (void **)&real_sigprocmask},
+	    {"pthread_sigmask", (void **)&real_pthread_sigmask},
+	    {"sigtimedwait", (void **)&real_sigtimedwait},
+	    {"signalfd", (void **)&real_signalfd},
+	};
+
+	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
+		if (!__atomic_load_n(reals[i].fn, __ATOMIC_ACQUIRE))
+			__atomic_store_n(reals[i].fn, dlsym(RTLD_NEXT, reals[i].name),
+					 __ATOMIC_RELEASE);
 }
 
 void signal_masks__init(void)
@@ -255,13 +262,7 @@ AP_API int sigwait(const sigset_t *set, int *sig)
 
 AP_API int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-	if (!real_sigtimedwait)
-		resolve();
-	if (!real_sigtimedwait) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return program_wait(set, info, NULL);
+	return sigtimedwait(set, info, NULL); /* as glibc's: no timeout */
 }
 
 AP_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
