@@ -27,10 +27,12 @@
 struct opt_row {
 	const char *var, *long_flag, *arg, *def, *help;
 	int short_flag;
+	enum ap_env_who who;
 };
 
 static const struct opt_row rows[] = {
-#define ROW(id, lf, sf, arg, def, help) {AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf},
+#define ROW(id, who, lf, sf, arg, def, help)                                                       \
+	{AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf, AP_READ_##who},
     AUTOPROF_ENV_TABLE(ROW)
 #undef ROW
 };
@@ -66,9 +68,9 @@ static void usage(FILE *f)
 		"  -t, --tid TID[,TID...]     profile running threads, from outside\n"
 		"  --duration SECONDS         with -p/-t: stop after this long (else Ctrl-C or "
 		"their end)\n"
-		"  -h, --help                 this text\n\nset by the launcher itself:\n");
+		"  -h, --help                 this text\n\nvariables no flag sets:\n");
 	for (int i = 0; i < NROWS; i++)
-		if (!rows[i].long_flag)
+		if (!rows[i].long_flag && rows[i].who != AP_READ_REPORT)
 			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
 	fprintf(f, "\nautoprof ctl [-t] PID start|stop|dump|status: control a profiled process "
 		   "(-t: say how long it took to answer)\n");
@@ -83,7 +85,7 @@ static int find_lib(char *out, size_t cap)
 {
 	char self[PATH_MAX], *dir;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *env = getenv("AUTOPROF_LIB");
+	const char *env = ap_env(AP_ENV_LIB);
 
 	if (env && *env) {
 		if (access(env, R_OK) == 0 && realpath(env, out))
@@ -125,7 +127,7 @@ static uint64_t now_ns(void)
 void launcher__open_counters(void)
 {
 	static struct ap_counters cs;
-	const char *list = getenv("AUTOPROF_COUNTERS");
+	const char *list = ap_env(AP_ENV_COUNTERS);
 	char spec[1024];
 
 	ap_quiet = true;
@@ -134,7 +136,7 @@ void launcher__open_counters(void)
 	counters__open(&cs, true);
 	cs.start_ns = now_ns();
 	if (counters__spec(&cs, spec, sizeof(spec)) == 0)
-		setenv("AUTOPROF_COUNTER_FDS", spec, 1);
+		setenv(ap_env_name(AP_ENV_COUNTER_FDS), spec, 1);
 }
 
 /*
@@ -242,7 +244,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (c == 'P') { /* --start-paused: --start 0 */
-			setenv("AUTOPROF_START", "0", 1);
+			setenv(ap_env_name(AP_ENV_START), "0", 1);
 			continue;
 		}
 		if (c == 'O') {
@@ -297,10 +299,10 @@ int main(int argc, char **argv)
 
 	if (validate())
 		return 2;
-	output = getenv("AUTOPROF_OUTPUT");
+	output = ap_env(AP_ENV_OUTPUT);
 	if (!output || !*output)
-		output = "perf.data";
-	quiet = getenv("AUTOPROF_QUIET") && !strcmp(getenv("AUTOPROF_QUIET"), "1");
+		output = ap_env_default(AP_ENV_OUTPUT);
+	quiet = ap_env(AP_ENV_QUIET) && !strcmp(ap_env(AP_ENV_QUIET), "1");
 	if (id_list) {
 		int nids = attach__parse(id_list, ids, (int)(sizeof(ids) / sizeof(ids[0])),
 					 threads ? "-t" : "-p");
@@ -320,7 +322,7 @@ int main(int argc, char **argv)
 				    "threads with raw clone");
 	if (find_lib(lib, sizeof(lib)))
 		return 127;
-	if (getenv("AUTOPROF_VERBOSE") && strcmp(getenv("AUTOPROF_VERBOSE"), "0") && !quiet)
+	if (ap_env(AP_ENV_VERBOSE) && strcmp(ap_env(AP_ENV_VERBOSE), "0") && !quiet)
 		fprintf(stderr,
 			"autoprof: profiling %s with the library (a dynamic program: LD_PRELOAD "
 			"enters it; --outside profiles from outside instead)\n",

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "autoprof/env.h"
 #include "common.h"
 #include "handler/handler.h"
 #include "outside.h"
@@ -188,12 +189,14 @@ void events__close(struct events *ev)
 /* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
 int plan__init(struct plan *p, int quiet)
 {
-	static const char *const unused[][2] = {
-	    {"AUTOPROF_WINDOW", "--window"},	   {"AUTOPROF_KEEP", "--keep"},
-	    {"AUTOPROF_AGGREGATE", "--aggregate"}, {"AUTOPROF_OFFCPU", "--off-cpu"},
-	    {"AUTOPROF_BATCH", "--batch"},	   {"AUTOPROF_STACK_COPY", "--stack-copy"},
-	    {"AUTOPROF_SIGNAL", "--signal"},	   {"AUTOPROF_MODE", "--mode"},
-	    {"AUTOPROF_START", "--start"},	   {"AUTOPROF_FOLLOW", "--follow"}};
+	static const struct {
+		enum ap_env var;
+		const char *flag;
+	} unused[] = {{AP_ENV_WINDOW, "--window"},	 {AP_ENV_KEEP, "--keep"},
+		      {AP_ENV_AGGREGATE, "--aggregate"}, {AP_ENV_OFFCPU, "--off-cpu"},
+		      {AP_ENV_BATCH, "--batch"},	 {AP_ENV_STACK_COPY, "--stack-copy"},
+		      {AP_ENV_SIGNAL, "--signal"},	 {AP_ENV_MODE, "--mode"},
+		      {AP_ENV_START, "--start"},	 {AP_ENV_FOLLOW, "--follow"}};
 	char list[256] = "";
 
 	if (config__parse(&p->cfg))
@@ -201,13 +204,13 @@ int plan__init(struct plan *p, int quiet)
 	if (!p->cfg.event_name[0])
 		strcpy(p->cfg.event_name, "cycles");
 	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
-		const char *v = getenv(unused[i][0]);
+		const char *v = ap_env(unused[i].var);
 
-		if (!strcmp(unused[i][1], "--start") || !strcmp(unused[i][1], "--follow"))
+		if (unused[i].var == AP_ENV_START || unused[i].var == AP_ENV_FOLLOW)
 			v = v && !strcmp(v, "0") ? v : NULL; /* 1 is what outside mode does */
 		if (v && *v && strlen(list) + 16 < sizeof(list))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-				 list[0] ? ", " : "", unused[i][1]);
+				 list[0] ? ", " : "", unused[i].flag);
 	}
 	if (list[0] && !quiet)
 		fprintf(stderr,

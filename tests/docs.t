@@ -6,9 +6,14 @@ plan 5
 missing=
 for v in $vars; do grep -q "| \`AUTOPROF_$v\` |" "$ROOT/README.md" || missing="$missing $v"; done
 is "$missing" "" "the README's table has a row for every AUTOPROF_* variable"
+# Each program's manual names the variables it reads (env.h's who column).
 missing=
-for v in $vars; do grep -q "AUTOPROF_$v" "$B/man/autoprof.1" || missing="$missing $v"; done
-is "$missing" "" "the man page names every AUTOPROF_* variable"
+for v in $vars; do
+	man=autoprof
+	grep -q "^[[:space:]]*X($v, *REPORT," "$ROOT/include/autoprof/env.h" && man=autoprof-report
+	grep -q "AUTOPROF_$v" "$B/man/$man.1" || missing="$missing $v"
+done
+is "$missing" "" "the man pages name every AUTOPROF_* variable"
 grep -q '^make demo' "$ROOT/README.md" && grep -q '^make check' "$ROOT/README.md"
 ok $? "the quick start is make demo and make check"
 # The quick start names exactly the packages scripts/install-deps.sh installs.

@@ -17,7 +17,7 @@
 extern char **environ;
 
 static const char *const our_vars[] = {
-#define ENV_NAME_ROW(id, lf, sf, arg, def, help) AUTOPROF_ENV_PREFIX #id,
+#define ENV_NAME_ROW(id, who, lf, sf, arg, def, help) AUTOPROF_ENV_PREFIX #id,
     AUTOPROF_ENV_TABLE(ENV_NAME_ROW)
 #undef ENV_NAME_ROW
 };
@@ -134,7 +134,7 @@ char **env__for_exec(char *const *envp, char **store, size_t store_len, char *st
 	char value[4096], *entry;
 	size_t n = 0, left = strings_len;
 
-	if (!autoprof.cfg.follow || !*lib)
+	if (!autoprof.cfg->follow || !*lib)
 		return (char **)envp;
 	for (size_t i = 0; envp && envp[i]; i++) {
 		if (is_ours(envp[i]))
