@@ -60,6 +60,32 @@ void attach__say_denied(int err, const char *what)
 		what, strerror(err), paranoid, yama);
 }
 
+/*
+ * Settle the event once, before any target: where the default cycles is
+ * missing (no PMU), cpu-clock stands in. Probed on the launcher itself: a
+ * missing event is missing for every target.
+ */
+static void settle_event(struct plan *p)
+{
+	long fd;
+
+	if (!p->cfg.event_auto)
+		return;
+	fd = event_open(&p->attr, 0, -1, -1);
+	if (fd >= 0) {
+		close((int)fd);
+		return;
+	}
+	if (errno != ENOENT && errno != EOPNOTSUPP)
+		return; /* said when the targets' events fail the same way */
+	p->cfg.event =
+	    (struct ap_event){.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK};
+	strcpy(p->cfg.event_name, "cpu-clock");
+	p->cfg.event_auto = false;
+	p->attr.type = PERF_TYPE_SOFTWARE;
+	p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+}
+
 void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
 {
 	struct perf_event_attr *a = &p->attr;
@@ -110,29 +136,18 @@ void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
 		p->dwarf = true;
 		p->stacks = "DWARF unwinding of register and stack copies";
 	}
+	settle_event(p);
 }
 
-/*
- * Open the plan's event on @pid on every CPU (the first fails: maybe falls
- * back from cycles to cpu-clock). Returns 0, or -errno (not said).
- */
-int events__add(struct events *ev, struct plan *p, pid_t pid)
+/* Open the plan's event on @pid on every CPU. Returns 0, or -errno (not said). */
+int events__add(struct events *ev, const struct plan *p, pid_t pid)
 {
 	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		long fd = event_open(&p->attr, pid, cpu, -1);
+		struct perf_event_attr attr = p->attr;
+		long fd = event_open(&attr, pid, cpu, -1);
 
 		if (fd < 0 && errno == ENODEV)
 			continue; /* an offline CPU */
-		if (fd < 0 && p->cfg.event_auto && !ev->nr &&
-		    (errno == ENOENT || errno == EOPNOTSUPP)) {
-			p->cfg.event = (struct ap_event){.type = PERF_TYPE_SOFTWARE,
-							 .config = PERF_COUNT_SW_CPU_CLOCK};
-			strcpy(p->cfg.event_name, "cpu-clock");
-			p->cfg.event_auto = false;
-			p->attr.type = PERF_TYPE_SOFTWARE;
-			p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-			fd = event_open(&p->attr, pid, cpu, -1);
-		}
 		if (fd < 0)
 			return -errno;
 		if (ev->nr == ev->cap) {
@@ -201,8 +216,6 @@ int plan__init(struct plan *p, int quiet)
 
 	if (config__parse(&p->cfg))
 		return -1;
-	if (!p->cfg.event_name[0])
-		strcpy(p->cfg.event_name, "cycles");
 	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
 		const char *v = ap_env(unused[i].var);
 
