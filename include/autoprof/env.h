@@ -135,7 +135,8 @@
 	  "where the launcher finds the command, to see whether it is static "                     \
 	  "or a Go program")                                                                       \
 	Y("XDG_RUNTIME_DIR", "libautoprof.so, autoprof ctl",                                       \
-	  "the folder of the control endpoints (else /tmp/autoprof-UID)")                          \
+	  "the folder of the control endpoints ($XDG_RUNTIME_DIR/autoprof, else "                  \
+	  "/tmp/autoprof-UID)")                                                                    \
 	Y("XDG_CACHE_HOME, HOME", "autoprof-report",                                               \
 	  "the folder of the cached kernel symbol table ($XDG_CACHE_HOME/autoprof, else "          \
 	  "~/.cache/autoprof)")                                                                    \
