@@ -161,10 +161,13 @@ int config__parse(struct ap_config *cfg)
 	if (parse_bool(AP_ENV_QUIET, &b))
 		return -EINVAL;
 	cfg->quiet = ap_quiet = b;
-	if (parse_u64(AP_ENV_VERBOSE, 0, 9, &v) == 0) {
+	/* A level, 0 to 9; AUTOPROF_VERBOSE=yes is a switch too (level 1). */
+	s = env_get(AP_ENV_VERBOSE, &set);
+	if (s[strspn(s, "0123456789")] == 0) {
+		if (parse_u64(AP_ENV_VERBOSE, 0, 9, &v))
+			return -EINVAL;
 		cfg->verbose = ap_verbose = (int)v;
 	} else {
-		/* AUTOPROF_VERBOSE=yes is a switch too */
 		if (parse_bool(AP_ENV_VERBOSE, &b))
 			return -EINVAL;
 		cfg->verbose = ap_verbose = b;

@@ -38,6 +38,9 @@ static const struct opt_row rows[] = {
 };
 #define NROWS (int)(sizeof(rows) / sizeof(rows[0]))
 
+/* The flags and variables as the library will read them (validate()): read once. */
+static struct ap_config opts;
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: autoprof [options] [--] command [args...]\n"
@@ -127,11 +130,10 @@ static uint64_t now_ns(void)
 void launcher__open_counters(void)
 {
 	static struct ap_counters cs;
-	const char *list = ap_env(AP_ENV_COUNTERS);
 	char spec[1024];
 
 	ap_quiet = true;
-	if (counters__parse(&cs, list && *list ? list : AUTOPROF_DEFAULT_COUNTERS) || !cs.n)
+	if (counters__parse(&cs, opts.counters) || !cs.n)
 		return;
 	counters__open(&cs, true);
 	cs.start_ns = now_ns();
@@ -140,20 +142,19 @@ void launcher__open_counters(void)
 }
 
 /*
- * Check every option with the library's own parser before anything runs, so
- * a bad flag is one line naming it and exit status 2 (as perf record does),
- * not a command run unprofiled. Returns 0 or 2 (said).
+ * Read every option with the library's own parser before anything runs (into
+ * @cfg), so a bad flag is one line naming it and exit status 2 (as perf
+ * record does), not a command run unprofiled. Returns 0 or 2 (said).
  */
-static int validate(void)
+static int validate(struct ap_config *cfg)
 {
-	struct ap_config cfg;
 	char why[1024], dir[PATH_MAX], *slash;
 	const struct opt_row *row = NULL;
 	bool quiet = ap_quiet;
 	int bad;
 
 	ap_log_capture(why, sizeof(why));
-	bad = config__parse(&cfg);
+	bad = config__parse(cfg);
 	ap_log_capture(NULL, 0);
 	ap_quiet = quiet;
 	if (bad) {
@@ -178,7 +179,7 @@ static int validate(void)
 		return 2;
 	}
 	/* The output's folder must take a new file (the library makes it later). */
-	snprintf(dir, sizeof(dir), "%s", cfg.output);
+	snprintf(dir, sizeof(dir), "%s", cfg->output);
 	slash = strrchr(dir, '/');
 	if (slash)
 		*(slash == dir ? slash + 1 : slash) = 0;
@@ -186,7 +187,7 @@ static int validate(void)
 		strcpy(dir, ".");
 	if (access(dir, W_OK | X_OK)) {
 		fprintf(stderr, "autoprof: -o/--output %s: cannot create a file there (%s)\n",
-			cfg.output, strerror(errno));
+			cfg->output, strerror(errno));
 		return 2;
 	}
 	return 0;
@@ -297,12 +298,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (validate())
+	if (validate(&opts))
 		return 2;
-	output = ap_env(AP_ENV_OUTPUT);
-	if (!output || !*output)
-		output = ap_env_default(AP_ENV_OUTPUT);
-	quiet = ap_env(AP_ENV_QUIET) && !strcmp(ap_env(AP_ENV_QUIET), "1");
+	output = opts.output;
+	quiet = opts.quiet;
 	if (id_list) {
 		int nids = attach__parse(id_list, ids, (int)(sizeof(ids) / sizeof(ids[0])),
 					 threads ? "-t" : "-p");
@@ -322,7 +321,7 @@ int main(int argc, char **argv)
 				    "threads with raw clone");
 	if (find_lib(lib, sizeof(lib)))
 		return 127;
-	if (ap_env(AP_ENV_VERBOSE) && strcmp(ap_env(AP_ENV_VERBOSE), "0") && !quiet)
+	if (opts.verbose && !quiet)
 		fprintf(stderr,
 			"autoprof: profiling %s with the library (a dynamic program: LD_PRELOAD "
 			"enters it; --outside profiles from outside instead)\n",
