@@ -41,6 +41,11 @@ static const struct opt_row rows[] = {
 /* The flags and variables as the library will read them (validate()): read once. */
 static struct ap_config opts;
 
+const struct ap_config *launcher__options(void)
+{
+	return &opts;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: autoprof [options] [--] command [args...]\n"

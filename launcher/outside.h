@@ -142,7 +142,7 @@ struct plan {
 	const char *stacks; /* for the mode line */
 };
 
-/* The options (config__parse) into @p; options that do not apply said (unless @quiet). 0 or -1. */
+/* The options (launcher__options()) into @p; those that do not apply said (unless @quiet). 0. */
 int plan__init(struct plan *p, int quiet);
 /*
  * The attr: frame-pointer chains (@fp) or register and stack copies; counting

@@ -18,6 +18,7 @@
 #include "autoprof/env.h"
 #include "common.h"
 #include "handler/handler.h"
+#include "launcher.h"
 #include "outside.h"
 
 #if defined(__x86_64__)
@@ -201,7 +202,7 @@ void events__close(struct events *ev)
 	free(ev->ring_fd);
 }
 
-/* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
+/* The options as the library reads them; those that do not apply said. Returns 0. */
 int plan__init(struct plan *p, int quiet)
 {
 	static const struct {
@@ -214,8 +215,8 @@ int plan__init(struct plan *p, int quiet)
 		      {AP_ENV_START, "--start"},	 {AP_ENV_FOLLOW, "--follow"}};
 	char list[256] = "";
 
-	if (config__parse(&p->cfg))
-		return -1;
+	p->cfg = *launcher__options(); /* read once, by main() */
+	ap_quiet = p->cfg.quiet;       /* the shared code's warnings, as the library's */
 	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
 		const char *v = ap_env(unused[i].var);
 
