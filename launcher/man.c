@@ -182,6 +182,8 @@ void launcher__man(FILE *f)
 	      "own):\n",
 	      f);
 	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		if (!strcmp(others[i][1], "autoprof-report"))
+			continue; /* in autoprof-report(1) */
 		fprintf(f, ".TP\n.B %s\n", others[i][0]);
 		troff_put(f, others[i][2]);
 		fputs(" (", f);

@@ -19,7 +19,9 @@
  *              or NULL for a variable no flag sets
  *   short_flag the launcher's -f, or 0
  *   arg        the argument's name in --help, or NULL for an on/off switch
- *   default    the value used when the variable is unset ("" = none)
+ *   default    the value used when the variable is unset ("" = none); for
+ *              REPORT rows the reader's constant it documents (PREFAULT_*
+ *              in report/read/prefault.c, SPEC_GAP in report/read/session.c)
  *   help       one line for --help, the manual pages and the README
  *
  * The variables of others that the programs read are listed in
@@ -107,16 +109,16 @@
 	X(NO_KSYM_CACHE, REPORT, NULL, 0, "ANY", "",                                               \
 	  "set (to anything): read /proc/kallsyms every run instead of the cached table")          \
 	X(REPORT_NO_CFI_CACHE, REPORT, NULL, 0, "0|1", "0",                                        \
-	  "1: unwind every dwarf sample through libdw, not the cached CFI rules")                  \
-	X(REPORT_NO_PREFAULT, REPORT, NULL, 0, "N", "0",                                           \
-	  "not 0: no thread mapping a big file's pages ahead of the walker")                       \
+	  "not 0: unwind every dwarf sample through libdw, not the cached CFI rules")              \
+	X(REPORT_NO_PREFAULT, REPORT, NULL, 0, "0|1", "0",                                         \
+	  "not 0: no prefault thread (one that maps a big file's pages ahead of the walker)")      \
 	X(REPORT_PREFAULT_MIN, REPORT, NULL, 0, "BYTES", "268435456",                              \
-	  "the file size from which that thread runs")                                             \
+	  "the file size (bytes) from which the prefault thread runs")                             \
 	X(REPORT_PREFAULT_AHEAD, REPORT, NULL, 0, "BYTES", "16777216",                             \
-	  "how far that thread maps ahead of the walker")                                          \
+	  "how far (bytes) the prefault thread maps ahead of the walker")                          \
 	X(REPORT_PREFAULT_RELEASE, REPORT, NULL, 0, "BYTES", "16777216",                           \
-	  "how many bytes of pages behind the walker that thread hands back at a time (at 4 "      \
-	  "times that whatever it does; the walker itself at 8 times)")                            \
+	  "how many bytes of pages behind the walker the prefault thread hands back at a "         \
+	  "time (at 4 times that whatever it does; the walker itself at 8 times)")                 \
 	X(REPORT_SPEC_GAP, REPORT, NULL, 0, "BYTES", "1048576",                                    \
 	  "bytes of records after the last side-band record at which one walk starts doing "       \
 	  "both passes; 0 forces two passes")
