@@ -177,11 +177,12 @@ check: all $(BUILD)/.deps-test $(BUILD)/asan/autoprof-report $(UNIT_BIN) $(UNIT_
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/autoprof \
-		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/autoprof
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/autoprof/doc
 	install -m 755 $(BUILD)/autoprof $(BUILD)/autoprof-report $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libautoprof.so $(DESTDIR)$(PREFIX)/lib/autoprof/
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/
+	install -m 644 doc/*.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/doc/
 
 format:
 	git ls-files '*.c' '*.h' '*.cc' '*.cpp' | xargs clang-format -i
