@@ -5,7 +5,7 @@
 # link and doc/ reference with the files it names.
 . "$(dirname "$0")/lib.sh"
 vars=$(sed -n 's/^[ \t]*X(\([A-Z_]*\),.*/\1/p' "$ROOT/include/autoprof/env.h")
-plan 10
+plan 11
 [ "$(echo "$vars" | wc -w)" -ge 20 ]
 ok $? "env.h's table has its rows ($(echo "$vars" | wc -w)), as this test reads them"
 missing=
@@ -27,6 +27,15 @@ build=$(pkgs build_pkgs)
 only_test=$(for p in $(pkgs test_pkgs); do case " $build " in *" $p "*) ;; *) echo "$p" ;; esac; done |
 	sort | tr '\n' ' ')
 is "$(listed test-pkgs)" "$only_test" "doc/install.md lists the test packages (besides the build ones)"
+
+# Every AUTOPROF_* name the programs' sources spell out (a getenv of the reader or the
+# launcher, a variable the library sets) has a row too.
+missing=
+for v in $(cd "$ROOT" && grep -rhoE '"AUTOPROF_[A-Z0-9_]+' report launcher common preload include |
+	tr -d '"' | sort -u); do
+	grep -q "^| \`$v\` |" "$ROOT/doc/variables.md" || missing="$missing $v"
+done
+is "$missing" "" "doc/variables.md has a row for every AUTOPROF_* name in the sources"
 
 # The README stays a front door: a page or two, linking every page of the manual.
 lines=$(wc -l <"$ROOT/README.md")
