@@ -242,12 +242,17 @@ int main(int argc, char **argv)
 		p += 8;
 		desc_ok = nr == 3 && size == PERF_FILE_ATTR_SIZE;
 		for (uint32_t i = 0; i < nr && desc_ok; i++) {
-			const struct perf_event_attr *a = (const void *)p;
+			struct perf_event_attr a; /* (unaligned in the section: copied) */
 			int c = i < 2 ? (int)i : 3;
 			uint32_t nr_ids;
 			uint64_t id;
 
-			desc_ok = (size_t)(end - p) >= size + 4 && a->config == cs.c[c].attr.config;
+			desc_ok = (size_t)(end - p) >= size + 4;
+			memset(&a, 0, sizeof(a));
+			memcpy(&a, p, desc_ok ? PERF_FILE_ATTR_SIZE : 0);
+			desc_ok = desc_ok && a.config == cs.c[c].attr.config &&
+				  a.read_format == (PERF_FORMAT_TOTAL_TIME_ENABLED |
+						    PERF_FORMAT_TOTAL_TIME_RUNNING);
 			p += size;
 			memcpy(&nr_ids, p, 4);
 			p += 4;
