@@ -8,17 +8,22 @@
  * are copies built here, at a made-up address, as the kernel would copy them.
  *
  * The cache is checked from outside through what handler.h says of it
- * (AP_CFI_BYTES of AP_CFI_ENTRIES entries: 24 bytes each, the pc first, the
- * rule after it, a rule of zero bytes being no rule): a pc's first walk
- * fills an entry (a miss), the next walk uses it without looking it up again
- * (a hit: shown by zeroing the entry's rule, which then ends the walk there),
- * a pc with no rule is cached too, and two pcs sharing an entry (found by
- * searching) each get their own rule, the later evicting the earlier.
+ * (AP_CFI_BYTES: a generation, then AP_CFI_ENTRIES entries of 24 bytes each,
+ * the pc first, the rule after it, a rule of zero bytes being no rule): a
+ * pc's first walk fills an entry (a miss), the next walk uses it without
+ * looking it up again (a hit: shown by zeroing the entry's rule, which then
+ * ends the walk there), a pc with no rule is cached too, two pcs sharing an
+ * entry (found by searching) each get their own rule, the later evicting the
+ * earlier, and a library's rules go with it when dlclose unloads it.
  */
+#include <dlfcn.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "tap.h"
@@ -86,12 +91,19 @@ extern char cfi_outer[], cfi_rbp[], cfi_rbp_body[], cfi_big[], cfi_big_b[], cfi_
 #define A(sym, off) ((uint64_t)(uintptr_t)(sym) + (off))
 #define SP	    0x7ffd00001000ULL /* where the copied stack was */
 #define UC_GREG(r)  (offsetof(ucontext_t, uc_mcontext.gregs) + (r) * sizeof(greg_t))
+#define ENTRIES_AT  8  /* the entries, after the generation */
 #define ENTRY	    24 /* bytes per cache entry (AP_CFI_BYTES / AP_CFI_ENTRIES) */
 
 static uint8_t *cache;	   /* AP_CFI_BYTES, then a guard of canary bytes */
 static uint64_t stack[64]; /* the copy of [SP, SP + sizeof(stack)) */
 static uint64_t ips[16];
 static struct cfi_walk w;
+
+/* Cache entry i (its pc, then its rule). */
+static uint8_t *entry(int i)
+{
+	return cache + ENTRIES_AT + (size_t)i * ENTRY;
+}
 
 static void put(uint64_t addr, uint64_t v)
 {
@@ -118,7 +130,7 @@ static int slot_of(uint64_t pc, int *count)
 	for (int i = 0; i < AP_CFI_ENTRIES; i++) {
 		uint64_t key;
 
-		memcpy(&key, cache + (size_t)i * ENTRY, 8);
+		memcpy(&key, entry(i), 8);
 		if (key == pc)
 			at = i, c++;
 	}
@@ -161,7 +173,7 @@ static void cache_tests(void)
 	   "a miss caches the rule: the first frame under its pc, its caller under pc - 1");
 
 	/* A hit: the cached rule is used as it is (zeroed here: no rule), not looked up. */
-	memset(cache + (size_t)s * ENTRY + 8, 0, ENTRY - 8);
+	memset(entry(s) + 8, 0, ENTRY - 8);
 	n = walk(ip, SP, SP + 16, sizeof(stack), 16);
 	ok(n == 1 && !w.complete,
 	   "a hit is served from the cache: the zeroed rule ends the walk (%d)", n);
@@ -178,9 +190,9 @@ static void cache_tests(void)
 	ok(n == 1 && !w.complete && !w.ran_out && s >= 0,
 	   "a pc outside every object: 1 frame, and the failure is cached");
 	walk(A(cfi_big, 100), SP, 0, sizeof(stack), 1);
-	memcpy(good, cache + (size_t)slot_of(A(cfi_big, 100), NULL) * ENTRY + 8, sizeof(good));
+	memcpy(good, entry(slot_of(A(cfi_big, 100), NULL)) + 8, sizeof(good));
 	if (s >= 0)
-		memcpy(cache + (size_t)s * ENTRY + 8, good, sizeof(good));
+		memcpy(entry(s) + 8, good, sizeof(good));
 	n = walk(heap, SP, 0, sizeof(stack), 16);
 	ok(n == 2 && ips[1] == ra,
 	   "a cached failure is a hit too: the pc is never looked up again");
@@ -302,11 +314,68 @@ static void walk_tests(void)
 	ok(n == 1 && w.ran_out, "a copy that ends inside the ucontext: ran out");
 }
 
+/* build/progs/libhot.so, found from this program's place in build/ (unit/ or asan/unit/). */
+static bool find_plugin(char *out, size_t cap)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	for (int up = 0; up < 3; up++) {
+		char *slash = strrchr(exe, '/');
+
+		if (!slash)
+			return false;
+		*slash = 0;
+		snprintf(out, cap, "%s/progs/libhot.so", exe);
+		if (access(out, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A library's rules are cached while it is loaded; once dlclose has unmapped
+ * it, its pcs have no rule (the same pc may hold other code later, another
+ * library or JIT code): the cache must not answer for them any more.
+ */
+static void unload_tests(void)
+{
+	char lib[PATH_MAX + 32];
+	void *h;
+	uint64_t pc;
+	int n;
+
+	if (!find_plugin(lib, sizeof(lib)) || !(h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)) ||
+	    !dlsym(h, "hot_in_plugin")) {
+		skip(2, "build/progs/libhot.so is not built (make build/progs/libhot.so)");
+		return;
+	}
+	pc = (uint64_t)(uintptr_t)dlsym(h, "hot_in_plugin") + 16;
+	for (size_t i = 0; i < sizeof(stack) / 8; i++)
+		stack[i] = A(cfi_outer, 5); /* wherever its rule looks, the outermost frame */
+	fresh_cache();
+	walk(pc, SP, SP, sizeof(stack), 16); /* learns the library: a new object */
+	n = walk(pc, SP, SP, sizeof(stack), 16);
+	ok(n == 2 && ips[1] == A(cfi_outer, 5) && slot_of(pc, NULL) >= 0,
+	   "a dlopened library's function: its rule found and cached (%d frames)", n);
+	dlclose(h);
+	if (dlsym(RTLD_DEFAULT, "hot_in_plugin")) {
+		skip(1, "the library stayed loaded after dlclose");
+		return;
+	}
+	n = walk(pc, SP, SP, sizeof(stack), 16);
+	ok(n == 1 && !w.complete,
+	   "after dlclose unloaded it, its pc has no rule: the cached one is gone (%d frames)", n);
+}
+
 int main(void)
 {
 	bool guard = true;
 
-	plan(27);
+	plan(29);
 	objects__init();
 	ok(objects__ready(), "the objects table is set up (objects__init)");
 	cache = malloc(AP_CFI_BYTES + 64);
@@ -315,6 +384,7 @@ int main(void)
 	memset(cache + AP_CFI_BYTES, 0xa5, 64);
 	cache_tests();
 	walk_tests();
+	unload_tests();
 	for (int i = 0; i < 64; i++)
 		guard &= cache[AP_CFI_BYTES + i] == 0xa5;
 	ok(guard, "no walk wrote past the cache's AP_CFI_BYTES");
