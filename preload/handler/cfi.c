@@ -636,7 +636,7 @@ int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *
 			return n;
 		}
 		if (!read_stack(copy, stack_lo, size, cfa + (uint64_t)(int64_t)r.ra_off, &ra)) {
-			w->ran_out = cfa + (uint64_t)(int64_t)r.ra_off >= stack_lo + size;
+			w->ran_out = cfa + (uint64_t)(int64_t)r.ra_off + 8 > stack_lo + size;
 			return n;
 		}
 		if (r.rbp_how == SAVED_AT) {
