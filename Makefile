@@ -147,7 +147,7 @@ $(BUILD)/asan/unit/test-report-%: tests/unit/test-report-%.c $(REPORT_CORE:%.c=$
 # test-report-built reads the records the library's builders lay out with the
 # reader's parser: it links preload/handler/record.c too, as the launcher does.
 $(BUILD)/unit/test-report-built: $(BUILD)/preload/handler/record.o
-$(BUILD)/unit/test-report-built: private CFLAGS += -Icommon
+$(BUILD)/unit/test-report-built: private BASE += -Icommon
 $(BUILD)/asan/unit/test-report-built: preload/handler/record.c
 $(BUILD)/asan/unit/test-report-built: private BASE += -Icommon
 
