@@ -85,21 +85,23 @@ static int parse_duration(enum ap_env which, uint64_t *out)
 	return -EINVAL;
 }
 
+/* Is s a switch's word (1, yes, on, true; 0, no, off, false)? Its value in *out. */
+static bool switch_word(const char *s, bool *out)
+{
+	*out = !strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "on") ||
+	       !strcasecmp(s, "true");
+	return *out || !strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
+	       !strcasecmp(s, "false");
+}
+
+/* Parse a switch from AUTOPROF_<which>. Returns 0, or -EINVAL after saying what is wrong. */
 static int parse_bool(enum ap_env which, bool *out)
 {
 	bool set;
 	const char *s = env_get(which, &set);
 
-	if (!strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "on") ||
-	    !strcasecmp(s, "true")) {
-		*out = true;
+	if (switch_word(s, out))
 		return 0;
-	}
-	if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
-	    !strcasecmp(s, "false")) {
-		*out = false;
-		return 0;
-	}
 	pr_warn("%s='%s' is not 0 or 1; not profiling", ap_env_name(which), s);
 	return -EINVAL;
 }
@@ -167,10 +169,13 @@ int config__parse(struct ap_config *cfg)
 		if (parse_u64(AP_ENV_VERBOSE, 0, 9, &v))
 			return -EINVAL;
 		cfg->verbose = ap_verbose = (int)v;
-	} else {
-		if (parse_bool(AP_ENV_VERBOSE, &b))
-			return -EINVAL;
+	} else if (switch_word(s, &b)) {
 		cfg->verbose = ap_verbose = b;
+	} else {
+		pr_warn("AUTOPROF_VERBOSE='%s' is not a level from 0 to 9, nor yes or no; not "
+			"profiling",
+			s);
+		return -EINVAL;
 	}
 
 	s = env_get(AP_ENV_OUTPUT, &set);

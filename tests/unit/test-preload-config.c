@@ -33,7 +33,7 @@ int main(void)
 	struct ap_event ev;
 	char why[256];
 
-	plan(41);
+	plan(42);
 
 	ok(parse_with(NULL, NULL, &cfg) == 0, "defaults parse");
 	ok(!strcmp(cfg.output, "perf.data"), "default output is perf.data");
@@ -111,6 +111,10 @@ int main(void)
 		   "AUTOPROF_VERBOSE=2 is level 2");
 		ok(parse_with("AUTOPROF_VERBOSE", "12", &cfg) == -EINVAL && strstr(said, "0 to 9"),
 		   "AUTOPROF_VERBOSE=12 is refused: %s", said);
+		ap_log_capture(said, sizeof(said));
+		ok(parse_with("AUTOPROF_VERBOSE", "loud", &cfg) == -EINVAL &&
+		       strstr(said, "'loud' is not a level from 0 to 9, nor yes or no"),
+		   "AUTOPROF_VERBOSE=loud is refused: %s", said);
 		ap_log_capture(NULL, 0);
 	}
 	return tap_done();
