@@ -15,8 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "autoprof/env.h"
 #include "common.h"
 #include "handler/handler.h"
+#include "launcher.h"
 #include "outside.h"
 
 #if defined(__x86_64__)
@@ -57,6 +59,32 @@ void attach__say_denied(int err, const char *what)
 		"2 or less samples what you may ptrace, above needs CAP_PERFMON; another "
 		"user's process needs CAP_SYS_PTRACE%s)\n",
 		what, strerror(err), paranoid, yama);
+}
+
+/*
+ * Settle the event once, before any target: where the default cycles is
+ * missing (no PMU), cpu-clock stands in. Probed on the launcher itself: a
+ * missing event is missing for every target.
+ */
+static void settle_event(struct plan *p)
+{
+	long fd;
+
+	if (!p->cfg.event_auto)
+		return;
+	fd = event_open(&p->attr, 0, -1, -1);
+	if (fd >= 0) {
+		close((int)fd);
+		return;
+	}
+	if (errno != ENOENT && errno != EOPNOTSUPP)
+		return; /* said when the targets' events fail the same way */
+	p->cfg.event =
+	    (struct ap_event){.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK};
+	strcpy(p->cfg.event_name, "cpu-clock");
+	p->cfg.event_auto = false;
+	p->attr.type = PERF_TYPE_SOFTWARE;
+	p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 }
 
 void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
@@ -109,29 +137,18 @@ void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
 		p->dwarf = true;
 		p->stacks = "DWARF unwinding of register and stack copies";
 	}
+	settle_event(p);
 }
 
-/*
- * Open the plan's event on @pid on every CPU (the first fails: maybe falls
- * back from cycles to cpu-clock). Returns 0, or -errno (not said).
- */
-int events__add(struct events *ev, struct plan *p, pid_t pid)
+/* Open the plan's event on @pid on every CPU. Returns 0, or -errno (not said). */
+int events__add(struct events *ev, const struct plan *p, pid_t pid)
 {
 	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		long fd = event_open(&p->attr, pid, cpu, -1);
+		struct perf_event_attr attr = p->attr;
+		long fd = event_open(&attr, pid, cpu, -1);
 
 		if (fd < 0 && errno == ENODEV)
 			continue; /* an offline CPU */
-		if (fd < 0 && p->cfg.event_auto && !ev->nr &&
-		    (errno == ENOENT || errno == EOPNOTSUPP)) {
-			p->cfg.event = (struct ap_event){.type = PERF_TYPE_SOFTWARE,
-							 .config = PERF_COUNT_SW_CPU_CLOCK};
-			strcpy(p->cfg.event_name, "cpu-clock");
-			p->cfg.event_auto = false;
-			p->attr.type = PERF_TYPE_SOFTWARE;
-			p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-			fd = event_open(&p->attr, pid, cpu, -1);
-		}
 		if (fd < 0)
 			return -errno;
 		if (ev->nr == ev->cap) {
@@ -185,29 +202,29 @@ void events__close(struct events *ev)
 	free(ev->ring_fd);
 }
 
-/* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
+/* The options as the library reads them; those that do not apply said. Returns 0. */
 int plan__init(struct plan *p, int quiet)
 {
-	static const char *const unused[][2] = {
-	    {"AUTOPROF_WINDOW", "--window"},	   {"AUTOPROF_KEEP", "--keep"},
-	    {"AUTOPROF_AGGREGATE", "--aggregate"}, {"AUTOPROF_OFFCPU", "--off-cpu"},
-	    {"AUTOPROF_BATCH", "--batch"},	   {"AUTOPROF_STACK_COPY", "--stack-copy"},
-	    {"AUTOPROF_SIGNAL", "--signal"},	   {"AUTOPROF_MODE", "--mode"},
-	    {"AUTOPROF_START", "--start"},	   {"AUTOPROF_FOLLOW", "--follow"}};
+	static const struct {
+		enum ap_env var;
+		const char *flag;
+	} unused[] = {{AP_ENV_WINDOW, "--window"},	 {AP_ENV_KEEP, "--keep"},
+		      {AP_ENV_AGGREGATE, "--aggregate"}, {AP_ENV_OFFCPU, "--off-cpu"},
+		      {AP_ENV_BATCH, "--batch"},	 {AP_ENV_STACK_COPY, "--stack-copy"},
+		      {AP_ENV_SIGNAL, "--signal"},	 {AP_ENV_MODE, "--mode"},
+		      {AP_ENV_START, "--start"},	 {AP_ENV_FOLLOW, "--follow"}};
 	char list[256] = "";
 
-	if (config__parse(&p->cfg))
-		return -1;
-	if (!p->cfg.event_name[0])
-		strcpy(p->cfg.event_name, "cycles");
+	p->cfg = *launcher__options(); /* read once, by main() */
+	ap_quiet = p->cfg.quiet;       /* the shared code's warnings, as the library's */
 	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
-		const char *v = getenv(unused[i][0]);
+		const char *v = ap_env(unused[i].var);
 
-		if (!strcmp(unused[i][1], "--start") || !strcmp(unused[i][1], "--follow"))
+		if (unused[i].var == AP_ENV_START || unused[i].var == AP_ENV_FOLLOW)
 			v = v && !strcmp(v, "0") ? v : NULL; /* 1 is what outside mode does */
 		if (v && *v && strlen(list) + 16 < sizeof(list))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-				 list[0] ? ", " : "", unused[i][1]);
+				 list[0] ? ", " : "", unused[i].flag);
 	}
 	if (list[0] && !quiet)
 		fprintf(stderr,

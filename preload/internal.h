@@ -7,6 +7,7 @@
  *   session/samplers.c    one sampler per thread: start and stop (samplers.h:
  *                         sampler_events.c its events, registry.c all of them,
  *                         process_events.c deadly signals, reroute, seccomp)
+ *   session/settle.c      the configuration settled once: clamps, probes, fallbacks
  *   session/perf_event.c  the sampling event's attr; cputimer.c the timer source
  *   session/objects.c     the loaded objects, read without the loader's lock
  *   session/mappings.c    MMAP2 records of what is mapped at start
@@ -23,6 +24,7 @@
 #define AUTOPROF_PRELOAD_INTERNAL_H
 
 #include "handler/handler.h"
+#include "session/settle.h"
 
 /* ---- handler/writer.c, handler/unwind.c: set-up and tear-down, outside any handler ---- */
 
@@ -38,16 +40,16 @@ void unwind__prime_thread(void);
 
 /* ---- session/perf_event.c: the per-thread sampling event ---- */
 
-int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *attr);
-bool event__batched(const struct ap_config *cfg);
-unsigned event__tick_samples(const struct ap_config *cfg);
-void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr, unsigned samples);
+int event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr);
+bool event__batched(const struct ap_settled *cfg);
+unsigned event__tick_samples(const struct ap_settled *cfg);
+void event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr, unsigned samples);
 /* The shortest tick, in ns of the thread's CPU time, and the samples a tick spans at most. */
 #define AP_TICK_MIN_NS 250000ULL
-unsigned event__tick_span(const struct ap_config *cfg);
+unsigned event__tick_span(const struct ap_settled *cfg);
 int event__open(struct perf_event_attr *attr, pid_t tid);
 int event__route_signal(int fd, int signo, pid_t tid);
-int event__probe_default(struct ap_config *cfg, int *fell_back);
+int event__probe(const struct perf_event_attr *attr);
 int event__max_sample_rate(void);
 
 /* ---- session/mappings.c: the process's mappings ---- */
@@ -96,13 +98,14 @@ void process_events__reroute(int signo);
 void process_events__before_seccomp(bool all_threads);
 bool process_events__sandboxed(void);
 
-/* ---- session/source.c: the sample source, settled at start ---- */
+/* ---- session/image_counters.c: this image's counters ---- */
 
-/* Perf events, else the CPU-time timers (said); 0 or -errno (said). Not async-signal-safe. */
-int source__choose(int *fell_back);
-void source__say_missing_pmu(const struct ap_counters *cs, int fell_back);
-void source__timer_attr(struct perf_event_attr *attr);
-void source__record_delivered_period(void);
+/* Take over the launcher's counters or open ours; 0 or -EINVAL (said). Not async-signal-safe. */
+int image_counters__start(struct ap_counters *cs, const struct ap_config *cfg);
+/* Close the counters (said once) when their fds take numbers the program can open. */
+void image_counters__drop_costly(struct ap_counters *cs);
+/* Read them (closing them at the very end) into the file's stat records; the time they ran. */
+uint64_t image_counters__save(bool close_them);
 
 /* ---- session/summary.c: the closing lines ---- */
 
@@ -229,14 +232,15 @@ bool gocheck__runtime_owned(void);
 /* ---- session/lifecycle.c: the one session of this process ---- */
 
 struct ap_session {
-	struct ap_config cfg;
+	const struct ap_settled *cfg; /* settled once at start (settle.h), never edited */
+	/* The sampling signal now: cfg->signo until the program takes it and
+	 * sampling moves (wrap/signals.c). Atomic. */
+	int signo;
 	struct ap_counters counters;
-	struct perf_event_attr attr; /* the kernel event each thread opens */
 	struct writer writer;
 	pid_t pid;
 	bool active;
 	bool top;	      /* the first process of the run */
-	bool timer_mode;      /* sampling with CPU-time timers (cputimer.c) */
 	int gen;	      /* how many execs this process made before this image */
 	bool execd;	      /* this image was started by an exec of a profiled image */
 	bool exec_pending;    /* finished for an exec that may still fail */

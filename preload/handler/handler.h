@@ -211,6 +211,8 @@ size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint
  * session before any thread samples (and again in a forked child before its
  * thread does), read-only while any handler can run.
  */
+struct ap_settled;
+
 struct ap_sampler {
 	struct writer *writer;	     /* where flushed records go */
 	uint64_t sample_type;	     /* of the kernel event: the fields a SAMPLE holds */
@@ -225,10 +227,9 @@ struct ap_sampler {
 	bool batched;	       /* samples carry registers and a stack copy (cfi.c) */
 	unsigned tick_samples; /* batched: the samples a thread's tick spans */
 	/* What a thread's events are opened with, from its handler too (sampler_events.c): */
-	struct perf_event_attr attr; /* the sampling event's attr */
-	const struct ap_config *cfg; /* the settled configuration, not written after start */
-	int signo;		     /* the sampling signal now; atomic (it moves when the
-				      * program takes it: wrap/signals.c) */
+	const struct ap_settled *cfg; /* the settled configuration (session/settle.h), const */
+	const int *signo;	      /* the sampling signal now (it moves when the program
+				       * takes it: wrap/signals.c); atomic */
 };
 
 /* The user registers a batched sample carries (x86-64 perf_regs: bp, sp, ip), in this order. */
@@ -292,9 +293,9 @@ struct ap_thread {
 #define AP_RING_COPY_BYTES (65536 + 1024) /* the largest record */
 #define AP_CHAIN_BYTES	   ((AP_MAX_CHAIN + 2) * 8)
 #define AP_TRACE_ENTRIES   (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
-#define AP_CFI_ENTRIES	   1024 /* cfi.c's per-thread rule cache */
-#define AP_CFI_BYTES	   (AP_CFI_ENTRIES * 24)
-#define AP_PROG_BYTES	   (2 * AP_MAX_CHAIN * 8) /* two program stacks (on_signal.c) */
+#define AP_CFI_ENTRIES	   1024			     /* cfi.c's per-thread rule cache: */
+#define AP_CFI_BYTES	   (8 + AP_CFI_ENTRIES * 24) /* a generation, then the entries */
+#define AP_PROG_BYTES	   (2 * AP_MAX_CHAIN * 8)    /* two program stacks (on_signal.c) */
 #define AP_SCRATCH_BYTES                                                                           \
 	(AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8 + AP_PROG_BYTES + AP_CFI_BYTES)
 #define AP_CFI_CACHE(t) ((t)->scratch + AP_SCRATCH_BYTES - AP_CFI_BYTES)
@@ -347,6 +348,7 @@ void objects__leave(void);
 void objects__learn(uintptr_t pc);
 void objects__skipped(void);
 bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
+uint64_t objects__generation(void);
 /* session/object_records.c: the MMAP2 records of the objects a chain touches. */
 void object_records__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);

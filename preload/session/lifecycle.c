@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lifecycle.c - the profiling session of this process image: the order in
- * which things start and stop (entry.c calls these from the constructor and
+ * session.c - the profiling session of this process image: the order in
+ * which things start and stop (main.c calls these from the constructor and
  * destructor), and what happens at fork and exec.
  *
  * Naming: the first process of a run writes the output name itself
@@ -23,14 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-struct ap_session autoprof;
+/* What the session reads before (or without) a settled configuration: zeros. */
+static const struct ap_settled unsettled;
+
+struct ap_session autoprof = {.cfg = &unsettled};
 
 /* Expand %p (pid) and %% in pattern into out. Returns 0 or -ENAMETOOLONG. */
 static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
@@ -57,45 +59,37 @@ static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
 }
 
 /*
- * Counters whose fds took numbers the program can open (a hard
- * RLIMIT_NOFILE with no room above the program's: ap_fd_costs) are closed,
- * and one line says so: the program opens as many files as without us.
+ * One line for what a machine without a PMU cannot do; nothing elsewhere.
+ * Said by the run's first image only (not again by a later image of the
+ * same process, nor by its descendants).
  */
-static void drop_costly_counters(struct ap_counters *cs)
+static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
 {
-	struct rlimit rl = {0, 0};
-	int n = 0;
+	char missing[512];
 
-	for (int i = 0; i < cs->n; i++)
-		n += cs->c[i].fd >= 0 && ap_fd_costs(cs->c[i].fd);
-	if (!n)
-		return;
-	getrlimit(RLIMIT_NOFILE, &rl);
-	pr_warn("RLIMIT_NOFILE %llu/%llu leaves no file descriptor above the program's: not "
-		"counting (the counters would take %d of its)",
-		(unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, n);
-	counters__close(cs);
+	counters__unsupported(cs, missing, sizeof(missing));
+	if (fell_back && missing[0])
+		pr_warn("no hardware PMU here (the kernel offers no cycles event): sampling "
+			"cpu-clock; not counting %s",
+			missing);
+	else if (fell_back)
+		pr_warn("no hardware cycles event here: sampling cpu-clock");
+	else if (missing[0])
+		pr_warn("not counting %s: the machine lacks them", missing);
 }
 
-/*
- * The counters: the launcher's (opened with enable_on_exec, taken over once:
- * the variable is removed so children do not try) or our own, opened now.
- * Returns 0 or -EINVAL (already reported).
- */
-static int start_counters(struct ap_counters *cs, const struct ap_config *cfg)
+/* The timer source: give the file the period actually delivered, on average. */
+static void record_delivered_period(void)
 {
-	int err = 0;
+	struct perf_event_attr *attr = &autoprof.writer.events[0].attr;
 
-	if (cfg->counter_fds[0]) {
-		counters__adopt(cs, cfg->counter_fds); /* on failure: said, and no counters */
-		unsetenv("AUTOPROF_COUNTER_FDS");
-	} else {
-		err = counters__parse(cs, cfg->counters);
-		if (!err)
-			counters__open(cs, false);
-		cs->start_ns = autoprof.start_time;
-	}
-	return err;
+	if (!autoprof.cfg->timer_mode || !autoprof.stats.samples)
+		return;
+	attr->sample_period = autoprof.stats.period_sum / autoprof.stats.samples;
+	attr->freq = 0;
+	writer__update_attr(&autoprof.writer, 0);
+	pr_info("timer sampling delivered %.0f samples per CPU-second (asked for %llu)",
+		1e9 / (double)attr->sample_period, (unsigned long long)autoprof.cfg->hz);
 }
 
 /*
@@ -104,11 +98,11 @@ static int start_counters(struct ap_counters *cs, const struct ap_config *cfg)
  */
 static int file_events(struct writer_event *events)
 {
-	events[0].attr = autoprof.attr;
+	events[0].attr = autoprof.cfg->attr;
 	events[0].attr.sample_regs_user = 0; /* batched samples' copies stay ours */
 	events[0].attr.sample_stack_user = 0;
 	events[0].id = AP_SAMPLE_ID;
-	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg.event_name);
+	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg->event_name);
 	return extra_events__file_events(events, 1); /* AUTOPROF_AGGREGATE_CHECK, AUTOPROF_OFFCPU */
 }
 
@@ -137,7 +131,7 @@ static void attach_other_threads(void)
 /* Where this image's file goes; see the naming rules at the top. */
 static int image_path(char *out, size_t cap)
 {
-	const char *pattern = autoprof.cfg.output;
+	const char *pattern = autoprof.cfg->output;
 	size_t n;
 
 	if (expand_output(pattern, autoprof.pid, out, cap))
@@ -152,15 +146,13 @@ static int image_path(char *out, size_t cap)
 
 /*
  * Who we are in the run: the first process (top), a descendant, and which
- * exec of this process (gen). The first process pins the output pattern to an
- * absolute path for its descendants, and with AUTOPROF_FOLLOW=0 takes the
- * library out of the LD_PRELOAD its descendants inherit.
+ * exec of this process (gen). Returns whether this is the run's first
+ * process (no AUTOPROF_TOP yet: export_lineage() sets it).
  */
-static void find_lineage(void)
+static bool find_lineage(void)
 {
-	const char *top = getenv("AUTOPROF_TOP");
-	const char *image = getenv("AUTOPROF_IMAGE");
-	char buf[PATH_MAX + 32];
+	const char *top = ap_env(AP_ENV_TOP);
+	const char *image = ap_env(AP_ENV_IMAGE);
 	int pid = 0, gen = 0, left = 0;
 
 	if (image && sscanf(image, "%d:%d:%d", &pid, &gen, &left) >= 2 && pid == autoprof.pid) {
@@ -170,19 +162,23 @@ static void find_lineage(void)
 		autoprof.replace_file = left == 1;
 	}
 	autoprof.top = !top || !*top || atoi(top) == autoprof.pid;
-	if (!top || !*top) {
-		if (autoprof.cfg.output[0] != '/' && getcwd(buf, PATH_MAX) &&
-		    strlen(buf) + strlen(autoprof.cfg.output) + 2 < sizeof(autoprof.cfg.output)) {
-			strcat(buf, "/");
-			strcat(buf, autoprof.cfg.output);
-			strcpy(autoprof.cfg.output, buf);
-		}
-		setenv("AUTOPROF_OUTPUT", autoprof.cfg.output, 1);
-		snprintf(buf, sizeof(buf), "%d", (int)autoprof.pid);
-		setenv("AUTOPROF_TOP", buf, 1);
-		if (!autoprof.cfg.follow)
-			child_env__drop_preload();
-	}
+	return !top || !*top;
+}
+
+/*
+ * The run's first process hands its descendants the output pattern (made
+ * absolute by the settling) and its pid, and with AUTOPROF_FOLLOW=0 takes
+ * the library out of the LD_PRELOAD they inherit.
+ */
+static void export_lineage(const struct ap_settled *cfg)
+{
+	char buf[32];
+
+	setenv(ap_env_name(AP_ENV_OUTPUT), cfg->output, 1);
+	snprintf(buf, sizeof(buf), "%d", (int)autoprof.pid);
+	setenv(ap_env_name(AP_ENV_TOP), buf, 1);
+	if (!cfg->follow)
+		child_env__drop_preload();
 }
 
 /* What every thread's handler reads (handler.h), set before any thread samples. */
@@ -191,17 +187,16 @@ static void describe_sampler(void)
 	struct ap_sampler *s = &autoprof.sampler;
 
 	s->writer = &autoprof.writer;
-	s->sample_type = autoprof.attr.sample_type;
-	s->callgraph = autoprof.cfg.callgraph;
-	s->stack_depth = autoprof.cfg.stack_depth;
+	s->sample_type = autoprof.cfg->attr.sample_type;
+	s->callgraph = autoprof.cfg->callgraph;
+	s->stack_depth = autoprof.cfg->stack_depth;
 	s->pid = (uint32_t)autoprof.pid;
-	s->measure_unwind = autoprof.cfg.verbose > 0;
+	s->measure_unwind = autoprof.cfg->verbose > 0;
 	s->measure_cost = cost__wanted();
-	s->batched = !autoprof.timer_mode && event__batched(&autoprof.cfg);
-	s->tick_samples = event__tick_samples(&autoprof.cfg);
-	s->attr = autoprof.attr;
-	s->cfg = &autoprof.cfg;
-	__atomic_store_n(&s->signo, autoprof.cfg.signo, __ATOMIC_RELEASE);
+	s->batched = !autoprof.cfg->timer_mode && event__batched(autoprof.cfg);
+	s->tick_samples = event__tick_samples(autoprof.cfg);
+	s->cfg = autoprof.cfg;
+	s->signo = &autoprof.signo;
 }
 
 /*
@@ -247,7 +242,7 @@ static int session_open(bool attach_others)
 
 	if (image_path(path, sizeof(path)) || windows__first_path(path, sizeof(path)) ||
 	    first_path(path, fresh, sizeof(fresh))) {
-		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg.output);
+		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg->output);
 		return -ENAMETOOLONG;
 	}
 	err = writer__open(&autoprof.writer, fresh, events, file_events(events));
@@ -257,7 +252,8 @@ static int session_open(bool attach_others)
 	}
 	file_features__early(&autoprof.writer); /* the file is finished after every append */
 	err = mappings__write_all(&autoprof.writer, autoprof.pid);
-	if (!err && autoprof.cfg.kernel && mappings__write_kernel(&autoprof.writer) && autoprof.top)
+	if (!err && autoprof.cfg->kernel && mappings__write_kernel(&autoprof.writer) &&
+	    autoprof.top)
 		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
 			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
 	if (!err)
@@ -273,18 +269,19 @@ static int session_open(bool attach_others)
 	err = samplers__start();
 	if (err) {
 		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
-		pr_warn("cannot start sampling %s: %s; not profiling", autoprof.cfg.event_name,
+		pr_warn("cannot start sampling %s: %s; not profiling", autoprof.cfg->event_name,
 			strerror(-err));
 		goto out_file;
 	}
 	if (attach_others)
 		attach_other_threads();
 	control__publish();
-	pr_info("sampling %s%s at %llu %s with %s stacks into %s", autoprof.cfg.event_name,
-		autoprof.timer_mode ? " with CPU-time timers" : "",
-		(unsigned long long)(autoprof.cfg.period ? autoprof.cfg.period : autoprof.cfg.freq),
-		autoprof.cfg.period ? "events per sample" : "Hz",
-		config__callgraph_name(autoprof.cfg.callgraph), path);
+	pr_info(
+	    "sampling %s%s at %llu %s with %s stacks into %s", autoprof.cfg->event_name,
+	    autoprof.cfg->timer_mode ? " with CPU-time timers" : "",
+	    (unsigned long long)(autoprof.cfg->period ? autoprof.cfg->period : autoprof.cfg->freq),
+	    autoprof.cfg->period ? "events per sample" : "Hz",
+	    config__callgraph_name(autoprof.cfg->callgraph), path);
 	return 0;
 
 out_file:
@@ -321,23 +318,48 @@ static void after_fork_in_child(void)
 	autoprof.start_time = ap_now();
 	autoprof.state_since = autoprof.start_time; /* paused or not, as its parent */
 	autoprof.sampled_ns = 0;
-	if (autoprof.cfg.follow)
+	if (autoprof.cfg->follow)
 		session_open(false);
 }
 
 /*
- * Start profiling this process: options, lineage, counters, event, handler,
- * then this image's file and the calling thread's sampler. Returns 0, or
- * -errno after saying why the program runs unprofiled. Not async-signal-safe.
+ * Settle the configuration read into @raw (settle.c) for this image, into
+ * storage nothing else can write. Returns 0 or -errno, said.
+ */
+static int settle(const struct ap_config *raw, bool first)
+{
+	static struct ap_settled settled;
+	char cwd[PATH_MAX], missing[512];
+	struct settle_facts facts = {.max_rate = event__max_sample_rate(),
+				     .probe = event__probe,
+				     .cwd = first ? getcwd(cwd, sizeof(cwd)) : NULL,
+				     .say_timers = autoprof.top && !autoprof.execd};
+	int err;
+
+	counters__unsupported(&autoprof.counters, missing, sizeof(missing));
+	facts.no_counters = missing[0] != 0;
+	err = settle__config(raw, &facts, &settled);
+	autoprof.cfg = &settled;
+	autoprof.signo = settled.signo;
+	return err;
+}
+
+/*
+ * Start profiling this process: options, lineage, counters, the settled
+ * configuration, handler, then this image's file and the calling thread's
+ * sampler. Returns 0, or -errno after saying why the program runs
+ * unprofiled. Not async-signal-safe.
  */
 int lifecycle__start(void)
 {
-	int err, fell_back = 0;
+	static struct ap_config raw;
+	bool first;
+	int err;
 
 	if (getauxval(AT_SECURE))
 		return 0; /* setuid/setgid: stay off, silently, as the loader does */
 	autoprof.start_time = ap_now();
-	if (config__parse(&autoprof.cfg))
+	if (config__parse(&raw))
 		return -EINVAL;
 	if (gocheck__runtime_owned()) {
 		pr_warn("a Go program without cgo: its runtime takes every signal and makes its "
@@ -345,36 +367,34 @@ int lifecycle__start(void)
 			"(the launcher, autoprof -- PROGRAM, profiles it from outside)");
 		return -ENOTSUP;
 	}
-	autoprof.paused = !autoprof.cfg.start; /* AUTOPROF_START=0 */
+	autoprof.paused = !raw.start; /* AUTOPROF_START=0 */
 	autoprof.state_since = autoprof.start_time;
 	autoprof.pid = getpid();
-	find_lineage();
-	if (autoprof.top || autoprof.cfg.counter_fds[0]) {
-		err = start_counters(&autoprof.counters, &autoprof.cfg);
+	first = find_lineage();
+	if (autoprof.top || raw.counter_fds[0]) {
+		err = image_counters__start(&autoprof.counters, &raw);
 		if (err)
 			return err;
 	}
-	err = source__choose(&fell_back);
+	err = settle(&raw, first);
+	if (first)
+		export_lineage(autoprof.cfg);
 	if (err)
 		goto out_counters;
-	if (autoprof.top && !autoprof.execd && !autoprof.timer_mode)
-		source__say_missing_pmu(&autoprof.counters, fell_back);
-	drop_costly_counters(&autoprof.counters);
-	if (autoprof.timer_mode)
-		source__timer_attr(&autoprof.attr);
-	else
-		event__sampler_attr(&autoprof.cfg, &autoprof.attr);
-	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND || autoprof.timer_mode)
+	if (autoprof.top && !autoprof.execd && !autoprof.cfg->timer_mode)
+		say_missing_pmu(&autoprof.counters, autoprof.cfg->fell_back);
+	image_counters__drop_costly(&autoprof.counters);
+	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode)
 		unwind__init();
 	signals__init();
 	on_signal__set_hooks(&(struct on_signal_hooks){.is_request = control__is_request,
 						       .on_request = control__on_signal,
 						       .window_end = windows__end,
 						       .window_end_at = &ap_window_end});
-	err = handlers__install_sample(autoprof.cfg.signo);
+	err = handlers__install_sample(autoprof.signo);
 	if (err) {
 		pr_warn("signal %d already has a handler (%s); not profiling (set AUTOPROF_SIGNAL)",
-			autoprof.cfg.signo, strerror(-err));
+			autoprof.signo, strerror(-err));
 		goto out_counters;
 	}
 	threads__init();
@@ -395,22 +415,6 @@ out_counters:
 }
 
 /*
- * Read the counters (closing them at the very end) and store their totals in
- * the file. Returns the time they ran: from the first exec they saw (the
- * launcher's, or an earlier image's), as their values do. Async-signal-safe.
- */
-static uint64_t save_counters(bool close_them)
-{
-	struct ap_counters *cs = &autoprof.counters;
-	uint64_t now = ap_now();
-	uint64_t since = cs->start_ns && cs->start_ns < now ? cs->start_ns : autoprof.start_time;
-
-	counters__read(cs, close_them);
-	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since);
-	return now - since;
-}
-
-/*
  * Stop every sampler and finish the file: at exit, _exit, or before exec.
  * Only the process that opened the file writes it. A descendant's file with
  * no sample in it is removed, so a build's hundreds of short processes leave
@@ -428,10 +432,10 @@ void lifecycle__stop(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
 	samplers__stop_all();
-	elapsed = save_counters(true);
-	if (autoprof.cfg.stat)
+	elapsed = image_counters__save(true);
+	if (autoprof.cfg->stat)
 		stat__print(&autoprof.counters, elapsed);
-	source__record_delivered_period();
+	record_delivered_period();
 	empty = !autoprof.stats.samples && !autoprof.top;
 	err = file_features__write(&autoprof.writer);
 	if (err)
@@ -462,10 +466,10 @@ void lifecycle__before_exec(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
 	samplers__stop_all();
-	save_counters(false);
+	image_counters__save(false);
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	autoprof.file_left = false;
-	source__record_delivered_period();
+	record_delivered_period();
 	if (file_features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
 		if (autoprof.top) {
 			autoprof.file_left = true;
@@ -531,7 +535,7 @@ void lifecycle__emergency_stop(void)
 		return;
 	control__withdraw();
 	process_events__stop_all_emergency();
-	save_counters(false);
+	image_counters__save(false);
 	file_features__write_emergency(&autoprof.writer);
 	if (!autoprof.stats.samples && !autoprof.top) {
 		unlink(autoprof.writer.path);

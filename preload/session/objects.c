@@ -60,6 +60,7 @@ static bool ready;
 static uintptr_t self_bias;
 static pthread_mutex_t sync_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static uint64_t skipped_busy; /* table readers turned away by a dlclose; atomic */
+static uint64_t generation;   /* bumped when an object comes or goes (cfi.c); atomic */
 
 typedef int (*iterate_cb)(struct dl_phdr_info *, size_t, void *);
 static int (*real_iterate)(iterate_cb, void *);
@@ -111,60 +112,6 @@ unsigned objects__kind(uintptr_t pc)
 		if (pc >= special[i].lo && pc < special[i].hi)
 			return __atomic_load_n(&special[i].kind, __ATOMIC_ACQUIRE);
 	return 0;
-}
-
-/* The GNU build id in the object's notes, if they are in its mapped range. Async-signal-safe. */
-static void read_build_id(struct object *o)
-{
-	for (int i = 0; i < o->phnum; i++) {
-		const ElfW(Phdr) *ph = &o->phdr[i];
-		uintptr_t p = o->bias + ph->p_vaddr, end = p + ph->p_memsz;
-		size_t align = ph->p_align == 8 ? 8 : 4;
-
-		if (ph->p_type != PT_NOTE || p < o->lo || end > o->hi)
-			continue;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const void *)p;
-			uintptr_t name = p + sizeof(*nh);
-			uintptr_t desc = name + ((nh->n_namesz + align - 1) & ~(align - 1));
-
-			p = desc + ((nh->n_descsz + align - 1) & ~(align - 1));
-			if (p > end || p < desc)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp((const void *)name, "GNU", 4) && nh->n_descsz > 0 &&
-			    nh->n_descsz <= sizeof(o->bid)) {
-				memcpy(o->bid, (const void *)desc, nh->n_descsz);
-				o->bid_size = (uint8_t)nh->n_descsz;
-				return;
-			}
-		}
-	}
-}
-
-/*
- * Where o's .eh_frame_hdr is (PT_GNU_EH_FRAME) and where the loaded segment
- * holding it ends (.eh_frame follows it there). Async-signal-safe.
- */
-static void find_eh_frame(struct object *o)
-{
-	o->eh_hdr = o->eh_end = NULL;
-	for (int i = 0; i < o->phnum; i++) {
-		if (o->phdr[i].p_type != PT_GNU_EH_FRAME)
-			continue;
-		o->eh_hdr = (const uint8_t *)(o->bias + o->phdr[i].p_vaddr);
-		for (int j = 0; j < o->phnum; j++) {
-			const ElfW(Phdr) *ph = &o->phdr[j];
-			uintptr_t lo = o->bias + ph->p_vaddr, hi = lo + ph->p_filesz;
-
-			if (ph->p_type == PT_LOAD && (uintptr_t)o->eh_hdr >= lo &&
-			    (uintptr_t)o->eh_hdr < hi)
-				o->eh_end = (const uint8_t *)hi;
-		}
-		if (!o->eh_end)
-			o->eh_hdr = NULL;
-		return;
-	}
 }
 
 /*
@@ -227,8 +174,8 @@ static struct object *add_object(uintptr_t bias, const ElfW(Phdr) * phdr, int ph
 	}
 	o->name[len] = 0;
 	o->bid_size = 0;
-	read_build_id(o);
-	find_eh_frame(o);
+	object_notes__build_id(o);
+	object_notes__eh_frame(o);
 	o->kind = (uint8_t)kind_of(o->name, bias);
 	o->loaded_after = loaded_after;
 	o->seen = refresh_no;
@@ -240,6 +187,7 @@ static struct object *add_object(uintptr_t bias, const ElfW(Phdr) * phdr, int ph
 				add_special(bias + phdr[i].p_vaddr,
 					    bias + phdr[i].p_vaddr + phdr[i].p_memsz, o->kind);
 	__atomic_store_n(&o->state, SLOT_READY, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE); /* failures cached for its pcs */
 	return o;
 }
 
@@ -340,6 +288,16 @@ void objects__leave(void)
 	__atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * A number that changes whenever an object is added to the table or dropped
+ * from it: rules cached by pc (cfi.c) are valid while it stays the same.
+ * Async-signal-safe.
+ */
+uint64_t objects__generation(void)
+{
+	return __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
+}
+
 /* Count a sample whose stack is skipped: a dlclose was in progress. Async-signal-safe. */
 void objects__skipped(void)
 {
@@ -413,8 +371,10 @@ static void refresh(bool prune)
 		}
 	/* Another object may be loaded where this one was: libunwind must not
 	 * keep frame layouts of the unloaded code. */
-	if (pruned)
+	if (pruned) {
 		unw_flush_cache(unw_local_addr_space, 0, 0);
+		__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE); /* nor cfi.c its rules */
+	}
 }
 
 static void after_fork_child(void)

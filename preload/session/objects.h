@@ -38,6 +38,11 @@ struct object *objects__at(int i);
 /* The current file's generation. Async-signal-safe. */
 int objects__file_gen(void);
 
+/* object_notes.c: o's build id, and its .eh_frame_hdr and the end of the segment holding it
+ * (NULL when it has none), from its program headers. Async-signal-safe. */
+void object_notes__build_id(struct object *o);
+void object_notes__eh_frame(struct object *o);
+
 /* object_records.c: every object this file lacks, written now. Caller holds the sync lock. */
 void object_records__write_unwritten(struct writer *w, pid_t pid);
 

@@ -111,7 +111,7 @@ void process_events__before_seccomp(bool all_threads)
 	ap_block_sampling(&old);
 	samplers__stop_self();
 	sigemptyset(&ours);
-	sigaddset(&ours, autoprof.cfg.signo);
+	sigaddset(&ours, autoprof.signo);
 	while (ap_syscall(SYS_rt_sigtimedwait, &ours, NULL, &zero, _NSIG / 8) > 0)
 		; /* a sample signal already queued would run our handler under the sandbox */
 	sandboxed = true;

@@ -33,7 +33,7 @@ static unsigned ring_pages(const struct ap_thread *t)
  */
 static unsigned batched_ring_pages(const struct ap_thread *t, unsigned copy)
 {
-	const struct ap_config *cfg = t->sampler->cfg;
+	const struct ap_settled *cfg = t->sampler->cfg;
 	size_t rec = 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
 	/* Room for 16 batches: the tick counts user time only (a signal left
 	 * pending in a system call would end the program's next wait with
@@ -51,7 +51,7 @@ static unsigned batched_ring_pages(const struct ap_thread *t, unsigned copy)
 /* The sampler's attr for a signal per sample: without registers and stack copies. */
 static void plain_attr(const struct ap_thread *t, struct perf_event_attr *attr)
 {
-	*attr = t->sampler->attr;
+	*attr = t->sampler->cfg->attr;
 	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
 	attr->sample_regs_user = 0;
 	attr->sample_stack_user = 0;
@@ -82,8 +82,8 @@ static void rate_attr(const struct ap_thread *t, struct perf_event_attr *attr)
 /* The largest stack copy for t at its rate (at least AUTOPROF_STACK_COPY). */
 static unsigned copy_limit(const struct ap_thread *t)
 {
-	const struct ap_config *cfg = t->sampler->cfg;
-	uint64_t rate = cfg->period ? 1000000000ULL / cfg->period : cfg->freq;
+	const struct ap_settled *cfg = t->sampler->cfg;
+	uint64_t rate = cfg->hz;
 	uint64_t lim;
 
 	rate >>= t->rate_shift;
@@ -110,7 +110,7 @@ static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, u
  */
 void sampler_events__grow_copy(struct ap_thread *t)
 {
-	struct perf_event_attr attr = t->sampler->attr;
+	struct perf_event_attr attr = t->sampler->cfg->attr;
 	unsigned copy = t->copy_bytes * 4 < t->copy_max ? t->copy_bytes * 4 : t->copy_max;
 	struct ring ring = {0}, old = t->ring;
 	int fd;
@@ -188,8 +188,8 @@ static void open_ramp(struct ap_thread *t, pid_t tid)
 	if (fd < 0)
 		return;
 	if (ring__map(&t->ramp, fd, 0) == 0 &&
-	    event__route_signal(fd, __atomic_load_n(&t->sampler->signo, __ATOMIC_ACQUIRE),
-				t->tid) == 0)
+	    event__route_signal(fd, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), t->tid) ==
+		0)
 		t->ramp_fd = fd; /* the number its signals carry in si_fd */
 	else
 		ring__unmap(&t->ramp);
@@ -214,17 +214,17 @@ void sampler_events__end_ramp(struct ap_thread *t)
 bool sampler_events__slow_down(struct ap_thread *t)
 {
 	struct ring ring = {0}, tick = {0}, old = t->ring, old_tick = t->tick;
-	int signo = __atomic_load_n(&t->sampler->signo, __ATOMIC_ACQUIRE);
+	int signo = __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE);
 	struct perf_event_attr attr;
 	int fd, tick_fd = -1;
 	bool ok;
 
-	if (t->is_timer || !t->ring.page || !t->sampler->attr.freq ||
+	if (t->is_timer || !t->ring.page || !t->sampler->cfg->attr.freq ||
 	    (t->sampler->cfg->freq >> (t->rate_shift + 1)) < SLOWEST_HZ)
 		return false;
 	t->rate_shift++;
 	if (t->batched) {
-		attr = t->sampler->attr;
+		attr = t->sampler->cfg->attr;
 		attr.sample_stack_user = t->copy_bytes;
 	} else {
 		plain_attr(t, &attr);
@@ -279,7 +279,7 @@ bool sampler_events__slow_down(struct ap_thread *t)
  */
 int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 {
-	struct perf_event_attr attr = t->sampler->attr;
+	struct perf_event_attr attr = t->sampler->cfg->attr;
 	unsigned copy = t->copy_bytes ? t->copy_bytes : t->sampler->cfg->stack_copy;
 	int err;
 
@@ -297,7 +297,7 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 	t->copy_samples = t->copy_short = 0;
 	if (!err)
 		err = sampler_events__open_tick(
-		    t, tid, __atomic_load_n(&t->sampler->signo, __ATOMIC_ACQUIRE), tick_fd);
+		    t, tid, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), tick_fd);
 	if (!err) {
 		open_ramp(t, tid);
 		return 0;
@@ -326,7 +326,7 @@ int sampler_events__open_plain(struct ap_thread *t, pid_t tid)
 	err = ring__map(&t->ring, t->fd, ring_pages(t));
 	if (!err)
 		err = event__route_signal(
-		    t->fd, __atomic_load_n(&t->sampler->signo, __ATOMIC_ACQUIRE), t->tid);
+		    t->fd, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), t->tid);
 	if (!err)
 		return 0;
 	ring__unmap(&t->ring);

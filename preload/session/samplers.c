@@ -167,7 +167,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 
 	t->fd = -1;
 	t->ramp_fd = -1;
-	if (autoprof.timer_mode) {
+	if (autoprof.cfg->timer_mode) {
 		/* A POSIX CPU-time timer, created by the thread itself. */
 		*err = tid ? -EOPNOTSUPP : cputimer__open(t);
 		if (*err)
@@ -244,7 +244,7 @@ int samplers__start(void)
 {
 	int err;
 
-	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND)
+	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND)
 		unwind__prime_thread();
 	return thread_open(0, &err) ? 0 : err;
 }

@@ -36,7 +36,7 @@ void summary__say_signals(void)
 /* The last words of an image: what it wrote, when verbose. */
 void summary__say(void)
 {
-	const struct ap_config *cfg = &autoprof.cfg;
+	const struct ap_settled *cfg = autoprof.cfg;
 	char rate[48] = "";
 
 	/* The rate delivered, where the samples' periods are CPU time in ns. */

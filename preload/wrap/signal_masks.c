@@ -76,7 +76,7 @@ static bool redundant_in_handler(sigset_t *old, void *caller)
  */
 static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t *old, void *caller)
 {
-	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	int signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE);
 	bool stripped = false, named;
 	const sigset_t *use = set;
 	sigset_t copy;
@@ -91,7 +91,7 @@ static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t 
 		return next(how, set, old);
 	if (set && how != SIG_UNBLOCK && named) {
 		use = signals__program_set(set, &copy, &stripped);
-		signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+		signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE);
 	}
 	ret = next(how, use, old);
 	if (ret != 0)

@@ -154,7 +154,7 @@ void ap_block_sampling(sigset_t *old)
 	sigset_t block;
 
 	sigemptyset(&block);
-	sigaddset(&block, autoprof.cfg.signo);
+	sigaddset(&block, autoprof.signo);
 	ap_sigmask(SIG_BLOCK, &block, old);
 }
 
@@ -345,7 +345,7 @@ static bool move_sampling(int from)
 {
 	bool moved = false;
 
-	if (from != __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE) ||
+	if (from != __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE) ||
 	    signals__holder(from) != AP_HOLD_SAMPLE)
 		return true;
 	pthread_mutex_lock(&move_lock);
@@ -355,8 +355,7 @@ static bool move_sampling(int from)
 	for (int i = 0, to; (to = move_target(i)) && !moved; i++) {
 		if (to == from || !free_for_sampling(to) || handlers__install_sample(to))
 			continue;
-		__atomic_store_n(&autoprof.cfg.signo, to, __ATOMIC_RELEASE);
-		__atomic_store_n(&autoprof.sampler.signo, to, __ATOMIC_RELEASE);
+		__atomic_store_n(&autoprof.signo, to, __ATOMIC_RELEASE);
 		process_events__reroute(to);
 		handlers__take_fatal(from);
 		moved = true;
@@ -404,7 +403,7 @@ static void note_interest(const sigset_t *set)
  */
 const sigset_t *signals__program_set(const sigset_t *set, sigset_t *copy, bool *stripped)
 {
-	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	int signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE);
 
 	*stripped = false;
 	if (!set || signals__holder(signo) != AP_HOLD_SAMPLE || !sigismember(set, signo))
