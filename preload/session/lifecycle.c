@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * session.c - the profiling session of this process image: the order in
- * which things start and stop (main.c calls these from the constructor and
+ * lifecycle.c - the profiling session of this process image: the order in
+ * which things start and stop (entry.c calls these from the constructor and
  * destructor), and what happens at fork and exec.
  *
  * Naming: the first process of a run writes the output name itself

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * event.c - the per-thread sampling event: attr, open, signal routing.
+ * perf_event.c - the per-thread sampling event: attr, open, signal routing.
  *
  * One event per thread (inherit=0): an inherited event cannot be mmapped and
  * would send every overflow signal to the thread that opened it. The signal
@@ -172,7 +172,7 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, u
 
 /*
  * Open attr for thread tid (0 = the caller), close-on-exec. The fd is only
- * held while the thread's sampler is set up (thread.c closes it), so it is
+ * held while the thread's sampler is set up (samplers.c closes it), so it is
  * not moved out of the program's range. Returns the fd or -errno.
  */
 int event__open(struct perf_event_attr *attr, pid_t tid)
