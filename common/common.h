@@ -28,6 +28,12 @@ int ap_dup_high(int fd, bool cloexec);
 int ap_move_high(int fd, bool cloexec);
 ssize_t ap_read_file(const char *path, char *buf, size_t cap);
 
+/* ---- common/window_stamp.c: the UTC stamp in a window's file name ---- */
+
+#define AP_STAMP_LEN 20 /* "yyyymmddThhmmss.mmm" and its NUL */
+/* The UTC stamp of CLOCK_MONOTONIC time @mono into @out (AP_STAMP_LEN bytes). Async-signal-safe. */
+void window_stamp__utc(uint64_t mono, char *out);
+
 /* ---- common/log.c: all output of the library, on stderr, prefixed "autoprof: " ---- */
 
 extern int ap_verbose; /* AUTOPROF_VERBOSE level */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define O_CLOEXEC_FLAG O_CLOEXEC
 
@@ -45,6 +46,12 @@ bool launcher__links_libraries(const char *command);
 void launcher__forward_signals(pid_t pid);
 /* End as a command that ended with wait status @status did (its status, or its signal). */
 int launcher__end_like(int status);
+
+/*
+ * The closing lines: the output files (named after @output, as the library
+ * names them: per process image, per window) written since @since.
+ */
+void launcher__list_outputs(const char *output, time_t since);
 
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int launcher__ctl(int argc, char **argv);

@@ -134,7 +134,7 @@ static const char *counts(const struct file_summary *s, char *buf, size_t cap)
  * file (pid, samples, command), most samples first, so the file that holds
  * the real program is plain to see.
  */
-static void list_outputs(const char *output, time_t since)
+void launcher__list_outputs(const char *output, time_t since)
 {
 	char copy[PATH_MAX], copy2[PATH_MAX], path[PATH_MAX * 2], num[64];
 	struct output outs[256];
@@ -359,6 +359,6 @@ int launcher__run(char **argv, const char *output, int quiet)
 		if (errno != EINTR)
 			return 126;
 	if (!err && !quiet)
-		list_outputs(output, since);
+		launcher__list_outputs(output, since);
 	return launcher__end_like(status);
 }
