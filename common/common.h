@@ -28,6 +28,13 @@ int ap_dup_high(int fd, bool cloexec);
 int ap_move_high(int fd, bool cloexec);
 ssize_t ap_read_file(const char *path, char *buf, size_t cap);
 
+/* ---- common/elf_interp.c: programs without a dynamic loader ---- */
+
+/* The file execvp() would run for @command (searching $PATH as it does) into @out. */
+bool elf_interp__resolve(const char *command, char *out, size_t cap);
+/* Has the ELF file at @fd a PT_INTERP program header (1, else 0)? -1: not an ELF file we know. */
+int elf_interp__has(int fd);
+
 /* ---- common/window_stamp.c: the UTC stamp in a window's file name ---- */
 
 #define AP_STAMP_LEN 20 /* "yyyymmddThhmmss.mmm" and its NUL */

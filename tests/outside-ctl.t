@@ -157,5 +157,29 @@ is "$(cat na.n)" 1 "options that do not apply: one line"
 grep -q "^autoprof: --off-cpu, --mode: not applied from outside" na.err
 ok $? "options that do not apply: named" || diag_file na.err
 
+# Preload mode: a static program exec'd (or spawned) by a profiled dynamic
+# one is not entered by the library: one line per such exec names it.
+cc -O2 -g -o hot-dyn "$SRC/hot.c"
+timeout -s KILL 60 "$A" -o tree.data -- sh -c './hot-static 1; ./hot-dyn 1; exec ./hot-static 1' \
+	>tree.out 2>tree.err
+is "$?" 3 "static children under the library: the exit status is kept"
+is "$(grep -c "execs static binary ./hot-static: not profiled by the library; .autoprof --outside. profiles it" tree.err)" 2 \
+	"static children under the library: one line per static exec"
+! grep -q "execs static binary ./hot-dyn" tree.err
+ok $? "static children under the library: no line for a dynamic child" || diag_file tree.err
+grep -q "^autoprof:   tree.data.[0-9]* *pid [0-9]* *[1-9][0-9]* samples.* ./hot-dyn 1" tree.err
+ok $? "static children under the library: the dynamic child is profiled" || diag_file tree.err
+printf '%s\n' '#include <spawn.h>' '#include <sys/wait.h>' 'extern char **environ;' \
+	'int main(void) { char *argv[] = {"hot-static", "1", 0}; pid_t p; int st = 0;' \
+	'if (posix_spawnp(&p, "./hot-static", 0, 0, argv, environ) || waitpid(p, &st, 0) != p) return 1;' \
+	'return WEXITSTATUS(st); }' >spawn.c
+cc -o spawn spawn.c
+LD_PRELOAD=$LIB AUTOPROF_OUTPUT=spawn.data timeout -s KILL 60 ./spawn >spawn.out 2>spawn.err
+st=$?
+grep -q "^autoprof: pid [0-9]* execs static binary ./hot-static: not profiled" spawn.err &&
+	[ "$st" = 3 ]
+ok $? "posix_spawnp of a static program under the library: one line, status kept" ||
+	diag_file spawn.err
+
 echo "1..$_n"
 done_testing

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_note.c - one line when a profiled process runs a program the library
+ * cannot enter: a statically linked one (no PT_INTERP, so no dynamic loader
+ * reads LD_PRELOAD: gcc -static, musl, busybox, Go with CGO_ENABLED=0). Its
+ * samples would be missing without a word; the line names it and the way
+ * to profile it (`autoprof --outside`, doc/outside.md). Said at each such
+ * exec or spawn, from the exec wrappers (process.c), before the exec (which
+ * cannot say anything after it succeeds). Reads with pread only and
+ * allocates nothing: usable in a vfork child. Not async-signal-safe.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wrap.h"
+
+/*
+ * Say that process @pid (-1: this one) runs a static program: @file (found
+ * in $PATH when @search, as execvp does), or the open file @fd (fexecve,
+ * @file NULL). Nothing when profiling is off or the program is dynamic,
+ * a script, or cannot be read.
+ */
+void exec_note__static(const char *file, int fd, bool search, pid_t pid)
+{
+	char path[PATH_MAX];
+	int own = -1, interp;
+
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || ap_quiet)
+		return;
+	if (file) {
+		if (search ? !elf_interp__resolve(file, path, sizeof(path))
+			   : snprintf(path, sizeof(path), "%s", file) >= (int)sizeof(path))
+			return;
+		if (access(path, X_OK))
+			return; /* the exec fails: nothing runs */
+		fd = own = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return;
+	interp = elf_interp__has(fd);
+	if (own >= 0)
+		close(own);
+	if (interp == 0)
+		pr_warn("pid %d execs static binary %s: not profiled by the library; "
+			"`autoprof --outside` profiles it",
+			pid > 0 ? (int)pid : (int)getpid(), file ? file : "(fexecve)");
+}
