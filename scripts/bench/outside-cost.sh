@@ -37,6 +37,7 @@ SRC=$ROOT/tests/outside
 RUNS=${RUNS:-7}
 EVENT=${EVENT:-cpu-clock}
 OUT=${OUT:-$B/bench/outside-cost.tsv}
+case $OUT in /*) ;; *) OUT=$(pwd)/$OUT ;; esac
 W=$(mktemp -d /tmp/autoprof-outside-cost.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$(dirname "$OUT")"
