@@ -71,4 +71,3 @@ int elf_interp__has(int fd)
 	}
 	return 0;
 }
-

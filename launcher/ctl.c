@@ -332,9 +332,10 @@ int launcher__ctl(int argc, char **argv)
 	/* Profiled from outside: the launcher (e.server) takes the request. */
 	tid = e.server ? e.server : pick_thread(pid);
 	t0 = mono_ns();
-	if (e.server ? syscall(SYS_rt_sigqueueinfo, e.server, e.signo, &si) < 0
-		     : syscall(SYS_rt_tgsigqueueinfo, pid, tid, e.signo, &si) < 0 &&
-			   (errno != ESRCH || syscall(SYS_rt_sigqueueinfo, pid, e.signo, &si) < 0)) {
+	if (e.server
+		? syscall(SYS_rt_sigqueueinfo, e.server, e.signo, &si) < 0
+		: syscall(SYS_rt_tgsigqueueinfo, pid, tid, e.signo, &si) < 0 &&
+		      (errno != ESRCH || syscall(SYS_rt_sigqueueinfo, pid, e.signo, &si) < 0)) {
 		fprintf(stderr, "autoprof ctl: cannot signal process %d: %s\n",
 			e.server ? e.server : pid, strerror(errno));
 		return 1;

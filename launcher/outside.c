@@ -50,11 +50,11 @@ struct session {
 	struct owin win;
 	int ring_fds[MAX_CPUS];
 	int nrings;
-	pid_t prog;		     /* the program's pid, for `autoprof ctl` */
-	bool paused;		     /* AUTOPROF_START=0 or `autoprof ctl stop` */
-	bool ever_sampled;	     /* sampling was on at some time */
-	uint64_t since, sampled_ns;  /* the state's start; the time sampled before it */
-	time_t started;		     /* for the closing lines' files */
+	pid_t prog;		    /* the program's pid, for `autoprof ctl` */
+	bool paused;		    /* AUTOPROF_START=0 or `autoprof ctl stop` */
+	bool ever_sampled;	    /* sampling was on at some time */
+	uint64_t since, sampled_ns; /* the state's start; the time sampled before it */
+	time_t started;		    /* for the closing lines' files */
 };
 
 static uint64_t now_ns(void)
@@ -146,21 +146,6 @@ static int session_start(struct session *s, const char *output, char **argv)
 	return 0;
 }
 
-/* The threads of the program now (for `autoprof ctl PID status`). */
-static uint64_t threads_of(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	n = ap_read_file(path, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strstr(buf, "\nThreads:");
-	return p ? strtoull(p + 9, NULL, 10) : 0;
-}
-
 /* Act on a request of `autoprof ctl` (outside_ctl.c) and answer it. */
 static void session_ctl(struct session *s, uint64_t request)
 {
@@ -193,7 +178,7 @@ static void session_ctl(struct session *s, uint64_t request)
 	st.sampled_ns = s->sampled_ns;
 	st.samples = s->out.prev_samples + s->out.samples;
 	st.lost = s->out.prev_lost + s->out.lost;
-	st.threads = threads_of(s->prog);
+	st.threads = octl__threads(s->prog);
 	st.error = s->out.err;
 	st.file = s->out.path;
 	st.now = now_ns();

@@ -42,8 +42,8 @@ struct pout {
 	uint64_t samples, lost;
 	char **files; /* object files named by MMAP2 records, for the build ids */
 	size_t nr_files, cap_files;
-	char **argv; /* the command (-p: none) */
-	int err;     /* the first write error (-errno) */
+	char **argv;			  /* the command (-p: none) */
+	int err;			  /* the first write error (-errno) */
 	uint64_t prev_samples, prev_lost; /* of the earlier windows' files */
 	/* Told every record but samples and rounds (the windows' side-band state). */
 	void (*note)(void *ctx, const struct perf_event_header *h);
@@ -253,6 +253,8 @@ int octl__publish(pid_t prog, const char *file);
 uint64_t octl__take(void);
 /* Answer request @v (op in its low byte) with @st, in both reply files. */
 void octl__answer(uint64_t v, const struct octl_state *st);
+/* How many threads process @pid has now (0: gone). */
+uint64_t octl__threads(pid_t pid);
 /* Remove the endpoints and their replies; requests are ignored from now on. */
 void octl__withdraw(void);
 

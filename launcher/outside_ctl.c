@@ -44,17 +44,37 @@ static void on_request(int sig, siginfo_t *si, void *uc)
 	}
 }
 
+/* /proc/@pid/@name into @buf (@cap bytes, NUL-terminated); false when unreadable. */
+static bool proc_text(pid_t pid, const char *name, char *buf, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	n = ap_read_file(path, buf, cap - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return true;
+}
+
+uint64_t octl__threads(pid_t pid)
+{
+	char buf[2048], *p;
+
+	if (!proc_text(pid, "status", buf, sizeof(buf)))
+		return 0;
+	p = strstr(buf, "\nThreads:");
+	return p ? strtoull(p + 9, NULL, 10) : 0;
+}
+
 /* Start time of process @pid in clock ticks since boot (field 22 of its stat), or 0. */
 static unsigned long long start_of(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
+	char buf[1024], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	n = ap_read_file(path, buf, sizeof(buf) - 1);
-	if (n <= 0)
+	if (!proc_text(pid, "stat", buf, sizeof(buf)))
 		return 0;
-	buf[n] = 0;
 	p = strrchr(buf, ')');
 	for (int field = 2; p && field < 22; field++)
 		p = strchr(p + 1, ' ');

@@ -32,8 +32,9 @@ static void ids_of(const struct perf_event_header *h, uint32_t *pid, uint32_t *t
 }
 
 /* Drop the kept records that @drop says so of; keep the others in order. */
-static void sweep(struct owin *w, bool (*drop)(const struct perf_event_header *, uint32_t, uint32_t),
-		  uint32_t pid, uint32_t tid)
+static void sweep(struct owin *w,
+		  bool (*drop)(const struct perf_event_header *, uint32_t, uint32_t), uint32_t pid,
+		  uint32_t tid)
 {
 	size_t out = 0;
 
