@@ -34,6 +34,8 @@ ssize_t ap_read_file(const char *path, char *buf, size_t cap);
 bool elf_interp__resolve(const char *command, char *out, size_t cap);
 /* Has the ELF file at @fd a PT_INTERP program header (1, else 0)? -1: not an ELF file we know. */
 int elf_interp__has(int fd);
+/* Is @path a program without a dynamic loader (static, static-pie; not ld.so itself)? */
+bool elf_interp__static_program(const char *path);
 
 /* ---- common/window_stamp.c: the UTC stamp in a window's file name ---- */
 

@@ -8,6 +8,7 @@
  * pread only and allocates nothing: usable in a vfork child.
  */
 #include <elf.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +71,21 @@ int elf_interp__has(int fd)
 			return 1;
 	}
 	return 0;
+}
+
+bool elf_interp__static_program(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	int fd, interp;
+
+	base = base ? base + 1 : path;
+	/* The dynamic loader itself has no PT_INTERP; run directly, it loads the library. */
+	if ((!strncmp(base, "ld-", 3) && strstr(base, ".so")) || !strncmp(base, "ld.so", 5))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	interp = elf_interp__has(fd);
+	close(fd);
+	return interp == 0;
 }

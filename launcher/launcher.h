@@ -53,6 +53,17 @@ int launcher__end_like(int status);
  */
 void launcher__list_outputs(const char *output, time_t since);
 
+/* ---- exec_watch.c: the static programs a preloaded tree runs ---- */
+
+/* Watch the execs of @child's tree (before its exec). 0, or -1: not watched (quiet). */
+int exec_watch__start(pid_t child);
+/* waitpid(@child) while watching. Returns waitpid's result. */
+pid_t exec_watch__wait(pid_t child, int *status);
+/* Stop watching (no line). */
+void exec_watch__end(void);
+/* Stop watching; one line naming the static programs that ran, if any. */
+void exec_watch__say(void);
+
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int launcher__ctl(int argc, char **argv);
 

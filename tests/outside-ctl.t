@@ -169,6 +169,11 @@ is "$(grep -c "execs static binary ./hot-static: not profiled by the library; .a
 ok $? "static children under the library: no line for a dynamic child" || diag_file tree.err
 grep -q "^autoprof:   tree.data.[0-9]* *pid [0-9]* *[1-9][0-9]* samples.* ./hot-dyn 1" tree.err
 ok $? "static children under the library: the dynamic child is profiled" || diag_file tree.err
+grep -q "^autoprof: not profiled: 2 runs of static programs the library cannot enter ($T/hot-static (2 times)); .autoprof --outside -- CMD. profiles the whole tree" tree.err
+ok $? "static children under the library: the closing lines name them" || diag_file tree.err
+timeout -s KILL 60 "$A" -o dyn.data -- sh -c './hot-dyn 1' >dyn.out 2>dyn.err
+! grep -q "static" dyn.err
+ok $? "a tree without static programs: no such line" || diag_file dyn.err
 printf '%s\n' '#include <spawn.h>' '#include <sys/wait.h>' 'extern char **environ;' \
 	'int main(void) { char *argv[] = {"hot-static", "1", 0}; pid_t p; int st = 0;' \
 	'if (posix_spawnp(&p, "./hot-static", 0, 0, argv, environ) || waitpid(p, &st, 0) != p) return 1;' \

@@ -9,7 +9,6 @@
  * cannot say anything after it succeeds). Reads with pread only and
  * allocates nothing: usable in a vfork child. Not async-signal-safe.
  */
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +25,7 @@
 void exec_note__static(const char *file, int fd, bool search, pid_t pid)
 {
 	char path[PATH_MAX];
-	int own = -1, interp;
+	bool is_static;
 
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || ap_quiet)
 		return;
@@ -36,14 +35,11 @@ void exec_note__static(const char *file, int fd, bool search, pid_t pid)
 			return;
 		if (access(path, X_OK))
 			return; /* the exec fails: nothing runs */
-		fd = own = open(path, O_RDONLY | O_CLOEXEC);
+		is_static = elf_interp__static_program(path);
+	} else {
+		is_static = fd >= 0 && elf_interp__has(fd) == 0;
 	}
-	if (fd < 0)
-		return;
-	interp = elf_interp__has(fd);
-	if (own >= 0)
-		close(own);
-	if (interp == 0)
+	if (is_static)
 		pr_warn("pid %d execs static binary %s: not profiled by the library; "
 			"`autoprof --outside` profiles it",
 			pid > 0 ? (int)pid : (int)getpid(), file ? file : "(fexecve)");
