@@ -162,8 +162,7 @@ pid_t exec_watch__wait(pid_t child, int *status)
 	sigprocmask(SIG_BLOCK, &chld, &old);
 	sigaction(SIGCHLD, &sa, &old_sa);
 	/* SIGCHLD is blocked but in ppoll: its end cannot slip between the two calls. */
-	while ((got = waitpid(child, status, WNOHANG)) == 0 ||
-	       (got < 0 && errno == EINTR)) {
+	while ((got = waitpid(child, status, WNOHANG)) == 0 || (got < 0 && errno == EINTR)) {
 		ppoll(pfd, (nfds_t)nr, &second, &old);
 		drain();
 	}
