@@ -43,6 +43,9 @@ windows() {
 		[ "$_s" -gt 0 ] || _bad=$((_bad + 1))
 	done <"$_name.files"
 	is "$_bad" 0 "$_name --window: perf script reads samples in every window's file"
+	"$PERFPARSER" --input "$(sed -n 2p "$_name.files")" --print-stats >"$_name.pp" 2>&1
+	ok $? "$_name --window: hotspot-perfparser reads a later window's file" ||
+		tail -5 "$_name.pp" | sed 's/^/#   /'
 	_last=$(tail -1 "$_name.files")
 	[ -s "$_last.stat" ] && [ "$(ls | grep -c "^$_name\.data.*\.stat\$")" = 1 ]
 	ok $? "$_name --window: the counters in the last window's FILE.stat, as the library"
@@ -84,6 +87,10 @@ is "${2:-x}" "$recs" "--aggregate: perf script sees the merged records ($recs, $
 within "$recs" 1 $((${1:-0} / 10)) "--aggregate: far fewer records than samples"
 perf report -i agg.data --stdio --no-children --sort sym 2>ap.err | grep -q "\] hot_leaf\$"
 ok $? "--aggregate: perf report names hot_leaf"
+"$PERFPARSER" --input agg.data --print-stats >agg.pp 2>&1
+ok $? "--aggregate: hotspot-perfparser reads it" || tail -5 agg.pp | sed 's/^/#   /'
+grep -q "hot_leaf" agg.rep
+ok $? "--aggregate: autoprof-report names hot_leaf" || diag_file agg.rep
 
 # ctl: started paused; started, stopped (through the launcher's pid), dumped.
 timeout -s KILL 60 "$A" --start-paused -o ctl.data ./hot-static 40 >ctl.out 2>ctl.err &
