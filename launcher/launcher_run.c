@@ -357,7 +357,8 @@ int launcher__run(char **argv, const char *output, int quiet)
 	}
 	close(pipefd[1]);
 	close(go[0]);
-	exec_watch__start(child);
+	if (!getenv("AUTOPROF_FOLLOW") || strcmp(getenv("AUTOPROF_FOLLOW"), "0"))
+		exec_watch__start(child); /* (--follow 0: no child is profiled anyway) */
 	if (write(go[1], "x", 1) != 1)
 		kill(child, SIGKILL);
 	close(go[1]);

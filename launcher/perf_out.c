@@ -121,6 +121,14 @@ int pout__open(struct pout *o, const char *path, const struct perf_event_attr *a
 
 void pout__add(struct pout *o, const void *rec, size_t len)
 {
+	if (o->note && len >= sizeof(struct perf_event_header)) {
+		const struct perf_event_header *h = rec;
+
+		if (h->type != PERF_RECORD_SAMPLE && h->type != PERF_RECORD_FINISHED_ROUND)
+			o->note(o->note_ctx, h);
+	}
+	if (o->fd < 0)
+		return; /* a window's file that could not be made (said): its records are lost */
 	if (o->len + len > o->cap) {
 		size_t cap = o->cap ? o->cap * 2 : 2 * FLUSH_AT;
 		char *p;
@@ -137,12 +145,6 @@ void pout__add(struct pout *o, const void *rec, size_t len)
 	}
 	memcpy(o->buf + o->len, rec, len);
 	o->len += len;
-	if (o->note && len >= sizeof(struct perf_event_header)) {
-		const struct perf_event_header *h = rec;
-
-		if (h->type != PERF_RECORD_SAMPLE && h->type != PERF_RECORD_FINISHED_ROUND)
-			o->note(o->note_ctx, h);
-	}
 	if (o->len >= FLUSH_AT)
 		pout__flush(o);
 }
@@ -364,8 +366,14 @@ int pout__finish(struct pout *o)
 	struct blob body = {0};
 	int n = 0, err = pout__flush(o);
 
-	if (o->fd < 0)
+	if (o->fd < 0) {
+		for (size_t i = 0; i < o->nr_files; i++)
+			free(o->files[i]);
+		free(o->files);
+		free(o->buf);
+		free(o->ids);
 		return -EBADF;
+	}
 	for (int i = 0; i < NF; i++) {
 		size_t start = body.len;
 

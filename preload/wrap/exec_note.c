@@ -19,16 +19,17 @@
 /*
  * Say that process @pid (-1: this one) runs a static program: @file (found
  * in $PATH when @search, as execvp does), or the open file @fd (fexecve,
- * @file NULL). Nothing when profiling is off or the program is dynamic,
- * a script, or cannot be read.
+ * @file NULL). Nothing when profiling is off or does not follow execs, or
+ * the program is dynamic, a script, or cannot be read.
  */
 void exec_note__static(const char *file, int fd, bool search, pid_t pid)
 {
 	char path[PATH_MAX];
 	bool is_static;
 
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || ap_quiet)
-		return;
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || ap_quiet ||
+	    !autoprof.cfg.follow)
+		return; /* (AUTOPROF_FOLLOW=0: no child is profiled, static or not) */
 	if (file) {
 		if (search ? !elf_interp__resolve(file, path, sizeof(path))
 			   : snprintf(path, sizeof(path), "%s", file) >= (int)sizeof(path))
