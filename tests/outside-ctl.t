@@ -4,9 +4,11 @@
 # the closing lines and the .stat sibling of the library's), aggregation
 # (--aggregate), `autoprof ctl PID start|stop|dump|status` served by the
 # launcher (PID the program's or the launcher's own), --start-paused, and
-# the options that do not apply refused in one line. On a static C program
-# and a Go CGO_ENABLED=0 program; each file read by perf report, perf script
-# and autoprof-report.
+# the options that do not apply refused in one line; -p with windows and
+# ctl. On a static C program and a Go CGO_ENABLED=0 program; each file read
+# by perf report, perf script, hotspot-perfparser and autoprof-report. And
+# in the library's mode: the one line at each exec of a static program and
+# the launcher's closing line naming them.
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$REPORT"
 echo "TAP version 13"
@@ -155,6 +157,43 @@ is "$?" 0 "-p: the target's exit status is its own"
 wait $apid
 is "$?" 0 "-p: autoprof ends with the target"
 within "$(nsamples att.data)" 1 100000 "-p: perf script reads the samples up to the stop"
+
+# -p with windows: the maps synthesized at the attach go into every window's file.
+./late 1.5 >latew.out 2>&1 &
+wpid=$!
+sleep 0.2
+timeout -s KILL 30 "$A" --window 0.3 -o pw.data -p $wpid >pw.out 2>pw.err
+wait $wpid
+ls | grep "^pw\.data\.$STAMP\$" >pw.files
+within "$(grep -c . pw.files)" 2 100 "-p --window: one file per window"
+perf report -i "$(tail -1 pw.files)" --stdio --no-children --sort sym 2>pwr.err |
+	grep -q "\] late_burn\$"
+ok $? "-p --window: the last window's file names late_burn (the attach's maps carried over)" ||
+	diag_file pw.err
+
+# Go with --start-paused, started by ctl: its samples name main.work.
+if [ -x go-static ]; then
+	timeout -s KILL 60 "$A" --start-paused -o goctl.data ./go-static 60 >goctl.out 2>goctl.err &
+	tpid=$!
+	gp=
+	for i in $(seq 50); do
+		lp=$(pgrep -P $tpid | head -1)
+		[ -n "$lp" ] && gp=$(pgrep -P "$lp" | head -1)
+		[ -n "$gp" ] && [ "$(readlink /proc/$gp/exe)" = "$T/go-static" ] && break
+		sleep 0.1
+	done
+	"$A" ctl "$gp" start >goctl1.out 2>&1
+	grep -q "sampling started" goctl1.out
+	ok $? "Go --start-paused: ctl start" || diag_file goctl1.out
+	wait $tpid
+	is "$?" 4 "Go under ctl: the exit status is kept"
+	perf report -i goctl.data --stdio --no-children --sort sym 2>gr.err | grep -q "\] main.work\$"
+	ok $? "Go under ctl: perf report names main.work" || diag_file goctl.err
+else
+	skip "Go ctl: no go-static"
+	skip "Go ctl: no go-static"
+	skip "Go ctl: no go-static"
+fi
 
 # What does not apply: one line naming it.
 AUTOPROF_OFFCPU=1 AUTOPROF_MODE=timer timeout -s KILL 30 "$A" -o na.data ./hot-static 2 \
