@@ -87,6 +87,9 @@ set -- $merged
 within "${1:-0}" 300 100000 "--aggregate: autoprof-report counts the samples merged"
 is "${2:-x}" "$recs" "--aggregate: perf script sees the merged records ($recs, ${1:-?} samples)"
 within "$recs" 1 $((${1:-0} / 10)) "--aggregate: far fewer records than samples"
+closing=$(sed -n 's/^autoprof: wrote agg.data (\([0-9]*\) samples.*/\1/p' agg.err)
+within "${closing:-0}" $((${1:-0} * 98 / 100)) $((${1:-0} * 102 / 100 + 1)) \
+	"--aggregate: the closing line counts the samples merged, not the records"
 perf report -i agg.data --stdio --no-children --sort sym 2>ap.err | grep -q "\] hot_leaf\$"
 ok $? "--aggregate: perf report names hot_leaf"
 "$PERFPARSER" --input agg.data --print-stats >agg.pp 2>&1
