@@ -97,16 +97,22 @@ ok $? "--aggregate: hotspot-perfparser reads it" || tail -5 agg.pp | sed 's/^/# 
 grep -q "hot_leaf" agg.rep
 ok $? "--aggregate: autoprof-report names hot_leaf" || diag_file agg.rep
 
+# pids_under TIMEOUT_PID PROGRAM: lpid, the launcher timeout runs, and ppid,
+# its child once that runs ./PROGRAM (waits up to 5 s).
+pids_under() {
+	lpid= ppid=
+	for _i in $(seq 50); do
+		lpid=$(pgrep -P "$1" | head -1)
+		[ -n "$lpid" ] && ppid=$(pgrep -P "$lpid" | head -1)
+		[ -n "$ppid" ] && [ "$(readlink /proc/$ppid/exe)" = "$T/$2" ] && return
+		sleep 0.1
+	done
+}
+
 # ctl: started paused; started, stopped (through the launcher's pid), dumped.
 timeout -s KILL 60 "$A" --start-paused -o ctl.data ./hot-static 40 >ctl.out 2>ctl.err &
 tpid=$!
-lpid= ppid=
-for i in $(seq 50); do
-	lpid=$(pgrep -P $tpid | head -1)
-	[ -n "$lpid" ] && ppid=$(pgrep -P "$lpid" | head -1)
-	[ -n "$ppid" ] && [ "$(readlink /proc/$ppid/exe)" = "$T/hot-static" ] && break
-	sleep 0.1
-done
+pids_under $tpid hot-static
 "$A" ctl "$ppid" status >st1.out 2>st1.err
 grep -q "^pid $ppid: sampling off" st1.out
 ok $? "ctl PROGRAM status: sampling off (--start-paused)" || { diag_file st1.out; diag_file st1.err; }
@@ -178,14 +184,8 @@ ok $? "-p --window: the last window's file names late_burn (the attach's maps ca
 if [ -x go-static ]; then
 	timeout -s KILL 60 "$A" --start-paused -o goctl.data ./go-static 60 >goctl.out 2>goctl.err &
 	tpid=$!
-	gp=
-	for i in $(seq 50); do
-		lp=$(pgrep -P $tpid | head -1)
-		[ -n "$lp" ] && gp=$(pgrep -P "$lp" | head -1)
-		[ -n "$gp" ] && [ "$(readlink /proc/$gp/exe)" = "$T/go-static" ] && break
-		sleep 0.1
-	done
-	"$A" ctl "$gp" start >goctl1.out 2>&1
+	pids_under $tpid go-static
+	"$A" ctl "$ppid" start >goctl1.out 2>&1
 	grep -q "sampling started" goctl1.out
 	ok $? "Go --start-paused: ctl start" || diag_file goctl1.out
 	wait $tpid
