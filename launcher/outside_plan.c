@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "autoprof/env.h"
 #include "common.h"
 #include "handler/handler.h"
 #include "outside.h"
@@ -250,6 +251,17 @@ void events__close(struct events *ev)
 	free(ev->ring_fd);
 }
 
+/* The default value of variable @name (env.h's table), or "" when it has none. */
+static const char *env_default(const char *name)
+{
+#define ENV_DEFAULT_ROW(id, lf, sf, arg, def, help)                                                \
+	if (!strcmp(name, AUTOPROF_ENV_PREFIX #id))                                                \
+		return def;
+	AUTOPROF_ENV_TABLE(ENV_DEFAULT_ROW)
+#undef ENV_DEFAULT_ROW
+	return "";
+}
+
 /* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
 int plan__init(struct plan *p, int quiet)
 {
@@ -260,7 +272,8 @@ int plan__init(struct plan *p, int quiet)
 	    {"AUTOPROF_SIGNAL", "--signal"},
 	    {"AUTOPROF_MODE", "--mode"},
 	    {"AUTOPROF_FOLLOW", "--follow"},
-	    {"AUTOPROF_AGGREGATE_CHECK", "AUTOPROF_AGGREGATE_CHECK"}};
+	    {"AUTOPROF_AGGREGATE_CHECK", "AUTOPROF_AGGREGATE_CHECK"},
+	    {"AUTOPROF_COST", "AUTOPROF_COST"}};
 	char list[256] = "";
 
 	if (config__parse(&p->cfg))
@@ -272,6 +285,8 @@ int plan__init(struct plan *p, int quiet)
 
 		if (!strcmp(unused[i][1], "--follow"))
 			v = v && !strcmp(v, "0") ? v : NULL; /* 1 is what outside mode does */
+		else if (v && (!strcmp(v, "0") || !strcmp(v, env_default(unused[i][0]))))
+			v = NULL; /* (asks for what outside mode does, or the default) */
 		if (v && *v && strlen(list) + 16 < sizeof(list))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 				 list[0] ? ", " : "", unused[i][1]);
