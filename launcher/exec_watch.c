@@ -34,7 +34,9 @@
 #include "launcher.h"
 
 #define MAX_CPUS   1024
-#define RING_PAGES 16 /* 64 KiB per CPU: side-band records only */
+/* 16 KiB per CPU: side-band records only (an exec and its maps: about 1.5 KiB),
+ * small since it counts in the user's perf_event_mlock_kb with the library's rings. */
+#define RING_PAGES 4
 #define PENDING	   64 /* processes between their exec and their program's mapping */
 #define NAMES	   8  /* static programs named in the closing line */
 
