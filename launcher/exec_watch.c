@@ -33,7 +33,7 @@
 #include "handler/handler.h"
 #include "launcher.h"
 
-#define MAX_CPUS   1024
+#define MAX_CPUS 1024
 /* 16 KiB per CPU: side-band records only (an exec and its maps: about 1.5 KiB),
  * small since it counts in the user's perf_event_mlock_kb with the library's rings. */
 #define RING_PAGES 4
