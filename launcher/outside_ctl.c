@@ -81,6 +81,21 @@ static unsigned long long start_of(pid_t pid)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+/*
+ * Is the endpoint at @path the library's own, of process @pid as it runs now
+ * (attached with -p while the library profiles it)? Then it is left alone.
+ */
+static bool library_endpoint(const char *path, pid_t pid)
+{
+	char text[8192], start[64];
+
+	if (ap_read_file(path, text, sizeof(text) - 1) <= 0)
+		return false;
+	text[sizeof(text) - 1] = 0;
+	snprintf(start, sizeof(start), "\nstart %llu\n", start_of(pid));
+	return strstr(text, start) && !strstr(text, "\nserver ");
+}
+
 /* Write @text to @path whole: a temporary file, then a rename. */
 static int put_file(const char *path, const char *text)
 {
@@ -122,6 +137,8 @@ int octl__publish(pid_t prog, const char *file)
 		if (pids[i] <= 0 || (i && pids[i] == pids[0]))
 			continue;
 		snprintf(endpoint[nr_endpoints], sizeof(endpoint[0]), "%s/%d", dir, (int)pids[i]);
+		if (library_endpoint(endpoint[nr_endpoints], pids[i]))
+			continue; /* -p on a process the library profiles: its own ctl stays */
 		snprintf(text, sizeof(text),
 			 "%s\npid %d\nstart %llu\nsignal %d\ntoken %u\nserver %d\nfile %s\n",
 			 AP_CONTROL_MAGIC, (int)pids[i], start_of(pids[i]), OUTSIDE_CTL_SIGNAL,
