@@ -219,6 +219,7 @@ static inline bool owin__due(const struct owin *w, uint64_t time)
 }
 /* End the window: finish @o, start the file of the window @time falls in. 0 or -errno. */
 int owin__rotate(struct owin *w, struct pout *o, uint64_t time);
+/* Free what the windows kept (after the last file is finished). */
 void owin__free(struct owin *w);
 
 /* ---- outside_agg.c ---- */
@@ -229,6 +230,7 @@ int oagg__init(struct pout *o, uint64_t now);
 bool oagg__fold(void *rec, size_t len, uint64_t time);
 /* Write what is merged (before a window's end, a dump, the end). */
 void oagg__emit(void);
+/* Are samples merged in this run (oagg__init succeeded)? */
 bool oagg__on(void);
 
 /* ---- outside_ctl.c ---- */
