@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "autoprof/env.h"
+
 /* Library fds live at or above this number, out of the program's way. */
 #define AP_FD_FLOOR 1000
 
@@ -100,6 +102,7 @@ struct ap_config {
 	bool aggregate_check; /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
 	bool offcpu;	      /* AUTOPROF_OFFCPU: off-CPU time */
 	bool start; /* AUTOPROF_START: sample from the start (0: when `autoprof ctl` says) */
+	bool cost;  /* AUTOPROF_COST: time the handler's phases (set and not 0) */
 	uint64_t window_ns; /* AUTOPROF_WINDOW: one file per window of this length, or 0 */
 	unsigned keep;	    /* AUTOPROF_KEEP: the newest windows kept, or 0 for all */
 	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
@@ -107,6 +110,12 @@ struct ap_config {
 	char counter_fds[1024]; /* AUTOPROF_COUNTER_FDS, from the launcher */
 };
 
+/*
+ * Fill @cfg from the AUTOPROF_* variables (include/autoprof/env.h), as
+ * asked: the library settles it (preload/session/settle.c), the launcher
+ * checks its flags with it. Returns 0, or -EINVAL when a variable has a bad
+ * value (said in one line naming it). Not async-signal-safe.
+ */
 int config__parse(struct ap_config *cfg);
 const char *config__callgraph_name(enum ap_callgraph cg);
 

@@ -11,6 +11,9 @@
 
 #define O_CLOEXEC_FLAG O_CLOEXEC
 
+struct ap_config;
+/* The flags and AUTOPROF_* variables, read once by main() as the library reads them. */
+const struct ap_config *launcher__options(void);
 void launcher__open_counters(void);
 int launcher__run(char **argv, const char *output, int quiet);
 /* `autoprof list [FILTER]`: print the event names -e and --counters take. */

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "launcher.h"
 
 static volatile pid_t child;
@@ -357,7 +358,7 @@ int launcher__run(char **argv, const char *output, int quiet)
 	}
 	close(pipefd[1]);
 	close(go[0]);
-	if (!getenv("AUTOPROF_FOLLOW") || strcmp(getenv("AUTOPROF_FOLLOW"), "0"))
+	if (launcher__options()->follow)
 		exec_watch__start(child); /* (--follow 0: no child is profiled anyway) */
 	if (write(go[1], "x", 1) != 1)
 		kill(child, SIGKILL);

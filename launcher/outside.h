@@ -156,11 +156,13 @@ struct plan {
 	const char *stacks; /* for the mode line */
 };
 
-/* The options (config__parse) into @p; options that do not apply said (unless @quiet). 0 or -1. */
+/* The options (launcher__options()) into @p; those that do not apply said (unless @quiet). 0. */
 int plan__init(struct plan *p, int quiet);
 /*
  * The attr: frame-pointer chains (@fp) or register and stack copies; counting
- * from the exec (@enable_on_exec); following new threads and children (@inherit).
+ * from the exec (@enable_on_exec); following new threads and children
+ * (@inherit). Settles the event too (cpu-clock where the default cycles is
+ * missing): nothing changes the plan afterwards.
  */
 void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit);
 /* "cpu-clock at 1000 Hz", for the mode line. */
@@ -179,7 +181,7 @@ struct events {
 
 int events__init(struct events *ev);
 /* Open the plan's event on @pid on every CPU. Returns 0, or -errno (not said). */
-int events__add(struct events *ev, struct plan *p, pid_t pid);
+int events__add(struct events *ev, const struct plan *p, pid_t pid);
 /*
  * The rings are mapped: every event into its CPU's ring (the kernel takes
  * PERF_EVENT_IOC_SET_OUTPUT only to a mapped ring). 0 or -errno.

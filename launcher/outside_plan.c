@@ -18,6 +18,7 @@
 #include "autoprof/env.h"
 #include "common.h"
 #include "handler/handler.h"
+#include "launcher.h"
 #include "outside.h"
 
 #if defined(__x86_64__)
@@ -58,6 +59,32 @@ void attach__say_denied(int err, const char *what)
 		"2 or less samples what you may ptrace, above needs CAP_PERFMON; another "
 		"user's process needs CAP_SYS_PTRACE%s)\n",
 		what, strerror(err), paranoid, yama);
+}
+
+/*
+ * Settle the event once, before any target: where the default cycles is
+ * missing (no PMU), cpu-clock stands in. Probed on the launcher itself: a
+ * missing event is missing for every target.
+ */
+static void settle_event(struct plan *p)
+{
+	long fd;
+
+	if (!p->cfg.event_auto)
+		return;
+	fd = event_open(&p->attr, 0, -1, -1);
+	if (fd >= 0) {
+		close((int)fd);
+		return;
+	}
+	if (errno != ENOENT && errno != EOPNOTSUPP)
+		return; /* said when the targets' events fail the same way */
+	p->cfg.event =
+	    (struct ap_event){.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK};
+	strcpy(p->cfg.event_name, "cpu-clock");
+	p->cfg.event_auto = false;
+	p->attr.type = PERF_TYPE_SOFTWARE;
+	p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 }
 
 void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
@@ -125,6 +152,7 @@ void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
 		a->disabled = 1;
 		a->enable_on_exec = 0;
 	}
+	settle_event(p);
 }
 
 /* Keep event @fd of CPU @cpu (its ring that CPU's, its id the file's). 0 or -errno. */
@@ -167,35 +195,23 @@ static int keep_fd(struct events *ev, long fd, int cpu, bool sampling)
 	return 0;
 }
 
-/*
- * Open the plan's event on @pid on every CPU (the first fails: maybe falls
- * back from cycles to cpu-clock), and its tracking event. Returns 0, or
- * -errno (not said).
- */
-int events__add(struct events *ev, struct plan *p, pid_t pid)
+/* Open the plan's event on @pid on every CPU, and its tracking event. Returns 0, or -errno (not
+ * said). */
+int events__add(struct events *ev, const struct plan *p, pid_t pid)
 {
 	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		long fd = event_open(&p->attr, pid, cpu, -1);
+		struct perf_event_attr attr = p->attr, track = p->track;
+		long fd = event_open(&attr, pid, cpu, -1);
 		int err;
 
 		if (fd < 0 && errno == ENODEV)
 			continue; /* an offline CPU */
-		if (fd < 0 && p->cfg.event_auto && !ev->nr &&
-		    (errno == ENOENT || errno == EOPNOTSUPP)) {
-			p->cfg.event = (struct ap_event){.type = PERF_TYPE_SOFTWARE,
-							 .config = PERF_COUNT_SW_CPU_CLOCK};
-			strcpy(p->cfg.event_name, "cpu-clock");
-			p->cfg.event_auto = false;
-			p->attr.type = PERF_TYPE_SOFTWARE;
-			p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-			fd = event_open(&p->attr, pid, cpu, -1);
-		}
 		if (fd < 0)
 			return -errno;
 		err = keep_fd(ev, fd, cpu, true);
 		if (err)
 			return err;
-		fd = event_open(&p->track, pid, cpu, -1);
+		fd = event_open(&track, pid, cpu, -1);
 		if (fd < 0)
 			return -errno;
 		err = keep_fd(ev, fd, cpu, false);
@@ -251,45 +267,34 @@ void events__close(struct events *ev)
 	free(ev->ring_fd);
 }
 
-/* The default value of variable @name (env.h's table), or "" when it has none. */
-static const char *env_default(const char *name)
-{
-#define ENV_DEFAULT_ROW(id, lf, sf, arg, def, help)                                                \
-	if (!strcmp(name, AUTOPROF_ENV_PREFIX #id))                                                \
-		return def;
-	AUTOPROF_ENV_TABLE(ENV_DEFAULT_ROW)
-#undef ENV_DEFAULT_ROW
-	return "";
-}
-
-/* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
+/* The options as the library reads them; those that do not apply said. Returns 0. */
 int plan__init(struct plan *p, int quiet)
 {
-	static const char *const unused[][2] = {
-	    {"AUTOPROF_OFFCPU", "--off-cpu"},
-	    {"AUTOPROF_BATCH", "--batch"},
-	    {"AUTOPROF_STACK_COPY", "--stack-copy"},
-	    {"AUTOPROF_SIGNAL", "--signal"},
-	    {"AUTOPROF_MODE", "--mode"},
-	    {"AUTOPROF_FOLLOW", "--follow"},
-	    {"AUTOPROF_AGGREGATE_CHECK", "AUTOPROF_AGGREGATE_CHECK"},
-	    {"AUTOPROF_COST", "AUTOPROF_COST"}};
+	static const struct {
+		enum ap_env var;
+		const char *flag;
+	} unused[] = {{AP_ENV_OFFCPU, "--off-cpu"},
+		      {AP_ENV_BATCH, "--batch"},
+		      {AP_ENV_STACK_COPY, "--stack-copy"},
+		      {AP_ENV_SIGNAL, "--signal"},
+		      {AP_ENV_MODE, "--mode"},
+		      {AP_ENV_FOLLOW, "--follow"},
+		      {AP_ENV_AGGREGATE_CHECK, "AUTOPROF_AGGREGATE_CHECK"},
+		      {AP_ENV_COST, "AUTOPROF_COST"}};
 	char list[256] = "";
 
-	if (config__parse(&p->cfg))
-		return -1;
-	if (!p->cfg.event_name[0])
-		strcpy(p->cfg.event_name, "cycles");
+	p->cfg = *launcher__options(); /* read once, by main() */
+	ap_quiet = p->cfg.quiet;       /* the shared code's warnings, as the library's */
 	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
-		const char *v = getenv(unused[i][0]);
+		const char *v = ap_env(unused[i].var);
 
-		if (!strcmp(unused[i][1], "--follow"))
+		if (unused[i].var == AP_ENV_FOLLOW)
 			v = v && !strcmp(v, "0") ? v : NULL; /* 1 is what outside mode does */
-		else if (v && (!strcmp(v, "0") || !strcmp(v, env_default(unused[i][0]))))
+		else if (v && (!strcmp(v, "0") || !strcmp(v, ap_env_default(unused[i].var))))
 			v = NULL; /* (asks for what outside mode does, or the default) */
 		if (v && *v && strlen(list) + 16 < sizeof(list))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-				 list[0] ? ", " : "", unused[i][1]);
+				 list[0] ? ", " : "", unused[i].flag);
 	}
 	if (list[0] && !quiet)
 		fprintf(stderr,

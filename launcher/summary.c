@@ -7,14 +7,13 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "autoprof/perf_file.h"
+#include "common.h"
 #include "launcher.h"
 
 /* The feature section of bit @feat, or false (sections follow the data, in bit order). */
@@ -97,13 +96,10 @@ static uint64_t clock_event_id(const uint8_t *p, size_t size, const struct perf_
 	return id;
 }
 
-/* Does this run merge samples (AUTOPROF_AGGREGATE, --aggregate: 1, yes, on, true)? */
+/* Does this run merge samples (AUTOPROF_AGGREGATE, --aggregate)? */
 static bool merging(void)
 {
-	const char *v = getenv("AUTOPROF_AGGREGATE");
-
-	return v && (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") ||
-		     !strcasecmp(v, "true"));
+	return launcher__options()->aggregate;
 }
 
 /*

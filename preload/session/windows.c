@@ -56,7 +56,7 @@ static bool join(char *out, const char *s)
 /* Remember the new file's stamp; remove the oldest file beyond AUTOPROF_KEEP. Async-signal-safe. */
 static void keep(const char *s)
 {
-	unsigned n = autoprof.cfg.keep;
+	unsigned n = autoprof.cfg->keep;
 	char path[PATH_MAX];
 
 	if (!n || !kept)
@@ -80,20 +80,20 @@ int window__first_path(char *path, size_t cap)
 {
 	char s[STAMP_LEN];
 
-	if (!autoprof.cfg.window_ns)
+	if (!autoprof.cfg->window_ns)
 		return 0;
 	if (strlen(path) + 1 + STAMP_LEN > cap || strlen(path) >= sizeof(base))
 		return -ENAMETOOLONG;
 	strcpy(base, path);
-	if (autoprof.cfg.keep && !kept)
-		kept = calloc(autoprof.cfg.keep, STAMP_LEN);
+	if (autoprof.cfg->keep && !kept)
+		kept = calloc(autoprof.cfg->keep, STAMP_LEN);
 	kept_head = kept_count = 0;
 	rotating = 0; /* (a forked child: the parent's rotation is not here) */
 	first_start = ap_now();
 	window_stamp__utc(first_start, s);
 	join(path, s);
 	keep(s);
-	__atomic_store_n(&ap_window_end, first_start + autoprof.cfg.window_ns, __ATOMIC_RELEASE);
+	__atomic_store_n(&ap_window_end, first_start + autoprof.cfg->window_ns, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -108,7 +108,7 @@ void window__save_prologue(const struct writer *w)
 	int fd;
 	char *p;
 
-	if (!autoprof.cfg.window_ns || !len)
+	if (!autoprof.cfg->window_ns || !len)
 		return;
 	fd = open(w->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* the writer's is write-only */
 	p = fd >= 0 ? malloc(len) : NULL;
@@ -185,8 +185,8 @@ static int next_file(const char *path, uint64_t start)
 	/* A sample still in a thread's ring at the window's end (at most one
 	 * per thread, a few ms old) comes into this file: name its thread
 	 * from the previous window's start on. */
-	struct first f = {.time =
-			      start > autoprof.cfg.window_ns ? start - autoprof.cfg.window_ns : 0};
+	struct first f = {.time = start > autoprof.cfg->window_ns ? start - autoprof.cfg->window_ns
+								  : 0};
 	size_t threads = 0;
 	int err;
 
@@ -218,7 +218,7 @@ static void say_no_file(void)
 /* window__end()'s work, on the handler's own stack. Async-signal-safe. */
 static void end_window(void *arg)
 {
-	uint64_t now = ap_now(), w = autoprof.cfg.window_ns, start;
+	uint64_t now = ap_now(), w = autoprof.cfg->window_ns, start;
 	char s[STAMP_LEN], path[PATH_MAX];
 
 	(void)arg;
@@ -253,7 +253,7 @@ void window__end(bool on_own_stack)
 {
 	struct ap_thread *t = ap_self;
 
-	if (!autoprof.cfg.window_ns)
+	if (!autoprof.cfg->window_ns)
 		return;
 	if (!on_own_stack && t && t->stack_top && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
 		ap_call_on_stack(NULL, end_window, t->stack_top);

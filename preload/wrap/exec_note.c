@@ -28,7 +28,7 @@ void exec_note__static(const char *file, int fd, bool search, pid_t pid)
 	bool is_static;
 
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || ap_quiet ||
-	    !autoprof.cfg.follow)
+	    !autoprof.cfg->follow)
 		return; /* (AUTOPROF_FOLLOW=0: no child is profiled, static or not) */
 	if (file) {
 		if (search ? !elf_interp__resolve(file, path, sizeof(path))

@@ -14,6 +14,7 @@
  * A single file is read in (mostly) one walk instead, with the same result:
  * see spec_process().
  */
+#include "autoprof/env.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -792,7 +793,7 @@ static int spec_walk(struct session *s, struct sides *sd, u64 *pos)
 static int spec_process(struct session *s, struct sides *sd)
 {
 	struct perf_file *pf = &s->files[0];
-	const char *env = getenv("AUTOPROF_REPORT_SPEC_GAP");
+	const char *env = ap_env(AP_ENV_REPORT_SPEC_GAP);
 	u64 gap = env ? strtoull(env, NULL, 0) : SPEC_GAP;
 	u64 pos = pf->data_off, start;
 	size_t nr_pre, i;
