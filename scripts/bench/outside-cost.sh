@@ -27,7 +27,10 @@
 #   RUNS=1 EVENT=cycles sh scripts/bench/outside-cost.sh
 #
 # EVENT (default cpu-clock: the same event for both tools, and the one a VM
-# without a PMU has) is passed to both as -e. Output: a Markdown table on
+# without a PMU has) is passed to both as -e. Each program runs about 1.2-1.7 s
+# of CPU; the profilers' start-up (perf's is about 0.1 s of CPU) counts in
+# their cost: SCALE=N runs each N times longer, to weigh the per-sample cost
+# over the fixed one. Output: a Markdown table on
 # stdout; the raw times in $OUT (default build/bench/outside-cost.tsv).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,6 +38,7 @@ B=$ROOT/build
 A=$B/autoprof
 SRC=$ROOT/tests/outside
 RUNS=${RUNS:-7}
+SCALE=${SCALE:-1}
 EVENT=${EVENT:-cpu-clock}
 OUT=${OUT:-$B/bench/outside-cost.tsv}
 case $OUT in /*) ;; *) OUT=$(pwd)/$OUT ;; esac
@@ -62,14 +66,14 @@ if [ -x "$GO" ]; then
 		"$GO" build -o go-static "$SRC/spin.go" || echo "outside-cost.sh: go build failed" >&2
 fi
 
-# The programs: NAME and command; about 1-2 s of CPU each.
+# The programs: NAME and command; about 1-2 s of CPU each (times SCALE).
 PROGRAMS="c-static raw-clone"
 [ -x go-static ] && PROGRAMS="$PROGRAMS go-static"
 command_of() {
 	case $1 in
-	c-static) echo "./hot-static 15" ;;
-	raw-clone) echo "./hot-static clone tls 8" ;;
-	go-static) echo "./go-static 40" ;;
+	c-static) echo "./hot-static $((15 * SCALE))" ;;
+	raw-clone) echo "./hot-static clone tls $((8 * SCALE))" ;;
+	go-static) echo "./go-static $((40 * SCALE))" ;;
 	esac
 }
 # Its status (hot: 3, raw clones: 5, Go: 4), to tell a run that failed.
