@@ -244,7 +244,9 @@ int config__parse(struct ap_config *cfg)
 	if (parse_bool(ENV_STAT, &cfg->stat) || parse_bool(ENV_KERNEL, &cfg->kernel) ||
 	    parse_bool(ENV_FOLLOW, &cfg->follow) || parse_bool(ENV_AGGREGATE, &cfg->aggregate) ||
 	    parse_bool(ENV_AGGREGATE_CHECK, &cfg->aggregate_check) ||
-	    parse_bool(ENV_OFFCPU, &cfg->offcpu) || parse_bool(ENV_START, &cfg->start))
+	    parse_bool(ENV_OFFCPU, &cfg->offcpu) || parse_bool(ENV_START, &cfg->start) ||
+	    parse_bool(ENV_MEMORY, &cfg->memory) ||
+	    parse_u64(ENV_MEMORY_INTERVAL, 1, 1ULL << 40, &cfg->memory_interval))
 		return -EINVAL;
 	if (parse_duration(ENV_WINDOW, &cfg->window_ns) || parse_u64(ENV_KEEP, 0, 100000, &v))
 		return -EINVAL;

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "memory.h"
 
 struct ap_session autoprof;
 
@@ -449,7 +449,7 @@ int autoprof__start(void)
 		timer_attr(&autoprof.attr);
 	else
 		event__sampler_attr(&autoprof.cfg, &autoprof.attr);
-	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND || autoprof.timer_mode)
+	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND || autoprof.timer_mode || autoprof.cfg.memory)
 		unwind__init();
 	signals__init();
 	err = sample__install(autoprof.cfg.signo);
@@ -467,6 +467,7 @@ int autoprof__start(void)
 		goto out_counters;
 	}
 	fatal__install();
+	memory__start(); /* AUTOPROF_MEMORY */
 	return 0;
 
 out_counters:
@@ -571,11 +572,12 @@ void autoprof__stop(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
 	thread__stop_all();
+	memory__stop(&autoprof.writer); /* the live set */
 	elapsed = save_counters(true);
 	if (autoprof.cfg.stat)
 		stat__print(&autoprof.counters, elapsed);
 	record_delivered_period();
-	empty = !autoprof.stats.samples && !autoprof.top;
+	empty = !autoprof.stats.samples && !memory__samples() && !autoprof.top;
 	err = features__write(&autoprof.writer);
 	if (err)
 		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
@@ -605,8 +607,9 @@ void autoprof__before_exec(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
 	thread__stop_all();
+	memory__stop(&autoprof.writer);
 	save_counters(false);
-	autoprof.exec_keeps_name = !autoprof.stats.samples;
+	autoprof.exec_keeps_name = !autoprof.stats.samples && !memory__samples();
 	autoprof.file_left = false;
 	record_delivered_period();
 	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
@@ -648,6 +651,7 @@ void autoprof__exec_failed(void)
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 		if (thread__start() == 0) {
 			control__publish();
+			memory__start();
 			return;
 		}
 		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
@@ -657,7 +661,8 @@ void autoprof__exec_failed(void)
 	reset_totals();
 	autoprof.replace_file = autoprof.file_left; /* this image's own empty file */
 	autoprof.file_left = false;
-	session_open(false);
+	if (session_open(false) == 0)
+		memory__start();
 }
 
 /*

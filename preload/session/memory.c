@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memory.c - AUTOPROF_MEMORY: allocations sampled by bytes (memory.h tells
+ * the scheme), each sample a SAMPLE record of alloc-bytes at the stack of
+ * the allocation's caller, and the sampled blocks kept in live.c's table
+ * until they are freed; at the image's end what is left is written as
+ * live-bytes records.
+ *
+ * A sample is taken in the program's context, on the allocating thread, with
+ * every signal blocked (raw rt_sigprocmask: the sampling handler cannot come
+ * in while the thread's buffer, libunwind or the live table's lock are ours,
+ * nor can a handler of the program that allocates), and with the thread's
+ * guard up (ap_mem.busy: what libunwind and we allocate passes straight
+ * through, uncounted). The stack is libunwind's fast trace from here, cut
+ * at the allocator's caller. The record goes to the thread's buffer (its
+ * sampler's, claimed with thread__enter); a thread without one (started
+ * before the library, or whose buffer a visitor holds) writes through a
+ * static buffer under the live table's lock.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "memory.h"
+
+AP_TLS struct ap_mem_thread ap_mem;
+bool ap_mem_on;
+uint64_t ap_mem_interval = 512 * 1024;
+
+static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
+static uint64_t samples, sampled_bytes, unplaced; /* atomic */
+
+#define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
+#define MAX_TRACE  (AP_MAX_CHAIN + 32)
+
+/* The chain and trace of samples on threads without a buffer: under the live table's lock. */
+static uint64_t shared_chain[AP_MAX_CHAIN + 2];
+static void *shared_trace[MAX_TRACE];
+static char shared_record[MAX_RECORD];
+
+/* Block every signal (raw: the program's view of its mask stays its own). */
+static void block_all(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+}
+
+static void restore(const sigset_t *old)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+}
+
+/* xorshift64*: the thread's uniform numbers. */
+static uint64_t next_random(void)
+{
+	uint64_t x = ap_mem.rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	ap_mem.rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* ln(x) for x in (0, 1], to about 1e-9: x = m * 2^e with m in [1, 2), ln m by atanh's series. */
+static double ln(double x)
+{
+	uint64_t bits;
+	double m, z, z2, sum = 0, term;
+	int e;
+
+	memcpy(&bits, &x, sizeof(bits));
+	e = (int)((bits >> 52) & 0x7ff) - 1023;
+	bits = (bits & ((1ULL << 52) - 1)) | (1023ULL << 52);
+	memcpy(&m, &bits, sizeof(m));
+	if (m > 1.41421356237309505) {
+		m /= 2;
+		e++;
+	}
+	z = (m - 1) / (m + 1); /* |z| < 0.172 */
+	z2 = z * z;
+	term = z;
+	for (int k = 1; k < 24; k += 2) {
+		sum += term / k;
+		term *= z2;
+	}
+	return 2 * sum + e * 0.69314718055994530942;
+}
+
+/* The next interval: exponential with mean ap_mem_interval, at least 1 byte. */
+static int64_t draw(void)
+{
+	double u = ((double)(next_random() >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
+	double v = -ln(u) * (double)ap_mem_interval;
+
+	return v < 1 ? 1 : v > 1e15 ? (int64_t)1e15 : (int64_t)v;
+}
+
+/* A thread's first allocation: seed its generator and draw its first interval. */
+static void seed_thread(void)
+{
+	uint64_t s =
+	    (uint64_t)syscall(SYS_gettid) * 0x9E3779B97F4A7C15ULL ^ ap_now() ^ (uintptr_t)&ap_mem;
+
+	ap_mem.rng = s ? s : 1;
+	ap_mem.left = draw();
+}
+
+/*
+ * Lay out a SAMPLE of a memory attr (AP_MEMORY_SAMPLE_TYPE): id, ip, pid/tid,
+ * time, the block's address, cpu 0, period (estimated bytes), the chain of nr
+ * entries, the block's size as the weight. Returns its size, or 0 when it
+ * does not fit in cap. Async-signal-safe.
+ */
+size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
+			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
+			  unsigned nr, uint64_t size)
+{
+	size_t len = sizeof(struct perf_event_header) + 9 * 8 + (size_t)nr * 8;
+	struct perf_event_header h = {
+	    .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER, .size = (uint16_t)len};
+	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
+
+	if (len > cap || len > UINT16_MAX || nr < 2)
+		return 0;
+	memcpy(buf, &h, sizeof(h));
+	*p++ = id;			  /* IDENTIFIER */
+	*p++ = chain[1];		  /* IP: the allocator's caller */
+	*p++ = (uint64_t)tid << 32 | pid; /* TID */
+	*p++ = time;			  /* TIME */
+	*p++ = addr;			  /* ADDR */
+	*p++ = 0;			  /* CPU */
+	*p++ = period;			  /* PERIOD */
+	*p++ = nr;			  /* CALLCHAIN */
+	memcpy(p, chain, (size_t)nr * 8);
+	p += nr;
+	*p = size; /* WEIGHT */
+	return len;
+}
+
+/*
+ * The allocation's stack into chain (PERF_CONTEXT_USER first): the fast
+ * trace from here, from the frame that returns to ret (the allocator's
+ * caller) on. Returns the entries, at least 2.
+ */
+static __attribute__((noinline)) unsigned caller_chain(uint64_t *chain, void **trace,
+						       unsigned depth, uintptr_t ret)
+{
+	uintptr_t bias = 0;
+	int got = unwind__trace_here(trace, (int)depth + 24, &bias), i = 0;
+	unsigned n = 0;
+
+	while (i < got && (uintptr_t)trace[i] + bias != ret)
+		i++;
+	chain[n++] = PERF_CONTEXT_USER;
+	if (i == got) {
+		chain[n++] = ret; /* not found (no fast trace, a dlclose): the caller only */
+		return n;
+	}
+	for (; i < got && n < depth + 1; i++)
+		chain[n++] = (uintptr_t)trace[i] + bias;
+	__asm__ volatile("" ::: "memory"); /* not a tail call: our frame must stay */
+	return n;
+}
+
+/* Put a sample's record in t's buffer (entered), the objects it touches first. */
+static void to_thread(struct ap_thread *t, const struct live_block *b, const uint64_t *chain,
+		      unsigned nr, uint64_t now)
+{
+	char *out;
+	size_t n;
+
+	objects__note(t, chain, nr);
+	out = thread__reserve(t, MAX_RECORD);
+	n = memory__put_sample(out, MAX_RECORD, alloc_id, t->sampler->pid, (uint32_t)t->tid, now,
+			       b->addr, b->weight, chain, nr, b->size);
+	t->len += n;
+	if (!t->stats.first_time)
+		t->stats.first_time = now;
+	if (now > t->stats.last_time)
+		t->stats.last_time = now;
+	thread__maybe_flush(t);
+}
+
+/* Record a sampled block of weight estimated bytes: its stack, the live table, the record. */
+static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_t ret)
+{
+	struct ap_thread *t = ap_self;
+	unsigned depth = autoprof.cfg.stack_depth, nr;
+	uint64_t now = ap_now();
+
+	if (t && thread__enter(t)) {
+		uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
+		void **trace = (void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES);
+
+		nr = caller_chain(chain, trace, depth, ret);
+		live__lock();
+		b->stack = live__stack_id(chain + 1, nr - 1);
+		live__insert(b);
+		live__unlock();
+		to_thread(t, b, chain, nr, now);
+		thread__leave(t);
+	} else {
+		size_t n;
+
+		live__lock();
+		nr = caller_chain(shared_chain, shared_trace, depth, ret);
+		b->stack = live__stack_id(shared_chain + 1, nr - 1);
+		live__insert(b);
+		n = memory__put_sample(shared_record, sizeof(shared_record), alloc_id,
+				       (uint32_t)autoprof.pid, (uint32_t)syscall(SYS_gettid), now,
+				       b->addr, b->weight, shared_chain, nr, b->size);
+		if (n)
+			writer__append(&autoprof.writer, shared_record, n);
+		writer__note_times(&autoprof.writer, now, now);
+		live__unlock();
+		__atomic_fetch_add(&unplaced, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_fetch_add(&samples, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sampled_bytes, b->weight, __ATOMIC_RELAXED);
+	__asm__ volatile("" ::: "memory");
+}
+
+/*
+ * The slow path of an allocation of n bytes at p from ret (memory.h's
+ * memory__after_alloc): the count-down reached 0, or n is at least the
+ * interval, or this is the thread's first allocation. Keeps errno. Not
+ * async-signal-safe.
+ */
+__attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t ret)
+{
+	struct live_block b = {.addr = (uintptr_t)p, .size = n ? n : 1};
+	uint64_t k = 0;
+	sigset_t old;
+	int saved;
+
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || autoprof.paused)
+		return;
+	saved = errno;
+	ap_mem.busy++;
+	if (!ap_mem.rng) {
+		seed_thread();
+		if (b.size < ap_mem_interval)
+			ap_mem.left -= (int64_t)b.size;
+	}
+	if (b.size >= ap_mem_interval) {
+		b.weight = b.size; /* always sampled, exactly */
+	} else {
+		while (ap_mem.left <= 0) {
+			k++;
+			ap_mem.left += draw();
+		}
+		b.weight = k * ap_mem_interval;
+	}
+	if (b.weight) {
+		block_all(&old);
+		take_sample(&b, ret);
+		restore(&old);
+	}
+	ap_mem.busy--;
+	errno = saved;
+	__asm__ volatile("" ::: "memory");
+}
+
+bool memory__take(void *p, struct live_block *b)
+{
+	sigset_t old;
+	bool had;
+	int saved = errno;
+
+	block_all(&old);
+	live__lock();
+	had = live__take((uintptr_t)p, b);
+	live__unlock();
+	restore(&old);
+	errno = saved;
+	return had;
+}
+
+void memory__put_back(const struct live_block *b)
+{
+	sigset_t old;
+	int saved = errno;
+
+	block_all(&old);
+	live__lock();
+	live__insert(b);
+	live__unlock();
+	restore(&old);
+	errno = saved;
+}
+
+/* Append one attr (a software event whose samples carry the block and its size). */
+static int add(struct writer_event *events, int n, const char *name, uint64_t *id)
+{
+	struct perf_event_attr *attr = &events[n].attr;
+
+	if (n >= AP_MAX_EVENTS)
+		return n;
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->sample_period = 1;
+	attr->sample_type = AP_MEMORY_SAMPLE_TYPE;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	events[n].id = (uint64_t)n + 1;
+	snprintf(events[n].name, sizeof(events[n].name), "%s", name);
+	*id = events[n].id;
+	return n + 1;
+}
+
+int memory__file_events(struct writer_event *events, int n)
+{
+	alloc_id = live_id = 0;
+	if (!autoprof.cfg.memory)
+		return n;
+	n = add(events, n, "alloc-bytes", &alloc_id);
+	n = add(events, n, "live-bytes", &live_id);
+	return n;
+}
+
+/* fork: the live table's lock is held across it, so the child's copy is whole. */
+static void before_fork(void)
+{
+	sigset_t old;
+
+	block_all(&old);
+	ap_mem.busy++;
+	live__lock();
+	restore(&old);
+}
+
+static void after_fork(void)
+{
+	live__unlock();
+	ap_mem.busy--;
+}
+
+/* The child's live set starts as the parent's; its samples and file are its own. */
+static void after_fork_child(void)
+{
+	samples = sampled_bytes = unplaced = 0;
+	after_fork();
+}
+
+void memory__start(void)
+{
+	static bool once;
+	int err;
+
+	if (!autoprof.cfg.memory || !alloc_id)
+		return;
+	if (!once) {
+		err = live__init();
+		if (err) {
+			pr_warn("AUTOPROF_MEMORY: cannot map the live table: %s; allocations not "
+				"profiled",
+				strerror(-err));
+			return;
+		}
+		pthread_atfork(before_fork, after_fork, after_fork_child);
+		once = true;
+	}
+	ap_mem_interval = autoprof.cfg.memory_interval;
+	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
+}
+
+uint64_t memory__samples(void)
+{
+	return __atomic_load_n(&samples, __ATOMIC_RELAXED);
+}
+
+void memory__stop(struct writer *w)
+{
+	uint64_t blocks = 0, bytes = 0;
+	sigset_t old;
+	int err;
+
+	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
+		return;
+	block_all(&old);
+	ap_mem.busy++;
+	live__lock();
+	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes);
+	live__unlock();
+	ap_mem.busy--;
+	restore(&old);
+	if (err)
+		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
+	pr_info("memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
+		"%llu sampled blocks live at the end (%llu bytes estimated)%s",
+		(unsigned long long)samples, (unsigned long long)sampled_bytes,
+		(unsigned long long)ap_mem_interval, (unsigned long long)blocks,
+		(unsigned long long)bytes, unplaced ? "; some on threads without a sampler" : "");
+	if (live__untracked())
+		pr_warn(
+		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "
+		    "(their frees unmatched)",
+		    (unsigned long long)live__untracked());
+}
