@@ -191,6 +191,17 @@ static void to_thread(struct ap_thread *t, const struct live_block *b, const uin
 	thread__maybe_flush(t);
 }
 
+/*
+ * Is this the profiler's own allocation: called from this library or from
+ * libunwind? (Through libc, as getline or opendir do for us, they are ours
+ * too; those happen outside sampling or under the guard: at start, at stop,
+ * in a forked child before memory.c's fork handler lowers it.)
+ */
+static bool ours(uintptr_t ret)
+{
+	return objects__kind(ret) & (AP_OBJ_SELF | AP_OBJ_UNWINDER);
+}
+
 /* Record a sampled block of weight estimated bytes: its stack, the live table, the record. */
 static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_t ret)
 {
@@ -198,6 +209,8 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 	unsigned depth = autoprof.cfg.stack_depth, nr;
 	uint64_t now = ap_now();
 
+	if (ours(ret))
+		return;
 	if (t && thread__enter(t)) {
 		uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
 		void **trace = (void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES);

@@ -19,7 +19,7 @@ static void *volatile sink;
 
 __attribute__((noinline)) static unsigned long churn_small(void)
 {
-	long n = 1500000 / scale;
+	long n = 3000000 / scale;
 
 	for (long i = 0; i < n; i++) {
 		char *p = malloc(200);
@@ -32,7 +32,7 @@ __attribute__((noinline)) static unsigned long churn_small(void)
 
 __attribute__((noinline)) static unsigned long churn_large(void)
 {
-	long n = 100000 / scale;
+	long n = 200000 / scale;
 	char *batch[64];
 
 	for (long i = 0; i < n; i++) {
@@ -48,7 +48,7 @@ __attribute__((noinline)) static unsigned long churn_large(void)
 
 __attribute__((noinline)) static unsigned long churn_calloc(void)
 {
-	long n = 50000 / scale;
+	long n = 100000 / scale;
 
 	for (long i = 0; i < n; i++) {
 		char *p = calloc(50, 100);
