@@ -17,7 +17,9 @@
  * before the library, or whose buffer a visitor holds) writes through a
  * static buffer under the live table's lock.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -147,6 +149,41 @@ size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint
 	return len;
 }
 
+/* C++'s operator new and new[] (all their forms): a sample's stack starts at their caller. */
+static const char *const new_names[] = {"_Znwm",
+					"_Znam",
+					"_ZnwmRKSt9nothrow_t",
+					"_ZnamRKSt9nothrow_t",
+					"_ZnwmSt11align_val_t",
+					"_ZnamSt11align_val_t",
+					"_ZnwmSt11align_val_tRKSt9nothrow_t",
+					"_ZnamSt11align_val_tRKSt9nothrow_t"};
+#define NR_NEW (sizeof(new_names) / sizeof(new_names[0]))
+static uintptr_t new_lo[NR_NEW], new_hi[NR_NEW];
+
+/* Find operator new's code where the program has one (libstdc++'s, or its own). */
+static void find_operator_new(void)
+{
+	for (size_t i = 0; i < NR_NEW; i++) {
+		void *f = dlsym(RTLD_DEFAULT, new_names[i]);
+		const ElfW(Sym) *sym = NULL;
+		Dl_info info;
+
+		if (f && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
+			new_lo[i] = (uintptr_t)f;
+			new_hi[i] = (uintptr_t)f + sym->st_size;
+		}
+	}
+}
+
+static bool in_operator_new(uintptr_t pc)
+{
+	for (size_t i = 0; i < NR_NEW; i++)
+		if (pc >= new_lo[i] && pc < new_hi[i])
+			return true;
+	return false;
+}
+
 /*
  * The allocation's stack into chain (PERF_CONTEXT_USER first): the fast
  * trace from here, from the frame that returns to ret (the allocator's
@@ -166,6 +203,8 @@ static __attribute__((noinline)) unsigned caller_chain(uint64_t *chain, void **t
 		chain[n++] = ret; /* not found (no fast trace, a dlclose): the caller only */
 		return n;
 	}
+	while (i + 1 < got && in_operator_new((uintptr_t)trace[i] + bias - 1))
+		i++; /* operator new's caller allocated */
 	for (; i < got && n < depth + 1; i++)
 		chain[n++] = (uintptr_t)trace[i] + bias;
 	__asm__ volatile("" ::: "memory"); /* not a tail call: our frame must stay */
@@ -383,6 +422,7 @@ void memory__start(void)
 			return;
 		}
 		pthread_atfork(before_fork, after_fork, after_fork_child);
+		find_operator_new();
 		once = true;
 	}
 	ap_mem_interval = autoprof.cfg.memory_interval;
