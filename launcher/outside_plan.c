@@ -193,7 +193,8 @@ int plan__init(struct plan *p, int quiet)
 	    {"AUTOPROF_AGGREGATE", "--aggregate"}, {"AUTOPROF_OFFCPU", "--off-cpu"},
 	    {"AUTOPROF_BATCH", "--batch"},	   {"AUTOPROF_STACK_COPY", "--stack-copy"},
 	    {"AUTOPROF_SIGNAL", "--signal"},	   {"AUTOPROF_MODE", "--mode"},
-	    {"AUTOPROF_START", "--start"},	   {"AUTOPROF_FOLLOW", "--follow"}};
+	    {"AUTOPROF_START", "--start"},	   {"AUTOPROF_FOLLOW", "--follow"},
+	    {"AUTOPROF_MEMORY", "--memory"}};
 	char list[256] = "";
 
 	if (config__parse(&p->cfg))

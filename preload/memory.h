@@ -53,6 +53,8 @@ int memory__file_events(struct writer_event *events, int n);
 void memory__start(void);
 /* Stop sampling; write the live set as live-bytes records (w: the session's file). */
 void memory__stop(struct writer *w);
+/* The same from a deadly signal's handler: the live set if its lock is free. Async-signal-safe. */
+void memory__stop_emergency(struct writer *w);
 /* Allocation samples this image recorded (a file with some is not empty). */
 uint64_t memory__samples(void);
 size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
@@ -102,6 +104,7 @@ bool live__take(uint64_t addr, struct live_block *out);
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
 		uint64_t *bytes);
 void live__lock(void);
+bool live__trylock(void);
 void live__unlock(void);
 uint64_t live__untracked(void);
 

@@ -679,9 +679,10 @@ void autoprof__emergency_stop(void)
 		return;
 	control__withdraw();
 	thread__stop_all_emergency();
+	memory__stop_emergency(&autoprof.writer);
 	save_counters(false);
 	features__write_emergency(&autoprof.writer);
-	if (!autoprof.stats.samples && !autoprof.top) {
+	if (!autoprof.stats.samples && !memory__samples() && !autoprof.top) {
 		unlink(autoprof.writer.path);
 		stat__remove(&autoprof.writer);
 	}

@@ -82,6 +82,12 @@ void live__lock(void)
 		sched_yield();
 }
 
+/* Take the lock if it is free (a deadly signal's handler cannot wait). Async-signal-safe. */
+bool live__trylock(void)
+{
+	return !__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE);
+}
+
 void live__unlock(void)
 {
 	__atomic_store_n(&lock, 0, __ATOMIC_RELEASE);

@@ -429,6 +429,25 @@ void memory__start(void)
 	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
 }
 
+/*
+ * A deadly signal ends the process: write the live set unless the table is
+ * in use (by the thread the signal interrupted, or another: then the file
+ * has no live-bytes, and nothing waits). Async-signal-safe.
+ */
+void memory__stop_emergency(struct writer *w)
+{
+	uint64_t blocks, bytes;
+
+	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
+		return;
+	ap_mem.busy++;
+	if (live__trylock()) {
+		live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes);
+		live__unlock();
+	}
+	ap_mem.busy--;
+}
+
 uint64_t memory__samples(void)
 {
 	return __atomic_load_n(&samples, __ATOMIC_RELAXED);
