@@ -362,7 +362,7 @@ static int add(struct writer_event *events, int n, const char *name, uint64_t *i
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = PERF_COUNT_SW_DUMMY;
-	attr->sample_period = 1;
+	attr->sample_period = 0; /* no fixed period: each sample's is its bytes */
 	attr->sample_type = AP_MEMORY_SAMPLE_TYPE;
 	attr->exclude_kernel = 1;
 	attr->exclude_hv = 1;
