@@ -45,6 +45,10 @@ extern AP_TLS struct ap_mem_thread ap_mem;
 extern bool ap_mem_on;
 extern uint64_t ap_mem_interval;
 
+/* ---- wrap/alloc.c ---- */
+
+bool alloc__interposed(void);
+
 /* ---- session/memory.c ---- */
 
 /* The attrs alloc-bytes and live-bytes, appended to the file's n events. Returns the new count. */

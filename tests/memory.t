@@ -10,8 +10,8 @@
 # perf report, perf script and hotspot's parser on the files. The program
 # never notices: same output and exit status.
 . "$(dirname "$0")/lib.sh"
-needs "$B/progs/memtruth" "$B/progs/memcases"
-plan 24
+needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown"
+plan 28
 
 P=$B/progs
 
@@ -125,6 +125,25 @@ is "$(at fork.data live-bytes before_fork) $(at fork.data live-bytes in_child)" 
 	"fork: the parent's live set is its own"
 is "$(at fork.data.$child live-bytes before_fork) $(at fork.data.$child live-bytes in_child)" \
 	"100000 300000" "fork: the child's live set starts as its parent's"
+
+# ---- a deadly signal ----
+profile term.data "$P/memcases" term >term.out 2>term.err
+rc=$?
+timeout -s KILL 60 "$P/memcases" term >/dev/null 2>&1
+is "$rc" "$?" "SIGTERM: the program's own exit status"
+is "$(at term.data live-bytes before_term)" 10485760 "SIGTERM: the file holds the live set at the end"
+
+# ---- an allocator linked into the program ----
+profile own.data "$P/memown" >own.out 2>own.err
+rc=$?
+grep -v '^autoprof: no hardware ' own.err >own.err.rest
+[ $rc = 0 ] && [ "$(cat own.out)" = done ] && [ "$(wc -l <own.err.rest)" = 1 ] &&
+	grep -q 'own malloc and free' own.err.rest
+ok $? "an allocator linked into the program: runs as without us, one line says memory is not profiled" ||
+	diag_file own.err
+"$REPORT" --leaks own.data >/dev/null 2>own.leaks
+[ $? = 1 ] && grep -q 'no memory profile' own.leaks
+ok $? "...and its file has no memory events (--leaks says so)" || diag_file own.leaks
 
 # ---- C++ ----
 if g++ -O2 -g -o memcxx "$ROOT/tests/progs/memcxx.cpp" 2>cxx.err; then

@@ -372,10 +372,25 @@ static int add(struct writer_event *events, int n, const char *name, uint64_t *i
 	return n + 1;
 }
 
+/*
+ * The attrs of the file about to be opened: none when memory is not
+ * profiled, or cannot be (said once).
+ */
 int memory__file_events(struct writer_event *events, int n)
 {
+	static int refused = -1;
+
 	alloc_id = live_id = 0;
 	if (!autoprof.cfg.memory)
+		return n;
+	if (refused < 0) {
+		refused = !alloc__interposed();
+		if (refused)
+			pr_warn("AUTOPROF_MEMORY: the program has its own malloc and free (an "
+				"allocator linked into it), which the library cannot interpose; "
+				"allocations not profiled");
+	}
+	if (refused)
 		return n;
 	n = add(events, n, "alloc-bytes", &alloc_id);
 	n = add(events, n, "live-bytes", &live_id);

@@ -319,6 +319,28 @@ AP_API size_t malloc_usable_size(void *p)
 	return REAL(usable, (size_t)0, p);
 }
 
+/*
+ * Do the program's calls of malloc and free reach these wrappers? Not when
+ * an object before us in the lookup order defines them: an executable linked
+ * with a static allocator (jemalloc, tcmalloc, mimalloc built in), which the
+ * loader binds every call to. Not async-signal-safe.
+ */
+bool alloc__interposed(void)
+{
+	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
+	Dl_info self, other;
+
+	if (!dladdr((void *)alloc__interposed, &self))
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *f = dlsym(RTLD_DEFAULT, names[i]);
+
+		if (!f || !dladdr(f, &other) || other.dli_fbase != self.dli_fbase)
+			return false;
+	}
+	return true;
+}
+
 /* glibc's own names, which some programs call directly: sampled the same way. */
 
 AP_API void *__libc_malloc(size_t n)

@@ -9,9 +9,11 @@
 //            frees; kept() 100 blocks of 777 bytes that stay
 //   fork     before_fork() leaks 100 x 1000 bytes, then the child leaks
 //            in_child() 100 x 3000 bytes and exits; the parent waits
+//   term     before_term() leaks 10 x 1 MiB, then the program raises SIGTERM
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +196,12 @@ static int forks(void)
 	return 0;
 }
 
+__attribute__((noinline)) void before_term(void)
+{
+	for (int i = 0; i < 10; i++)
+		keep[nkeep++] = malloc(1 << 20);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "funcs";
@@ -206,6 +214,12 @@ int main(int argc, char **argv)
 		return threads();
 	if (!strcmp(mode, "fork"))
 		return forks();
+	if (!strcmp(mode, "term")) {
+		before_term();
+		fflush(stdout);
+		raise(SIGTERM);
+		return 0;
+	}
 	fprintf(stderr, "memcases: unknown mode %s\n", mode);
 	return 2;
 }
