@@ -59,6 +59,8 @@ void memory__start(void);
 void memory__stop(struct writer *w);
 /* The same from a deadly signal's handler: the live set if its lock is free. Async-signal-safe. */
 void memory__stop_emergency(struct writer *w);
+/* A window's end: its file gets the live set, if the table is free soon. Async-signal-safe. */
+void memory__snapshot(struct writer *w);
 /* Allocation samples this image recorded (a file with some is not empty). */
 uint64_t memory__samples(void);
 size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,

@@ -11,7 +11,7 @@
 # never notices: same output and exit status.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown"
-plan 28
+plan 29
 
 P=$B/progs
 
@@ -132,6 +132,19 @@ rc=$?
 timeout -s KILL 60 "$P/memcases" term >/dev/null 2>&1
 is "$rc" "$?" "SIGTERM: the program's own exit status"
 is "$(at term.data live-bytes before_term)" 10485760 "SIGTERM: the file holds the live set at the end"
+
+# ---- windows: each window's file holds what is live at its end ----
+mkdir win
+(cd win && profile w.data env AUTOPROF_WINDOW=500ms "$P/memcases" windows >/dev/null 2>&1)
+for f in win/w.data.*; do
+	case $f in *.stat) continue ;; esac
+	at $f live-bytes step
+done >win.live
+n=$(wc -l <win.live)
+[ "$n" -ge 2 ] && [ "$(tail -1 win.live)" = 4194304 ] && [ "$(head -1 win.live)" -ge 1048576 ] &&
+	sort -n -c win.live
+ok $? "AUTOPROF_WINDOW: each window's file has the live set at its end, growing to 4 MiB ($n windows)" ||
+	diag_file win.live
 
 # ---- an allocator linked into the program ----
 profile own.data "$P/memown" >own.out 2>own.err

@@ -38,6 +38,7 @@ uint64_t ap_mem_interval = 512 * 1024;
 
 static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
 static uint64_t samples, sampled_bytes, unplaced; /* atomic */
+static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -463,6 +464,32 @@ void memory__stop_emergency(struct writer *w)
 	ap_mem.busy--;
 }
 
+/*
+ * A window ends (windows.c, from a handler, before its file is finished):
+ * the file gets the live set of now. The table's lock is waited for a
+ * bounded time only (its holder runs our code with signals blocked, and
+ * waits for nothing of the handler's); a window whose live set could not be
+ * written is counted and said at the end. Async-signal-safe.
+ */
+void memory__snapshot(struct writer *w)
+{
+	uint64_t blocks, bytes;
+	int tries = 0;
+
+	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
+		return;
+	ap_mem.busy++;
+	while (!live__trylock() && ++tries < 1000)
+		syscall(SYS_sched_yield);
+	if (tries < 1000) {
+		live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes);
+		live__unlock();
+	} else {
+		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
+	}
+	ap_mem.busy--;
+}
+
 uint64_t memory__samples(void)
 {
 	return __atomic_load_n(&samples, __ATOMIC_RELAXED);
@@ -490,6 +517,10 @@ void memory__stop(struct writer *w)
 		(unsigned long long)samples, (unsigned long long)sampled_bytes,
 		(unsigned long long)ap_mem_interval, (unsigned long long)blocks,
 		(unsigned long long)bytes, unplaced ? "; some on threads without a sampler" : "");
+	if (snapshots_missed)
+		pr_warn(
+		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy)",
+		    (unsigned long long)snapshots_missed);
 	if (live__untracked())
 		pr_warn(
 		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "

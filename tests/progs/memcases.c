@@ -10,6 +10,7 @@
 //   fork     before_fork() leaks 100 x 1000 bytes, then the child leaks
 //            in_child() 100 x 3000 bytes and exits; the parent waits
 //   term     before_term() leaks 10 x 1 MiB, then the program raises SIGTERM
+//   windows  step() leaks 1 MiB, then spins for 300 ms of CPU time, 4 times
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 void *keep[1 << 16]; /* not static: the allocations must stay */
@@ -202,6 +204,23 @@ __attribute__((noinline)) void before_term(void)
 		keep[nkeep++] = malloc(1 << 20);
 }
 
+__attribute__((noinline)) void step(void)
+{
+	keep[nkeep++] = malloc(1 << 20);
+}
+
+static int windows(void)
+{
+	for (int i = 0; i < 4; i++) {
+		clock_t end = clock() + CLOCKS_PER_SEC * 3 / 10;
+
+		step();
+		while (clock() < end)
+			;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "funcs";
@@ -214,6 +233,8 @@ int main(int argc, char **argv)
 		return threads();
 	if (!strcmp(mode, "fork"))
 		return forks();
+	if (!strcmp(mode, "windows"))
+		return windows();
 	if (!strcmp(mode, "term")) {
 		before_term();
 		fflush(stdout);
