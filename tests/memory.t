@@ -17,7 +17,7 @@ P=$B/progs
 
 # bytes FILE EVENT: "SYMBOL PERIOD" for each symbol of EVENT (self), from perf report.
 bytes() {
-	perf report -i "$1" --stdio --no-children -g none --sort sym -F period,sym 2>/dev/null |
+	perf report -i "$1" --stdio --no-children -g none --sort sym -F period,sym 2>>perf.err |
 		awk '/^# Samples: .* of event / { on = ($0 ~ "event .'"$2"'.$"); next }
 			on && $1 ~ /^[0-9]+$/ { print $NF, $1 }'
 }
@@ -189,4 +189,5 @@ if [ -x "$PERFPARSER" ]; then
 else
 	skip "no hotspot-perfparser"
 fi
+[ -s perf.err ] && { diag "perf report said:"; sort -u perf.err | head -20 | sed "s/^/#   /"; }
 done_testing

@@ -609,7 +609,9 @@ void autoprof__before_exec(void)
 	thread__stop_all();
 	memory__stop(&autoprof.writer);
 	save_counters(false);
-	autoprof.exec_keeps_name = !autoprof.stats.samples && !memory__samples();
+	/* CPU samples only: an image that just execs (sh -c, env) hands its name on,
+	 * whether or not one of its few allocations was sampled */
+	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	autoprof.file_left = false;
 	record_delivered_period();
 	if (features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
