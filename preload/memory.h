@@ -108,10 +108,9 @@ uint32_t live__stack_id(const uint64_t *chain, unsigned nr);
 void live__insert(const struct live_block *b);
 bool live__take(uint64_t addr, struct live_block *out);
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
-		uint64_t *bytes);
-void live__lock(void);
-bool live__trylock(void);
-void live__unlock(void);
+		uint64_t *bytes, bool wait);
+void live__lock_all(void);
+void live__unlock_all(void);
 uint64_t live__untracked(void);
 
 /* live.c's filter: a count of sampled live blocks per hash of their address. */

@@ -6,21 +6,24 @@
  * until they are freed; at the image's end what is left is written as
  * live-bytes records.
  *
- * A sample is taken in the program's context, on the allocating thread, with
- * every signal blocked (raw rt_sigprocmask: the sampling handler cannot come
- * in while the thread's buffer, libunwind or the live table's lock are ours,
- * nor can a handler of the program that allocates), and with the thread's
- * guard up (ap_mem.busy: what libunwind and we allocate passes straight
- * through, uncounted). The stack is libunwind's fast trace from here, cut
- * at the allocator's caller. The record goes to the thread's buffer (its
- * sampler's, claimed with thread__enter); a thread without one (started
- * before the library, or whose buffer a visitor holds) writes through a
- * static buffer under the live table's lock.
+ * A sample is taken in the program's context, on the allocating thread,
+ * with the thread's guard up (ap_mem.busy: what libunwind and we allocate
+ * passes straight through, uncounted, and so do the allocations and frees
+ * of a handler of the program that interrupts us, which therefore never
+ * waits for a table we hold) and the thread's buffer claimed with
+ * thread__enter() (our sampling handler then leaves the thread alone: its
+ * records wait in the ring for the next signal). The stack is libunwind's
+ * fast trace from here, cut at the allocator's caller, with the loader's
+ * objects read from our lock-free table. The record goes to the thread's
+ * buffer; a thread without one (started before the library, or whose
+ * buffer a visitor holds) writes through a static buffer, with every signal
+ * blocked (raw rt_sigprocmask: the program's view of its mask is its own).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +46,8 @@ static uint64_t snapshots_missed;		  /* windows without their live set; atomic *
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
 
-/* The chain and trace of samples on threads without a buffer: under the live table's lock. */
+/* The chain and trace of samples on threads without a buffer, under shared_lock. */
+static int shared_lock;
 static uint64_t shared_chain[AP_MAX_CHAIN + 2];
 static void *shared_trace[MAX_TRACE];
 static char shared_record[MAX_RECORD];
@@ -256,16 +260,17 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		void **trace = (void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES);
 
 		nr = caller_chain(chain, trace, depth, ret);
-		live__lock();
 		b->stack = live__stack_id(chain + 1, nr - 1);
 		live__insert(b);
-		live__unlock();
 		to_thread(t, b, chain, nr, now);
 		thread__leave(t);
 	} else {
+		sigset_t old;
 		size_t n;
 
-		live__lock();
+		block_all(&old); /* the handler must not come in while we append to the file */
+		while (__atomic_exchange_n(&shared_lock, 1, __ATOMIC_ACQUIRE))
+			sched_yield();
 		nr = caller_chain(shared_chain, shared_trace, depth, ret);
 		b->stack = live__stack_id(shared_chain + 1, nr - 1);
 		live__insert(b);
@@ -275,7 +280,8 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		if (n)
 			writer__append(&autoprof.writer, shared_record, n);
 		writer__note_times(&autoprof.writer, now, now);
-		live__unlock();
+		__atomic_store_n(&shared_lock, 0, __ATOMIC_RELEASE);
+		restore(&old);
 		__atomic_fetch_add(&unplaced, 1, __ATOMIC_RELAXED);
 	}
 	__atomic_fetch_add(&samples, 1, __ATOMIC_RELAXED);
@@ -293,7 +299,6 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 {
 	struct live_block b = {.addr = (uintptr_t)p, .size = n ? n : 1};
 	uint64_t k = 0;
-	sigset_t old;
 	int saved;
 
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || autoprof.paused)
@@ -314,42 +319,30 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 		}
 		b.weight = k * ap_mem_interval;
 	}
-	if (b.weight) {
-		block_all(&old);
+	if (b.weight)
 		take_sample(&b, ret);
-		restore(&old);
-	}
 	ap_mem.busy--;
 	errno = saved;
 	__asm__ volatile("" ::: "memory");
 }
 
+/* The guard is up while a table is held: a handler of the program that frees
+ * or allocates on this thread meanwhile passes straight through. */
 bool memory__take(void *p, struct live_block *b)
 {
-	sigset_t old;
 	bool had;
-	int saved = errno;
 
-	block_all(&old);
-	live__lock();
+	ap_mem.busy++;
 	had = live__take((uintptr_t)p, b);
-	live__unlock();
-	restore(&old);
-	errno = saved;
+	ap_mem.busy--;
 	return had;
 }
 
 void memory__put_back(const struct live_block *b)
 {
-	sigset_t old;
-	int saved = errno;
-
-	block_all(&old);
-	live__lock();
+	ap_mem.busy++;
 	live__insert(b);
-	live__unlock();
-	restore(&old);
-	errno = saved;
+	ap_mem.busy--;
 }
 
 /* Append one attr (a software event whose samples carry the block and its size). */
@@ -401,17 +394,13 @@ int memory__file_events(struct writer_event *events, int n)
 /* fork: the live table's lock is held across it, so the child's copy is whole. */
 static void before_fork(void)
 {
-	sigset_t old;
-
-	block_all(&old);
 	ap_mem.busy++;
-	live__lock();
-	restore(&old);
+	live__lock_all();
 }
 
 static void after_fork(void)
 {
-	live__unlock();
+	live__unlock_all();
 	ap_mem.busy--;
 }
 
@@ -457,10 +446,7 @@ void memory__stop_emergency(struct writer *w)
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
 		return;
 	ap_mem.busy++;
-	if (live__trylock()) {
-		live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes);
-		live__unlock();
-	}
+	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false);
 	ap_mem.busy--;
 }
 
@@ -474,19 +460,13 @@ void memory__stop_emergency(struct writer *w)
 void memory__snapshot(struct writer *w)
 {
 	uint64_t blocks, bytes;
-	int tries = 0;
 
 	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
 		return;
 	ap_mem.busy++;
-	while (!live__trylock() && ++tries < 1000)
-		syscall(SYS_sched_yield);
-	if (tries < 1000) {
-		live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes);
-		live__unlock();
-	} else {
+	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false) ==
+	    -EBUSY)
 		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
-	}
 	ap_mem.busy--;
 }
 
@@ -498,18 +478,13 @@ uint64_t memory__samples(void)
 void memory__stop(struct writer *w)
 {
 	uint64_t blocks = 0, bytes = 0;
-	sigset_t old;
 	int err;
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
 		return;
-	block_all(&old);
 	ap_mem.busy++;
-	live__lock();
-	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes);
-	live__unlock();
+	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true);
 	ap_mem.busy--;
-	restore(&old);
 	if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	pr_info("memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
