@@ -25,6 +25,8 @@
 #include "memory.h"
 #include "wrap.h"
 
+#ifndef __SANITIZE_ADDRESS__ /* an ASan build (unit tests) keeps the sanitizer's own malloc */
+
 struct real_alloc {
 	void *(*malloc)(size_t);
 	void *(*calloc)(size_t, size_t);
@@ -319,28 +321,6 @@ AP_API size_t malloc_usable_size(void *p)
 	return REAL(usable, (size_t)0, p);
 }
 
-/*
- * Do the program's calls of malloc and free reach these wrappers? Not when
- * an object before us in the lookup order defines them: an executable linked
- * with a static allocator (jemalloc, tcmalloc, mimalloc built in), which the
- * loader binds every call to. Not async-signal-safe.
- */
-bool alloc__interposed(void)
-{
-	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
-	Dl_info self, other;
-
-	if (!dladdr((void *)alloc__interposed, &self))
-		return false;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *f = dlsym(RTLD_DEFAULT, names[i]);
-
-		if (!f || !dladdr(f, &other) || other.dli_fbase != self.dli_fbase)
-			return false;
-	}
-	return true;
-}
-
 /* glibc's own names, which some programs call directly: sampled the same way. */
 
 AP_API void *__libc_malloc(size_t n)
@@ -416,4 +396,31 @@ AP_API void *__libc_pvalloc(size_t n)
 			return arena_alloc((n + 4095) & ~(size_t)4095, 4096);
 	}
 	return do_malloc(real.libc_pvalloc, n, RET);
+}
+
+#endif /* __SANITIZE_ADDRESS__ */
+
+/*
+ * Do the program's calls of malloc and free reach these wrappers? Not when
+ * an object before us in the lookup order defines them: an executable linked
+ * with a static allocator (jemalloc, tcmalloc, mimalloc built in), which the
+ * loader binds every call to. Not async-signal-safe.
+ */
+bool alloc__interposed(void)
+{
+	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
+	Dl_info self, other;
+
+#ifdef __SANITIZE_ADDRESS__
+	return false; /* no wrappers */
+#endif
+	if (!dladdr((void *)alloc__interposed, &self))
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *f = dlsym(RTLD_DEFAULT, names[i]);
+
+		if (!f || !dladdr(f, &other) || other.dli_fbase != self.dli_fbase)
+			return false;
+	}
+	return true;
 }
