@@ -109,3 +109,13 @@ bench-outside: $(BUILD)/autoprof
 	$(Q)sh scripts/bench/outside.sh $(BENCH_OUTSIDE_RUNS)
 
 .PHONY: bench-outside
+
+# Native memory profiling (issue 25, doc/memory.md): CPU time and peak RSS of a
+# std::map<std::string,int> program, a 4-thread malloc loop and python3, plain,
+# under autoprof, autoprof --memory (default interval and 1), heaptrack and
+# gperftools' HEAPPROFILE; MEMORY_RUNS runs each (median). Quiet machine only.
+MEMORY_RUNS ?= 5
+bench-memory: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof
+	$(Q)sh scripts/bench/memory.sh $(MEMORY_RUNS)
+
+.PHONY: bench-memory
