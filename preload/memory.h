@@ -112,6 +112,7 @@ int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint
 void live__lock_all(void);
 void live__unlock_all(void);
 uint64_t live__untracked(void);
+uint64_t live__footprint(void);
 
 /* live.c's filter: a count of sampled live blocks per hash of their address. */
 #define AP_LIVE_FILTER_BITS 20

@@ -296,6 +296,18 @@ out:
 	return had;
 }
 
+/* The bytes of the tables in use (the filter counted whole): the profiler's own memory. */
+uint64_t live__footprint(void)
+{
+	uint64_t n = FILTER_SLOTS * sizeof(*ap_live_filter) + (stack_mask + 1) * sizeof(*stacks) +
+		     __atomic_load_n(&frames_used, __ATOMIC_RELAXED) * sizeof(*frames);
+
+	for (unsigned i = 0; i < SHARDS; i++)
+		n += (__atomic_load_n(&shards[i].mask, __ATOMIC_RELAXED) + 1) *
+		     sizeof(struct live_block);
+	return n;
+}
+
 uint64_t live__untracked(void)
 {
 	return __atomic_load_n(&untracked, __ATOMIC_RELAXED);

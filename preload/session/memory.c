@@ -487,11 +487,14 @@ void memory__stop(struct writer *w)
 	ap_mem.busy--;
 	if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
-	pr_info("memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
-		"%llu sampled blocks live at the end (%llu bytes estimated)%s",
-		(unsigned long long)samples, (unsigned long long)sampled_bytes,
-		(unsigned long long)ap_mem_interval, (unsigned long long)blocks,
-		(unsigned long long)bytes, unplaced ? "; some on threads without a sampler" : "");
+	pr_info(
+	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
+	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "
+	    "%.1f MiB%s",
+	    (unsigned long long)samples, (unsigned long long)sampled_bytes,
+	    (unsigned long long)ap_mem_interval, (unsigned long long)blocks,
+	    (unsigned long long)bytes, (double)live__footprint() / (1 << 20),
+	    unplaced ? "; some on threads without a sampler" : "");
 	if (snapshots_missed)
 		pr_warn(
 		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy)",
