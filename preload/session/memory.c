@@ -198,8 +198,11 @@ static __attribute__((noinline)) unsigned caller_chain(uint64_t *chain, void **t
 						       unsigned depth, uintptr_t ret)
 {
 	uintptr_t bias = 0;
-	int got = unwind__trace_here(trace, (int)depth + 24, &bias), i = 0;
+	int got = 0, i = 0;
 	unsigned n = 0;
+
+	if (autoprof.cfg.callgraph != AP_CG_NONE) /* AUTOPROF_CALLGRAPH=none: the caller only */
+		got = unwind__trace_here(trace, (int)depth + 24, &bias);
 
 	while (i < got && (uintptr_t)trace[i] + bias != ret)
 		i++;
