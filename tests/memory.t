@@ -10,8 +10,8 @@
 # perf report, perf script and hotspot's parser on the files. The program
 # never notices: same output and exit status.
 . "$(dirname "$0")/lib.sh"
-needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown"
-plan 29
+needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown" "$B/progs/libearlyalloc.so"
+plan 30
 
 P=$B/progs
 
@@ -117,6 +117,12 @@ is "$(at moves.data live-bytes moving_site) $(at moves.data live-bytes grow_site
 profile thr.data env AUTOPROF_MEMORY_INTERVAL=1 "$P/memcases" threads >thr.out 2>&1
 is "$(at thr.data alloc-bytes maker) $(at thr.data live-bytes maker) $(at thr.data live-bytes kept)" \
 	"10240000 0 77700" "blocks freed by another thread leave the live set; the kept ones stay"
+
+# ---- a thread started before the library's constructor: no sampler of its own ----
+timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT=early.data \
+	LD_PRELOAD="$LIB $B/progs/libearlyalloc.so" "$P/memcases" windows >/dev/null 2>&1
+is "$(at early.data alloc-bytes early_alloc) $(at early.data live-bytes early_alloc)" \
+	"1000000 1000000" "a thread without a sampler: its allocations and leaks are in the file"
 
 # ---- fork ----
 profile fork.data env AUTOPROF_MEMORY_INTERVAL=1 "$P/memcases" fork >fork.out 2>&1
