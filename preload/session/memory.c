@@ -383,9 +383,9 @@ int memory__file_events(struct writer_event *events, int n)
 	if (refused < 0) {
 		refused = !alloc__interposed();
 		if (refused)
-			pr_warn("AUTOPROF_MEMORY: the program has its own malloc and free (an "
-				"allocator linked into it), which the library cannot interpose; "
-				"allocations not profiled");
+			pr_warn("AUTOPROF_MEMORY: the program's malloc and free do not reach the "
+				"library (an allocator linked into the program, or a tool such as "
+				"valgrind that replaces them); allocations not profiled");
 	}
 	if (refused)
 		return n;

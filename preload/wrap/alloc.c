@@ -152,8 +152,17 @@ static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
 	return p;
 }
 
+/* A size no allocator grants, asked by alloc__interposed() to see whether a call reaches us. */
+#define PROBE_SIZE (SIZE_MAX - 4095)
+static AP_TLS bool probe_seen;
+
 AP_API void *malloc(size_t n)
 {
+	if (__builtin_expect(n == PROBE_SIZE, 0)) {
+		probe_seen = true;
+		errno = ENOMEM;
+		return NULL; /* as any allocator answers */
+	}
 	if (__builtin_expect(!real.malloc, 0)) {
 		resolve();
 		if (!real.malloc)
@@ -402,18 +411,25 @@ AP_API void *__libc_pvalloc(size_t n)
 
 /*
  * Do the program's calls of malloc and free reach these wrappers? Not when
- * an object before us in the lookup order defines them: an executable linked
- * with a static allocator (jemalloc, tcmalloc, mimalloc built in), which the
- * loader binds every call to. Not async-signal-safe.
+ * an object before us in the lookup order defines them (an executable linked
+ * with a static allocator: jemalloc, tcmalloc, mimalloc built in), which the
+ * loader binds every call to, nor when a tool redirects them at run time
+ * (valgrind): the malloc the program's calls resolve to is called with a
+ * size only these wrappers recognise. Not async-signal-safe.
  */
 bool alloc__interposed(void)
 {
 	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
+	void *(*volatile bound)(size_t);
 	Dl_info self, other;
 
 #ifdef __SANITIZE_ADDRESS__
 	return false; /* no wrappers */
 #endif
+	bound = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
+	probe_seen = false;
+	if (!bound || bound(PROBE_SIZE) || !probe_seen)
+		return false;
 	if (!dladdr((void *)alloc__interposed, &self))
 		return false;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
