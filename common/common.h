@@ -95,12 +95,14 @@ struct ap_config {
 	int signo;
 	int verbose;
 	bool quiet;
-	bool stat;	      /* AUTOPROF_STAT */
-	bool kernel;	      /* AUTOPROF_KERNEL: kernel samples and chains too */
-	bool follow;	      /* AUTOPROF_FOLLOW: children and exec'd programs too */
-	bool aggregate;	      /* AUTOPROF_AGGREGATE: merged samples */
-	bool aggregate_check; /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
-	bool offcpu;	      /* AUTOPROF_OFFCPU: off-CPU time */
+	bool stat;		  /* AUTOPROF_STAT */
+	bool kernel;		  /* AUTOPROF_KERNEL: kernel samples and chains too */
+	bool follow;		  /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	bool aggregate;		  /* AUTOPROF_AGGREGATE: merged samples */
+	bool aggregate_check;	  /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
+	bool offcpu;		  /* AUTOPROF_OFFCPU: off-CPU time */
+	bool memory;		  /* AUTOPROF_MEMORY: allocations sampled, live blocks followed */
+	uint64_t memory_interval; /* AUTOPROF_MEMORY_INTERVAL: mean bytes between samples */
 	bool start; /* AUTOPROF_START: sample from the start (0: when `autoprof ctl` says) */
 	bool cost;  /* AUTOPROF_COST: time the handler's phases (set and not 0) */
 	uint64_t window_ns; /* AUTOPROF_WINDOW: one file per window of this length, or 0 */

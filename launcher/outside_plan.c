@@ -280,7 +280,8 @@ int plan__init(struct plan *p, int quiet)
 		      {AP_ENV_MODE, "--mode"},
 		      {AP_ENV_FOLLOW, "--follow"},
 		      {AP_ENV_AGGREGATE_CHECK, "AUTOPROF_AGGREGATE_CHECK"},
-		      {AP_ENV_COST, "AUTOPROF_COST"}};
+		      {AP_ENV_COST, "AUTOPROF_COST"},
+		      {AP_ENV_MEMORY, "--memory"}};
 	char list[256] = "";
 
 	p->cfg = *launcher__options(); /* read once, by main() */

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "memory.h"
 
 #define STAMP_LEN AP_STAMP_LEN
 
@@ -230,6 +230,7 @@ static void end_window(void *arg)
 	if (now >= __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE)) {
 		start = first_start + (now - first_start) / w * w;
 		thread__visit(flush, NULL);
+		memory__snapshot(&autoprof.writer); /* AUTOPROF_MEMORY: what is live now */
 		window_stamp__utc(start, s);
 		if (join(path, s) && next_file(path, start) == 0) {
 			keep(s);

@@ -122,3 +122,13 @@ bench-outside-cost: $(BUILD)/autoprof
 	$(Q)RUNS=$(BENCH_OUTSIDE_COST_RUNS) OUT=$(BENCH_DIR)/outside-cost.tsv sh scripts/bench/outside-cost.sh
 
 .PHONY: bench-outside-cost
+
+# Native memory profiling (issue 25, doc/memory.md): CPU time and peak RSS of a
+# std::map<std::string,int> program, a 4-thread malloc loop and python3, plain,
+# under autoprof, autoprof --memory (default interval and 1), heaptrack and
+# gperftools' HEAPPROFILE; MEMORY_RUNS runs each (median). Quiet machine only.
+MEMORY_RUNS ?= 5
+bench-memory: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof
+	$(Q)sh scripts/bench/memory.sh $(MEMORY_RUNS)
+
+.PHONY: bench-memory
