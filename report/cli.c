@@ -35,6 +35,7 @@ enum {
 	OPT_TIME,
 	OPT_CSV,
 	OPT_FOLDED,
+	OPT_LEAKS,
 	OPT_FLAME,
 	OPT_JSON,
 	OPT_DIFF,
@@ -138,6 +139,9 @@ const struct cli_option cli_options[] = {
     {"csv", OPT_CSV, "DIR",
      "write stat.csv, overview.csv, processes.csv and\nresults.csv (readperf's tables) into DIR"},
     {"folded", OPT_FOLDED, NULL, "print collapsed stacks (FlameGraph's input format)"},
+    {"leaks", OPT_LEAKS, NULL,
+     "print the memory still allocated at the end (autoprof\n--memory), by allocation stack, "
+     "biggest first"},
     {"flamegraph", OPT_FLAME, "FILE", "write an interactive SVG flame graph (- for stdout)"},
     {"json", OPT_JSON, NULL,
      "print the whole report as JSON: every function, the call\ntree, threads, processes, "
@@ -431,7 +435,7 @@ static void build_getopt(struct option *lo, char *shorts)
 static int stdout_exports(const struct cmdline *c)
 {
 	const char *files[] = {c->flame_file, c->pprof_file, c->speedscope_file};
-	int n = c->tree || c->folded || c->json || c->diff;
+	int n = c->tree || c->folded || c->json || c->diff || c->leaks;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(files); i++)
@@ -576,6 +580,9 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		case OPT_FOLDED:
 			c->folded = true;
 			break;
+		case OPT_LEAKS:
+			c->leaks = true;
+			break;
 		case OPT_FLAME:
 			c->flame_file = optarg;
 			break;
@@ -660,10 +667,10 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		if (add_input(c, argv[optind]))
 			return 2;
 	}
-	views = c->tree + c->folded + c->json + c->diff;
+	views = c->tree + c->folded + c->json + c->diff + c->leaks;
 	if (views > 1)
-		return cli__usage_error("%s",
-					"--tree, --folded, --json and --diff exclude each other");
+		return cli__usage_error(
+		    "%s", "--tree, --folded, --json, --leaks and --diff exclude each other");
 	if (c->diff && c->csv_dir)
 		return cli__usage_error("%s", "--diff exports no --csv");
 	if (c->diff && diff_sides(c, base, nr_base, dashdash))

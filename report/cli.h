@@ -33,6 +33,7 @@ struct cmdline {
 	const char *csv_dir, *flame_file;
 	const char *pprof_file, *speedscope_file; /* --pprof, --speedscope: "-" is stdout */
 	bool tree, folded, json, diff;
+	bool leaks;	/* --leaks: the memory still allocated at the end (render_leaks.c) */
 	bool list;	/* --list: the profiles of the inputs (default .), no report */
 	bool strict;	/* --strict: status 3 when the report is not of the whole input */
 	char *lists[4]; /* copies of the comm, dso and symbol lists, split in place */

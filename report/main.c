@@ -207,12 +207,15 @@ static int run(struct session *s, const struct cmdline *c)
 		err = render_tree(s, &c->ro, stdout);
 	else if (c->folded)
 		err = render_folded(s, &c->ro, stdout);
+	else if (c->leaks)
+		err = render_leaks(s, &c->ro, stdout); /* 1: no memory profile, said */
 	else if (c->json)
 		err = render_json(s, &c->ro, stdout);
 	else if (!c->csv_dir && !c->flame_file && !c->pprof_file && !c->speedscope_file)
 		report__print(s, &c->ro, stdout);
 	if (err) {
-		fprintf(stderr, PROG ": %s\n", strerror(-err));
+		if (err < 0)
+			fprintf(stderr, PROG ": %s\n", strerror(-err));
 		return 1;
 	}
 	return 0;

@@ -82,12 +82,10 @@ is "$(opened rlimit_timer)" "$(opened rlimit0)" "the same with the CPU-time time
 # without us: the limit set before the fork, in the child after it, before
 # the child execs, and from the start (prlimit). The samples its threads take
 # while it holds every number are in the file.
-for w in before after exec; do
-	case $w in
-	before) when="before the fork" ;;
-	after) when="in the child after the fork" ;;
-	exec) when="before the child execs" ;;
-	esac
+for spec in "before:before the fork" "after:in the child after the fork" \
+	"exec:before the child execs"; do
+	w=${spec%%:*}
+	when=${spec#*:}
 	run tight_$w "$P/fddup" tight $w
 	same tight_$w "RLIMIT_NOFILE 16/16 set $when: parent and child open as many files as without us"
 	child=$(ls tight_$w/perf.data.* 2>/dev/null | grep -v '\.old$' | head -1)

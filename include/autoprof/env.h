@@ -83,6 +83,12 @@
 	X(OFFCPU, LIB, "off-cpu", 0, NULL, "0",                                                    \
 	  "record where threads wait off the CPU (sleep, locks, I/O) and for how long, as the "    \
 	  "event offcpu-time (period in ns)")                                                      \
+	X(MEMORY, LIB, "memory", 0, NULL, "0",                                                     \
+	  "profile native memory: allocations sampled by bytes (events alloc-bytes, period in "    \
+	  "bytes) and what is still live at the end (live-bytes): leaks")                          \
+	X(MEMORY_INTERVAL, LIB, "memory-interval", 0, "BYTES", "524288",                           \
+	  "with --memory: mean bytes allocated between two samples (Poisson); 1 records every "    \
+	  "allocation")                                                                            \
 	X(AGGREGATE_CHECK, LIB, NULL, 0, NULL, "0",                                                \
 	  "for tests: keep every sample and add the aggregated ones as a second event, "           \
 	  "NAME-aggregated")                                                                       \

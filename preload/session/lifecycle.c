@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "memory.h"
 
 /* What the session reads before (or without) a settled configuration: zeros. */
 static const struct ap_settled unsettled;
@@ -384,7 +384,8 @@ int lifecycle__start(void)
 	if (autoprof.top && !autoprof.execd && !autoprof.cfg->timer_mode)
 		say_missing_pmu(&autoprof.counters, autoprof.cfg->fell_back);
 	image_counters__drop_costly(&autoprof.counters);
-	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode)
+	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode ||
+	    autoprof.cfg->memory)
 		unwind__init();
 	signals__init();
 	on_signal__set_hooks(&(struct on_signal_hooks){.is_request = control__is_request,
@@ -407,6 +408,7 @@ int lifecycle__start(void)
 	}
 	fatal__set_stop(lifecycle__emergency_stop);
 	handlers__install_fatal();
+	memory__start(); /* AUTOPROF_MEMORY */
 	return 0;
 
 out_counters:
@@ -432,11 +434,12 @@ void lifecycle__stop(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
 	samplers__stop_all();
+	memory__stop(&autoprof.writer); /* the live set */
 	elapsed = image_counters__save(true);
 	if (autoprof.cfg->stat)
 		stat__print(&autoprof.counters, elapsed);
 	record_delivered_period();
-	empty = !autoprof.stats.samples && !autoprof.top;
+	empty = !autoprof.stats.samples && !memory__samples() && !autoprof.top;
 	err = file_features__write(&autoprof.writer);
 	if (err)
 		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
@@ -466,7 +469,10 @@ void lifecycle__before_exec(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
 	samplers__stop_all();
+	memory__stop(&autoprof.writer);
 	image_counters__save(false);
+	/* CPU samples only: an image that just execs (sh -c, env) hands its name on,
+	 * whether or not one of its few allocations was sampled */
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	autoprof.file_left = false;
 	record_delivered_period();
@@ -509,6 +515,7 @@ void lifecycle__exec_failed(void)
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 		if (samplers__start() == 0) {
 			control__publish();
+			memory__start();
 			return;
 		}
 		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
@@ -518,7 +525,8 @@ void lifecycle__exec_failed(void)
 	reset_totals();
 	autoprof.replace_file = autoprof.file_left; /* this image's own empty file */
 	autoprof.file_left = false;
-	session_open(false);
+	if (session_open(false) == 0)
+		memory__start();
 }
 
 /*
@@ -535,9 +543,10 @@ void lifecycle__emergency_stop(void)
 		return;
 	control__withdraw();
 	process_events__stop_all_emergency();
+	memory__stop_emergency(&autoprof.writer);
 	image_counters__save(false);
 	file_features__write_emergency(&autoprof.writer);
-	if (!autoprof.stats.samples && !autoprof.top) {
+	if (!autoprof.stats.samples && !memory__samples() && !autoprof.top) {
 		unlink(autoprof.writer.path);
 		stat__remove(&autoprof.writer);
 	}

@@ -16,6 +16,7 @@
  */
 #include "autoprof/env.h"
 #include "internal.h"
+#include "read/memory_events.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -596,6 +597,9 @@ static int sample_one(struct session *s, const struct perf_file *pf, const struc
 	err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid,
 			       machine__comm_idx(&s->machine, smp.tid, smp.time),
 			       smp.has_cpu ? smp.cpu : UINT32_MAX, frames, nr, smp.period);
+	if (!err && (ea->attr.sample_type & PERF_SAMPLE_WEIGHT)) /* alloc-objects, live-objects */
+		err = memory_events__count(
+		    s, pf, &smp, machine__comm_idx(&s->machine, smp.tid, smp.time), frames, nr);
 	if (err)
 		return err;
 	s->nr_samples++;
@@ -921,6 +925,8 @@ static void count_stands_for(struct session *s)
 		u64 period = 0, n = s->hists.v[h].nr_samples;
 		bool fixed = n > 0;
 
+		if (memory_events__derived(s->hists.v[h].event))
+			continue; /* alloc-objects, live-objects: the same records again */
 		for (i = 0; i < s->nr_files && fixed; i++) {
 			for (j = 0; j < s->files[i].nr_attrs && fixed; j++) {
 				const struct evattr *ea = &s->files[i].attrs[j];

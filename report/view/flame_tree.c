@@ -7,6 +7,7 @@
  * name and object, so a baseline and a new build line up.
  */
 #include "flame.h"
+#include "read/memory_events.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -102,18 +103,23 @@ int flame__add(struct flame *f, const struct session *s, int hist, int side, int
 
 	if (!path)
 		return -ENOMEM;
+	/* a memory event's flame graph is weighed by its bytes or objects, not its records */
+	bool by_period = memory_events__column(h->v[hist].event) != NULL;
+
 	if (!f->nr)
 		err = node_of(f, NONE, "all\t", 4, FK_ROOT, &(u32){0});
 	for (i = 0; !err && i < h->stacks.nr_entries; i++) {
 		const struct entry *e = &h->stacks.entries[i];
 		u32 n, d, node;
 
+		u64 w = by_period ? e->period : e->samples;
+
 		if (e->hist != (u32)hist || !e->samples)
 			continue;
 		err = proc_node(f, s, &h->stacks.tasks[e->task], root, &node);
-		f->v[0].n[side] += e->samples;
+		f->v[0].n[side] += w;
 		if (!err && node)
-			f->v[node].n[side] += e->samples;
+			f->v[node].n[side] += w;
 		n = stacks__path(&h->stacks, e->node, path);
 		for (d = n; !err && d > 0; d--) { /* outermost first */
 			const struct func *fn = &h->res.funcs[h->stacks.nodes[path[d - 1]].fid];
@@ -121,7 +127,7 @@ int flame__add(struct flame *f, const struct session *s, int hist, int side, int
 			err = node_of(f, node, key, func_key(fn, key, sizeof(key)), kind_of(fn),
 				      &node);
 			if (!err)
-				f->v[node].n[side] += e->samples;
+				f->v[node].n[side] += w;
 		}
 	}
 	free(path);

@@ -6,6 +6,7 @@
  * and with --hot-lines the hottest source lines of the top functions.
  */
 #include "internal.h"
+#include "read/memory_events.h"
 
 #include <stdlib.h>
 
@@ -291,7 +292,10 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 	size_t r;
 	int i, last = t->ss->nr - 1;
 
-	fprintf(out, "%7s  %8s", t->by_total ? "Total%" : "Self%", "Samples");
+	const char *mem = memory_events__column(hi->event); /* bytes or objects, not records */
+
+	fprintf(out, "%7s  %*s", t->by_total ? "Total%" : "Self%", mem ? 12 : 8,
+		mem ? mem : "Samples");
 	for (i = 0; i < t->ss->nr; i++)
 		print_cell(out, sort_kind__title(t->ss->k[i]),
 			   i < last || t->object || t->lines ? t->width[i] : 0);
@@ -305,8 +309,8 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 		u64 period = t->by_total ? row->total_period : row->self_period;
 		u64 samples = t->by_total ? row->total_samples : row->self_samples;
 
-		fprintf(out, "%6.2f%%  %8llu", pct_of(period, hi->total_period),
-			(unsigned long long)samples);
+		fprintf(out, "%6.2f%%  %*llu", pct_of(period, hi->total_period), mem ? 12 : 8,
+			(unsigned long long)(mem ? period : samples));
 		for (i = 0; i < t->ss->nr; i++) {
 			rows__name(t->rows, s, t->ss, row, i, buf, sizeof(buf));
 			/* --full-names: the whole name, however long */

@@ -11,6 +11,7 @@
  * same input always gives the same bytes.
  */
 #include "flame.h"
+#include "read/memory_events.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 struct layout {
 	const struct flame *f;
 	const struct flame_opts *fo;
+	const char *unit; /* what the counts are: samples, or a memory event's bytes or objects */
 	double px;	  /* pixels per sample */
 	double min_px;	  /* narrower frames are left out */
 	double scale;	  /* baseline samples -> new samples (diff) */
@@ -142,12 +144,12 @@ static void put_tooltip(FILE *out, const struct layout *l, u32 i, const char *na
 		escape_xml(out, obj);
 		fprintf(out, obj[0] == '[' ? "" : "]");
 	}
-	fprintf(out, " (%llu samples, %.2f%%", (unsigned long long)n->n[1],
+	fprintf(out, " (%llu %s, %.2f%%", (unsigned long long)n->n[1], l->unit,
 		pct_of(n->n[1], f->v[0].n[1]));
 	if (l->diff) {
 		double d = delta(l, i), pts = d * 100.0 / (double)f->v[0].n[1];
 
-		fprintf(out, "; baseline %llu samples, %.2f%%; ", (unsigned long long)n->n[0],
+		fprintf(out, "; baseline %llu %s, %.2f%%; ", (unsigned long long)n->n[0], l->unit,
 			pct_of(n->n[0], f->v[0].n[0]));
 		if (l->fo->raw_counts)
 			fprintf(out, "%s %+.0f samples",
@@ -237,7 +239,7 @@ static void put_controls(FILE *out, const struct layout *l, const char *title, c
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"42\" text-anchor=\"middle\">",
 		w / 2);
 	escape_xml(out, event);
-	fprintf(out, ", %llu samples", (unsigned long long)l->f->v[0].n[1]);
+	fprintf(out, ", %llu %s", (unsigned long long)l->f->v[0].n[1], l->unit);
 	if (l->diff)
 		fprintf(out, " (baseline %llu); red grew, blue shrank%s",
 			(unsigned long long)base_samples,
@@ -261,10 +263,12 @@ static void put_controls(FILE *out, const struct layout *l, const char *title, c
 static void put_svg(struct flame *f, const struct flame_opts *fo, bool diff, const char *event,
 		    FILE *out)
 {
-	struct layout l = {.f = f, .fo = fo, .diff = diff, .scale = 1};
+	struct layout l = {.f = f, .fo = fo, .diff = diff, .scale = 1, .unit = "samples"};
 	const char *title;
 	u32 i;
 
+	if (memory_events__column(event)) /* weighed by bytes or objects (flame_tree.c) */
+		l.unit = memory_events__in_bytes(event) ? "bytes" : "objects";
 	l.width = fo->width ? (int)fo->width : DEFAULT_WIDTH;
 	l.px = f->v[0].n[1] ? (double)(l.width - 2 * SVG_PAD) / (double)f->v[0].n[1] : 0;
 	l.min_px = fo->min_width;

@@ -6,6 +6,7 @@
  * the event's samples.
  */
 #include "internal.h"
+#include "read/memory_events.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ static void put_stack(const struct session *s, const struct ftree *t, u32 node, 
 int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 {
 	int hist = session__main_hist(s, o->event);
+	bool by_period;
 	struct ftree t;
 	u32 *scratch;
 	size_t i;
@@ -45,6 +47,8 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
+	/* a memory event's stacks count its bytes or objects (read/memory_events.c) */
+	by_period = memory_events__column(s->hists.v[hist].event) != NULL;
 	scratch = malloc(MAX_FRAMES * sizeof(*scratch));
 	if (!scratch)
 		return -ENOMEM;
@@ -57,7 +61,9 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 
 			if (f->self_samples) {
 				put_stack(s, &t, (u32)i, scratch, out);
-				fprintf(out, " %llu\n", (unsigned long long)f->self_samples);
+				fprintf(out, " %llu\n",
+					(unsigned long long)(by_period ? f->self_period
+								       : f->self_samples));
 			}
 			i = ftree__next(&t, (u32)i);
 		}

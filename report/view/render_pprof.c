@@ -30,6 +30,7 @@
 #include <zlib.h>
 
 #include "proto.h"
+#include "read/memory_events.h"
 
 /* profile.proto's field numbers. */
 enum {
@@ -95,10 +96,21 @@ static void value_type(struct pprof *p, u32 field, const char *type, const char 
 	pb_message(&p->prof, field, &p->msg);
 }
 
-/* The period's value type of event @ev: "cpu"/"nanoseconds" for the clocks. */
+/* The period's value type of event @ev: "cpu"/"nanoseconds" for the clocks,
+ * pprof's heap names for the memory events (read/memory_events.c). */
 static const char *period_name(struct pprof *p, const char *ev)
 {
-	return p->nr_evs == 1 && is_cpu_clock(ev) ? "cpu" : ev;
+	const char *unit, *mem = memory_events__pprof_name(ev, &unit);
+
+	return mem ? mem : p->nr_evs == 1 && is_cpu_clock(ev) ? "cpu" : ev;
+}
+
+/* The unit of event @ev's period. */
+static const char *period_unit(const char *ev)
+{
+	const char *unit, *mem = memory_events__pprof_name(ev, &unit);
+
+	return mem ? unit : is_clock(ev) ? "nanoseconds" : "count";
 }
 
 static void sample_types(struct pprof *p, int main_hist)
@@ -114,13 +126,11 @@ static void sample_types(struct pprof *p, int main_hist)
 		else
 			snprintf(name, sizeof(name), "%s-samples", ev);
 		value_type(p, P_SAMPLE_TYPE, name, "count");
-		value_type(p, P_SAMPLE_TYPE, period_name(p, ev),
-			   is_clock(ev) ? "nanoseconds" : "count");
+		value_type(p, P_SAMPLE_TYPE, period_name(p, ev), period_unit(ev));
 		if (p->evs[i] == main_hist) {
 			const struct hist *h = &p->s->hists.v[main_hist];
 
-			value_type(p, P_PERIOD_TYPE, period_name(p, ev),
-				   is_clock(ev) ? "nanoseconds" : "count");
+			value_type(p, P_PERIOD_TYPE, period_name(p, ev), period_unit(ev));
 			pb_varint(&p->prof, P_PERIOD,
 				  h->nr_samples
 				      ? (h->total_period + h->nr_samples / 2) / h->nr_samples

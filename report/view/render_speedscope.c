@@ -11,6 +11,7 @@
  * distinct stack once; its left heavy and sandwich views are exact.
  */
 #include "internal.h"
+#include "read/memory_events.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -154,6 +155,8 @@ int render_speedscope(struct session *s, const struct report_opts *o, FILE *out)
 		group(&x);
 	unit = !strncmp(event, "cpu-clock", 9) || !strncmp(event, "task-clock", 10) ? "nanoseconds"
 										    : "none";
+	if (memory_events__in_bytes(event)) /* alloc-bytes, live-bytes */
+		unit = "bytes";
 	for (i = 0; i < s->nr_files && !cmd; i++)
 		cmd = s->files[i].feat.cmdline;
 	fprintf(out, "{\n  \"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n");

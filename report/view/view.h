@@ -57,6 +57,7 @@ void report__print_counters(const struct session *s, FILE *out);
 int render_tree(struct session *s, const struct report_opts *o, FILE *out);
 int report__print_hot_lines(struct session *s, int hist, const struct report_opts *o, FILE *out);
 int render_folded(struct session *s, const struct report_opts *o, FILE *out);
+int render_leaks(struct session *s, const struct report_opts *o, FILE *out);
 int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out);
 int render_flamegraph_diff(struct session *base, struct session *new, const struct report_opts *o,
 			   FILE *out);
