@@ -45,6 +45,7 @@ int ap_next_own(int fd);
 int ap_dup_high(int fd, bool cloexec);
 int ap_move_high(int fd, bool cloexec);
 bool ap_fd_costs(int fd);
+bool ap_no_room_high(void);
 ssize_t ap_read_file(const char *path, char *buf, size_t cap);
 
 /* ---- common/elf_interp.c: programs without a dynamic loader ---- */

@@ -157,6 +157,18 @@ bool ap_fd_costs(int fd)
 }
 
 /*
+ * Does the hard RLIMIT_NOFILE leave no number at or above AP_FD_FLOOR? Then
+ * every new fd of ours would take one the program can open (ap_fd_costs).
+ * Async-signal-safe (raw system calls).
+ */
+bool ap_no_room_high(void)
+{
+	struct rlimit rl;
+
+	return limits(&rl) == 0 && rl.rlim_max <= AP_FD_FLOOR;
+}
+
+/*
  * Read a small file (from /proc) whole into buf, NUL-terminated; returns its
  * length, or -errno (buf is then ""). Async-signal-safe.
  */

@@ -303,18 +303,28 @@ AP_API void closefrom(int lowfd)
 /*
  * A pipe libunwind makes for itself (its caller is in libunwind) goes high.
  * Where the hard RLIMIT_NOFILE leaves no number above the program's
- * (ap_fd_costs), libunwind goes without: the pipe is closed and the call
- * fails with EMFILE (libunwind then takes the memory it would have checked
- * through the pipe as unreadable, and stops a frame-chain walk there).
- * Returns 0 or -1.
+ * (ap_no_room_high), libunwind goes without, and its call fails with EMFILE
+ * before any number is taken (libunwind opens it again from a signal handler
+ * when it needs it: even a moment's pipe could cost the program its last
+ * file); libunwind then takes the memory it would have checked through the
+ * pipe as unreadable, and stops a frame-chain walk there.
  */
+static bool unwinder_goes_without(void *caller)
+{
+	if (!unwind__owns_pc((uintptr_t)caller) || !ap_no_room_high())
+		return false;
+	errno = EMFILE;
+	return true;
+}
+
+/* After the pipe is made: libunwind's goes high. Returns 0 or -1. */
 static int relocate_if_unwinder(int fds[2], void *caller)
 {
 	if (!unwind__owns_pc((uintptr_t)caller))
 		return 0;
 	fds[0] = ap_move_high(fds[0], true);
 	fds[1] = ap_move_high(fds[1], true);
-	if (ap_fd_costs(fds[0]) || ap_fd_costs(fds[1])) {
+	if (ap_fd_costs(fds[0]) || ap_fd_costs(fds[1])) { /* the limit changed meanwhile */
 		ap_close(fds[0]);
 		ap_close(fds[1]);
 		fds[0] = fds[1] = -1;
@@ -329,14 +339,15 @@ static int relocate_if_unwinder(int fds[2], void *caller)
 
 AP_API int pipe2(int fds[2], int flags)
 {
-	if (ap_syscall(SYS_pipe2, fds, flags) < 0)
+	if (unwinder_goes_without(__builtin_return_address(0)) ||
+	    ap_syscall(SYS_pipe2, fds, flags) < 0)
 		return -1;
 	return relocate_if_unwinder(fds, __builtin_return_address(0));
 }
 
 AP_API int pipe(int fds[2])
 {
-	if (ap_syscall(SYS_pipe2, fds, 0) < 0)
+	if (unwinder_goes_without(__builtin_return_address(0)) || ap_syscall(SYS_pipe2, fds, 0) < 0)
 		return -1;
 	return relocate_if_unwinder(fds, __builtin_return_address(0));
 }
