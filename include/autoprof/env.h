@@ -145,6 +145,9 @@
 	Y("XDG_RUNTIME_DIR", "libautoprof.so, autoprof ctl",                                       \
 	  "the folder of the control endpoints ($XDG_RUNTIME_DIR/autoprof, else "                  \
 	  "/tmp/autoprof-UID)")                                                                    \
+	Y("TMPDIR", "autoprof",                                                                    \
+	  "where the launcher makes the private folder (autoprof-core.XXXXXX, else in /tmp) "      \
+	  "that takes its own near-empty core when the command dumps core")                        \
 	Y("XDG_CACHE_HOME, HOME", "autoprof-report",                                               \
 	  "the folder of the cached kernel symbol table ($XDG_CACHE_HOME/autoprof, else "          \
 	  "~/.cache/autoprof)")                                                                    \
