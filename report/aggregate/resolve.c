@@ -219,7 +219,7 @@ static int resolve_in_dso(struct resolver *r, struct dso *dso, u64 off, bool no_
 		*loc = (u32)val;
 		return 0;
 	}
-	sym = dso->special ? NULL : dso__find_sym(dso, off, no_load);
+	sym = dso__has_file(dso) ? dso__find_sym(dso, off, no_load) : NULL;
 	a = dso->id | (sym ? KEY_SYM : KEY_NOSYM);
 	b = sym ? sym->start : off;
 	if (kvmap__get(&r->func_idx, a, b, &val)) {

@@ -32,6 +32,8 @@ struct load_seg {
 
 struct dwarf_handle; /* srcline.c */
 
+#define BUILD_ID_MAX 64
+
 struct dso {
 	char *path;
 	const char *short_name; /* basename, points into path (or into own_name) */
@@ -43,19 +45,34 @@ struct dso {
 	bool missing; /* the file could not be opened */
 	bool dw_tried;
 	struct dwarf_handle *dw;
+	char build_id[2 * BUILD_ID_MAX + 1]; /* as recorded (hex), or "" */
 	struct symtab symtab;
 	struct load_seg *segs;
 	size_t nr_segs;
+};
+
+/* A build id recorded for an object no dso stands for yet. */
+struct dso_build_id {
+	char *path;
+	char hex[2 * BUILD_ID_MAX + 1];
 };
 
 struct dsos {
 	struct dso **v;
 	size_t nr, cap;
 	struct kvmap by_hash; /* path hash -> first index, chained by linear scan */
-	bool no_load;	      /* never open files named in the data (fuzzing) */
+	/* build ids of objects not seen yet: path hash -> index in ids */
+	struct kvmap ids_by_hash;
+	struct dso_build_id *ids;
+	size_t nr_ids, cap_ids;
+	bool no_load; /* never open files named in the data (fuzzing) */
 };
 
 struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len);
+/* Record build id @hex for the object named @path (the first given is kept). 0 or -ENOMEM. */
+int dsos__set_build_id(struct dsos *d, const char *path, size_t len, const char *hex);
+/* True if @dso has a file to read symbols from (a path, or [vdso] with a build id). */
+bool dso__has_file(const struct dso *dso);
 void dsos__exit(struct dsos *d);
 void dso__load(struct dso *dso, bool no_load);
 const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load);
@@ -72,8 +89,6 @@ void cxxname__fit(const char *name, char *buf, size_t len);
 
 /* ---- elffile.c: object files and their separate debug files ---- */
 
-#define BUILD_ID_MAX 64
-
 struct elf_handle {
 	int fd;
 	Elf *elf;
@@ -86,7 +101,14 @@ Elf_Scn *elffile__section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr);
 size_t elffile__build_id(Elf *elf, char hex[2 * BUILD_ID_MAX + 1]);
 int elffile__add_debug_dir(const char *dir);
 bool elffile__debug_file(const struct dso *dso, Elf *elf, struct elf_handle *eh);
+int elffile__open_object(const struct dso *dso, struct elf_handle *eh);
 int elffile__open_dwarf(const struct dso *dso, int *fd, void **elf);
+
+/* ---- buildid.c: perf's build-id cache and this machine's vdso ---- */
+
+bool buildid__same(const char *file_hex, const char *recorded);
+int buildid__cache_path(const char *hex, const char *name, char *buf, size_t len);
+bool buildid__own_vdso(struct elf_handle *eh, const char *hex);
 
 /* ---- jitmap.c ---- */
 

@@ -46,7 +46,7 @@ static struct dwarf_handle *dwarf_of(struct dso *dso)
 	if (dso->dw_tried)
 		return dso->dw;
 	dso->dw_tried = true;
-	if (dso->special || elffile__open_dwarf(dso, &fd, &elf))
+	if (!dso__has_file(dso) || elffile__open_dwarf(dso, &fd, &elf))
 		return NULL;
 	dh = calloc(1, sizeof(*dh));
 	if (!dh)

@@ -411,7 +411,7 @@ int symbols__load(struct dso *dso)
 			return -ENOSYS;
 		elf_ready = true;
 	}
-	err = elffile__open(&eh, dso->path);
+	err = elffile__open_object(dso, &eh);
 	if (err)
 		return err;
 	err = load_segments(dso, eh.elf);

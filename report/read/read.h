@@ -28,8 +28,16 @@ struct evattr {
 	bool lbr_calls;	    /* its call stacks are in its branch stacks (--call-graph lbr) */
 };
 
+/* One object's build id as the file gives it (BUILD_ID feature or record). */
+struct build_id_note {
+	char *path;   /* as perf names it: a path, "[vdso]", "[kernel.kallsyms]" */
+	char hex[41]; /* lowercase hex, at most 20 bytes of id */
+};
+
 /* What the optional feature sections said; NULL/0 when absent. */
 struct features {
+	struct build_id_note *build_ids; /* BUILD_ID entries (and pipe-mode records) */
+	size_t nr_build_ids, cap_build_ids;
 	char *hostname, *osrelease, *arch, *version, *cmdline;
 	u32 nr_cpus_avail, nr_cpus_online;
 	bool has_nrcpus, has_stat;
@@ -125,6 +133,7 @@ int tracing__name_events(struct perf_file *pf, const u8 *p, u64 len);
 
 int features__read(struct perf_file *pf, char *warn, size_t warn_len);
 int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len);
+int features__read_build_ids(struct features *f, const u8 *p, u64 len);
 void features__exit(struct features *f);
 
 /* ---- stat_sibling.c: FILE.stat, the counter totals beside an autoprof profile ---- */

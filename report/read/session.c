@@ -455,6 +455,19 @@ static int apply_side(struct session *s, const struct rec_pos *sd)
 						  sd->time);
 			return 0;
 		}
+		if (r.h.type == PERF_RECORD_MMAP2 && (r.h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+		    !old) {
+			struct perf_record_mmap2 m2 = REC(struct perf_record_mmap2, &r);
+			char hex[41];
+			size_t k;
+
+			for (k = 0; k < m2.build_id_size && k < 20; k++)
+				sprintf(hex + 2 * k, "%02x", m2.build_id[k]);
+			hex[2 * k] = 0;
+			if (dsos__set_build_id(&m->dsos, (const char *)p + fixed, body_end - fixed,
+					       hex))
+				return -ENOMEM;
+		}
 		/* exec: an MMAP without the DATA flag, an MMAP2 with PROT_EXEC (or no prot) */
 		return machine__mmap(m, mm.pid, mm.start, mm.len, mm.pgoff, (const char *)p + fixed,
 				     body_end - fixed,
@@ -638,6 +651,14 @@ static int build_machine(struct session *s, struct sides *sd)
 
 	if (sd->nr)
 		qsort(sd->v, sd->nr, sizeof(*sd->v), rec_pos__cmp);
+	for (i = 0; i < s->nr_files && !err; i++) {
+		const struct features *f = &s->files[i].feat;
+		size_t k;
+
+		for (k = 0; k < f->nr_build_ids && !err; k++)
+			err = dsos__set_build_id(&s->machine.dsos, f->build_ids[k].path,
+						 strlen(f->build_ids[k].path), f->build_ids[k].hex);
+	}
 	for (i = 0; i < sd->nr && !err; i++)
 		err = apply_side(s, &sd->v[i]);
 	if (!err)
