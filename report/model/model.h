@@ -11,6 +11,7 @@
 #ifndef AUTOPROF_REPORT_MODEL_H
 #define AUTOPROF_REPORT_MODEL_H
 
+#include <elfutils/libdw.h>
 #include <gelf.h>
 
 /* ---- dso.c + symbols.c + demangle.c + srcline.c ---- */
@@ -109,6 +110,14 @@ int elffile__open_dwarf(const struct dso *dso, int *fd, void **elf);
 bool buildid__same(const char *file_hex, const char *recorded);
 int buildid__cache_path(const char *hex, const char *name, char *buf, size_t len);
 bool buildid__own_vdso(struct elf_handle *eh, const char *hex);
+
+/* ---- dwarf_lazy.c: compressed DWARF unpacked a CU at a time ---- */
+
+struct dwarf_lazy;
+struct dwarf_lazy *dwarf_lazy__open(Elf *elf);
+/* The Dwarf (valid until the next call) and CU DIE of @vaddr, or NULL. */
+Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie);
+void dwarf_lazy__close(struct dwarf_lazy *dl);
 
 /* ---- jitmap.c ---- */
 
