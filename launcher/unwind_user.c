@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "model/model.h"
 #include "outside.h"
 
 struct uw_bridge {

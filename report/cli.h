@@ -6,7 +6,8 @@
 #ifndef AUTOPROF_REPORT_CLI_H
 #define AUTOPROF_REPORT_CLI_H
 
-#include "internal.h"
+#include "driver/session.h"
+#include "view/view.h"
 
 #define PROG	  "autoprof-report"
 #define MAX_FILES 4096

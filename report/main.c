@@ -7,7 +7,8 @@
  * Exit status: 0 report printed, 1 unreadable or malformed input (or an
  * output that could not be written), 2 usage error.
  */
-#include "internal.h"
+#include "driver/session.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -25,6 +25,10 @@ for f in "$@"; do
 				gzip -dc "$tmp/x.pprof" >>"$tmp/$which.out" 2>/dev/null
 				rm -f "$tmp/x.pprof"
 			fi
+			if [ -d "$tmp/csv" ]; then
+				cat "$tmp/csv"/* >>"$tmp/$which.out" 2>/dev/null
+				rm -rf "$tmp/csv"
+			fi
 		done
 		if ! cmp -s "$tmp/old.out" "$tmp/new.out" || ! cmp -s "$tmp/old.err" "$tmp/new.err"; then
 			echo "DIFF: $f: ${view:-(default)}"
@@ -51,6 +55,8 @@ for f in "$@"; do
 -s tid,cpu --top 15
 --full-names --top all
 --list
+--csv $tmp/csv
+--diff $f
 VIEWS
 done
 [ $status -eq 0 ] && echo "identical: $# files"

@@ -9,15 +9,17 @@
  *   sort.c      --sort keys: rows keyed by function, library, line, thread...
  *   ftree.c     a merged call tree (callees or callers) for the tree views
  *   aim.c       --focus, --peek, --hide, --ignore, -S: the stack filter
- * Included by internal.h after read/read.h and model/model.h, before the
- * session (which holds the hists and counters).
+ * The third stage: uses read/, model/ and util/; never view/ or the driver
+ * (report/driver/, which calls it and holds the hists and counters).
  */
 #ifndef AUTOPROF_REPORT_AGGREGATE_H
 #define AUTOPROF_REPORT_AGGREGATE_H
 
 #include <regex.h>
 
-struct session;
+#include "model/model.h"
+#include "read/read.h"
+#include "util/util.h"
 
 /* ---- resolve.c + ustack.c: the resolver, address -> location -> function ---- */
 
@@ -44,9 +46,6 @@ struct loc {
 };
 
 #define NONE_LOC UINT32_MAX
-
-/* The deepest stack kept: a SAMPLE record is at most 64 KiB, so 8192 u64s. */
-#define MAX_FRAMES 8192
 
 /* A direct-mapped cache of (pid, epoch, address) -> location, see resolve() in resolve.c. */
 #define FRAME_CACHE_BITS 16
@@ -280,11 +279,13 @@ struct rows {
 int sort_spec__parse(struct sort_spec *ss, const char *arg);
 bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k);
 void sort_spec__valid_keys(char *buf, size_t len);
-int rows__build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss);
-int rows__build_leaves(struct rows *r, struct session *s, int hist, const struct sort_spec *ss);
-void rows__sort(struct rows *r, const struct session *s, bool by_total);
-int rows__name(struct rows *r, const struct session *s, const struct sort_spec *ss,
-	       const struct row *row, int i, char *buf, size_t len);
+int rows__build(struct rows *r, const struct hists *h, const struct machine *m, int hist,
+		const struct sort_spec *ss);
+int rows__build_leaves(struct rows *r, const struct hists *h, const struct machine *m, int hist,
+		       const struct sort_spec *ss);
+void rows__sort(struct rows *r, const struct hists *h, bool by_total);
+int rows__name(struct rows *r, const struct hists *h, const struct machine *m,
+	       const struct sort_spec *ss, const struct row *row, int i, char *buf, size_t len);
 const char *sort_kind__title(enum sort_kind k);
 void rows__exit(struct rows *r);
 
@@ -312,9 +313,8 @@ enum {
 	FT_SELF_ONLY = 2,      /* FT_CALLERS: only the samples that end in the focus */
 };
 
-int ftree__build(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
-		 u32 focus);
-int ftree__build_ex(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
+int ftree__build(struct ftree *t, const struct hists *h, int hist, enum ftree_mode mode, u32 focus);
+int ftree__build_ex(struct ftree *t, const struct hists *h, int hist, enum ftree_mode mode,
 		    u32 focus, unsigned flags);
 void ftree__order(struct ftree *t, const struct func *funcs, bool by_name);
 void ftree__exit(struct ftree *t);

@@ -16,7 +16,7 @@
  *
  * Each function is matched once per reader: its marks are cached by id.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>

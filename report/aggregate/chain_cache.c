@@ -12,7 +12,7 @@
  * of the locations, so the memory grows with distinct chains, up to the
  * table's size.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <stdlib.h>
 

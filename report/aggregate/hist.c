@@ -5,7 +5,7 @@
  * per (event, thread, stack), and the event's totals are kept here; at the
  * end, the per-function self and total counts of each event.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  * [kernel]. The resolver knows nothing of stacks or counts: it fills the
  * caller's array of location ids.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdio.h>

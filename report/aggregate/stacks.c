@@ -12,7 +12,7 @@
  * table (for their functions); the flat per-function totals are computed
  * from the entries once, at the end (hists__finish() in hist.c).
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>

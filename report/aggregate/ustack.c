@@ -5,7 +5,7 @@
  * the frames resolver__sample() made from the ip and the kernel callchain, so
  * the stack goes to the same trie as a frame-pointer callchain.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 

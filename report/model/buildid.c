@@ -7,7 +7,7 @@
  * linked .build-id/xx/rest to the file itself), and this machine's vdso,
  * read from our own process when its build id is the one recorded.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <stdlib.h>

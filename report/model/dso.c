@@ -3,7 +3,7 @@
  * dso.c - one object per mapped path, shared by every process that maps it,
  * with its symbols loaded the first time an address in it is resolved.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  * .debug_info is not zlib-compressed, or that have no .debug_aranges, are
  * opened whole by the caller as before.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <elfutils/libdw.h>
 #include <gelf.h>

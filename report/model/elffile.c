@@ -10,7 +10,7 @@
  * from the object's is not used. The object itself is its path, or the copy
  * of the recorded build that perf's build-id cache keeps (buildid.c).
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <elfutils/debuginfod.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
  * the boot id and a hash of /proc/modules: it is used only while both are
  * unchanged (same boot, same modules at the same addresses).
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <fcntl.h>

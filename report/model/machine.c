@@ -9,7 +9,7 @@
  * maps as they were at the fork until it execs, without copying them, so
  * fork-heavy files cost nothing per fork.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <stdlib.h>

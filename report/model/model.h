@@ -6,13 +6,17 @@
  * (demangle.c, cxxname.c), source lines and inlined functions (srcline.c),
  * kernel symbols (kallsyms.c) and JIT symbol maps /tmp/perf-PID.map
  * (jitmap.c).
- * Included by internal.h after the basic types and kvmap.
+ * The second stage: uses util/ and the reader's sample (read/read.h); never
+ * aggregate/, view/ or the driver (report/driver/), which calls it.
  */
 #ifndef AUTOPROF_REPORT_MODEL_H
 #define AUTOPROF_REPORT_MODEL_H
 
 #include <elfutils/libdw.h>
 #include <gelf.h>
+
+#include "read/read.h"
+#include "util/util.h"
 
 /* ---- dso.c + symbols.c + demangle.c + srcline.c ---- */
 
@@ -181,6 +185,9 @@ const struct ksym *kernel_syms__find(const struct kernel_syms *ks, u64 addr);
 void kernel_syms__exit(struct kernel_syms *ks);
 
 /* ---- unwind_dwarf.c: user stacks of --call-graph dwarf samples, through libdw ---- */
+
+/* The deepest stack kept: a SAMPLE record is at most 64 KiB, so 8192 u64s. */
+#define MAX_FRAMES 8192
 
 struct unwinder;
 struct proc;

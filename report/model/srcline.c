@@ -10,7 +10,7 @@
  * (each CU's functions are listed once), so the cost per address is that
  * function's subtree, not the CU's.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>

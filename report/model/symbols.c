@@ -10,7 +10,7 @@
  * Symbols are copied into one sorted array with one
  * name arena, so the ELF handle is closed again right after loading.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <gelf.h>

@@ -10,7 +10,7 @@
  * The Dwfl's thread callbacks read memory from the current sample's stack
  * dump and registers from its REGS_USER block, mapped to DWARF numbers.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
  * evname.c - a perf-style event name from an attr's type and config, used
  * when the file has no EVENT_DESC feature.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <stdlib.h>
 

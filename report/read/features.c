@@ -6,7 +6,7 @@
  * set bit of adds_features in increasing bit order. Every feature is
  * optional: a bad one is skipped with a warning, never fatal.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * before it is used, so a truncated or hostile file gives an error message
  * in pf->err, never an access outside the file.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 #include <fcntl.h>

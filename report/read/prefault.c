@@ -22,7 +22,7 @@
  * AUTOPROF_REPORT_PREFAULT_MIN, _AHEAD and _RELEASE (bytes, for tests) set
  * the size, the distance and PREFAULT_RELEASE.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -9,13 +9,19 @@
  *   features.c   the optional feature sections (file) or HEADER_FEATURE records (pipe)
  *   evname.c     an event name from attr type/config
  *   sample.c     SAMPLE payload and the sample_id trailer, driven by sample_type
- *   session.c    the two passes over all files (declared in internal.h)
- *   stat_sibling.c  the counter totals in FILE.stat beside a profile
  *   listing.c    --list: what each profile of a directory holds
- * Included by internal.h after the basic types (u8..u64, ld64, kvmap).
+ *   rec_pos.c    the time order of record positions
+ * The first stage: uses only util/ (never model/, aggregate/, view/ or the
+ * driver, which calls it: report/driver/).
  */
 #ifndef AUTOPROF_REPORT_READ_H
 #define AUTOPROF_REPORT_READ_H
+
+#include <autoprof/perf_file.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "util/util.h"
 
 /* ---- perf_file.c ---- */
 
@@ -137,10 +143,6 @@ int features__read_build_ids(struct features *f, const u8 *p, u64 len);
 void features__exit(struct features *f);
 
 /* ---- stat_sibling.c: FILE.stat, the counter totals beside an autoprof profile ---- */
-
-struct session;
-int stat_sibling__read(struct session *s, u32 fi);
-bool stat_sibling__seen(const struct session *s, const char *path);
 
 /* ---- listing.c: autoprof-report --list ---- */
 

@@ -7,7 +7,7 @@
  * CALLCHAIN; sample__user_stack() reads the dwarf fields that follow. Every field is bounds-checked
  * against the record; a short record is -EINVAL, never a read past it.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 

@@ -16,7 +16,7 @@
  * MAX_EXPAND_BASE + MAX_EXPAND_RATIO times the input, so a small hostile
  * input cannot expand without end.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 #include <stdarg.h>

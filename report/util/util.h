@@ -4,10 +4,40 @@
  *   kvmap.c   a hash table keyed by two u64s (ids, addresses, pids)
  *   strset.c  interned strings (comms, source lines) with u32 ids
  *   array.c   the one growable-array helper
- * Included by internal.h after the basic types (u8..u64).
+ * and the basic types and loads all of them share (u8..u64, ld64, ld32).
+ * The bottom of the reader: includes no other report header.
  */
 #ifndef AUTOPROF_REPORT_UTIL_H
 #define AUTOPROF_REPORT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Unaligned native-endian loads: record payloads need not be aligned in a bad file. */
+static inline u64 ld64(const void *p)
+{
+	u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline u32 ld32(const void *p)
+{
+	u32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 /* ---- kvmap.c: open addressing, keys (a, b), u64 values ---- */
 

@@ -5,7 +5,7 @@
  * spaces and bytes that are not valid UTF-8 become U+FFFD, so every export
  * stays well-formed whatever the input.
  */
-#include "internal.h"
+#include "view/view.h"
 
 /* Length of the valid UTF-8 sequence at @p (1..4), or 0 if it is not one. */
 static int utf8_len(const u8 *p)

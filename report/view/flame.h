@@ -12,7 +12,7 @@
 #ifndef AUTOPROF_REPORT_FLAME_H
 #define AUTOPROF_REPORT_FLAME_H
 
-#include "internal.h"
+#include "view/view.h"
 
 enum flame_kind { FK_ROOT, FK_PROC, FK_USER, FK_KERNEL, FK_JIT, FK_UNKNOWN };
 

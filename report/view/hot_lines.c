@@ -6,7 +6,7 @@
  * and the libdw line tables) with the most samples, as shares of the
  * function's own samples.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -53,12 +53,12 @@ int report__print_hot_lines(struct session *s, int hist, const struct report_opt
 	size_t i, shown = 0;
 	int err;
 
-	err = rows__build_leaves(&funcs, s, hist, &by_func);
+	err = rows__build_leaves(&funcs, &s->hists, &s->machine, hist, &by_func);
 	if (!err)
-		err = rows__build_leaves(&lines, s, hist, &by_line);
+		err = rows__build_leaves(&lines, &s->hists, &s->machine, hist, &by_line);
 	if (err)
 		goto out;
-	rows__sort(&funcs, s, false);
+	rows__sort(&funcs, &s->hists, false);
 	ids = malloc((lines.nr ? lines.nr : 1) * sizeof(*ids));
 	if (!ids) {
 		err = -ENOMEM;

@@ -5,7 +5,7 @@
  * by total (children) time, grouped by the --sort keys (function by default),
  * and with --hot-lines the hottest source lines of the top functions.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <stdlib.h>
 
@@ -266,7 +266,8 @@ static void measure(struct table *t, struct session *s)
 		for (i = 0; i < t->ss->nr; i++) {
 			int len;
 
-			rows__name(t->rows, s, t->ss, &t->rows->v[r], i, buf, sizeof(buf));
+			rows__name(t->rows, &s->hists, &s->machine, t->ss, &t->rows->v[r], i, buf,
+				   sizeof(buf));
 			len = (int)strlen(buf);
 			if (len > t->width[i])
 				t->width[i] = len > MAX_COL_WIDTH ? MAX_COL_WIDTH : len;
@@ -308,7 +309,8 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 		fprintf(out, "%6.2f%%  %8llu", pct_of(period, hi->total_period),
 			(unsigned long long)samples);
 		for (i = 0; i < t->ss->nr; i++) {
-			rows__name(t->rows, s, t->ss, row, i, buf, sizeof(buf));
+			rows__name(t->rows, &s->hists, &s->machine, t->ss, row, i, buf,
+				   sizeof(buf));
 			/* --full-names: the whole name, however long */
 			print_cell(out,
 				   t->ss->k[i] == SK_FUNC && demangle__full()
@@ -357,7 +359,7 @@ static void print_table(struct session *s, int hist, const struct report_opts *o
 	size_t n = 0, r;
 	int i;
 
-	rows__sort(rows, s, by_total);
+	rows__sort(rows, &s->hists, by_total);
 	for (r = 0; r < rows->nr; r++)
 		n += (by_total ? rows->v[r].total_samples : rows->v[r].self_samples) > 0;
 	t.shown = n < o->top ? n : o->top;
@@ -407,7 +409,7 @@ void report__print(struct session *s, const struct report_opts *o, FILE *out)
 		if (with_samples > 1)
 			fprintf(out, "\n== %s: %llu samples ==\n", hi->event,
 				(unsigned long long)hi->nr_samples);
-		if (rows__build(&rows, s, (int)i, &o->sort) == 0) {
+		if (rows__build(&rows, &s->hists, &s->machine, (int)i, &o->sort) == 0) {
 			keep_symbols(&rows, s, o);
 			print_table(s, (int)i, o, &rows, false, out);
 			if (o->hot_lines && report__print_hot_lines(s, (int)i, o, out))

@@ -12,7 +12,7 @@
  * (attach it with csv_overview__attach() before session__process()): the one
  * export whose memory grows with the file, as its output does.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -246,9 +246,9 @@ static int write_results(struct session *s, const struct report_opts *o, FILE *f
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
 	hi = &s->hists.v[hist];
-	err = rows__build(&rows, s, hist, &by_func);
+	err = rows__build(&rows, &s->hists, &s->machine, hist, &by_func);
 	if (!err) {
-		rows__sort(&rows, s, false);
+		rows__sort(&rows, &s->hists, false);
 		for (i = 0; i < rows.nr; i++) {
 			const struct row *r = &rows.v[i];
 

@@ -5,7 +5,7 @@
  * the compared event are subtracted, and the biggest changes come first.
  * Either side may be several files (a process tree), merged into one profile.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ static int add_side(struct diff *d, struct session *s, int hist, bool second)
 	size_t i;
 	int err;
 
-	err = rows__build(&rows, s, hist, &by_func);
+	err = rows__build(&rows, &s->hists, &s->machine, hist, &by_func);
 	for (i = 0; i < rows.nr && !err; i++) {
 		const struct func *fn = &s->hists.res.funcs[rows.v[i].fid];
 		double pct = pct_of(rows.v[i].self_period, hi->total_period);

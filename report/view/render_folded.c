@@ -5,7 +5,7 @@
  * stacks in name order, for flamegraph.pl and friends. The counts add up to
  * the event's samples.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -48,7 +48,7 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 	scratch = malloc(MAX_FRAMES * sizeof(*scratch));
 	if (!scratch)
 		return -ENOMEM;
-	err = ftree__build(&t, s, hist, FT_STACKS, 0);
+	err = ftree__build(&t, &s->hists, hist, FT_STACKS, 0);
 	if (!err) {
 		ftree__order(&t, s->hists.res.funcs, true);
 		/* Pre-order in name order gives FlameGraph's sorted input. */

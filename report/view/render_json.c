@@ -9,7 +9,7 @@
  * version: 2 added all but the header, counters and rows (which keep their names), and rows are no
  * longer cut at --top.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -272,7 +272,7 @@ static int put_tree(struct session *s, int hist, FILE *out)
 {
 	struct ftree t;
 	size_t i;
-	int err = ftree__build(&t, s, hist, FT_STACKS, 0);
+	int err = ftree__build(&t, &s->hists, hist, FT_STACKS, 0);
 
 	if (err) {
 		ftree__exit(&t);
@@ -312,9 +312,9 @@ static int put_event(struct session *s, const struct report_opts *o, int hist, F
 	escape_json(out, hi->event);
 	fprintf(out, ", \"samples\": %llu, \"period\": %llu, \"rows\": [",
 		(unsigned long long)hi->nr_samples, (unsigned long long)hi->total_period);
-	err = rows__build(&rows, s, hist, &o->sort);
+	err = rows__build(&rows, &s->hists, &s->machine, hist, &o->sort);
 	if (!err)
-		rows__sort(&rows, s, false);
+		rows__sort(&rows, &s->hists, false);
 	for (i = 0; !err && i < rows.nr; i++) {
 		const struct row *r = &rows.v[i];
 
@@ -327,7 +327,7 @@ static int put_event(struct session *s, const struct report_opts *o, int hist, F
 			    [SK_SRCLINE] = "srcline", [SK_THREAD] = "thread",
 			    [SK_PROCESS] = "process", [SK_COMM] = "comm"};
 
-			rows__name(&rows, s, &o->sort, r, k, buf, sizeof(buf));
+			rows__name(&rows, &s->hists, &s->machine, &o->sort, r, k, buf, sizeof(buf));
 			fprintf(out, "\"%s\": ", names[o->sort.k[k]]);
 			escape_json(out, buf);
 			fprintf(out, ", ");

@@ -18,7 +18,7 @@
  * The wire format is written by proto.c: pprof's schema is small and Debian
  * has no C library for it that does not need generated code.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>

@@ -10,7 +10,7 @@
  * The stacks are aggregated, so speedscope's time order view shows each
  * distinct stack once; its left heavy and sandwich views are exact.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>

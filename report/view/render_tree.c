@@ -9,7 +9,7 @@
  * "f (recursive xN)", unless --no-fold-recursion. --peek shows the direct callers and callees only.
  * Percentages are of the event's whole period, as perf report shows them.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -64,8 +64,8 @@ static void print_branch(const struct session *s, const struct ftree *t, u32 nod
 static int build(struct ftree *t, struct session *s, const struct report_opts *o, int hist, u32 fid,
 		 enum ftree_mode mode, unsigned flags)
 {
-	int err =
-	    ftree__build_ex(t, s, hist, mode, fid, flags | (o->no_fold ? 0 : FT_FOLD_RECURSION));
+	int err = ftree__build_ex(t, &s->hists, hist, mode, fid,
+				  flags | (o->no_fold ? 0 : FT_FOLD_RECURSION));
 
 	if (!err)
 		ftree__order(t, s->hists.res.funcs, false);
@@ -111,10 +111,10 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
 	hi = &s->hists.v[hist];
-	err = rows__build(&rows, s, hist, &by_func);
+	err = rows__build(&rows, &s->hists, &s->machine, hist, &by_func);
 	if (err)
 		goto out;
-	rows__sort(&rows, s, !by_self);
+	rows__sort(&rows, &s->hists, !by_self);
 	fprintf(
 	    out, "Call graph of %s (%s%s, %llu samples; branches under %.2f%% hidden)\n", hi->event,
 	    peek      ? "callers and callees of the --peek matches"

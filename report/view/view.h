@@ -8,10 +8,19 @@
  *                 flame graph (SVG), JSON, CSV (readperf's tables), diff,
  *                 pprof (with proto.c, the protobuf writer), speedscope;
  *                 json_lines.c: the hot source lines of --json
- * Included by internal.h after the session.
+ * The last stage: shows a finished session (driver/session.h, with the
+ * stages' results it holds); the driver's private parts it never sees.
  */
 #ifndef AUTOPROF_REPORT_VIEW_H
 #define AUTOPROF_REPORT_VIEW_H
+
+#include <stdio.h>
+
+#include "aggregate/aggregate.h"
+#include "driver/session.h"
+#include "model/model.h"
+#include "read/read.h"
+#include "util/util.h"
 
 /* ---- output.c and render_*.c ---- */
 

@@ -11,7 +11,8 @@
  *   make build/fuzz/fuzz-reader
  *   build/fuzz/fuzz-reader -max_total_time=60 tests/fuzz/corpus
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -8,7 +8,8 @@
  * killed writer or a hostile file would, and the checks look at what the
  * session read and which error or warning it gave.
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -6,7 +6,8 @@
  * changes over time (an exec), and a file cut inside a record (the report
  * says how much of it was read).
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>

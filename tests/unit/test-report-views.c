@@ -8,7 +8,8 @@
  * records and a STAT_ROUND FINAL. Every view is rendered to memory and
  * checked for the numbers the file implies.
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
