@@ -149,7 +149,7 @@ static int write_flamegraph(struct session *s, struct session *base, const struc
 		fprintf(stderr, PROG ": %s: %s\n", c->flame_file, strerror(errno));
 		return 1;
 	}
-	err = base ? render_flamegraph_diff(base, s, &c->ro, f) : render_flamegraph(s, &c->ro, f);
+	err = base ? render_flame__diff(base, s, &c->ro, f) : render_flame(s, &c->ro, f);
 	if (!to_stdout && (ferror(f) | (fclose(f) != 0)) && !err)
 		err = -EIO;
 	if (err) {
@@ -211,7 +211,7 @@ static int run(struct session *s, const struct cmdline *c)
 	else if (c->json)
 		err = render_json(s, &c->ro, stdout);
 	else if (!c->csv_dir && !c->flame_file && !c->pprof_file && !c->speedscope_file)
-		report__print(s, &c->ro, stdout);
+		output__print(s, &c->ro, stdout);
 	if (err) {
 		fprintf(stderr, PROG ": %s\n", strerror(-err));
 		return 1;
@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 		}
 	} else {
 		if (c.csv_dir)
-			csv_overview__attach(&c.so, &ov);
+			render_csv__overview_attach(&c.so, &ov);
 		status = load(&a, &c.so, c.files, c.nr_files);
 		if (!status)
 			status = run(&a, &c);
@@ -265,7 +265,7 @@ int main(int argc, char **argv)
 			status = 3;
 	}
 	session__exit(&a);
-	csv_overview__exit(&ov);
+	render_csv__overview_exit(&ov);
 	if (fflush(stdout) != 0 && !status) {
 		fprintf(stderr, PROG ": writing the report: %s\n", strerror(errno));
 		status = 1;

@@ -53,14 +53,14 @@ bool onewalk__fits(const struct session *s)
 static bool comm_unchanged(const struct session *s, const struct record *r)
 {
 	const struct perf_file *pf = &s->files[0];
-	size_t fixed = record__fixed_size(PERF_RECORD_COMM), body_end, len;
+	size_t fixed = sample__fixed_size(PERF_RECORD_COMM), body_end, len;
 	const struct thread *t;
 	struct perf_record_comm c;
 	struct sample id;
 	const char *name, *cur;
 
 	if ((r->h.misc & PERF_RECORD_MISC_COMM_EXEC) || r->h.size < fixed ||
-	    sample_id__parse(pf, r, fixed, &id, &body_end))
+	    sample__id_parse(pf, r, fixed, &id, &body_end))
 		return false;
 	c = REC(struct perf_record_comm, r);
 	name = (const char *)r->p + fixed;
@@ -102,7 +102,7 @@ static int spec_undo(struct session *s)
 
 	hists__exit(&s->hists);
 	machine__exit(&s->machine);
-	unwinder__free(s->unwinder);
+	unwind_dwarf__free(s->unwinder);
 	s->unwinder = NULL;
 	s->nr_samples = s->filtered = s->unknown_id = s->bad_samples = 0;
 	s->first_time = UINT64_MAX;
@@ -112,7 +112,7 @@ static int spec_undo(struct session *s)
 	for (i = 0; i < s->nr_files && !err; i++)
 		err = session__name_attrs(s, &s->files[i]);
 	if (!err && kallsyms)
-		kernel_syms__prefetch(&s->hists.res.ksyms);
+		kallsyms__prefetch(&s->hists.res.ksyms);
 	return err;
 }
 

@@ -109,9 +109,9 @@ int samples__one(struct session *s, const struct perf_file *pf, const struct rec
 		err = resolver__sample(&s->hists.res, &s->machine, &smp, frames, &nr);
 	/* --call-graph dwarf: the user stack is unwound from the dump */
 	if (!err && (ea->attr.sample_type & PERF_SAMPLE_STACK_USER) && !s->opts.no_load &&
-	    (s->unwinder || (s->unwinder = unwinder__new())))
-		err = resolver__unwind_user(&s->hists.res, s->unwinder, &s->machine, pf, &smp,
-					    frames, &nr);
+	    (s->unwinder || (s->unwinder = unwind_dwarf__new())))
+		err =
+		    ustack__unwind(&s->hists.res, s->unwinder, &s->machine, pf, &smp, frames, &nr);
 	if (err)
 		return err;
 	if (f->nr_dsos && !keep_object(s, frames[0])) {

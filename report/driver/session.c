@@ -176,9 +176,9 @@ static void warn_totals(struct session *s)
 	if (s->bad_samples)
 		session__warn(s, "%llu malformed samples were skipped",
 			      (unsigned long long)s->bad_samples);
-	if (unwinder__failed(s->unwinder))
+	if (unwind_dwarf__failed(s->unwinder))
 		session__warn(s, "%llu dwarf samples had no user stack beyond the sampled address",
-			      (unsigned long long)unwinder__failed(s->unwinder));
+			      (unsigned long long)unwind_dwarf__failed(s->unwinder));
 	if (s->bad_records)
 		session__warn(s, "%llu malformed records were skipped",
 			      (unsigned long long)s->bad_records);
@@ -373,7 +373,7 @@ void session__exit(struct session *s)
 		free(s->warnings[i]);
 	machine__exit(&s->machine);
 	hists__exit(&s->hists);
-	unwinder__free(s->unwinder);
+	unwind_dwarf__free(s->unwinder);
 	counters__exit(&s->counters);
 	kvmap__exit(&s->stats_read);
 	memset(s, 0, sizeof(*s));

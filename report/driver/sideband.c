@@ -91,7 +91,7 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
 	int ret;
 
 	if (s->opts.visit) {
-		bool has_id = record__ids(pf, r, &id, &body_end);
+		bool has_id = sample__record_ids(pf, r, &id, &body_end);
 
 		ret = s->opts.visit(s->opts.visit_arg, fi, r, has_id ? &id : NULL);
 		if (ret)
@@ -136,13 +136,13 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
 	}
 	if (type == PERF_RECORD_AUXTRACE) {
 		s->aux_records++;
-		s->aux_bytes += record__trailing(r);
+		s->aux_bytes += perf_file__trailing(r);
 		return 0;
 	}
 	if (type >= PERF_RECORD_USER_TYPE_START)
 		return 0;
-	if (r->h.size < record__fixed_size(type) ||
-	    sample_id__parse(pf, r, record__fixed_size(type), &id, &body_end)) {
+	if (r->h.size < sample__fixed_size(type) ||
+	    sample__id_parse(pf, r, sample__fixed_size(type), &id, &body_end)) {
 		s->bad_records++;
 		return 0;
 	}
@@ -150,10 +150,11 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		if (sideband__kernel_mode(r->h.misc) && !s->opts.no_load &&
-		    is_kernel_map(r->p, record__fixed_size(type) - (mmap2__old_layout(r) ? 8 : 0),
+		    is_kernel_map(r->p,
+				  sample__fixed_size(type) - (sample__mmap2_old_layout(r) ? 8 : 0),
 				  body_end) &&
 		    kernel_fits(s))
-			kernel_syms__prefetch(&s->hists.res.ksyms);
+			kallsyms__prefetch(&s->hists.res.ksyms);
 		/* fall through */
 	case PERF_RECORD_COMM:
 		if (push_side(sd, id.time, r->off, fi))
@@ -275,11 +276,11 @@ int sideband__apply(struct session *s, const struct rec_pos *sd)
 
 	if (perf_file__record_at(pf, sd->off, &r))
 		return 0;
-	fixed = record__fixed_size(r.h.type);
-	if (sample_id__parse(pf, &r, fixed, &id, &body_end))
+	fixed = sample__fixed_size(r.h.type);
+	if (sample__id_parse(pf, &r, fixed, &id, &body_end))
 		return 0;
 	p = r.p;
-	old = mmap2__old_layout(&r);
+	old = sample__mmap2_old_layout(&r);
 	if (old)
 		fixed -= 8;
 	switch (r.h.type) {
@@ -347,7 +348,7 @@ static void setup_kernel(struct session *s)
 {
 	if (!s->machine.kmap.present || s->opts.no_load || !kernel_fits(s))
 		return;
-	kernel_syms__enable(&s->hists.res.ksyms, s->machine.kmap.pgoff);
+	kallsyms__enable(&s->hists.res.ksyms, s->machine.kmap.pgoff);
 }
 
 /*

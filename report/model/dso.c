@@ -191,7 +191,7 @@ const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load)
 	dso__load(dso, no_load);
 	if (dso__vaddr(dso, file_off, &vaddr))
 		return NULL;
-	return symtab__lookup(&dso->symtab, vaddr);
+	return symbols__lookup(&dso->symtab, vaddr);
 }
 
 void dsos__exit(struct dsos *d)
@@ -200,7 +200,7 @@ void dsos__exit(struct dsos *d)
 
 	for (i = 0; i < d->nr; i++) {
 		srcline__close(d->v[i]);
-		symtab__exit(&d->v[i]->symtab);
+		symbols__exit_table(&d->v[i]->symtab);
 		free(d->v[i]->segs);
 		free(d->v[i]->path);
 		free(d->v[i]->own_name);

@@ -185,6 +185,6 @@ int jitmap__load(struct dso *dso)
 nomem:
 	free(v);
 	free(buf);
-	symtab__exit(&dso->symtab);
+	symbols__exit_table(&dso->symtab);
 	return -ENOMEM;
 }

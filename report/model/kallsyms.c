@@ -403,7 +403,7 @@ static void *kernel_syms_thread(void *arg)
  * the kernel takes tens of milliseconds to list it, which the record passes
  * can hide. Nothing else touches ks->k until the thread is joined.
  */
-void kernel_syms__prefetch(struct kernel_syms *ks)
+void kallsyms__prefetch(struct kernel_syms *ks)
 {
 	if (ks->running || ks->k.loaded)
 		return;
@@ -423,7 +423,7 @@ static void kernel_syms__join(struct kernel_syms *ks)
  * have a kernel map whose MMAP had page offset @pgoff (where _text was when
  * the file was written) and that fits this machine.
  */
-void kernel_syms__enable(struct kernel_syms *ks, u64 pgoff)
+void kallsyms__enable(struct kernel_syms *ks, u64 pgoff)
 {
 	ks->enabled = true;
 	ks->pgoff = pgoff;
@@ -434,7 +434,7 @@ void kernel_syms__enable(struct kernel_syms *ks, u64 pgoff)
  * (joined from the prefetch thread, or read now, the first time) and not
  * empty. An empty table disables the object for good.
  */
-bool kernel_syms__ready(struct kernel_syms *ks)
+bool kallsyms__ready(struct kernel_syms *ks)
 {
 	if (!ks->enabled)
 		return false;
@@ -455,15 +455,15 @@ bool kernel_syms__ready(struct kernel_syms *ks)
 
 /*
  * The symbol of kernel address @addr, as the files have it (relocated to
- * this boot's addresses here), or NULL. Only after kernel_syms__ready().
+ * this boot's addresses here), or NULL. Only after kallsyms__ready().
  */
-const struct ksym *kernel_syms__find(const struct kernel_syms *ks, u64 addr)
+const struct ksym *kallsyms__find(const struct kernel_syms *ks, u64 addr)
 {
 	return kallsyms__lookup(&ks->k, addr + ks->reloc);
 }
 
 /* Join the prefetch thread if it runs and free the table. */
-void kernel_syms__exit(struct kernel_syms *ks)
+void kallsyms__syms_exit(struct kernel_syms *ks)
 {
 	kernel_syms__join(ks);
 	kallsyms__exit(&ks->k);

@@ -84,8 +84,8 @@ const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load);
 int dso__vaddr(const struct dso *dso, u64 file_off, u64 *vaddr);
 
 int symbols__load(struct dso *dso);
-const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr);
-void symtab__exit(struct symtab *t);
+const struct sym *symbols__lookup(const struct symtab *t, u64 vaddr);
+void symbols__exit_table(struct symtab *t);
 char *demangle__name(const char *name);
 void demangle__set_full(bool full);
 bool demangle__full(void);
@@ -178,11 +178,11 @@ struct kernel_syms {
 	u64 reloc;    /* added to file addresses to get /proc/kallsyms ones */
 };
 
-void kernel_syms__prefetch(struct kernel_syms *ks);
-void kernel_syms__enable(struct kernel_syms *ks, u64 pgoff);
-bool kernel_syms__ready(struct kernel_syms *ks);
-const struct ksym *kernel_syms__find(const struct kernel_syms *ks, u64 addr);
-void kernel_syms__exit(struct kernel_syms *ks);
+void kallsyms__prefetch(struct kernel_syms *ks);
+void kallsyms__enable(struct kernel_syms *ks, u64 pgoff);
+bool kallsyms__ready(struct kernel_syms *ks);
+const struct ksym *kallsyms__find(const struct kernel_syms *ks, u64 addr);
+void kallsyms__syms_exit(struct kernel_syms *ks);
 
 /* ---- unwind_dwarf.c: user stacks of --call-graph dwarf samples, through libdw ---- */
 
@@ -192,11 +192,12 @@ void kernel_syms__exit(struct kernel_syms *ks);
 struct unwinder;
 struct proc;
 
-struct unwinder *unwinder__new(void);
-int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
-		   const struct user_stack *us, bool no_load, const u64 **out, u32 max, u32 *nr);
-u64 unwinder__failed(const struct unwinder *uw);
-void unwinder__free(struct unwinder *uw);
+struct unwinder *unwind_dwarf__new(void);
+int unwind_dwarf__user(struct unwinder *uw, struct proc *p, const struct sample *s,
+		       const struct user_stack *us, bool no_load, const u64 **out, u32 max,
+		       u32 *nr);
+u64 unwind_dwarf__failed(const struct unwinder *uw);
+void unwind_dwarf__free(struct unwinder *uw);
 
 /* ---- machine.c ---- */
 
@@ -207,7 +208,7 @@ struct map {
 	u64 time, end_time; /* valid from time (0: always) until end_time (an exec) */
 	u32 epoch;	    /* how many execs of the process came before it */
 	/* From time until stable_until no map of its epoch lies over it: it is
-	 * the map of all its addresses (machine__finish(), map__decides()). */
+	 * the map of all its addresses (machine__finish(), machine__map_decides()). */
 	u64 stable_until;
 	struct dso *dso;
 };
@@ -287,9 +288,9 @@ static inline u32 machine__comm_idx(const struct machine *m, u32 tid, u64 time)
 
 /* The name of thread @tid of @pid as machine__comm_idx() gave it (@idx). */
 const char *machine__task_comm(const struct machine *m, u32 pid, u32 tid, u32 idx);
-u32 proc__epoch(const struct proc *p, u64 time);
-const struct map *proc__find_map(struct proc *p, u64 addr, u64 time, u32 epoch);
-bool map__decides(const struct map *mp, u64 time);
+u32 machine__proc_epoch(const struct proc *p, u64 time);
+const struct map *machine__proc_find_map(struct proc *p, u64 addr, u64 time, u32 epoch);
+bool machine__map_decides(const struct map *mp, u64 time);
 void machine__exit(struct machine *m);
 
 #endif /* AUTOPROF_REPORT_MODEL_H */

@@ -362,7 +362,7 @@ static int build_symtab(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	arena = malloc(names ? names : 1);
 	if (!t->syms || !arena) {
 		free(arena);
-		symtab__exit(t);
+		symbols__exit_table(t);
 		goto out;
 	}
 	t->names = arena;
@@ -434,7 +434,7 @@ out:
 }
 
 /* The symbol containing @vaddr, or NULL. */
-const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr)
+const struct sym *symbols__lookup(const struct symtab *t, u64 vaddr)
 {
 	size_t lo = 0, hi = t->nr;
 
@@ -451,7 +451,7 @@ const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr)
 	return &t->syms[lo - 1];
 }
 
-void symtab__exit(struct symtab *t)
+void symbols__exit_table(struct symtab *t)
 {
 	free(t->syms);
 	free(t->names);

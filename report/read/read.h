@@ -109,7 +109,7 @@ int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
 void perf_file__close(struct perf_file *pf);
 int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
 /* Bytes that follow record @r outside its size (TRACING_DATA of either layout, AUXTRACE). */
-u64 record__trailing(const struct record *r);
+u64 perf_file__trailing(const struct record *r);
 int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r);
 int perf_file__attr_of_id(const struct perf_file *pf, u64 id);
 int perf_file__add_attr(struct perf_file *pf, const u8 *attr, u32 size, const u8 *ids, u64 nr_ids);
@@ -152,7 +152,7 @@ int listing__print(const char *const *paths, size_t nr, FILE *out, bool strict);
 /* ---- evname.c ---- */
 
 char *evname__from_attr(const struct perf_event_attr *attr);
-const char *record_type__name(u32 type);
+const char *evname__record_type(u32 type);
 
 /* ---- sample.c ---- */
 
@@ -188,17 +188,17 @@ int sample__user_stack(const struct perf_file *pf, const struct sample *s, struc
  */
 int sample__branch_stack(const struct perf_file *pf, const struct sample *s, const u8 **entries,
 			 u64 *nr);
-int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
+int sample__id_parse(const struct perf_file *pf, const struct record *r, size_t fixed,
 		     struct sample *s, size_t *body_end);
 
-size_t record__fixed_size(u32 type);
+size_t sample__fixed_size(u32 type);
 /*
  * True if MMAP2 record @r has the layout of kernels 3.12-3.15 (RHEL 7's
  * 3.10 too): no prot and flags words, the file name at offset 64, not 72.
  */
-bool mmap2__old_layout(const struct record *r);
-bool record__ids(const struct perf_file *pf, const struct record *r, struct sample *id,
-		 size_t *body_end);
+bool sample__mmap2_old_layout(const struct record *r);
+bool sample__record_ids(const struct perf_file *pf, const struct record *r, struct sample *id,
+			size_t *body_end);
 
 /* Where a record is, with its time: the order side-band records and the CSV overview use. */
 struct rec_pos {

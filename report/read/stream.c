@@ -195,7 +195,7 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 		}
 		r.p = pf->base + pos;
 		r.off = pos;
-		extra = record__trailing(&r);
+		extra = perf_file__trailing(&r);
 		if (extra > left - r.h.size) {
 			snprintf(
 			    pf->warn, sizeof(pf->warn),

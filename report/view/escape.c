@@ -97,13 +97,13 @@ static bool csv_special(FILE *out, char c)
 }
 
 /* @str as XML character data or attribute value (no quotes added). */
-void escape_xml(FILE *out, const char *str)
+void escape__xml(FILE *out, const char *str)
 {
 	put_text(out, str, xml_special);
 }
 
 /* @str as a JSON string, quotes included. */
-void escape_json(FILE *out, const char *str)
+void escape__json(FILE *out, const char *str)
 {
 	fputc('"', out);
 	put_text(out, str, json_special);
@@ -111,7 +111,7 @@ void escape_json(FILE *out, const char *str)
 }
 
 /* @str as one CSV field: always quoted, quotes doubled. */
-void escape_csv(FILE *out, const char *str)
+void escape__csv(FILE *out, const char *str)
 {
 	fputc('"', out);
 	put_text(out, str, csv_special);

@@ -92,7 +92,7 @@ static int proc_node(struct flame *f, const struct session *s, const struct task
 		       out);
 }
 
-int flame__add(struct flame *f, const struct session *s, int hist, int side, int root)
+int flame_tree__add(struct flame *f, const struct session *s, int hist, int side, int root)
 {
 	const struct hists *h = &s->hists;
 	u32 *path = malloc(MAX_FRAMES * sizeof(*path));
@@ -128,7 +128,7 @@ int flame__add(struct flame *f, const struct session *s, int hist, int side, int
 	return err;
 }
 
-size_t flame__count_procs(const struct session *s, int hist)
+size_t flame_tree__count_procs(const struct session *s, int hist)
 {
 	const struct stacks *st = &s->hists.stacks;
 	struct kvmap seen = {0};
@@ -149,7 +149,7 @@ size_t flame__count_procs(const struct session *s, int hist)
 	return nr;
 }
 
-const char *flame__name(const struct flame *f, u32 i, size_t *len)
+const char *flame_tree__name(const struct flame *f, u32 i, size_t *len)
 {
 	const char *key = strset__str(&f->names, f->v[i].key);
 
@@ -157,7 +157,7 @@ const char *flame__name(const struct flame *f, u32 i, size_t *len)
 	return key;
 }
 
-const char *flame__object(const struct flame *f, u32 i)
+const char *flame_tree__object(const struct flame *f, u32 i)
 {
 	const char *key = strset__str(&f->names, f->v[i].key), *tab = strchr(key, '\t');
 
@@ -174,7 +174,7 @@ static int sort_cmp(const void *pa, const void *pb, void *arg)
 	return strcmp(strset__str(&f->names, x->key), strset__str(&f->names, y->key));
 }
 
-int flame__sort(struct flame *f)
+int flame_tree__sort(struct flame *f)
 {
 	u32 *ids;
 	size_t i;
@@ -199,7 +199,7 @@ int flame__sort(struct flame *f)
 	return 0;
 }
 
-void flame__exit(struct flame *f)
+void flame_tree__exit(struct flame *f)
 {
 	free(f->v);
 	kvmap__exit(&f->idx);

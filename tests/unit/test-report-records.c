@@ -212,7 +212,7 @@ static void test_cut(void)
 	   "a cut file reads in part and says so (%llu of %llu bytes)",
 	   (unsigned long long)s.read_bytes, (unsigned long long)s.data_bytes);
 	mem = open_memstream(&text, &len);
-	report__print_header(&s, mem);
+	output__print_header(&s, mem);
 	fclose(mem);
 	ok(text && strstr(text, "\nRead:       ") && strstr(text, "\nWarning:    "),
 	   "the header says how much was read and why");

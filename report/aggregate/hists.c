@@ -49,7 +49,7 @@ int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 comm, u32 
 	int err = 1;
 
 	if (aim__active(h->aim)) {
-		err = hists__aim(h, locs, nr, &locs, &nr);
+		err = aim__filter(h, locs, nr, &locs, &nr);
 		if (err < 0)
 			return err;
 		h->aimed_out += !err;

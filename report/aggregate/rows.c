@@ -34,7 +34,7 @@ static bool is(const char *name, const char *p, size_t len)
 }
 
 /* The valid keys, "function (symbol, sym), library (dso), ...", into @buf. */
-void sort_spec__valid_keys(char *buf, size_t len)
+void rows__valid_keys(char *buf, size_t len)
 {
 	size_t i, used = 0;
 
@@ -55,7 +55,7 @@ void sort_spec__valid_keys(char *buf, size_t len)
  * Parse a comma-separated list of sort keys (a name or an alias of keys[]),
  * at most MAX_SORT_KEYS and each once. Returns 0 or -EINVAL.
  */
-int sort_spec__parse(struct sort_spec *ss, const char *arg)
+int rows__parse_spec(struct sort_spec *ss, const char *arg)
 {
 	const char *p = arg;
 
@@ -67,7 +67,7 @@ int sort_spec__parse(struct sort_spec *ss, const char *arg)
 		for (i = 0; i < ARRAY_SIZE(keys) && !found; i++) {
 			if (is(keys[i].name, p, len) || is(keys[i].alias, p, len) ||
 			    is(keys[i].alias2, p, len)) {
-				if (ss->nr == MAX_SORT_KEYS || sort_spec__has(ss, keys[i].kind))
+				if (ss->nr == MAX_SORT_KEYS || rows__spec_has(ss, keys[i].kind))
 					return -EINVAL;
 				ss->k[ss->nr++] = keys[i].kind;
 				found = true;
@@ -82,7 +82,7 @@ int sort_spec__parse(struct sort_spec *ss, const char *arg)
 	return ss->nr ? 0 : -EINVAL;
 }
 
-bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k)
+bool rows__spec_has(const struct sort_spec *ss, enum sort_kind k)
 {
 	int i;
 
@@ -93,7 +93,7 @@ bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k)
 	return false;
 }
 
-const char *sort_kind__title(enum sort_kind k)
+const char *rows__key_title(enum sort_kind k)
 {
 	size_t i;
 
@@ -208,8 +208,8 @@ static int row_at(struct rows *r, const struct hists *h, const struct machine *m
 static int build(struct rows *r, const struct hists *h, const struct machine *m, int hist,
 		 const struct sort_spec *ss, bool leaves)
 {
-	bool by_node = sort_spec__has(ss, SK_FUNC) || sort_spec__has(ss, SK_DSO) ||
-		       sort_spec__has(ss, SK_SRCLINE);
+	bool by_node = rows__spec_has(ss, SK_FUNC) || rows__spec_has(ss, SK_DSO) ||
+		       rows__spec_has(ss, SK_SRCLINE);
 	u32 *path = malloc(MAX_FRAMES * sizeof(*path));
 	size_t i;
 	int err = 0;
