@@ -216,16 +216,8 @@ fail:
 /* The arange holding @vaddr, or NULL. */
 static const struct arange *find_arange(const struct dwarf_lazy *dl, u64 vaddr)
 {
-	size_t lo = 0, hi = dl->nr_ar;
+	size_t lo = array__upper(dl->ar, dl->nr_ar, sizeof(*dl->ar), vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (dl->ar[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* ranges may overlap; the nearest start at or below is what libdw finds too */
 	if (lo == 0 || vaddr >= dl->ar[lo - 1].hi)
 		return NULL;

@@ -364,16 +364,8 @@ int kallsyms__load(struct kallsyms *k, const char *path)
 /* The last symbol at or below @addr, or NULL (also past the last symbol by 1 MiB). */
 const struct ksym *kallsyms__lookup(const struct kallsyms *k, u64 addr)
 {
-	size_t lo = 0, hi = k->nr;
+	size_t lo = array__upper(k->syms, k->nr, sizeof(*k->syms), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	if (lo == k->nr && addr - k->syms[lo - 1].addr > (1u << 20))

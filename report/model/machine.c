@@ -401,7 +401,7 @@ int machine__finish(struct machine *m)
 static const struct map *find_own(struct proc *p, u64 addr, u64 t, u32 epoch, bool late)
 {
 	const struct map *best = NULL, *after = NULL;
-	size_t lo = 0, hi = p->nr_maps;
+	size_t lo;
 
 	/* The last answer, when the search below would give it again: no map
 	 * of the epoch lies over it at t, so it is the answer if valid at t; in
@@ -409,14 +409,7 @@ static const struct map *find_own(struct proc *p, u64 addr, u64 t, u32 epoch, bo
 	if (p->last && p->last->epoch == epoch && addr >= p->last->start && addr < p->last->end &&
 	    (machine__map_decides(p->last, t) || (p->simple && p->last->time > t && late)))
 		return p->last;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = array__upper(p->maps, p->nr_maps, sizeof(*p->maps), addr);
 	for (; lo > 0 && p->max_end[lo - 1] > addr; lo--) {
 		const struct map *mp = &p->maps[lo - 1];
 

@@ -127,7 +127,7 @@ static bool function_die(struct dwarf_handle *dh, Dwarf *dw, Dwarf_Die *cudie, u
 			 Dwarf_Die *fn)
 {
 	u64 val, cu = dwarf_dieoffset(cudie);
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!kvmap__get(&dh->cus, cu, 0, &val)) {
 		if (kvmap__put(&dh->cus, cu, 0, 1))
@@ -135,15 +135,7 @@ static bool function_die(struct dwarf_handle *dh, Dwarf *dw, Dwarf_Die *cudie, u
 		dwarf_getfuncs(cudie, add_fn_ranges, dh, 0);
 		qsort(dh->fr, dh->nr_fr, sizeof(*dh->fr), fn_range_cmp);
 	}
-	hi = dh->nr_fr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (dh->fr[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = array__upper(dh->fr, dh->nr_fr, sizeof(*dh->fr), vaddr);
 	if (lo == 0 || vaddr >= dh->fr[lo - 1].hi)
 		return false;
 	return dwarf_offdie(dw, dh->fr[lo - 1].die, fn) != NULL;

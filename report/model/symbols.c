@@ -436,16 +436,8 @@ out:
 /* The symbol containing @vaddr, or NULL. */
 const struct sym *symbols__lookup(const struct symtab *t, u64 vaddr)
 {
-	size_t lo = 0, hi = t->nr;
+	size_t lo = array__upper(t->syms, t->nr, sizeof(*t->syms), vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || vaddr >= t->syms[lo - 1].end)
 		return NULL;
 	return &t->syms[lo - 1];

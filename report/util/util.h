@@ -73,4 +73,24 @@ void strset__exit(struct strset *ss);
 
 int array__reserve(void *pv, size_t *cap, size_t need, size_t elem);
 
+/*
+ * How many of the @n elements of @size bytes at @base, sorted by the u64 each
+ * starts with, start at or below @key: the element holding @key, if any, is
+ * the one before that index (symbols, maps, address ranges).
+ */
+static inline size_t array__upper(const void *base, size_t n, size_t size, u64 key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ld64((const char *)base + mid * size) <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #endif /* AUTOPROF_REPORT_UTIL_H */
