@@ -4,11 +4,13 @@
 # xx/rest/elf, .../vdso; $PERF_BUILDID_DIR in its place), used when the
 # program at the recorded path is gone or is another build; and [vdso]
 # named from perf's cached copy or this machine's vdso when the build ids
-# match, in perf's files and in ours (which record the vdso's build id).
+# match, in perf's files and in ours (which record the vdso's build id); the
+# kernel of a file from another kernel release named from the kallsyms perf
+# cached of it.
 . "$(dirname "$0")/lib.sh"
 
 needs "$B/progs/tickrate" "$B/progs/split" "$B/autoprof"
-plan 9
+plan 11
 
 # self NAME FILE [HOME]: NAME's self share in our table, or empty.
 self() {
@@ -57,6 +59,23 @@ cp "$B/progs/split" bin/tickrate
 got=$(self main perf.data "$T/home")
 close "$got" "$want"
 ok $? "another build at the path: main from the cached copy of the recorded build (ours ${got:-missing}%)"
+
+# A file from another kernel (its release rewritten): /proc/kallsyms is not
+# its kernel's, the kallsyms perf cached of the recorded kernel's build id is.
+rel=$(uname -r)
+fake=$(printf '%s' "$rel" | sed 's/.$/X/')
+perl -pe "s/\Q$rel\E/$fake/g" perf.data >other.data
+top_kernel() { # FILE HOME: the first row of the self table in [kernel.kallsyms], or [kernel]
+	HOME=$2 timeout -s KILL 60 "$REPORT" --no-children --top all "$1" 2>/dev/null |
+		awk '$4 == "[kernel.kallsyms]" || $4 == "[kernel]" { print $3; exit }'
+}
+want=$(top_kernel perf.data "$T/home")
+got=$(top_kernel other.data "$T/home")
+[ -n "$want" ] && [ "$want" != "[kernel]" ] && [ "$got" = "$want" ] && grep -q "$fake" other.data
+ok $? "another kernel release: kernel functions from perf's cached kallsyms (ours $got, this kernel's $want)"
+got=$(top_kernel other.data "$T/none")
+[ "$got" = "[kernel]" ]
+ok $? "another kernel release, no cache: [kernel] (ours $got)"
 
 # Our own files record the vdso's build id: [vdso] named as perf names it.
 timeout -s KILL 60 "$B/autoprof" -F 1999 -o ours.data -- "$B/progs/tickrate" 400 >/dev/null 2>&1

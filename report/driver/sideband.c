@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 static int push_side(struct sides *sd, u64 time, u64 off, u32 file)
 {
@@ -341,14 +342,42 @@ int sideband__apply(struct session *s, const struct rec_pos *sd)
 }
 
 /*
- * Use /proc/kallsyms for kernel addresses only when a file has a kernel map
- * and every file that names its kernel release names this machine's.
+ * The kallsyms file perf's build-id cache keeps of the recorded kernel
+ * (.build-id/xx/rest/kallsyms) into @path, when one file records the
+ * kernel's build id and the cache has it. False otherwise.
+ */
+static bool cached_kallsyms(const struct session *s, char *path, size_t len)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->nr_files; i++) {
+		const struct features *f = &s->files[i].feat;
+
+		for (k = 0; k < f->nr_build_ids; k++) {
+			if (strcmp(f->build_ids[k].path, "[kernel.kallsyms]") != 0)
+				continue;
+			return !buildid__cache_path(f->build_ids[k].hex, "kallsyms", path, len) &&
+			       access(path, R_OK) == 0;
+		}
+	}
+	return false;
+}
+
+/*
+ * Name kernel addresses when a file has a kernel map: through /proc/kallsyms
+ * when every file that names its kernel release names this machine's, else
+ * through the kallsyms perf's build-id cache keeps of the recorded kernel.
  */
 static void setup_kernel(struct session *s)
 {
-	if (!s->machine.kmap.present || s->opts.no_load || !kernel_fits(s))
+	char path[4096];
+
+	if (!s->machine.kmap.present || s->opts.no_load)
 		return;
-	kallsyms__enable(&s->hists.res.ksyms, s->machine.kmap.pgoff);
+	if (kernel_fits(s))
+		kallsyms__enable(&s->hists.res.ksyms, s->machine.kmap.pgoff, NULL);
+	else if (cached_kallsyms(s, path, sizeof(path)))
+		kallsyms__enable(&s->hists.res.ksyms, s->machine.kmap.pgoff, path);
 }
 
 /*

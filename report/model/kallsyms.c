@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * kallsyms.c - kernel function names from /proc/kallsyms.
+ * kallsyms.c - kernel function names from /proc/kallsyms (or, for a file
+ * from another kernel, the copy perf's build-id cache keeps of its kallsyms).
  *
  * Read once, only when a file has a kernel map that fits this machine (in a
  * thread of its own: struct kernel_syms, at the end). The file is read whole and its text kept
@@ -411,14 +412,20 @@ static void kernel_syms__join(struct kernel_syms *ks)
 }
 
 /*
- * Resolve kernel addresses through /proc/kallsyms from now on: the files
- * have a kernel map whose MMAP had page offset @pgoff (where _text was when
- * the file was written) and that fits this machine.
+ * Resolve kernel addresses through /proc/kallsyms from now on (@path NULL:
+ * the files have a kernel map that fits this machine), or through the
+ * kallsyms file @path (copied: perf's cached copy of the recorded kernel's).
+ * The kernel map's MMAP had page offset @pgoff (where _text was when the
+ * file was written).
  */
-void kallsyms__enable(struct kernel_syms *ks, u64 pgoff)
+void kallsyms__enable(struct kernel_syms *ks, u64 pgoff, const char *path)
 {
 	ks->enabled = true;
 	ks->pgoff = pgoff;
+	if (path) {
+		snprintf(ks->path, sizeof(ks->path), "%s", path);
+		ks->enabled = strlen(path) < sizeof(ks->path);
+	}
 }
 
 /*
@@ -433,8 +440,14 @@ bool kallsyms__ready(struct kernel_syms *ks)
 	if (ks->ready)
 		return true;
 	kernel_syms__join(ks);
-	if (!ks->k.loaded)
+	if (ks->path[0]) {
+		kallsyms__exit(
+		    &ks->k); /* a prefetched /proc/kallsyms is not the recorded kernel's */
+		ks->k.loaded = true;
+		kallsyms__load(&ks->k, ks->path);
+	} else if (!ks->k.loaded) {
 		kallsyms__load_cached(&ks->k);
+	}
 	if (!ks->k.nr) {
 		ks->enabled = false;
 		return false;

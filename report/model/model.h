@@ -171,15 +171,16 @@ void kallsyms__exit(struct kallsyms *k);
 struct kernel_syms {
 	struct kallsyms k;
 	pthread_t thread;
-	bool running; /* the prefetch thread is to be joined */
-	bool enabled; /* kernel addresses are to be named through k */
-	bool ready;   /* k loaded and reloc set */
-	u64 pgoff;    /* the kernel MMAP's pgoff: where _text was in the file */
-	u64 reloc;    /* added to file addresses to get /proc/kallsyms ones */
+	bool running;	 /* the prefetch thread is to be joined */
+	bool enabled;	 /* kernel addresses are to be named through k */
+	bool ready;	 /* k loaded and reloc set */
+	u64 pgoff;	 /* the kernel MMAP's pgoff: where _text was in the file */
+	u64 reloc;	 /* added to file addresses to get /proc/kallsyms ones */
+	char path[4096]; /* the kallsyms file to read instead of /proc/kallsyms, or "" */
 };
 
 void kallsyms__prefetch(struct kernel_syms *ks);
-void kallsyms__enable(struct kernel_syms *ks, u64 pgoff);
+void kallsyms__enable(struct kernel_syms *ks, u64 pgoff, const char *path);
 bool kallsyms__ready(struct kernel_syms *ks);
 const struct ksym *kallsyms__find(const struct kernel_syms *ks, u64 addr);
 void kallsyms__syms_exit(struct kernel_syms *ks);
