@@ -236,22 +236,37 @@ Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie)
 	u64 len, end, next;
 	size_t hsize;
 
-	if (!a || !inflate_to(dl, a->cu + 12) || a->cu + 4 > dl->have)
+	/* the unit's length first (4 bytes, or 12 in 64-bit DWARF), all checked
+	 * against the section's size: a bad file cannot make us read past it */
+	if (!a || a->cu >= dl->size || dl->size - a->cu < 4 ||
+	    !inflate_to(dl, a->cu + 12 < dl->size ? a->cu + 12 : dl->size))
 		return NULL;
 	len = ld32(dl->info + a->cu);
-	end = len == 0xffffffff ? a->cu + 12 + ld64(dl->info + a->cu + 4) : a->cu + 4 + len;
-	if (end > dl->size || end < a->cu || !inflate_to(dl, end))
+	if (len == 0xffffffff) {
+		if (dl->size - a->cu < 12)
+			return NULL;
+		len = ld64(dl->info + a->cu + 4);
+		if (len > dl->size - a->cu - 12)
+			return NULL;
+		end = a->cu + 12 + len;
+	} else {
+		if (len > dl->size - a->cu - 4)
+			return NULL;
+		end = a->cu + 4 + len;
+	}
+	if (!inflate_to(dl, end))
 		return NULL;
 	if (!dl->dw || end > dl->begun) {
 		if (dl->dw)
 			dwarf_end(dl->dw);
 		dl->dw = NULL;
-		if (!set_plain(dl->info_scn, dl->info_data, dl->info, dl->have))
-			return NULL;
-		dl->dw = dwarf_begin_elf(dl->elf, DWARF_C_READ, NULL);
+		if (set_plain(dl->info_scn, dl->info_data, dl->info, dl->have))
+			dl->dw = dwarf_begin_elf(dl->elf, DWARF_C_READ, NULL);
 		dl->begun = dl->have;
-		if (!dl->dw)
+		if (!dl->dw) {
+			dl->size = 0; /* unusable: no more lookups */
 			return NULL;
+		}
 	}
 	if (dwarf_next_unit(dl->dw, a->cu, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) ||
 	    !dwarf_offdie(dl->dw, a->cu + hsize, cudie))
