@@ -47,7 +47,7 @@ struct loc {
 
 #define NONE_LOC UINT32_MAX
 
-/* A direct-mapped cache of (pid, epoch, address) -> location, see resolve() in resolve.c. */
+/* A direct-mapped cache of (pid, epoch, address) -> location, see resolve() in resolver.c. */
 #define FRAME_CACHE_BITS 16
 
 struct frame_cache_ent {
@@ -178,7 +178,7 @@ int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, 
 u32 stacks__path(const struct stacks *st, u32 node, u32 *out);
 void stacks__exit(struct stacks *st);
 
-/* ---- hist.c: per event, the resolver and the trie together ---- */
+/* ---- hists.c: per event, the resolver and the trie together ---- */
 
 struct func_stat {
 	u64 self_period, self_samples;
@@ -274,7 +274,7 @@ int counters__finish(struct counters *c);
 const struct counter *counters__find(const struct counters *c, const char *name);
 void counters__exit(struct counters *c);
 
-/* ---- sort.c ---- */
+/* ---- rows.c: --sort keys and the rows of a table ---- */
 
 enum sort_kind { SK_FUNC, SK_DSO, SK_SRCLINE, SK_THREAD, SK_PROCESS, SK_COMM, SK_CPU };
 #define MAX_SORT_KEYS 4

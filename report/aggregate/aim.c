@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * aim.c - aiming the views: the stack filter every view shares, applied to
- * each sample's stack as it is aggregated (hists__add_stack() in hist.c):
+ * each sample's stack as it is aggregated (hists__add_stack() in hists.c):
  *   --ignore RE   drop the samples whose stack has a function matching RE
  *   --focus RE    keep only the samples whose stack has a match (pprof -focus)
  *   --peek RE     the same, and the tree shows the matches' direct callers and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * hist.c - the samples of every event: a resolver (resolve.c) turns each
+ * hists.c - the samples of every event: a resolver (resolver.c) turns each
  * sample's addresses into locations, the stack trie (stacks.c) counts it
  * per (event, thread, stack), and the event's totals are kept here; at the
  * end, the per-function self and total counts of each event.

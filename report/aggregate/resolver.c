@@ -9,7 +9,7 @@
  * a direct-mapped frame cache keyed by (pid, exec epoch, address) skips the
  * map search for hot addresses, so the per-frame work is usually one cache
  * probe, with no allocation once the distinct addresses are known. Kernel
- * addresses resolve through /proc/kallsyms (model/kallsyms.c's kernel_syms)
+ * addresses resolve through /proc/kallsyms (model/kallsyms.c's struct kernel_syms)
  * when the files' kernel map fits this machine, else to the single function
  * [kernel]. The resolver knows nothing of stacks or counts: it fills the
  * caller's array of location ids.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * sort.c - the rows of a table: samples grouped by up to four keys
+ * rows.c - the rows of a table: samples grouped by up to four keys
  * (function, library, source line, thread, process, comm, CPU), each with self
  * counts (the stack's leaf) and total counts (once per sample for every
  * distinct row on the stack, so recursion counts once).
