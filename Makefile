@@ -107,7 +107,7 @@ $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 # Outside mode (launcher/outside*.c) drains the rings with the library's ring
 # reader, writes the machine features with its file_machine.c, and unwinds
 # stack copies with the report's model and unwinder.
-LAUNCHER_SHARED := $(BUILD)/preload/handler/ring.o $(BUILD)/preload/handler/record.o $(BUILD)/preload/session/file_machine.o \
+LAUNCHER_SHARED := $(BUILD)/preload/handler/ring.o $(BUILD)/preload/handler/record.o $(BUILD)/preload/handler/aggregate.o $(BUILD)/preload/session/file_machine.o \
 	$(BUILD)/preload/session/stat_records.o \
 	$(REPORT_CORE:%.c=$(BUILD)/%.o)
 LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LAUNCHER_SHARED)
@@ -144,6 +144,13 @@ $(BUILD)/asan/unit/test-report-%: tests/unit/test-report-%.c $(REPORT_CORE:%.c=$
 	@echo "  CC ASAN $<"
 	$(Q)$(CC) $(BASE) -Ireport -O1 -g $(SAN) -Itests -o $@ $^ $(REPORT_LIBS)
 
+# test-report-built reads the records the library's builders lay out with the
+# reader's parser: it links preload/handler/record.c too, as the launcher does.
+$(BUILD)/unit/test-report-built: $(BUILD)/preload/handler/record.o
+$(BUILD)/unit/test-report-built: private BASE += -Icommon
+$(BUILD)/asan/unit/test-report-built: preload/handler/record.c
+$(BUILD)/asan/unit/test-report-built: private BASE += -Icommon
+
 $(BUILD)/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE:%.c=$(BUILD)/%.o)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
@@ -177,11 +184,12 @@ check: all $(BUILD)/.deps-test $(BUILD)/asan/autoprof-report $(UNIT_BIN) $(UNIT_
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/autoprof \
-		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/autoprof
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/autoprof/doc
 	install -m 755 $(BUILD)/autoprof $(BUILD)/autoprof-report $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libautoprof.so $(DESTDIR)$(PREFIX)/lib/autoprof/
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/
+	install -m 644 doc/*.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/doc/
 
 format:
 	git ls-files '*.c' '*.h' '*.cc' '*.cpp' | xargs clang-format -i

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "autoprof/env.h"
+
 /* Library fds live at or above this number, out of the program's way. */
 #define AP_FD_FLOOR 1000
 
@@ -27,6 +29,21 @@ int ap_next_own(int fd);
 int ap_dup_high(int fd, bool cloexec);
 int ap_move_high(int fd, bool cloexec);
 ssize_t ap_read_file(const char *path, char *buf, size_t cap);
+
+/* ---- common/elf_interp.c: programs without a dynamic loader ---- */
+
+/* The file execvp() would run for @command (searching $PATH as it does) into @out. */
+bool elf_interp__resolve(const char *command, char *out, size_t cap);
+/* Has the ELF file at @fd a PT_INTERP program header (1, else 0)? -1: not an ELF file we know. */
+int elf_interp__has(int fd);
+/* Is @path a program without a dynamic loader (static, static-pie; not ld.so itself)? */
+bool elf_interp__static_program(const char *path);
+
+/* ---- common/window_stamp.c: the UTC stamp in a window's file name ---- */
+
+#define AP_STAMP_LEN 20 /* "yyyymmddThhmmss.mmm" and its NUL */
+/* The UTC stamp of CLOCK_MONOTONIC time @mono into @out (AP_STAMP_LEN bytes). Async-signal-safe. */
+void window_stamp__utc(uint64_t mono, char *out);
 
 /* ---- common/log.c: all output of the library, on stderr, prefixed "autoprof: " ---- */
 
@@ -85,6 +102,7 @@ struct ap_config {
 	bool aggregate_check; /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
 	bool offcpu;	      /* AUTOPROF_OFFCPU: off-CPU time */
 	bool start; /* AUTOPROF_START: sample from the start (0: when `autoprof ctl` says) */
+	bool cost;  /* AUTOPROF_COST: time the handler's phases (set and not 0) */
 	uint64_t window_ns; /* AUTOPROF_WINDOW: one file per window of this length, or 0 */
 	unsigned keep;	    /* AUTOPROF_KEEP: the newest windows kept, or 0 for all */
 	enum { AP_MODE_AUTO, AP_MODE_PERF, AP_MODE_TIMER } mode; /* AUTOPROF_MODE */
@@ -92,6 +110,12 @@ struct ap_config {
 	char counter_fds[1024]; /* AUTOPROF_COUNTER_FDS, from the launcher */
 };
 
+/*
+ * Fill @cfg from the AUTOPROF_* variables (include/autoprof/env.h), as
+ * asked: the library settles it (preload/session/settle.c), the launcher
+ * checks its flags with it. Returns 0, or -EINVAL when a variable has a bad
+ * value (said in one line naming it). Not async-signal-safe.
+ */
 int config__parse(struct ap_config *cfg);
 const char *config__callgraph_name(enum ap_callgraph cg);
 

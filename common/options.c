@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config.c - read every AUTOPROF_* variable once, strictly, into one struct.
+ * options.c - read every AUTOPROF_* variable the library runs with once,
+ * strictly, into one raw struct (settled by preload/session/settle.c).
  *
  * A bad value is reported in one line naming the variable and the value, and
  * makes config__parse() fail: the caller then leaves the program unprofiled.
@@ -15,27 +16,20 @@
 #include "autoprof/env.h"
 #include "common.h"
 
-/* The value of AUTOPROF_<id>, or the table's default when unset or empty. */
-#define ENV_DEFAULT(id, lf, sf, arg, def, help) [ENV_##id] = def,
-#define ENV_ENUM(id, lf, sf, arg, def, help)	ENV_##id,
-enum { AUTOPROF_ENV_TABLE(ENV_ENUM) ENV_COUNT };
-static const char *const env_default[] = {AUTOPROF_ENV_TABLE(ENV_DEFAULT)};
-#define ENV_NAME(id, lf, sf, arg, def, help) [ENV_##id] = AUTOPROF_ENV_PREFIX #id,
-static const char *const env_name[] = {AUTOPROF_ENV_TABLE(ENV_NAME)};
-
-static const char *env_get(int which, bool *set)
+/* The value of AUTOPROF_<which>, or the table's default when unset or empty. */
+static const char *env_get(enum ap_env which, bool *set)
 {
-	const char *v = getenv(env_name[which]);
+	const char *v = ap_env(which);
 
 	*set = v && *v;
-	return *set ? v : env_default[which];
+	return *set ? v : ap_env_default(which);
 }
 
 /*
  * Parse a whole decimal number in [lo, hi] from AUTOPROF_<which>.
  * Returns 0, or -EINVAL after saying what is wrong.
  */
-static int parse_u64(int which, uint64_t lo, uint64_t hi, uint64_t *out)
+static int parse_u64(enum ap_env which, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	bool set;
 	const char *s = env_get(which, &set);
@@ -50,7 +44,7 @@ static int parse_u64(int which, uint64_t lo, uint64_t hi, uint64_t *out)
 	v = strtoull(s, &end, 10);
 	if (*s == '-' || errno || end == s || *end || v < lo || v > hi) {
 		pr_warn("%s='%s' is not a whole number from %llu to %llu; not profiling",
-			env_name[which], s, (unsigned long long)lo, (unsigned long long)hi);
+			ap_env_name(which), s, (unsigned long long)lo, (unsigned long long)hi);
 		return -EINVAL;
 	}
 	*out = v;
@@ -62,7 +56,7 @@ static int parse_u64(int which, uint64_t lo, uint64_t hi, uint64_t *out)
  * bare number is seconds; at least 100 ms, at most 7 days) into ns; unset
  * is 0. Returns 0, or -EINVAL after saying what is wrong.
  */
-static int parse_duration(int which, uint64_t *out)
+static int parse_duration(enum ap_env which, uint64_t *out)
 {
 	static const struct {
 		const char *unit;
@@ -87,26 +81,28 @@ static int parse_duration(int which, uint64_t *out)
 			}
 	pr_warn("%s='%s' is not a duration from 100ms to 7 days (such as 500ms, 10s, 5m, 1h); "
 		"not profiling",
-		env_name[which], s);
+		ap_env_name(which), s);
 	return -EINVAL;
 }
 
-static int parse_bool(int which, bool *out)
+/* Is s a switch's word (1, yes, on, true; 0, no, off, false)? Its value in *out. */
+static bool switch_word(const char *s, bool *out)
+{
+	*out = !strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "on") ||
+	       !strcasecmp(s, "true");
+	return *out || !strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
+	       !strcasecmp(s, "false");
+}
+
+/* Parse a switch from AUTOPROF_<which>. Returns 0, or -EINVAL after saying what is wrong. */
+static int parse_bool(enum ap_env which, bool *out)
 {
 	bool set;
 	const char *s = env_get(which, &set);
 
-	if (!strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "on") ||
-	    !strcasecmp(s, "true")) {
-		*out = true;
+	if (switch_word(s, out))
 		return 0;
-	}
-	if (!strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
-	    !strcasecmp(s, "false")) {
-		*out = false;
-		return 0;
-	}
-	pr_warn("%s='%s' is not 0 or 1; not profiling", env_name[which], s);
+	pr_warn("%s='%s' is not 0 or 1; not profiling", ap_env_name(which), s);
 	return -EINVAL;
 }
 
@@ -155,10 +151,6 @@ static int parse_signal(const char *s)
 	return (int)n;
 }
 
-/*
- * Fill *cfg from the environment. Returns 0, or -EINVAL when a variable has a
- * bad value (already reported). Not async-signal-safe.
- */
 int config__parse(struct ap_config *cfg)
 {
 	char why[256];
@@ -168,19 +160,25 @@ int config__parse(struct ap_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 
-	if (parse_bool(ENV_QUIET, &b))
+	if (parse_bool(AP_ENV_QUIET, &b))
 		return -EINVAL;
 	cfg->quiet = ap_quiet = b;
-	if (parse_u64(ENV_VERBOSE, 0, 9, &v) == 0) {
-		cfg->verbose = ap_verbose = (int)v;
-	} else {
-		/* AUTOPROF_VERBOSE=yes is a switch too */
-		if (parse_bool(ENV_VERBOSE, &b))
+	/* A level, 0 to 9; AUTOPROF_VERBOSE=yes is a switch too (level 1). */
+	s = env_get(AP_ENV_VERBOSE, &set);
+	if (s[strspn(s, "0123456789")] == 0) {
+		if (parse_u64(AP_ENV_VERBOSE, 0, 9, &v))
 			return -EINVAL;
+		cfg->verbose = ap_verbose = (int)v;
+	} else if (switch_word(s, &b)) {
 		cfg->verbose = ap_verbose = b;
+	} else {
+		pr_warn("AUTOPROF_VERBOSE='%s' is not a level from 0 to 9, nor yes or no; not "
+			"profiling",
+			s);
+		return -EINVAL;
 	}
 
-	s = env_get(ENV_OUTPUT, &set);
+	s = env_get(AP_ENV_OUTPUT, &set);
 	if (strlen(s) >= sizeof(cfg->output)) {
 		pr_warn("AUTOPROF_OUTPUT is longer than %zu bytes; not profiling",
 			sizeof(cfg->output) - 1);
@@ -188,7 +186,7 @@ int config__parse(struct ap_config *cfg)
 	}
 	strcpy(cfg->output, s);
 
-	s = env_get(ENV_EVENT, &set);
+	s = env_get(AP_ENV_EVENT, &set);
 	cfg->event_auto = !set;
 	if (!set)
 		s = "cycles";
@@ -202,12 +200,12 @@ int config__parse(struct ap_config *cfg)
 	}
 	strcpy(cfg->event_name, s);
 
-	if (parse_u64(ENV_PERIOD, 1, UINT64_MAX >> 1, &cfg->period))
+	if (parse_u64(AP_ENV_PERIOD, 1, UINT64_MAX >> 1, &cfg->period))
 		return -EINVAL;
-	if (!cfg->period && parse_u64(ENV_FREQ, 1, 1000000, &cfg->freq))
+	if (!cfg->period && parse_u64(AP_ENV_FREQ, 1, 1000000, &cfg->freq))
 		return -EINVAL;
 
-	s = env_get(ENV_MODE, &set);
+	s = env_get(AP_ENV_MODE, &set);
 	if (!strcmp(s, "auto")) {
 		cfg->mode = AP_MODE_AUTO;
 	} else if (!strcmp(s, "perf")) {
@@ -219,7 +217,7 @@ int config__parse(struct ap_config *cfg)
 		return -EINVAL;
 	}
 
-	s = env_get(ENV_CALLGRAPH, &set);
+	s = env_get(AP_ENV_CALLGRAPH, &set);
 	if (!strcmp(s, "libunwind") || !strcmp(s, "dwarf")) {
 		cfg->callgraph = AP_CG_LIBUNWIND;
 	} else if (!strcmp(s, "fp")) {
@@ -231,25 +229,28 @@ int config__parse(struct ap_config *cfg)
 		return -EINVAL;
 	}
 
-	if (parse_u64(ENV_STACK_DEPTH, 1, 1024, &v))
+	if (parse_u64(AP_ENV_STACK_DEPTH, 1, 1024, &v))
 		return -EINVAL;
 	cfg->stack_depth = (unsigned)v;
-	if (parse_u64(ENV_BATCH, 0, 1024, &v))
+	if (parse_u64(AP_ENV_BATCH, 0, 1024, &v))
 		return -EINVAL;
 	cfg->batch = v ? (unsigned)v : 1;
-	if (parse_u64(ENV_STACK_COPY, 512, 60000, &v))
+	if (parse_u64(AP_ENV_STACK_COPY, 512, 60000, &v))
 		return -EINVAL;
 	cfg->stack_copy = (unsigned)(v + 7) & ~7U;
 
-	if (parse_bool(ENV_STAT, &cfg->stat) || parse_bool(ENV_KERNEL, &cfg->kernel) ||
-	    parse_bool(ENV_FOLLOW, &cfg->follow) || parse_bool(ENV_AGGREGATE, &cfg->aggregate) ||
-	    parse_bool(ENV_AGGREGATE_CHECK, &cfg->aggregate_check) ||
-	    parse_bool(ENV_OFFCPU, &cfg->offcpu) || parse_bool(ENV_START, &cfg->start))
+	if (parse_bool(AP_ENV_STAT, &cfg->stat) || parse_bool(AP_ENV_KERNEL, &cfg->kernel) ||
+	    parse_bool(AP_ENV_FOLLOW, &cfg->follow) ||
+	    parse_bool(AP_ENV_AGGREGATE, &cfg->aggregate) ||
+	    parse_bool(AP_ENV_AGGREGATE_CHECK, &cfg->aggregate_check) ||
+	    parse_bool(AP_ENV_OFFCPU, &cfg->offcpu) || parse_bool(AP_ENV_START, &cfg->start))
 		return -EINVAL;
-	if (parse_duration(ENV_WINDOW, &cfg->window_ns) || parse_u64(ENV_KEEP, 0, 100000, &v))
+	s = ap_env(AP_ENV_COST); /* any value but 0, as the benchmarks set it */
+	cfg->cost = s && *s && strcmp(s, "0") != 0;
+	if (parse_duration(AP_ENV_WINDOW, &cfg->window_ns) || parse_u64(AP_ENV_KEEP, 0, 100000, &v))
 		return -EINVAL;
 	cfg->keep = (unsigned)v;
-	s = env_get(ENV_COUNTERS, &set);
+	s = env_get(AP_ENV_COUNTERS, &set);
 	if (strlen(s) >= sizeof(cfg->counters)) {
 		pr_warn("AUTOPROF_COUNTERS is longer than %zu bytes; not profiling",
 			sizeof(cfg->counters) - 1);
@@ -262,14 +263,14 @@ int config__parse(struct ap_config *cfg)
 		if (counters__parse(&check, cfg->counters))
 			return -EINVAL;
 	}
-	s = env_get(ENV_COUNTER_FDS, &set);
+	s = env_get(AP_ENV_COUNTER_FDS, &set);
 	if (strlen(s) >= sizeof(cfg->counter_fds)) {
 		pr_warn("AUTOPROF_COUNTER_FDS is too long; not profiling");
 		return -EINVAL;
 	}
 	strcpy(cfg->counter_fds, s);
 
-	s = env_get(ENV_SIGNAL, &set);
+	s = env_get(AP_ENV_SIGNAL, &set);
 	/* SIGPROF: a standard signal is pending at most once per thread, so
 	 * notifications can never fill the real-time queue (whose overflow the
 	 * kernel turns into a SIGIO), and debuggers pass it silently. */

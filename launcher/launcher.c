@@ -27,14 +27,24 @@
 struct opt_row {
 	const char *var, *long_flag, *arg, *def, *help;
 	int short_flag;
+	enum ap_env_who who;
 };
 
 static const struct opt_row rows[] = {
-#define ROW(id, lf, sf, arg, def, help) {AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf},
+#define ROW(id, who, lf, sf, arg, def, help)                                                       \
+	{AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf, AP_READ_##who},
     AUTOPROF_ENV_TABLE(ROW)
 #undef ROW
 };
 #define NROWS (int)(sizeof(rows) / sizeof(rows[0]))
+
+/* The flags and variables as the library will read them (validate()): read once. */
+static struct ap_config opts;
+
+const struct ap_config *launcher__options(void)
+{
+	return &opts;
+}
 
 static void usage(FILE *f)
 {
@@ -66,9 +76,9 @@ static void usage(FILE *f)
 		"  -t, --tid TID[,TID...]     profile running threads, from outside\n"
 		"  --duration SECONDS         with -p/-t: stop after this long (else Ctrl-C or "
 		"their end)\n"
-		"  -h, --help                 this text\n\nset by the launcher itself:\n");
+		"  -h, --help                 this text\n\nvariables no flag sets:\n");
 	for (int i = 0; i < NROWS; i++)
-		if (!rows[i].long_flag)
+		if (!rows[i].long_flag && rows[i].who != AP_READ_REPORT)
 			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
 	fprintf(f, "\nautoprof ctl [-t] PID start|stop|dump|status: control a profiled process "
 		   "(-t: say how long it took to answer)\n");
@@ -83,7 +93,7 @@ static int find_lib(char *out, size_t cap)
 {
 	char self[PATH_MAX], *dir;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *env = getenv("AUTOPROF_LIB");
+	const char *env = ap_env(AP_ENV_LIB);
 
 	if (env && *env) {
 		if (access(env, R_OK) == 0 && realpath(env, out))
@@ -125,33 +135,31 @@ static uint64_t now_ns(void)
 void launcher__open_counters(void)
 {
 	static struct ap_counters cs;
-	const char *list = getenv("AUTOPROF_COUNTERS");
 	char spec[1024];
 
 	ap_quiet = true;
-	if (counters__parse(&cs, list && *list ? list : AUTOPROF_DEFAULT_COUNTERS) || !cs.n)
+	if (counters__parse(&cs, opts.counters) || !cs.n)
 		return;
 	counters__open(&cs, true);
 	cs.start_ns = now_ns();
 	if (counters__spec(&cs, spec, sizeof(spec)) == 0)
-		setenv("AUTOPROF_COUNTER_FDS", spec, 1);
+		setenv(ap_env_name(AP_ENV_COUNTER_FDS), spec, 1);
 }
 
 /*
- * Check every option with the library's own parser before anything runs, so
- * a bad flag is one line naming it and exit status 2 (as perf record does),
- * not a command run unprofiled. Returns 0 or 2 (said).
+ * Read every option with the library's own parser before anything runs (into
+ * @cfg), so a bad flag is one line naming it and exit status 2 (as perf
+ * record does), not a command run unprofiled. Returns 0 or 2 (said).
  */
-static int validate(void)
+static int validate(struct ap_config *cfg)
 {
-	struct ap_config cfg;
 	char why[1024], dir[PATH_MAX], *slash;
 	const struct opt_row *row = NULL;
 	bool quiet = ap_quiet;
 	int bad;
 
 	ap_log_capture(why, sizeof(why));
-	bad = config__parse(&cfg);
+	bad = config__parse(cfg);
 	ap_log_capture(NULL, 0);
 	ap_quiet = quiet;
 	if (bad) {
@@ -176,7 +184,7 @@ static int validate(void)
 		return 2;
 	}
 	/* The output's folder must take a new file (the library makes it later). */
-	snprintf(dir, sizeof(dir), "%s", cfg.output);
+	snprintf(dir, sizeof(dir), "%s", cfg->output);
 	slash = strrchr(dir, '/');
 	if (slash)
 		*(slash == dir ? slash + 1 : slash) = 0;
@@ -184,7 +192,7 @@ static int validate(void)
 		strcpy(dir, ".");
 	if (access(dir, W_OK | X_OK)) {
 		fprintf(stderr, "autoprof: -o/--output %s: cannot create a file there (%s)\n",
-			cfg.output, strerror(errno));
+			cfg->output, strerror(errno));
 		return 2;
 	}
 	return 0;
@@ -242,7 +250,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (c == 'P') { /* --start-paused: --start 0 */
-			setenv("AUTOPROF_START", "0", 1);
+			setenv(ap_env_name(AP_ENV_START), "0", 1);
 			continue;
 		}
 		if (c == 'O') {
@@ -295,12 +303,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (validate())
+	if (validate(&opts))
 		return 2;
-	output = getenv("AUTOPROF_OUTPUT");
-	if (!output || !*output)
-		output = "perf.data";
-	quiet = getenv("AUTOPROF_QUIET") && !strcmp(getenv("AUTOPROF_QUIET"), "1");
+	output = opts.output;
+	quiet = opts.quiet;
 	if (id_list) {
 		int nids = attach__parse(id_list, ids, (int)(sizeof(ids) / sizeof(ids[0])),
 					 threads ? "-t" : "-p");
@@ -320,7 +326,7 @@ int main(int argc, char **argv)
 				    "threads with raw clone");
 	if (find_lib(lib, sizeof(lib)))
 		return 127;
-	if (getenv("AUTOPROF_VERBOSE") && strcmp(getenv("AUTOPROF_VERBOSE"), "0") && !quiet)
+	if (opts.verbose && !quiet)
 		fprintf(stderr,
 			"autoprof: profiling %s with the library (a dynamic program: LD_PRELOAD "
 			"enters it; --outside profiles from outside instead)\n",

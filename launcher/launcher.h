@@ -7,9 +7,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define O_CLOEXEC_FLAG O_CLOEXEC
 
+struct ap_config;
+/* The flags and AUTOPROF_* variables, read once by main() as the library reads them. */
+const struct ap_config *launcher__options(void);
 void launcher__open_counters(void);
 int launcher__run(char **argv, const char *output, int quiet);
 /* `autoprof list [FILTER]`: print the event names -e and --counters take. */
@@ -45,6 +49,23 @@ bool launcher__links_libraries(const char *command);
 void launcher__forward_signals(pid_t pid);
 /* End as a command that ended with wait status @status did (its status, or its signal). */
 int launcher__end_like(int status);
+
+/*
+ * The closing lines: the output files (named after @output, as the library
+ * names them: per process image, per window) written since @since.
+ */
+void launcher__list_outputs(const char *output, time_t since);
+
+/* ---- exec_watch.c: the static programs a preloaded tree runs ---- */
+
+/* Watch the execs of @child's tree (before its exec). 0, or -1: not watched (quiet). */
+int exec_watch__start(pid_t child);
+/* waitpid(@child) while watching. Returns waitpid's result. */
+pid_t exec_watch__wait(pid_t child, int *status);
+/* Stop watching (no line). */
+void exec_watch__end(void);
+/* Stop watching; one line naming the static programs that ran, if any. */
+void exec_watch__say(void);
 
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int launcher__ctl(int argc, char **argv);

@@ -19,12 +19,21 @@
 struct man_row {
 	const char *var, *long_flag, *arg, *def, *help;
 	int short_flag;
+	enum ap_env_who who;
 };
 
 static const struct man_row man_rows[] = {
-#define ROW(id, lf, sf, arg, def, help) {AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf},
+#define ROW(id, who, lf, sf, arg, def, help)                                                       \
+	{AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf, AP_READ_##who},
     AUTOPROF_ENV_TABLE(ROW)
 #undef ROW
+};
+
+/* The variables of others the programs read: name, reader, what for. */
+static const char *const others[][3] = {
+#define OTHER(name, who, help) {name, who, help},
+    AUTOPROF_OTHER_ENV_TABLE(OTHER)
+#undef OTHER
 };
 
 static const char *const head[] = {
@@ -86,6 +95,10 @@ static const char *const tail[] = {
     "where the file is (\\fBstatus\\fR); \\fB\\-t\\fR prints how long the request took. The",
     "request travels on the library's own sampling signal, with a token from the process's",
     "endpoint file in \\fI$XDG_RUNTIME_DIR/autoprof/PID\\fR (or \\fI/tmp/autoprof\\-UID/PID\\fR).",
+    "A program profiled from outside (\\fB\\-\\-outside\\fR, static and Go programs, \\fB\\-p\\fR) "
+    "is",
+    "controlled the same way: the launcher answers for it, and \\fIPID\\fR is the program's",
+    "or the launcher's own.",
     "With \\fB\\-\\-window\\fR \\fIDURATION\\fR each window of time gets a complete file of its",
     "own, named by its UTC start so the names sort by time, and \\fB\\-\\-keep\\fR \\fIN\\fR keeps",
     "the newest \\fIN\\fR.",
@@ -159,19 +172,28 @@ void launcher__man(FILE *f)
 	troff_option(f, 0, "duration", "SECONDS");
 	fputs("With \\fB\\-p\\fR or \\fB\\-t\\fR: stop after this long.\n", f);
 	fputs(".TP\n.BR \\-h \", \" \\-\\-help\nPrint the options and exit.\n", f);
-	fputs(".SH ENVIRONMENT\nBesides the variables above, the launcher and the library "
-	      "set these for the processes they profile:\n",
+	fputs(".SH ENVIRONMENT\nBesides the variables above (which work without the launcher "
+	      "too), the launcher and the library read or set these:\n",
 	      f);
 	for (size_t i = 0; i < sizeof(man_rows) / sizeof(man_rows[0]); i++) {
-		if (man_rows[i].long_flag)
+		if (man_rows[i].long_flag || man_rows[i].who == AP_READ_REPORT)
 			continue;
 		fprintf(f, ".TP\n.B %s\n", man_rows[i].var);
 		troff_put(f, man_rows[i].help);
 		fputs(".\n", f);
 	}
-	fputs(".TP\n.B AUTOPROF_LIB\nThe library the launcher preloads (default: beside the "
-	      "launcher, or in ../lib/autoprof).\n",
+	fputs(".PP\nThey also read these variables of others (autoprof\\-report(1) lists its "
+	      "own):\n",
 	      f);
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		if (!strcmp(others[i][1], "autoprof-report"))
+			continue; /* in autoprof-report(1) */
+		fprintf(f, ".TP\n.B %s\n", others[i][0]);
+		troff_put(f, others[i][2]);
+		fputs(" (", f);
+		troff_put(f, others[i][1]);
+		fputs(").\n", f);
+	}
 	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
 		fprintf(f, "%s\n", tail[i]);
 }

@@ -15,8 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "autoprof/env.h"
 #include "common.h"
 #include "handler/handler.h"
+#include "launcher.h"
 #include "outside.h"
 
 #if defined(__x86_64__)
@@ -57,6 +59,32 @@ void attach__say_denied(int err, const char *what)
 		"2 or less samples what you may ptrace, above needs CAP_PERFMON; another "
 		"user's process needs CAP_SYS_PTRACE%s)\n",
 		what, strerror(err), paranoid, yama);
+}
+
+/*
+ * Settle the event once, before any target: where the default cycles is
+ * missing (no PMU), cpu-clock stands in. Probed on the launcher itself: a
+ * missing event is missing for every target.
+ */
+static void settle_event(struct plan *p)
+{
+	long fd;
+
+	if (!p->cfg.event_auto)
+		return;
+	fd = event_open(&p->attr, 0, -1, -1);
+	if (fd >= 0) {
+		close((int)fd);
+		return;
+	}
+	if (errno != ENOENT && errno != EOPNOTSUPP)
+		return; /* said when the targets' events fail the same way */
+	p->cfg.event =
+	    (struct ap_event){.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK};
+	strcpy(p->cfg.event_name, "cpu-clock");
+	p->cfg.event_auto = false;
+	p->attr.type = PERF_TYPE_SOFTWARE;
+	p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 }
 
 void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
@@ -109,57 +137,109 @@ void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
 		p->dwarf = true;
 		p->stacks = "DWARF unwinding of register and stack copies";
 	}
+	/*
+	 * The side-band records (maps, names, forks, exits) come from a dummy
+	 * event of their own, as perf record's tracking event: they go on
+	 * while sampling is stopped (AUTOPROF_START=0, `autoprof ctl stop`).
+	 */
+	p->track = *a;
+	p->track.type = PERF_TYPE_SOFTWARE;
+	p->track.config = PERF_COUNT_SW_DUMMY;
+	p->track.freq = 0;
+	p->track.sample_period = 1;
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 0;
+	if (!p->cfg.start) { /* started paused: `autoprof ctl PID start` enables it */
+		a->disabled = 1;
+		a->enable_on_exec = 0;
+	}
+	settle_event(p);
 }
 
-/*
- * Open the plan's event on @pid on every CPU (the first fails: maybe falls
- * back from cycles to cpu-clock). Returns 0, or -errno (not said).
- */
-int events__add(struct events *ev, struct plan *p, pid_t pid)
+/* Keep event @fd of CPU @cpu (its ring that CPU's, its id the file's). 0 or -errno. */
+static int keep_fd(struct events *ev, long fd, int cpu, bool sampling)
+{
+	if (ev->nr == ev->cap) {
+		int cap = ev->cap ? ev->cap * 2 : 64;
+		int *v = realloc(ev->fd, (size_t)cap * sizeof(*v));
+		uint64_t *ids = realloc(ev->ids, (size_t)cap * sizeof(*ids));
+		bool *smp = realloc(ev->sampling, (size_t)cap * sizeof(*smp));
+		int *cpus = realloc(ev->cpu, (size_t)cap * sizeof(*cpus));
+
+		if (v)
+			ev->fd = v;
+		if (ids)
+			ev->ids = ids;
+		if (smp)
+			ev->sampling = smp;
+		if (cpus)
+			ev->cpu = cpus;
+		if (!v || !ids || !smp || !cpus) {
+			close((int)fd);
+			return -ENOMEM;
+		}
+		ev->cap = cap;
+	}
+	if (ioctl((int)fd, PERF_EVENT_IOC_ID, &ev->ids[ev->nr]) < 0)
+		ev->ids[ev->nr] = 0;
+	if (ev->ring_fd[cpu] < 0)
+		ev->ring_fd[cpu] = (int)fd;
+	else if (ev->mapped && ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[cpu]) < 0) {
+		int err = -errno;
+
+		close((int)fd);
+		return err;
+	}
+	ev->cpu[ev->nr] = cpu;
+	ev->sampling[ev->nr] = sampling;
+	ev->fd[ev->nr++] = (int)fd;
+	return 0;
+}
+
+/* Open the plan's event on @pid on every CPU, and its tracking event. Returns 0, or -errno (not
+ * said). */
+int events__add(struct events *ev, const struct plan *p, pid_t pid)
 {
 	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		long fd = event_open(&p->attr, pid, cpu, -1);
+		struct perf_event_attr attr = p->attr, track = p->track;
+		long fd = event_open(&attr, pid, cpu, -1);
+		int err;
 
 		if (fd < 0 && errno == ENODEV)
 			continue; /* an offline CPU */
-		if (fd < 0 && p->cfg.event_auto && !ev->nr &&
-		    (errno == ENOENT || errno == EOPNOTSUPP)) {
-			p->cfg.event = (struct ap_event){.type = PERF_TYPE_SOFTWARE,
-							 .config = PERF_COUNT_SW_CPU_CLOCK};
-			strcpy(p->cfg.event_name, "cpu-clock");
-			p->cfg.event_auto = false;
-			p->attr.type = PERF_TYPE_SOFTWARE;
-			p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-			fd = event_open(&p->attr, pid, cpu, -1);
-		}
 		if (fd < 0)
 			return -errno;
-		if (ev->nr == ev->cap) {
-			int cap = ev->cap ? ev->cap * 2 : 64;
-			int *v = realloc(ev->fd, (size_t)cap * sizeof(*v));
-			uint64_t *ids = realloc(ev->ids, (size_t)cap * sizeof(*ids));
-
-			if (v)
-				ev->fd = v;
-			if (ids)
-				ev->ids = ids;
-			if (!v || !ids) {
-				close((int)fd);
-				return -ENOMEM;
-			}
-			ev->cap = cap;
-		}
-		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &ev->ids[ev->nr]) < 0)
-			ev->ids[ev->nr] = 0;
-		if (ev->ring_fd[cpu] < 0)
-			ev->ring_fd[cpu] = (int)fd;
-		else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[cpu]) < 0) {
-			close((int)fd);
+		err = keep_fd(ev, fd, cpu, true);
+		if (err)
+			return err;
+		fd = event_open(&track, pid, cpu, -1);
+		if (fd < 0)
 			return -errno;
-		}
-		ev->fd[ev->nr++] = (int)fd;
+		err = keep_fd(ev, fd, cpu, false);
+		if (err)
+			return err;
 	}
 	return 0;
+}
+
+int events__redirect(struct events *ev)
+{
+	ev->mapped = true;
+	for (int i = 0; i < ev->nr; i++)
+		if (ev->fd[i] != ev->ring_fd[ev->cpu[i]] &&
+		    ioctl(ev->fd[i], PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[ev->cpu[i]]) < 0)
+			return -errno;
+	return 0;
+}
+
+int events__enable(struct events *ev, bool on)
+{
+	int err = 0;
+
+	for (int i = 0; i < ev->nr; i++)
+		if (ev->sampling[i] &&
+		    ioctl(ev->fd[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+			err = -errno;
+	return err;
 }
 
 int events__init(struct events *ev)
@@ -182,37 +262,45 @@ void events__close(struct events *ev)
 		close(ev->fd[i]);
 	free(ev->fd);
 	free(ev->ids);
+	free(ev->sampling);
+	free(ev->cpu);
 	free(ev->ring_fd);
 }
 
-/* The options as the library reads them; the output's name. Returns 0 or -1 (said). */
+/* The options as the library reads them; those that do not apply said. Returns 0. */
 int plan__init(struct plan *p, int quiet)
 {
-	static const char *const unused[][2] = {
-	    {"AUTOPROF_WINDOW", "--window"},	   {"AUTOPROF_KEEP", "--keep"},
-	    {"AUTOPROF_AGGREGATE", "--aggregate"}, {"AUTOPROF_OFFCPU", "--off-cpu"},
-	    {"AUTOPROF_BATCH", "--batch"},	   {"AUTOPROF_STACK_COPY", "--stack-copy"},
-	    {"AUTOPROF_SIGNAL", "--signal"},	   {"AUTOPROF_MODE", "--mode"},
-	    {"AUTOPROF_START", "--start"},	   {"AUTOPROF_FOLLOW", "--follow"}};
+	static const struct {
+		enum ap_env var;
+		const char *flag;
+	} unused[] = {{AP_ENV_OFFCPU, "--off-cpu"},
+		      {AP_ENV_BATCH, "--batch"},
+		      {AP_ENV_STACK_COPY, "--stack-copy"},
+		      {AP_ENV_SIGNAL, "--signal"},
+		      {AP_ENV_MODE, "--mode"},
+		      {AP_ENV_FOLLOW, "--follow"},
+		      {AP_ENV_AGGREGATE_CHECK, "AUTOPROF_AGGREGATE_CHECK"},
+		      {AP_ENV_COST, "AUTOPROF_COST"}};
 	char list[256] = "";
 
-	if (config__parse(&p->cfg))
-		return -1;
-	if (!p->cfg.event_name[0])
-		strcpy(p->cfg.event_name, "cycles");
+	p->cfg = *launcher__options(); /* read once, by main() */
+	ap_quiet = p->cfg.quiet;       /* the shared code's warnings, as the library's */
 	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
-		const char *v = getenv(unused[i][0]);
+		const char *v = ap_env(unused[i].var);
 
-		if (!strcmp(unused[i][1], "--start") || !strcmp(unused[i][1], "--follow"))
+		if (unused[i].var == AP_ENV_FOLLOW)
 			v = v && !strcmp(v, "0") ? v : NULL; /* 1 is what outside mode does */
+		else if (v && (!strcmp(v, "0") || !strcmp(v, ap_env_default(unused[i].var))))
+			v = NULL; /* (asks for what outside mode does, or the default) */
 		if (v && *v && strlen(list) + 16 < sizeof(list))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-				 list[0] ? ", " : "", unused[i][1]);
+				 list[0] ? ", " : "", unused[i].flag);
 	}
 	if (list[0] && !quiet)
 		fprintf(stderr,
-			"autoprof: %s: not applied from outside (one file for the whole run, "
-			"every thread and child followed, from the start; doc/outside.md)\n",
+			"autoprof: %s: not applied from outside (the kernel samples every "
+			"thread and child of the run, stacks unwound by the launcher; "
+			"doc/outside.md)\n",
 			list);
 	return 0;
 }

@@ -22,6 +22,7 @@ struct ap_session autoprof;
 /* Per-thread counters of a -p/-t target, summed into autoprof.counters at the end. */
 static struct ap_counters *extra;
 static int nr_extra;
+static bool print_stat; /* AUTOPROF_STAT: the table on stderr at the end */
 
 static uint64_t now_ns(void)
 {
@@ -37,7 +38,7 @@ int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enab
 	bool quiet = ap_quiet;
 
 	ap_quiet = true;
-	autoprof.cfg = *cfg;
+	print_stat = cfg->stat;
 	autoprof.pid = tids[0];
 	if (counters__parse(&autoprof.counters, list) || !autoprof.counters.n) {
 		autoprof.counters.n = 0;
@@ -105,7 +106,7 @@ bool ostat__finish(const char *path)
 	err = stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, elapsed);
 	if (err)
 		fprintf(stderr, "autoprof: cannot write %s.stat: %s\n", path, strerror(-err));
-	if (autoprof.cfg.stat)
+	if (print_stat)
 		stat__print(cs, elapsed);
 	return !err;
 }

@@ -5,6 +5,7 @@
  *
  *   session/lifecycle.c   start, stop, fork, exec: the order of things
  *   session/samplers.c    one sampler per thread: event or timer, ring, registry
+ *   session/settle.c      the configuration settled once: clamps, probes, fallbacks
  *   session/perf_event.c  the sampling event's attr; cputimer.c the timer source
  *   session/objects.c     the loaded objects, read without the loader's lock
  *   session/mappings.c    MMAP2 records of what is mapped at start
@@ -21,6 +22,7 @@
 #define AUTOPROF_PRELOAD_INTERNAL_H
 
 #include "handler/handler.h"
+#include "session/settle.h"
 
 /* ---- handler/writer.c, handler/unwind.c: set-up and tear-down, outside any handler ---- */
 
@@ -36,16 +38,16 @@ void unwind__prime_thread(void);
 
 /* ---- session/perf_event.c: the per-thread sampling event ---- */
 
-int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *attr);
-bool event__batched(const struct ap_config *cfg);
-unsigned event__tick_samples(const struct ap_config *cfg);
-void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr, unsigned samples);
+int event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr);
+bool event__batched(const struct ap_settled *cfg);
+unsigned event__tick_samples(const struct ap_settled *cfg);
+void event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr, unsigned samples);
 /* The shortest tick, in ns of the thread's CPU time, and the samples a tick spans at most. */
 #define AP_TICK_MIN_NS 250000ULL
-unsigned event__tick_span(const struct ap_config *cfg);
+unsigned event__tick_span(const struct ap_settled *cfg);
 int event__open(struct perf_event_attr *attr, pid_t tid);
 int event__route_signal(int fd, int signo, pid_t tid);
-int event__probe_default(struct ap_config *cfg, int *fell_back);
+int event__probe(const struct perf_event_attr *attr);
 int event__max_sample_rate(void);
 
 /* ---- session/mappings.c: the process's mappings ---- */
@@ -198,14 +200,15 @@ bool gocheck__runtime_owned(void);
 /* ---- session/lifecycle.c: the one session of this process ---- */
 
 struct ap_session {
-	struct ap_config cfg;
+	const struct ap_settled *cfg; /* settled once at start (settle.h), never edited */
+	/* The sampling signal now: cfg->signo until the program takes it and
+	 * sampling moves (wrap/signals.c). Atomic. */
+	int signo;
 	struct ap_counters counters;
-	struct perf_event_attr attr; /* the kernel event each thread opens */
 	struct writer writer;
 	pid_t pid;
 	bool active;
 	bool top;	      /* the first process of the run */
-	bool timer_mode;      /* sampling with CPU-time timers (timer.c) */
 	int gen;	      /* how many execs this process made before this image */
 	bool execd;	      /* this image was started by an exec of a profiled image */
 	bool exec_pending;    /* finished for an exec that may still fail */

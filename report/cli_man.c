@@ -4,8 +4,45 @@
  * cli_options[] (the rows --help prints), so the manual page cannot drift
  * from the options. The build writes it into build/man/autoprof-report.1.
  */
+#include "autoprof/env.h"
 #include "autoprof/troff.h"
 #include "cli.h"
+
+/* The variables autoprof-report reads: its own from env.h's table, then others'. */
+static void man_environment(FILE *out)
+{
+#define REPORT_ROW(id, who, lf, sf, arg, def, help)                                                \
+	{AUTOPROF_ENV_PREFIX #id, def, help, AP_READ_##who},
+	static const struct {
+		const char *var, *def, *help;
+		enum ap_env_who who;
+	} rows[] = {AUTOPROF_ENV_TABLE(REPORT_ROW)};
+#undef REPORT_ROW
+#define OTHER_ROW(name, who, help) {name, who, help},
+	static const char *const others[][3] = {AUTOPROF_OTHER_ENV_TABLE(OTHER_ROW)};
+#undef OTHER_ROW
+
+	fputs(".SH ENVIRONMENT\n", out);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (rows[i].who != AP_READ_REPORT)
+			continue;
+		fprintf(out, ".TP\n.B %s\n", rows[i].var);
+		troff_put(out, rows[i].help);
+		if (*rows[i].def) {
+			fputs(" (default ", out);
+			troff_put(out, rows[i].def);
+			fputs(")", out);
+		}
+		fputs(".\n", out);
+	}
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		if (!strstr(others[i][1], PROG))
+			continue;
+		fprintf(out, ".TP\n.B %s\n", others[i][0]);
+		troff_put(out, others[i][2]);
+		fputs(".\n", out);
+	}
+}
 
 /*
  * Text for troff: backslashes as \e, '-' as \-, a leading '.' or '\'' made
@@ -82,6 +119,7 @@ void cli_man__print(FILE *out)
 			p += len + (p[len] == '\n');
 		}
 	}
+	man_environment(out);
 	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
 		fprintf(out, "%s\n", tail[i]);
 }

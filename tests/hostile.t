@@ -218,7 +218,7 @@ hcase death-control-normal-exit hdr=1 -- "$H/deaths" none
 for m in quick_exit exit_group sigpipe sigalrm sigusr1 abort; do
 	hcase "death-$m" hdr=1 core=1 -- "$H/deaths" "$m"
 done
-# Raw clone threads are not sampled (README, Limits): the program must run as
+# Raw clone threads are not sampled (doc/limits.md): the program must run as
 # without us and its file read cleanly; its main thread only waits.
 hcase raw-clone-threads hot= -- "$H/rawclone"
 hcase nofile-64-threads-limit-1024 -- "$H/nofile" 64 1024

@@ -6,10 +6,10 @@ plan 20
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
 missing=
-for v in $(sed -n 's/^[ \t]*X(\([A-Z_]*\),.*/\1/p' "$ROOT/include/autoprof/env.h"); do
+for v in $(sed -n 's/^[ \t]*X(\([A-Z_]*\), *\(LIB\|LAUNCHER\),.*/\1/p' "$ROOT/include/autoprof/env.h"); do
 	grep -q "AUTOPROF_$v" help.txt || missing="$missing $v"
 done
-is "$missing" "" "--help lists every AUTOPROF_* variable"
+is "$missing" "" "--help lists every AUTOPROF_* variable the launcher and the library read"
 
 steal_mark
 "$B/autoprof" -q -o out.data -F 500 -- "$B/progs/split" 600 >out.txt 2>err.txt

@@ -34,10 +34,11 @@ foreign() {
 		grep -E '^#include "' "$_f" | grep -vqE "^#include \"($2)" && printf '%s ' "$_f"
 	done
 }
-bad="$(foreign util 'util/')$(foreign read 'read/|util/')$(foreign model 'model/|read/|util/')$(foreign aggregate 'aggregate/|model/|read/|util/')"
+# include/autoprof/ (what the library and the reader share) is below every stage
+bad="$(foreign util 'autoprof/|util/')$(foreign read 'autoprof/|read/|util/')$(foreign model 'autoprof/|model/|read/|util/')$(foreign aggregate 'autoprof/|aggregate/|model/|read/|util/')"
 [ -z "$bad" ]
 ok $? "each stage includes only its own and earlier stages' headers${bad:+ (in: $bad)}"
-bad=$(foreign view 'view/|aggregate/|model/|read/|util/|driver/session.h|flame.h|json_lines.h|proto.h')
+bad=$(foreign view 'autoprof/|view/|aggregate/|model/|read/|util/|driver/session.h|flame.h|json_lines.h|proto.h')
 [ -z "$bad" ]
 ok $? "the views include the session, not the driver's private header${bad:+ (in: $bad)}"
 

@@ -35,10 +35,12 @@ for p in autoprof autoprof-report; do
 	is "$missing" "" "$p(1) describes every option of $p --help"
 done
 
-vars=$(sed -n 's/^[ \t]*X(\([A-Z_]*\),.*/\1/p' "$ROOT/include/autoprof/env.h")
+# env.h's rows: X(id, who, ...), who LIB or LAUNCHER (autoprof(1)) or REPORT.
+vars() { sed -n "s/^[ \t]*X(\([A-Z_]*\), *\($1\),.*/\1/p" "$ROOT/include/autoprof/env.h"; }
 missing=
-for v in $vars; do grep -q "AUTOPROF_$v" autoprof.txt || missing="$missing $v"; done
-is "$missing" "" "autoprof(1) names every AUTOPROF_* variable of env.h's table"
+for v in $(vars 'LIB\|LAUNCHER'); do grep -q "AUTOPROF_$v" autoprof.txt || missing="$missing $v"; done
+for v in $(vars REPORT); do grep -q "AUTOPROF_$v" autoprof-report.txt || missing="$missing $v"; done
+is "$missing" "" "autoprof(1) and autoprof-report(1) name every AUTOPROF_* variable of env.h's table they read"
 grep -q -- '--list' autoprof-report.help && grep -q -- '--list' autoprof-report.txt
 ok $? "autoprof-report(1) has --list"
 done_testing

@@ -19,7 +19,7 @@ OWN=$B/hostile/sigown
 WORK=$B/progs/mtwork
 TO="timeout -s KILL 60"
 
-plan 16
+plan 19
 
 # Two CPU hogs, killed at the end whatever happens.
 hog() { while :; do :; done; }
@@ -89,21 +89,46 @@ else
 	skip "no gdb"
 fi
 
-# 12: strace -f.
+# 12-13: lldb (its default: SIGPROF, SIGVTALRM and the real-time signals
+# pass without a stop) runs the program to its end and the profile has samples.
+if command -v lldb >/dev/null; then
+	$TO lldb --batch -o "settings set target.env-vars LD_PRELOAD=$LIB AUTOPROF_OUTPUT=$T/lldb.data" \
+		-o run -- "$WORK" 0.2 2 >lldb.out 2>&1
+	grep -q 'exited with status = 0 ' lldb.out && ! grep -q 'stop reason = signal' lldb.out
+	ok $? "lldb --batch -o run: the program exits 0, never stopped by a signal" || diag_file lldb.out
+	n=$(perf report -i "$T/lldb.data" --stdio 2>/dev/null | awk '/^# Samples:/ { print $3; exit }')
+	[ "${n:-0}" -gt 0 ]
+	ok $? "lldb: the profile has samples ($n)"
+else
+	skip "no lldb"
+	skip "no lldb"
+fi
+
+# 14: rr records with the hardware counters it needs; it cannot run where there
+# are none (this VM, most clouds), so it is tried only where "rr record true" works.
+if command -v rr >/dev/null && timeout -s KILL 30 rr record -o "$T/rr-probe" true >/dev/null 2>&1; then
+	$TO rr record -o "$T/rr-trace" env LD_PRELOAD="$LIB" AUTOPROF_OUTPUT="$T/rr.data" \
+		"$WORK" 0.2 2 >rr.out 2>&1
+	ok $? "rr record: the program exits 0" || diag_file rr.out
+else
+	skip "rr cannot record here (no hardware performance counters, or rr missing)"
+fi
+
+# 15: strace -f.
 if command -v strace >/dev/null; then
 	same strace -- strace -f -o /dev/null "$WORK" 0.2 2
 else
 	skip "no strace"
 fi
 
-# 13: valgrind's scheduler holds signals while a thread runs.
+# 16: valgrind's scheduler holds signals while a thread runs.
 if command -v valgrind >/dev/null; then
 	same valgrind -- valgrind -q --tool=none "$WORK" 0.05 2
 else
 	skip "no valgrind"
 fi
 
-# 14-16: the highest rate the kernel takes: the program lives, the rate is
+# 17-19: the highest rate the kernel takes: the program lives, the rate is
 # clamped with one line, and the closing line states the rate delivered.
 max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 (

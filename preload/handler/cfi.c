@@ -57,7 +57,18 @@ struct cfi_entry {
 	struct rule r;
 };
 
-_Static_assert(sizeof(struct cfi_entry) * AP_CFI_ENTRIES == AP_CFI_BYTES, "cache size");
+/*
+ * A thread's cache: the objects table's generation its rules were found
+ * under (objects__generation()), then the entries. An object loaded or
+ * unloaded since empties it: a pc's rule, or its lack of one, may have
+ * changed with the code mapped there.
+ */
+struct cfi_cache {
+	uint64_t gen;
+	struct cfi_entry e[AP_CFI_ENTRIES];
+};
+
+_Static_assert(sizeof(struct cfi_cache) == AP_CFI_BYTES, "cache size");
 
 /* A bounded reader over [p, end). */
 struct cursor {
@@ -541,9 +552,9 @@ static struct rule lookup(uint64_t pc)
 }
 
 /* The rule at pc, from the cache or found and cached. Async-signal-safe. */
-static struct rule cached_rule(struct cfi_entry *cache, uint64_t pc)
+static struct rule cached_rule(struct cfi_cache *cache, uint64_t pc)
 {
-	struct cfi_entry *e = &cache[(pc ^ (pc >> 11)) & (AP_CFI_ENTRIES - 1)];
+	struct cfi_entry *e = &cache->e[(pc ^ (pc >> 11)) & (AP_CFI_ENTRIES - 1)];
 
 	if (e->pc != pc) {
 		e->r = lookup(pc);
@@ -568,25 +579,31 @@ static bool read_stack(const uint8_t *copy, uint64_t sp, uint64_t size, uint64_t
 /*
  * Unwind from ip/sp/bp over the stack copy (size bytes from sp) into ips,
  * innermost first; cache is the thread's rule cache (AP_CFI_BYTES, zeroed
- * once). Returns the frames stored (at least 1) and fills *w: complete when
- * the walk ended at the outermost frame (a return address marked undefined),
+ * once; emptied here when an object came or went since it was filled).
+ * Returns the frames stored (at least 1) and fills *w: complete when the
+ * walk ended at the outermost frame (a return address marked undefined),
  * not at the copy's end (ran_out) or an unfollowed rule; the first signal
  * frame crossed. Readers in flight (objects__enter). Async-signal-safe.
  */
 int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,
 		uint64_t *ips, int max, struct cfi_walk *w)
 {
-	uint64_t stack_lo = sp, pc = ip, cfa;
+	uint64_t stack_lo = sp, pc = ip, cfa, gen = objects__generation();
 	bool bp_known = true, exact = true; /* pc is where the code was stopped */
+	struct cfi_cache *cc = cache;
 	int n = 0;
 
 	memset(w, 0, sizeof(*w));
+	if (cc->gen != gen) {
+		memset(cc->e, 0, sizeof(cc->e));
+		cc->gen = gen;
+	}
 	while (n < max) {
 		struct rule r;
 		uint64_t ra, base;
 
 		ips[n++] = pc;
-		r = cached_rule(cache, exact ? pc : pc - 1);
+		r = cached_rule(cc, exact ? pc : pc - 1);
 		exact = false;
 		if (!r.ok)
 			return n;
@@ -619,7 +636,7 @@ int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *
 			return n;
 		}
 		if (!read_stack(copy, stack_lo, size, cfa + (uint64_t)(int64_t)r.ra_off, &ra)) {
-			w->ran_out = cfa + (uint64_t)(int64_t)r.ra_off >= stack_lo + size;
+			w->ran_out = cfa + (uint64_t)(int64_t)r.ra_off + 8 > stack_lo + size;
 			return n;
 		}
 		if (r.rbp_how == SAVED_AT) {

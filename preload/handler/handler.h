@@ -283,9 +283,9 @@ struct ap_thread {
 #define AP_RING_COPY_BYTES (65536 + 1024) /* the largest record */
 #define AP_CHAIN_BYTES	   ((AP_MAX_CHAIN + 2) * 8)
 #define AP_TRACE_ENTRIES   (AP_MAX_CHAIN + AP_HANDLER_FRAMES)
-#define AP_CFI_ENTRIES	   1024 /* cfi.c's per-thread rule cache */
-#define AP_CFI_BYTES	   (AP_CFI_ENTRIES * 24)
-#define AP_PROG_BYTES	   (2 * AP_MAX_CHAIN * 8) /* two program stacks (on_signal.c) */
+#define AP_CFI_ENTRIES	   1024			     /* cfi.c's per-thread rule cache: */
+#define AP_CFI_BYTES	   (8 + AP_CFI_ENTRIES * 24) /* a generation, then the entries */
+#define AP_PROG_BYTES	   (2 * AP_MAX_CHAIN * 8)    /* two program stacks (on_signal.c) */
 #define AP_SCRATCH_BYTES                                                                           \
 	(AP_RING_COPY_BYTES + AP_CHAIN_BYTES + AP_TRACE_ENTRIES * 8 + AP_PROG_BYTES + AP_CFI_BYTES)
 #define AP_CFI_CACHE(t) ((t)->scratch + AP_SCRATCH_BYTES - AP_CFI_BYTES)
@@ -340,6 +340,7 @@ void objects__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 void objects__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 void objects__skipped(void);
 bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
+uint64_t objects__generation(void);
 
 /* session/samplers.c: the thread a perf fd's signal belongs to; a larger stack
  * copy; the end of a thread's ramp (a tick at every sample). */

@@ -16,12 +16,6 @@
 
 extern char **environ;
 
-static const char *const our_vars[] = {
-#define ENV_NAME_ROW(id, lf, sf, arg, def, help) AUTOPROF_ENV_PREFIX #id,
-    AUTOPROF_ENV_TABLE(ENV_NAME_ROW)
-#undef ENV_NAME_ROW
-};
-
 /* The path this library was loaded from. */
 static const char *library_path(void)
 {
@@ -134,7 +128,7 @@ char **env__for_exec(char *const *envp, char **store, size_t store_len, char *st
 	char value[4096], *entry;
 	size_t n = 0, left = strings_len;
 
-	if (!autoprof.cfg.follow || !*lib)
+	if (!autoprof.cfg->follow || !*lib)
 		return (char **)envp;
 	for (size_t i = 0; envp && envp[i]; i++) {
 		if (is_ours(envp[i]))
@@ -160,14 +154,14 @@ char **env__for_exec(char *const *envp, char **store, size_t store_len, char *st
 		return (char **)envp;
 	store[n++] = entry;
 
-	for (size_t i = 0; i < sizeof(our_vars) / sizeof(our_vars[0]); i++) {
-		const char *v = getenv(our_vars[i]);
+	for (enum ap_env i = 0; i < AP_ENV_COUNT; i++) {
+		const char *v = ap_env(i);
 
-		if (!strcmp(our_vars[i], "AUTOPROF_IMAGE")) {
+		if (i == AP_ENV_IMAGE) {
 			snprintf(value, sizeof(value), "%d:%d:%d", (int)autoprof.pid,
 				 autoprof__next_gen(), (int)autoprof__file_left());
 			v = value;
-		} else if (!strcmp(our_vars[i], "AUTOPROF_COUNTER_FDS")) {
+		} else if (i == AP_ENV_COUNTER_FDS) {
 			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&
 				    !counters__spec(&autoprof.counters, value, sizeof(value))
 				? value
@@ -175,7 +169,7 @@ char **env__for_exec(char *const *envp, char **store, size_t store_len, char *st
 		}
 		if (!v)
 			continue;
-		if (n + 1 >= store_len || !(entry = put(&strings, &left, our_vars[i], v)))
+		if (n + 1 >= store_len || !(entry = put(&strings, &left, ap_env_name(i), v)))
 			return (char **)envp;
 		store[n++] = entry;
 	}

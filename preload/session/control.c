@@ -55,19 +55,7 @@ struct tally {
  */
 int control__dir(char *out, size_t cap)
 {
-	struct stat st;
-	int err;
-
-	err = ap_control_dir(out, cap, getenv("XDG_RUNTIME_DIR"), getuid());
-	if (err)
-		return err;
-	if (mkdir(out, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	if (lstat(out, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		return -EPERM;
-	return 0;
+	return ap_control_dir_make(out, cap, getenv("XDG_RUNTIME_DIR"));
 }
 
 /* This process's start time in clock ticks since boot (/proc/self/stat field 22), or 0. */
@@ -155,7 +143,7 @@ void control__publish(void)
 		if (syscall(SYS_getrandom, &tok, sizeof(tok), 0) != sizeof(tok))
 			tok = (uint32_t)(ap_now() ^ ((uint64_t)pid << 16));
 	n = snprintf(text, sizeof(text), "%s\npid %d\nstart %llu\nsignal %d\ntoken %u\nfile %s\n",
-		     AP_CONTROL_MAGIC, (int)pid, start_ticks(), autoprof.cfg.signo, tok,
+		     AP_CONTROL_MAGIC, (int)pid, start_ticks(), autoprof.signo, tok,
 		     autoprof.writer.path);
 	unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -307,7 +295,7 @@ static void act(void *arg)
 	put_u64(text, sizeof(text), "samples", a.samples);
 	put_u64(text, sizeof(text), "lost", a.lost);
 	put_u64(text, sizeof(text), "threads", (uint64_t)a.threads);
-	put_u64(text, sizeof(text), "mode_timer", autoprof.timer_mode);
+	put_u64(text, sizeof(text), "mode_timer", autoprof.cfg->timer_mode);
 	err = __atomic_load_n(&autoprof.writer.error, __ATOMIC_RELAXED);
 	put_u64(text, sizeof(text), "error", (uint64_t)(err < 0 ? -err : err));
 	put_u64(text, sizeof(text), "arrived", t0);

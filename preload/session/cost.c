@@ -11,12 +11,10 @@
 
 #include "internal.h"
 
-/* Whether AUTOPROF_COST asks for the phases to be timed. Not async-signal-safe. */
+/* Whether AUTOPROF_COST asks for the phases to be timed (the settled configuration). */
 bool cost__wanted(void)
 {
-	const char *s = getenv("AUTOPROF_COST");
-
-	return s && *s && strcmp(s, "0") != 0;
+	return autoprof.cfg->cost;
 }
 
 /* One line on stderr: ns per sample of each phase, when they were timed. */

@@ -31,7 +31,7 @@ static int create(struct ap_thread *t, clockid_t clock)
 
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = autoprof.cfg.signo;
+	sev.sigev_signo = autoprof.signo;
 	sev.sigev_value.sival_int = TIMER_MAGIC;
 	sev._sigev_un._tid = t->tid;
 	if (timer_create(clock, &sev, &t->timer) < 0)
@@ -49,9 +49,7 @@ int timer__open(struct ap_thread *t)
 /* Arm t's timer at the configured rate. Returns 0 or -errno. */
 static int arm(struct ap_thread *t)
 {
-	uint64_t ns = autoprof.cfg.period
-			  ? autoprof.cfg.period
-			  : 1000000000ULL / (autoprof.cfg.freq ? autoprof.cfg.freq : 1000);
+	uint64_t ns = autoprof.cfg->interval_ns;
 	struct itimerspec its = {
 	    .it_interval = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
 	    .it_value = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
@@ -77,9 +75,7 @@ int timer__start(struct ap_thread *t)
  */
 int timer__set_armed(struct ap_thread *t, bool on)
 {
-	uint64_t ns = autoprof.cfg.period
-			  ? autoprof.cfg.period
-			  : 1000000000ULL / (autoprof.cfg.freq ? autoprof.cfg.freq : 1000);
+	uint64_t ns = autoprof.cfg->interval_ns;
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
 	struct timespec now;

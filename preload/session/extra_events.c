@@ -34,14 +34,14 @@ int extra__file_events(struct writer_event *events, int n)
 	struct ap_sampler *s = &autoprof.sampler;
 	char name[64];
 
-	s->aggregate = autoprof.cfg.aggregate && !autoprof.cfg.aggregate_check;
+	s->aggregate = autoprof.cfg->aggregate && !autoprof.cfg->aggregate_check;
 	s->check_id = 0;
 	s->offcpu_id = 0;
-	if (autoprof.cfg.aggregate_check) {
-		snprintf(name, sizeof(name), "%.40s-aggregated", autoprof.cfg.event_name);
+	if (autoprof.cfg->aggregate_check) {
+		snprintf(name, sizeof(name), "%.40s-aggregated", autoprof.cfg->event_name);
 		n = add(events, n, &events[0].attr, name, &s->check_id);
 	}
-	if (autoprof.cfg.offcpu) {
+	if (autoprof.cfg->offcpu) {
 		struct perf_event_attr attr;
 
 		offcpu__file_attr(&attr);

@@ -86,9 +86,9 @@ void fatal__take(int sig)
 void fatal__install(void)
 {
 	for (int i = 0; i < NR_DEADLY; i++)
-		if (deadly[i] != autoprof.cfg.signo && signals__holder(deadly[i]) == AP_HOLD_NONE)
+		if (deadly[i] != autoprof.signo && signals__holder(deadly[i]) == AP_HOLD_NONE)
 			fatal__take(deadly[i]);
 	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
-		if (sig != autoprof.cfg.signo && signals__holder(sig) == AP_HOLD_NONE)
+		if (sig != autoprof.signo && signals__holder(sig) == AP_HOLD_NONE)
 			fatal__take(sig);
 }

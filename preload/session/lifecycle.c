@@ -29,7 +29,10 @@
 
 #include "internal.h"
 
-struct ap_session autoprof;
+/* What the session reads before (or without) a settled configuration: zeros. */
+static const struct ap_settled unsettled;
+
+struct ap_session autoprof = {.cfg = &unsettled};
 
 /* CLOCK_MONOTONIC in ns, the clock of every timestamp in the file. Async-signal-safe. */
 uint64_t ap_now(void)
@@ -84,7 +87,7 @@ static int start_counters(struct ap_counters *cs, const struct ap_config *cfg)
 
 	if (cfg->counter_fds[0]) {
 		counters__adopt(cs, cfg->counter_fds); /* on failure: said, and no counters */
-		unsetenv("AUTOPROF_COUNTER_FDS");
+		unsetenv(ap_env_name(AP_ENV_COUNTER_FDS));
 		return 0;
 	}
 	err = counters__parse(cs, cfg->counters);
@@ -114,77 +117,18 @@ static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
 		pr_warn("not counting %s: the machine lacks them", missing);
 }
 
-/* Is this perf_event_open error a refusal of the whole system call (not of one event)? */
-static bool refused(int err)
-{
-	return err == -EACCES || err == -EPERM || err == -ENOSYS;
-}
-
-/*
- * Perf events where they can be had, else (or with AUTOPROF_MODE=timer) the
- * CPU-time timers; one line says when the timers stand in. Returns 0 or
- * -errno, said.
- */
-static int choose_source(int *fell_back)
-{
-	struct ap_config *cfg = &autoprof.cfg;
-	char missing[512];
-	int err = 0;
-
-	if (cfg->mode != AP_MODE_TIMER) {
-		err = event__probe_default(cfg, fell_back);
-		if (!err)
-			return 0;
-		if (cfg->mode == AP_MODE_PERF || !refused(err)) {
-			pr_warn("cannot open a %s sampling event: %s; not profiling",
-				cfg->event_name, strerror(-err));
-			return err;
-		}
-		counters__unsupported(&autoprof.counters, missing, sizeof(missing));
-		if (autoprof.top && !autoprof.execd)
-			pr_warn("perf_event_open is refused here (%s; seccomp or "
-				"kernel.perf_event_paranoid): sampling with per-thread CPU-time "
-				"timers, "
-				"at most at the kernel tick rate%s",
-				strerror(-err), missing[0] ? "; no counters" : "");
-	}
-	autoprof.timer_mode = true;
-	strcpy(cfg->event_name, "cpu-clock");
-	cfg->kernel = false;
-	if (cfg->callgraph == AP_CG_FP)
-		cfg->callgraph = AP_CG_LIBUNWIND; /* no kernel chains without perf events */
-	return 0;
-}
-
-/* The timer source's attr in the file: a user-only cpu-clock at the asked period for now. */
-static void timer_attr(struct perf_event_attr *attr)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->sample_period =
-	    autoprof.cfg.period ? autoprof.cfg.period : 1000000000ULL / autoprof.cfg.freq;
-	attr->exclude_kernel = 1;
-	attr->exclude_hv = 1;
-	attr->use_clockid = 1;
-	attr->clockid = CLOCK_MONOTONIC;
-}
-
 /* The timer source: give the file the period actually delivered, on average. */
 static void record_delivered_period(void)
 {
 	struct perf_event_attr *attr = &autoprof.writer.events[0].attr;
 
-	if (!autoprof.timer_mode || !autoprof.stats.samples)
+	if (!autoprof.cfg->timer_mode || !autoprof.stats.samples)
 		return;
 	attr->sample_period = autoprof.stats.period_sum / autoprof.stats.samples;
 	attr->freq = 0;
 	writer__update_attr(&autoprof.writer, 0);
 	pr_info("timer sampling delivered %.0f samples per CPU-second (asked for %llu)",
-		1e9 / (double)attr->sample_period,
-		(unsigned long long)(autoprof.cfg.period ? 1000000000ULL / autoprof.cfg.period
-							 : autoprof.cfg.freq));
+		1e9 / (double)attr->sample_period, (unsigned long long)autoprof.cfg->hz);
 }
 
 /*
@@ -193,11 +137,11 @@ static void record_delivered_period(void)
  */
 static int file_events(struct writer_event *events)
 {
-	events[0].attr = autoprof.attr;
+	events[0].attr = autoprof.cfg->attr;
 	events[0].attr.sample_regs_user = 0; /* batched samples' copies stay ours */
 	events[0].attr.sample_stack_user = 0;
 	events[0].id = AP_SAMPLE_ID;
-	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg.event_name);
+	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg->event_name);
 	return extra__file_events(events, 1); /* AUTOPROF_AGGREGATE_CHECK, AUTOPROF_OFFCPU */
 }
 
@@ -226,7 +170,7 @@ static void attach_other_threads(void)
 /* Where this image's file goes; see the naming rules at the top. */
 static int image_path(char *out, size_t cap)
 {
-	const char *pattern = autoprof.cfg.output;
+	const char *pattern = autoprof.cfg->output;
 	size_t n;
 
 	if (expand_output(pattern, autoprof.pid, out, cap))
@@ -241,15 +185,13 @@ static int image_path(char *out, size_t cap)
 
 /*
  * Who we are in the run: the first process (top), a descendant, and which
- * exec of this process (gen). The first process pins the output pattern to an
- * absolute path for its descendants, and with AUTOPROF_FOLLOW=0 takes the
- * library out of the LD_PRELOAD its descendants inherit.
+ * exec of this process (gen). Returns whether this is the run's first
+ * process (no AUTOPROF_TOP yet: export_lineage() sets it).
  */
-static void find_lineage(void)
+static bool find_lineage(void)
 {
-	const char *top = getenv("AUTOPROF_TOP");
-	const char *image = getenv("AUTOPROF_IMAGE");
-	char buf[PATH_MAX + 32];
+	const char *top = ap_env(AP_ENV_TOP);
+	const char *image = ap_env(AP_ENV_IMAGE);
 	int pid = 0, gen = 0, left = 0;
 
 	if (image && sscanf(image, "%d:%d:%d", &pid, &gen, &left) >= 2 && pid == autoprof.pid) {
@@ -259,19 +201,23 @@ static void find_lineage(void)
 		autoprof.replace_file = left == 1;
 	}
 	autoprof.top = !top || !*top || atoi(top) == autoprof.pid;
-	if (!top || !*top) {
-		if (autoprof.cfg.output[0] != '/' && getcwd(buf, PATH_MAX) &&
-		    strlen(buf) + strlen(autoprof.cfg.output) + 2 < sizeof(autoprof.cfg.output)) {
-			strcat(buf, "/");
-			strcat(buf, autoprof.cfg.output);
-			strcpy(autoprof.cfg.output, buf);
-		}
-		setenv("AUTOPROF_OUTPUT", autoprof.cfg.output, 1);
-		snprintf(buf, sizeof(buf), "%d", (int)autoprof.pid);
-		setenv("AUTOPROF_TOP", buf, 1);
-		if (!autoprof.cfg.follow)
-			env__drop_preload();
-	}
+	return !top || !*top;
+}
+
+/*
+ * The run's first process hands its descendants the output pattern (made
+ * absolute by the settling) and its pid, and with AUTOPROF_FOLLOW=0 takes
+ * the library out of the LD_PRELOAD they inherit.
+ */
+static void export_lineage(const struct ap_settled *cfg)
+{
+	char buf[32];
+
+	setenv(ap_env_name(AP_ENV_OUTPUT), cfg->output, 1);
+	snprintf(buf, sizeof(buf), "%d", (int)autoprof.pid);
+	setenv(ap_env_name(AP_ENV_TOP), buf, 1);
+	if (!cfg->follow)
+		env__drop_preload();
 }
 
 /* What every thread's handler reads (handler.h), set before any thread samples. */
@@ -280,14 +226,14 @@ static void describe_sampler(void)
 	struct ap_sampler *s = &autoprof.sampler;
 
 	s->writer = &autoprof.writer;
-	s->sample_type = autoprof.attr.sample_type;
-	s->callgraph = autoprof.cfg.callgraph;
-	s->stack_depth = autoprof.cfg.stack_depth;
+	s->sample_type = autoprof.cfg->attr.sample_type;
+	s->callgraph = autoprof.cfg->callgraph;
+	s->stack_depth = autoprof.cfg->stack_depth;
 	s->pid = (uint32_t)autoprof.pid;
-	s->measure_unwind = autoprof.cfg.verbose > 0;
+	s->measure_unwind = autoprof.cfg->verbose > 0;
 	s->measure_cost = cost__wanted();
-	s->batched = !autoprof.timer_mode && event__batched(&autoprof.cfg);
-	s->tick_samples = event__tick_samples(&autoprof.cfg);
+	s->batched = !autoprof.cfg->timer_mode && event__batched(autoprof.cfg);
+	s->tick_samples = event__tick_samples(autoprof.cfg);
 }
 
 /*
@@ -333,7 +279,7 @@ static int session_open(bool attach_others)
 
 	if (image_path(path, sizeof(path)) || window__first_path(path, sizeof(path)) ||
 	    first_path(path, fresh, sizeof(fresh))) {
-		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg.output);
+		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg->output);
 		return -ENAMETOOLONG;
 	}
 	err = writer__open(&autoprof.writer, fresh, events, file_events(events));
@@ -343,7 +289,7 @@ static int session_open(bool attach_others)
 	}
 	features__early(&autoprof.writer); /* the file is finished after every append */
 	err = maps__write_all(&autoprof.writer, autoprof.pid);
-	if (!err && autoprof.cfg.kernel && maps__write_kernel(&autoprof.writer) && autoprof.top)
+	if (!err && autoprof.cfg->kernel && maps__write_kernel(&autoprof.writer) && autoprof.top)
 		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
 			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
 	if (!err)
@@ -359,18 +305,19 @@ static int session_open(bool attach_others)
 	err = thread__start();
 	if (err) {
 		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
-		pr_warn("cannot start sampling %s: %s; not profiling", autoprof.cfg.event_name,
+		pr_warn("cannot start sampling %s: %s; not profiling", autoprof.cfg->event_name,
 			strerror(-err));
 		goto out_file;
 	}
 	if (attach_others)
 		attach_other_threads();
 	control__publish();
-	pr_info("sampling %s%s at %llu %s with %s stacks into %s", autoprof.cfg.event_name,
-		autoprof.timer_mode ? " with CPU-time timers" : "",
-		(unsigned long long)(autoprof.cfg.period ? autoprof.cfg.period : autoprof.cfg.freq),
-		autoprof.cfg.period ? "events per sample" : "Hz",
-		config__callgraph_name(autoprof.cfg.callgraph), path);
+	pr_info(
+	    "sampling %s%s at %llu %s with %s stacks into %s", autoprof.cfg->event_name,
+	    autoprof.cfg->timer_mode ? " with CPU-time timers" : "",
+	    (unsigned long long)(autoprof.cfg->period ? autoprof.cfg->period : autoprof.cfg->freq),
+	    autoprof.cfg->period ? "events per sample" : "Hz",
+	    config__callgraph_name(autoprof.cfg->callgraph), path);
 	return 0;
 
 out_file:
@@ -407,23 +354,48 @@ static void after_fork_in_child(void)
 	autoprof.start_time = ap_now();
 	autoprof.state_since = autoprof.start_time; /* paused or not, as its parent */
 	autoprof.sampled_ns = 0;
-	if (autoprof.cfg.follow)
+	if (autoprof.cfg->follow)
 		session_open(false);
 }
 
 /*
- * Start profiling this process: options, lineage, counters, event, handler,
- * then this image's file and the calling thread's sampler. Returns 0, or
- * -errno after saying why the program runs unprofiled. Not async-signal-safe.
+ * Settle the configuration read into @raw (settle.c) for this image, into
+ * storage nothing else can write. Returns 0 or -errno, said.
+ */
+static int settle(const struct ap_config *raw, bool first)
+{
+	static struct ap_settled settled;
+	char cwd[PATH_MAX], missing[512];
+	struct settle_facts facts = {.max_rate = event__max_sample_rate(),
+				     .probe = event__probe,
+				     .cwd = first ? getcwd(cwd, sizeof(cwd)) : NULL,
+				     .say_timers = autoprof.top && !autoprof.execd};
+	int err;
+
+	counters__unsupported(&autoprof.counters, missing, sizeof(missing));
+	facts.no_counters = missing[0] != 0;
+	err = settle__config(raw, &facts, &settled);
+	autoprof.cfg = &settled;
+	autoprof.signo = settled.signo;
+	return err;
+}
+
+/*
+ * Start profiling this process: options, lineage, counters, the settled
+ * configuration, handler, then this image's file and the calling thread's
+ * sampler. Returns 0, or -errno after saying why the program runs
+ * unprofiled. Not async-signal-safe.
  */
 int autoprof__start(void)
 {
-	int err, fell_back = 0;
+	static struct ap_config raw;
+	bool first;
+	int err;
 
 	if (getauxval(AT_SECURE))
 		return 0; /* setuid/setgid: stay off, silently, as the loader does */
 	autoprof.start_time = ap_now();
-	if (config__parse(&autoprof.cfg))
+	if (config__parse(&raw))
 		return -EINVAL;
 	if (gocheck__runtime_owned()) {
 		pr_warn("a Go program without cgo: its runtime takes every signal and makes its "
@@ -431,31 +403,29 @@ int autoprof__start(void)
 			"(the launcher, autoprof -- PROGRAM, profiles it from outside)");
 		return -ENOTSUP;
 	}
-	autoprof.paused = !autoprof.cfg.start; /* AUTOPROF_START=0 */
+	autoprof.paused = !raw.start; /* AUTOPROF_START=0 */
 	autoprof.state_since = autoprof.start_time;
 	autoprof.pid = getpid();
-	find_lineage();
-	if (autoprof.top || autoprof.cfg.counter_fds[0]) {
-		err = start_counters(&autoprof.counters, &autoprof.cfg);
+	first = find_lineage();
+	if (autoprof.top || raw.counter_fds[0]) {
+		err = start_counters(&autoprof.counters, &raw);
 		if (err)
 			return err;
 	}
-	err = choose_source(&fell_back);
+	err = settle(&raw, first);
+	if (first)
+		export_lineage(autoprof.cfg);
 	if (err)
 		goto out_counters;
-	if (autoprof.top && !autoprof.execd && !autoprof.timer_mode)
-		say_missing_pmu(&autoprof.counters, fell_back);
-	if (autoprof.timer_mode)
-		timer_attr(&autoprof.attr);
-	else
-		event__sampler_attr(&autoprof.cfg, &autoprof.attr);
-	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND || autoprof.timer_mode)
+	if (autoprof.top && !autoprof.execd && !autoprof.cfg->timer_mode)
+		say_missing_pmu(&autoprof.counters, autoprof.cfg->fell_back);
+	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode)
 		unwind__init();
 	signals__init();
-	err = sample__install(autoprof.cfg.signo);
+	err = sample__install(autoprof.signo);
 	if (err) {
 		pr_warn("signal %d already has a handler (%s); not profiling (set AUTOPROF_SIGNAL)",
-			autoprof.cfg.signo, strerror(-err));
+			autoprof.signo, strerror(-err));
 		goto out_counters;
 	}
 	interpose__init();
@@ -516,7 +486,7 @@ static void say_signals(void)
 /* The last words of an image: what it wrote, when verbose. */
 static void say_summary(void)
 {
-	const struct ap_config *cfg = &autoprof.cfg;
+	const struct ap_settled *cfg = autoprof.cfg;
 	char rate[48] = "";
 
 	/* The rate delivered, where the samples' periods are CPU time in ns. */
@@ -572,7 +542,7 @@ void autoprof__stop(void)
 	control__withdraw();
 	thread__stop_all();
 	elapsed = save_counters(true);
-	if (autoprof.cfg.stat)
+	if (autoprof.cfg->stat)
 		stat__print(&autoprof.counters, elapsed);
 	record_delivered_period();
 	empty = !autoprof.stats.samples && !autoprof.top;

@@ -80,6 +80,7 @@ static bool ready;
 static uintptr_t self_bias;
 static pthread_mutex_t sync_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static uint64_t skipped_busy; /* table readers turned away by a dlclose; atomic */
+static uint64_t generation;   /* bumped when an object comes or goes (cfi.c); atomic */
 
 typedef int (*iterate_cb)(struct dl_phdr_info *, size_t, void *);
 static int (*real_iterate)(iterate_cb, void *);
@@ -260,6 +261,7 @@ static struct object *add_object(uintptr_t bias, const ElfW(Phdr) * phdr, int ph
 				add_special(bias + phdr[i].p_vaddr,
 					    bias + phdr[i].p_vaddr + phdr[i].p_memsz, o->kind);
 	__atomic_store_n(&o->state, SLOT_READY, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE); /* failures cached for its pcs */
 	return o;
 }
 
@@ -360,6 +362,16 @@ void objects__leave(void)
 	__atomic_fetch_sub(&inflight, 1, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * A number that changes whenever an object is added to the table or dropped
+ * from it: rules cached by pc (cfi.c) are valid while it stays the same.
+ * Async-signal-safe.
+ */
+uint64_t objects__generation(void)
+{
+	return __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
+}
+
 /* Count a sample whose stack is skipped: a dlclose was in progress. Async-signal-safe. */
 void objects__skipped(void)
 {
@@ -433,8 +445,10 @@ static void refresh(bool prune)
 		}
 	/* Another object may be loaded where this one was: libunwind must not
 	 * keep frame layouts of the unloaded code. */
-	if (pruned)
+	if (pruned) {
 		unw_flush_cache(unw_local_addr_space, 0, 0);
+		__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE); /* nor cfi.c its rules */
+	}
 }
 
 /*

@@ -33,7 +33,7 @@ int event__max_sample_rate(void)
  * Fill attr with the kernel event each thread opens for cfg. The file's attr
  * is derived from it by the writer. Returns 0.
  */
-int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *attr)
+int event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -88,7 +88,7 @@ int event__sampler_attr(const struct ap_config *cfg, struct perf_event_attr *att
  * an architecture cfi.c knows, and a rate the tick event can follow in time
  * (a frequency, or a period of cpu-clock or task-clock nanoseconds).
  */
-bool event__batched(const struct ap_config *cfg)
+bool event__batched(const struct ap_settled *cfg)
 {
 #if defined(__x86_64__)
 	if (cfg->callgraph != AP_CG_LIBUNWIND || cfg->batch <= 1)
@@ -109,15 +109,15 @@ bool event__batched(const struct ap_config *cfg)
  * (event__tick_attr: 13/8 of the period), so a
  * thread is drained at each of its returns to user space.
  */
-unsigned event__tick_samples(const struct ap_config *cfg)
+unsigned event__tick_samples(const struct ap_settled *cfg)
 {
 	return cfg->kernel ? 1 : cfg->batch;
 }
 
 /* The samples a batched thread's tick spans at most (the ring holds 16 such batches). */
-unsigned event__tick_span(const struct ap_config *cfg)
+unsigned event__tick_span(const struct ap_settled *cfg)
 {
-	uint64_t period_ns = cfg->period ? cfg->period : 1000000000ULL / cfg->freq;
+	uint64_t period_ns = cfg->interval_ns;
 	uint64_t n = period_ns ? (AP_TICK_MIN_NS + period_ns - 1) / period_ns : 1;
 
 	return n > cfg->batch ? (unsigned)n : cfg->batch;
@@ -131,9 +131,9 @@ unsigned event__tick_span(const struct ap_config *cfg)
  * overflow, whatever wakeup_events says: batching needs a second event.)
  * An excluded tick (user-only, expiring in the kernel) raises nothing.
  */
-void event__tick_attr(const struct ap_config *cfg, struct perf_event_attr *attr, unsigned samples)
+void event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr, unsigned samples)
 {
-	uint64_t period_ns = cfg->period ? cfg->period : 1000000000ULL / cfg->freq;
+	uint64_t period_ns = cfg->interval_ns;
 
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -196,88 +196,14 @@ int event__route_signal(int fd, int signo, pid_t tid)
 	return 0;
 }
 
-/*
- * The highest rate of a timer-driven event (cpu-clock, task-clock). Its
- * samples come from an hrtimer interrupt the kernel re-arms one period
- * ahead; when an interrupt (the sample, its stack copy, the timer's own
- * reprogramming: exits on a virtual machine) takes longer than the period,
- * the CPU never leaves it. The kernel's own limit on sampling time
- * (kernel.perf_cpu_time_max_percent) applies to PMU interrupts only. Here
- * at 100 kHz (a 10 us period) a CPU stayed in interrupts for minutes (RCU
- * stalls, soft lockups), and no signal, not even SIGKILL, ended the program.
- */
-#define TIMER_MAX_HZ 20000
-
-/* Clamp cfg's rate of a timer-driven event to TIMER_MAX_HZ, saying so once. */
-static void clamp_timer_rate(struct ap_config *cfg)
+/* Can the calling thread open attr? The event is closed again. Returns 0 or -errno. */
+int event__probe(const struct perf_event_attr *attr)
 {
-	static int said;
-	uint64_t asked = cfg->freq, asked_period = cfg->period;
+	struct perf_event_attr copy = *attr;
+	int fd = perf_event_open(&copy, 0, -1, PERF_FLAG_FD_CLOEXEC);
 
-	if (cfg->event.type != PERF_TYPE_SOFTWARE ||
-	    (cfg->event.config != PERF_COUNT_SW_CPU_CLOCK &&
-	     cfg->event.config != PERF_COUNT_SW_TASK_CLOCK))
-		return;
-	if (cfg->freq > TIMER_MAX_HZ) {
-		cfg->freq = TIMER_MAX_HZ;
-		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			pr_warn("%s samples at %llu Hz would come from a timer interrupt every "
-				"%llu ns, "
-				"which can take the whole CPU; sampling at %d Hz (the rate "
-				"delivered is "
-				"stated at the end)",
-				cfg->event_name, (unsigned long long)asked,
-				(unsigned long long)(1000000000ULL / asked), TIMER_MAX_HZ);
-	} else if (cfg->period && cfg->period < 1000000000ULL / TIMER_MAX_HZ) {
-		cfg->period = 1000000000ULL / TIMER_MAX_HZ;
-		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			pr_warn("%s samples every %llu ns would take the whole CPU in timer "
-				"interrupts; "
-				"sampling every %llu ns",
-				cfg->event_name, (unsigned long long)asked_period,
-				1000000000ULL / TIMER_MAX_HZ);
-	}
-}
-
-/*
- * Settle the default event: cycles where the PMU has it, else cpu-clock
- * (*fell_back set to the errno of cycles, for the caller to say so). Also
- * clamp the frequency to the kernel's limit. Returns 0 or -errno when even
- * the chosen event cannot be opened.
- */
-int event__probe_default(struct ap_config *cfg, int *fell_back)
-{
-	struct perf_event_attr attr;
-	int fd, max_rate;
-
-	max_rate = event__max_sample_rate();
-	if (cfg->freq && max_rate > 0 && cfg->freq > (uint64_t)max_rate) {
-		pr_warn("AUTOPROF_FREQ=%llu is above kernel.perf_event_max_sample_rate; using %d",
-			(unsigned long long)cfg->freq, max_rate);
-		cfg->freq = (uint64_t)max_rate;
-	}
-
-	event__sampler_attr(cfg, &attr);
-	fd = perf_event_open(&attr, 0, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0) {
-		ap_close(fd);
-		clamp_timer_rate(cfg);
-		return 0;
-	}
-	if (cfg->kernel && (errno == EACCES || errno == EPERM)) {
-		pr_warn("AUTOPROF_KERNEL: kernel samples are not permitted here (%s; see "
-			"kernel.perf_event_paranoid); sampling user space only",
-			strerror(errno));
-		cfg->kernel = false;
-		return event__probe_default(cfg, fell_back);
-	}
-	if (cfg->event_auto && (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV)) {
-		*fell_back = errno;
-		cfg->event = (struct ap_event){.type = PERF_TYPE_SOFTWARE,
-					       .config = PERF_COUNT_SW_CPU_CLOCK};
-		strcpy(cfg->event_name, "cpu-clock");
-		cfg->event_auto = false;
-		return event__probe_default(cfg, fell_back);
-	}
-	return -errno;
+	if (fd < 0)
+		return -errno;
+	ap_close(fd);
+	return 0;
 }

@@ -51,14 +51,14 @@ static int max_slot = -1; /* highest slot ever used */
 /* Ring size: a signal per sample keeps rings nearly empty; fp chains are larger. */
 static unsigned ring_pages(void)
 {
-	return autoprof.cfg.callgraph == AP_CG_FP ? 4 : 1;
+	return autoprof.cfg->callgraph == AP_CG_FP ? 4 : 1;
 }
 
 /* Data pages of a batched sampler's ring: room for 16 batches of samples with their stack copies.
  */
 static unsigned batched_ring_pages(unsigned copy)
 {
-	const struct ap_config *cfg = &autoprof.cfg;
+	const struct ap_settled *cfg = autoprof.cfg;
 	size_t rec = 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
 	/* Room for 16 batches: the tick counts user time only (a signal left
 	 * pending in a system call would end the program's next wait with
@@ -76,7 +76,7 @@ static unsigned batched_ring_pages(unsigned copy)
 /* The sampler's attr for a signal per sample: without registers and stack copies. */
 static void plain_attr(struct perf_event_attr *attr)
 {
-	*attr = autoprof.attr;
+	*attr = autoprof.cfg->attr;
 	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
 	attr->sample_regs_user = 0;
 	attr->sample_stack_user = 0;
@@ -107,8 +107,8 @@ static void rate_attr(const struct ap_thread *t, struct perf_event_attr *attr)
 /* The largest stack copy for t at its rate (at least AUTOPROF_STACK_COPY). */
 static unsigned copy_limit(const struct ap_thread *t)
 {
-	const struct ap_config *cfg = &autoprof.cfg;
-	uint64_t rate = cfg->period ? 1000000000ULL / cfg->period : cfg->freq;
+	const struct ap_settled *cfg = autoprof.cfg;
+	uint64_t rate = cfg->hz;
 	uint64_t lim;
 
 	rate >>= t->rate_shift;
@@ -122,7 +122,7 @@ static unsigned copy_limit(const struct ap_thread *t)
 /* The tick attr of t (event__tick_attr) at t's rate. */
 static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, unsigned samples)
 {
-	event__tick_attr(&autoprof.cfg, attr, samples);
+	event__tick_attr(autoprof.cfg, attr, samples);
 	attr->sample_period <<= t->rate_shift;
 }
 
@@ -135,7 +135,7 @@ static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, u
  */
 void thread__grow_copy(struct ap_thread *t)
 {
-	struct perf_event_attr attr = autoprof.attr;
+	struct perf_event_attr attr = autoprof.cfg->attr;
 	unsigned copy = t->copy_bytes * 4 < t->copy_max ? t->copy_bytes * 4 : t->copy_max;
 	struct ring ring = {0}, old = t->ring;
 	int fd;
@@ -212,8 +212,7 @@ static void open_ramp(struct ap_thread *t, pid_t tid)
 	fd = event__open(&attr, tid);
 	if (fd < 0)
 		return;
-	if (ring__map(&t->ramp, fd, 0) == 0 &&
-	    event__route_signal(fd, autoprof.cfg.signo, t->tid) == 0)
+	if (ring__map(&t->ramp, fd, 0) == 0 && event__route_signal(fd, autoprof.signo, t->tid) == 0)
 		t->ramp_fd = fd; /* the number its signals carry in si_fd */
 	else
 		ring__unmap(&t->ramp);
@@ -238,17 +237,17 @@ void thread__end_ramp(struct ap_thread *t)
 bool thread__slow_down(struct ap_thread *t)
 {
 	struct ring ring = {0}, tick = {0}, old = t->ring, old_tick = t->tick;
-	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	int signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE);
 	struct perf_event_attr attr;
 	int fd, tick_fd = -1;
 	bool ok;
 
-	if (t->is_timer || !t->ring.page || !autoprof.attr.freq ||
-	    (autoprof.cfg.freq >> (t->rate_shift + 1)) < SLOWEST_HZ)
+	if (t->is_timer || !t->ring.page || !autoprof.cfg->attr.freq ||
+	    (autoprof.cfg->freq >> (t->rate_shift + 1)) < SLOWEST_HZ)
 		return false;
 	t->rate_shift++;
 	if (t->batched) {
-		attr = autoprof.attr;
+		attr = autoprof.cfg->attr;
 		attr.sample_stack_user = t->copy_bytes;
 	} else {
 		plain_attr(&attr);
@@ -303,8 +302,8 @@ bool thread__slow_down(struct ap_thread *t)
  */
 static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 {
-	struct perf_event_attr attr = autoprof.attr;
-	unsigned copy = t->copy_bytes ? t->copy_bytes : autoprof.cfg.stack_copy;
+	struct perf_event_attr attr = autoprof.cfg->attr;
+	unsigned copy = t->copy_bytes ? t->copy_bytes : autoprof.cfg->stack_copy;
 	int err;
 
 	t->copy_max = copy_limit(t);
@@ -320,7 +319,7 @@ static int open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 	t->copy_bytes = copy;
 	t->copy_samples = t->copy_short = 0;
 	if (!err)
-		err = open_tick(t, tid, autoprof.cfg.signo, tick_fd);
+		err = open_tick(t, tid, autoprof.signo, tick_fd);
 	if (!err) {
 		open_ramp(t, tid);
 		return 0;
@@ -348,7 +347,7 @@ static int open_plain(struct ap_thread *t, pid_t tid)
 		return t->fd;
 	err = ring__map(&t->ring, t->fd, ring_pages());
 	if (!err)
-		err = event__route_signal(t->fd, autoprof.cfg.signo, t->tid);
+		err = event__route_signal(t->fd, autoprof.signo, t->tid);
 	if (!err)
 		return 0;
 	ring__unmap(&t->ring);
@@ -667,7 +666,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 
 	t->fd = -1;
 	t->ramp_fd = -1;
-	if (autoprof.timer_mode) {
+	if (autoprof.cfg->timer_mode) {
 		/* A POSIX CPU-time timer, created by the thread itself. */
 		*err = tid ? -EOPNOTSUPP : timer__open(t);
 		if (*err)
@@ -748,7 +747,7 @@ int thread__start(void)
 {
 	int err;
 
-	if (autoprof.cfg.callgraph == AP_CG_LIBUNWIND)
+	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND)
 		unwind__prime_thread();
 	return thread_open(0, &err) ? 0 : err;
 }
@@ -1095,7 +1094,7 @@ void thread__before_seccomp(bool all_threads)
 	ap_block_sampling(&old);
 	thread__stop_self();
 	sigemptyset(&ours);
-	sigaddset(&ours, autoprof.cfg.signo);
+	sigaddset(&ours, autoprof.signo);
 	while (syscall(SYS_rt_sigtimedwait, &ours, NULL, &zero, _NSIG / 8) > 0)
 		; /* a sample signal already queued would run our handler under the sandbox */
 	sandboxed = true;

@@ -113,17 +113,20 @@ static void put_maps(struct sbuf *b)
 /*
  * An attr as perf stat record writes it: the event, read_format with the
  * enabled/running times, sample_type IDENTIFIER (the same layout for every
- * attr of the file). Async-signal-safe.
+ * attr of the file), laid out at dst, which need not be aligned (EVENT_DESC
+ * puts its attrs after 4-byte fields). Async-signal-safe.
  */
 static void stat_attr(void *dst, const struct perf_event_attr *src)
 {
-	struct perf_event_attr *a = dst;
+	struct perf_event_attr a;
 
-	memcpy(dst, src, PERF_FILE_ATTR_SIZE);
-	a->size = PERF_FILE_ATTR_SIZE;
-	a->sample_type = PERF_SAMPLE_IDENTIFIER;
-	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	a->sample_id_all = 0;
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, src, PERF_FILE_ATTR_SIZE);
+	a.size = PERF_FILE_ATTR_SIZE;
+	a.sample_type = PERF_SAMPLE_IDENTIFIER;
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	a.sample_id_all = 0;
+	memcpy(dst, &a, PERF_FILE_ATTR_SIZE);
 }
 
 /* One event of the stat file: its attr, id, name and totals. */

@@ -166,7 +166,7 @@ void ap_block_sampling(sigset_t *old)
 	sigset_t block;
 
 	sigemptyset(&block);
-	sigaddset(&block, autoprof.cfg.signo);
+	sigaddset(&block, autoprof.signo);
 	ap_sigmask(SIG_BLOCK, &block, old);
 }
 
@@ -519,7 +519,7 @@ static bool move_sampling(int from)
 {
 	bool moved = false;
 
-	if (from != __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE) ||
+	if (from != __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE) ||
 	    signals__holder(from) != AP_HOLD_SAMPLE)
 		return true;
 	pthread_mutex_lock(&move_lock);
@@ -529,7 +529,7 @@ static bool move_sampling(int from)
 	for (int i = 0, to; (to = move_target(i)) && !moved; i++) {
 		if (to == from || !free_for_sampling(to) || sample__install(to))
 			continue;
-		__atomic_store_n(&autoprof.cfg.signo, to, __ATOMIC_RELEASE);
+		__atomic_store_n(&autoprof.signo, to, __ATOMIC_RELEASE);
 		thread__reroute(to);
 		fatal__take(from);
 		moved = true;
@@ -577,7 +577,7 @@ static void note_interest(const sigset_t *set)
  */
 static const sigset_t *program_set(const sigset_t *set, sigset_t *copy, bool *stripped)
 {
-	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	int signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE);
 
 	*stripped = false;
 	if (!set || signals__holder(signo) != AP_HOLD_SAMPLE || !sigismember(set, signo))
@@ -739,7 +739,7 @@ static bool redundant_in_handler(sigset_t *old, void *caller)
  */
 static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t *old, void *caller)
 {
-	int signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+	int signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE);
 	bool stripped = false, named;
 	const sigset_t *use = set;
 	sigset_t copy;
@@ -754,7 +754,7 @@ static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t 
 		return next(how, set, old);
 	if (set && how != SIG_UNBLOCK && named) {
 		use = program_set(set, &copy, &stripped);
-		signo = __atomic_load_n(&autoprof.cfg.signo, __ATOMIC_ACQUIRE);
+		signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE);
 	}
 	ret = next(how, use, old);
 	if (ret != 0)

@@ -3,6 +3,7 @@
  * onewalk.c - both passes of a one-file session in (mostly) one walk of its
  * records, with the result of two passes (see onewalk__process()).
  */
+#include "autoprof/env.h"
 #include "driver/driver.h"
 
 #include <errno.h>
@@ -154,7 +155,7 @@ static int spec_walk(struct session *s, struct sides *sd, u64 *pos)
 int onewalk__process(struct session *s, struct sides *sd)
 {
 	struct perf_file *pf = &s->files[0];
-	const char *env = getenv("AUTOPROF_REPORT_SPEC_GAP");
+	const char *env = ap_env(AP_ENV_REPORT_SPEC_GAP);
 	u64 gap = env ? strtoull(env, NULL, 0) : SPEC_GAP;
 	u64 pos = pf->data_off, start;
 	size_t nr_pre, i;

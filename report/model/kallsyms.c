@@ -15,6 +15,7 @@
  * the boot id and a hash of /proc/modules: it is used only while both are
  * unchanged (same boot, same modules at the same addresses).
  */
+#include "autoprof/env.h"
 #include "model/model.h"
 
 #include <errno.h>
@@ -297,7 +298,7 @@ int kallsyms__load_cached(struct kallsyms *k)
 
 	memset(k, 0, sizeof(*k));
 	k->loaded = true;
-	if (getenv("AUTOPROF_NO_KSYM_CACHE") || cache_stamp(&stamp))
+	if (ap_env(AP_ENV_NO_KSYM_CACHE) || cache_stamp(&stamp))
 		return kallsyms__load(k, "/proc/kallsyms");
 	if (!cache_load(k, stamp))
 		return 0;

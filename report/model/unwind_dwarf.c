@@ -10,6 +10,7 @@
  * The Dwfl's thread callbacks read memory from the current sample's stack
  * dump and registers from its REGS_USER block, mapped to DWARF numbers.
  */
+#include "autoprof/env.h"
 #include "model/model.h"
 
 #include <elfutils/libdwfl.h>
@@ -413,7 +414,7 @@ static struct uw_proc *findnew_proc(struct unwinder *uw, u32 pid, u32 epoch)
 struct unwinder *unwind_dwarf__new(void)
 {
 	struct unwinder *uw = calloc(1, sizeof(struct unwinder));
-	const char *env = getenv("AUTOPROF_REPORT_NO_CFI_CACHE");
+	const char *env = ap_env(AP_ENV_REPORT_NO_CFI_CACHE);
 
 	if (uw)
 		uw->no_cache = env && *env && strcmp(env, "0") != 0;

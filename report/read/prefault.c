@@ -22,6 +22,7 @@
  * AUTOPROF_REPORT_PREFAULT_MIN, _AHEAD and _RELEASE (bytes, for tests) set
  * the size, the distance and PREFAULT_RELEASE.
  */
+#include "autoprof/env.h"
 #include "read/read.h"
 
 #include <errno.h>
@@ -71,9 +72,9 @@ struct prefault {
 	u64 told;     /* the walker's own: the position it told last */
 };
 
-static u64 env_u64(const char *name, u64 dflt)
+static u64 env_u64(enum ap_env var, u64 dflt)
 {
-	const char *v = getenv(name);
+	const char *v = ap_env(var);
 	char *end;
 	unsigned long long n;
 
@@ -147,8 +148,8 @@ void prefault__start(struct perf_file *pf)
 {
 	struct prefault *p;
 
-	if (!pf->mapped || pf->prefault || env_u64("AUTOPROF_REPORT_NO_PREFAULT", 0) ||
-	    pf->size < env_u64("AUTOPROF_REPORT_PREFAULT_MIN", PREFAULT_MIN) ||
+	if (!pf->mapped || pf->prefault || env_u64(AP_ENV_REPORT_NO_PREFAULT, 0) ||
+	    pf->size < env_u64(AP_ENV_REPORT_PREFAULT_MIN, PREFAULT_MIN) ||
 	    sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		return;
 	p = calloc(1, sizeof(*p));
@@ -159,10 +160,10 @@ void prefault__start(struct perf_file *pf)
 	p->reader = p->told = pf->data_off;
 	p->page = (u64)sysconf(_SC_PAGESIZE);
 	p->released = pf->data_off & ~(p->page - 1);
-	p->release = env_u64("AUTOPROF_REPORT_PREFAULT_RELEASE", PREFAULT_RELEASE);
+	p->release = env_u64(AP_ENV_REPORT_PREFAULT_RELEASE, PREFAULT_RELEASE);
 	p->release_max = p->release > UINT64_MAX / 4 ? UINT64_MAX : 4 * p->release;
 	p->release_hard = p->release > UINT64_MAX / 8 ? UINT64_MAX : 8 * p->release;
-	p->ahead = env_u64("AUTOPROF_REPORT_PREFAULT_AHEAD", PREFAULT_AHEAD);
+	p->ahead = env_u64(AP_ENV_REPORT_PREFAULT_AHEAD, PREFAULT_AHEAD);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	if (pthread_create(&p->thread, NULL, prefault_thread, p)) {

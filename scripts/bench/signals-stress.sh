@@ -3,7 +3,7 @@
 # default), beside two CPU hogs this script starts and kills: the programs
 # that own their signals (tests/hostile/sigown.c, every mode), a full
 # real-time signal queue (RLIMIT_SIGPENDING 1, default and real-time
-# sampling signal), gdb --batch, strace -f, valgrind --tool=none, and the
+# sampling signal), gdb --batch, lldb --batch, strace -f, valgrind --tool=none, and the
 # highest rate the kernel takes (-F kernel.perf_event_max_sample_rate). Each
 # run is compared with a plain run of the same program (stdout and exit
 # status); a run that hangs is killed after 60 s and counted as a failure.
@@ -76,5 +76,19 @@ for i in $(seq "$RUNS"); do
 done
 printf '%-22s %3d runs %3d failed\n' gdb "$RUNS" "$bad"
 [ "$bad" = 0 ] || failed=1
+# lldb: the same (its default passes SIGPROF, SIGVTALRM and real-time signals).
+if command -v lldb >/dev/null; then
+	bad=0
+	for i in $(seq "$RUNS"); do
+		$TO lldb --batch -o "settings set target.env-vars LD_PRELOAD=$LIB AUTOPROF_OUTPUT=$T/l.data" \
+			-o run -- "$B/progs/mtwork" 0.2 2 >lldb.out 2>&1
+		if ! grep -q 'exited with status = 0 ' lldb.out || grep -q 'stop reason = signal' lldb.out; then
+			bad=$((bad + 1))
+			cp lldb.out "lldb.fail$i"
+		fi
+	done
+	printf '%-22s %3d runs %3d failed\n' lldb "$RUNS" "$bad"
+	[ "$bad" = 0 ] || failed=1
+fi
 [ "$failed" = 0 ] || { echo "failures kept in $T (not removed)"; trap - EXIT; kill $H1 $H2; }
 exit $failed

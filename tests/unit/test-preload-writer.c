@@ -76,10 +76,11 @@ int main(void)
 	struct stat st;
 	int samples = 0, comms = 0, bad = 0;
 	uint64_t pos, end;
+	static const struct ap_settled settled = {.event_name = "cpu-clock"};
 
 	plan(23);
 	ap_quiet = true;
-	strcpy(autoprof.cfg.event_name, "cpu-clock");
+	autoprof.cfg = &settled;
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(path, sizeof(path), "%s/perf.data", dir);
