@@ -152,7 +152,10 @@
 	  "the folder of the cached kernel symbol table ($XDG_CACHE_HOME/autoprof, else "          \
 	  "~/.cache/autoprof)")                                                                    \
 	Y("DEBUGINFOD_URLS", "autoprof-report",                                                    \
-	  "debuginfod servers asked for debug info a build id names (only when set)")
+	  "debuginfod servers asked for debug info a build id names (only when set)")              \
+	Y("PERF_BUILDID_DIR, HOME", "autoprof-report",                                             \
+	  "perf's build-id cache, where objects, the vdso and kallsyms of a recording are "        \
+	  "found by build id ($PERF_BUILDID_DIR, else ~/.debug)")
 
 /* The readers of the table's variables (its who column). */
 enum ap_env_who { AP_READ_LIB, AP_READ_LAUNCHER, AP_READ_REPORT };
