@@ -240,7 +240,8 @@ static void no_core(void)
  */
 static bool core_elsewhere(void)
 {
-	static char dir[] = "/tmp/autoprof-core.XXXXXX";
+	static char dir[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
 	char pattern[256] = "";
 	struct rlimit lim;
 	int fd, pipefd[2];
@@ -254,6 +255,9 @@ static bool core_elsewhere(void)
 		return false;
 	}
 	close(fd);
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > PATH_MAX - 64)
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/autoprof-core.XXXXXX", tmp);
 	if (!mkdtemp(dir) || pipe2(pipefd, O_CLOEXEC_FLAG) < 0)
 		return false;
 	cleaner = fork();

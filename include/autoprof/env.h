@@ -145,11 +145,17 @@
 	Y("XDG_RUNTIME_DIR", "libautoprof.so, autoprof ctl",                                       \
 	  "the folder of the control endpoints ($XDG_RUNTIME_DIR/autoprof, else "                  \
 	  "/tmp/autoprof-UID)")                                                                    \
+	Y("TMPDIR", "autoprof",                                                                    \
+	  "where the launcher makes the private folder (autoprof-core.XXXXXX, else in /tmp) "      \
+	  "that takes its own near-empty core when the command dumps core")                        \
 	Y("XDG_CACHE_HOME, HOME", "autoprof-report",                                               \
 	  "the folder of the cached kernel symbol table ($XDG_CACHE_HOME/autoprof, else "          \
 	  "~/.cache/autoprof)")                                                                    \
 	Y("DEBUGINFOD_URLS", "autoprof-report",                                                    \
-	  "debuginfod servers asked for debug info a build id names (only when set)")
+	  "debuginfod servers asked for debug info a build id names (only when set)")              \
+	Y("PERF_BUILDID_DIR, HOME", "autoprof-report",                                             \
+	  "perf's build-id cache, where objects, the vdso and kallsyms of a recording are "        \
+	  "found by build id ($PERF_BUILDID_DIR, else ~/.debug)")
 
 /* The readers of the table's variables (its who column). */
 enum ap_env_who { AP_READ_LIB, AP_READ_LAUNCHER, AP_READ_REPORT };

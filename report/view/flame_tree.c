@@ -7,7 +7,6 @@
  * name and object, so a baseline and a new build line up.
  */
 #include "flame.h"
-#include "read/memory_events.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -93,7 +92,7 @@ static int proc_node(struct flame *f, const struct session *s, const struct task
 		       out);
 }
 
-int flame__add(struct flame *f, const struct session *s, int hist, int side, int root)
+int flame_tree__add(struct flame *f, const struct session *s, int hist, int side, int root)
 {
 	const struct hists *h = &s->hists;
 	u32 *path = malloc(MAX_FRAMES * sizeof(*path));
@@ -104,7 +103,7 @@ int flame__add(struct flame *f, const struct session *s, int hist, int side, int
 	if (!path)
 		return -ENOMEM;
 	/* a memory event's flame graph is weighed by its bytes or objects, not its records */
-	bool by_period = memory_events__column(h->v[hist].event) != NULL;
+	bool by_period = memory_names__column(h->v[hist].event) != NULL;
 
 	if (!f->nr)
 		err = node_of(f, NONE, "all\t", 4, FK_ROOT, &(u32){0});
@@ -134,7 +133,7 @@ int flame__add(struct flame *f, const struct session *s, int hist, int side, int
 	return err;
 }
 
-size_t flame__count_procs(const struct session *s, int hist)
+size_t flame_tree__count_procs(const struct session *s, int hist)
 {
 	const struct stacks *st = &s->hists.stacks;
 	struct kvmap seen = {0};
@@ -155,7 +154,7 @@ size_t flame__count_procs(const struct session *s, int hist)
 	return nr;
 }
 
-const char *flame__name(const struct flame *f, u32 i, size_t *len)
+const char *flame_tree__name(const struct flame *f, u32 i, size_t *len)
 {
 	const char *key = strset__str(&f->names, f->v[i].key);
 
@@ -163,7 +162,7 @@ const char *flame__name(const struct flame *f, u32 i, size_t *len)
 	return key;
 }
 
-const char *flame__object(const struct flame *f, u32 i)
+const char *flame_tree__object(const struct flame *f, u32 i)
 {
 	const char *key = strset__str(&f->names, f->v[i].key), *tab = strchr(key, '\t');
 
@@ -180,7 +179,7 @@ static int sort_cmp(const void *pa, const void *pb, void *arg)
 	return strcmp(strset__str(&f->names, x->key), strset__str(&f->names, y->key));
 }
 
-int flame__sort(struct flame *f)
+int flame_tree__sort(struct flame *f)
 {
 	u32 *ids;
 	size_t i;
@@ -205,7 +204,7 @@ int flame__sort(struct flame *f)
 	return 0;
 }
 
-void flame__exit(struct flame *f)
+void flame_tree__exit(struct flame *f)
 {
 	free(f->v);
 	kvmap__exit(&f->idx);

@@ -5,8 +5,7 @@
  * stacks in name order, for flamegraph.pl and friends. The counts add up to
  * the event's samples.
  */
-#include "internal.h"
-#include "read/memory_events.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,12 +46,12 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
-	/* a memory event's stacks count its bytes or objects (read/memory_events.c) */
-	by_period = memory_events__column(s->hists.v[hist].event) != NULL;
+	/* a memory event's stacks count its bytes or objects (driver/memory_events.c) */
+	by_period = memory_names__column(s->hists.v[hist].event) != NULL;
 	scratch = malloc(MAX_FRAMES * sizeof(*scratch));
 	if (!scratch)
 		return -ENOMEM;
-	err = ftree__build(&t, s, hist, FT_STACKS, 0);
+	err = ftree__build(&t, &s->hists, hist, FT_STACKS, 0);
 	if (!err) {
 		ftree__order(&t, s->hists.res.funcs, true);
 		/* Pre-order in name order gives FlameGraph's sorted input. */

@@ -10,8 +10,7 @@
  * numbers are exact; at the default interval each stack's bytes are an
  * unbiased estimate, and a leak smaller than the interval may be missed.
  */
-#include "internal.h"
-#include "read/memory_events.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
