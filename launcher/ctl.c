@@ -165,7 +165,7 @@ static bool restartable(const char *wchan)
  * asleep in a wait that goes on after a handler (a lock, a condition, a
  * read, an accept, a join) comes first, then one running, then the main
  * thread (a thread in epoll_wait, poll or a sleep would see EINTR there; see
- * the README's Limits).
+ * doc/limits.md).
  */
 static int pick_thread(int pid)
 {

@@ -6,8 +6,8 @@
  * The same table drives the preload library's parser (common/options.c),
  * the launcher's flags, --help and autoprof(1), autoprof-report(1)'s
  * ENVIRONMENT, and the environment an exec'd program inherits
- * (preload/session/child_env.c); tests/docs.t checks that the README lists
- * every row. Add a variable here and nowhere else, and read it with
+ * (preload/session/child_env.c); tests/docs.t checks that doc/variables.md
+ * lists every row. Add a variable here and nowhere else, and read it with
  * ap_env(AP_ENV_<id>), never with a bare getenv.
  *
  * X(id, who, long_flag, short_flag, arg, default, help)
@@ -21,8 +21,8 @@
  *   arg        the argument's name in --help, or NULL for an on/off switch
  *   default    the value used when the variable is unset ("" = none); for
  *              REPORT rows the reader's constant it documents (PREFAULT_*
- *              in report/read/prefault.c, SPEC_GAP in report/read/session.c)
- *   help       one line for --help, the manual pages and the README
+ *              in report/read/prefault.c, SPEC_GAP in report/driver/onewalk.c)
+ *   help       one line for --help, the manual pages and doc/variables.md
  *
  * The variables of others that the programs read are listed in
  * AUTOPROF_OTHER_ENV_TABLE below, for the manual pages; they are read as

@@ -31,7 +31,7 @@
  *    memory: Python's subprocess, posix_spawn, gdb), every wrapper is the
  *    plain real call and touches nothing of ours.
  *
- * Residual differences (documented in the README's Limits):
+ * Residual differences (documented in doc/limits.md):
  *  - a chained handler runs inside ours: SA_RESTART is ours (the kernel
  *    restarts system calls as our handler asks), the program's SA_ONSTACK is
  *    ours (we always ask for the alternate stack), and the kernel sees ours;

@@ -1,4 +1,4 @@
-/* Unit test: AUTOPROF_* parsing (preload/config.c). */
+/* Unit test: AUTOPROF_* parsing (common/options.c). */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
