@@ -419,14 +419,13 @@ AP_API void *__libc_pvalloc(size_t n)
  */
 bool alloc__interposed(void)
 {
+#ifdef __SANITIZE_ADDRESS__
+	return false; /* no wrappers */
+#else
 	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
 	void *(*volatile bound)(size_t);
 	Dl_info self, other;
 
-#ifdef __SANITIZE_ADDRESS__
-	(void)names, (void)bound, (void)self, (void)other;
-	return false; /* no wrappers */
-#else
 	bound = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
 	probe_seen = false;
 	if (!bound || bound(PROBE_SIZE) || !probe_seen)
