@@ -49,6 +49,28 @@ void launcher__forward_signals(pid_t pid);
 /* End as a command that ended with wait status @status did (its status, or its signal). */
 int launcher__end_like(int status);
 
+/* ---- perf_flags.c: perf record's spellings, bad flags in one line ---- */
+
+struct option;
+/*
+ * Say in one line what is wrong with the flag getopt_long() just refused
+ * (@c: '?' unknown, ambiguous or given a value it takes none; ':' missing its
+ * value), naming what to use instead for perf record's flags that mean
+ * nothing here (-a, -C, --switch-output...). Returns 2, the exit status.
+ */
+int perf_flags__bad(int c, char **argv, const struct option *longopts);
+/*
+ * -g/--call-graph's @arg as perf spells it: sets *@value to the
+ * AUTOPROF_CALLGRAPH value (dwarf is libunwind, said by perf_flags__say())
+ * and returns 0; returns 1 when -g stands alone (@may_stand_alone: @arg was
+ * the next word, which the caller puts back), 2 after refusing (lbr).
+ */
+int perf_flags__call_graph(const char *arg, bool may_stand_alone, const char **value);
+/* -F's @arg, with perf's "max" read from kernel.perf_event_max_sample_rate into @buf. */
+const char *perf_flags__freq(const char *arg, char *buf, size_t cap);
+/* Say what a perf spelling turned into (-g dwarf: libunwind), unless @quiet. */
+void perf_flags__say(bool quiet);
+
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int launcher__ctl(int argc, char **argv);
 

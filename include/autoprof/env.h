@@ -96,6 +96,9 @@
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
 	X(TOP, LIB, NULL, 0, "PID", "",                                                            \
 	  "set by the library: the first profiled process of the run")                             \
+	X(LAUNCHER, LIB, NULL, 0, "PID", "",                                                       \
+	  "set by the launcher: it checked the run's AUTOPROF_* names, so the library does not "   \
+	  "say them again")                                                                        \
 	X(IMAGE, LIB, NULL, 0, "PID:N", "",                                                        \
 	  "set by the library at exec: the program is the N-th exec of process PID")               \
 	X(VERBOSE, LIB, "verbose", 'v', NULL, "0", "say what the profiler does, on stderr")        \
