@@ -149,8 +149,13 @@ static int write_flamegraph(struct session *s, struct session *base, const struc
 		return 1;
 	}
 	err = base ? render_flamegraph_diff(base, s, &c->ro, f) : render_flamegraph(s, &c->ro, f);
-	if (!to_stdout && (ferror(f) | (fclose(f) != 0)) && !err)
+	if (!to_stdout && (ferror(f) | (fclose(f) != 0)) && (!err || err == -ENODATA))
 		err = -EIO;
+	if (err == -ENODATA) { /* an empty profile is a report too (exit 0), said in one line */
+		fprintf(stderr, PROG ": %s: the flame graph is empty: the profile has no samples\n",
+			to_stdout ? "standard output" : c->flame_file);
+		return 0;
+	}
 	if (err) {
 		fprintf(stderr, PROG ": %s: %s\n", c->flame_file, strerror(-err));
 		return 1;
