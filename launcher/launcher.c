@@ -221,7 +221,7 @@ int main(int argc, char **argv)
 	bool outside = false, threads = false;
 	char *end;
 	char lib[PATH_MAX], *preload;
-	const char *old, *output;
+	const char *old, *output, *hook;
 	int c, i, n = 0, quiet;
 
 	if (argc > 1 && !strcmp(argv[1], "list"))
@@ -349,6 +349,12 @@ int main(int argc, char **argv)
 		snprintf(launcher_pid, sizeof(launcher_pid), "%d", (int)getpid());
 		setenv(ap_env_name(AP_ENV_LAUNCHER), launcher_pid, 1);
 	}
+	hook = ap_env(AP_ENV_ON_WINDOW);
+	if (hook && *hook && (!opts.window_ns || id_list || outside)) {
+		fprintf(stderr, "autoprof: --on-window goes with --window, for a command profiled "
+				"with the library (not -p, -t or --outside)\n");
+		return 2;
+	}
 	if (id_list) {
 		int nids = attach__parse(id_list, ids, (int)(sizeof(ids) / sizeof(ids[0])),
 					 threads ? "-t" : "-p");
@@ -359,6 +365,13 @@ int main(int argc, char **argv)
 	}
 	if (outside)
 		return outside__run(argv + optind, output, quiet, "--outside");
+	if (hook && *hook && (launcher__is_static(argv[optind]) || launcher__is_go(argv[optind]))) {
+		fprintf(stderr,
+			"autoprof: --on-window: %s is profiled from outside (static or Go), "
+			"where windows have no hook yet\n",
+			argv[optind]);
+		return 2;
+	}
 	if (launcher__is_static(argv[optind]))
 		return outside__run(argv + optind, output, quiet,
 				    "statically linked: LD_PRELOAD cannot enter it");
@@ -381,6 +394,8 @@ int main(int argc, char **argv)
 		preload = lib;
 	}
 	setenv("LD_PRELOAD", preload, 1);
+	if (hook && *hook && on_window__start(hook, output))
+		return 2;
 
 	return launcher__run(argv + optind, output, quiet);
 }

@@ -71,6 +71,16 @@ const char *perf_flags__freq(const char *arg, char *buf, size_t cap);
 /* Say what a perf spelling turned into (-g dwarf: libunwind), unless @quiet. */
 void perf_flags__say(bool quiet);
 
+/* ---- on_window.c: --on-window CMD ---- */
+
+/*
+ * Watch @output's folder from a thread: each window file the run finishes
+ * gets `CMD FILE` run, unprofiled. Returns 0, or -1 after saying why.
+ */
+int on_window__start(const char *cmd, const char *output);
+/* After the command's end: the last windows' hooks, every hook waited for. No-op unstarted. */
+void on_window__finish(bool quiet);
+
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int launcher__ctl(int argc, char **argv);
 

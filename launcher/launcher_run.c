@@ -360,5 +360,6 @@ int launcher__run(char **argv, const char *output, int quiet)
 			return 126;
 	if (!err && !quiet)
 		list_outputs(output, since);
+	on_window__finish(quiet); /* --on-window: the last windows' hooks */
 	return launcher__end_like(status);
 }

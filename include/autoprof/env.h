@@ -92,6 +92,9 @@
 	  "write one complete perf.data per window of DURATION (500ms, 10s, 5m, 1h): "             \
 	  "FILE.<UTC start time>")                                                                 \
 	X(KEEP, LIB, "keep", 0, "N", "", "with --window: keep the newest N window files (0: all)") \
+	X(ON_WINDOW, LAUNCHER, "on-window", 0, "CMD", "",                                          \
+	  "with --window: run CMD FILE for each finished window file (a failure is said, "         \
+	  "never stops profiling)")                                                                \
 	X(COUNTER_FDS, LIB, NULL, 0, "LIST", "",                                                   \
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
 	X(TOP, LIB, NULL, 0, "PID", "",                                                            \
