@@ -64,6 +64,8 @@ static void usage(FILE *f)
 
 	fprintf(f, "usage: autoprof [options] [--] command [args...]\n"
 		   "       autoprof list [FILTER]   (the event names -e and --counters take)\n"
+		   "       autoprof top [options] -p PID | [--] command   (a live view, as perf "
+		   "top)\n"
 		   "Profile command (and nothing else) with libautoprof.so; write perf.data.\n\n"
 		   "options (each sets the AUTOPROF_* variable shown; the variables work\n"
 		   "without the launcher too):\n");
@@ -218,7 +220,7 @@ int main(int argc, char **argv)
 	static pid_t ids[4096];
 	const char *id_list = NULL;
 	double duration = 0;
-	bool outside = false, threads = false;
+	bool outside = false, threads = false, top_mode = false;
 	char *end;
 	char lib[PATH_MAX], *preload;
 	const char *old, *output, *hook;
@@ -228,6 +230,12 @@ int main(int argc, char **argv)
 		return launcher__list_events(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return launcher__ctl(argc - 1, argv + 1); /* `autoprof ctl PID OP` */
+	if (argc > 1 && !strcmp(argv[1], "top")) { /* `autoprof top [options] -p PID | -- cmd` */
+		top_mode = true;
+		argv[1] = argv[0];
+		argc--;
+		argv++;
+	}
 	for (i = 0; i < NROWS; i++) {
 		if (!rows[i].long_flag)
 			continue; /* set by the launcher itself */
@@ -348,6 +356,14 @@ int main(int argc, char **argv)
 		ap_quiet = was_quiet;
 		snprintf(launcher_pid, sizeof(launcher_pid), "%d", (int)getpid());
 		setenv(ap_env_name(AP_ENV_LAUNCHER), launcher_pid, 1);
+	}
+	if (top_mode) {
+		if (threads || (id_list && strchr(id_list, ','))) {
+			fprintf(stderr, "autoprof: top watches one process: -p PID or a command\n");
+			return 2;
+		}
+		return top__run(id_list ? NULL : argv + optind, id_list ? atoi(id_list) : 0, output,
+				ap_env(AP_ENV_OUTPUT) && *ap_env(AP_ENV_OUTPUT));
 	}
 	hook = ap_env(AP_ENV_ON_WINDOW);
 	if (hook && *hook && (!opts.window_ns || id_list || outside)) {

@@ -81,6 +81,16 @@ int on_window__start(const char *cmd, const char *output);
 /* After the command's end: the last windows' hooks, every hook waited for. No-op unstarted. */
 void on_window__finish(bool quiet);
 
+/* ---- top.c: autoprof top ---- */
+
+/*
+ * The live view of @argv (a command, run now) or of process @pid (@argv
+ * NULL): the hottest functions every second until q or Ctrl-C. The samples
+ * go to @output when @output_given, else to a temporary file removed at the
+ * end. Returns the exit status.
+ */
+int top__run(char **argv, pid_t pid, const char *output, bool output_given);
+
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int launcher__ctl(int argc, char **argv);
 
