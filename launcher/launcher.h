@@ -91,6 +91,26 @@ void on_window__finish(bool quiet);
  */
 int top__run(char **argv, pid_t pid, const char *output, bool output_given);
 
+/* ---- top_names.c: the function names of autoprof top ---- */
+
+struct top_func {
+	char *name;
+	uint64_t self, total;
+	uint64_t mark; /* the sample that counted it last in total */
+};
+/*
+ * The function at @addr in process @pid (its current image), named from its
+ * maps (read again when @samples moved since an address was not in them).
+ * Returns its index in top_names__funcs(), or UINT32_MAX (out of memory).
+ */
+uint32_t top_names__func(int pid, uint64_t addr, uint64_t samples);
+/* Process @pid exec'd: its addresses name other functions from now on. */
+void top_names__exec(int pid);
+/* The functions so far (@nr of them); the array moves as it grows. */
+struct top_func *top_names__funcs(size_t *nr);
+/* Free the symbolizers. */
+void top_names__end(void);
+
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int launcher__ctl(int argc, char **argv);
 

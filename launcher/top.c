@@ -9,11 +9,9 @@
  * events on every thread, the per-CPU rings drained and unwound into a
  * perf.data by pout); the view reads that file back as it grows. The file is
  * a temporary one, removed at the end, unless -o names it: then it stays, a
- * complete perf.data of what the view showed. Functions are named from the
- * target's /proc/PID/maps and each object's ELF symbols (libdwfl), looked up
- * once per address.
+ * complete perf.data of what the view showed. Functions are named by
+ * top_names.c.
  */
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -32,18 +30,6 @@
 #include "outside.h"
 
 #define MAX_TARGETS 4096
-#define NO_FUNC	    UINT32_MAX
-
-struct func {
-	char *name;
-	uint64_t self, total;
-	uint64_t mark; /* the sample that counted it last in total */
-};
-
-struct addr_slot {
-	uint64_t addr;
-	uint32_t func; /* NO_FUNC: empty slot */
-};
 
 static struct {
 	struct plan plan;
@@ -56,12 +42,8 @@ static struct {
 	pid_t pid;
 	bool command, ended, by_total, keep_file;
 	char tmpdir[64];
-	Dwfl *dwfl;
-	uint64_t dwfl_reported; /* the samples count at the last /proc/PID/maps read */
-	struct addr_slot *addrs;
-	size_t addr_cap, addr_nr;
-	struct func *funcs;
-	size_t nr_funcs, cap_funcs;
+	struct top_func *funcs; /* top_names.c's, as draw() found them */
+	size_t nr_funcs;
 	uint64_t samples, lost;
 	struct termios saved_tty;
 	bool tty;
@@ -75,127 +57,35 @@ static void on_quit(int sig)
 	quit_asked = 1;
 }
 
-static const Dwfl_Callbacks proc_callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-};
-
-/* (Re)read the target's maps into the symbolizer. */
-static void report_maps(void)
-{
-	if (!top.dwfl)
-		top.dwfl = dwfl_begin(&proc_callbacks);
-	if (!top.dwfl)
-		return;
-	dwfl_report_begin(top.dwfl);
-	dwfl_linux_proc_report(top.dwfl, top.pid);
-	dwfl_report_end(top.dwfl, NULL, NULL);
-	top.dwfl_reported = top.samples;
-}
-
-/* The function named @name (interned). */
-static uint32_t intern(const char *name)
-{
-	for (size_t i = 0; i < top.nr_funcs; i++)
-		if (!strcmp(top.funcs[i].name, name))
-			return (uint32_t)i;
-	if (top.nr_funcs == top.cap_funcs) {
-		size_t cap = top.cap_funcs ? 2 * top.cap_funcs : 256;
-		struct func *v = realloc(top.funcs, cap * sizeof(*v));
-
-		if (!v)
-			return NO_FUNC;
-		top.funcs = v;
-		top.cap_funcs = cap;
-	}
-	top.funcs[top.nr_funcs] = (struct func){.name = strdup(name), .mark = UINT64_MAX};
-	return top.funcs[top.nr_funcs].name ? (uint32_t)top.nr_funcs++ : NO_FUNC;
-}
-
-/* The name of the function at @addr: symbol, else [object], else the address. */
-static uint32_t name_addr(uint64_t addr)
-{
-	Dwfl_Module *mod = top.dwfl ? dwfl_addrmodule(top.dwfl, addr) : NULL;
-	const char *sym = NULL, *obj = NULL;
-	char buf[512];
-
-	if (!mod && top.samples != top.dwfl_reported) {
-		report_maps(); /* mapped since the last look */
-		mod = top.dwfl ? dwfl_addrmodule(top.dwfl, addr) : NULL;
-	}
-	if (mod) {
-		sym = dwfl_module_addrname(mod, addr);
-		obj = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-	}
-	if (addr >= 0xffff800000000000ULL)
-		snprintf(buf, sizeof(buf), "[kernel]");
-	else if (sym)
-		snprintf(buf, sizeof(buf), "%s", sym);
-	else if (obj)
-		snprintf(buf, sizeof(buf), "[%s]", strrchr(obj, '/') ? strrchr(obj, '/') + 1 : obj);
-	else
-		snprintf(buf, sizeof(buf), "[unknown]");
-	return intern(buf);
-}
-
-/* The function of @addr, from the cache of addresses or named now. */
-static uint32_t func_of(uint64_t addr)
-{
-	size_t i;
-
-	if (top.addr_nr * 2 >= top.addr_cap) {
-		size_t cap = top.addr_cap ? 2 * top.addr_cap : 4096;
-		struct addr_slot *v = malloc(cap * sizeof(*v)), *old = top.addrs;
-
-		if (!v)
-			return NO_FUNC;
-		for (i = 0; i < cap; i++)
-			v[i].func = NO_FUNC;
-		for (size_t j = 0; j < top.addr_cap; j++)
-			if (old[j].func != NO_FUNC) {
-				for (i = (old[j].addr * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
-				     v[i].func != NO_FUNC; i = (i + 1) & (cap - 1))
-					;
-				v[i] = old[j];
-			}
-		free(old);
-		top.addrs = v;
-		top.addr_cap = cap;
-	}
-	for (i = (addr * 0x9e3779b97f4a7c15ULL >> 20) & (top.addr_cap - 1);
-	     top.addrs[i].func != NO_FUNC; i = (i + 1) & (top.addr_cap - 1))
-		if (top.addrs[i].addr == addr)
-			return top.addrs[i].func;
-	top.addrs[i].addr = addr;
-	top.addrs[i].func = name_addr(addr);
-	top.addr_nr++;
-	return top.addrs[i].func;
-}
-
 /* Count one sample (the file's layout, AUTOPROF_SAMPLE_TYPE): its leaf self, every frame total. */
 static void count_sample(const uint64_t *w, size_t nw)
 {
 	/* id, ip, pid|tid, time, cpu|res, period, nr, ips[nr] */
 	uint64_t nr = nw > 6 ? w[6] : 0;
 	bool leaf = true;
+	struct top_func *funcs;
+	size_t nf;
 
 	if (nw < 7 || nr > nw - 7)
 		return;
 	top.samples++;
+
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = w[7 + i];
 		uint32_t f;
 
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
-			continue;		 /* PERF_CONTEXT_USER and the like */
-		f = func_of(leaf ? ip : ip - 1); /* a return address: the call is before it */
-		if (f == NO_FUNC)
+			continue; /* PERF_CONTEXT_USER and the like */
+		/* a return address: the call is before it */
+		f = top_names__func((int)(uint32_t)w[2], leaf ? ip : ip - 1, top.samples);
+		funcs = top_names__funcs(&nf);
+		if (f >= nf)
 			continue;
 		if (leaf)
-			top.funcs[f].self++;
-		if (top.funcs[f].mark != top.samples) {
-			top.funcs[f].total++;
-			top.funcs[f].mark = top.samples;
+			funcs[f].self++;
+		if (funcs[f].mark != top.samples) {
+			funcs[f].total++;
+			funcs[f].mark = top.samples;
 		}
 		leaf = false;
 	}
@@ -230,6 +120,9 @@ static void read_new(void)
 				break;
 			if (h->type == PERF_RECORD_SAMPLE && !(h->size & 7))
 				count_sample((const uint64_t *)(h + 1), (h->size - sizeof(*h)) / 8);
+			else if (h->type == PERF_RECORD_COMM && h->size >= sizeof(*h) + 8 &&
+				 (h->misc & PERF_RECORD_MISC_COMM_EXEC))
+				top_names__exec(*(const int *)(h + 1));
 			used += h->size;
 		}
 		memmove(buf, (char *)buf + used, have - used);
@@ -241,8 +134,8 @@ static void read_new(void)
 
 static int by_key(const void *a, const void *b)
 {
-	const struct func *x = &top.funcs[*(const uint32_t *)a],
-			  *y = &top.funcs[*(const uint32_t *)b];
+	const struct top_func *x = &top.funcs[*(const uint32_t *)a],
+			      *y = &top.funcs[*(const uint32_t *)b];
 	uint64_t kx = top.by_total ? x->total : x->self, ky = top.by_total ? y->total : y->self;
 
 	return kx < ky ? 1 : kx > ky ? -1 : strcmp(x->name, y->name);
@@ -260,6 +153,7 @@ static void draw(const char *what)
 	ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws);
 	rows = ws.ws_row > 6 ? ws.ws_row : 24;
 	cols = ws.ws_col > 40 ? ws.ws_col : 80;
+	top.funcs = top_names__funcs(&top.nr_funcs);
 	if (order_cap < top.nr_funcs) {
 		free(order);
 		order_cap = top.nr_funcs * 2;
@@ -279,7 +173,7 @@ static void draw(const char *what)
 	       top.ended ? "; it ended" : "", top.by_total ? "total" : "self");
 	printf("\r\n%7s %7s  %s\r\n", "self", "total", "function");
 	for (size_t i = 0; i < top.nr_funcs && (int)i < rows - 5; i++) {
-		const struct func *f = &top.funcs[order[i]];
+		const struct top_func *f = &top.funcs[order[i]];
 
 		if (!(top.by_total ? f->total : f->self))
 			break;
@@ -429,6 +323,8 @@ static void loop(const char *what)
 			read_new();
 			draw(what);
 			next = now.tv_sec + now.tv_nsec / 1e9 + 1;
+			if (top.ended && !top.tty)
+				break; /* no keys to wait for: the last screen is the end */
 		}
 	}
 	if (top.command && !top.ended) {
@@ -516,7 +412,7 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 			kill(top.pid, SIGKILL);
 		return 1;
 	}
-	report_maps();
+	top_names__func(top.pid, 0, 0); /* its maps read now, while it runs */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -549,7 +445,6 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 	fprintf(stderr, "autoprof: top: %llu samples%s%s\n", (unsigned long long)top.samples,
 		output_given ? (err ? ", the file could not be finished: " : "; wrote ") : "",
 		output_given ? (err ? strerror(-err) : top.out.path) : "");
-	if (top.dwfl)
-		dwfl_end(top.dwfl);
+	top_names__end();
 	return err ? 1 : 0;
 }

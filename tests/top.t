@@ -8,7 +8,7 @@ if ! command -v tmux >/dev/null 2>&1; then
 	echo "1..0 # SKIP tmux is not installed (scripts/install-deps.sh test)"
 	exit 0
 fi
-plan 16
+plan 18
 A=$B/autoprof
 S=autoprof-top-$$
 export TMUX_TMPDIR="$T"
@@ -78,4 +78,12 @@ is "$(cat top2.status 2>/dev/null):$st" "EXIT=0:0" "Ctrl-C quits (exit 0); the p
 perf report -i p.data --stdio --no-children --sort sym 2>rep.err | grep -q heavy_two_thirds &&
 	grep -q "wrote p.data" top2.err
 ok $? "-o p.data: the samples in a file perf reads" || diag_file rep.err
+
+# Without a terminal (a pipe): the screens go to stdout and the view ends with
+# the command; a forked child's functions are named from its own image.
+timeout -s KILL 60 "$A" top -- sh -c "'$B/progs/split' 1200; true" </dev/null >screens.txt 2>top3.err
+is "$?" 0 "without a terminal, top ends with the command (exit 0)"
+tail -n 8 screens.txt | grep -q "heavy_two_thirds" && grep -q "it ended" screens.txt
+ok $? "its last screen names the child's functions and says the command ended" ||
+	tail -n 8 screens.txt | sed 's/^/#   /'
 done_testing
