@@ -362,7 +362,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "autoprof: top watches one process: -p PID or a command\n");
 			return 2;
 		}
-		return top__run(id_list ? NULL : argv + optind, id_list ? atoi(id_list) : 0, output,
+		if (id_list && attach__parse(id_list, ids, 1, "-p") < 0)
+			return 2;
+		return top__run(id_list ? NULL : argv + optind, id_list ? ids[0] : 0, output,
 				ap_env(AP_ENV_OUTPUT) && *ap_env(AP_ENV_OUTPUT));
 	}
 	hook = ap_env(AP_ENV_ON_WINDOW);

@@ -38,7 +38,8 @@ static struct {
 	size_t addr_cap, addr_nr;
 	struct top_func *funcs;
 	size_t nr_funcs, cap_funcs;
-	uint64_t samples; /* the caller's count, for when to read the maps again */
+	uint32_t *by_name; /* open addressing, 2 * cap_funcs slots: function indexes */
+	uint64_t samples;  /* the caller's count, for when to read the maps again */
 } top;
 
 static const Dwfl_Callbacks proc_callbacks = {
@@ -91,22 +92,58 @@ void top_names__exec(int pid)
 }
 
 /* The function named @name (interned). */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+/* Index function @i in the name table (sized for twice the functions' room). */
+static void index_name(uint32_t i)
+{
+	size_t mask = 2 * top.cap_funcs - 1, j = name_hash(top.funcs[i].name) & mask;
+
+	while (top.by_name[j] != NO_FUNC)
+		j = (j + 1) & mask;
+	top.by_name[j] = i;
+}
+
 static uint32_t intern(const char *name)
 {
-	for (size_t i = 0; i < top.nr_funcs; i++)
-		if (!strcmp(top.funcs[i].name, name))
-			return (uint32_t)i;
+	size_t j;
+
+	if (top.cap_funcs)
+		for (j = name_hash(name) & (2 * top.cap_funcs - 1); top.by_name[j] != NO_FUNC;
+		     j = (j + 1) & (2 * top.cap_funcs - 1))
+			if (!strcmp(top.funcs[top.by_name[j]].name, name))
+				return top.by_name[j];
 	if (top.nr_funcs == top.cap_funcs) {
 		size_t cap = top.cap_funcs ? 2 * top.cap_funcs : 256;
 		struct top_func *v = realloc(top.funcs, cap * sizeof(*v));
+		uint32_t *idx = malloc(2 * cap * sizeof(*idx));
 
-		if (!v)
+		if (!v || !idx) {
+			free(idx);
+			if (v)
+				top.funcs = v;
 			return NO_FUNC;
+		}
+		free(top.by_name);
 		top.funcs = v;
+		top.by_name = idx;
 		top.cap_funcs = cap;
+		memset(idx, 0xff, 2 * cap * sizeof(*idx));
+		for (uint32_t i = 0; i < top.nr_funcs; i++)
+			index_name(i);
 	}
 	top.funcs[top.nr_funcs] = (struct top_func){.name = strdup(name), .mark = UINT64_MAX};
-	return top.funcs[top.nr_funcs].name ? (uint32_t)top.nr_funcs++ : NO_FUNC;
+	if (!top.funcs[top.nr_funcs].name)
+		return NO_FUNC;
+	index_name((uint32_t)top.nr_funcs);
+	return (uint32_t)top.nr_funcs++;
 }
 
 /* The name of the function at @addr: symbol, else [object], else the address. */
