@@ -10,7 +10,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 	echo "1..0 # SKIP chromium is not installed (scripts/install-deps.sh test)"
 	exit 0
 fi
-plan 14
+plan 16
 
 # shot SVG WIDTH HEIGHT PNG: a screenshot of SVG opened by itself.
 shot() {
@@ -88,4 +88,14 @@ ok $? "a differential graph of empty profiles too" || diag_file err.txt
 grep -q "nothing to draw" out.svg &&
 	grep -q "standard output: the flame graph is empty" err.txt
 ok $? "and one on standard output" || diag_file err.txt
+# The other exports of an empty profile say it the same way.
+"$REPORT" --folded empty.data >out.txt 2>err.txt
+st=$?
+[ "$st" = 0 ] && [ ! -s out.txt ] && grep -q "^autoprof-report: standard output: no folded stacks: the profile has no samples$" err.txt
+ok $? "--folded of it: exit 0, nothing on stdout, one line" || diag_file err.txt
+"$REPORT" --pprof e.pb --speedscope e.json empty.data 2>err.txt
+st=$?
+[ "$st" = 0 ] && grep -q "e.pb: an empty pprof profile" err.txt && grep -q "e.json: an empty speedscope profile" err.txt &&
+	[ "$(grep -c '' err.txt)" = 2 ]
+ok $? "--pprof and --speedscope of it: one line each" || diag_file err.txt
 done_testing
