@@ -10,9 +10,9 @@
  * file written under a window's name (FILE[.pid[.n]].yyyymmddThhmmss.mmm) is
  * the moment it is complete: inotify's IN_CLOSE_WRITE on the output's folder,
  * read by a thread of the launcher. The hooks run beside the profiled
- * program, unprofiled (without the library in LD_PRELOAD), with no standard
- * input; a failure is said in one line and never stops anything. At the end
- * the launcher runs the last windows' hooks and waits for every hook.
+ * program, unprofiled (without the library in LD_PRELOAD, nor the variables
+ * that would run the hook again), with no standard input; a failure is said in one line and never
+ * stops anything. At the end the launcher runs the last windows' hooks and waits for every hook.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -152,6 +152,10 @@ static void run_hook(const char *name)
 		if (open("/dev/null", O_RDONLY) < 0)
 			_exit(126);
 		drop_library();
+		/* what the launcher added: a hook that runs autoprof does not inherit them */
+		unsetenv(ap_env_name(AP_ENV_ON_WINDOW));
+		unsetenv(ap_env_name(AP_ENV_LAUNCHER));
+		unsetenv(ap_env_name(AP_ENV_COUNTER_FDS));
 		execl("/bin/sh", "sh", "-c", script, "sh", path, (char *)NULL);
 		_exit(127);
 	}

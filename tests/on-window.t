@@ -9,7 +9,7 @@ A=$B/autoprof
 mkdir copies
 cat >hook.sh <<'SH'
 #!/bin/sh
-echo "$1 ${LD_PRELOAD:-none}" >>hooks.txt
+echo "$1 ${LD_PRELOAD:-none} ${AUTOPROF_ON_WINDOW:-none}" >>hooks.txt
 cp "$1" copies/ || exit 3
 SH
 chmod +x hook.sh
@@ -32,7 +32,7 @@ for f in copies/*; do
 	cmp -s "$f" "$(basename "$f")" || bad="$bad $f(changed-after)"
 done
 is "$bad" "" "each file was finished when its hook ran: the hook's copy reads cleanly and is the final file"
-is "$(cut -d' ' -f2 hooks.txt | sort -u)" none "the hook runs without the library in LD_PRELOAD"
+is "$(cut -d' ' -f2,3 hooks.txt | sort -u)" "none none" "the hook runs without the library in LD_PRELOAD, nor AUTOPROF_ON_WINDOW"
 grep -q "^autoprof: --on-window: ran '$T/hook.sh' for $windows window files$" err.txt
 ok $? "the closing line counts the hooks run" || diag_file err.txt
 
