@@ -107,7 +107,7 @@ $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 # Outside mode (launcher/outside*.c) drains the rings with the library's ring
 # reader, writes the machine features with its file_machine.c, and unwinds
 # stack copies with the report's model and unwinder.
-LAUNCHER_SHARED := $(BUILD)/preload/handler/ring.o $(BUILD)/preload/handler/record.o $(BUILD)/preload/session/file_machine.o \
+LAUNCHER_SHARED := $(BUILD)/preload/handler/ring.o $(BUILD)/preload/handler/record.o $(BUILD)/preload/handler/aggregate.o $(BUILD)/preload/session/file_machine.o \
 	$(BUILD)/preload/session/stat_records.o \
 	$(REPORT_CORE:%.c=$(BUILD)/%.o)
 LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LAUNCHER_SHARED)

@@ -30,6 +30,21 @@ int ap_dup_high(int fd, bool cloexec);
 int ap_move_high(int fd, bool cloexec);
 ssize_t ap_read_file(const char *path, char *buf, size_t cap);
 
+/* ---- common/elf_interp.c: programs without a dynamic loader ---- */
+
+/* The file execvp() would run for @command (searching $PATH as it does) into @out. */
+bool elf_interp__resolve(const char *command, char *out, size_t cap);
+/* Has the ELF file at @fd a PT_INTERP program header (1, else 0)? -1: not an ELF file we know. */
+int elf_interp__has(int fd);
+/* Is @path a program without a dynamic loader (static, static-pie; not ld.so itself)? */
+bool elf_interp__static_program(const char *path);
+
+/* ---- common/window_stamp.c: the UTC stamp in a window's file name ---- */
+
+#define AP_STAMP_LEN 20 /* "yyyymmddThhmmss.mmm" and its NUL */
+/* The UTC stamp of CLOCK_MONOTONIC time @mono into @out (AP_STAMP_LEN bytes). Async-signal-safe. */
+void window_stamp__utc(uint64_t mono, char *out);
+
 /* ---- common/log.c: all output of the library, on stderr, prefixed "autoprof: " ---- */
 
 extern int ap_verbose; /* AUTOPROF_VERBOSE level */
@@ -89,12 +104,14 @@ struct ap_config {
 	int signo;
 	int verbose;
 	bool quiet;
-	bool stat;	      /* AUTOPROF_STAT */
-	bool kernel;	      /* AUTOPROF_KERNEL: kernel samples and chains too */
-	bool follow;	      /* AUTOPROF_FOLLOW: children and exec'd programs too */
-	bool aggregate;	      /* AUTOPROF_AGGREGATE: merged samples */
-	bool aggregate_check; /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
-	bool offcpu;	      /* AUTOPROF_OFFCPU: off-CPU time */
+	bool stat;		  /* AUTOPROF_STAT */
+	bool kernel;		  /* AUTOPROF_KERNEL: kernel samples and chains too */
+	bool follow;		  /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	bool aggregate;		  /* AUTOPROF_AGGREGATE: merged samples */
+	bool aggregate_check;	  /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
+	bool offcpu;		  /* AUTOPROF_OFFCPU: off-CPU time */
+	bool memory;		  /* AUTOPROF_MEMORY: allocations sampled, live blocks followed */
+	uint64_t memory_interval; /* AUTOPROF_MEMORY_INTERVAL: mean bytes between samples */
 	bool start; /* AUTOPROF_START: sample from the start (0: when `autoprof ctl` says) */
 	bool cost;  /* AUTOPROF_COST: time the handler's phases (set and not 0) */
 	uint64_t window_ns; /* AUTOPROF_WINDOW: one file per window of this length, or 0 */

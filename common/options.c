@@ -243,7 +243,9 @@ int config__parse(struct ap_config *cfg)
 	    parse_bool(AP_ENV_FOLLOW, &cfg->follow) ||
 	    parse_bool(AP_ENV_AGGREGATE, &cfg->aggregate) ||
 	    parse_bool(AP_ENV_AGGREGATE_CHECK, &cfg->aggregate_check) ||
-	    parse_bool(AP_ENV_OFFCPU, &cfg->offcpu) || parse_bool(AP_ENV_START, &cfg->start))
+	    parse_bool(AP_ENV_OFFCPU, &cfg->offcpu) || parse_bool(AP_ENV_START, &cfg->start) ||
+	    parse_bool(AP_ENV_MEMORY, &cfg->memory) ||
+	    parse_u64(AP_ENV_MEMORY_INTERVAL, 1, 1ULL << 40, &cfg->memory_interval))
 		return -EINVAL;
 	s = ap_env(AP_ENV_COST); /* any value but 0, as the benchmarks set it */
 	cfg->cost = s && *s && strcmp(s, "0") != 0;

@@ -34,6 +34,7 @@ struct endpoint {
 	int pid, signo;
 	unsigned long long start;
 	uint32_t token;
+	int server; /* outside mode: the launcher that serves the requests, or 0 */
 	char file[4096];
 };
 
@@ -130,6 +131,7 @@ static int find_endpoint(int pid, uid_t uid, struct endpoint *e)
 		e->pid = (int)field_u64(text, "pid");
 		e->signo = (int)field_u64(text, "signal");
 		e->start = field_u64(text, "start");
+		e->server = (int)field_u64(text, "server");
 		if (!field(text, "file", e->file, sizeof(e->file)))
 			e->file[0] = 0;
 		return 0;
@@ -327,12 +329,15 @@ int launcher__ctl(int argc, char **argv)
 	si.si_uid = getuid();
 	si.si_value.sival_ptr =
 	    (void *)(uintptr_t)((uint64_t)e.token << 32 | nonce << 8 | (uint64_t)op);
-	tid = pick_thread(pid);
+	/* Profiled from outside: the launcher (e.server) takes the request. */
+	tid = e.server ? e.server : pick_thread(pid);
 	t0 = mono_ns();
-	if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, e.signo, &si) < 0 &&
-	    (errno != ESRCH || syscall(SYS_rt_sigqueueinfo, pid, e.signo, &si) < 0)) {
-		fprintf(stderr, "autoprof ctl: cannot signal process %d: %s\n", pid,
-			strerror(errno));
+	if (e.server
+		? syscall(SYS_rt_sigqueueinfo, e.server, e.signo, &si) < 0
+		: syscall(SYS_rt_tgsigqueueinfo, pid, tid, e.signo, &si) < 0 &&
+		      (errno != ESRCH || syscall(SYS_rt_sigqueueinfo, pid, e.signo, &si) < 0)) {
+		fprintf(stderr, "autoprof ctl: cannot signal process %d: %s\n",
+			e.server ? e.server : pid, strerror(errno));
 		return 1;
 	}
 	for (uint64_t sent = t0;;) {
@@ -343,8 +348,9 @@ int launcher__ctl(int argc, char **argv)
 		 * a repeated nonce once). */
 		if (mono_ns() - sent > 100000000ULL) {
 			sent = mono_ns();
-			if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, e.signo, &si) < 0)
-				syscall(SYS_rt_sigqueueinfo, pid, e.signo, &si);
+			if (e.server || syscall(SYS_rt_tgsigqueueinfo, pid, tid, e.signo, &si) < 0)
+				syscall(SYS_rt_sigqueueinfo, e.server ? e.server : pid, e.signo,
+					&si);
 		}
 		if (slurp(reply, text, sizeof(text)) > 0 &&
 		    !strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1) &&

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define O_CLOEXEC_FLAG O_CLOEXEC
 
@@ -48,6 +49,23 @@ bool launcher__links_libraries(const char *command);
 void launcher__forward_signals(pid_t pid);
 /* End as a command that ended with wait status @status did (its status, or its signal). */
 int launcher__end_like(int status);
+
+/*
+ * The closing lines: the output files (named after @output, as the library
+ * names them: per process image, per window) written since @since.
+ */
+void launcher__list_outputs(const char *output, time_t since);
+
+/* ---- exec_watch.c: the static programs a preloaded tree runs ---- */
+
+/* Watch the execs of @child's tree (before its exec). 0, or -1: not watched (quiet). */
+int exec_watch__start(pid_t child);
+/* waitpid(@child) while watching. Returns waitpid's result. */
+pid_t exec_watch__wait(pid_t child, int *status);
+/* Stop watching (no line). */
+void exec_watch__end(void);
+/* Stop watching; one line naming the static programs that ran, if any. */
+void exec_watch__say(void);
 
 /* ---- perf_flags.c: perf record's spellings, bad flags in one line ---- */
 

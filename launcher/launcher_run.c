@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "launcher.h"
 
 static volatile pid_t child;
@@ -134,7 +135,7 @@ static const char *counts(const struct file_summary *s, char *buf, size_t cap)
  * file (pid, samples, command), most samples first, so the file that holds
  * the real program is plain to see.
  */
-static void list_outputs(const char *output, time_t since)
+void launcher__list_outputs(const char *output, time_t since)
 {
 	char copy[PATH_MAX], copy2[PATH_MAX], path[PATH_MAX * 2], num[64];
 	struct output outs[256];
@@ -239,7 +240,8 @@ static void no_core(void)
  */
 static bool core_elsewhere(void)
 {
-	static char dir[] = "/tmp/autoprof-core.XXXXXX";
+	static char dir[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
 	char pattern[256] = "";
 	struct rlimit lim;
 	int fd, pipefd[2];
@@ -253,6 +255,9 @@ static bool core_elsewhere(void)
 		return false;
 	}
 	close(fd);
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > PATH_MAX - 64)
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/autoprof-core.XXXXXX", tmp);
 	if (!mkdtemp(dir) || pipe2(pipefd, O_CLOEXEC_FLAG) < 0)
 		return false;
 	cleaner = fork();
@@ -329,9 +334,9 @@ int launcher__end_like(int status)
 int launcher__run(char **argv, const char *output, int quiet)
 {
 	time_t since = time(NULL);
-	int status, pipefd[2], err = 0;
+	int status, pipefd[2], go[2], err = 0;
 
-	if (pipe2(pipefd, O_CLOEXEC_FLAG) < 0) {
+	if (pipe2(pipefd, O_CLOEXEC_FLAG) < 0 || pipe2(go, O_CLOEXEC_FLAG) < 0) {
 		perror("autoprof: pipe");
 		return 126;
 	}
@@ -342,7 +347,12 @@ int launcher__run(char **argv, const char *output, int quiet)
 		return 126;
 	}
 	if (child == 0) {
+		char c;
+
 		close(pipefd[0]);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1) /* the launcher watches the execs first */
+			_exit(126);
 		launcher__open_counters();
 		execvp(argv[0], argv);
 		err = errno;
@@ -351,15 +361,25 @@ int launcher__run(char **argv, const char *output, int quiet)
 		_exit(err == ENOENT ? 127 : 126);
 	}
 	close(pipefd[1]);
+	close(go[0]);
+	if (launcher__options()->follow)
+		exec_watch__start(child); /* (--follow 0: no child is profiled anyway) */
+	if (write(go[1], "x", 1) != 1)
+		kill(child, SIGKILL);
+	close(go[1]);
 	handle_signals();
 	if (read(pipefd[0], &err, sizeof(err)) == (ssize_t)sizeof(err))
 		fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[0], strerror(err));
 	close(pipefd[0]);
-	while (waitpid(child, &status, 0) < 0)
-		if (errno != EINTR)
-			return 126;
-	if (!err && !quiet)
-		list_outputs(output, since);
+	if (exec_watch__wait(child, &status) < 0) {
+		exec_watch__end();
+		return 126;
+	}
+	if (!err && !quiet) {
+		launcher__list_outputs(output, since);
+		exec_watch__say();
+	}
+	exec_watch__end();
 	on_window__finish(quiet); /* --on-window: the last windows' hooks */
 	return launcher__end_like(status);
 }

@@ -99,6 +99,10 @@ static const char *const tail[] = {
     "where the file is (\\fBstatus\\fR); \\fB\\-t\\fR prints how long the request took. The",
     "request travels on the library's own sampling signal, with a token from the process's",
     "endpoint file in \\fI$XDG_RUNTIME_DIR/autoprof/PID\\fR (or \\fI/tmp/autoprof\\-UID/PID\\fR).",
+    "A program profiled from outside (\\fB\\-\\-outside\\fR, static and Go programs, \\fB\\-p\\fR) "
+    "is",
+    "controlled the same way: the launcher answers for it, and \\fIPID\\fR is the program's",
+    "or the launcher's own.",
     "With \\fB\\-\\-window\\fR \\fIDURATION\\fR each window of time gets a complete file of its",
     "own, named by its UTC start so the names sort by time, and \\fB\\-\\-keep\\fR \\fIN\\fR keeps",
     "the newest \\fIN\\fR; \\fB\\-\\-on\\-window\\fR \\fICMD\\fR runs \\fICMD FILE\\fR for each "

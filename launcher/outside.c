@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "autoprof/control.h"
 #include "common.h"
 #include "handler/handler.h"
 #include "launcher.h"
@@ -46,9 +47,23 @@ struct session {
 	struct events ev;
 	struct orings rings;
 	struct pout out;
+	struct owin win;
 	int ring_fds[MAX_CPUS];
 	int nrings;
+	pid_t prog;		    /* the program's pid, for `autoprof ctl` */
+	bool paused;		    /* AUTOPROF_START=0 or `autoprof ctl stop` */
+	bool ever_sampled;	    /* sampling was on at some time */
+	uint64_t since, sampled_ns; /* the state's start; the time sampled before it */
+	time_t started;		    /* for the closing lines' files */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 /* @pattern with %p as @pid and %% as %, as the library names its files. */
 static const char *output_name(const char *pattern, pid_t pid)
@@ -68,9 +83,11 @@ static const char *output_name(const char *pattern, pid_t pid)
 	return out;
 }
 
-/* Map the rings and create the file. Returns 0 or -1 (said). */
+/* Map the rings and create the file (the first window's). Returns 0 or -1 (said). */
 static int session_start(struct session *s, const char *output, char **argv)
 {
+	char path[sizeof(s->out.path)];
+	uint64_t now = now_ns();
 	int err;
 
 	s->nrings = 0;
@@ -85,6 +102,8 @@ static int session_start(struct session *s, const char *output, char **argv)
 	s->rings.out = &s->out;
 	err = orings__map(&s->rings, s->ring_fds, s->nrings,
 			  s->plan.dwarf ? 4 * RING_PAGES : RING_PAGES);
+	if (!err)
+		err = events__redirect(&s->ev);
 	if (err) {
 		fprintf(stderr, "autoprof: cannot map the sampling rings: %s\n", strerror(-err));
 		return -1;
@@ -101,17 +120,70 @@ static int session_start(struct session *s, const char *output, char **argv)
 		fa.enable_on_exec = 0;
 		fa.watermark = 0;
 		fa.wakeup_watermark = 0;
-		err = pout__open(&s->out, output, &fa, s->plan.cfg.event_name, s->ev.ids, s->ev.nr,
-				 argv);
+		fa.mmap = fa.mmap2 = fa.comm = fa.comm_exec = fa.task = 1; /* (tracking event's) */
+		err = owin__init(&s->win, &s->plan.cfg, output, now, path, sizeof(path));
+		if (!err)
+			err = pout__open(&s->out, path, &fa, s->plan.cfg.event_name, s->ev.ids,
+					 s->ev.nr, argv);
 	}
 	if (err) {
 		fprintf(stderr, "autoprof: cannot create %s: %s\n", output, strerror(-err));
 		return -1;
 	}
+	owin__attach(&s->win, &s->out);
+	s->rings.win = s->win.len ? &s->win : NULL;
+	if (s->plan.cfg.aggregate && oagg__init(&s->out, now))
+		fprintf(stderr, "autoprof: --aggregate: no memory for the table; samples written "
+				"one by one\n");
+	s->paused = !s->plan.cfg.start;
+	s->ever_sampled = !s->paused;
+	s->since = now;
+	s->started = time(NULL);
+	octl__publish(s->prog, s->out.path);
 	if (s->plan.cfg.kernel && !attach__kernel_map(&s->out))
 		fprintf(stderr, "autoprof: -k: /proc/kallsyms hides the kernel's addresses "
 				"(kernel.kptr_restrict): kernel frames stay unnamed\n");
 	return 0;
+}
+
+/* Act on a request of `autoprof ctl` (outside_ctl.c) and answer it. */
+static void session_ctl(struct session *s, uint64_t request)
+{
+	int op = (int)(request & 0xff);
+	uint64_t t0 = now_ns();
+	struct octl_state st = {0};
+
+	if ((op == AP_CTL_START && s->paused) || (op == AP_CTL_STOP && !s->paused)) {
+		int err = events__enable(&s->ev, op == AP_CTL_START);
+
+		if (err)
+			fprintf(stderr, "autoprof: ctl %s: %s\n",
+				op == AP_CTL_START ? "start" : "stop", strerror(-err));
+		if (!s->paused)
+			s->sampled_ns += t0 - s->since;
+		s->paused = !s->paused;
+		s->ever_sampled |= !s->paused;
+		s->since = t0;
+		st.changed = true;
+	}
+	if (op == AP_CTL_STOP || op == AP_CTL_DUMP) {
+		orings__drain(&s->rings);
+		oagg__emit();
+		if (op == AP_CTL_DUMP && owin__due(&s->win, t0)) /* an idle window: ended now */
+			owin__rotate(&s->win, &s->out, t0);
+		pout__flush(&s->out);
+	}
+	st.sampling = !s->paused;
+	st.since = s->since;
+	st.sampled_ns = s->sampled_ns;
+	st.samples = s->out.prev_samples + s->out.samples;
+	st.lost = s->out.prev_lost + s->out.lost;
+	st.threads = octl__threads(s->prog);
+	st.error = s->out.err;
+	st.file = s->out.path;
+	st.now = now_ns();
+	st.took_ns = st.now - t0;
+	octl__answer(request, &st);
 }
 
 /* Drain until @done says stop (checked at least every 100 ms). */
@@ -122,8 +194,13 @@ static void session_loop(struct session *s, bool (*done)(void *), void *ctx)
 	for (int i = 0; i < s->nrings; i++)
 		pf[i] = (struct pollfd){.fd = s->ring_fds[i], .events = POLLIN};
 	while (!done(ctx)) {
+		uint64_t request;
+
 		poll(pf, (nfds_t)s->nrings, 100);
 		orings__drain(&s->rings);
+		request = octl__take();
+		if (request)
+			session_ctl(s, request);
 	}
 }
 
@@ -132,10 +209,13 @@ static int session_end(struct session *s)
 {
 	int err;
 
+	octl__withdraw();
 	orings__drain(&s->rings);
 	events__close(&s->ev); /* nothing more comes */
 	orings__drain(&s->rings);
+	oagg__emit();
 	err = pout__finish(&s->out);
+	owin__free(&s->win);
 	if (s->plan.dwarf && s->rings.unwound && ap_verbose)
 		fprintf(stderr,
 			"autoprof: %llu of %llu stacks went no further than the sampled pc\n",
@@ -150,34 +230,18 @@ static int session_end(struct session *s)
 	return 0;
 }
 
-/* The closing line: the file, its samples, its counters, its command (as the library's). */
-static void say_wrote(const struct session *s, char **argv, const pid_t *ids, int n, bool stat)
-{
-	fprintf(stderr, "autoprof: wrote %s (%llu sample%s, %llu lost%s%s%s) for", s->out.path,
-		(unsigned long long)s->out.samples, s->out.samples == 1 ? "" : "s",
-		(unsigned long long)s->out.lost, stat ? "; counters in " : "",
-		stat ? s->out.path : "", stat ? ".stat" : "");
-	for (char **a = argv; a && *a; a++)
-		fprintf(stderr, " %s", *a);
-	for (int i = 0; i < n; i++)
-		fprintf(stderr, "%s%d", i ? "," : " pid ", (int)ids[i]);
-	fputc('\n', stderr);
-}
-
-/* Is FILE.stat there (written by this run)? */
-static bool stat_written(const char *path, bool finished)
-{
-	char stat_path[4200];
-
-	snprintf(stat_path, sizeof(stat_path), "%s.stat", path);
-	return finished && access(stat_path, F_OK) == 0;
-}
-
 /* A closing note when the file has no sample: why. */
 static void say_empty(const struct session *s, const char *who)
 {
-	if (s->out.samples)
+	if (s->out.samples || s->out.prev_samples)
 		return;
+	if (!s->ever_sampled) {
+		fprintf(stderr,
+			"autoprof: %s: 0 samples: sampling was off the whole run (started paused: "
+			"--start-paused or AUTOPROF_START=0; `autoprof ctl PID start` starts it)\n",
+			s->out.path);
+		return;
+	}
 	fprintf(stderr,
 		"autoprof: %s: 0 samples: %s did not run in user mode for one sampling "
 		"period of %s (idle, or too short; see %s)\n",
@@ -246,6 +310,7 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 			fprintf(stderr, "autoprof: cannot open the sampling event %s: %s\n",
 				s.plan.cfg.event_name, strerror(-err));
 	}
+	s.prog = run_child;
 	if (err || session_start(&s, output_name(output, run_child), argv)) {
 		/* The command runs all the same, as it would without us. */
 		fprintf(stderr, "autoprof: running %s unprofiled\n", argv[0]);
@@ -279,10 +344,9 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 		return launcher__end_like(status);
 	}
 	if (session_end(&s) == 0 && got != (ssize_t)sizeof(err)) {
-		bool stat = stat_written(s.out.path, ostat__finish(s.out.path));
-
+		ostat__finish(s.out.path);
 		if (!quiet) {
-			say_wrote(&s, argv, NULL, 0, stat);
+			launcher__list_outputs(output, s.started);
 			say_empty(&s, argv[0]);
 		}
 	}
@@ -394,7 +458,6 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	struct timespec ts;
 	int nt = 0, err = 0;
 	char what[64];
-	bool stat;
 
 	if (plan__init(&s.plan, quiet) || events__init(&s.ev))
 		return 2;
@@ -431,6 +494,7 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 			threads ? "threads" : "processes");
 		return 1;
 	}
+	s.prog = ids[0];
 	if (session_start(&s, output_name(output, ids[0]), attach_argv(ids[0])))
 		return 1;
 	ostat__open(&s.plan.cfg, tids, nt, false);
@@ -455,9 +519,9 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	session_loop(&s, attach_done, &a);
 	if (session_end(&s))
 		return 1;
-	stat = stat_written(s.out.path, ostat__finish(s.out.path));
+	ostat__finish(s.out.path);
 	if (!quiet) {
-		say_wrote(&s, NULL, ids, n, stat);
+		launcher__list_outputs(output, s.started);
 		say_empty(&s, threads ? "the threads" : "the process");
 	}
 	return 0;

@@ -18,6 +18,7 @@
 #define AUTOPROF_LAUNCHER_OUTSIDE_H
 
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,8 +42,12 @@ struct pout {
 	uint64_t samples, lost;
 	char **files; /* object files named by MMAP2 records, for the build ids */
 	size_t nr_files, cap_files;
-	char **argv; /* the command (-p: none) */
-	int err;     /* the first write error (-errno) */
+	char **argv;			  /* the command (-p: none) */
+	int err;			  /* the first write error (-errno) */
+	uint64_t prev_samples, prev_lost; /* of the earlier windows' files */
+	/* Told every record but samples and rounds (the windows' side-band state). */
+	void (*note)(void *ctx, const struct perf_event_header *h);
+	void *note_ctx;
 };
 
 /*
@@ -60,6 +65,12 @@ void pout__note_file(struct pout *o, const char *name);
 int pout__flush(struct pout *o);
 /* Flush, then the features (build ids, machine, command, sample times). Returns 0 or -errno. */
 int pout__finish(struct pout *o);
+/*
+ * Finish the file and go on in a new one at @path with the same attr, ids
+ * and command (AUTOPROF_WINDOW); the counts go on in prev_samples and
+ * prev_lost. Returns 0 or -errno (the old file's error first).
+ */
+int pout__rotate(struct pout *o, const char *path);
 
 /* ---- unwind_user.c ---- */
 
@@ -92,6 +103,8 @@ struct orings {
 	struct pout *out;
 	uint64_t unwound, short_stacks; /* dwarf samples; of them, no caller found */
 	uint64_t exits_seen;		/* EXIT records of the main processes */
+	struct owin *win;		/* AUTOPROF_WINDOW, or NULL */
+	bool said_rotate;		/* a window's file could not be made: said */
 	char *scratch;			/* one round's records */
 	size_t scratch_len, scratch_cap;
 };
@@ -137,7 +150,8 @@ bool ostat__finish(const char *path);
 /* What to sample and how: the options (config__parse) as one attr. */
 struct plan {
 	struct ap_config cfg;
-	struct perf_event_attr attr;
+	struct perf_event_attr attr;  /* the sampling event */
+	struct perf_event_attr track; /* the side-band records' dummy event */
 	bool dwarf;
 	const char *stacks; /* for the mode line */
 };
@@ -158,6 +172,9 @@ const char *plan__rate(const struct plan *p);
 struct events {
 	int ncpu, *ring_fd; /* per CPU */
 	int *fd;
+	bool *sampling; /* fd[i] samples (else it is a tracking event) */
+	int *cpu;	/* fd[i]'s CPU */
+	bool mapped;	/* the rings are mapped: a new event goes into its CPU's at once */
 	int nr, cap;
 	uint64_t *ids;
 };
@@ -165,7 +182,85 @@ struct events {
 int events__init(struct events *ev);
 /* Open the plan's event on @pid on every CPU. Returns 0, or -errno (not said). */
 int events__add(struct events *ev, const struct plan *p, pid_t pid);
+/*
+ * The rings are mapped: every event into its CPU's ring (the kernel takes
+ * PERF_EVENT_IOC_SET_OUTPUT only to a mapped ring). 0 or -errno.
+ */
+int events__redirect(struct events *ev);
+/* Start (@on) or stop the sampling events (and their inherited copies). 0 or -errno. */
+int events__enable(struct events *ev, bool on);
 void events__close(struct events *ev);
+
+/* ---- outside_windows.c ---- */
+
+struct owin {
+	uint64_t len;	     /* AUTOPROF_WINDOW in ns; 0: one file */
+	uint64_t first, end; /* the first window's start, the current one's end (ns) */
+	unsigned keep;	     /* AUTOPROF_KEEP: the newest files kept, or 0 for all */
+	char base[4096];     /* the file's name without the stamp */
+	char (*kept)[AP_STAMP_LEN];
+	unsigned kept_head, kept_count;
+	char *state; /* the side-band records a window's file starts with */
+	size_t state_len, state_cap;
+	bool replaying;
+};
+
+/*
+ * Set up the windows of @cfg for the output @path, the first starting at
+ * @now (CLOCK_MONOTONIC ns): its file's name into @out. Without windows,
+ * @path itself. Returns 0 or -errno.
+ */
+int owin__init(struct owin *w, const struct ap_config *cfg, const char *path, uint64_t now,
+	       char *out, size_t cap);
+/* Keep @o's side-band records from now on (windows only). */
+void owin__attach(struct owin *w, struct pout *o);
+/* Is a sample at @time past the window's end? */
+static inline bool owin__due(const struct owin *w, uint64_t time)
+{
+	return w->len && time >= w->end;
+}
+/* End the window: finish @o, start the file of the window @time falls in. 0 or -errno. */
+int owin__rotate(struct owin *w, struct pout *o, uint64_t time);
+/* Free what the windows kept (after the last file is finished). */
+void owin__free(struct owin *w);
+
+/* ---- outside_agg.c ---- */
+
+/* AUTOPROF_AGGREGATE: merge samples by stack (the library's aggregate.c) into @o. 0 or -errno. */
+int oagg__init(struct pout *o, uint64_t now);
+/* Take the sample @rec (@len bytes, at @time): false when merged, true when still to write. */
+bool oagg__fold(void *rec, size_t len, uint64_t time);
+/* Write what is merged (before a window's end, a dump, the end). */
+void oagg__emit(void);
+/* Are samples merged in this run (oagg__init succeeded)? */
+bool oagg__on(void);
+
+/* ---- outside_ctl.c ---- */
+
+#define OUTSIDE_CTL_SIGNAL (SIGRTMIN + 4) /* `autoprof ctl`'s requests to the launcher */
+
+/* What an answer says (the library's fields, include/autoprof/control.h). */
+struct octl_state {
+	bool changed, sampling;
+	uint64_t since, sampled_ns, now, took_ns; /* CLOCK_MONOTONIC ns */
+	uint64_t samples, lost, threads;
+	int error; /* the file's first write error (-errno) */
+	const char *file;
+};
+
+/*
+ * Publish the endpoints of @prog (the program: 0 for none) and of the
+ * launcher, naming @file, and take the request signal. 0 or -errno (said).
+ */
+int octl__publish(pid_t prog, const char *file);
+/* The request that came since the last call (its signal value), or 0. */
+uint64_t octl__take(void);
+/* Answer request @v (op in its low byte) with @st, in both reply files. */
+void octl__answer(uint64_t v, const struct octl_state *st);
+/* How many threads process @pid has now (0: gone). */
+uint64_t octl__threads(pid_t pid);
+/* Remove the endpoints and their replies; requests are ignored from now on. */
+void octl__withdraw(void);
 
 /* ---- outside.c ---- */
 

@@ -137,46 +137,109 @@ void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
 		p->dwarf = true;
 		p->stacks = "DWARF unwinding of register and stack copies";
 	}
+	/*
+	 * The side-band records (maps, names, forks, exits) come from a dummy
+	 * event of their own, as perf record's tracking event: they go on
+	 * while sampling is stopped (AUTOPROF_START=0, `autoprof ctl stop`).
+	 */
+	p->track = *a;
+	p->track.type = PERF_TYPE_SOFTWARE;
+	p->track.config = PERF_COUNT_SW_DUMMY;
+	p->track.freq = 0;
+	p->track.sample_period = 1;
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 0;
+	if (!p->cfg.start) { /* started paused: `autoprof ctl PID start` enables it */
+		a->disabled = 1;
+		a->enable_on_exec = 0;
+	}
 	settle_event(p);
 }
 
-/* Open the plan's event on @pid on every CPU. Returns 0, or -errno (not said). */
+/* Keep event @fd of CPU @cpu (its ring that CPU's, its id the file's). 0 or -errno. */
+static int keep_fd(struct events *ev, long fd, int cpu, bool sampling)
+{
+	if (ev->nr == ev->cap) {
+		int cap = ev->cap ? ev->cap * 2 : 64;
+		int *v = realloc(ev->fd, (size_t)cap * sizeof(*v));
+		uint64_t *ids = realloc(ev->ids, (size_t)cap * sizeof(*ids));
+		bool *smp = realloc(ev->sampling, (size_t)cap * sizeof(*smp));
+		int *cpus = realloc(ev->cpu, (size_t)cap * sizeof(*cpus));
+
+		if (v)
+			ev->fd = v;
+		if (ids)
+			ev->ids = ids;
+		if (smp)
+			ev->sampling = smp;
+		if (cpus)
+			ev->cpu = cpus;
+		if (!v || !ids || !smp || !cpus) {
+			close((int)fd);
+			return -ENOMEM;
+		}
+		ev->cap = cap;
+	}
+	if (ioctl((int)fd, PERF_EVENT_IOC_ID, &ev->ids[ev->nr]) < 0)
+		ev->ids[ev->nr] = 0;
+	if (ev->ring_fd[cpu] < 0)
+		ev->ring_fd[cpu] = (int)fd;
+	else if (ev->mapped && ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[cpu]) < 0) {
+		int err = -errno;
+
+		close((int)fd);
+		return err;
+	}
+	ev->cpu[ev->nr] = cpu;
+	ev->sampling[ev->nr] = sampling;
+	ev->fd[ev->nr++] = (int)fd;
+	return 0;
+}
+
+/* Open the plan's event on @pid on every CPU, and its tracking event. Returns 0, or -errno (not
+ * said). */
 int events__add(struct events *ev, const struct plan *p, pid_t pid)
 {
 	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		struct perf_event_attr attr = p->attr;
+		struct perf_event_attr attr = p->attr, track = p->track;
 		long fd = event_open(&attr, pid, cpu, -1);
+		int err;
 
 		if (fd < 0 && errno == ENODEV)
 			continue; /* an offline CPU */
 		if (fd < 0)
 			return -errno;
-		if (ev->nr == ev->cap) {
-			int cap = ev->cap ? ev->cap * 2 : 64;
-			int *v = realloc(ev->fd, (size_t)cap * sizeof(*v));
-			uint64_t *ids = realloc(ev->ids, (size_t)cap * sizeof(*ids));
-
-			if (v)
-				ev->fd = v;
-			if (ids)
-				ev->ids = ids;
-			if (!v || !ids) {
-				close((int)fd);
-				return -ENOMEM;
-			}
-			ev->cap = cap;
-		}
-		if (ioctl((int)fd, PERF_EVENT_IOC_ID, &ev->ids[ev->nr]) < 0)
-			ev->ids[ev->nr] = 0;
-		if (ev->ring_fd[cpu] < 0)
-			ev->ring_fd[cpu] = (int)fd;
-		else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[cpu]) < 0) {
-			close((int)fd);
+		err = keep_fd(ev, fd, cpu, true);
+		if (err)
+			return err;
+		fd = event_open(&track, pid, cpu, -1);
+		if (fd < 0)
 			return -errno;
-		}
-		ev->fd[ev->nr++] = (int)fd;
+		err = keep_fd(ev, fd, cpu, false);
+		if (err)
+			return err;
 	}
 	return 0;
+}
+
+int events__redirect(struct events *ev)
+{
+	ev->mapped = true;
+	for (int i = 0; i < ev->nr; i++)
+		if (ev->fd[i] != ev->ring_fd[ev->cpu[i]] &&
+		    ioctl(ev->fd[i], PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[ev->cpu[i]]) < 0)
+			return -errno;
+	return 0;
+}
+
+int events__enable(struct events *ev, bool on)
+{
+	int err = 0;
+
+	for (int i = 0; i < ev->nr; i++)
+		if (ev->sampling[i] &&
+		    ioctl(ev->fd[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+			err = -errno;
+	return err;
 }
 
 int events__init(struct events *ev)
@@ -199,6 +262,8 @@ void events__close(struct events *ev)
 		close(ev->fd[i]);
 	free(ev->fd);
 	free(ev->ids);
+	free(ev->sampling);
+	free(ev->cpu);
 	free(ev->ring_fd);
 }
 
@@ -208,11 +273,15 @@ int plan__init(struct plan *p, int quiet)
 	static const struct {
 		enum ap_env var;
 		const char *flag;
-	} unused[] = {{AP_ENV_WINDOW, "--window"},	 {AP_ENV_KEEP, "--keep"},
-		      {AP_ENV_AGGREGATE, "--aggregate"}, {AP_ENV_OFFCPU, "--off-cpu"},
-		      {AP_ENV_BATCH, "--batch"},	 {AP_ENV_STACK_COPY, "--stack-copy"},
-		      {AP_ENV_SIGNAL, "--signal"},	 {AP_ENV_MODE, "--mode"},
-		      {AP_ENV_START, "--start"},	 {AP_ENV_FOLLOW, "--follow"}};
+	} unused[] = {{AP_ENV_OFFCPU, "--off-cpu"},
+		      {AP_ENV_BATCH, "--batch"},
+		      {AP_ENV_STACK_COPY, "--stack-copy"},
+		      {AP_ENV_SIGNAL, "--signal"},
+		      {AP_ENV_MODE, "--mode"},
+		      {AP_ENV_FOLLOW, "--follow"},
+		      {AP_ENV_AGGREGATE_CHECK, "AUTOPROF_AGGREGATE_CHECK"},
+		      {AP_ENV_COST, "AUTOPROF_COST"},
+		      {AP_ENV_MEMORY, "--memory"}};
 	char list[256] = "";
 
 	p->cfg = *launcher__options(); /* read once, by main() */
@@ -220,16 +289,19 @@ int plan__init(struct plan *p, int quiet)
 	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
 		const char *v = ap_env(unused[i].var);
 
-		if (unused[i].var == AP_ENV_START || unused[i].var == AP_ENV_FOLLOW)
+		if (unused[i].var == AP_ENV_FOLLOW)
 			v = v && !strcmp(v, "0") ? v : NULL; /* 1 is what outside mode does */
+		else if (v && (!strcmp(v, "0") || !strcmp(v, ap_env_default(unused[i].var))))
+			v = NULL; /* (asks for what outside mode does, or the default) */
 		if (v && *v && strlen(list) + 16 < sizeof(list))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 				 list[0] ? ", " : "", unused[i].flag);
 	}
 	if (list[0] && !quiet)
 		fprintf(stderr,
-			"autoprof: %s: not applied from outside (one file for the whole run, "
-			"every thread and child followed, from the start; doc/outside.md)\n",
+			"autoprof: %s: not applied from outside (the kernel samples every "
+			"thread and child of the run, stacks unwound by the launcher; "
+			"doc/outside.md)\n",
 			list);
 	return 0;
 }

@@ -94,6 +94,13 @@ static uint64_t time_of(const struct perf_event_header *h)
 	return t;
 }
 
+/* A sample in the file's format: merged (AUTOPROF_AGGREGATE) or written. */
+static void put_sample(struct orings *r, void *rec, size_t len, uint64_t time)
+{
+	if (oagg__fold(rec, len, time))
+		pout__add(r->out, rec, len);
+}
+
 static uint64_t rd64(const char **p)
 {
 	uint64_t v;
@@ -184,7 +191,7 @@ static void put_dwarf_sample(struct orings *r, const struct perf_event_header *h
 	oh->type = PERF_RECORD_SAMPLE;
 	oh->misc = h->misc;
 	oh->size = (uint16_t)(8 * (8 + nr));
-	pout__add(r->out, out, oh->size);
+	put_sample(r, out, oh->size, out[4]);
 }
 
 static void put(struct orings *r, const struct perf_event_header *h, uint64_t time)
@@ -193,15 +200,28 @@ static void put(struct orings *r, const struct perf_event_header *h, uint64_t ti
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
+		if (r->win && owin__due(r->win, time)) {
+			oagg__emit(); /* the window's merged samples, in its file */
+			if (owin__rotate(r->win, o, time) && !r->said_rotate) {
+				fprintf(stderr, "autoprof: cannot create a window's file; its "
+						"samples are lost, the next window tries again "
+						"(said once)\n");
+				r->said_rotate = true;
+			}
+		}
 		o->samples++;
 		if (!o->first_time || time < o->first_time)
 			o->first_time = time;
 		if (time > o->last_time)
 			o->last_time = time;
-		if (r->dwarf)
+		if (r->dwarf) {
 			put_dwarf_sample(r, h);
-		else
-			pout__add(o, h, h->size);
+		} else {
+			static char copy[65536];
+
+			memcpy(copy, h, h->size);
+			put_sample(r, copy, h->size, time);
+		}
 		return;
 	case PERF_RECORD_MMAP2: {
 		const struct perf_record_mmap2 *mm = (const void *)h;
@@ -255,6 +275,7 @@ size_t orings__drain(struct orings *r)
 	for (size_t i = 0; i < n; i++)
 		put(r, (const void *)(r->scratch + v[i].off), v[i].time);
 	free(v);
-	pout__add(r->out, &round, sizeof(round));
+	if (!oagg__on()) /* merged samples come late, with their first time: no rounds */
+		pout__add(r->out, &round, sizeof(round));
 	return n;
 }

@@ -121,6 +121,14 @@ int pout__open(struct pout *o, const char *path, const struct perf_event_attr *a
 
 void pout__add(struct pout *o, const void *rec, size_t len)
 {
+	if (o->note && len >= sizeof(struct perf_event_header)) {
+		const struct perf_event_header *h = rec;
+
+		if (h->type != PERF_RECORD_SAMPLE && h->type != PERF_RECORD_FINISHED_ROUND)
+			o->note(o->note_ctx, h);
+	}
+	if (o->fd < 0)
+		return; /* a window's file that could not be made (said): its records are lost */
 	if (o->len + len > o->cap) {
 		size_t cap = o->cap ? o->cap * 2 : 2 * FLUSH_AT;
 		char *p;
@@ -358,8 +366,14 @@ int pout__finish(struct pout *o)
 	struct blob body = {0};
 	int n = 0, err = pout__flush(o);
 
-	if (o->fd < 0)
+	if (o->fd < 0) {
+		for (size_t i = 0; i < o->nr_files; i++)
+			free(o->files[i]);
+		free(o->files);
+		free(o->buf);
+		free(o->ids);
 		return -EBADF;
+	}
 	for (int i = 0; i < NF; i++) {
 		size_t start = body.len;
 
@@ -392,4 +406,28 @@ int pout__finish(struct pout *o)
 	free(o->buf);
 	free(o->ids);
 	return err ? err : o->err;
+}
+
+int pout__rotate(struct pout *o, const char *path)
+{
+	struct perf_event_attr attr = o->attr;
+	uint64_t samples = o->prev_samples + o->samples, lost = o->prev_lost + o->lost;
+	void (*note)(void *, const struct perf_event_header *) = o->note;
+	void *note_ctx = o->note_ctx;
+	char name[sizeof(o->ev_name)], **argv = o->argv;
+	int n = o->nr_ids, err, err2;
+	uint64_t *ids = malloc((size_t)(n ? n : 1) * sizeof(*ids));
+
+	if (!ids)
+		return -ENOMEM;
+	memcpy(ids, o->ids, (size_t)n * sizeof(*ids));
+	memcpy(name, o->ev_name, sizeof(name));
+	err = pout__finish(o);
+	err2 = pout__open(o, path, &attr, name, ids, n, argv);
+	free(ids);
+	o->prev_samples = samples;
+	o->prev_lost = lost;
+	o->note = note;
+	o->note_ctx = note_ctx;
+	return err ? err : err2;
 }

@@ -16,73 +16,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "launcher.h"
-
-/* The file execvp() would run for @command, as execvp searches PATH. */
-static bool resolve(const char *command, char *out, size_t cap)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(command, '/'))
-		return snprintf(out, cap, "%s", command) < (int)cap;
-	if (!path)
-		path = "/usr/local/bin:/bin:/usr/bin";
-	for (const char *p = path;; p++) {
-		const char *colon = strchrnul(p, ':');
-		int len = (int)(colon - p);
-
-		if (snprintf(out, cap, "%.*s%s%s", len, p, len ? "/" : "", command) < (int)cap &&
-		    access(out, X_OK) == 0)
-			return true;
-		if (!*colon)
-			return false;
-		p = colon;
-	}
-}
-
-/* Has the ELF file at @fd a PT_INTERP program header? -1: not an ELF file we know. */
-static int has_interp(int fd)
-{
-	unsigned char ident[EI_NIDENT];
-	Elf64_Ehdr e64;
-	Elf32_Ehdr e32;
-	uint64_t phoff;
-	unsigned phnum, phentsize;
-
-	if (pread(fd, ident, sizeof(ident), 0) != (ssize_t)sizeof(ident) ||
-	    memcmp(ident, ELFMAG, SELFMAG))
-		return -1;
-	if (ident[EI_CLASS] == ELFCLASS64) {
-		if (pread(fd, &e64, sizeof(e64), 0) != (ssize_t)sizeof(e64))
-			return -1;
-		phoff = e64.e_phoff, phnum = e64.e_phnum, phentsize = e64.e_phentsize;
-	} else if (ident[EI_CLASS] == ELFCLASS32) {
-		if (pread(fd, &e32, sizeof(e32), 0) != (ssize_t)sizeof(e32))
-			return -1;
-		phoff = e32.e_phoff, phnum = e32.e_phnum, phentsize = e32.e_phentsize;
-	} else {
-		return -1;
-	}
-	if (phentsize < sizeof(uint32_t) || phnum > 4096)
-		return -1;
-	for (unsigned i = 0; i < phnum; i++) {
-		uint32_t type;
-
-		if (pread(fd, &type, sizeof(type), (off_t)(phoff + (uint64_t)i * phentsize)) !=
-		    (ssize_t)sizeof(type))
-			return -1;
-		if (type == PT_INTERP)
-			return 1;
-	}
-	return 0;
-}
 
 /* The ELF file @command runs (found as execvp would), opened read-only; -1 when it cannot be. */
 static int open_command(const char *command)
 {
 	char path[PATH_MAX];
 
-	if (!resolve(command, path, sizeof(path)))
+	if (!elf_interp__resolve(command, path, sizeof(path)))
 		return -1;
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
@@ -97,7 +39,7 @@ bool launcher__is_static(const char *command)
 
 	if (fd < 0)
 		return false;
-	interp = has_interp(fd);
+	interp = elf_interp__has(fd);
 	close(fd);
 	return interp == 0;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "autoprof/perf_file.h"
+#include "common.h"
 #include "launcher.h"
 
 /* The feature section of bit @feat, or false (sections follow the data, in bit order). */
@@ -68,8 +69,10 @@ static void read_cmdline(const uint8_t *p, const struct perf_file_section *s, ch
  * The id of the file's first event when it counts CPU time in ns (cpu-clock,
  * task-clock: its samples' periods add up to the time they stand for), else 0.
  */
-static uint64_t clock_event_id(const uint8_t *p, size_t size, const struct perf_file_header *h)
+static uint64_t clock_event_id(const uint8_t *p, size_t size, const struct perf_file_header *h,
+			       uint64_t *period)
 {
+	struct perf_event_attr ea;
 	struct perf_file_attr a;
 	uint32_t type;
 	uint64_t config, id;
@@ -85,7 +88,18 @@ static uint64_t clock_event_id(const uint8_t *p, size_t size, const struct perf_
 	    a.ids.size < 8 || a.ids.offset > size || size - a.ids.offset < 8)
 		return 0;
 	memcpy(&id, p + a.ids.offset, 8);
+	memset(&ea, 0, sizeof(ea));
+	memcpy(&ea, a.attr, sizeof(ea) < sizeof(a.attr) ? sizeof(ea) : sizeof(a.attr));
+	/* The ns one sample stands for: its period, or one tick of its frequency. */
+	*period =
+	    ea.freq ? (ea.sample_freq ? 1000000000ULL / ea.sample_freq : 0) : ea.sample_period;
 	return id;
+}
+
+/* Does this run merge samples (AUTOPROF_AGGREGATE, --aggregate)? */
+static bool merging(void)
+{
+	return launcher__options()->aggregate;
 }
 
 /*
@@ -99,7 +113,8 @@ int summary__read(const char *path, struct file_summary *s)
 	const uint8_t *p;
 	uint64_t pos, end;
 	struct stat st;
-	uint64_t clock_id;
+	uint64_t clock_id, period = 0;
+	bool one_attr;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	memset(s, 0, sizeof(*s));
@@ -118,7 +133,9 @@ int summary__read(const char *path, struct file_summary *s)
 		munmap((void *)p, (size_t)st.st_size);
 		return -1;
 	}
-	clock_id = clock_event_id(p, (size_t)st.st_size, &h);
+	clock_id = clock_event_id(p, (size_t)st.st_size, &h, &period);
+	/* One attr (outside mode: one event per CPU, each with its id): every sample is its. */
+	one_attr = h.attrs.size == h.attr_size;
 	end = h.data.offset + h.data.size;
 	if (end > (uint64_t)st.st_size || end < h.data.offset)
 		end = (uint64_t)st.st_size;
@@ -132,7 +149,8 @@ int summary__read(const char *path, struct file_summary *s)
 		if (eh.type == PERF_RECORD_SAMPLE) {
 			s->samples++;
 			/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD (record.c's layout) */
-			if (clock_id && eh.size >= 56 && !memcmp(p + pos + 8, &clock_id, 8)) {
+			if (clock_id && eh.size >= 56 &&
+			    (one_attr || !memcmp(p + pos + 8, &clock_id, 8))) {
 				memcpy(&v, p + pos + 48, 8);
 				s->clock_ns += v;
 				s->clock_samples++;
@@ -150,6 +168,15 @@ int summary__read(const char *path, struct file_summary *s)
 			s->pid = (int)pid;
 		}
 		pos += eh.size;
+	}
+	/* An aggregated file (AUTOPROF_AGGREGATE): each record merges samples of one
+	 * stack, its period their sum; count the samples, as autoprof-report does. */
+	if (merging() && period && s->clock_samples &&
+	    s->clock_ns / period > s->clock_samples * 11 / 10) {
+		uint64_t n = (s->clock_ns + period / 2) / period;
+
+		s->samples += n - s->clock_samples;
+		s->clock_samples = n;
 	}
 	if (feature(p, (size_t)st.st_size, &h, PERF_FEAT_CMDLINE, &sec))
 		read_cmdline(p, &sec, s->cmd, sizeof(s->cmd));

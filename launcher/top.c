@@ -260,6 +260,8 @@ static int start(const char *path, char **argv)
 	top.rings.out = &top.out;
 	err = orings__map(&top.rings, top.ring_fds, top.nrings,
 			  top.plan.dwarf ? 4 * OUTSIDE_RING_PAGES : OUTSIDE_RING_PAGES);
+	if (!err)
+		err = events__redirect(&top.ev); /* every event into its CPU's ring */
 	if (err) {
 		fprintf(stderr, "autoprof: cannot map the sampling rings: %s\n", strerror(-err));
 		return -1;
@@ -272,6 +274,7 @@ static int start(const char *path, char **argv)
 	fa.enable_on_exec = 0;
 	fa.watermark = 0;
 	fa.wakeup_watermark = 0;
+	fa.mmap = fa.mmap2 = fa.comm = fa.comm_exec = fa.task = 1; /* (the tracking event's) */
 	err = pout__open(&top.out, path, &fa, top.plan.cfg.event_name, top.ev.ids, top.ev.nr, argv);
 	if (!err) {
 		top.rfd = open(path, O_RDONLY | O_CLOEXEC);

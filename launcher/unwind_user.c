@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "model/model.h"
 #include "outside.h"
 
 struct uw_bridge {
@@ -25,7 +25,7 @@ struct uw_bridge *uwb__new(void)
 
 	if (!b)
 		return NULL;
-	b->uw = unwinder__new();
+	b->uw = unwind_dwarf__new();
 	if (!b->uw) {
 		free(b);
 		return NULL;
@@ -97,7 +97,7 @@ int uwb__unwind(struct uw_bridge *b, uint32_t pid, uint32_t tid, uint64_t time, 
 		b->dirty = false;
 	}
 	p = machine__find_proc(&b->m, pid);
-	if (!p || unwinder__user(b->uw, p, &s, &us, false, &ips, (u32)max, &nr))
+	if (!p || unwind_dwarf__user(b->uw, p, &s, &us, false, &ips, (u32)max, &nr))
 		return 0;
 	for (u32 i = 0; i < nr; i++) /* callers as return addresses, as the kernel gives them */
 		out[i] = i ? ips[i] + 1 : ips[i];
@@ -108,7 +108,7 @@ void uwb__free(struct uw_bridge *b)
 {
 	if (!b)
 		return;
-	unwinder__free(b->uw);
+	unwind_dwarf__free(b->uw);
 	machine__exit(&b->m);
 	free(b);
 }

@@ -33,6 +33,7 @@ enum {
 	OPT_TIME,
 	OPT_CSV,
 	OPT_FOLDED,
+	OPT_LEAKS,
 	OPT_FLAME,
 	OPT_JSON,
 	OPT_DIFF,
@@ -136,6 +137,9 @@ const struct cli_option cli_options[] = {
     {"csv", OPT_CSV, "DIR",
      "write stat.csv, overview.csv, processes.csv and\nresults.csv (readperf's tables) into DIR"},
     {"folded", OPT_FOLDED, NULL, "print collapsed stacks (FlameGraph's input format)"},
+    {"leaks", OPT_LEAKS, NULL,
+     "print the memory still allocated at the end (autoprof\n--memory), by allocation stack, "
+     "biggest first"},
     {"flamegraph", OPT_FLAME, "FILE", "write an interactive SVG flame graph (- for stdout)"},
     {"json", OPT_JSON, NULL,
      "print the whole report as JSON: every function, the call\ntree, threads, processes, "
@@ -212,131 +216,6 @@ int cli__usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, " (try --help)\n");
 	return 2;
-}
-
-static int parse_uint(const char *arg, unsigned long max, unsigned long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || arg[0] == '+' || *v > max)
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_ids(const char *arg, u32 *ids, size_t *nr)
-{
-	char buf[32];
-	const char *p = arg;
-
-	*nr = 0;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		unsigned long v;
-
-		if (!len || len >= sizeof(buf) || *nr == MAX_FILTER)
-			return -EINVAL;
-		memcpy(buf, p, len);
-		buf[len] = 0;
-		if (parse_uint(buf, UINT32_MAX, &v))
-			return -EINVAL;
-		ids[(*nr)++] = (u32)v;
-		p += len;
-		if (*p == ',' && !*++p)
-			return -EINVAL;
-	}
-	return *nr ? 0 : -EINVAL;
-}
-
-static int parse_names(struct cmdline *c, const char *arg, const char **names, size_t *nr)
-{
-	char *copy, *p, *save = NULL;
-
-	if (c->nr_lists == ARRAY_SIZE(c->lists))
-		return -EINVAL;
-	copy = strdup(arg);
-	if (!copy)
-		return -ENOMEM;
-	c->lists[c->nr_lists++] = copy;
-	*nr = 0;
-	for (p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		if (*nr == MAX_FILTER)
-			return -EINVAL;
-		names[(*nr)++] = p;
-	}
-	return *nr ? 0 : -EINVAL;
-}
-
-static int parse_secs(const char *s, size_t len, double *v)
-{
-	char buf[64], *end;
-
-	if (len >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	errno = 0;
-	*v = strtod(buf, &end);
-	if (errno || end == buf || *end || !isfinite(*v) || *v < 0 || *v > 1e9)
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_time(const char *arg, struct filter *f)
-{
-	const char *comma = strchr(arg, ',');
-	double from = 0, to = 1e9;
-
-	if (!comma || (comma == arg && !comma[1]))
-		return -EINVAL;
-	if (comma > arg && parse_secs(arg, (size_t)(comma - arg), &from))
-		return -EINVAL;
-	if (comma[1] && parse_secs(comma + 1, strlen(comma + 1), &to))
-		return -EINVAL;
-	if (to <= from)
-		return -EINVAL;
-	f->has_time = true;
-	f->time_from = (u64)(from * 1e9);
-	f->time_to = (u64)(to * 1e9);
-	return 0;
-}
-
-static int parse_min_width(const char *arg, struct flame_opts *fo)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || !isfinite(v) || v < 0 || (*end && strcmp(end, "%")))
-		return -EINVAL;
-	if (*end) {
-		if (v > 100)
-			return -EINVAL;
-		fo->min_pct = v;
-		fo->min_width = 0;
-	} else {
-		if (v > 1e6)
-			return -EINVAL;
-		fo->min_width = v;
-		fo->min_pct = 0;
-	}
-	return 0;
-}
-
-static int parse_proc_root(const char *arg, int *root)
-{
-	static const char *const names[] = {"auto", "comm", "pid", "none"};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		if (!strcmp(arg, names[i])) {
-			*root = (int)i; /* FLAME_ROOT_AUTO, _COMM, _PID, _NONE */
-			return 0;
-		}
-	}
-	return -EINVAL;
 }
 
 /* Put the --baseline files first and mark them as the baseline. Returns 0 or 2. */
@@ -421,7 +300,7 @@ static void build_getopt(struct option *lo, char *shorts)
 static int stdout_exports(const struct cmdline *c)
 {
 	const char *files[] = {c->flame_file, c->pprof_file, c->speedscope_file};
-	int n = c->tree || c->folded || c->json || c->diff;
+	int n = c->tree || c->folded || c->json || c->diff || c->leaks;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(files); i++)
@@ -460,7 +339,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 				c->ro.top = UINT_MAX;
 				break;
 			}
-			if (parse_uint(optarg, 1000000, &v))
+			if (cli_args__uint(optarg, 1000000, &v))
 				return cli__usage_error(
 				    "--top needs a number from 0 to 1000000 or all, not '%s'",
 				    optarg);
@@ -470,10 +349,10 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			c->ro.children = false;
 			break;
 		case 's':
-			if (sort_spec__parse(&c->ro.sort, optarg)) {
+			if (rows__parse_spec(&c->ro.sort, optarg)) {
 				char keys[256], msg[512];
 
-				sort_spec__valid_keys(keys, sizeof(keys));
+				rows__valid_keys(keys, sizeof(keys));
 				snprintf(msg, sizeof(msg),
 					 "bad --sort keys '%.100s': up to 4 different keys of %s",
 					 optarg, keys);
@@ -510,23 +389,23 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 							optarg);
 			break;
 		case OPT_PID:
-			if (parse_ids(optarg, f->pids, &f->nr_pids))
+			if (cli_args__ids(optarg, f->pids, &f->nr_pids))
 				return cli__usage_error("bad --pid list '%s'", optarg);
 			break;
 		case OPT_TID:
-			if (parse_ids(optarg, f->tids, &f->nr_tids))
+			if (cli_args__ids(optarg, f->tids, &f->nr_tids))
 				return cli__usage_error("bad --tid list '%s'", optarg);
 			break;
 		case OPT_COMM:
-			if (parse_names(c, optarg, f->comms, &f->nr_comms))
+			if (cli_args__names(c, optarg, f->comms, &f->nr_comms))
 				return cli__usage_error("bad --comm list '%s'", optarg);
 			break;
 		case OPT_DSO:
-			if (parse_names(c, optarg, f->dsos, &f->nr_dsos))
+			if (cli_args__names(c, optarg, f->dsos, &f->nr_dsos))
 				return cli__usage_error("bad --dso list '%s'", optarg);
 			break;
 		case OPT_TIME:
-			if (parse_time(optarg, f))
+			if (cli_args__time(optarg, f))
 				return cli__usage_error("--time needs FROM,TO in seconds, not '%s'",
 							optarg);
 			break;
@@ -543,7 +422,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			break;
 		}
 		case 'S':
-			if (parse_names(c, optarg, c->aim.symbols, &c->aim.nr_symbols))
+			if (cli_args__names(c, optarg, c->aim.symbols, &c->aim.nr_symbols))
 				return cli__usage_error("bad --symbols list '%s'", optarg);
 			c->so.aim = c->ro.aim = &c->aim;
 			break;
@@ -555,7 +434,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			if (!optarg && optind < argc && argv[optind][0] &&
 			    strspn(argv[optind], "0123456789") == strlen(argv[optind]))
 				optarg = argv[optind++];
-			if (optarg && (parse_uint(optarg, 1000, &v) || !v))
+			if (optarg && (cli_args__uint(optarg, 1000, &v) || !v))
 				return cli__usage_error(
 				    "--hot-lines needs a number from 1 to 1000, not '%s'", optarg);
 			c->ro.hot_lines = optarg ? (unsigned)v : 5;
@@ -565,6 +444,9 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			break;
 		case OPT_FOLDED:
 			c->folded = true;
+			break;
+		case OPT_LEAKS:
+			c->leaks = true;
 			break;
 		case OPT_FLAME:
 			c->flame_file = optarg;
@@ -594,7 +476,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			c->ro.flame.title = optarg;
 			break;
 		case OPT_WIDTH:
-			if (parse_uint(optarg, 100000, &v) || v < 100)
+			if (cli_args__uint(optarg, 100000, &v) || v < 100)
 				return cli__usage_error(
 				    "--width needs 100 to 100000 pixels, not '%s'", optarg);
 			c->ro.flame.width = (unsigned)v;
@@ -612,13 +494,13 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			c->ro.flame.icicle = true;
 			break;
 		case OPT_MIN_WIDTH:
-			if (parse_min_width(optarg, &c->ro.flame))
+			if (cli_args__min_width(optarg, &c->ro.flame))
 				return cli__usage_error(
 				    "--min-width needs pixels (0.1) or a share (0.5%%), not '%s'",
 				    optarg);
 			break;
 		case OPT_PROC_ROOT:
-			if (parse_proc_root(optarg, &c->ro.flame.root))
+			if (cli_args__proc_root(optarg, &c->ro.flame.root))
 				return cli__usage_error(
 				    "--process-root needs auto, comm, pid or none, not '%s'",
 				    optarg);
@@ -630,7 +512,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			c->strict = true;
 			break;
 		case OPT_MAN:
-			cli__man(stdout);
+			cli_man__print(stdout);
 			return 0;
 		case 'h':
 			cli__usage(stdout);
@@ -650,10 +532,10 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		if (add_input(c, argv[optind]))
 			return 2;
 	}
-	views = c->tree + c->folded + c->json + c->diff;
+	views = c->tree + c->folded + c->json + c->diff + c->leaks;
 	if (views > 1)
-		return cli__usage_error("%s",
-					"--tree, --folded, --json and --diff exclude each other");
+		return cli__usage_error(
+		    "%s", "--tree, --folded, --json, --leaks and --diff exclude each other");
 	if (c->diff && c->csv_dir)
 		return cli__usage_error("%s", "--diff exports no --csv");
 	if (c->diff && diff_sides(c, base, nr_base, dashdash))
@@ -668,8 +550,8 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 	if (!c->nr_files)
 		c->files[c->nr_files++] = c->list ? "." : "perf.data";
 	c->so.lines =
-	    sort_spec__has(&c->ro.sort, SK_SRCLINE) || c->ro.hot_lines || c->pprof_file || c->json;
-	c->so.cpus = sort_spec__has(&c->ro.sort, SK_CPU);
+	    rows__spec_has(&c->ro.sort, SK_SRCLINE) || c->ro.hot_lines || c->pprof_file || c->json;
+	c->so.cpus = rows__spec_has(&c->ro.sort, SK_CPU);
 	return -1;
 }
 

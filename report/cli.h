@@ -6,7 +6,8 @@
 #ifndef AUTOPROF_REPORT_CLI_H
 #define AUTOPROF_REPORT_CLI_H
 
-#include "internal.h"
+#include "driver/session.h"
+#include "view/view.h"
 
 #define PROG	  "autoprof-report"
 #define MAX_FILES 4096
@@ -33,6 +34,7 @@ struct cmdline {
 	const char *csv_dir, *flame_file;
 	const char *pprof_file, *speedscope_file; /* --pprof, --speedscope: "-" is stdout */
 	bool tree, folded, json, diff;
+	bool leaks;	/* --leaks: the memory still allocated at the end (render_leaks.c) */
 	bool list;	/* --list: the profiles of the inputs (default .), no report */
 	bool strict;	/* --strict: status 3 when the report is not of the whole input */
 	char *lists[4]; /* copies of the comm, dso and symbol lists, split in place */
@@ -50,8 +52,23 @@ void cli__exit(struct cmdline *c);
 /* Print --help from the table. */
 void cli__usage(FILE *out);
 /* Print the manual page (troff) from the same table: the hidden --man. */
-void cli__man(FILE *out);
+void cli_man__print(FILE *out);
 /* Print one line "autoprof-report: <fmt with arg> (try --help)"; returns 2. */
 int cli__usage_error(const char *fmt, const char *arg);
+
+/* ---- cli_args.c: option values; each returns 0, or -EINVAL (-ENOMEM) ---- */
+
+/* A decimal number in [0, @max]. */
+int cli_args__uint(const char *arg, unsigned long max, unsigned long *v);
+/* A comma-separated list of ids (at most MAX_FILTER) into @ids. */
+int cli_args__ids(const char *arg, u32 *ids, size_t *nr);
+/* A comma-separated list of names into @names, pointing into a copy @c keeps. */
+int cli_args__names(struct cmdline *c, const char *arg, const char **names, size_t *nr);
+/* --time FROM,TO (seconds after the first sample, either may be empty) into @f. */
+int cli_args__time(const char *arg, struct filter *f);
+/* --min-width: pixels, or a share ("0.5%"). */
+int cli_args__min_width(const char *arg, struct flame_opts *fo);
+/* --process-root comm|pid|none. */
+int cli_args__proc_root(const char *arg, int *root);
 
 #endif /* AUTOPROF_REPORT_CLI_H */

@@ -65,7 +65,7 @@ static const char *const tail[] = {
 };
 
 /* Print autoprof-report(1) as troff on @out, the OPTIONS section from cli_options[]. */
-void cli__man(FILE *out)
+void cli_man__print(FILE *out)
 {
 	const char *p;
 

@@ -7,7 +7,8 @@
  * Exit status: 0 report printed, 1 unreadable or malformed input (or an
  * output that could not be written), 2 usage error.
  */
-#include "internal.h"
+#include "driver/session.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -148,7 +149,7 @@ static int write_flamegraph(struct session *s, struct session *base, const struc
 		fprintf(stderr, PROG ": %s: %s\n", c->flame_file, strerror(errno));
 		return 1;
 	}
-	err = base ? render_flamegraph_diff(base, s, &c->ro, f) : render_flamegraph(s, &c->ro, f);
+	err = base ? render_flame__diff(base, s, &c->ro, f) : render_flame(s, &c->ro, f);
 	if (!to_stdout && (ferror(f) | (fclose(f) != 0)) && (!err || err == -ENODATA))
 		err = -EIO;
 	if (err == -ENODATA) { /* an empty profile is a report too (exit 0), said in one line */
@@ -231,12 +232,15 @@ static int run(struct session *s, const struct cmdline *c)
 		err = render_tree(s, &c->ro, stdout);
 	else if (c->folded)
 		err = render_folded(s, &c->ro, stdout);
+	else if (c->leaks)
+		err = render_leaks(s, &c->ro, stdout); /* 1: no memory profile, said */
 	else if (c->json)
 		err = render_json(s, &c->ro, stdout);
 	else if (!c->csv_dir && !c->flame_file && !c->pprof_file && !c->speedscope_file)
-		report__print(s, &c->ro, stdout);
+		output__print(s, &c->ro, stdout);
 	if (err) {
-		fprintf(stderr, PROG ": %s\n", strerror(-err));
+		if (err < 0)
+			fprintf(stderr, PROG ": %s\n", strerror(-err));
 		return 1;
 	}
 	say_empty_exports(s, c);
@@ -281,7 +285,7 @@ int main(int argc, char **argv)
 		}
 	} else {
 		if (c.csv_dir)
-			csv_overview__attach(&c.so, &ov);
+			render_csv__overview_attach(&c.so, &ov);
 		status = load(&a, &c.so, c.files, c.nr_files);
 		if (!status)
 			status = run(&a, &c);
@@ -289,7 +293,7 @@ int main(int argc, char **argv)
 			status = 3;
 	}
 	session__exit(&a);
-	csv_overview__exit(&ov);
+	render_csv__overview_exit(&ov);
 	if (fflush(stdout) != 0 && !status) {
 		fprintf(stderr, PROG ": writing the report: %s\n", strerror(errno));
 		status = 1;

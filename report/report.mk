@@ -11,7 +11,7 @@ FUZZ_TIME ?= 60
 FUZZ_BIN := $(BUILD)/fuzz/fuzz-reader
 FUZZ_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-$(FUZZ_BIN): tests/fuzz/fuzz-reader.c $(REPORT_CORE) report/internal.h $(wildcard report/*/*.h) include/autoprof/perf_file.h \
+$(FUZZ_BIN): tests/fuzz/fuzz-reader.c $(REPORT_CORE) $(wildcard report/*.h report/*/*.h) include/autoprof/perf_file.h \
 		| $(BUILD)/.deps-test
 	@mkdir -p $(@D)
 	@echo "  CC FUZZ $@"

@@ -21,7 +21,7 @@ build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libdebuginfod-
 test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev
 	libc6-dbg strace clang-format g++ golang-go rustc nodejs openjdk-17-jdk-headless
 	npm python3-jsonschema chromium man-db musl-tools gdb lldb valgrind debuginfod tmux"
-bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine time"
+bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine time heaptrack"
 
 case "${1:-build}" in
 build) want=$build_pkgs ;;

@@ -200,6 +200,19 @@ kill $pid
 wait $pid 2>/dev/null
 within "$(perf_script dur.data -F time | grep -c .)" 100 1000 "--duration 0.5: about 0.5 s of samples"
 
+# -p on a process that has two threads already: the events of the second
+# thread share the CPU's ring (the kernel takes PERF_EVENT_IOC_SET_OUTPUT
+# only to a mapped ring), and both threads are sampled.
+./late 2.4 >late2t.out 2>&1 &
+pid=$!
+sleep 1.2
+timeout -s KILL 30 "$A" -o two.data -p $pid >two.log 2>two.err
+is "$?" 0 "-p on a process with two threads: status 0"
+grep -q "^autoprof: attached to 2 threads of" two.err
+ok $? "-p on a process with two threads: both attached" || diag_file two.err
+wait $pid
+is "$(perf_script two.data -F tid | sort -u | grep -c .)" 2 "-p on a process with two threads: both sampled"
+
 # An idle process: 0 samples, and the closing lines say why.
 sleep 5 &
 pid=$!

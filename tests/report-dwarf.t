@@ -63,11 +63,8 @@ compare() {
 			if (rows < 3) print "perf listed only " rows " rows"
 			for (i = 1; i <= rows; i++) {
 				nm = order[i]
-				# perf names the vdso from the copy perf record kept in
-				# ~/.debug; ours shows [vdso]+offset (known, in the notes):
-				# a vdso function is 0-2% of split, in the top 10 or not
 				if (!(nm in got)) {
-					if (want[nm] > t && nm !~ /^__vdso_/) print nm ": perf " want[nm] "%, ours missing"
+					if (want[nm] > t) print nm ": perf " want[nm] "%, ours missing"
 					continue
 				}
 				d = got[nm] - want[nm]

@@ -2,11 +2,12 @@
 # report-inline.t - inlined functions are frames of their own in every view
 # and export (perf report --inline, hotspot): tests/progs/inlined.c, built
 # -O2 -g, spends its time in mix(), inlined into checksum(), inlined into
-# run(); --no-inline shows only run().
+# run(); --no-inline shows only run(). The same with the program's DWARF
+# compressed (SHF_COMPRESSED, read a CU at a time: report/model/dwarf_lazy.c).
 . "$(dirname "$0")/lib.sh"
 
 needs "$B/progs/inlined"
-plan 12
+plan 13
 
 timeout -s KILL 60 perf record -q -g -e cpu-clock -o i.data "$B/progs/inlined" 20 >/dev/null 2>&1
 ok $? "perf record -g of the inlined program"
@@ -41,4 +42,21 @@ else
 fi
 $R --sort srcline i.data 2>/dev/null | grep -q 'inlined\.c:2[0-9]'
 ok $? "--sort srcline: checksum's frame has the line of its call site"
+# The same program with its debug sections compressed (as Debian's -dbgsym
+# files are): read by parts, every view the same as from the plain file.
+cp "$B/progs/inlined" prog
+timeout -s KILL 60 perf record -q -g -e cpu-clock -o c.data ./prog 20 >/dev/null 2>&1
+for v in "" --folded "--sort srcline" --lines "--hot-lines" --json; do
+	# shellcheck disable=SC2086
+	$R $v c.data >>plain.txt 2>&1
+done
+objcopy --compress-debug-sections=zlib prog prog.z && mv prog.z prog
+for v in "" --folded "--sort srcline" --lines "--hot-lines" --json; do
+	# shellcheck disable=SC2086
+	$R $v c.data >>packed.txt 2>&1
+done
+readelf -S prog | grep -A1 debug_info | grep -q ' C '
+packed=$?
+cmp -s plain.txt packed.txt && [ $packed -eq 0 ] && grep -q checksum packed.txt
+ok $? "compressed DWARF: the same frames and lines in every view as the plain file"
 done_testing

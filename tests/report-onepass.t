@@ -1,6 +1,6 @@
 #!/bin/sh
-# report-onepass.t - `--call-graph dwarf` files are read in one walk (session.c,
-# spec_process()) with exactly the result of two passes: every view is
+# report-onepass.t - `--call-graph dwarf` files are read in one walk
+# (report/driver/onewalk.c) with exactly the result of two passes: every view is
 # byte-identical with the two-pass reading (AUTOPROF_REPORT_SPEC_GAP=0), on a
 # file whose side-band records all come early (mtwork: the one walk holds) and
 # on one with late COMM/EXIT records (threads), also with checkpoints after

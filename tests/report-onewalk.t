@@ -1,6 +1,6 @@
 #!/bin/sh
 # report-onewalk.t - every single file, not only --call-graph dwarf ones, is
-# read in one walk (session.c, spec_process()) with exactly the result of two
+# read in one walk (report/driver/onewalk.c) with exactly the result of two
 # passes: every view is byte-identical with AUTOPROF_REPORT_SPEC_GAP=0 (two
 # passes) and with a checkpoint after every record (undone walks), on a
 # `perf record -g` file and on autoprof's own file, whose threads' COMM

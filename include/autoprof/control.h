@@ -5,7 +5,9 @@
  *
  * DIR/PID, mode 0600 in a 0700 folder DIR ($XDG_RUNTIME_DIR/autoprof, else
  * /tmp/autoprof-UID), lines of "key value" after the magic line:
- *   pid P, start T (field 22 of /proc/P/stat), signal S, token K, file PATH.
+ *   pid P, start T (field 22 of /proc/P/stat), signal S, token K, file PATH,
+ *   and, when P is profiled from outside (launcher/outside_ctl.c), server L:
+ *   the request goes to process L (the launcher), not to P.
  * A request is the signal S queued (si_code SI_QUEUE) with the value
  * K << 32 | nonce << 8 | op; the answer is DIR/PID.reply, the magic line
  * then "key value" lines (nonce, sampling, since, samples, lost, file, ...).
@@ -13,8 +15,11 @@
 #ifndef AUTOPROF_CONTROL_H
 #define AUTOPROF_CONTROL_H
 
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #define AP_CONTROL_MAGIC "autoprof-control 1"
 
@@ -27,6 +32,27 @@ static inline int ap_control_dir(char *out, size_t cap, const char *xdg, uid_t u
 				     : snprintf(out, cap, "/tmp/autoprof-%u", (unsigned)uid);
 
 	return n < 0 || (size_t)n >= cap ? -36 /* ENAMETOOLONG */ : 0;
+}
+
+/*
+ * The endpoints' folder of this user (ap_control_dir), made 0700 when
+ * missing; it must be ours, a real folder, and closed to others. Returns 0
+ * or -errno. Not async-signal-safe.
+ */
+static inline int ap_control_dir_make(char *out, size_t cap, const char *xdg)
+{
+	struct stat st;
+	int err = ap_control_dir(out, cap, xdg, getuid());
+
+	if (err)
+		return err;
+	if (mkdir(out, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(out, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		return -EPERM;
+	return 0;
 }
 
 #endif

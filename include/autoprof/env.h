@@ -83,6 +83,12 @@
 	X(OFFCPU, LIB, "off-cpu", 0, NULL, "0",                                                    \
 	  "record where threads wait off the CPU (sleep, locks, I/O) and for how long, as the "    \
 	  "event offcpu-time (period in ns)")                                                      \
+	X(MEMORY, LIB, "memory", 0, NULL, "0",                                                     \
+	  "profile native memory: allocations sampled by bytes (events alloc-bytes, period in "    \
+	  "bytes) and what is still live at the end (live-bytes): leaks")                          \
+	X(MEMORY_INTERVAL, LIB, "memory-interval", 0, "BYTES", "524288",                           \
+	  "with --memory: mean bytes allocated between two samples (Poisson); 1 records every "    \
+	  "allocation")                                                                            \
 	X(AGGREGATE_CHECK, LIB, NULL, 0, NULL, "0",                                                \
 	  "for tests: keep every sample and add the aggregated ones as a second event, "           \
 	  "NAME-aggregated")                                                                       \
@@ -145,11 +151,17 @@
 	Y("XDG_RUNTIME_DIR", "libautoprof.so, autoprof ctl",                                       \
 	  "the folder of the control endpoints ($XDG_RUNTIME_DIR/autoprof, else "                  \
 	  "/tmp/autoprof-UID)")                                                                    \
+	Y("TMPDIR", "autoprof",                                                                    \
+	  "where the launcher makes the private folder (autoprof-core.XXXXXX, else in /tmp) "      \
+	  "that takes its own near-empty core when the command dumps core")                        \
 	Y("XDG_CACHE_HOME, HOME", "autoprof-report",                                               \
 	  "the folder of the cached kernel symbol table ($XDG_CACHE_HOME/autoprof, else "          \
 	  "~/.cache/autoprof)")                                                                    \
 	Y("DEBUGINFOD_URLS", "autoprof-report",                                                    \
-	  "debuginfod servers asked for debug info a build id names (only when set)")
+	  "debuginfod servers asked for debug info a build id names (only when set)")              \
+	Y("PERF_BUILDID_DIR, HOME", "autoprof-report",                                             \
+	  "perf's build-id cache, where objects, the vdso and kallsyms of a recording are "        \
+	  "found by build id ($PERF_BUILDID_DIR, else ~/.debug)")
 
 /* The readers of the table's variables (its who column). */
 enum ap_env_who { AP_READ_LIB, AP_READ_LAUNCHER, AP_READ_REPORT };

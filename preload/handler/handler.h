@@ -122,6 +122,7 @@ uint64_t unwind__pc(void *ucontext);
 uint64_t unwind__sp(void *ucontext);
 uint64_t unwind__restorer(void *ucontext);
 uint64_t unwind__skipped_in_text(void);
+int unwind__trace_here(void **trace, int max, uintptr_t *bias);
 
 /* ---- cfi.c: a batched sample's stack copy, unwound with .eh_frame ---- */
 

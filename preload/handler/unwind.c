@@ -216,6 +216,27 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trac
 	return n;
 }
 
+/*
+ * The fast trace of the calling thread from here, for a sample taken in the
+ * program's context with every signal blocked (session/memory.c): raw
+ * entries in trace, *bias to add to a caller's entry to make it its return
+ * address. Returns the entries, 0 while a dlclose unmaps or when the fast
+ * trace is unusable here.
+ */
+int unwind__trace_here(void **trace, int max, uintptr_t *bias)
+{
+	int got;
+
+	if (!fast_trace || !objects__enter())
+		return 0;
+	unwinding_in_handler = true;
+	got = unw_backtrace(trace, max);
+	unwinding_in_handler = false;
+	objects__leave();
+	*bias = trace_bias;
+	return got;
+}
+
 /* Samples not unwound because they landed in the loader, an unwinder or this library. */
 uint64_t unwind__skipped_in_text(void)
 {

@@ -340,7 +340,10 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 
 		*e = events[i];
 		e->attr.size = PERF_FILE_ATTR_SIZE;
-		e->attr.sample_type = AUTOPROF_SAMPLE_TYPE;
+		/* the memory attrs add the block and its size (memory.h) */
+		e->attr.sample_type =
+		    AUTOPROF_SAMPLE_TYPE |
+		    (events[i].attr.sample_type & (PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT));
 		e->attr.sample_id_all = 1;
 		/* Every time in the file is CLOCK_MONOTONIC (perf record -k 1):
 		 * perf inject --jit requires it of every attr. */

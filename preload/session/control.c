@@ -55,19 +55,7 @@ struct tally {
  */
 int control__dir(char *out, size_t cap)
 {
-	struct stat st;
-	int err;
-
-	err = ap_control_dir(out, cap, getenv("XDG_RUNTIME_DIR"), getuid());
-	if (err)
-		return err;
-	if (mkdir(out, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	if (lstat(out, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		return -EPERM;
-	return 0;
+	return ap_control_dir_make(out, cap, getenv("XDG_RUNTIME_DIR"));
 }
 
 /* This process's start time in clock ticks since boot (/proc/self/stat field 22), or 0. */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "memory.h"
 
 /* Append one attr to events[n], with id n + 1. Returns the new count. */
 static int add(struct writer_event *events, int n, const struct perf_event_attr *attr,
@@ -47,5 +47,5 @@ int extra__file_events(struct writer_event *events, int n)
 		offcpu__file_attr(&attr);
 		n = add(events, n, &attr, "offcpu-time", &s->offcpu_id);
 	}
-	return n;
+	return memory__file_events(events, n); /* AUTOPROF_MEMORY */
 }

@@ -102,8 +102,11 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 		if (n <= 0)
 			return 0;
 		path[n] = 0;
+	} else if (!strncmp(info->dlpi_name, "linux-vdso", 10) ||
+		   !strncmp(info->dlpi_name, "linux-gate", 10)) {
+		strcpy(path, "[vdso]"); /* as perf names it: readers find its copy by build id */
 	} else if (!realpath(info->dlpi_name, path)) {
-		return 0; /* linux-vdso.so.1 and objects deleted since */
+		return 0; /* objects deleted since */
 	}
 
 	for (int i = 0; i < info->dlpi_phnum; i++) {

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "memory.h"
 
 /* What the session reads before (or without) a settled configuration: zeros. */
 static const struct ap_settled unsettled;
@@ -421,7 +421,8 @@ int autoprof__start(void)
 		goto out_counters;
 	if (autoprof.top && !autoprof.execd && !autoprof.cfg->timer_mode)
 		say_missing_pmu(&autoprof.counters, autoprof.cfg->fell_back);
-	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode)
+	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode ||
+	    autoprof.cfg->memory)
 		unwind__init();
 	signals__init();
 	err = sample__install(autoprof.signo);
@@ -439,6 +440,7 @@ int autoprof__start(void)
 		goto out_counters;
 	}
 	fatal__install();
+	memory__start(); /* AUTOPROF_MEMORY */
 	return 0;
 
 out_counters:
@@ -543,11 +545,12 @@ void autoprof__stop(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
 	thread__stop_all();
+	memory__stop(&autoprof.writer); /* the live set */
 	elapsed = save_counters(true);
 	if (autoprof.cfg->stat)
 		stat__print(&autoprof.counters, elapsed);
 	record_delivered_period();
-	empty = !autoprof.stats.samples && !autoprof.top;
+	empty = !autoprof.stats.samples && !memory__samples() && !autoprof.top;
 	err = features__write(&autoprof.writer);
 	if (err)
 		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
@@ -577,7 +580,10 @@ void autoprof__before_exec(void)
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
 	thread__stop_all();
+	memory__stop(&autoprof.writer);
 	save_counters(false);
+	/* CPU samples only: an image that just execs (sh -c, env) hands its name on,
+	 * whether or not one of its few allocations was sampled */
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	autoprof.file_left = false;
 	record_delivered_period();
@@ -620,6 +626,7 @@ void autoprof__exec_failed(void)
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 		if (thread__start() == 0) {
 			control__publish();
+			memory__start();
 			return;
 		}
 		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
@@ -629,7 +636,8 @@ void autoprof__exec_failed(void)
 	reset_totals();
 	autoprof.replace_file = autoprof.file_left; /* this image's own empty file */
 	autoprof.file_left = false;
-	session_open(false);
+	if (session_open(false) == 0)
+		memory__start();
 }
 
 /*
@@ -646,9 +654,10 @@ void autoprof__emergency_stop(void)
 		return;
 	control__withdraw();
 	thread__stop_all_emergency();
+	memory__stop_emergency(&autoprof.writer);
 	save_counters(false);
 	features__write_emergency(&autoprof.writer);
-	if (!autoprof.stats.samples && !autoprof.top) {
+	if (!autoprof.stats.samples && !memory__samples() && !autoprof.top) {
 		unlink(autoprof.writer.path);
 		stat__remove(&autoprof.writer);
 	}

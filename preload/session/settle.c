@@ -45,6 +45,8 @@ static void copy_raw(const struct ap_config *raw, struct ap_settled *s)
 	s->aggregate_check = raw->aggregate_check;
 	s->offcpu = raw->offcpu;
 	s->start = raw->start;
+	s->memory = raw->memory;
+	s->memory_interval = raw->memory_interval;
 	s->cost = raw->cost;
 	s->window_ns = raw->window_ns;
 	s->keep = raw->keep;

@@ -39,16 +39,18 @@ struct ap_settled {
 	unsigned stack_copy; /* AUTOPROF_STACK_COPY: bytes of stack per batched sample */
 	int signo;	     /* AUTOPROF_SIGNAL as asked; the session's signo follows moves */
 	int verbose;
-	bool stat;	      /* AUTOPROF_STAT */
-	bool kernel;	      /* AUTOPROF_KERNEL, where permitted (never with timers) */
-	bool follow;	      /* AUTOPROF_FOLLOW: children and exec'd programs too */
-	bool aggregate;	      /* AUTOPROF_AGGREGATE: merged samples */
-	bool aggregate_check; /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
-	bool offcpu;	      /* AUTOPROF_OFFCPU: off-CPU time */
-	bool start;	      /* AUTOPROF_START: sample from the start */
-	bool cost;	      /* AUTOPROF_COST: time the handler's phases */
-	uint64_t window_ns;   /* AUTOPROF_WINDOW: one file per window of this length, or 0 */
-	unsigned keep;	      /* AUTOPROF_KEEP: the newest windows kept, or 0 for all */
+	bool stat;		  /* AUTOPROF_STAT */
+	bool kernel;		  /* AUTOPROF_KERNEL, where permitted (never with timers) */
+	bool follow;		  /* AUTOPROF_FOLLOW: children and exec'd programs too */
+	bool aggregate;		  /* AUTOPROF_AGGREGATE: merged samples */
+	bool aggregate_check;	  /* AUTOPROF_AGGREGATE_CHECK: both streams, for tests */
+	bool offcpu;		  /* AUTOPROF_OFFCPU: off-CPU time */
+	bool start;		  /* AUTOPROF_START: sample from the start */
+	bool memory;		  /* AUTOPROF_MEMORY: allocations sampled, live blocks followed */
+	uint64_t memory_interval; /* AUTOPROF_MEMORY_INTERVAL: mean bytes between samples */
+	bool cost;		  /* AUTOPROF_COST: time the handler's phases */
+	uint64_t window_ns;	  /* AUTOPROF_WINDOW: one file per window of this length, or 0 */
+	unsigned keep;		  /* AUTOPROF_KEEP: the newest windows kept, or 0 for all */
 	/* The kernel event each thread opens (perf_event.c), or the timers' in the file. */
 	struct perf_event_attr attr;
 };

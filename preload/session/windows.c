@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "memory.h"
 
-#define STAMP_LEN 20 /* "yyyymmddThhmmss.mmm" and its NUL */
+#define STAMP_LEN AP_STAMP_LEN
 
 uint64_t ap_window_end; /* CLOCK_MONOTONIC ns the current window ends at; 0: no windows */
 
@@ -39,49 +39,6 @@ static unsigned kept_head, kept_count;
 static int rotating;   /* a handler is ending a window; atomic */
 static char *prologue; /* the MMAP2 records of what was mapped at start */
 static size_t prologue_len;
-
-/* The UTC stamp of CLOCK_MONOTONIC time mono into out. Async-signal-safe. */
-static void stamp(uint64_t mono, char *out)
-{
-	struct timespec rt, mt;
-	uint64_t ms;
-	int64_t days, secs, z, era, doe, yoe, y, doy, mp, d, m;
-
-	syscall(SYS_clock_gettime, CLOCK_REALTIME, &rt);
-	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &mt);
-	ms = ((uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec -
-	      ((uint64_t)mt.tv_sec * 1000000000ULL + (uint64_t)mt.tv_nsec - mono)) /
-	     1000000ULL;
-	days = (int64_t)(ms / 86400000ULL);
-	secs = (int64_t)(ms / 1000 % 86400);
-	/* Civil date from days since 1970-01-01 (H. Hinnant's algorithm). */
-	z = days + 719468;
-	era = z / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	y = yoe + era * 400;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	d = doy - (153 * mp + 2) / 5 + 1;
-	m = mp < 10 ? mp + 3 : mp - 9;
-	y += m <= 2;
-	{
-		int64_t v[] = {
-		    y, m, d, secs / 3600, secs / 60 % 60, secs % 60, (int64_t)(ms % 1000)};
-		static const int width[] = {4, 2, 2, 2, 2, 2, 3};
-		static const char after[] = {0, 0, 'T', 0, 0, '.', 0};
-		int n = 0;
-
-		for (int i = 0; i < 7; i++) {
-			for (int k = width[i] - 1; k >= 0; k--, v[i] /= 10)
-				out[n + k] = (char)('0' + v[i] % 10);
-			n += width[i];
-			if (after[i])
-				out[n++] = after[i];
-		}
-		out[n] = 0;
-	}
-}
 
 /* base + "." + s into out (PATH_MAX bytes); false when too long. Async-signal-safe. */
 static bool join(char *out, const char *s)
@@ -133,7 +90,7 @@ int window__first_path(char *path, size_t cap)
 	kept_head = kept_count = 0;
 	rotating = 0; /* (a forked child: the parent's rotation is not here) */
 	first_start = ap_now();
-	stamp(first_start, s);
+	window_stamp__utc(first_start, s);
 	join(path, s);
 	keep(s);
 	__atomic_store_n(&ap_window_end, first_start + autoprof.cfg->window_ns, __ATOMIC_RELEASE);
@@ -273,7 +230,8 @@ static void end_window(void *arg)
 	if (now >= __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE)) {
 		start = first_start + (now - first_start) / w * w;
 		thread__visit(flush, NULL);
-		stamp(start, s);
+		memory__snapshot(&autoprof.writer); /* AUTOPROF_MEMORY: what is live now */
+		window_stamp__utc(start, s);
 		if (join(path, s) && next_file(path, start) == 0) {
 			keep(s);
 			objects__next_window();

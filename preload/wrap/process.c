@@ -16,6 +16,7 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -73,6 +74,7 @@ AP_API int execve(const char *path, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	exec_note__static(path, -1, false, -1);
 	return EXEC_WITH_ENV(envp, real(path, argv, env_));
 }
 
@@ -86,6 +88,7 @@ AP_API int execvpe(const char *file, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	exec_note__static(file, -1, true, -1);
 	return EXEC_WITH_ENV(envp, real(file, argv, env_));
 }
 
@@ -99,6 +102,7 @@ AP_API int fexecve(int fd, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	exec_note__static(NULL, fd, false, -1);
 	return EXEC_WITH_ENV(envp, real(fd, argv, env_));
 }
 
@@ -172,11 +176,16 @@ static int spawn(const char *name, pid_t *pid, const char *path,
 	char *store[store_len];
 	char strings[STRINGS_BYTES];
 	char **env;
+	pid_t child = -1;
+	int err;
 
 	if (!real)
 		return ENOSYS;
 	env = env__for_exec(envp, store, store_len, strings, sizeof(strings), false);
-	return real(pid, path, fa, attr, argv, env);
+	err = real(pid ? pid : &child, path, fa, attr, argv, env);
+	if (!err)
+		exec_note__static(path, -1, !strcmp(name, "posix_spawnp"), pid ? *pid : child);
+	return err;
 }
 
 AP_API int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,

@@ -10,6 +10,7 @@
  *   loader.c   dl_iterate_phdr (for our unwinder), dlclose
  *   fddir.c    opendir & readdir of /proc/self/fd: ours are not listed
  *   waits.c    the blocking calls (sleeps, poll, locks, ...): off-CPU time
+ *   exec_note.c the one line when a static program is exec'd (not entered)
  *
  * Every wrapper is the plain call of the real function when profiling is
  * off, and in a process that is not the session's (a vfork child shares our
@@ -22,5 +23,8 @@
 
 /* An interposed function: visible to the dynamic linker (the rest is hidden). */
 #define AP_API __attribute__((visibility("default")))
+
+/* exec_note.c: one line when a profiled process runs a static program (-1: pid, fd unknown). */
+void exec_note__static(const char *file, int fd, bool search, pid_t pid);
 
 #endif /* AUTOPROF_WRAP_H */

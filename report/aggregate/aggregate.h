@@ -1,25 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * aggregate.h - samples turned into counts (report/aggregate/):
- *   resolve.c   the resolver: address -> location -> function
+ *   resolver.c  the resolver: address -> location -> function (locate.c: its tables)
  *   ustack.c    dwarf-unwound user frames appended to a sample's stack
  *   stacks.c    the trie of distinct call stacks, samples per (event, thread, stack)
- *   hist.c      both per event, and the per-function totals at the end
+ *   hists.c     both per event, and the per-function totals at the end
  *   counters.c  STAT/STAT_ROUND records: counter totals and elapsed time
- *   sort.c      --sort keys: rows keyed by function, library, line, thread...
+ *   rows.c      --sort keys: rows keyed by function, library, line, thread...
  *   ftree.c     a merged call tree (callees or callers) for the tree views
  *   aim.c       --focus, --peek, --hide, --ignore, -S: the stack filter
- * Included by internal.h after read/read.h and model/model.h, before the
- * session (which holds the hists and counters).
+ * The third stage: uses read/, model/ and util/; never view/ or the driver
+ * (report/driver/, which calls it and holds the hists and counters).
  */
 #ifndef AUTOPROF_REPORT_AGGREGATE_H
 #define AUTOPROF_REPORT_AGGREGATE_H
 
 #include <regex.h>
 
-struct session;
+#include "model/model.h"
+#include "read/read.h"
+#include "util/util.h"
 
-/* ---- resolve.c + ustack.c: the resolver, address -> location -> function ---- */
+/* ---- resolver.c + locate.c + ustack.c: the resolver, address -> location -> function ---- */
 
 enum { FUNC_UNKNOWN = 0, FUNC_KERNEL = 1 };
 enum { OBJ_UNKNOWN = 0, OBJ_KERNEL = 1, OBJ_DSO0 = 2 }; /* object ids; a dso is OBJ_DSO0 + id */
@@ -45,17 +47,14 @@ struct loc {
 
 #define NONE_LOC UINT32_MAX
 
-/* The deepest stack kept: a SAMPLE record is at most 64 KiB, so 8192 u64s. */
-#define MAX_FRAMES 8192
-
-/* A direct-mapped cache of (pid, epoch, address) -> location, see resolve() in resolve.c. */
+/* A direct-mapped cache of (pid, epoch, address) -> location, see resolve() in resolver.c. */
 #define FRAME_CACHE_BITS 16
 
 struct frame_cache_ent {
 	u64 addr;
 	u64 key; /* pid | epoch << 32 */
 	u32 loc; /* UINT32_MAX: empty */
-	u32 map; /* not 0: valid while map__decides(&proc->maps[map - 1], time) */
+	u32 map; /* not 0: valid while machine__map_decides(&proc->maps[map - 1], time) */
 };
 
 /*
@@ -82,6 +81,29 @@ struct resolver {
 };
 
 void resolver__set_inline(bool on);
+/* Function and location key kinds (high half of key a; low half is the dso id). */
+#define KEY_SYM	   (1ULL << 32)
+#define KEY_NOSYM  (2ULL << 32)
+#define KEY_KSYM   (3ULL << 32)
+#define KEY_KERNEL (4ULL << 32)
+#define KEY_INLINE (5ULL << 32)
+
+/* The frame cache key of kernel addresses: no pid | epoch << 32 is all ones. */
+#define KERNEL_CACHE_KEY UINT64_MAX
+
+enum { LOC_UNKNOWN = 0, LOC_KERNEL = 1 };
+
+/* locate.c: the tables behind the resolver. Each returns 0 or -ENOMEM. */
+/* Add function @name (taken) like @proto; its id into *id. */
+int locate__add_func(struct resolver *r, char *name, const struct func *proto, u32 *id);
+/* Add a location of function @fid at file offset @off of @dso; its id into *id. */
+int locate__add_loc(struct resolver *r, u32 fid, struct dso *dso, u64 off, u32 *id);
+/* The location of file offset @off of @dso, made (with its function and inline frames) on first
+ * sight. */
+int locate__dso(struct resolver *r, struct dso *dso, u64 off, bool no_load, u32 *loc);
+/* The location of kernel address @addr: a kallsyms function, or [kernel]. */
+int locate__kernel(struct resolver *r, u64 addr, u32 *loc);
+
 int resolver__init(struct resolver *r);
 int resolver__sample(struct resolver *r, struct machine *m, const struct sample *s, u32 *frames,
 		     u32 *nr);
@@ -97,8 +119,8 @@ int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s,
 		  u64 nr_entries, u32 *frames, u32 *nr);
 int resolver__user(struct resolver *r, struct machine *m, const struct sample *s, const u64 *addrs,
 		   u32 nr_addrs, u32 *frames, u32 *nr);
-int resolver__unwind_user(struct resolver *r, struct unwinder *uw, struct machine *m,
-			  const struct perf_file *pf, const struct sample *s, u32 *frames, u32 *nr);
+int ustack__unwind(struct resolver *r, struct unwinder *uw, struct machine *m,
+		   const struct perf_file *pf, const struct sample *s, u32 *frames, u32 *nr);
 struct proc *resolver__proc(struct resolver *r, struct machine *m, const struct sample *s);
 void resolver__exit(struct resolver *r);
 
@@ -156,7 +178,7 @@ int stacks__add(struct stacks *st, const struct loc *loctab, u32 hist, u32 pid, 
 u32 stacks__path(const struct stacks *st, u32 node, u32 *out);
 void stacks__exit(struct stacks *st);
 
-/* ---- hist.c: per event, the resolver and the trie together ---- */
+/* ---- hists.c: per event, the resolver and the trie together ---- */
 
 struct func_stat {
 	u64 self_period, self_samples;
@@ -217,8 +239,8 @@ int aim__set(struct aim *a, enum aim_kind k, const char *regex, char *err, size_
 bool aim__active(const struct aim *a);
 bool aim__has_focus(const struct aim *a);
 void aim__exit(struct aim *a);
-u8 hists__marks(struct hists *h, u32 fid);
-int hists__aim(struct hists *h, const u32 *locs, u32 nr, const u32 **out, u32 *out_nr);
+u8 aim__marks(struct hists *h, u32 fid);
+int aim__filter(struct hists *h, const u32 *locs, u32 nr, const u32 **out, u32 *out_nr);
 
 /* ---- counters.c ---- */
 
@@ -252,7 +274,7 @@ int counters__finish(struct counters *c);
 const struct counter *counters__find(const struct counters *c, const char *name);
 void counters__exit(struct counters *c);
 
-/* ---- sort.c ---- */
+/* ---- rows.c: --sort keys and the rows of a table ---- */
 
 enum sort_kind { SK_FUNC, SK_DSO, SK_SRCLINE, SK_THREAD, SK_PROCESS, SK_COMM, SK_CPU };
 #define MAX_SORT_KEYS 4
@@ -277,15 +299,17 @@ struct rows {
 	struct kvmap line_of; /* loc -> line string id */
 };
 
-int sort_spec__parse(struct sort_spec *ss, const char *arg);
-bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k);
-void sort_spec__valid_keys(char *buf, size_t len);
-int rows__build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss);
-int rows__build_leaves(struct rows *r, struct session *s, int hist, const struct sort_spec *ss);
-void rows__sort(struct rows *r, const struct session *s, bool by_total);
-int rows__name(struct rows *r, const struct session *s, const struct sort_spec *ss,
-	       const struct row *row, int i, char *buf, size_t len);
-const char *sort_kind__title(enum sort_kind k);
+int rows__parse_spec(struct sort_spec *ss, const char *arg);
+bool rows__spec_has(const struct sort_spec *ss, enum sort_kind k);
+void rows__valid_keys(char *buf, size_t len);
+int rows__build(struct rows *r, const struct hists *h, const struct machine *m, int hist,
+		const struct sort_spec *ss);
+int rows__build_leaves(struct rows *r, const struct hists *h, const struct machine *m, int hist,
+		       const struct sort_spec *ss);
+void rows__sort(struct rows *r, const struct hists *h, bool by_total);
+int rows__name(struct rows *r, const struct hists *h, const struct machine *m,
+	       const struct sort_spec *ss, const struct row *row, int i, char *buf, size_t len);
+const char *rows__key_title(enum sort_kind k);
 void rows__exit(struct rows *r);
 
 /* ---- ftree.c ---- */
@@ -312,9 +336,8 @@ enum {
 	FT_SELF_ONLY = 2,      /* FT_CALLERS: only the samples that end in the focus */
 };
 
-int ftree__build(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
-		 u32 focus);
-int ftree__build_ex(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
+int ftree__build(struct ftree *t, const struct hists *h, int hist, enum ftree_mode mode, u32 focus);
+int ftree__build_ex(struct ftree *t, const struct hists *h, int hist, enum ftree_mode mode,
 		    u32 focus, unsigned flags);
 void ftree__order(struct ftree *t, const struct func *funcs, bool by_name);
 void ftree__exit(struct ftree *t);

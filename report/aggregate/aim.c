@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * aim.c - aiming the views: the stack filter every view shares, applied to
- * each sample's stack as it is aggregated (hists__add_stack() in hist.c):
+ * each sample's stack as it is aggregated (hists__add_stack() in hists.c):
  *   --ignore RE   drop the samples whose stack has a function matching RE
  *   --focus RE    keep only the samples whose stack has a match (pprof -focus)
  *   --peek RE     the same, and the tree shows the matches' direct callers and
@@ -16,7 +16,7 @@
  *
  * Each function is matched once per reader: its marks are cached by id.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -97,7 +97,7 @@ static u8 compute_marks(const struct aim *a, const char *name)
  * The MARK_* bits of function @fid of @h under its filter (0 without one),
  * computed on first use. Out of memory: no marks (the function is kept).
  */
-u8 hists__marks(struct hists *h, u32 fid)
+u8 aim__marks(struct hists *h, u32 fid)
 {
 	if (!aim__active(h->aim) || fid >= h->res.nr_funcs)
 		return 0;
@@ -116,12 +116,12 @@ u8 hists__marks(struct hists *h, u32 fid)
 	return h->marks[fid];
 }
 
-/* hists__marks() with the cached marks read inline: the per-frame path. */
+/* aim__marks() with the cached marks read inline: the per-frame path. */
 static inline u8 marks_of(struct hists *h, u32 loc)
 {
 	u32 fid = h->res.locs[loc].fid;
 
-	return fid < h->nr_marks && h->marks[fid] ? h->marks[fid] : hists__marks(h, fid);
+	return fid < h->nr_marks && h->marks[fid] ? h->marks[fid] : aim__marks(h, fid);
 }
 
 /*
@@ -130,7 +130,7 @@ static inline u8 marks_of(struct hists *h, u32 loc)
  * or a copy in h->aim_buf without the hidden frames); 0 to drop the sample
  * from the stacks (it still counts in the totals); -ENOMEM.
  */
-int hists__aim(struct hists *h, const u32 *locs, u32 nr, const u32 **out, u32 *out_nr)
+int aim__filter(struct hists *h, const u32 *locs, u32 nr, const u32 **out, u32 *out_nr)
 {
 	const struct aim *a = h->aim;
 	bool focus = !a->has[AIM_FOCUS], peek = !a->has[AIM_PEEK], sym = !a->nr_symbols;

@@ -3,7 +3,7 @@
  * chain_cache.c - the locations of a whole sample's ip and callchain, kept
  * by the raw addresses: a sample whose (process, exec epoch, cpumode, ip,
  * callchain) were seen before gets the same locations with one hash and
- * one compare, instead of a frame cache probe per frame (resolve.c).
+ * one compare, instead of a frame cache probe per frame (resolver.c).
  *
  * Only for processes where (epoch, address) decides the map (proc->simple)
  * and for kernel-only samples: there every frame's location is a function
@@ -12,7 +12,7 @@
  * of the locations, so the memory grows with distinct chains, up to the
  * table's size.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <stdlib.h>
 

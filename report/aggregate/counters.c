@@ -8,7 +8,7 @@
  * the totals are the last value of every pair, summed. Counters merge across
  * files by event name. The elapsed time is the STAT_ROUND FINAL time.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  * which keeps the deepest such run (rec): pprof and perf show one msort row
  * for a merge sort's 25 nested calls.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -74,10 +74,9 @@ static int insert(struct ftree *t, const struct entry *e, const u32 *fids, u32 n
 }
 
 /* ftree__build_ex() without flags: every frame its own node. */
-int ftree__build(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
-		 u32 focus)
+int ftree__build(struct ftree *t, const struct hists *h, int hist, enum ftree_mode mode, u32 focus)
 {
-	return ftree__build_ex(t, s, hist, mode, focus, 0);
+	return ftree__build_ex(t, h, hist, mode, focus, 0);
 }
 
 /* Count the frames after @k in @fids[0..n) that repeat @focus; the root's recursion. */
@@ -95,11 +94,10 @@ static u32 run_after(const u32 *fids, u32 n, u32 k, u32 focus)
  * FT_CALLEES and FT_CALLERS), with FT_* @flags. Returns 0 or -ENOMEM;
  * ftree__exit() either way.
  */
-int ftree__build_ex(struct ftree *t, const struct session *s, int hist, enum ftree_mode mode,
+int ftree__build_ex(struct ftree *t, const struct hists *h, int hist, enum ftree_mode mode,
 		    u32 focus, unsigned flags)
 {
 	bool fold = flags & FT_FOLD_RECURSION;
-	const struct hists *h = &s->hists;
 	u32 *path = malloc(MAX_FRAMES * sizeof(*path) * 2), *fids;
 	size_t i;
 	u32 root;

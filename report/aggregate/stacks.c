@@ -10,9 +10,9 @@
  * interned path is kept, and only the frames below the shared part are
  * looked up. The trie knows locations only as ids into the resolver's
  * table (for their functions); the flat per-function totals are computed
- * from the entries once, at the end (hists__finish() in hist.c).
+ * from the entries once, at the end (hists__finish() in hists.c).
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>

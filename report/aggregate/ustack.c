@@ -5,7 +5,7 @@
  * the frames resolver__sample() made from the ip and the kernel callchain, so
  * the stack goes to the same trie as a frame-pointer callchain.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 
@@ -16,8 +16,8 @@
  * unwound pc is the ip already there and is skipped; for a kernel-mode one
  * the whole user stack follows the kernel frames. Returns 0 or -ENOMEM.
  */
-int resolver__unwind_user(struct resolver *r, struct unwinder *uw, struct machine *m,
-			  const struct perf_file *pf, const struct sample *s, u32 *frames, u32 *nr)
+int ustack__unwind(struct resolver *r, struct unwinder *uw, struct machine *m,
+		   const struct perf_file *pf, const struct sample *s, u32 *frames, u32 *nr)
 {
 	struct user_stack us;
 	const u64 *addrs;
@@ -26,8 +26,8 @@ int resolver__unwind_user(struct resolver *r, struct unwinder *uw, struct machin
 
 	if (!uw || *nr >= MAX_FRAMES || !s->has_tid || sample__user_stack(pf, s, &us))
 		return 0;
-	err = unwinder__user(uw, resolver__proc(r, m, s), s, &us, m->dsos.no_load, &addrs,
-			     MAX_FRAMES - *nr + 1, &n);
+	err = unwind_dwarf__user(uw, resolver__proc(r, m, s), s, &us, m->dsos.no_load, &addrs,
+				 MAX_FRAMES - *nr + 1, &n);
 	if (err || !n)
 		return err;
 	if ((s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER && addrs[0] == s->ip)

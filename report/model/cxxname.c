@@ -17,7 +17,7 @@
  * lists, then parameter lists, then the leading scopes (shown as ...::);
  * the last identifier is never cut.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <stdlib.h>
 

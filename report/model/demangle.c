@@ -10,7 +10,7 @@
  * hash. demangle__set_full(true) (--full-names) keeps C++ names whole, with
  * parameter lists (DMGL_PARAMS | DMGL_ANSI, perf report -v, c++filt).
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <ctype.h>
 #include <libiberty/demangle.h>

@@ -3,7 +3,7 @@
  * dso.c - one object per mapped path, shared by every process that maps it,
  * with its symbols loaded the first time an address in it is resolved.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -82,6 +82,15 @@ struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len)
 	dso = dso__new(path, len, (u32)d->nr);
 	if (!dso)
 		return NULL;
+	for (salt = 0; kvmap__get(&d->ids_by_hash, h, salt, &idx); salt++) {
+		if (!strcmp(d->ids[idx].path, dso->path)) {
+			strcpy(dso->build_id, d->ids[idx].hex);
+			break;
+		}
+	}
+	salt = 0;
+	while (kvmap__get(&d->by_hash, h, salt, &idx))
+		salt++;
 	if (kvmap__put(&d->by_hash, h, salt, d->nr)) {
 		free(dso->path);
 		free(dso);
@@ -89,6 +98,51 @@ struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len)
 	}
 	d->v[d->nr++] = dso;
 	return dso;
+}
+
+/*
+ * Record build id @hex for the @len-byte @path: on its dso when it exists,
+ * else kept for the dso created for that path later. The first id given
+ * for a path is kept (perf writes one per object).
+ */
+int dsos__set_build_id(struct dsos *d, const char *path, size_t len, const char *hex)
+{
+	u64 h, salt, idx;
+
+	len = strnlen(path, len);
+	if (!len || !hex[0] || strlen(hex) > 2 * BUILD_ID_MAX)
+		return 0;
+	h = hash_bytes(path, len);
+	for (salt = 0; kvmap__get(&d->by_hash, h, salt, &idx); salt++) {
+		struct dso *dso = d->v[idx];
+
+		if (strlen(dso->path) == len && !memcmp(dso->path, path, len)) {
+			if (!dso->build_id[0])
+				strcpy(dso->build_id, hex);
+			return 0;
+		}
+	}
+	for (salt = 0; kvmap__get(&d->ids_by_hash, h, salt, &idx); salt++) {
+		if (strlen(d->ids[idx].path) == len && !memcmp(d->ids[idx].path, path, len))
+			return 0;
+	}
+	if (array__reserve(&d->ids, &d->cap_ids, d->nr_ids + 1, sizeof(*d->ids)))
+		return -ENOMEM;
+	d->ids[d->nr_ids].path = strndup(path, len);
+	if (!d->ids[d->nr_ids].path)
+		return -ENOMEM;
+	strcpy(d->ids[d->nr_ids].hex, hex);
+	if (kvmap__put(&d->ids_by_hash, h, salt, d->nr_ids)) {
+		free(d->ids[d->nr_ids].path);
+		return -ENOMEM;
+	}
+	d->nr_ids++;
+	return 0;
+}
+
+bool dso__has_file(const struct dso *dso)
+{
+	return !dso->special || (dso->build_id[0] && !strcmp(dso->path, "[vdso]"));
 }
 
 /*
@@ -100,7 +154,7 @@ void dso__load(struct dso *dso, bool no_load)
 	if (dso->loaded)
 		return;
 	dso->loaded = true;
-	if (dso->special || no_load)
+	if (!dso__has_file(dso) || no_load)
 		return;
 	if (dso->jitmap) {
 		dso->missing = jitmap__load(dso) != 0;
@@ -137,7 +191,7 @@ const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load)
 	dso__load(dso, no_load);
 	if (dso__vaddr(dso, file_off, &vaddr))
 		return NULL;
-	return symtab__lookup(&dso->symtab, vaddr);
+	return symbols__lookup(&dso->symtab, vaddr);
 }
 
 void dsos__exit(struct dsos *d)
@@ -146,7 +200,7 @@ void dsos__exit(struct dsos *d)
 
 	for (i = 0; i < d->nr; i++) {
 		srcline__close(d->v[i]);
-		symtab__exit(&d->v[i]->symtab);
+		symbols__exit_table(&d->v[i]->symtab);
 		free(d->v[i]->segs);
 		free(d->v[i]->path);
 		free(d->v[i]->own_name);
@@ -154,5 +208,9 @@ void dsos__exit(struct dsos *d)
 	}
 	free(d->v);
 	kvmap__exit(&d->by_hash);
+	for (i = 0; i < d->nr_ids; i++)
+		free(d->ids[i].path);
+	free(d->ids);
+	kvmap__exit(&d->ids_by_hash);
 	memset(d, 0, sizeof(*d));
 }

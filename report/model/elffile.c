@@ -7,9 +7,10 @@
  * beside it and under D/<the object's dir>/; last, when DEBUGINFOD_URLS is
  * set, the debuginfod servers by build id (elfutils' libdebuginfod, which
  * keeps what it fetched in its cache). A debug file whose build id differs
- * from the object's is not used.
+ * from the object's is not used. The object itself is its path, or the copy
+ * of the recorded build that perf's build-id cache keeps (buildid.c).
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <elfutils/debuginfod.h>
 #include <errno.h>
@@ -217,6 +218,10 @@ bool elffile__debug_file(const struct dso *dso, Elf *elf, struct elf_handle *eh)
 		    try_debug_file(eh, path, hex))
 			return true;
 	}
+	/* the debug file perf's build-id cache keeps (perf buildid-cache, debuginfod) */
+	if (len >= 2 && !buildid__cache_path(hex, "debug", path, sizeof(path)) &&
+	    try_debug_file(eh, path, hex))
+		return true;
 	scn = elffile__section_by_name(elf, ".gnu_debuglink", &shdr);
 	if (scn && shdr.sh_type != SHT_NOBITS && (data = elf_getdata(scn, NULL)) != NULL &&
 	    data->d_buf && data->d_size >= 2) {
@@ -246,6 +251,60 @@ bool elffile__debug_file(const struct dso *dso, Elf *elf, struct elf_handle *eh)
 	return try_debuginfod(eh, hex);
 }
 
+/* Open the copy of build id @hex that perf's build-id cache keeps, its id checked. */
+static bool try_cached_object(struct elf_handle *eh, const char *hex)
+{
+	static const char *const names[] = {"elf", "vdso", NULL};
+	char path[4096], own[2 * BUILD_ID_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		if (buildid__cache_path(hex, names[i], path, sizeof(path)) ||
+		    elffile__open(eh, path) != 0)
+			continue;
+		if (elffile__build_id(eh->elf, own) && buildid__same(own, hex))
+			return true;
+		elffile__close(eh);
+	}
+	return false;
+}
+
+/*
+ * Open @dso's object file into @eh: its path; when the file there is not
+ * the build recorded (or is gone), the copy perf's build-id cache keeps of
+ * that build; for [vdso], the cached copy or this machine's vdso when the
+ * build ids match. The file at the path is used, as it is, when no copy of
+ * the recorded build is found. Returns 0 or -errno.
+ */
+int elffile__open_object(const struct dso *dso, struct elf_handle *eh)
+{
+	char own[2 * BUILD_ID_MAX + 1];
+	struct elf_handle other;
+	int err = -ENOENT;
+
+	eh->fd = -1;
+	eh->elf = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	if (!dso->special) {
+		err = elffile__open(eh, dso->path);
+		if (!dso->build_id[0] || (!err && (!elffile__build_id(eh->elf, own) ||
+						   buildid__same(own, dso->build_id))))
+			return err;
+		if (try_cached_object(&other, dso->build_id)) {
+			elffile__close(eh);
+			*eh = other;
+			return 0;
+		}
+		return err; /* the file at the path, of another build, or none */
+	}
+	if (!dso__has_file(dso))
+		return -ENOENT;
+	if (try_cached_object(eh, dso->build_id) || buildid__own_vdso(eh, dso->build_id))
+		return 0;
+	return err;
+}
+
 /*
  * Open the ELF file that holds @dso's DWARF: the object itself when it has
  * .debug_info, else its separate debug file (build id, .gnu_debuglink).
@@ -258,9 +317,7 @@ int elffile__open_dwarf(const struct dso *dso, int *fd, void **elf)
 	GElf_Shdr shdr;
 	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	err = elffile__open(&eh, dso->path);
+	err = elffile__open_object(dso, &eh);
 	if (err)
 		return err;
 	if (elffile__section_by_name(eh.elf, ".debug_info", &shdr) && shdr.sh_type != SHT_NOBITS) {

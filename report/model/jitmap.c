@@ -10,7 +10,7 @@
  * ([heap], [stack...], /SYSV...) or is a memfd is looked up in that file.
  * Like perf, a file not owned by us or root is ignored.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -185,6 +185,6 @@ int jitmap__load(struct dso *dso)
 nomem:
 	free(v);
 	free(buf);
-	symtab__exit(&dso->symtab);
+	symbols__exit_table(&dso->symtab);
 	return -ENOMEM;
 }

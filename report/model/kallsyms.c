@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * kallsyms.c - kernel function names from /proc/kallsyms.
+ * kallsyms.c - kernel function names from /proc/kallsyms (or, for a file
+ * from another kernel, the copy perf's build-id cache keeps of its kallsyms).
  *
  * Read once, only when a file has a kernel map that fits this machine (in a
  * thread of its own: struct kernel_syms, at the end). The file is read whole and its text kept
@@ -15,7 +16,7 @@
  * unchanged (same boot, same modules at the same addresses).
  */
 #include "autoprof/env.h"
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -365,16 +366,8 @@ int kallsyms__load(struct kallsyms *k, const char *path)
 /* The last symbol at or below @addr, or NULL (also past the last symbol by 1 MiB). */
 const struct ksym *kallsyms__lookup(const struct kallsyms *k, u64 addr)
 {
-	size_t lo = 0, hi = k->nr;
+	size_t lo = array__upper(k->syms, k->nr, sizeof(*k->syms), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	if (lo == k->nr && addr - k->syms[lo - 1].addr > (1u << 20))
@@ -404,7 +397,7 @@ static void *kernel_syms_thread(void *arg)
  * the kernel takes tens of milliseconds to list it, which the record passes
  * can hide. Nothing else touches ks->k until the thread is joined.
  */
-void kernel_syms__prefetch(struct kernel_syms *ks)
+void kallsyms__prefetch(struct kernel_syms *ks)
 {
 	if (ks->running || ks->k.loaded)
 		return;
@@ -420,14 +413,20 @@ static void kernel_syms__join(struct kernel_syms *ks)
 }
 
 /*
- * Resolve kernel addresses through /proc/kallsyms from now on: the files
- * have a kernel map whose MMAP had page offset @pgoff (where _text was when
- * the file was written) and that fits this machine.
+ * Resolve kernel addresses through /proc/kallsyms from now on (@path NULL:
+ * the files have a kernel map that fits this machine), or through the
+ * kallsyms file @path (copied: perf's cached copy of the recorded kernel's).
+ * The kernel map's MMAP had page offset @pgoff (where _text was when the
+ * file was written).
  */
-void kernel_syms__enable(struct kernel_syms *ks, u64 pgoff)
+void kallsyms__enable(struct kernel_syms *ks, u64 pgoff, const char *path)
 {
 	ks->enabled = true;
 	ks->pgoff = pgoff;
+	if (path) {
+		snprintf(ks->path, sizeof(ks->path), "%s", path);
+		ks->enabled = strlen(path) < sizeof(ks->path);
+	}
 }
 
 /*
@@ -435,15 +434,21 @@ void kernel_syms__enable(struct kernel_syms *ks, u64 pgoff)
  * (joined from the prefetch thread, or read now, the first time) and not
  * empty. An empty table disables the object for good.
  */
-bool kernel_syms__ready(struct kernel_syms *ks)
+bool kallsyms__ready(struct kernel_syms *ks)
 {
 	if (!ks->enabled)
 		return false;
 	if (ks->ready)
 		return true;
 	kernel_syms__join(ks);
-	if (!ks->k.loaded)
+	if (ks->path[0]) {
+		kallsyms__exit(
+		    &ks->k); /* a prefetched /proc/kallsyms is not the recorded kernel's */
+		ks->k.loaded = true;
+		kallsyms__load(&ks->k, ks->path);
+	} else if (!ks->k.loaded) {
 		kallsyms__load_cached(&ks->k);
+	}
 	if (!ks->k.nr) {
 		ks->enabled = false;
 		return false;
@@ -456,15 +461,15 @@ bool kernel_syms__ready(struct kernel_syms *ks)
 
 /*
  * The symbol of kernel address @addr, as the files have it (relocated to
- * this boot's addresses here), or NULL. Only after kernel_syms__ready().
+ * this boot's addresses here), or NULL. Only after kallsyms__ready().
  */
-const struct ksym *kernel_syms__find(const struct kernel_syms *ks, u64 addr)
+const struct ksym *kallsyms__find(const struct kernel_syms *ks, u64 addr)
 {
 	return kallsyms__lookup(&ks->k, addr + ks->reloc);
 }
 
 /* Join the prefetch thread if it runs and free the table. */
-void kernel_syms__exit(struct kernel_syms *ks)
+void kallsyms__syms_exit(struct kernel_syms *ks)
 {
 	kernel_syms__join(ks);
 	kallsyms__exit(&ks->k);

@@ -9,7 +9,7 @@
  * maps as they were at the fork until it execs, without copying them, so
  * fork-heavy files cost nothing per fork.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -270,7 +270,7 @@ static int map_epoch_cmp(const void *pa, const void *pb)
 }
 
 /* The epoch of @time in @p: how many of its execs happened at or before it. */
-u32 proc__epoch(const struct proc *p, u64 time)
+u32 machine__proc_epoch(const struct proc *p, u64 time)
 {
 	size_t lo = 0, hi = p->nr_execs;
 
@@ -360,7 +360,7 @@ static int check_simple(struct proc *p, bool *simple)
 }
 
 /* True if @mp is @p's map of every address it holds at time @t. */
-bool map__decides(const struct map *mp, u64 t)
+bool machine__map_decides(const struct map *mp, u64 t)
 {
 	return mp->time <= t && t < mp->stable_until;
 }
@@ -380,11 +380,11 @@ int machine__finish(struct machine *m)
 		if (!p->max_end)
 			return -ENOMEM;
 		p->last = NULL;
-		p->fork_epoch = proc__epoch(p, p->fork_time);
+		p->fork_epoch = machine__proc_epoch(p, p->fork_time);
 		for (j = 0; j < p->nr_maps; j++) {
 			u64 prev = j ? p->max_end[j - 1] : 0;
 
-			p->maps[j].epoch = proc__epoch(p, p->maps[j].time);
+			p->maps[j].epoch = machine__proc_epoch(p, p->maps[j].time);
 			p->max_end[j] = p->maps[j].end > prev ? p->maps[j].end : prev;
 		}
 		if (check_simple(p, &p->simple))
@@ -401,22 +401,15 @@ int machine__finish(struct machine *m)
 static const struct map *find_own(struct proc *p, u64 addr, u64 t, u32 epoch, bool late)
 {
 	const struct map *best = NULL, *after = NULL;
-	size_t lo = 0, hi = p->nr_maps;
+	size_t lo;
 
 	/* The last answer, when the search below would give it again: no map
 	 * of the epoch lies over it at t, so it is the answer if valid at t; in
 	 * a simple process also if it comes later and a later map may be taken. */
 	if (p->last && p->last->epoch == epoch && addr >= p->last->start && addr < p->last->end &&
-	    (map__decides(p->last, t) || (p->simple && p->last->time > t && late)))
+	    (machine__map_decides(p->last, t) || (p->simple && p->last->time > t && late)))
 		return p->last;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = array__upper(p->maps, p->nr_maps, sizeof(*p->maps), addr);
 	for (; lo > 0 && p->max_end[lo - 1] > addr; lo--) {
 		const struct map *mp = &p->maps[lo - 1];
 
@@ -439,10 +432,10 @@ static const struct map *find_own(struct proc *p, u64 addr, u64 t, u32 epoch, bo
 
 /*
  * The map of process @p that holds @addr at time @t, whose epoch in @p is
- * @epoch (proc__epoch()), or NULL. Before its first exec a forked process
+ * @epoch (machine__proc_epoch()), or NULL. Before its first exec a forked process
  * also sees its parent's maps as of the fork. Needs machine__finish().
  */
-const struct map *proc__find_map(struct proc *p, u64 addr, u64 t, u32 epoch)
+const struct map *machine__proc_find_map(struct proc *p, u64 addr, u64 t, u32 epoch)
 {
 	const struct map *mp = find_own(p, addr, t, epoch, true);
 	int depth;
@@ -451,7 +444,7 @@ const struct map *proc__find_map(struct proc *p, u64 addr, u64 t, u32 epoch)
 	     depth++) {
 		t = p->fork_time;
 		p = p->parent;
-		epoch = proc__epoch(p, t);
+		epoch = machine__proc_epoch(p, t);
 		mp = find_own(p, addr, t, epoch, false);
 	}
 	return mp;

@@ -6,12 +6,17 @@
  * (demangle.c, cxxname.c), source lines and inlined functions (srcline.c),
  * kernel symbols (kallsyms.c) and JIT symbol maps /tmp/perf-PID.map
  * (jitmap.c).
- * Included by internal.h after the basic types and kvmap.
+ * The second stage: uses util/ and the reader's sample (read/read.h); never
+ * aggregate/, view/ or the driver (report/driver/), which calls it.
  */
 #ifndef AUTOPROF_REPORT_MODEL_H
 #define AUTOPROF_REPORT_MODEL_H
 
+#include <elfutils/libdw.h>
 #include <gelf.h>
+
+#include "read/read.h"
+#include "util/util.h"
 
 /* ---- dso.c + symbols.c + demangle.c + srcline.c ---- */
 
@@ -32,6 +37,8 @@ struct load_seg {
 
 struct dwarf_handle; /* srcline.c */
 
+#define BUILD_ID_MAX 64
+
 struct dso {
 	char *path;
 	const char *short_name; /* basename, points into path (or into own_name) */
@@ -43,27 +50,42 @@ struct dso {
 	bool missing; /* the file could not be opened */
 	bool dw_tried;
 	struct dwarf_handle *dw;
+	char build_id[2 * BUILD_ID_MAX + 1]; /* as recorded (hex), or "" */
 	struct symtab symtab;
 	struct load_seg *segs;
 	size_t nr_segs;
+};
+
+/* A build id recorded for an object no dso stands for yet. */
+struct dso_build_id {
+	char *path;
+	char hex[2 * BUILD_ID_MAX + 1];
 };
 
 struct dsos {
 	struct dso **v;
 	size_t nr, cap;
 	struct kvmap by_hash; /* path hash -> first index, chained by linear scan */
-	bool no_load;	      /* never open files named in the data (fuzzing) */
+	/* build ids of objects not seen yet: path hash -> index in ids */
+	struct kvmap ids_by_hash;
+	struct dso_build_id *ids;
+	size_t nr_ids, cap_ids;
+	bool no_load; /* never open files named in the data (fuzzing) */
 };
 
 struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len);
+/* Record build id @hex for the object named @path (the first given is kept). 0 or -ENOMEM. */
+int dsos__set_build_id(struct dsos *d, const char *path, size_t len, const char *hex);
+/* True if @dso has a file to read symbols from (a path, or [vdso] with a build id). */
+bool dso__has_file(const struct dso *dso);
 void dsos__exit(struct dsos *d);
 void dso__load(struct dso *dso, bool no_load);
 const struct sym *dso__find_sym(struct dso *dso, u64 file_off, bool no_load);
 int dso__vaddr(const struct dso *dso, u64 file_off, u64 *vaddr);
 
 int symbols__load(struct dso *dso);
-const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr);
-void symtab__exit(struct symtab *t);
+const struct sym *symbols__lookup(const struct symtab *t, u64 vaddr);
+void symbols__exit_table(struct symtab *t);
 char *demangle__name(const char *name);
 void demangle__set_full(bool full);
 bool demangle__full(void);
@@ -71,8 +93,6 @@ void cxxname__shorten(char *s);
 void cxxname__fit(const char *name, char *buf, size_t len);
 
 /* ---- elffile.c: object files and their separate debug files ---- */
-
-#define BUILD_ID_MAX 64
 
 struct elf_handle {
 	int fd;
@@ -86,7 +106,22 @@ Elf_Scn *elffile__section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr);
 size_t elffile__build_id(Elf *elf, char hex[2 * BUILD_ID_MAX + 1]);
 int elffile__add_debug_dir(const char *dir);
 bool elffile__debug_file(const struct dso *dso, Elf *elf, struct elf_handle *eh);
+int elffile__open_object(const struct dso *dso, struct elf_handle *eh);
 int elffile__open_dwarf(const struct dso *dso, int *fd, void **elf);
+
+/* ---- buildid.c: perf's build-id cache and this machine's vdso ---- */
+
+bool buildid__same(const char *file_hex, const char *recorded);
+int buildid__cache_path(const char *hex, const char *name, char *buf, size_t len);
+bool buildid__own_vdso(struct elf_handle *eh, const char *hex);
+
+/* ---- dwarf_lazy.c: compressed DWARF unpacked a CU at a time ---- */
+
+struct dwarf_lazy;
+struct dwarf_lazy *dwarf_lazy__open(Elf *elf);
+/* The Dwarf (valid until the next call) and CU DIE of @vaddr, or NULL. */
+Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie);
+void dwarf_lazy__close(struct dwarf_lazy *dl);
 
 /* ---- jitmap.c ---- */
 
@@ -136,29 +171,34 @@ void kallsyms__exit(struct kallsyms *k);
 struct kernel_syms {
 	struct kallsyms k;
 	pthread_t thread;
-	bool running; /* the prefetch thread is to be joined */
-	bool enabled; /* kernel addresses are to be named through k */
-	bool ready;   /* k loaded and reloc set */
-	u64 pgoff;    /* the kernel MMAP's pgoff: where _text was in the file */
-	u64 reloc;    /* added to file addresses to get /proc/kallsyms ones */
+	bool running;	 /* the prefetch thread is to be joined */
+	bool enabled;	 /* kernel addresses are to be named through k */
+	bool ready;	 /* k loaded and reloc set */
+	u64 pgoff;	 /* the kernel MMAP's pgoff: where _text was in the file */
+	u64 reloc;	 /* added to file addresses to get /proc/kallsyms ones */
+	char path[4096]; /* the kallsyms file to read instead of /proc/kallsyms, or "" */
 };
 
-void kernel_syms__prefetch(struct kernel_syms *ks);
-void kernel_syms__enable(struct kernel_syms *ks, u64 pgoff);
-bool kernel_syms__ready(struct kernel_syms *ks);
-const struct ksym *kernel_syms__find(const struct kernel_syms *ks, u64 addr);
-void kernel_syms__exit(struct kernel_syms *ks);
+void kallsyms__prefetch(struct kernel_syms *ks);
+void kallsyms__enable(struct kernel_syms *ks, u64 pgoff, const char *path);
+bool kallsyms__ready(struct kernel_syms *ks);
+const struct ksym *kallsyms__find(const struct kernel_syms *ks, u64 addr);
+void kallsyms__syms_exit(struct kernel_syms *ks);
 
 /* ---- unwind_dwarf.c: user stacks of --call-graph dwarf samples, through libdw ---- */
+
+/* The deepest stack kept: a SAMPLE record is at most 64 KiB, so 8192 u64s. */
+#define MAX_FRAMES 8192
 
 struct unwinder;
 struct proc;
 
-struct unwinder *unwinder__new(void);
-int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
-		   const struct user_stack *us, bool no_load, const u64 **out, u32 max, u32 *nr);
-u64 unwinder__failed(const struct unwinder *uw);
-void unwinder__free(struct unwinder *uw);
+struct unwinder *unwind_dwarf__new(void);
+int unwind_dwarf__user(struct unwinder *uw, struct proc *p, const struct sample *s,
+		       const struct user_stack *us, bool no_load, const u64 **out, u32 max,
+		       u32 *nr);
+u64 unwind_dwarf__failed(const struct unwinder *uw);
+void unwind_dwarf__free(struct unwinder *uw);
 
 /* ---- machine.c ---- */
 
@@ -169,7 +209,7 @@ struct map {
 	u64 time, end_time; /* valid from time (0: always) until end_time (an exec) */
 	u32 epoch;	    /* how many execs of the process came before it */
 	/* From time until stable_until no map of its epoch lies over it: it is
-	 * the map of all its addresses (machine__finish(), map__decides()). */
+	 * the map of all its addresses (machine__finish(), machine__map_decides()). */
 	u64 stable_until;
 	struct dso *dso;
 };
@@ -249,9 +289,9 @@ static inline u32 machine__comm_idx(const struct machine *m, u32 tid, u64 time)
 
 /* The name of thread @tid of @pid as machine__comm_idx() gave it (@idx). */
 const char *machine__task_comm(const struct machine *m, u32 pid, u32 tid, u32 idx);
-u32 proc__epoch(const struct proc *p, u64 time);
-const struct map *proc__find_map(struct proc *p, u64 addr, u64 time, u32 epoch);
-bool map__decides(const struct map *mp, u64 time);
+u32 machine__proc_epoch(const struct proc *p, u64 time);
+const struct map *machine__proc_find_map(struct proc *p, u64 addr, u64 time, u32 epoch);
+bool machine__map_decides(const struct map *mp, u64 time);
 void machine__exit(struct machine *m);
 
 #endif /* AUTOPROF_REPORT_MODEL_H */

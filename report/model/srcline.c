@@ -3,12 +3,14 @@
  * srcline.c - source file:line of a code address, and the functions inlined
  * at it, through libdw. A dso's DWARF (its own, or its separate debug file)
  * is opened the first time one of its addresses is resolved (for its inlined
- * functions) or shown, and kept open until the dso goes away. The inlined
+ * functions) or shown, and kept open until the dso goes away; a compressed
+ * one is read a CU at a time, as far as the addresses asked for need
+ * (dwarf_lazy.c). The inlined
  * functions at an address are found from its out-of-line function's DIE
  * (each CU's functions are listed once), so the cost per address is that
  * function's subtree, not the CU's.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -29,7 +31,8 @@ struct fn_range {
 struct dwarf_handle {
 	int fd;
 	Elf *elf;
-	Dwarf *dw;
+	Dwarf *dw;		 /* the whole file's DWARF, or NULL when read by parts */
+	struct dwarf_lazy *lazy; /* by parts: only the CUs asked for (dwarf_lazy.c) */
 	/* The functions of the CUs looked at so far, sorted by lo: an address's
 	 * function is found without walking its CU again (nested_scopes()). */
 	struct fn_range *fr;
@@ -46,15 +49,17 @@ static struct dwarf_handle *dwarf_of(struct dso *dso)
 	if (dso->dw_tried)
 		return dso->dw;
 	dso->dw_tried = true;
-	if (dso->special || elffile__open_dwarf(dso, &fd, &elf))
+	if (!dso__has_file(dso) || elffile__open_dwarf(dso, &fd, &elf))
 		return NULL;
 	dh = calloc(1, sizeof(*dh));
 	if (!dh)
 		goto fail;
 	dh->fd = fd;
 	dh->elf = elf;
-	dh->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dh->dw) {
+	dh->lazy = dwarf_lazy__open(elf);
+	if (!dh->lazy)
+		dh->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dh->dw && !dh->lazy) {
 		free(dh);
 		goto fail;
 	}
@@ -64,6 +69,23 @@ fail:
 	elf_end(elf);
 	close(fd);
 	return NULL;
+}
+
+/*
+ * The Dwarf and CU DIE (into @cudie) for ELF address @vaddr of @dso, its
+ * DWARF opened first; NULL when it has none there. The Dwarf is valid until
+ * the next lookup in the same dso.
+ */
+static Dwarf *cu_of(struct dso *dso, u64 vaddr, Dwarf_Die *cudie, struct dwarf_handle **dhp)
+{
+	struct dwarf_handle *dh = dwarf_of(dso);
+
+	*dhp = dh;
+	if (!dh)
+		return NULL;
+	if (dh->lazy)
+		return dwarf_lazy__cu(dh->lazy, vaddr, cudie);
+	return dwarf_addrdie(dh->dw, vaddr, cudie) ? dh->dw : NULL;
 }
 
 static const char *base_name(const char *path)
@@ -101,10 +123,11 @@ static int add_fn_ranges(Dwarf_Die *die, void *arg)
  * @fn: the CU's functions are listed once (dwarf_getfuncs()), then found by
  * binary search. False if none.
  */
-static bool function_die(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, Dwarf_Die *fn)
+static bool function_die(struct dwarf_handle *dh, Dwarf *dw, Dwarf_Die *cudie, u64 vaddr,
+			 Dwarf_Die *fn)
 {
 	u64 val, cu = dwarf_dieoffset(cudie);
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!kvmap__get(&dh->cus, cu, 0, &val)) {
 		if (kvmap__put(&dh->cus, cu, 0, 1))
@@ -112,18 +135,10 @@ static bool function_die(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, D
 		dwarf_getfuncs(cudie, add_fn_ranges, dh, 0);
 		qsort(dh->fr, dh->nr_fr, sizeof(*dh->fr), fn_range_cmp);
 	}
-	hi = dh->nr_fr;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (dh->fr[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = array__upper(dh->fr, dh->nr_fr, sizeof(*dh->fr), vaddr);
 	if (lo == 0 || vaddr >= dh->fr[lo - 1].hi)
 		return false;
-	return dwarf_offdie(dh->dw, dh->fr[lo - 1].die, fn) != NULL;
+	return dwarf_offdie(dw, dh->fr[lo - 1].die, fn) != NULL;
 }
 
 /*
@@ -169,7 +184,8 @@ static int scopes_in(Dwarf_Die *fn, u64 vaddr, Dwarf_Die **scopes)
  * up with dwarf_getscopes_die(). Sets *scopes (malloc'ed); returns how many,
  * <= 0 for none.
  */
-static int nested_scopes(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, Dwarf_Die **scopes)
+static int nested_scopes(struct dwarf_handle *dh, Dwarf *dw, Dwarf_Die *cudie, u64 vaddr,
+			 Dwarf_Die **scopes)
 {
 	Dwarf_Die fn;
 
@@ -177,7 +193,7 @@ static int nested_scopes(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, D
 	int n, i;
 
 	*scopes = NULL;
-	if (function_die(dh, cudie, vaddr, &fn))
+	if (function_die(dh, dw, cudie, vaddr, &fn))
 		return scopes_in(&fn, vaddr, scopes);
 	n = dwarf_getscopes(cudie, vaddr, &first);
 	for (i = 0; i < n && dwarf_tag(&first[i]) != DW_TAG_inlined_subroutine; i++)
@@ -192,13 +208,14 @@ static int nested_scopes(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, D
 }
 
 /* Append " [inlined a <- b]" for the inlined subroutines around @vaddr, innermost first. */
-static void add_inlines(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, char *buf, size_t len)
+static void add_inlines(struct dwarf_handle *dh, Dwarf *dw, Dwarf_Die *cudie, u64 vaddr, char *buf,
+			size_t len)
 {
 	Dwarf_Die *scopes = NULL;
 	int n, i, shown = 0;
 	size_t used = strlen(buf);
 
-	n = nested_scopes(dh, cudie, vaddr, &scopes);
+	n = nested_scopes(dh, dw, cudie, vaddr, &scopes);
 	for (i = 0; i < n && shown < MAX_INLINES; i++) {
 		const char *name;
 		int w;
@@ -227,14 +244,16 @@ static void add_inlines(struct dwarf_handle *dh, Dwarf_Die *cudie, u64 vaddr, ch
  */
 int srcline__find(struct dso *dso, u64 vaddr, bool inlines, char *buf, size_t len)
 {
-	struct dwarf_handle *dh = dwarf_of(dso);
+	struct dwarf_handle *dh;
 	Dwarf_Die cudie;
 	Dwarf_Line *line;
 	const char *file;
 	int lineno = 0;
+	Dwarf *dw;
 
 	buf[0] = 0;
-	if (!dh || !dwarf_addrdie(dh->dw, vaddr, &cudie))
+	dw = cu_of(dso, vaddr, &cudie, &dh);
+	if (!dw)
 		return -ENOENT;
 	line = dwarf_getsrc_die(&cudie, vaddr);
 	if (!line)
@@ -244,7 +263,7 @@ int srcline__find(struct dso *dso, u64 vaddr, bool inlines, char *buf, size_t le
 		return -ENOENT;
 	snprintf(buf, len, "%s:%d", base_name(file), lineno);
 	if (inlines)
-		add_inlines(dh, &cudie, vaddr, buf, len);
+		add_inlines(dh, dw, &cudie, vaddr, buf, len);
 	return 0;
 }
 
@@ -274,14 +293,15 @@ static char *scope_name(Dwarf_Die *die)
  */
 int srcline__inlines(struct dso *dso, u64 vaddr, struct inline_frame *out, int max)
 {
-	struct dwarf_handle *dh = dwarf_of(dso);
+	struct dwarf_handle *dh;
 	Dwarf_Die cudie, *scopes = NULL;
 	const char *file;
 	int n, i, k = 0, line;
+	Dwarf *dw = cu_of(dso, vaddr, &cudie, &dh);
 
-	if (!dh || !dwarf_addrdie(dh->dw, vaddr, &cudie))
+	if (!dw)
 		return 0;
-	n = nested_scopes(dh, &cudie, vaddr, &scopes);
+	n = nested_scopes(dh, dw, &cudie, vaddr, &scopes);
 	for (i = 0; i < n && k < max; i++) {
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
 			continue;
@@ -315,14 +335,15 @@ int srcline__find_depth(struct dso *dso, u64 vaddr, u32 depth, char *buf, size_t
 	size_t nfiles;
 	int n, i;
 	u32 seen = 0;
+	Dwarf *dw;
 
 	if (!depth)
 		return srcline__find(dso, vaddr, false, buf, len);
 	buf[0] = 0;
-	dh = dwarf_of(dso);
-	if (!dh || !dwarf_addrdie(dh->dw, vaddr, &cudie))
+	dw = cu_of(dso, vaddr, &cudie, &dh);
+	if (!dw)
 		return -ENOENT;
-	n = nested_scopes(dh, &cudie, vaddr, &scopes);
+	n = nested_scopes(dh, dw, &cudie, vaddr, &scopes);
 	for (i = 0; i < n; i++) {
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine || ++seen < depth)
 			continue;
@@ -344,7 +365,9 @@ void srcline__close(struct dso *dso)
 
 	if (!dh)
 		return;
-	dwarf_end(dh->dw);
+	if (dh->dw)
+		dwarf_end(dh->dw);
+	dwarf_lazy__close(dh->lazy);
 	free(dh->fr);
 	kvmap__exit(&dh->cus);
 	elf_end(dh->elf);

@@ -10,7 +10,7 @@
  * Symbols are copied into one sorted array with one
  * name arena, so the ELF handle is closed again right after loading.
  */
-#include "internal.h"
+#include "model/model.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -362,7 +362,7 @@ static int build_symtab(struct symtab *t, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	arena = malloc(names ? names : 1);
 	if (!t->syms || !arena) {
 		free(arena);
-		symtab__exit(t);
+		symbols__exit_table(t);
 		goto out;
 	}
 	t->names = arena;
@@ -411,7 +411,7 @@ int symbols__load(struct dso *dso)
 			return -ENOSYS;
 		elf_ready = true;
 	}
-	err = elffile__open(&eh, dso->path);
+	err = elffile__open_object(dso, &eh);
 	if (err)
 		return err;
 	err = load_segments(dso, eh.elf);
@@ -434,24 +434,16 @@ out:
 }
 
 /* The symbol containing @vaddr, or NULL. */
-const struct sym *symtab__lookup(const struct symtab *t, u64 vaddr)
+const struct sym *symbols__lookup(const struct symtab *t, u64 vaddr)
 {
-	size_t lo = 0, hi = t->nr;
+	size_t lo = array__upper(t->syms, t->nr, sizeof(*t->syms), vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || vaddr >= t->syms[lo - 1].end)
 		return NULL;
 	return &t->syms[lo - 1];
 }
 
-void symtab__exit(struct symtab *t)
+void symbols__exit_table(struct symtab *t)
 {
 	free(t->syms);
 	free(t->names);

@@ -11,7 +11,7 @@
  * dump and registers from its REGS_USER block, mapped to DWARF numbers.
  */
 #include "autoprof/env.h"
-#include "internal.h"
+#include "model/model.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -26,7 +26,7 @@ struct uw_proc {
 	struct kvmap reported; /* dso id -> 1: already reported to dwfl */
 	struct kvmap rules;    /* lookup pc -> struct rule, see fast_unwind() */
 	bool attached, broken;
-	u32 nr_reported; /* modules reported so far, see unwinder__user() */
+	u32 nr_reported; /* modules reported so far, see unwind_dwarf__user() */
 	struct {
 		u64 pc, rule;
 	} rcache[RCACHE_SIZE]; /* direct-mapped in front of rules; pc 0: empty */
@@ -190,7 +190,7 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 static void report_pc(struct uw_proc *up, u64 pc)
 {
 	struct uw_cur *c = &up->uw->cur;
-	const struct map *mp = proc__find_map(c->p, pc, c->time, c->epoch);
+	const struct map *mp = machine__proc_find_map(c->p, pc, c->time, c->epoch);
 	struct dso *dso;
 	u64 v;
 
@@ -411,7 +411,7 @@ static struct uw_proc *findnew_proc(struct unwinder *uw, u32 pid, u32 epoch)
  * off the cached rules (fast_unwind()): every sample goes through libdw, for
  * tests that compare the two.
  */
-struct unwinder *unwinder__new(void)
+struct unwinder *unwind_dwarf__new(void)
 {
 	struct unwinder *uw = calloc(1, sizeof(struct unwinder));
 	const char *env = ap_env(AP_ENV_REPORT_NO_CFI_CACHE);
@@ -428,8 +428,8 @@ struct unwinder *unwinder__new(void)
  * (return address - 1). *nr is how many (0 when nothing could be unwound).
  * Returns 0, or -ENOMEM.
  */
-int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
-		   const struct user_stack *us, bool no_load, const u64 **out, u32 max, u32 *nr)
+int unwind_dwarf__user(struct unwinder *uw, struct proc *p, const struct sample *s,
+		       const struct user_stack *us, bool no_load, const u64 **out, u32 max, u32 *nr)
 {
 	struct uw_cur *c = &uw->cur;
 	struct uw_proc *up;
@@ -448,7 +448,7 @@ int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
 			     .p = p,
 			     .time = s->time,
 			     .sp = c->sp,
-			     .epoch = proc__epoch(p, s->time),
+			     .epoch = machine__proc_epoch(p, s->time),
 			     .out = uw->out,
 			     .max = max,
 			     .no_load = no_load};
@@ -492,12 +492,12 @@ int unwinder__user(struct unwinder *uw, struct proc *p, const struct sample *s,
 }
 
 /* Samples whose user stack went no further than the interrupted pc. */
-u64 unwinder__failed(const struct unwinder *uw)
+u64 unwind_dwarf__failed(const struct unwinder *uw)
 {
 	return uw ? uw->nr_failed : 0;
 }
 
-void unwinder__free(struct unwinder *uw)
+void unwind_dwarf__free(struct unwinder *uw)
 {
 	size_t i;
 

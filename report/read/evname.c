@@ -3,7 +3,7 @@
  * evname.c - a perf-style event name from an attr's type and config, used
  * when the file has no EVENT_DESC feature.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <stdlib.h>
 
@@ -112,7 +112,7 @@ static const char *const record_names[PERF_RECORD_LAST_KNOWN] = {
 };
 
 /* perf's name of record type @type ("SAMPLE", "MMAP2", ...), or NULL if unknown. */
-const char *record_type__name(u32 type)
+const char *evname__record_type(u32 type)
 {
 	return type < ARRAY_SIZE(record_names) ? record_names[type] : NULL;
 }

@@ -6,7 +6,7 @@
  * set bit of adds_features in increasing bit order. Every feature is
  * optional: a bad one is skipped with a warning, never fatal.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -124,6 +124,47 @@ static int read_event_desc(struct perf_file *pf, struct cur *c)
 	return 0;
 }
 
+/*
+ * Add the build-id records at @p (@len bytes: struct perf_record_build_id,
+ * each header.size long, the name after it) to @f. The first id given for
+ * a name is kept. Returns 0, -EINVAL if a record is malformed (those before
+ * it are kept), -ENOMEM.
+ */
+int features__read_build_ids(struct features *f, const u8 *p, u64 len)
+{
+	const size_t fixed = sizeof(struct perf_record_build_id);
+
+	while (len >= sizeof(struct perf_event_header)) {
+		struct perf_record_build_id rec;
+		struct build_id_note *n;
+		size_t id_len = 20, name_len, i;
+
+		memcpy(&rec, p, sizeof(rec.header));
+		if (rec.header.size < fixed || rec.header.size > len)
+			return -EINVAL;
+		memcpy(&rec, p, fixed);
+		if ((rec.header.misc & PERF_RECORD_MISC_BUILD_ID_SIZE) && rec.build_id[20] &&
+		    rec.build_id[20] <= 20)
+			id_len = rec.build_id[20];
+		name_len = strnlen((const char *)p + fixed, rec.header.size - fixed);
+		if (name_len) {
+			if (array__reserve(&f->build_ids, &f->cap_build_ids, f->nr_build_ids + 1,
+					   sizeof(*f->build_ids)))
+				return -ENOMEM;
+			n = &f->build_ids[f->nr_build_ids];
+			n->path = strndup((const char *)p + fixed, name_len);
+			if (!n->path)
+				return -ENOMEM;
+			for (i = 0; i < id_len; i++)
+				sprintf(n->hex + 2 * i, "%02x", rec.build_id[i]);
+			f->nr_build_ids++;
+		}
+		p += rec.header.size;
+		len -= rec.header.size;
+	}
+	return 0;
+}
+
 static int read_feature(struct perf_file *pf, int bit, struct cur *c)
 {
 	struct features *f = &pf->feat;
@@ -146,6 +187,8 @@ static int read_feature(struct perf_file *pf, int bit, struct cur *c)
 		return 0;
 	case PERF_FEAT_EVENT_DESC:
 		return read_event_desc(pf, c);
+	case PERF_FEAT_BUILD_ID:
+		return features__read_build_ids(f, c->p, c->left);
 	case PERF_FEAT_STAT:
 		f->has_stat = true;
 		return 0;
@@ -185,6 +228,8 @@ static const char *feature_name(int bit)
 		return "EVENT_DESC";
 	case PERF_FEAT_COMPRESSED:
 		return "COMPRESSED";
+	case PERF_FEAT_BUILD_ID:
+		return "BUILD_ID";
 	default:
 		return "feature";
 	}
@@ -258,6 +303,11 @@ int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len)
 
 void features__exit(struct features *f)
 {
+	size_t i;
+
+	for (i = 0; i < f->nr_build_ids; i++)
+		free(f->build_ids[i].path);
+	free(f->build_ids);
 	free(f->hostname);
 	free(f->osrelease);
 	free(f->arch);

@@ -6,7 +6,7 @@
  * the command. Answers "which file of this process tree holds my program?"
  * without reading any symbols.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <dirent.h>
 #include <errno.h>

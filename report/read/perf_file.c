@@ -7,7 +7,7 @@
  * before it is used, so a truncated or hostile file gives an error message
  * in pf->err, never an access outside the file.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -467,7 +467,7 @@ int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r)
 		/* file mode: AUX data follows its AUXTRACE record (an expanded stream dropped it)
 		 */
 		if (__builtin_expect(r->h.type == PERF_RECORD_AUXTRACE, 0) && !pf->expanded) {
-			u64 extra = record__trailing(r);
+			u64 extra = perf_file__trailing(r);
 
 			if (extra > pf->walk_end - *pos) {
 				perf_file__fail(pf, -EINVAL,
@@ -500,7 +500,7 @@ int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r)
 	return -EINVAL;
 }
 
-u64 record__trailing(const struct record *r)
+u64 perf_file__trailing(const struct record *r)
 {
 	/* TRACING_DATA: perf 4.9 and older wrote a 12-byte record (no pad word) */
 	if (r->h.type == PERF_RECORD_HEADER_TRACING_DATA && r->h.size >= 12)

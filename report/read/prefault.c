@@ -23,7 +23,7 @@
  * the size, the distance and PREFAULT_RELEASE.
  */
 #include "autoprof/env.h"
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 #include <pthread.h>

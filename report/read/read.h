@@ -8,14 +8,21 @@
  *                into one plain record stream
  *   features.c   the optional feature sections (file) or HEADER_FEATURE records (pipe)
  *   evname.c     an event name from attr type/config
+ *   memory_names.c  autoprof's memory events: names, derived events, pprof names
  *   sample.c     SAMPLE payload and the sample_id trailer, driven by sample_type
- *   session.c    the two passes over all files (declared in internal.h)
- *   stat_sibling.c  the counter totals in FILE.stat beside a profile
  *   listing.c    --list: what each profile of a directory holds
- * Included by internal.h after the basic types (u8..u64, ld64, kvmap).
+ *   rec_pos.c    the time order of record positions
+ * The first stage: uses only util/ (never model/, aggregate/, view/ or the
+ * driver, which calls it: report/driver/).
  */
 #ifndef AUTOPROF_REPORT_READ_H
 #define AUTOPROF_REPORT_READ_H
+
+#include <autoprof/perf_file.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "util/util.h"
 
 /* ---- perf_file.c ---- */
 
@@ -28,8 +35,16 @@ struct evattr {
 	bool lbr_calls;	    /* its call stacks are in its branch stacks (--call-graph lbr) */
 };
 
+/* One object's build id as the file gives it (BUILD_ID feature or record). */
+struct build_id_note {
+	char *path;   /* as perf names it: a path, "[vdso]", "[kernel.kallsyms]" */
+	char hex[41]; /* lowercase hex, at most 20 bytes of id */
+};
+
 /* What the optional feature sections said; NULL/0 when absent. */
 struct features {
+	struct build_id_note *build_ids; /* BUILD_ID entries (and pipe-mode records) */
+	size_t nr_build_ids, cap_build_ids;
 	char *hostname, *osrelease, *arch, *version, *cmdline;
 	u32 nr_cpus_avail, nr_cpus_online;
 	bool has_nrcpus, has_stat;
@@ -95,7 +110,7 @@ int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
 void perf_file__close(struct perf_file *pf);
 int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
 /* Bytes that follow record @r outside its size (TRACING_DATA of either layout, AUXTRACE). */
-u64 record__trailing(const struct record *r);
+u64 perf_file__trailing(const struct record *r);
 int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r);
 int perf_file__attr_of_id(const struct perf_file *pf, u64 id);
 int perf_file__add_attr(struct perf_file *pf, const u8 *attr, u32 size, const u8 *ids, u64 nr_ids);
@@ -125,13 +140,10 @@ int tracing__name_events(struct perf_file *pf, const u8 *p, u64 len);
 
 int features__read(struct perf_file *pf, char *warn, size_t warn_len);
 int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len);
+int features__read_build_ids(struct features *f, const u8 *p, u64 len);
 void features__exit(struct features *f);
 
 /* ---- stat_sibling.c: FILE.stat, the counter totals beside an autoprof profile ---- */
-
-struct session;
-int stat_sibling__read(struct session *s, u32 fi);
-bool stat_sibling__seen(const struct session *s, const char *path);
 
 /* ---- listing.c: autoprof-report --list ---- */
 
@@ -141,7 +153,19 @@ int listing__print(const char *const *paths, size_t nr, FILE *out, bool strict);
 /* ---- evname.c ---- */
 
 char *evname__from_attr(const struct perf_event_attr *attr);
-const char *record_type__name(u32 type);
+const char *evname__record_type(u32 type);
+
+/* ---- memory_names.c ---- */
+/* The objects event derived from memory event @ev (alloc-bytes, live-bytes), or NULL. */
+const char *memory_names__objects_of(const char *ev);
+/* Is @ev an objects event the reader derives (alloc-objects, live-objects)? */
+bool memory_names__derived(const char *ev);
+/* Is @ev one of the memory events, in bytes (alloc-bytes, live-bytes)? */
+bool memory_names__in_bytes(const char *ev);
+/* pprof's name of memory event @ev (bytes or objects), its unit in *@unit; NULL for others. */
+const char *memory_names__pprof_name(const char *ev, const char **unit);
+/* "Bytes" or "Objects", the text views' column of memory event @ev, or NULL for others. */
+const char *memory_names__column(const char *ev);
 
 /* ---- sample.c ---- */
 
@@ -177,17 +201,17 @@ int sample__user_stack(const struct perf_file *pf, const struct sample *s, struc
  */
 int sample__branch_stack(const struct perf_file *pf, const struct sample *s, const u8 **entries,
 			 u64 *nr);
-int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
+int sample__id_parse(const struct perf_file *pf, const struct record *r, size_t fixed,
 		     struct sample *s, size_t *body_end);
 
-size_t record__fixed_size(u32 type);
+size_t sample__fixed_size(u32 type);
 /*
  * True if MMAP2 record @r has the layout of kernels 3.12-3.15 (RHEL 7's
  * 3.10 too): no prot and flags words, the file name at offset 64, not 72.
  */
-bool mmap2__old_layout(const struct record *r);
-bool record__ids(const struct perf_file *pf, const struct record *r, struct sample *id,
-		 size_t *body_end);
+bool sample__mmap2_old_layout(const struct record *r);
+bool sample__record_ids(const struct perf_file *pf, const struct record *r, struct sample *id,
+			size_t *body_end);
 
 /* Where a record is, with its time: the order side-band records and the CSV overview use. */
 struct rec_pos {

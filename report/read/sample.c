@@ -7,7 +7,7 @@
  * CALLCHAIN; sample__user_stack() reads the dwarf fields that follow. Every field is bounds-checked
  * against the record; a short record is -EINVAL, never a read past it.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 
@@ -260,7 +260,7 @@ int sample__user_stack(const struct perf_file *pf, const struct sample *s, struc
  * present and sets *body_end to where the trailer starts (the end of any
  * variable-length string). Returns 0 or -EINVAL if the record is too short.
  */
-int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t fixed,
+int sample__id_parse(const struct perf_file *pf, const struct record *r, size_t fixed,
 		     struct sample *s, size_t *body_end)
 {
 	size_t size = r->h.size, n;
@@ -320,7 +320,7 @@ int sample_id__parse(const struct perf_file *pf, const struct record *r, size_t 
  * the sample_id trailer, when there is one, follows it. Just the header for
  * every other type.
  */
-size_t record__fixed_size(u32 type)
+size_t sample__fixed_size(u32 type)
 {
 	switch (type) {
 	case PERF_RECORD_MMAP:
@@ -344,7 +344,7 @@ size_t record__fixed_size(u32 type)
 	}
 }
 
-bool mmap2__old_layout(const struct record *r)
+bool sample__mmap2_old_layout(const struct record *r)
 {
 	u8 c;
 
@@ -360,13 +360,13 @@ bool mmap2__old_layout(const struct record *r)
  * own, a kernel record's trailer. False when it has none or is malformed;
  * *@body_end is where the body before the trailer ends.
  */
-bool record__ids(const struct perf_file *pf, const struct record *r, struct sample *id,
-		 size_t *body_end)
+bool sample__record_ids(const struct perf_file *pf, const struct record *r, struct sample *id,
+			size_t *body_end)
 {
 	*body_end = r->h.size;
 	if (r->h.type == PERF_RECORD_SAMPLE)
 		return sample__parse(pf, r, id) == 0;
-	if (r->h.type >= PERF_RECORD_USER_TYPE_START || r->h.size < record__fixed_size(r->h.type))
+	if (r->h.type >= PERF_RECORD_USER_TYPE_START || r->h.size < sample__fixed_size(r->h.type))
 		return false;
-	return sample_id__parse(pf, r, record__fixed_size(r->h.type), id, body_end) == 0;
+	return sample__id_parse(pf, r, sample__fixed_size(r->h.type), id, body_end) == 0;
 }

@@ -16,7 +16,7 @@
  * MAX_EXPAND_BASE + MAX_EXPAND_RATIO times the input, so a small hostile
  * input cannot expand without end.
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -135,6 +135,11 @@ static int pipe_record(struct perf_file *pf, const struct record *r)
 		if (r->h.size >= 12 && tracing__name_events(pf, r->p + r->h.size, ld32(r->p + 8)))
 			return perf_file__fail(pf, -ENOMEM, "out of memory");
 		return 0;
+	case PERF_RECORD_HEADER_BUILD_ID:
+		err = features__read_build_ids(&pf->feat, r->p, r->h.size);
+		if (err == -ENOMEM)
+			return perf_file__fail(pf, err, "out of memory");
+		return 0;
 	case PERF_RECORD_HEADER_FEATURE:
 		if (r->h.size < fixed)
 			return 0;
@@ -190,7 +195,7 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 		}
 		r.p = pf->base + pos;
 		r.off = pos;
-		extra = record__trailing(&r);
+		extra = perf_file__trailing(&r);
 		if (extra > left - r.h.size) {
 			snprintf(
 			    pf->warn, sizeof(pf->warn),

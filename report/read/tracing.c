@@ -11,7 +11,7 @@
  * each a NUL-terminated name, a u32 count and formats as above). A format
  * text starts "name: NAME\nID: N\n".
  */
-#include "internal.h"
+#include "read/read.h"
 
 #include <errno.h>
 #include <stdlib.h>

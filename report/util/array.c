@@ -2,7 +2,7 @@
 /*
  * array.c - the one growable-array helper of autoprof-report.
  */
-#include "internal.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

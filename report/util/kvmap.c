@@ -6,7 +6,7 @@
  * id -> attr, pid/tid -> index), so it is flat and linear-probing with a
  * load factor of at most 1/2. There is no delete.
  */
-#include "internal.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

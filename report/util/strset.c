@@ -3,7 +3,7 @@
  * strset.c - a set of strings with dense u32 ids, for row keys that are
  * names (comms, source lines). Id 0 is always the empty string.
  */
-#include "internal.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,10 +4,40 @@
  *   kvmap.c   a hash table keyed by two u64s (ids, addresses, pids)
  *   strset.c  interned strings (comms, source lines) with u32 ids
  *   array.c   the one growable-array helper
- * Included by internal.h after the basic types (u8..u64).
+ * and the basic types and loads all of them share (u8..u64, ld64, ld32).
+ * The bottom of the reader: includes no other report header.
  */
 #ifndef AUTOPROF_REPORT_UTIL_H
 #define AUTOPROF_REPORT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Unaligned native-endian loads: record payloads need not be aligned in a bad file. */
+static inline u64 ld64(const void *p)
+{
+	u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline u32 ld32(const void *p)
+{
+	u32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 /* ---- kvmap.c: open addressing, keys (a, b), u64 values ---- */
 
@@ -42,5 +72,25 @@ void strset__exit(struct strset *ss);
 /* ---- util/array.c ---- */
 
 int array__reserve(void *pv, size_t *cap, size_t need, size_t elem);
+
+/*
+ * How many of the @n elements of @size bytes at @base, sorted by the u64 each
+ * starts with, start at or below @key: the element holding @key, if any, is
+ * the one before that index (symbols, maps, address ranges).
+ */
+static inline size_t array__upper(const void *base, size_t n, size_t size, u64 key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ld64((const char *)base + mid * size) <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 
 #endif /* AUTOPROF_REPORT_UTIL_H */

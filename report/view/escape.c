@@ -5,7 +5,7 @@
  * spaces and bytes that are not valid UTF-8 become U+FFFD, so every export
  * stays well-formed whatever the input.
  */
-#include "internal.h"
+#include "view/view.h"
 
 /* Length of the valid UTF-8 sequence at @p (1..4), or 0 if it is not one. */
 static int utf8_len(const u8 *p)
@@ -97,13 +97,13 @@ static bool csv_special(FILE *out, char c)
 }
 
 /* @str as XML character data or attribute value (no quotes added). */
-void escape_xml(FILE *out, const char *str)
+void escape__xml(FILE *out, const char *str)
 {
 	put_text(out, str, xml_special);
 }
 
 /* @str as a JSON string, quotes included. */
-void escape_json(FILE *out, const char *str)
+void escape__json(FILE *out, const char *str)
 {
 	fputc('"', out);
 	put_text(out, str, json_special);
@@ -111,7 +111,7 @@ void escape_json(FILE *out, const char *str)
 }
 
 /* @str as one CSV field: always quoted, quotes doubled. */
-void escape_csv(FILE *out, const char *str)
+void escape__csv(FILE *out, const char *str)
 {
 	fputc('"', out);
 	put_text(out, str, csv_special);

@@ -12,7 +12,7 @@
 #ifndef AUTOPROF_REPORT_FLAME_H
 #define AUTOPROF_REPORT_FLAME_H
 
-#include "internal.h"
+#include "view/view.h"
 
 enum flame_kind { FK_ROOT, FK_PROC, FK_USER, FK_KERNEL, FK_JIT, FK_UNKNOWN };
 
@@ -39,22 +39,22 @@ struct flame {
  * @f, under a node per command (@root FLAME_ROOT_COMM), per process
  * (FLAME_ROOT_PID) or none. @f starts zeroed. Returns 0 or -ENOMEM.
  */
-int flame__add(struct flame *f, const struct session *s, int hist, int side, int root);
+int flame_tree__add(struct flame *f, const struct session *s, int hist, int side, int root);
 /* Processes (pids) with samples of event @hist in @s. */
-size_t flame__count_procs(const struct session *s, int hist);
+size_t flame_tree__count_procs(const struct session *s, int hist);
 /* Relink every node's children in name order (FlameGraph's order). */
-int flame__sort(struct flame *f);
+int flame_tree__sort(struct flame *f);
 /* The name and the object of node @i (the object may be ""). */
-const char *flame__name(const struct flame *f, u32 i, size_t *len);
-const char *flame__object(const struct flame *f, u32 i);
-void flame__exit(struct flame *f);
+const char *flame_tree__name(const struct flame *f, u32 i, size_t *len);
+const char *flame_tree__object(const struct flame *f, u32 i);
+void flame_tree__exit(struct flame *f);
 
 /* A frame's fill colour "rgb(r,g,b)" from palette @palette for its name and kind. */
-void flame__colour(const char *palette, const char *name, size_t len, enum flame_kind kind,
-		   char *buf, size_t buflen);
+void flame_palette__colour(const char *palette, const char *name, size_t len, enum flame_kind kind,
+			   char *buf, size_t buflen);
 /* The diff colour: red for @delta > 0, blue below, near-white at 0, deeper up to |@delta| = @max.
  */
-void flame__diff_colour(double delta, double max, char *buf, size_t buflen);
+void flame_palette__diff_colour(double delta, double max, char *buf, size_t buflen);
 
 /* The script every flame graph embeds (flame_script.c). */
 extern const char flame_script[];

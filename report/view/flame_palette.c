@@ -90,8 +90,8 @@ static const char *language_hue(const char *name, size_t len)
 	return "red";
 }
 
-void flame__colour(const char *palette, const char *name, size_t len, enum flame_kind kind,
-		   char *buf, size_t buflen)
+void flame_palette__colour(const char *palette, const char *name, size_t len, enum flame_kind kind,
+			   char *buf, size_t buflen)
 {
 	double v[3];
 
@@ -131,7 +131,7 @@ void flame__colour(const char *palette, const char *name, size_t len, enum flame
 		rgb(buf, buflen, 205 + 50 * v[0], 230 * v[1], 55 * v[2]);
 }
 
-void flame__diff_colour(double delta, double max, char *buf, size_t buflen)
+void flame_palette__diff_colour(double delta, double max, char *buf, size_t buflen)
 {
 	double x = max > 0 ? (delta < 0 ? -delta : delta) / max : 0;
 	int fade = 100 + (int)(130 * (1 - (x > 1 ? 1 : x))); /* never so dark the label is lost */

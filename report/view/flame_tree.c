@@ -92,7 +92,7 @@ static int proc_node(struct flame *f, const struct session *s, const struct task
 		       out);
 }
 
-int flame__add(struct flame *f, const struct session *s, int hist, int side, int root)
+int flame_tree__add(struct flame *f, const struct session *s, int hist, int side, int root)
 {
 	const struct hists *h = &s->hists;
 	u32 *path = malloc(MAX_FRAMES * sizeof(*path));
@@ -102,18 +102,23 @@ int flame__add(struct flame *f, const struct session *s, int hist, int side, int
 
 	if (!path)
 		return -ENOMEM;
+	/* a memory event's flame graph is weighed by its bytes or objects, not its records */
+	bool by_period = memory_names__column(h->v[hist].event) != NULL;
+
 	if (!f->nr)
 		err = node_of(f, NONE, "all\t", 4, FK_ROOT, &(u32){0});
 	for (i = 0; !err && i < h->stacks.nr_entries; i++) {
 		const struct entry *e = &h->stacks.entries[i];
 		u32 n, d, node;
 
+		u64 w = by_period ? e->period : e->samples;
+
 		if (e->hist != (u32)hist || !e->samples)
 			continue;
 		err = proc_node(f, s, &h->stacks.tasks[e->task], root, &node);
-		f->v[0].n[side] += e->samples;
+		f->v[0].n[side] += w;
 		if (!err && node)
-			f->v[node].n[side] += e->samples;
+			f->v[node].n[side] += w;
 		n = stacks__path(&h->stacks, e->node, path);
 		for (d = n; !err && d > 0; d--) { /* outermost first */
 			const struct func *fn = &h->res.funcs[h->stacks.nodes[path[d - 1]].fid];
@@ -121,14 +126,14 @@ int flame__add(struct flame *f, const struct session *s, int hist, int side, int
 			err = node_of(f, node, key, func_key(fn, key, sizeof(key)), kind_of(fn),
 				      &node);
 			if (!err)
-				f->v[node].n[side] += e->samples;
+				f->v[node].n[side] += w;
 		}
 	}
 	free(path);
 	return err;
 }
 
-size_t flame__count_procs(const struct session *s, int hist)
+size_t flame_tree__count_procs(const struct session *s, int hist)
 {
 	const struct stacks *st = &s->hists.stacks;
 	struct kvmap seen = {0};
@@ -149,7 +154,7 @@ size_t flame__count_procs(const struct session *s, int hist)
 	return nr;
 }
 
-const char *flame__name(const struct flame *f, u32 i, size_t *len)
+const char *flame_tree__name(const struct flame *f, u32 i, size_t *len)
 {
 	const char *key = strset__str(&f->names, f->v[i].key);
 
@@ -157,7 +162,7 @@ const char *flame__name(const struct flame *f, u32 i, size_t *len)
 	return key;
 }
 
-const char *flame__object(const struct flame *f, u32 i)
+const char *flame_tree__object(const struct flame *f, u32 i)
 {
 	const char *key = strset__str(&f->names, f->v[i].key), *tab = strchr(key, '\t');
 
@@ -174,7 +179,7 @@ static int sort_cmp(const void *pa, const void *pb, void *arg)
 	return strcmp(strset__str(&f->names, x->key), strset__str(&f->names, y->key));
 }
 
-int flame__sort(struct flame *f)
+int flame_tree__sort(struct flame *f)
 {
 	u32 *ids;
 	size_t i;
@@ -199,7 +204,7 @@ int flame__sort(struct flame *f)
 	return 0;
 }
 
-void flame__exit(struct flame *f)
+void flame_tree__exit(struct flame *f)
 {
 	free(f->v);
 	kvmap__exit(&f->idx);

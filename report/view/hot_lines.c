@@ -6,7 +6,7 @@
  * and the libdw line tables) with the most samples, as shares of the
  * function's own samples.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -41,7 +41,7 @@ static bool has_line(const char *line)
  * @hist (those -S names when given). Needs the stacks keyed by location
  * (session_opts.lines). Returns 0 or -ENOMEM.
  */
-int report__print_hot_lines(struct session *s, int hist, const struct report_opts *o, FILE *out)
+int hot_lines__print(struct session *s, int hist, const struct report_opts *o, FILE *out)
 {
 	static const struct sort_spec by_func = {{SK_FUNC}, 1};
 	static const struct sort_spec by_line = {{SK_FUNC, SK_SRCLINE}, 2};
@@ -53,12 +53,12 @@ int report__print_hot_lines(struct session *s, int hist, const struct report_opt
 	size_t i, shown = 0;
 	int err;
 
-	err = rows__build_leaves(&funcs, s, hist, &by_func);
+	err = rows__build_leaves(&funcs, &s->hists, &s->machine, hist, &by_func);
 	if (!err)
-		err = rows__build_leaves(&lines, s, hist, &by_line);
+		err = rows__build_leaves(&lines, &s->hists, &s->machine, hist, &by_line);
 	if (err)
 		goto out;
-	rows__sort(&funcs, s, false);
+	rows__sort(&funcs, &s->hists, false);
 	ids = malloc((lines.nr ? lines.nr : 1) * sizeof(*ids));
 	if (!ids) {
 		err = -ENOMEM;
@@ -82,14 +82,14 @@ int report__print_hot_lines(struct session *s, int hist, const struct report_opt
 
 		if (!f->self_samples)
 			break;
-		if (o->aim && o->aim->nr_symbols && !(hists__marks(&s->hists, fid) & MARK_SYMBOL))
+		if (o->aim && o->aim->nr_symbols && !(aim__marks(&s->hists, fid) & MARK_SYMBOL))
 			continue;
 		shown++;
-		fprintf(out, "\n%6.2f%%  %8llu  ", pct_of(f->self_period, hi->total_period),
+		fprintf(out, "\n%6.2f%%  %8llu  ", output__pct_of(f->self_period, hi->total_period),
 			(unsigned long long)f->self_samples);
-		print_clean(out, s->hists.res.funcs[fid].name);
+		output__print_clean(out, s->hists.res.funcs[fid].name);
 		fprintf(out, "  [");
-		print_clean(out, s->hists.res.funcs[fid].object);
+		output__print_clean(out, s->hists.res.funcs[fid].object);
 		fprintf(out, "]\n");
 		if (!kvmap__get(&first, fid, 0, &at))
 			continue;
@@ -99,9 +99,10 @@ int report__print_hot_lines(struct session *s, int hist, const struct report_opt
 
 			if (!has_line(text))
 				continue;
-			fprintf(out, "  %6.2f%%  %8llu  ", pct_of(l->self_period, f->self_period),
+			fprintf(out, "  %6.2f%%  %8llu  ",
+				output__pct_of(l->self_period, f->self_period),
 				(unsigned long long)l->self_samples);
-			print_clean(out, text);
+			output__print_clean(out, text);
 			fprintf(out, "\n");
 			n++;
 		}

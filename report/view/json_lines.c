@@ -104,7 +104,7 @@ void json_lines__put(const struct json_lines *jl, u32 fid, FILE *out)
 	for (i = jl->first[fid]; i < jl->nr && jl->v[i].fid == fid; i++) {
 		fprintf(out, "%s{\"source\": ", i > jl->first[fid] ? ", " : "");
 		if (jl->v[i].src)
-			escape_json(out, strset__str(&jl->names, jl->v[i].src));
+			escape__json(out, strset__str(&jl->names, jl->v[i].src));
 		else
 			fprintf(out, "null");
 		fprintf(out, ", \"self_samples\": %llu, \"self_period\": %llu}",

@@ -7,7 +7,7 @@
 #ifndef AUTOPROF_REPORT_JSON_LINES_H
 #define AUTOPROF_REPORT_JSON_LINES_H
 
-#include "internal.h"
+#include "view/view.h"
 
 struct json_line {
 	u32 fid, src; /* function, source line (string id of names) */

@@ -5,7 +5,7 @@
  * by total (children) time, grouped by the --sort keys (function by default),
  * and with --hot-lines the hottest source lines of the top functions.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <stdlib.h>
 
@@ -13,14 +13,14 @@
 #define MAX_COL_WIDTH	60
 
 /* Print a string from the file with control characters made harmless. */
-void print_clean(FILE *out, const char *str)
+void output__print_clean(FILE *out, const char *str)
 {
 	for (; *str; str++)
 		fputc((unsigned char)*str < 0x20 || *str == 0x7f ? ' ' : *str, out);
 }
 
 /* @part as a percentage of @whole; 0 when @whole is 0. */
-double pct_of(u64 part, u64 whole)
+double output__pct_of(u64 part, u64 whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
@@ -33,16 +33,16 @@ static void print_files(const struct session *s, FILE *out)
 		const struct perf_file *pf = &s->files[i];
 
 		fprintf(out, "File:       ");
-		print_clean(out, pf->path);
+		output__print_clean(out, pf->path);
 		if (pf->feat.cmdline) {
 			fprintf(out, "\nCommand:    ");
-			print_clean(out, pf->feat.cmdline);
+			output__print_clean(out, pf->feat.cmdline);
 		}
 		if (pf->feat.version) {
 			/* perf writes its bare version ("6.1.187"); autoprof its name too. */
 			fprintf(out, "\nRecorder:   %s",
 				strncmp(pf->feat.version, "autoprof", 8) ? "perf " : "");
-			print_clean(out, pf->feat.version);
+			output__print_clean(out, pf->feat.version);
 		}
 		if (pf->feat.has_stat)
 			fprintf(out, "\nStat data:  yes (perf stat record)");
@@ -70,7 +70,7 @@ static void print_host(const struct session *s, FILE *out)
 		for (i = 0; i < ARRAY_SIZE(parts); i++) {
 			if (parts[i]) {
 				fputc(' ', out);
-				print_clean(out, parts[i]);
+				output__print_clean(out, parts[i]);
 			}
 		}
 		if (host->has_nrcpus)
@@ -80,7 +80,7 @@ static void print_host(const struct session *s, FILE *out)
 }
 
 /* The summary: files, command, host, events, samples, lost, duration, tasks. */
-void report__print_header(const struct session *s, FILE *out)
+void output__print_header(const struct session *s, FILE *out)
 {
 	const char *sep = "";
 	size_t i, with_samples = 0;
@@ -94,7 +94,7 @@ void report__print_header(const struct session *s, FILE *out)
 		if (!s->hists.v[i].nr_samples)
 			continue;
 		fprintf(out, "%s", sep);
-		print_clean(out, s->hists.v[i].event);
+		output__print_clean(out, s->hists.v[i].event);
 		if (with_samples > 1)
 			fprintf(out, " (%llu samples)",
 				(unsigned long long)s->hists.v[i].nr_samples);
@@ -117,7 +117,7 @@ void report__print_header(const struct session *s, FILE *out)
 	fprintf(out, "\nLost:       %llu", (unsigned long long)s->lost_total);
 	if (s->lost_total)
 		fprintf(out, " (%.2f%% of samples)",
-			pct_of(s->lost_total, s->lost_total + s->nr_samples));
+			output__pct_of(s->lost_total, s->lost_total + s->nr_samples));
 	fprintf(out, "\n");
 	if (s->throttle || s->unthrottle)
 		fprintf(out, "Throttled:  %llu times\n", (unsigned long long)s->throttle);
@@ -191,7 +191,7 @@ static void derived(const struct session *s, const struct counter *c, char *buf,
 }
 
 /* Counter totals perf-stat style: value, name, derived ratio, multiplexing. */
-void report__print_counters(const struct session *s, FILE *out)
+void output__print_counters(const struct session *s, FILE *out)
 {
 	size_t i;
 
@@ -205,7 +205,7 @@ void report__print_counters(const struct session *s, FILE *out)
 
 		if (c->ena && !c->run) {
 			fprintf(out, "  %18s      ", "<not counted>");
-			print_clean(out, c->name);
+			output__print_clean(out, c->name);
 			fprintf(out, "\n");
 			continue;
 		}
@@ -218,7 +218,7 @@ void report__print_counters(const struct session *s, FILE *out)
 		if (d[0])
 			fprintf(out, "  # %s", d);
 		if (c->run < c->ena)
-			fprintf(out, "  (multiplexed: ran %.2f%%)", pct_of(c->run, c->ena));
+			fprintf(out, "  (multiplexed: ran %.2f%%)", output__pct_of(c->run, c->ena));
 		fprintf(out, "\n");
 	}
 	if (s->counters.has_final)
@@ -227,7 +227,7 @@ void report__print_counters(const struct session *s, FILE *out)
 }
 
 /* Source file:line of function @fid's first instruction into @buf, "" if unknown. */
-void report__func_source(struct session *s, u32 fid, char *buf, size_t len)
+void output__func_source(struct session *s, u32 fid, char *buf, size_t len)
 {
 	const struct func *fn = &s->hists.res.funcs[fid];
 
@@ -253,7 +253,7 @@ static void measure(struct table *t, struct session *s)
 	int i;
 
 	for (i = 0; i < t->ss->nr; i++) {
-		t->width[i] = (int)strlen(sort_kind__title(t->ss->k[i]));
+		t->width[i] = (int)strlen(rows__key_title(t->ss->k[i]));
 		if (t->width[i] < 8)
 			t->width[i] = 8;
 	}
@@ -266,7 +266,8 @@ static void measure(struct table *t, struct session *s)
 		for (i = 0; i < t->ss->nr; i++) {
 			int len;
 
-			rows__name(t->rows, s, t->ss, &t->rows->v[r], i, buf, sizeof(buf));
+			rows__name(t->rows, &s->hists, &s->machine, t->ss, &t->rows->v[r], i, buf,
+				   sizeof(buf));
 			len = (int)strlen(buf);
 			if (len > t->width[i])
 				t->width[i] = len > MAX_COL_WIDTH ? MAX_COL_WIDTH : len;
@@ -280,7 +281,7 @@ static void print_cell(FILE *out, const char *str, int width)
 	int len = (int)strlen(str);
 
 	fputs("  ", out);
-	print_clean(out, str);
+	output__print_clean(out, str);
 	if (width > len)
 		fprintf(out, "%*s", width - len, "");
 }
@@ -291,9 +292,12 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 	size_t r;
 	int i, last = t->ss->nr - 1;
 
-	fprintf(out, "%7s  %8s", t->by_total ? "Total%" : "Self%", "Samples");
+	const char *mem = memory_names__column(hi->event); /* bytes or objects, not records */
+
+	fprintf(out, "%7s  %*s", t->by_total ? "Total%" : "Self%", mem ? 12 : 8,
+		mem ? mem : "Samples");
 	for (i = 0; i < t->ss->nr; i++)
-		print_cell(out, sort_kind__title(t->ss->k[i]),
+		print_cell(out, rows__key_title(t->ss->k[i]),
 			   i < last || t->object || t->lines ? t->width[i] : 0);
 	if (t->object)
 		print_cell(out, "Object", t->lines ? t->obj_width : 0);
@@ -305,10 +309,11 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 		u64 period = t->by_total ? row->total_period : row->self_period;
 		u64 samples = t->by_total ? row->total_samples : row->self_samples;
 
-		fprintf(out, "%6.2f%%  %8llu", pct_of(period, hi->total_period),
-			(unsigned long long)samples);
+		fprintf(out, "%6.2f%%  %*llu", output__pct_of(period, hi->total_period),
+			mem ? 12 : 8, (unsigned long long)(mem ? period : samples));
 		for (i = 0; i < t->ss->nr; i++) {
-			rows__name(t->rows, s, t->ss, row, i, buf, sizeof(buf));
+			rows__name(t->rows, &s->hists, &s->machine, t->ss, row, i, buf,
+				   sizeof(buf));
 			/* --full-names: the whole name, however long */
 			print_cell(out,
 				   t->ss->k[i] == SK_FUNC && demangle__full()
@@ -320,7 +325,7 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 			print_cell(out, s->hists.res.funcs[row->fid].object,
 				   t->lines ? t->obj_width : 0);
 		if (t->lines) {
-			report__func_source(s, row->fid, buf, sizeof(buf));
+			output__func_source(s, row->fid, buf, sizeof(buf));
 			print_cell(out, buf[0] ? buf : "-", 0);
 		}
 		fprintf(out, "\n");
@@ -335,10 +340,10 @@ static void keep_symbols(struct rows *rows, struct session *s, const struct repo
 {
 	size_t r, n = 0;
 
-	if (!o->aim || !o->aim->nr_symbols || !sort_spec__has(&o->sort, SK_FUNC))
+	if (!o->aim || !o->aim->nr_symbols || !rows__spec_has(&o->sort, SK_FUNC))
 		return;
 	for (r = 0; r < rows->nr; r++) {
-		if (hists__marks(&s->hists, rows->v[r].fid) & MARK_SYMBOL)
+		if (aim__marks(&s->hists, rows->v[r].fid) & MARK_SYMBOL)
 			rows->v[n++] = rows->v[r];
 	}
 	rows->nr = n;
@@ -357,12 +362,12 @@ static void print_table(struct session *s, int hist, const struct report_opts *o
 	size_t n = 0, r;
 	int i;
 
-	rows__sort(rows, s, by_total);
+	rows__sort(rows, &s->hists, by_total);
 	for (r = 0; r < rows->nr; r++)
 		n += (by_total ? rows->v[r].total_samples : rows->v[r].self_samples) > 0;
 	t.shown = n < o->top ? n : o->top;
-	t.object = sort_spec__has(&o->sort, SK_FUNC) && !sort_spec__has(&o->sort, SK_DSO);
-	t.lines = o->lines && sort_spec__has(&o->sort, SK_FUNC);
+	t.object = rows__spec_has(&o->sort, SK_FUNC) && !rows__spec_has(&o->sort, SK_DSO);
+	t.lines = o->lines && rows__spec_has(&o->sort, SK_FUNC);
 	measure(&t, s);
 	if (default_sort(&o->sort)) {
 		fprintf(out, "\n%s\n",
@@ -371,14 +376,14 @@ static void print_table(struct session *s, int hist, const struct report_opts *o
 	} else {
 		fprintf(out, "\nTop by %s time, sorted by ", by_total ? "total" : "self");
 		for (i = 0; i < o->sort.nr; i++)
-			fprintf(out, "%s%s", i ? "," : "", sort_kind__title(o->sort.k[i]));
+			fprintf(out, "%s%s", i ? "," : "", rows__key_title(o->sort.k[i]));
 		fprintf(out, ":\n");
 	}
 	print_rows(&t, s, hi, out);
 }
 
 /* Print the whole default report for @s to @out. */
-void report__print(struct session *s, const struct report_opts *o, FILE *out)
+void output__print(struct session *s, const struct report_opts *o, FILE *out)
 {
 	static const struct sort_spec by_func = {{SK_FUNC}, 1};
 	struct report_opts def;
@@ -390,10 +395,10 @@ void report__print(struct session *s, const struct report_opts *o, FILE *out)
 		def.sort = by_func;
 		o = &def;
 	}
-	by_node = sort_spec__has(&o->sort, SK_FUNC) || sort_spec__has(&o->sort, SK_DSO) ||
-		  sort_spec__has(&o->sort, SK_SRCLINE);
-	report__print_header(s, out);
-	report__print_counters(s, out);
+	by_node = rows__spec_has(&o->sort, SK_FUNC) || rows__spec_has(&o->sort, SK_DSO) ||
+		  rows__spec_has(&o->sort, SK_SRCLINE);
+	output__print_header(s, out);
+	output__print_counters(s, out);
 	for (i = 0; i < s->hists.nr; i++)
 		with_samples += s->hists.v[i].nr_samples > 0;
 	for (i = 0; i < s->hists.nr; i++) {
@@ -407,10 +412,10 @@ void report__print(struct session *s, const struct report_opts *o, FILE *out)
 		if (with_samples > 1)
 			fprintf(out, "\n== %s: %llu samples ==\n", hi->event,
 				(unsigned long long)hi->nr_samples);
-		if (rows__build(&rows, s, (int)i, &o->sort) == 0) {
+		if (rows__build(&rows, &s->hists, &s->machine, (int)i, &o->sort) == 0) {
 			keep_symbols(&rows, s, o);
 			print_table(s, (int)i, o, &rows, false, out);
-			if (o->hot_lines && report__print_hot_lines(s, (int)i, o, out))
+			if (o->hot_lines && hot_lines__print(s, (int)i, o, out))
 				fprintf(out, "\n(out of memory)\n");
 			if (o->children && by_node)
 				print_table(s, (int)i, o, &rows, true, out);

@@ -12,13 +12,13 @@
 
 enum { WT_VARINT = 0, WT_LEN = 2 };
 
-void pb_reset(struct pbuf *b)
+void proto__reset(struct pbuf *b)
 {
 	b->len = 0;
 	b->err = 0;
 }
 
-void pb_free(struct pbuf *b)
+void proto__free(struct pbuf *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof(*b));
@@ -68,19 +68,19 @@ static size_t varint_size(uint64_t v)
 	return n;
 }
 
-void pb_varint(struct pbuf *b, uint32_t field, uint64_t v)
+void proto__varint(struct pbuf *b, uint32_t field, uint64_t v)
 {
 	raw_varint(b, (uint64_t)field << 3 | WT_VARINT);
 	raw_varint(b, v);
 }
 
-void pb_varint_nz(struct pbuf *b, uint32_t field, uint64_t v)
+void proto__varint_nz(struct pbuf *b, uint32_t field, uint64_t v)
 {
 	if (v)
-		pb_varint(b, field, v);
+		proto__varint(b, field, v);
 }
 
-void pb_bytes(struct pbuf *b, uint32_t field, const void *data, size_t len)
+void proto__bytes(struct pbuf *b, uint32_t field, const void *data, size_t len)
 {
 	raw_varint(b, (uint64_t)field << 3 | WT_LEN);
 	raw_varint(b, len);
@@ -90,21 +90,21 @@ void pb_bytes(struct pbuf *b, uint32_t field, const void *data, size_t len)
 	}
 }
 
-void pb_string(struct pbuf *b, uint32_t field, const char *s)
+void proto__string(struct pbuf *b, uint32_t field, const char *s)
 {
-	pb_bytes(b, field, s, strlen(s));
+	proto__bytes(b, field, s, strlen(s));
 }
 
-void pb_message(struct pbuf *b, uint32_t field, const struct pbuf *msg)
+void proto__message(struct pbuf *b, uint32_t field, const struct pbuf *msg)
 {
 	if (msg->err) {
 		b->err = msg->err;
 		return;
 	}
-	pb_bytes(b, field, msg->p, msg->len);
+	proto__bytes(b, field, msg->p, msg->len);
 }
 
-void pb_packed(struct pbuf *b, uint32_t field, const uint64_t *v, size_t n)
+void proto__packed(struct pbuf *b, uint32_t field, const uint64_t *v, size_t n)
 {
 	size_t i, len = 0;
 

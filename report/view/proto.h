@@ -17,18 +17,18 @@ struct pbuf {
 	int err; /* 0 or -ENOMEM */
 };
 
-void pb_reset(struct pbuf *b);
-void pb_free(struct pbuf *b);
+void proto__reset(struct pbuf *b);
+void proto__free(struct pbuf *b);
 /* Field @field as a varint (int64, uint64, bool: two's complement, no zigzag). */
-void pb_varint(struct pbuf *b, uint32_t field, uint64_t v);
+void proto__varint(struct pbuf *b, uint32_t field, uint64_t v);
 /* Field @field as a varint, omitted when @v is 0 (proto3's default). */
-void pb_varint_nz(struct pbuf *b, uint32_t field, uint64_t v);
+void proto__varint_nz(struct pbuf *b, uint32_t field, uint64_t v);
 /* Field @field as length-delimited bytes (string, bytes, a nested message). */
-void pb_bytes(struct pbuf *b, uint32_t field, const void *data, size_t len);
-void pb_string(struct pbuf *b, uint32_t field, const char *s);
+void proto__bytes(struct pbuf *b, uint32_t field, const void *data, size_t len);
+void proto__string(struct pbuf *b, uint32_t field, const char *s);
 /* Nested message @msg (another buffer) as field @field; @msg's error carries over. */
-void pb_message(struct pbuf *b, uint32_t field, const struct pbuf *msg);
+void proto__message(struct pbuf *b, uint32_t field, const struct pbuf *msg);
 /* A packed repeated varint field of @n values (nothing when @n is 0). */
-void pb_packed(struct pbuf *b, uint32_t field, const uint64_t *v, size_t n);
+void proto__packed(struct pbuf *b, uint32_t field, const uint64_t *v, size_t n);
 
 #endif /* AUTOPROF_REPORT_PROTO_H */

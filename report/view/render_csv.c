@@ -8,11 +8,11 @@
  *   processes.csv  per process: name, maps, fork and exit time, samples, period
  *   results.csv    per function of the main event: samples, period, source file
  * The overview sorts an index of every record (24 bytes each), built by
- * csv_overview__visit() during the session's one walk over the records
- * (attach it with csv_overview__attach() before session__process()): the one
+ * render_csv__overview_visit() during the session's one walk over the records
+ * (attach it with render_csv__overview_attach() before session__process()): the one
  * export whose memory grows with the file, as its output does.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -48,7 +48,7 @@ static void write_stat(const struct session *s, FILE *f)
 
 	fprintf(f, "type,name,count\n");
 	for (t = 0; t < PERF_RECORD_LAST_KNOWN; t++) {
-		const char *name = record_type__name(t);
+		const char *name = evname__record_type(t);
 
 		if (s->type_counts[t])
 			fprintf(f, "%u,%s,%llu\n", t, name ? name : "UNKNOWN",
@@ -59,7 +59,7 @@ static void write_stat(const struct session *s, FILE *f)
 }
 
 /* The record visitor: index record @r of file @file by its time, if it has one. */
-int csv_overview__visit(void *arg, u32 file, const struct record *r, const struct sample *id)
+int render_csv__overview_visit(void *arg, u32 file, const struct record *r, const struct sample *id)
 {
 	struct csv_overview *ov = arg;
 	bool timed = id && id->has_time;
@@ -71,13 +71,13 @@ int csv_overview__visit(void *arg, u32 file, const struct record *r, const struc
 }
 
 /* Have the session built from @so index its records into @ov for render_csv(). */
-void csv_overview__attach(struct session_opts *so, struct csv_overview *ov)
+void render_csv__overview_attach(struct session_opts *so, struct csv_overview *ov)
 {
-	so->visit = csv_overview__visit;
+	so->visit = render_csv__overview_visit;
 	so->visit_arg = ov;
 }
 
-void csv_overview__exit(struct csv_overview *ov)
+void render_csv__overview_exit(struct csv_overview *ov)
 {
 	free(ov->v);
 	memset(ov, 0, sizeof(*ov));
@@ -88,7 +88,7 @@ static void record_info(struct session *s, const struct record *r, const struct 
 			size_t body_end, FILE *f)
 {
 	const u8 *p = r->p;
-	size_t fixed = record__fixed_size(r->h.type);
+	size_t fixed = sample__fixed_size(r->h.type);
 	char buf[256];
 	u32 nr, frames[MAX_FRAMES];
 
@@ -121,7 +121,7 @@ static void record_info(struct session *s, const struct record *r, const struct 
 	default:
 		break;
 	}
-	escape_csv(f, buf);
+	escape__csv(f, buf);
 }
 
 /* overview.csv from the index the visitor built in pass 1, sorted by time. */
@@ -133,8 +133,8 @@ static int write_overview(struct session *s, FILE *f)
 	struct record r;
 	struct sample id;
 
-	if (s->opts.visit != csv_overview__visit || !ov)
-		return -EINVAL; /* no csv_overview__attach() before session__process() */
+	if (s->opts.visit != render_csv__overview_visit || !ov)
+		return -EINVAL; /* no render_csv__overview_attach() before session__process() */
 	refs = ov->v;
 	nr = ov->nr;
 	if (nr)
@@ -147,8 +147,8 @@ static int write_overview(struct session *s, FILE *f)
 
 		if (perf_file__record_at(pf, refs[i].off, &r))
 			continue;
-		ok = record__ids(pf, &r, &id, &body_end);
-		name = record_type__name(r.h.type);
+		ok = sample__record_ids(pf, &r, &id, &body_end);
+		name = evname__record_type(r.h.type);
 		if (refs[i].has_time)
 			fprintf(f, "%llu,", (unsigned long long)refs[i].time);
 		else
@@ -217,7 +217,7 @@ static int write_processes(struct session *s, FILE *f)
 			threads++;
 		}
 		fprintf(f, "%u,", pids[i]);
-		escape_csv(f, machine__comm_of(m, pids[i], pids[i]));
+		escape__csv(f, machine__comm_of(m, pids[i], pids[i]));
 		fprintf(f, ",%zu,", p ? p->nr_maps : 0);
 		if (p && p->has_fork)
 			fprintf(f, "%llu", (unsigned long long)p->fork_time);
@@ -246,24 +246,24 @@ static int write_results(struct session *s, const struct report_opts *o, FILE *f
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
 	hi = &s->hists.v[hist];
-	err = rows__build(&rows, s, hist, &by_func);
+	err = rows__build(&rows, &s->hists, &s->machine, hist, &by_func);
 	if (!err) {
-		rows__sort(&rows, s, false);
+		rows__sort(&rows, &s->hists, false);
 		for (i = 0; i < rows.nr; i++) {
 			const struct row *r = &rows.v[i];
 
-			escape_csv(f, s->hists.res.funcs[r->fid].name);
+			escape__csv(f, s->hists.res.funcs[r->fid].name);
 			fputc(',', f);
-			escape_csv(f, s->hists.res.funcs[r->fid].object);
+			escape__csv(f, s->hists.res.funcs[r->fid].object);
 			fprintf(f, ",%llu,%llu,%.4f,%llu,%llu,%.4f,",
 				(unsigned long long)r->self_samples,
 				(unsigned long long)r->self_period,
-				pct_of(r->self_period, hi->total_period),
+				output__pct_of(r->self_period, hi->total_period),
 				(unsigned long long)r->total_samples,
 				(unsigned long long)r->total_period,
-				pct_of(r->total_period, hi->total_period));
-			report__func_source(s, r->fid, src, sizeof(src));
-			escape_csv(f, src);
+				output__pct_of(r->total_period, hi->total_period));
+			output__func_source(s, r->fid, src, sizeof(src));
+			escape__csv(f, src);
 			fputc('\n', f);
 		}
 	}

@@ -5,7 +5,7 @@
  * the compared event are subtracted, and the biggest changes come first.
  * Either side may be several files (a process tree), merged into one profile.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,10 +34,10 @@ static int add_side(struct diff *d, struct session *s, int hist, bool second)
 	size_t i;
 	int err;
 
-	err = rows__build(&rows, s, hist, &by_func);
+	err = rows__build(&rows, &s->hists, &s->machine, hist, &by_func);
 	for (i = 0; i < rows.nr && !err; i++) {
 		const struct func *fn = &s->hists.res.funcs[rows.v[i].fid];
-		double pct = pct_of(rows.v[i].self_period, hi->total_period);
+		double pct = output__pct_of(rows.v[i].self_period, hi->total_period);
 		struct diff_row *r;
 		u32 id;
 		u64 val;
@@ -97,10 +97,10 @@ static void print_key(FILE *out, const char *key)
 	char name[512];
 
 	snprintf(name, sizeof(name), "%.*s", tab ? (int)(tab - key) : (int)strlen(key), key);
-	print_clean(out, name);
+	output__print_clean(out, name);
 	if (tab) {
 		fprintf(out, "  ");
-		print_clean(out, tab + 1);
+		output__print_clean(out, tab + 1);
 	}
 }
 
@@ -112,7 +112,7 @@ static void print_files(FILE *out, const struct session *s)
 	for (i = 0; i < s->nr_files && i < 3; i++) {
 		if (i)
 			fprintf(out, ", ");
-		print_clean(out, s->files[i].path);
+		output__print_clean(out, s->files[i].path);
 	}
 	if (s->nr_files > 3)
 		fprintf(out, " and %zu more", s->nr_files - 3);

@@ -26,6 +26,7 @@
 struct layout {
 	const struct flame *f;
 	const struct flame_opts *fo;
+	const char *unit; /* what the counts are: samples, or a memory event's bytes or objects */
 	double px;	  /* pixels per sample */
 	double min_px;	  /* narrower frames are left out */
 	double scale;	  /* baseline samples -> new samples (diff) */
@@ -125,30 +126,30 @@ static void put_label(FILE *out, const char *name, size_t len, double w)
 		if (strlen(buf) > (size_t)n)
 			snprintf(buf, sizeof(buf), "%.*s..", n - 2, whole);
 	}
-	escape_xml(out, buf);
+	escape__xml(out, buf);
 }
 
 static void put_tooltip(FILE *out, const struct layout *l, u32 i, const char *name, size_t len)
 {
 	const struct flame *f = l->f;
 	const struct flame_node *n = &f->v[i];
-	const char *obj = flame__object(f, i);
+	const char *obj = flame_tree__object(f, i);
 	char buf[1024];
 
 	snprintf(buf, sizeof(buf), "%.*s", (int)len, name);
-	escape_xml(out, buf);
+	escape__xml(out, buf);
 	if (n->kind != FK_ROOT && n->kind != FK_PROC && obj[0]) {
 		fprintf(out, obj[0] == '[' ? " " : " [");
-		escape_xml(out, obj);
+		escape__xml(out, obj);
 		fprintf(out, obj[0] == '[' ? "" : "]");
 	}
-	fprintf(out, " (%llu samples, %.2f%%", (unsigned long long)n->n[1],
-		pct_of(n->n[1], f->v[0].n[1]));
+	fprintf(out, " (%llu %s, %.2f%%", (unsigned long long)n->n[1], l->unit,
+		output__pct_of(n->n[1], f->v[0].n[1]));
 	if (l->diff) {
 		double d = delta(l, i), pts = d * 100.0 / (double)f->v[0].n[1];
 
-		fprintf(out, "; baseline %llu samples, %.2f%%; ", (unsigned long long)n->n[0],
-			pct_of(n->n[0], f->v[0].n[0]));
+		fprintf(out, "; baseline %llu %s, %.2f%%; ", (unsigned long long)n->n[0], l->unit,
+			output__pct_of(n->n[0], f->v[0].n[0]));
 		if (l->fo->raw_counts)
 			fprintf(out, "%s %+.0f samples",
 				d > 0	? "grew"
@@ -172,17 +173,17 @@ static void put_frame(FILE *out, const struct layout *l, u32 i)
 	int y = l->fo->icicle ? TOP_SPACE + (int)n->depth * FRAME_HEIGHT
 			      : l->height - BOTTOM_SPACE - (int)(n->depth + 1) * FRAME_HEIGHT;
 	size_t len;
-	const char *name = flame__name(l->f, i, &len);
+	const char *name = flame_tree__name(l->f, i, &len);
 	char fill[32], buf[1024];
 
 	if (l->diff && i)
-		flame__diff_colour(delta(l, i), l->max_delta, fill, sizeof(fill));
+		flame_palette__diff_colour(delta(l, i), l->max_delta, fill, sizeof(fill));
 	else
-		flame__colour(l->palette, name, len, n->kind, fill, sizeof(fill));
+		flame_palette__colour(l->palette, name, len, n->kind, fill, sizeof(fill));
 	snprintf(buf, sizeof(buf), "%.*s", (int)len, name);
 	fprintf(out, "<g data-s=\"%llu\" data-n=\"%llu\" data-d=\"%u\" data-name=\"",
 		(unsigned long long)n->start, (unsigned long long)n->n[1], n->depth);
-	escape_xml(out, buf);
+	escape__xml(out, buf);
 	fprintf(out, "\"><title>");
 	put_tooltip(out, l, i, name, len);
 	fprintf(out,
@@ -233,11 +234,11 @@ static void put_controls(FILE *out, const struct layout *l, const char *title, c
 		"fill=\"#f8f8f8\" fill-opacity=\"0.92\"/>\n",
 		w, TOP_SPACE - 4);
 	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\">", w / 2);
-	escape_xml(out, title);
+	escape__xml(out, title);
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"42\" text-anchor=\"middle\">",
 		w / 2);
-	escape_xml(out, event);
-	fprintf(out, ", %llu samples", (unsigned long long)l->f->v[0].n[1]);
+	escape__xml(out, event);
+	fprintf(out, ", %llu %s", (unsigned long long)l->f->v[0].n[1], l->unit);
 	if (l->diff)
 		fprintf(out, " (baseline %llu); red grew, blue shrank%s",
 			(unsigned long long)base_samples,
@@ -261,10 +262,12 @@ static void put_controls(FILE *out, const struct layout *l, const char *title, c
 static void put_svg(struct flame *f, const struct flame_opts *fo, bool diff, const char *event,
 		    FILE *out)
 {
-	struct layout l = {.f = f, .fo = fo, .diff = diff, .scale = 1};
+	struct layout l = {.f = f, .fo = fo, .diff = diff, .scale = 1, .unit = "samples"};
 	const char *title;
 	u32 i;
 
+	if (memory_names__column(event)) /* weighed by bytes or objects (flame_tree.c) */
+		l.unit = memory_names__in_bytes(event) ? "bytes" : "objects";
 	l.width = fo->width ? (int)fo->width : DEFAULT_WIDTH;
 	l.px = f->v[0].n[1] ? (double)(l.width - 2 * SVG_PAD) / (double)f->v[0].n[1] : 0;
 	l.min_px = fo->min_width;
@@ -304,7 +307,7 @@ static int put_empty(const struct flame_opts *fo, const char *event, FILE *out)
 		TOP_SPACE + FRAME_HEIGHT);
 	if (event) {
 		fprintf(out, "No samples of ");
-		escape_xml(out, event);
+		escape__xml(out, event);
 	} else {
 		fprintf(out, "No sampled event (a file of counters only)");
 	}
@@ -334,21 +337,22 @@ static int root_mode(const struct flame_opts *fo, size_t procs)
  * Write the main event's flame graph as SVG to @out. Returns 0, -ENOMEM, or
  * -ENODATA after writing a graph that says the profile has no samples.
  */
-int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out)
+int render_flame(struct session *s, const struct report_opts *o, FILE *out)
 {
 	int hist = pick_hist(s, o->event), err;
 	struct flame f = {0};
 
 	if (hist < 0)
 		return put_empty(&o->flame, NULL, out);
-	err = flame__add(&f, s, hist, 1, root_mode(&o->flame, flame__count_procs(s, hist)));
+	err =
+	    flame_tree__add(&f, s, hist, 1, root_mode(&o->flame, flame_tree__count_procs(s, hist)));
 	if (!err)
-		err = flame__sort(&f);
+		err = flame_tree__sort(&f);
 	if (!err && !f.v[0].n[1])
 		err = put_empty(&o->flame, s->hists.v[hist].event, out);
 	else if (!err)
 		put_svg(&f, &o->flame, false, s->hists.v[hist].event, out);
-	flame__exit(&f);
+	flame_tree__exit(&f);
 	return err;
 }
 
@@ -356,10 +360,10 @@ int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out)
  * Write the differential flame graph of @base -> @new as SVG to @out: the
  * new profile's frames, coloured by how their share of all samples changed.
  * Returns 0, -ENOMEM or -ENODATA (no samples in the new profile, as
- * render_flamegraph()).
+ * render_flame()).
  */
-int render_flamegraph_diff(struct session *base, struct session *new, const struct report_opts *o,
-			   FILE *out)
+int render_flame__diff(struct session *base, struct session *new, const struct report_opts *o,
+		       FILE *out)
 {
 	int ha = pick_hist(base, o->event), hb = pick_hist(new, o->event), err = 0, root;
 	struct flame f = {0};
@@ -367,20 +371,20 @@ int render_flamegraph_diff(struct session *base, struct session *new, const stru
 
 	if (hb < 0)
 		return put_empty(&o->flame, NULL, out);
-	procs = flame__count_procs(new, hb);
-	if (ha >= 0 && flame__count_procs(base, ha) > procs)
-		procs = flame__count_procs(base, ha);
+	procs = flame_tree__count_procs(new, hb);
+	if (ha >= 0 && flame_tree__count_procs(base, ha) > procs)
+		procs = flame_tree__count_procs(base, ha);
 	root = root_mode(&o->flame, procs);
 	if (ha >= 0)
-		err = flame__add(&f, base, ha, 0, root);
+		err = flame_tree__add(&f, base, ha, 0, root);
 	if (!err)
-		err = flame__add(&f, new, hb, 1, root);
+		err = flame_tree__add(&f, new, hb, 1, root);
 	if (!err)
-		err = flame__sort(&f);
+		err = flame_tree__sort(&f);
 	if (!err && !f.v[0].n[1])
 		err = put_empty(&o->flame, new->hists.v[hb].event, out);
 	else if (!err)
 		put_svg(&f, &o->flame, true, new->hists.v[hb].event, out);
-	flame__exit(&f);
+	flame_tree__exit(&f);
 	return err;
 }

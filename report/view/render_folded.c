@@ -5,7 +5,7 @@
  * stacks in name order, for flamegraph.pl and friends. The counts add up to
  * the event's samples.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +38,7 @@ static void put_stack(const struct session *s, const struct ftree *t, u32 node, 
 int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 {
 	int hist = session__main_hist(s, o->event);
+	bool by_period;
 	struct ftree t;
 	u32 *scratch;
 	size_t i;
@@ -45,10 +46,12 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
+	/* a memory event's stacks count its bytes or objects (driver/memory_events.c) */
+	by_period = memory_names__column(s->hists.v[hist].event) != NULL;
 	scratch = malloc(MAX_FRAMES * sizeof(*scratch));
 	if (!scratch)
 		return -ENOMEM;
-	err = ftree__build(&t, s, hist, FT_STACKS, 0);
+	err = ftree__build(&t, &s->hists, hist, FT_STACKS, 0);
 	if (!err) {
 		ftree__order(&t, s->hists.res.funcs, true);
 		/* Pre-order in name order gives FlameGraph's sorted input. */
@@ -57,7 +60,9 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 
 			if (f->self_samples) {
 				put_stack(s, &t, (u32)i, scratch, out);
-				fprintf(out, " %llu\n", (unsigned long long)f->self_samples);
+				fprintf(out, " %llu\n",
+					(unsigned long long)(by_period ? f->self_period
+								       : f->self_samples));
 			}
 			i = ftree__next(&t, (u32)i);
 		}

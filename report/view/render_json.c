@@ -9,7 +9,7 @@
  * version: 2 added all but the header, counters and rows (which keep their names), and rows are no
  * longer cut at --top.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@ static void key_str(FILE *out, const char *key, const char *val, bool comma)
 {
 	fprintf(out, "  \"%s\": ", key);
 	if (val)
-		escape_json(out, val);
+		escape__json(out, val);
 	else
 		fprintf(out, "null");
 	fprintf(out, "%s\n", comma ? "," : "");
@@ -48,7 +48,7 @@ static void put_header(const struct session *s, FILE *out)
 	fprintf(out, "  \"format\": %d,\n  \"files\": [", JSON_FORMAT);
 	for (i = 0; i < s->nr_files; i++) {
 		fprintf(out, "%s", i ? ", " : "");
-		escape_json(out, s->files[i].path);
+		escape__json(out, s->files[i].path);
 	}
 	fprintf(out, "],\n");
 	key_str(out, "command", first_feature(s, offsetof(struct features, cmdline)), true);
@@ -77,7 +77,7 @@ static void put_header(const struct session *s, FILE *out)
 	fprintf(out, "  \"warnings\": [");
 	for (i = 0; i < s->nr_warnings; i++) {
 		fprintf(out, "%s", i ? ", " : "");
-		escape_json(out, s->warnings[i]);
+		escape__json(out, s->warnings[i]);
 	}
 	fprintf(out, "],\n");
 }
@@ -119,13 +119,13 @@ static int put_function_table(struct session *s, const struct report_opts *o, FI
 		if (!used)
 			continue;
 		fprintf(out, "%s\n    {\"id\": %zu, \"name\": ", n++ ? "," : "", i);
-		escape_json(out, r->funcs[i].name);
+		escape__json(out, r->funcs[i].name);
 		fprintf(out, ", \"object\": ");
-		escape_json(out, r->funcs[i].object ? r->funcs[i].object : "");
-		report__func_source(s, (u32)i, buf, sizeof(buf));
+		escape__json(out, r->funcs[i].object ? r->funcs[i].object : "");
+		output__func_source(s, (u32)i, buf, sizeof(buf));
 		fprintf(out, ", \"source\": ");
 		if (buf[0])
-			escape_json(out, buf);
+			escape__json(out, buf);
 		else
 			fprintf(out, "null");
 		fprintf(out, "}");
@@ -143,7 +143,7 @@ static void put_counters(const struct session *s, FILE *out)
 		const struct counter *c = &s->counters.v[i];
 
 		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
-		escape_json(out, c->name);
+		escape__json(out, c->name);
 		fprintf(out, ", \"value\": %llu, \"enabled_ns\": %llu, \"running_ns\": %llu}",
 			(unsigned long long)c->val, (unsigned long long)c->ena,
 			(unsigned long long)c->run);
@@ -181,14 +181,14 @@ static int put_functions(struct session *s, int hist, FILE *out)
 		const struct func_stat *fs = &hi->stats[ids[i]];
 
 		fprintf(out, "%s\n      {\"id\": %u, \"function\": ", i ? "," : "", ids[i]);
-		escape_json(out, s->hists.res.funcs[ids[i]].name);
+		escape__json(out, s->hists.res.funcs[ids[i]].name);
 		fprintf(out,
 			", \"self_samples\": %llu, \"self_period\": %llu, \"self_percent\": %.4f, "
 			"\"total_samples\": %llu, \"total_period\": %llu, \"total_percent\": %.4f",
 			(unsigned long long)fs->self_samples, (unsigned long long)fs->self_period,
-			pct_of(fs->self_period, hi->total_period),
+			output__pct_of(fs->self_period, hi->total_period),
 			(unsigned long long)fs->total_samples, (unsigned long long)fs->total_period,
-			pct_of(fs->total_period, hi->total_period));
+			output__pct_of(fs->total_period, hi->total_period));
 		json_lines__put(&jl, ids[i], out);
 		fprintf(out, "}");
 	}
@@ -228,10 +228,10 @@ static int put_tasks(struct session *s, int hist, FILE *out)
 			continue;
 		fprintf(out, "%s\n      {\"pid\": %u, \"tid\": %u, \"comm\": ", n++ ? "," : "",
 			t->pid, t->tid);
-		escape_json(out, comm ? comm : "");
+		escape__json(out, comm ? comm : "");
 		fprintf(out, ", \"samples\": %llu, \"period\": %llu, \"percent\": %.4f}",
 			(unsigned long long)v[2 * i], (unsigned long long)v[2 * i + 1],
-			pct_of(v[2 * i + 1], hi->total_period));
+			output__pct_of(v[2 * i + 1], hi->total_period));
 	}
 	fprintf(out, "%s],\n     \"processes\": [", n ? "\n     " : "");
 	/* A process is printed at its first thread, with the sums of all its threads. */
@@ -252,10 +252,10 @@ static int put_tasks(struct session *s, int hist, FILE *out)
 		}
 		comm = machine__comm_of(&s->machine, t->pid, t->pid);
 		fprintf(out, "%s\n      {\"pid\": %u, \"comm\": ", n++ ? "," : "", t->pid);
-		escape_json(out, comm ? comm : "");
+		escape__json(out, comm ? comm : "");
 		fprintf(out, ", \"samples\": %llu, \"period\": %llu, \"percent\": %.4f}",
 			(unsigned long long)samples, (unsigned long long)period,
-			pct_of(period, hi->total_period));
+			output__pct_of(period, hi->total_period));
 	}
 	fprintf(out, "%s]", n ? "\n     " : "");
 	kvmap__exit(&procs);
@@ -272,7 +272,7 @@ static int put_tree(struct session *s, int hist, FILE *out)
 {
 	struct ftree t;
 	size_t i;
-	int err = ftree__build(&t, s, hist, FT_STACKS, 0);
+	int err = ftree__build(&t, &s->hists, hist, FT_STACKS, 0);
 
 	if (err) {
 		ftree__exit(&t);
@@ -309,12 +309,12 @@ static int put_event(struct session *s, const struct report_opts *o, int hist, F
 	int k, err;
 
 	fprintf(out, "    {\"event\": ");
-	escape_json(out, hi->event);
+	escape__json(out, hi->event);
 	fprintf(out, ", \"samples\": %llu, \"period\": %llu, \"rows\": [",
 		(unsigned long long)hi->nr_samples, (unsigned long long)hi->total_period);
-	err = rows__build(&rows, s, hist, &o->sort);
+	err = rows__build(&rows, &s->hists, &s->machine, hist, &o->sort);
 	if (!err)
-		rows__sort(&rows, s, false);
+		rows__sort(&rows, &s->hists, false);
 	for (i = 0; !err && i < rows.nr; i++) {
 		const struct row *r = &rows.v[i];
 
@@ -327,23 +327,23 @@ static int put_event(struct session *s, const struct report_opts *o, int hist, F
 			    [SK_SRCLINE] = "srcline", [SK_THREAD] = "thread",
 			    [SK_PROCESS] = "process", [SK_COMM] = "comm"};
 
-			rows__name(&rows, s, &o->sort, r, k, buf, sizeof(buf));
+			rows__name(&rows, &s->hists, &s->machine, &o->sort, r, k, buf, sizeof(buf));
 			fprintf(out, "\"%s\": ", names[o->sort.k[k]]);
-			escape_json(out, buf);
+			escape__json(out, buf);
 			fprintf(out, ", ");
 		}
-		if (sort_spec__has(&o->sort, SK_FUNC) && !sort_spec__has(&o->sort, SK_DSO)) {
+		if (rows__spec_has(&o->sort, SK_FUNC) && !rows__spec_has(&o->sort, SK_DSO)) {
 			fprintf(out, "\"object\": ");
-			escape_json(out, s->hists.res.funcs[r->fid].object);
+			escape__json(out, s->hists.res.funcs[r->fid].object);
 			fprintf(out, ", ");
 		}
 		fprintf(out,
 			"\"self_samples\": %llu, \"self_period\": %llu, \"self_percent\": %.4f, "
 			"\"total_samples\": %llu, \"total_period\": %llu, \"total_percent\": %.4f}",
 			(unsigned long long)r->self_samples, (unsigned long long)r->self_period,
-			pct_of(r->self_period, hi->total_period),
+			output__pct_of(r->self_period, hi->total_period),
 			(unsigned long long)r->total_samples, (unsigned long long)r->total_period,
-			pct_of(r->total_period, hi->total_period));
+			output__pct_of(r->total_period, hi->total_period));
 	}
 	fprintf(out, "%s]", shown ? "\n    " : "");
 	rows__exit(&rows);

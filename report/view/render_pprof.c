@@ -18,7 +18,7 @@
  * The wire format is written by proto.c: pprof's schema is small and Debian
  * has no C library for it that does not need generated code.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -89,16 +89,27 @@ static bool is_clock(const char *ev)
 /* ValueType {type, unit} as field @field of the profile. */
 static void value_type(struct pprof *p, u32 field, const char *type, const char *unit)
 {
-	pb_reset(&p->msg);
-	pb_varint(&p->msg, 1, str(p, type));
-	pb_varint(&p->msg, 2, str(p, unit));
-	pb_message(&p->prof, field, &p->msg);
+	proto__reset(&p->msg);
+	proto__varint(&p->msg, 1, str(p, type));
+	proto__varint(&p->msg, 2, str(p, unit));
+	proto__message(&p->prof, field, &p->msg);
 }
 
-/* The period's value type of event @ev: "cpu"/"nanoseconds" for the clocks. */
+/* The period's value type of event @ev: "cpu"/"nanoseconds" for the clocks,
+ * pprof's heap names for the memory events (read/memory_names.c). */
 static const char *period_name(struct pprof *p, const char *ev)
 {
-	return p->nr_evs == 1 && is_cpu_clock(ev) ? "cpu" : ev;
+	const char *unit, *mem = memory_names__pprof_name(ev, &unit);
+
+	return mem ? mem : p->nr_evs == 1 && is_cpu_clock(ev) ? "cpu" : ev;
+}
+
+/* The unit of event @ev's period. */
+static const char *period_unit(const char *ev)
+{
+	const char *unit, *mem = memory_names__pprof_name(ev, &unit);
+
+	return mem ? unit : is_clock(ev) ? "nanoseconds" : "count";
 }
 
 static void sample_types(struct pprof *p, int main_hist)
@@ -114,18 +125,16 @@ static void sample_types(struct pprof *p, int main_hist)
 		else
 			snprintf(name, sizeof(name), "%s-samples", ev);
 		value_type(p, P_SAMPLE_TYPE, name, "count");
-		value_type(p, P_SAMPLE_TYPE, period_name(p, ev),
-			   is_clock(ev) ? "nanoseconds" : "count");
+		value_type(p, P_SAMPLE_TYPE, period_name(p, ev), period_unit(ev));
 		if (p->evs[i] == main_hist) {
 			const struct hist *h = &p->s->hists.v[main_hist];
 
-			value_type(p, P_PERIOD_TYPE, period_name(p, ev),
-				   is_clock(ev) ? "nanoseconds" : "count");
-			pb_varint(&p->prof, P_PERIOD,
-				  h->nr_samples
-				      ? (h->total_period + h->nr_samples / 2) / h->nr_samples
-				      : 0);
-			pb_varint(&p->prof, P_DEFAULT_SAMPLE_TYPE, str(p, period_name(p, ev)));
+			value_type(p, P_PERIOD_TYPE, period_name(p, ev), period_unit(ev));
+			proto__varint(&p->prof, P_PERIOD,
+				      h->nr_samples
+					  ? (h->total_period + h->nr_samples / 2) / h->nr_samples
+					  : 0);
+			proto__varint(&p->prof, P_DEFAULT_SAMPLE_TYPE, str(p, period_name(p, ev)));
 		}
 	}
 }
@@ -133,13 +142,13 @@ static void sample_types(struct pprof *p, int main_hist)
 /* A label {key, str} or {key, num} into p->sub (the sample being built). */
 static void label(struct pprof *p, const char *key, const char *s, u64 num)
 {
-	pb_reset(&p->msg);
-	pb_varint(&p->msg, 1, str(p, key));
+	proto__reset(&p->msg);
+	proto__varint(&p->msg, 1, str(p, key));
 	if (s)
-		pb_varint(&p->msg, 2, str(p, s));
+		proto__varint(&p->msg, 2, str(p, s));
 	else
-		pb_varint(&p->msg, 3, num);
-	pb_message(&p->sub, 3, &p->msg);
+		proto__varint(&p->msg, 3, num);
+	proto__message(&p->sub, 3, &p->msg);
 }
 
 /*
@@ -190,15 +199,15 @@ static void samples(struct pprof *p)
 		memset(vals, 0, 2 * p->nr_evs * sizeof(*vals));
 		vals[2 * k] = e->samples;
 		vals[2 * k + 1] = e->period;
-		pb_reset(&p->sub);
-		pb_packed(&p->sub, 1, p->ids, n);
-		pb_packed(&p->sub, 2, vals, 2 * p->nr_evs);
+		proto__reset(&p->sub);
+		proto__packed(&p->sub, 1, p->ids, n);
+		proto__packed(&p->sub, 2, vals, 2 * p->nr_evs);
 		label(p, "pid", NULL, t->pid);
 		label(p, "tid", NULL, t->tid);
 		comm = machine__task_comm(&p->s->machine, t->pid, t->tid, t->comm);
 		if (comm && *comm)
 			label(p, "thread", comm, 0);
-		pb_message(&p->prof, P_SAMPLE, &p->sub);
+		proto__message(&p->prof, P_SAMPLE, &p->sub);
 	}
 }
 
@@ -230,11 +239,11 @@ static void one_location(struct pprof *p, u64 id, u32 fid, const struct loc *l, 
 	long line = 0;
 	u32 nx;
 
-	pb_reset(&p->sub);
-	pb_varint(&p->sub, 1, id);
+	proto__reset(&p->sub);
+	proto__varint(&p->sub, 1, id);
 	if (l && l->dso) {
-		pb_varint(&p->sub, 2, (u64)l->dso->id + 1);
-		pb_varint(&p->sub, 3, ((u64)l->dso->id + 1) << MAPPING_SHIFT | l->off);
+		proto__varint(&p->sub, 2, (u64)l->dso->id + 1);
+		proto__varint(&p->sub, 3, ((u64)l->dso->id + 1) << MAPPING_SHIFT | l->off);
 		if (l->off + 1 > p->dso_max[l->dso->id])
 			p->dso_max[l->dso->id] = l->off + 1;
 		if (!p->s->opts.no_load && !l->dso->special &&
@@ -242,18 +251,18 @@ static void one_location(struct pprof *p, u64 id, u32 fid, const struct loc *l, 
 		    srcline__find_depth(l->dso, vaddr, l->depth, buf, sizeof(buf)) == 0)
 			split_srcline(buf, &line);
 	} else if (l && fn->obj == OBJ_KERNEL) {
-		pb_varint(&p->sub, 2, p->s->machine.dsos.nr + 1);
-		pb_varint(&p->sub, 3, l->off);
+		proto__varint(&p->sub, 2, p->s->machine.dsos.nr + 1);
+		proto__varint(&p->sub, 3, l->off);
 		if (!p->kernel || l->off < p->kmin)
 			p->kmin = l->off;
 		if (!p->kernel || l->off + 1 > p->kmax)
 			p->kmax = l->off + 1;
 		p->kernel = true;
 	}
-	pb_reset(&p->msg);
-	pb_varint(&p->msg, 1, (u64)fid + 1);
-	pb_varint_nz(&p->msg, 2, (u64)line);
-	pb_message(&p->sub, 4, &p->msg);
+	proto__reset(&p->msg);
+	proto__varint(&p->msg, 1, (u64)fid + 1);
+	proto__varint_nz(&p->msg, 2, (u64)line);
+	proto__message(&p->sub, 4, &p->msg);
 	p->func_used[fid] = 1;
 	/* An inlined function's Location: a Line for each function it is inlined into, outward. */
 	for (nx = l && l->depth == 0 ? l->next : NONE_LOC; nx != NONE_LOC;
@@ -265,13 +274,13 @@ static void one_location(struct pprof *p, u64 id, u32 fid, const struct loc *l, 
 		    dso__vaddr(c->dso, c->off - (caller_only && c->off), &vaddr) == 0 &&
 		    srcline__find_depth(c->dso, vaddr, c->depth, buf, sizeof(buf)) == 0)
 			split_srcline(buf, &line);
-		pb_reset(&p->msg);
-		pb_varint(&p->msg, 1, (u64)c->fid + 1);
-		pb_varint_nz(&p->msg, 2, (u64)line);
-		pb_message(&p->sub, 4, &p->msg);
+		proto__reset(&p->msg);
+		proto__varint(&p->msg, 1, (u64)c->fid + 1);
+		proto__varint_nz(&p->msg, 2, (u64)line);
+		proto__message(&p->sub, 4, &p->msg);
 		p->func_used[c->fid] = 1;
 	}
-	pb_message(&p->prof, P_LOCATION, &p->sub);
+	proto__message(&p->prof, P_LOCATION, &p->sub);
 }
 
 static void locations(struct pprof *p)
@@ -311,20 +320,20 @@ static void functions(struct pprof *p)
 		if (!p->func_used[i])
 			continue;
 		if (fn->has_sym && fn->dso && fn->dso->symtab.nr) {
-			const struct sym *sym = symtab__lookup(&fn->dso->symtab, fn->vaddr);
+			const struct sym *sym = symbols__lookup(&fn->dso->symtab, fn->vaddr);
 
 			if (sym && sym->start == fn->vaddr)
 				sysname = sym->name;
 		}
-		report__func_source(p->s, (u32)i, buf, sizeof(buf));
+		output__func_source(p->s, (u32)i, buf, sizeof(buf));
 		split_srcline(buf, &line);
-		pb_reset(&p->sub);
-		pb_varint(&p->sub, 1, (u64)i + 1);
-		pb_varint(&p->sub, 2, str(p, fn->name));
-		pb_varint(&p->sub, 3, str(p, sysname));
-		pb_varint_nz(&p->sub, 4, str(p, buf));
-		pb_varint_nz(&p->sub, 5, (u64)line);
-		pb_message(&p->prof, P_FUNCTION, &p->sub);
+		proto__reset(&p->sub);
+		proto__varint(&p->sub, 1, (u64)i + 1);
+		proto__varint(&p->sub, 2, str(p, fn->name));
+		proto__varint(&p->sub, 3, str(p, sysname));
+		proto__varint_nz(&p->sub, 4, str(p, buf));
+		proto__varint_nz(&p->sub, 5, (u64)line);
+		proto__message(&p->prof, P_FUNCTION, &p->sub);
 	}
 }
 
@@ -364,26 +373,26 @@ static void mappings(struct pprof *p)
 		hex[0] = 0;
 		if (!p->s->opts.no_load && !dso->special && !dso->jitmap)
 			build_id(dso->path, hex, sizeof(hex));
-		pb_reset(&p->sub);
-		pb_varint(&p->sub, 1, (u64)dso->id + 1);
-		pb_varint(&p->sub, 2, start);
-		pb_varint(&p->sub, 3, start + p->dso_max[dso->id]);
-		pb_varint(&p->sub, 4, 0);
-		pb_varint(&p->sub, 5, str(p, dso->path));
-		pb_varint_nz(&p->sub, 6, str(p, hex));
-		pb_varint(&p->sub, 7, 1);
-		pb_varint(&p->sub, 8, 1);
-		pb_varint(&p->sub, 9, !dso->special);
-		pb_message(&p->prof, P_MAPPING, &p->sub);
+		proto__reset(&p->sub);
+		proto__varint(&p->sub, 1, (u64)dso->id + 1);
+		proto__varint(&p->sub, 2, start);
+		proto__varint(&p->sub, 3, start + p->dso_max[dso->id]);
+		proto__varint(&p->sub, 4, 0);
+		proto__varint(&p->sub, 5, str(p, dso->path));
+		proto__varint_nz(&p->sub, 6, str(p, hex));
+		proto__varint(&p->sub, 7, 1);
+		proto__varint(&p->sub, 8, 1);
+		proto__varint(&p->sub, 9, !dso->special);
+		proto__message(&p->prof, P_MAPPING, &p->sub);
 	}
 	if (p->kernel) {
-		pb_reset(&p->sub);
-		pb_varint(&p->sub, 1, d->nr + 1);
-		pb_varint(&p->sub, 2, p->kmin);
-		pb_varint(&p->sub, 3, p->kmax);
-		pb_varint(&p->sub, 5, str(p, "[kernel.kallsyms]"));
-		pb_varint(&p->sub, 7, 1);
-		pb_message(&p->prof, P_MAPPING, &p->sub);
+		proto__reset(&p->sub);
+		proto__varint(&p->sub, 1, d->nr + 1);
+		proto__varint(&p->sub, 2, p->kmin);
+		proto__varint(&p->sub, 3, p->kmax);
+		proto__varint(&p->sub, 5, str(p, "[kernel.kallsyms]"));
+		proto__varint(&p->sub, 7, 1);
+		proto__message(&p->prof, P_MAPPING, &p->sub);
 	}
 }
 
@@ -394,11 +403,11 @@ static void times(struct pprof *p)
 	u64 dur = s->first_time <= s->last_time ? s->last_time - s->first_time : 0;
 	struct stat st;
 
-	pb_varint_nz(&p->prof, P_DURATION_NANOS, dur);
+	proto__varint_nz(&p->prof, P_DURATION_NANOS, dur);
 	if (s->nr_files && stat(s->files[0].path, &st) == 0) {
 		u64 mtime = (u64)st.st_mtim.tv_sec * 1000000000ULL + (u64)st.st_mtim.tv_nsec;
 
-		pb_varint_nz(&p->prof, P_TIME_NANOS, mtime > dur ? mtime - dur : 0);
+		proto__varint_nz(&p->prof, P_TIME_NANOS, mtime > dur ? mtime - dur : 0);
 	}
 }
 
@@ -433,10 +442,10 @@ static void comments(struct pprof *p)
 {
 	size_t i;
 
-	pb_varint(&p->prof, P_COMMENT, str(p, "autoprof-report"));
+	proto__varint(&p->prof, P_COMMENT, str(p, "autoprof-report"));
 	for (i = 0; i < p->s->nr_files; i++) {
 		if (p->s->files[i].feat.cmdline)
-			pb_varint(&p->prof, P_COMMENT, str(p, p->s->files[i].feat.cmdline));
+			proto__varint(&p->prof, P_COMMENT, str(p, p->s->files[i].feat.cmdline));
 	}
 }
 
@@ -463,9 +472,9 @@ static void release(struct pprof *p)
 	free(p->func_used);
 	free(p->dso_max);
 	strset__exit(&p->strs);
-	pb_free(&p->prof);
-	pb_free(&p->msg);
-	pb_free(&p->sub);
+	proto__free(&p->prof);
+	proto__free(&p->msg);
+	proto__free(&p->sub);
 }
 
 /*
@@ -506,7 +515,7 @@ int render_pprof(struct session *s, const struct report_opts *o, FILE *out)
 		for (i = 0; i < p.strs.nr || i == 0; i++) {
 			const char *v = i < p.strs.nr ? strset__str(&p.strs, (u32)i) : "";
 
-			pb_string(&p.prof, P_STRING_TABLE, v ? v : "");
+			proto__string(&p.prof, P_STRING_TABLE, v ? v : "");
 		}
 		err = p.err ? p.err : p.prof.err;
 	}

@@ -10,7 +10,7 @@
  * The stacks are aggregated, so speedscope's time order view shows each
  * distinct stack once; its left heavy and sandwich views are exact.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -78,7 +78,7 @@ static void put_profile(struct ss *x, u32 task, const char *unit, FILE *out)
 	snprintf(name, sizeof(name), "%s %u/%u", comm && *comm ? comm : "[unknown]", t->pid,
 		 t->tid);
 	fprintf(out, "    {\"type\": \"sampled\", \"name\": ");
-	escape_json(out, name);
+	escape__json(out, name);
 	fprintf(out, ", \"unit\": \"%s\", \"startValue\": 0, \"endValue\": %llu,\n", unit,
 		(unsigned long long)total);
 	fprintf(out, "     \"samples\": [");
@@ -108,13 +108,13 @@ static void put_frames(struct ss *x, FILE *out)
 		char *colon;
 
 		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
-		escape_json(out, fn->name);
-		report__func_source(x->s, x->frames[i], buf, sizeof(buf));
+		escape__json(out, fn->name);
+		output__func_source(x->s, x->frames[i], buf, sizeof(buf));
 		colon = strrchr(buf, ':');
 		if (buf[0] && colon) {
 			*colon = 0;
 			fprintf(out, ", \"file\": ");
-			escape_json(out, buf);
+			escape__json(out, buf);
 			fprintf(out, ", \"line\": %ld", strtol(colon + 1, NULL, 10));
 		}
 		fprintf(out, "}");
@@ -154,11 +154,13 @@ int render_speedscope(struct session *s, const struct report_opts *o, FILE *out)
 		group(&x);
 	unit = !strncmp(event, "cpu-clock", 9) || !strncmp(event, "task-clock", 10) ? "nanoseconds"
 										    : "none";
+	if (memory_names__in_bytes(event)) /* alloc-bytes, live-bytes */
+		unit = "bytes";
 	for (i = 0; i < s->nr_files && !cmd; i++)
 		cmd = s->files[i].feat.cmdline;
 	fprintf(out, "{\n  \"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n");
 	fprintf(out, "  \"exporter\": \"autoprof-report " AUTOPROF_VERSION "\",\n  \"name\": ");
-	escape_json(out, cmd ? cmd : s->nr_files ? s->files[0].path : "autoprof");
+	escape__json(out, cmd ? cmd : s->nr_files ? s->files[0].path : "autoprof");
 	fprintf(out, ",\n  \"profiles\": [");
 	for (i = 0; i < st->nr_tasks; i++) {
 		u64 w = 0;

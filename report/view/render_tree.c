@@ -9,7 +9,7 @@
  * "f (recursive xN)", unless --no-fold-recursion. --peek shows the direct callers and callees only.
  * Percentages are of the event's whole period, as perf report shows them.
  */
-#include "internal.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 
 static void print_name(const struct session *s, const struct fnode *f, FILE *out)
 {
-	print_clean(out, s->hists.res.funcs[f->fid].name);
+	output__print_clean(out, s->hists.res.funcs[f->fid].name);
 	if (f->rec > 1)
 		fprintf(out, " (recursive x%u)", f->rec);
 }
@@ -36,7 +36,7 @@ static void print_branch(const struct session *s, const struct ftree *t, u32 nod
 	/* Iterative pre-order walk: child first, then next sibling, then up. */
 	while (n != UINT32_MAX && n != node) {
 		const struct fnode *f = &t->v[n];
-		double pct = pct_of(f->period, whole);
+		double pct = output__pct_of(f->period, whole);
 		bool shown = pct >= min_pct;
 
 		if (shown) {
@@ -64,8 +64,8 @@ static void print_branch(const struct session *s, const struct ftree *t, u32 nod
 static int build(struct ftree *t, struct session *s, const struct report_opts *o, int hist, u32 fid,
 		 enum ftree_mode mode, unsigned flags)
 {
-	int err =
-	    ftree__build_ex(t, s, hist, mode, fid, flags | (o->no_fold ? 0 : FT_FOLD_RECURSION));
+	int err = ftree__build_ex(t, &s->hists, hist, mode, fid,
+				  flags | (o->no_fold ? 0 : FT_FOLD_RECURSION));
 
 	if (!err)
 		ftree__order(t, s->hists.res.funcs, false);
@@ -79,19 +79,19 @@ static void print_heading(const struct session *s, const struct hist *hi, const 
 	const struct func *fn = &s->hists.res.funcs[r->key[0]];
 
 	fprintf(out, "\n%6.2f%%  ",
-		pct_of(by_self ? r->self_period : r->total_period, hi->total_period));
-	print_clean(out, fn->name);
+		output__pct_of(by_self ? r->self_period : r->total_period, hi->total_period));
+	output__print_clean(out, fn->name);
 	if (rec > 1)
 		fprintf(out, " (recursive x%u)", rec);
 	fprintf(out, "  [");
-	print_clean(out, fn->object);
+	output__print_clean(out, fn->object);
 	if (by_self)
 		fprintf(out, "]  total %.2f%%, %llu samples\n",
-			pct_of(r->total_period, hi->total_period),
+			output__pct_of(r->total_period, hi->total_period),
 			(unsigned long long)r->self_samples);
 	else
 		fprintf(out, "]  self %.2f%%, %llu samples\n",
-			pct_of(r->self_period, hi->total_period),
+			output__pct_of(r->self_period, hi->total_period),
 			(unsigned long long)r->total_samples);
 }
 
@@ -111,10 +111,10 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
 	hi = &s->hists.v[hist];
-	err = rows__build(&rows, s, hist, &by_func);
+	err = rows__build(&rows, &s->hists, &s->machine, hist, &by_func);
 	if (err)
 		goto out;
-	rows__sort(&rows, s, !by_self);
+	rows__sort(&rows, &s->hists, !by_self);
 	fprintf(
 	    out, "Call graph of %s (%s%s, %llu samples; branches under %.2f%% hidden)\n", hi->event,
 	    peek      ? "callers and callees of the --peek matches"
@@ -128,12 +128,12 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 		u32 fid = r->key[0];
 
 		if (aimed) {
-			u8 m = hists__marks(&s->hists, fid);
+			u8 m = aim__marks(&s->hists, fid);
 
 			if (!(m & (peek ? MARK_PEEK : MARK_AIMED)))
 				continue;
-		} else if (pct_of(by_self ? r->self_period : r->total_period, hi->total_period) <
-			   o->min_pct) {
+		} else if (output__pct_of(by_self ? r->self_period : r->total_period,
+					  hi->total_period) < o->min_pct) {
 			break;
 		}
 		shown++;

@@ -8,10 +8,19 @@
  *                 flame graph (SVG), JSON, CSV (readperf's tables), diff,
  *                 pprof (with proto.c, the protobuf writer), speedscope;
  *                 json_lines.c: the hot source lines of --json
- * Included by internal.h after the session.
+ * The last stage: shows a finished session (driver/session.h, with the
+ * stages' results it holds); the driver's private parts it never sees.
  */
 #ifndef AUTOPROF_REPORT_VIEW_H
 #define AUTOPROF_REPORT_VIEW_H
+
+#include <stdio.h>
+
+#include "aggregate/aggregate.h"
+#include "driver/session.h"
+#include "model/model.h"
+#include "read/read.h"
+#include "util/util.h"
 
 /* ---- output.c and render_*.c ---- */
 
@@ -44,22 +53,23 @@ struct report_opts {
 };
 
 /* Text-safe output of a string from the file (output.c, escape.c). */
-void print_clean(FILE *out, const char *str);
-void escape_xml(FILE *out, const char *str);
-void escape_json(FILE *out, const char *str);
-void escape_csv(FILE *out, const char *str);
-void report__func_source(struct session *s, u32 fid, char *buf, size_t len);
-double pct_of(u64 part, u64 whole);
+void output__print_clean(FILE *out, const char *str);
+void escape__xml(FILE *out, const char *str);
+void escape__json(FILE *out, const char *str);
+void escape__csv(FILE *out, const char *str);
+void output__func_source(struct session *s, u32 fid, char *buf, size_t len);
+double output__pct_of(u64 part, u64 whole);
 
-void report__print(struct session *s, const struct report_opts *o, FILE *out);
-void report__print_header(const struct session *s, FILE *out);
-void report__print_counters(const struct session *s, FILE *out);
+void output__print(struct session *s, const struct report_opts *o, FILE *out);
+void output__print_header(const struct session *s, FILE *out);
+void output__print_counters(const struct session *s, FILE *out);
 int render_tree(struct session *s, const struct report_opts *o, FILE *out);
-int report__print_hot_lines(struct session *s, int hist, const struct report_opts *o, FILE *out);
+int hot_lines__print(struct session *s, int hist, const struct report_opts *o, FILE *out);
 int render_folded(struct session *s, const struct report_opts *o, FILE *out);
-int render_flamegraph(struct session *s, const struct report_opts *o, FILE *out);
-int render_flamegraph_diff(struct session *base, struct session *new, const struct report_opts *o,
-			   FILE *out);
+int render_leaks(struct session *s, const struct report_opts *o, FILE *out);
+int render_flame(struct session *s, const struct report_opts *o, FILE *out);
+int render_flame__diff(struct session *base, struct session *new, const struct report_opts *o,
+		       FILE *out);
 /* flamegraph.pl's palette names, for --colors (flame_palette.c). */
 bool flame_palette__valid(const char *name);
 extern const char flame_palette_names[];
@@ -72,9 +82,10 @@ struct csv_overview {
 	size_t nr, cap;
 };
 
-int csv_overview__visit(void *arg, u32 file, const struct record *r, const struct sample *id);
-void csv_overview__attach(struct session_opts *so, struct csv_overview *ov);
-void csv_overview__exit(struct csv_overview *ov);
+int render_csv__overview_visit(void *arg, u32 file, const struct record *r,
+			       const struct sample *id);
+void render_csv__overview_attach(struct session_opts *so, struct csv_overview *ov);
+void render_csv__overview_exit(struct csv_overview *ov);
 int render_csv(struct session *s, const struct report_opts *o, const char *dir, char *err,
 	       size_t err_len);
 int render_diff(struct session *a, struct session *b, const struct report_opts *o, FILE *out);

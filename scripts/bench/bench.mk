@@ -109,3 +109,26 @@ bench-outside: $(BUILD)/autoprof
 	$(Q)sh scripts/bench/outside.sh $(BENCH_OUTSIDE_RUNS)
 
 .PHONY: bench-outside
+
+# make bench-outside-cost (issue 20): outside mode's CPU cost at 1 kHz against
+# perf record -g (and --call-graph dwarf, and perf without stacks as the
+# floor) on a static C program, raw clone threads and Go CGO_ENABLED=0:
+# medians of BENCH_OUTSIDE_COST_RUNS interleaved rounds (default 7), with
+# the load average; a Markdown table on stdout, the raw times in
+# build/bench/outside-cost.tsv. Timing: run it on a quiet machine.
+BENCH_OUTSIDE_COST_RUNS ?= 7
+
+bench-outside-cost: $(BUILD)/autoprof
+	$(Q)RUNS=$(BENCH_OUTSIDE_COST_RUNS) OUT=$(BENCH_DIR)/outside-cost.tsv sh scripts/bench/outside-cost.sh
+
+.PHONY: bench-outside-cost
+
+# Native memory profiling (issue 25, doc/memory.md): CPU time and peak RSS of a
+# std::map<std::string,int> program, a 4-thread malloc loop and python3, plain,
+# under autoprof, autoprof --memory (default interval and 1), heaptrack and
+# gperftools' HEAPPROFILE; MEMORY_RUNS runs each (median). Quiet machine only.
+MEMORY_RUNS ?= 5
+bench-memory: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof
+	$(Q)sh scripts/bench/memory.sh $(MEMORY_RUNS)
+
+.PHONY: bench-memory

@@ -11,7 +11,8 @@
  *   make build/fuzz/fuzz-reader
  *   build/fuzz/fuzz-reader -max_total_time=60 tests/fuzz/corpus
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -23,15 +24,15 @@ static void render_all(struct session *s)
 	struct report_opts o = {.top = 10, .children = true, .min_pct = 0.5};
 	static const struct sort_spec thread_sort = {{SK_PROCESS, SK_COMM, SK_THREAD, SK_DSO}, 4};
 
-	report__print(s, &o, sink);
+	output__print(s, &o, sink);
 	o.sort = thread_sort;
-	report__print(s, &o, sink);
+	output__print(s, &o, sink);
 	o.sort = (struct sort_spec){{SK_FUNC}, 1};
 	render_tree(s, &o, sink);
 	o.callers = true;
 	render_tree(s, &o, sink);
 	render_folded(s, &o, sink);
-	render_flamegraph(s, &o, sink);
+	render_flame(s, &o, sink);
 	render_json(s, &o, sink);
 	render_pprof(s, &o, sink);
 	render_speedscope(s, &o, sink);

@@ -5,7 +5,8 @@
  *   hot [N]            main -> hot_mid -> hot_leaf for about N*0.1 s; exit 3
  *   hot clone N        2 threads made with raw clone (no CLONE_SETTLS) and,
  *                      with N=tls, with CLONE_SETTLS: they compute in
- *                      clone_leaf; the program ends by a raw exit_group(5)
+ *                      clone_leaf (60M steps each, times K with `hot clone
+ *                      tls K`); the program ends by a raw exit_group(5)
  *   hot fork PROGRAM   forks twice, each child execs PROGRAM (a static one)
  *                      with "2"; waits; exit 0
  *   hot signal         hot_mid for about 0.2 s, then dies of SIGTERM
@@ -28,6 +29,7 @@
 
 static volatile double sink;
 static volatile int done[2];
+static unsigned long clone_steps = 60000000UL;
 
 __attribute__((noinline)) double hot_leaf(double x)
 {
@@ -59,7 +61,7 @@ static int clone_body(void *arg)
 {
 	long i = (long)arg;
 
-	clone_leaf(60000000UL);
+	clone_leaf(clone_steps);
 	__atomic_store_n(&done[i], 1, __ATOMIC_RELEASE);
 	syscall(SYS_exit, 0);
 	return 0;
@@ -123,8 +125,11 @@ static int forks(const char *program)
 
 int main(int argc, char **argv)
 {
-	if (argc > 2 && !strcmp(argv[1], "clone"))
+	if (argc > 2 && !strcmp(argv[1], "clone")) {
+		if (argc > 3 && atol(argv[3]) > 0)
+			clone_steps *= (unsigned long)atol(argv[3]);
 		return clones(!strcmp(argv[2], "tls"));
+	}
 	if (argc > 2 && !strcmp(argv[1], "fork"))
 		return forks(argv[2]);
 	if (argc > 1 && !strcmp(argv[1], "zero"))

@@ -2,12 +2,14 @@
 // spin.go - the Go program outside.t profiles from outside, built with
 // CGO_ENABLED=0 (static) and -buildmode=pie: goroutines on threads the
 // runtime makes with raw clone compute in main.work (plain Go, frame
-// pointers kept); exit status 4.
+// pointers kept); exit status 4. An argument K makes each goroutine's work
+// K * 10,000,000 steps (default 40,000,000).
 package main
 
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 )
 
@@ -25,11 +27,17 @@ func work(n int) uint64 {
 func main() {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	n := 40000000
+	if len(os.Args) > 1 {
+		if k, err := strconv.Atoi(os.Args[1]); err == nil && k > 0 {
+			n = k * 10000000
+		}
+	}
 	for i := 0; i < 3; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v := work(40000000)
+			v := work(n)
 			mu.Lock()
 			sink += v
 			mu.Unlock()

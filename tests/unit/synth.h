@@ -3,7 +3,7 @@
  * synth.h - what the report unit tests share to build perf.data files in
  * memory: a growable byte buffer with typed appenders, and the executable
  * mapping of the test binary itself (so samples resolve against a real ELF).
- * Include after report/internal.h.
+ * Include after report/driver/session.h.
  */
 #ifndef AUTOPROF_TEST_SYNTH_H
 #define AUTOPROF_TEST_SYNTH_H

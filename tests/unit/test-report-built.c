@@ -5,10 +5,11 @@
  * record__lost, record__throttle: preload/handler/record.c, linked here as
  * the launcher links it) read back by the reader: record by record with its
  * parser (perf_file__open_mem, perf_file__next_record, sample__parse,
- * record__ids, REC), then as a whole report (session__process), in a
+ * sample__record_ids, REC), then as a whole report (session__process), in a
  * perf.data laid out in memory around them.
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -171,7 +172,7 @@ static void test_records(const struct buf *b)
 			continue;
 		}
 		memset(&id, 0, sizeof(id));
-		if (record__ids(&pf, &r, &id, &body_end))
+		if (sample__record_ids(&pf, &r, &id, &body_end))
 			ids_ok += id.pid == s->pid && id.tid == s->tid && id.time == s->time &&
 				  id.id == AP_SAMPLE_ID;
 		bodies_ok += body_end == s->body;
@@ -183,7 +184,7 @@ static void test_records(const struct buf *b)
 		} else if (r.h.type == PERF_RECORD_MMAP2) {
 			struct perf_record_mmap2 m = REC(struct perf_record_mmap2, &r);
 
-			mmap2_ok = !mmap2__old_layout(&r) && m.start == text.start &&
+			mmap2_ok = !sample__mmap2_old_layout(&r) && m.start == text.start &&
 				   m.len == text.end - text.start && m.pgoff == text.pgoff &&
 				   m.prot == (PROT_READ | PROT_EXEC) &&
 				   !strcmp((const char *)r.p + sizeof(m), text.path);

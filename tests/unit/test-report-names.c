@@ -5,7 +5,8 @@
  * library's typedefs named, long template argument lists elided, short ones
  * kept, operators left alone, and the function's own name never cut.
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <stdlib.h>
 

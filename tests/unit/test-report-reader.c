@@ -8,7 +8,8 @@
  * killed writer or a hostile file would, and the checks look at what the
  * session read and which error or warning it gave.
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -342,7 +343,7 @@ static void test_valid(void)
 	   "LOST and LOST_SAMPLES read, the larger counted (perf 6.x writes both)");
 	ok(s.nr_warnings == 0, "no warnings (%s)", s.nr_warnings ? s.warnings[0] : "");
 	mem = open_memstream(&text, &text_len);
-	report__print(&s, &(struct report_opts){.top = 20, .children = true}, mem);
+	output__print(&s, &(struct report_opts){.top = 20, .children = true}, mem);
 	fclose(mem);
 	ok(text && strstr(text, " 54.55%         2  test_target_fn") &&
 	       strstr(text, "Host:       testhost"),
@@ -525,8 +526,8 @@ static void test_kvmap_symtab(void)
 		bad += !kvmap__get(&m, i * 7919, i & 3, &v) || v != i;
 	ok(bad == 0 && m.nr == 20000 && !kvmap__get(&m, 1, 5, &v), "kvmap: 20000 keys");
 	kvmap__exit(&m);
-	ok(symtab__lookup(&t, 0x105) == &syms[0] && !symtab__lookup(&t, 0x150) &&
-	       symtab__lookup(&t, 0x300) == &syms[2] && !symtab__lookup(&t, 0xff),
+	ok(symbols__lookup(&t, 0x105) == &syms[0] && !symbols__lookup(&t, 0x150) &&
+	       symbols__lookup(&t, 0x300) == &syms[2] && !symbols__lookup(&t, 0xff),
 	   "symtab lookup honours sizes");
 }
 
@@ -548,13 +549,13 @@ static void test_fork_map_cache(void)
 	machine__finish(&m);
 	child = machine__find_proc(&m, 200);
 	par = machine__find_proc(&m, 100);
-	before = proc__find_map(child, 0x5100, 30, proc__epoch(child, 30));
-	parent = proc__find_map(par, 0x5100, 30, proc__epoch(par, 30));
-	after = proc__find_map(child, 0x5100, 30, proc__epoch(child, 30));
+	before = machine__proc_find_map(child, 0x5100, 30, machine__proc_epoch(child, 30));
+	parent = machine__proc_find_map(par, 0x5100, 30, machine__proc_epoch(par, 30));
+	after = machine__proc_find_map(child, 0x5100, 30, machine__proc_epoch(child, 30));
 	ok(!before && parent && !after,
 	   "a child does not see a map its parent made after the fork, before or after the "
 	   "parent's own lookup");
-	ok(proc__find_map(child, 0x1100, 30, proc__epoch(child, 30)) != NULL,
+	ok(machine__proc_find_map(child, 0x1100, 30, machine__proc_epoch(child, 30)) != NULL,
 	   "a child sees its parent's maps from before the fork");
 	machine__exit(&m);
 }
@@ -562,7 +563,7 @@ static void test_fork_map_cache(void)
 /*
  * Maps that lie over each other (an ELF file mapped whole, its segment over
  * it, a later map over part of that): the latest map valid at the time wins,
- * and map__decides() says for how long a map is the answer at all its
+ * and machine__map_decides() says for how long a map is the answer at all its
  * addresses, so the lookup's shortcut and the resolver's frame cache never
  * keep a map that a later one covers.
  */
@@ -579,19 +580,21 @@ static void test_overlap_maps(void)
 	machine__mmap(&m, 100, 0x2800, 0x100, 0, "/late", 5, true, 50);
 	machine__finish(&m);
 	p = machine__find_proc(&m, 100);
-	e = proc__epoch(p, 20);
-	whole = proc__find_map(p, 0x1100, 20, e);
-	seg = proc__find_map(p, 0x2100, 20, e);
+	e = machine__proc_epoch(p, 20);
+	whole = machine__proc_find_map(p, 0x1100, 20, e);
+	seg = machine__proc_find_map(p, 0x2100, 20, e);
 	ok(whole && seg && whole != seg && !strcmp(seg->dso->short_name, "seg") &&
-	       proc__find_map(p, 0x2850, 20, e) == seg,
+	       machine__proc_find_map(p, 0x2850, 20, e) == seg,
 	   "a segment mapped over a whole file is the map of its addresses");
-	late = proc__find_map(p, 0x2850, 60, e);
-	ok(late && late != seg && proc__find_map(p, 0x2100, 60, e) == seg,
+	late = machine__proc_find_map(p, 0x2850, 60, e);
+	ok(late && late != seg && machine__proc_find_map(p, 0x2100, 60, e) == seg,
 	   "a later map over part of the segment wins there from its time on, even right "
 	   "after a lookup in the segment");
-	ok(map__decides(seg, 20) && !map__decides(seg, 50) && !map__decides(seg, 5) &&
-	       map__decides(whole, 7) && !map__decides(whole, 20) && map__decides(late, 60),
-	   "map__decides: a map decides its addresses from its time until one lies over it");
+	ok(machine__map_decides(seg, 20) && !machine__map_decides(seg, 50) &&
+	       !machine__map_decides(seg, 5) && machine__map_decides(whole, 7) &&
+	       !machine__map_decides(whole, 20) && machine__map_decides(late, 60),
+	   "machine__map_decides: a map decides its addresses from its time until one lies over "
+	   "it");
 	machine__exit(&m);
 }
 

@@ -6,7 +6,8 @@
  * changes over time (an exec), and a file cut inside a record (the report
  * says how much of it was read).
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -211,7 +212,7 @@ static void test_cut(void)
 	   "a cut file reads in part and says so (%llu of %llu bytes)",
 	   (unsigned long long)s.read_bytes, (unsigned long long)s.data_bytes);
 	mem = open_memstream(&text, &len);
-	report__print_header(&s, mem);
+	output__print_header(&s, mem);
 	fclose(mem);
 	ok(text && strstr(text, "\nRead:       ") && strstr(text, "\nWarning:    "),
 	   "the header says how much was read and why");

@@ -8,7 +8,8 @@
  * records and a STAT_ROUND FINAL. Every view is rendered to memory and
  * checked for the numbers the file implies.
  */
-#include "../../report/internal.h"
+#include "../../report/driver/session.h"
+#include "../../report/view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -196,7 +197,7 @@ static void test_default(void)
 	char *text = NULL;
 
 	ok(load(&s, NULL) == 0 && s.nr_samples == 10, "10 samples read (%s)", s.err);
-	CAPTURE(text, report__print(&s, &o, out));
+	CAPTURE(text, output__print(&s, &o, out));
 	ok(strstr(text, " 40.00%         4  leaf_a") && strstr(text, " 60.00%         6  leaf_b"),
 	   "self table: leaf_a 40%%, leaf_b 60%%");
 	ok(strstr(text, "100.00%        10  main_fn") && strstr(text, "100.00%        10  mid_fn"),
@@ -212,13 +213,13 @@ static void test_default(void)
 	free(text);
 
 	o.sort = (struct sort_spec){{SK_THREAD}, 1};
-	CAPTURE(text, report__print(&s, &o, out));
+	CAPTURE(text, output__print(&s, &o, out));
 	ok(strstr(text, " 60.00%         6  main/300") &&
 	       strstr(text, " 40.00%         4  worker/301") && !strstr(text, "by total"),
 	   "--sort thread: comm/tid rows, no total table");
 	free(text);
 	o.sort = (struct sort_spec){{SK_PROCESS, SK_FUNC}, 2};
-	CAPTURE(text, report__print(&s, &o, out));
+	CAPTURE(text, output__print(&s, &o, out));
 	ok(strstr(text, "main/300") && strstr(text, "leaf_b") && strstr(text, "by total"),
 	   "--sort process,function: comm/pid rows with functions");
 	free(text);
@@ -260,7 +261,7 @@ static void test_views(void)
 	free(text);
 	o.min_pct = 0.5;
 
-	CAPTURE(text, render_flamegraph(&s, &o, out));
+	CAPTURE(text, render_flame(&s, &o, out));
 	ok(text && strstr(text, "<svg") && strstr(text, "data-name=\"leaf_b\"") &&
 	       strstr(text, "leaf_a [") && strstr(text, "(4 samples, 40.00%)") &&
 	       strstr(text, "width=\"708.00\"") && strstr(text, "]]></script>"),
@@ -349,7 +350,7 @@ static void test_csv(void)
 	int ret;
 
 	snprintf(dir, sizeof(dir), "/tmp/test-report-views.%d", (int)getpid());
-	csv_overview__attach(&so, &ov);
+	render_csv__overview_attach(&so, &ov);
 	load(&s, &so);
 	ret = render_csv(&s, &o, dir, err, sizeof(err));
 	ok(ret == 0, "csv: four files written (%s)", ret ? err : "");
@@ -368,7 +369,7 @@ static void test_csv(void)
 	unlink(path);
 	rmdir(dir);
 	session__exit(&s);
-	csv_overview__exit(&ov);
+	render_csv__overview_exit(&ov);
 }
 
 static void test_parsers(void)
@@ -377,12 +378,12 @@ static void test_parsers(void)
 	struct strset set = {0};
 	u32 a = 0, b = 0, c = 1;
 
-	ok(sort_spec__parse(&ss, "dso,sym,tid") == 0 && ss.nr == 3 && ss.k[0] == SK_DSO &&
+	ok(rows__parse_spec(&ss, "dso,sym,tid") == 0 && ss.nr == 3 && ss.k[0] == SK_DSO &&
 	       ss.k[2] == SK_THREAD,
 	   "sort keys and their aliases parse");
-	ok(sort_spec__parse(&ss, "function,function") && sort_spec__parse(&ss, "nope") &&
-	       sort_spec__parse(&ss, "") && sort_spec__parse(&ss, "pid,") &&
-	       sort_spec__parse(&ss, "function,dso,tid,pid,comm"),
+	ok(rows__parse_spec(&ss, "function,function") && rows__parse_spec(&ss, "nope") &&
+	       rows__parse_spec(&ss, "") && rows__parse_spec(&ss, "pid,") &&
+	       rows__parse_spec(&ss, "function,dso,tid,pid,comm"),
 	   "bad sort lists are refused");
 	strset__intern(&set, "abc", 3, &a);
 	strset__intern(&set, "abcdef", 3, &b);

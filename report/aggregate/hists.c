@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * hist.c - the samples of every event: a resolver (resolve.c) turns each
+ * hists.c - the samples of every event: a resolver (resolver.c) turns each
  * sample's addresses into locations, the stack trie (stacks.c) counts it
  * per (event, thread, stack), and the event's totals are kept here; at the
  * end, the per-function self and total counts of each event.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -49,7 +49,7 @@ int hists__add_stack(struct hists *h, int hist, u32 pid, u32 tid, u32 comm, u32 
 	int err = 1;
 
 	if (aim__active(h->aim)) {
-		err = hists__aim(h, locs, nr, &locs, &nr);
+		err = aim__filter(h, locs, nr, &locs, &nr);
 		if (err < 0)
 			return err;
 		h->aimed_out += !err;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * sort.c - the rows of a table: samples grouped by up to four keys
+ * rows.c - the rows of a table: samples grouped by up to four keys
  * (function, library, source line, thread, process, comm, CPU), each with self
  * counts (the stack's leaf) and total counts (once per sample for every
  * distinct row on the stack, so recursion counts once).
@@ -9,7 +9,7 @@
  * costs distinct (stack, thread) pairs times stack depth. Source lines are
  * looked up once per location, only when a srcline key asks for them.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,7 +34,7 @@ static bool is(const char *name, const char *p, size_t len)
 }
 
 /* The valid keys, "function (symbol, sym), library (dso), ...", into @buf. */
-void sort_spec__valid_keys(char *buf, size_t len)
+void rows__valid_keys(char *buf, size_t len)
 {
 	size_t i, used = 0;
 
@@ -55,7 +55,7 @@ void sort_spec__valid_keys(char *buf, size_t len)
  * Parse a comma-separated list of sort keys (a name or an alias of keys[]),
  * at most MAX_SORT_KEYS and each once. Returns 0 or -EINVAL.
  */
-int sort_spec__parse(struct sort_spec *ss, const char *arg)
+int rows__parse_spec(struct sort_spec *ss, const char *arg)
 {
 	const char *p = arg;
 
@@ -67,7 +67,7 @@ int sort_spec__parse(struct sort_spec *ss, const char *arg)
 		for (i = 0; i < ARRAY_SIZE(keys) && !found; i++) {
 			if (is(keys[i].name, p, len) || is(keys[i].alias, p, len) ||
 			    is(keys[i].alias2, p, len)) {
-				if (ss->nr == MAX_SORT_KEYS || sort_spec__has(ss, keys[i].kind))
+				if (ss->nr == MAX_SORT_KEYS || rows__spec_has(ss, keys[i].kind))
 					return -EINVAL;
 				ss->k[ss->nr++] = keys[i].kind;
 				found = true;
@@ -82,7 +82,7 @@ int sort_spec__parse(struct sort_spec *ss, const char *arg)
 	return ss->nr ? 0 : -EINVAL;
 }
 
-bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k)
+bool rows__spec_has(const struct sort_spec *ss, enum sort_kind k)
 {
 	int i;
 
@@ -93,7 +93,7 @@ bool sort_spec__has(const struct sort_spec *ss, enum sort_kind k)
 	return false;
 }
 
-const char *sort_kind__title(enum sort_kind k)
+const char *rows__key_title(enum sort_kind k)
 {
 	size_t i;
 
@@ -105,9 +105,8 @@ const char *sort_kind__title(enum sort_kind k)
 }
 
 /* The source line of location @loc as a string id of r->names; "" when unknown. */
-static int line_of(struct rows *r, const struct session *s, u32 loc, u32 *id)
+static int line_of(struct rows *r, const struct hists *h, const struct machine *m, u32 loc, u32 *id)
 {
-	const struct hists *h = &s->hists;
 	char buf[SRCLINE_MAX];
 	const struct loc *l;
 	const struct func *fn;
@@ -125,7 +124,7 @@ static int line_of(struct rows *r, const struct session *s, u32 loc, u32 *id)
 	fn = &h->res.funcs[l->fid];
 	buf[0] = 0;
 	/* With inlined frames each frame has its own line; else the line names its inlines. */
-	if (l->dso && !s->opts.no_load && !dso__vaddr(l->dso, l->off, &vaddr)) {
+	if (l->dso && !m->dsos.no_load && !dso__vaddr(l->dso, l->off, &vaddr)) {
 		if (h->res.no_inline)
 			srcline__find(l->dso, vaddr, true, buf, sizeof(buf));
 		else
@@ -142,10 +141,9 @@ static int line_of(struct rows *r, const struct session *s, u32 loc, u32 *id)
 }
 
 /* The value of key @k for stack node @node of an entry @e of thread @t. */
-static int key_of(struct rows *r, const struct session *s, enum sort_kind k, u32 node,
-		  const struct entry *e, const struct task *t, u32 *v)
+static int key_of(struct rows *r, const struct hists *h, const struct machine *m, enum sort_kind k,
+		  u32 node, const struct entry *e, const struct task *t, u32 *v)
 {
-	const struct hists *h = &s->hists;
 	const char *comm;
 
 	switch (k) {
@@ -156,7 +154,7 @@ static int key_of(struct rows *r, const struct session *s, enum sort_kind k, u32
 		*v = h->res.funcs[h->stacks.nodes[node].fid].obj;
 		return 0;
 	case SK_SRCLINE:
-		return line_of(r, s, h->stacks.nodes[node].loc, v);
+		return line_of(r, h, m, h->stacks.nodes[node].loc, v);
 	case SK_THREAD:
 		*v = t->thread;
 		return 0;
@@ -164,7 +162,7 @@ static int key_of(struct rows *r, const struct session *s, enum sort_kind k, u32
 		*v = t->pid;
 		return 0;
 	case SK_COMM:
-		comm = machine__task_comm(&s->machine, t->pid, t->tid, t->comm);
+		comm = machine__task_comm(m, t->pid, t->tid, t->comm);
 		return strset__intern(&r->names, comm, strlen(comm), v) ? -ENOMEM : 0;
 	case SK_CPU:
 		*v = e->cpu;
@@ -191,28 +189,27 @@ static int findnew_row(struct rows *r, const u32 key[MAX_SORT_KEYS], u32 fid, st
 	return 0;
 }
 
-static int row_at(struct rows *r, const struct session *s, const struct sort_spec *ss, u32 node,
-		  const struct entry *e, struct row **out)
+static int row_at(struct rows *r, const struct hists *h, const struct machine *m,
+		  const struct sort_spec *ss, u32 node, const struct entry *e, struct row **out)
 {
-	const struct task *t = &s->hists.stacks.tasks[e->task];
+	const struct task *t = &h->stacks.tasks[e->task];
 	u32 key[MAX_SORT_KEYS] = {0};
 	int i, err;
 
 	for (i = 0; i < ss->nr; i++) {
-		err = key_of(r, s, ss->k[i], node, e, t, &key[i]);
+		err = key_of(r, h, m, ss->k[i], node, e, t, &key[i]);
 		if (err)
 			return err;
 	}
-	return findnew_row(r, key, s->hists.stacks.nodes[node].fid, out);
+	return findnew_row(r, key, h->stacks.nodes[node].fid, out);
 }
 
 /* rows__build(), or with @leaves the self counts only (no walk up the stacks). */
-static int build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss,
-		 bool leaves)
+static int build(struct rows *r, const struct hists *h, const struct machine *m, int hist,
+		 const struct sort_spec *ss, bool leaves)
 {
-	const struct hists *h = &s->hists;
-	bool by_node = sort_spec__has(ss, SK_FUNC) || sort_spec__has(ss, SK_DSO) ||
-		       sort_spec__has(ss, SK_SRCLINE);
+	bool by_node = rows__spec_has(ss, SK_FUNC) || rows__spec_has(ss, SK_DSO) ||
+		       rows__spec_has(ss, SK_SRCLINE);
 	u32 *path = malloc(MAX_FRAMES * sizeof(*path));
 	size_t i;
 	int err = 0;
@@ -227,7 +224,7 @@ static int build(struct rows *r, struct session *s, int hist, const struct sort_
 
 		if (e->hist != (u32)hist)
 			continue;
-		err = row_at(r, s, ss, e->node, e, &row);
+		err = row_at(r, h, m, ss, e->node, e, &row);
 		if (err)
 			break;
 		row->self_samples += e->samples;
@@ -241,7 +238,7 @@ static int build(struct rows *r, struct session *s, int hist, const struct sort_
 		}
 		n = stacks__path(&h->stacks, e->node, path);
 		for (d = 0; d < n && !err; d++) {
-			err = row_at(r, s, ss, path[d], e, &row);
+			err = row_at(r, h, m, ss, path[d], e, &row);
 			if (!err && row->seen != i + 1) {
 				row->seen = i + 1;
 				row->total_samples += e->samples;
@@ -257,9 +254,10 @@ static int build(struct rows *r, struct session *s, int hist, const struct sort_
  * Group the entries of event @hist into rows by the keys @ss. Returns 0 or
  * -ENOMEM; rows__exit() frees the rows either way.
  */
-int rows__build(struct rows *r, struct session *s, int hist, const struct sort_spec *ss)
+int rows__build(struct rows *r, const struct hists *h, const struct machine *m, int hist,
+		const struct sort_spec *ss)
 {
-	return build(r, s, hist, ss, false);
+	return build(r, h, m, hist, ss, false);
 }
 
 /*
@@ -267,13 +265,14 @@ int rows__build(struct rows *r, struct session *s, int hist, const struct sort_s
  * counts left 0 (--hot-lines: function and source line of each sample's
  * address). Returns 0 or -ENOMEM; rows__exit() either way.
  */
-int rows__build_leaves(struct rows *r, struct session *s, int hist, const struct sort_spec *ss)
+int rows__build_leaves(struct rows *r, const struct hists *h, const struct machine *m, int hist,
+		       const struct sort_spec *ss)
 {
-	return build(r, s, hist, ss, true);
+	return build(r, h, m, hist, ss, true);
 }
 
 struct cmp_ctx {
-	const struct session *s;
+	const struct hists *h;
 	bool by_total;
 };
 
@@ -291,7 +290,7 @@ static int row_cmp(const void *pa, const void *pb, void *arg)
 		return xp > yp ? -1 : 1;
 	if (xs != ys)
 		return xs > ys ? -1 : 1;
-	d = strcmp(c->s->hists.res.funcs[x->fid].name, c->s->hists.res.funcs[y->fid].name);
+	d = strcmp(c->h->res.funcs[x->fid].name, c->h->res.funcs[y->fid].name);
 	if (d)
 		return d;
 	for (i = 0; i < MAX_SORT_KEYS; i++) {
@@ -302,19 +301,18 @@ static int row_cmp(const void *pa, const void *pb, void *arg)
 }
 
 /* Order the rows by self (or total) period, then samples, then name. */
-void rows__sort(struct rows *r, const struct session *s, bool by_total)
+void rows__sort(struct rows *r, const struct hists *h, bool by_total)
 {
-	struct cmp_ctx c = {s, by_total};
+	struct cmp_ctx c = {h, by_total};
 
 	if (r->nr > 1)
 		qsort_r(r->v, r->nr, sizeof(*r->v), row_cmp, &c);
 }
 
 /* The text of key @i of @row into @buf. Returns 0 or -ENOMEM. */
-int rows__name(struct rows *r, const struct session *s, const struct sort_spec *ss,
-	       const struct row *row, int i, char *buf, size_t len)
+int rows__name(struct rows *r, const struct hists *h, const struct machine *m,
+	       const struct sort_spec *ss, const struct row *row, int i, char *buf, size_t len)
 {
-	const struct hists *h = &s->hists;
 	const struct task *t;
 	const char *comm;
 	u32 v = row->key[i];
@@ -332,14 +330,14 @@ int rows__name(struct rows *r, const struct session *s, const struct sort_spec *
 		break;
 	case SK_THREAD:
 		t = &h->stacks.tasks[v];
-		comm = machine__comm_of(&s->machine, t->pid, t->tid);
+		comm = machine__comm_of(m, t->pid, t->tid);
 		if (comm[0])
 			snprintf(buf, len, "%s/%u", comm, t->tid);
 		else
 			snprintf(buf, len, ":%u/%u", t->tid, t->tid);
 		break;
 	case SK_PROCESS:
-		comm = machine__comm_of(&s->machine, v, v);
+		comm = machine__comm_of(m, v, v);
 		if (comm[0])
 			snprintf(buf, len, "%s/%u", comm, v);
 		else

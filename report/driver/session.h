@@ -1,71 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal.h - private types of autoprof-report.
- *
- * The reader is a pipeline, one folder per stage, each with its header:
- *   read/       read.h: files, streams, features, the typed record decoder
- *   model/      model.h: machine (processes, maps), dsos, symbols, kallsyms,
- *               demangling, source lines, JIT maps, the dwarf unwinder
- *   aggregate/  aggregate.h: resolution, call stacks, counters, sort, trees
- *   view/       view.h: the text report and every other output
- *   util/       util.h: kvmap, strset, the growable-array helper
- * This header holds what all stages share: the basic types and the session
- * (read/session.c), the two passes over all files that drive the stages.
+ * session.h - a report's session (report/driver/): the files read, and what
+ * the stages made of them (the machine, the hists, the counters, the
+ * totals and warnings). The driver calls the stages in order, read ->
+ * model -> aggregate; the views (view/view.h) show a finished session.
  * Only main.c prints diagnostics or exits; everything else returns 0/-errno
  * and leaves a message in the object it worked on.
  */
-#ifndef AUTOPROF_REPORT_INTERNAL_H
-#define AUTOPROF_REPORT_INTERNAL_H
+#ifndef AUTOPROF_REPORT_DRIVER_SESSION_H
+#define AUTOPROF_REPORT_DRIVER_SESSION_H
 
-#include <autoprof/perf_file.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <string.h>
-
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-/* Unaligned native-endian loads: record payloads need not be aligned in a bad file. */
-static inline u64 ld64(const void *p)
-{
-	u64 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline u32 ld32(const void *p)
-{
-	u32 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* ---- util/: kvmap, strset, array ---- */
-
-#include "util/util.h"
-
-/* ---- read/: perf_file.c, stream.c, features.c, evname.c, sample.c ---- */
-
-#include "read/read.h"
-
-/* ---- model/: machine, dso, symbols, demangle, srcline, kallsyms, JIT maps ---- */
-
-#include "model/model.h"
-
-/* ---- aggregate/: resolution, stacks, counters, sort, call trees ---- */
 
 #include "aggregate/aggregate.h"
-
-/* ---- session.c ---- */
+#include "model/model.h"
+#include "read/read.h"
+#include "util/util.h"
 
 #define MAX_WARNINGS 32
 #define MAX_FILTER   16
@@ -141,8 +91,4 @@ bool session__incomplete(const struct session *s);
 /* Print the header lines saying what was not read, as "Warning:" lines (none if complete). */
 void session__print_gaps(const struct session *s, FILE *out);
 
-/* ---- view/: the text report and every other output ---- */
-
-#include "view/view.h"
-
-#endif /* AUTOPROF_REPORT_INTERNAL_H */
+#endif /* AUTOPROF_REPORT_DRIVER_SESSION_H */

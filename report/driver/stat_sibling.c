@@ -6,7 +6,7 @@
  * only what a perf record file holds, so perf script and hotspot read it as
  * one; the totals join the report's counters from here.
  */
-#include "internal.h"
+#include "driver/driver.h"
 
 #include <errno.h>
 #include <stdlib.h>

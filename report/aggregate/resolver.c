@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * resolve.c - the resolver: a sample's addresses into locations, each
+ * resolver.c - the resolver: a sample's addresses into locations, each
  * location into its function.
  *
  * An address is symbolised at most once per (dso, file offset): the location
@@ -9,51 +9,16 @@
  * a direct-mapped frame cache keyed by (pid, exec epoch, address) skips the
  * map search for hot addresses, so the per-frame work is usually one cache
  * probe, with no allocation once the distinct addresses are known. Kernel
- * addresses resolve through /proc/kallsyms (model/kallsyms.c's kernel_syms)
+ * addresses resolve through /proc/kallsyms (model/kallsyms.c's struct kernel_syms)
  * when the files' kernel map fits this machine, else to the single function
  * [kernel]. The resolver knows nothing of stacks or counts: it fills the
  * caller's array of location ids.
  */
-#include "internal.h"
+#include "aggregate/aggregate.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/* Function and location key kinds (high half of key a; low half is the dso id). */
-#define KEY_SYM	   (1ULL << 32)
-#define KEY_NOSYM  (2ULL << 32)
-#define KEY_KSYM   (3ULL << 32)
-#define KEY_KERNEL (4ULL << 32)
-#define KEY_INLINE (5ULL << 32)
-
-/* The frame cache key of kernel addresses: no pid | epoch << 32 is all ones. */
-#define KERNEL_CACHE_KEY UINT64_MAX
-
-enum { LOC_UNKNOWN = 0, LOC_KERNEL = 1 };
-
-static int add_func(struct resolver *r, char *name, const struct func *proto, u32 *id)
-{
-	if (!name)
-		return -ENOMEM;
-	if (array__reserve(&r->funcs, &r->cap_funcs, r->nr_funcs + 1, sizeof(*r->funcs))) {
-		free(name);
-		return -ENOMEM;
-	}
-	r->funcs[r->nr_funcs] = *proto;
-	r->funcs[r->nr_funcs].name = name;
-	*id = (u32)r->nr_funcs++;
-	return 0;
-}
-
-static int add_loc(struct resolver *r, u32 fid, struct dso *dso, u64 off, u32 *id)
-{
-	if (array__reserve(&r->locs, &r->cap_locs, r->nr_locs + 1, sizeof(*r->locs)))
-		return -ENOMEM;
-	r->locs[r->nr_locs] = (struct loc){.fid = fid, .next = NONE_LOC, .dso = dso, .off = off};
-	*id = (u32)r->nr_locs++;
-	return 0;
-}
 
 static bool inline_frames = true;
 
@@ -78,214 +43,13 @@ int resolver__init(struct resolver *r)
 	if (!r->frame_cache)
 		return -ENOMEM;
 	memset(r->frame_cache, 0xff, sizeof(*r->frame_cache) << FRAME_CACHE_BITS);
-	if (add_func(r, strdup("[unknown]"), &(struct func){.object = "[unknown]"}, &id) ||
-	    add_func(r, strdup("[kernel]"), &(struct func){.object = "[kernel]", .obj = OBJ_KERNEL},
-		     &id) ||
-	    add_loc(r, FUNC_UNKNOWN, NULL, 0, &id) || add_loc(r, FUNC_KERNEL, NULL, 0, &id))
+	if (locate__add_func(r, strdup("[unknown]"), &(struct func){.object = "[unknown]"}, &id) ||
+	    locate__add_func(r, strdup("[kernel]"),
+			     &(struct func){.object = "[kernel]", .obj = OBJ_KERNEL}, &id) ||
+	    locate__add_loc(r, FUNC_UNKNOWN, NULL, 0, &id) ||
+	    locate__add_loc(r, FUNC_KERNEL, NULL, 0, &id))
 		return -ENOMEM;
 	return 0;
-}
-
-static u64 hash_name(const char *s)
-{
-	u64 h = 0xcbf29ce484222325ULL;
-
-	while (*s)
-		h = (h ^ (u8)*s++) * 0x100000001b3ULL;
-	return h;
-}
-
-/*
- * The function id of the function @name inlined somewhere in @dso (takes
- * @name): the function of that name in @dso (its out-of-line copy too, see
- * name_func()), created on first sight.
- */
-/*
- * The function of symbol @name (taken) in @dso: a new one, or the function
- * of that name first seen inlined (inline_func()), which gets the symbol's
- * @proto fields: an inlined copy and the out-of-line one are one function.
- * The name is noted for the inlined copies seen later.
- */
-static int sym_func(struct resolver *r, struct dso *dso, char *name, const struct func *proto,
-		    u32 *fid)
-{
-	u64 h, salt, val;
-
-	if (!name)
-		return -ENOMEM;
-	h = hash_name(name);
-	for (salt = 0; kvmap__get(&r->func_idx, dso->id | KEY_INLINE, h + salt, &val); salt++) {
-		if (strcmp(r->funcs[val].name, name))
-			continue;
-		if (r->funcs[val].has_sym)
-			break; /* another symbol of the same name: a function of its own */
-		free(name);
-		r->funcs[val].vaddr = proto->vaddr;
-		r->funcs[val].has_sym = true;
-		*fid = (u32)val;
-		return 0;
-	}
-	if (add_func(r, name, proto, fid))
-		return -ENOMEM;
-	for (salt = 0; kvmap__get(&r->func_idx, dso->id | KEY_INLINE, h + salt, &val); salt++)
-		if (!strcmp(r->funcs[val].name, name))
-			return 0;
-	return kvmap__put(&r->func_idx, dso->id | KEY_INLINE, h + salt, *fid);
-}
-
-static int inline_func(struct resolver *r, struct dso *dso, struct inline_frame *inl, u32 *fid)
-{
-	char *name = inl->name;
-	u64 h = hash_name(name), salt, val;
-	int err;
-
-	inl->name = NULL;
-	for (salt = 0; kvmap__get(&r->func_idx, dso->id | KEY_INLINE, h + salt, &val); salt++) {
-		if (!strcmp(r->funcs[val].name, name)) {
-			free(name);
-			*fid = (u32)val;
-			return 0;
-		}
-	}
-	err = add_func(
-	    r, name,
-	    &(struct func){.object = dso->short_name, .dso = dso, .obj = OBJ_DSO0 + dso->id}, fid);
-	if (err)
-		return err;
-	r->funcs[*fid].decl = inl->decl; /* taken */
-	inl->decl = NULL;
-	return kvmap__put(&r->func_idx, dso->id | KEY_INLINE, h + salt, *fid);
-}
-
-/*
- * Give location @loc (file offset @off of @dso, in function @fid) the
- * frames of the functions inlined at it: @loc itself becomes the innermost
- * inlined function, and a chain of new locations through loc.next, one per
- * enclosing inlined function, ends with @fid (loc.depth counts the levels).
- * Done once per distinct address; nothing when the dso has no DWARF.
- */
-static int add_inlines(struct resolver *r, struct dso *dso, u64 off, u32 fid, u32 loc)
-{
-	struct inline_frame inl[MAX_INLINE_DEPTH];
-	u32 prev = loc, id, f;
-	u64 vaddr;
-	int n, i, err = 0;
-
-	if (dso__vaddr(dso, off, &vaddr))
-		return 0;
-	n = srcline__inlines(dso, vaddr, inl, MAX_INLINE_DEPTH);
-	for (i = 0; i < n && !err; i++) {
-		err = inline_func(r, dso, &inl[i], &f);
-		free(inl[i].decl);
-		inl[i].decl = NULL;
-		if (err)
-			break;
-		if (i == 0) {
-			r->locs[loc].fid = f;
-			continue;
-		}
-		err = add_loc(r, f, dso, off, &id);
-		if (!err) {
-			r->locs[id].depth = (u32)i;
-			r->locs[prev].next = id;
-			prev = id;
-		}
-	}
-	for (; i < n; i++) {
-		free(inl[i].name);
-		free(inl[i].decl);
-	}
-	if (err || !n)
-		return err;
-	err = add_loc(r, fid, dso, off, &id);
-	if (!err) {
-		r->locs[id].depth = (u32)n;
-		r->locs[prev].next = id;
-		r->any_inline = true;
-	}
-	return err;
-}
-
-/* The location for file offset @off of @dso, creating it (and its function) on first sight. */
-static int resolve_in_dso(struct resolver *r, struct dso *dso, u64 off, bool no_load, u32 *loc)
-{
-	const struct sym *sym;
-	u64 val, a, b;
-	char *name;
-	u32 fid;
-	int err;
-
-	if (kvmap__get(&r->loc_idx, dso->id, off, &val)) {
-		*loc = (u32)val;
-		return 0;
-	}
-	sym = dso->special ? NULL : dso__find_sym(dso, off, no_load);
-	a = dso->id | (sym ? KEY_SYM : KEY_NOSYM);
-	b = sym ? sym->start : off;
-	if (kvmap__get(&r->func_idx, a, b, &val)) {
-		fid = (u32)val;
-	} else {
-		struct func proto = {.object = dso->short_name,
-				     .dso = dso,
-				     .vaddr = sym ? sym->start : 0,
-				     .obj = OBJ_DSO0 + dso->id,
-				     .has_sym = sym != NULL};
-
-		if (sym) {
-			name = demangle__name(sym->name);
-			if (!name)
-				name = strdup(sym->name);
-		} else if (asprintf(&name, "%s+0x%llx", dso->short_name, (unsigned long long)off) <
-			   0) {
-			name = NULL;
-		}
-		/* Named for its inlined copies only where they can be (DWARF not ruled out). */
-		if (sym && !r->no_inline && (!dso->dw_tried || dso->dw))
-			err = sym_func(r, dso, name, &proto, &fid);
-		else
-			err = add_func(r, name, &proto, &fid);
-		if (!err)
-			err = kvmap__put(&r->func_idx, a, b, fid);
-		if (err)
-			return err;
-	}
-	err = add_loc(r, fid, dso, off, loc);
-	if (!err && sym && !r->no_inline)
-		err = add_inlines(r, dso, off, fid, *loc);
-	return err ? err : kvmap__put(&r->loc_idx, dso->id, off, *loc);
-}
-
-/* The location of kernel address @addr: a kallsyms function, or [kernel]. */
-static int resolve_kernel(struct resolver *r, u64 addr, u32 *loc)
-{
-	const struct ksym *ks;
-	u64 val;
-	u32 fid;
-	int err;
-
-	*loc = LOC_KERNEL;
-	if (!kernel_syms__ready(&r->ksyms))
-		return 0;
-	if (kvmap__get(&r->loc_idx, KEY_KERNEL, addr, &val)) {
-		*loc = (u32)val;
-		return 0;
-	}
-	ks = kernel_syms__find(&r->ksyms, addr);
-	if (!ks) {
-		fid = FUNC_KERNEL;
-	} else if (kvmap__get(&r->func_idx, KEY_KSYM, ks->addr, &val)) {
-		fid = (u32)val;
-	} else {
-		struct func proto = {.object = "[kernel.kallsyms]", .obj = OBJ_KERNEL};
-
-		err = add_func(r, strdup(ks->name), &proto, &fid);
-		if (!err)
-			err = kvmap__put(&r->func_idx, KEY_KSYM, ks->addr, fid);
-		if (err)
-			return err;
-	}
-	err = add_loc(r, fid, NULL, addr, loc);
-	return err ? err : kvmap__put(&r->loc_idx, KEY_KERNEL, addr, *loc);
 }
 
 /* CTX_OTHER: hypervisor and guest addresses (perf kvm), which this reader cannot resolve */
@@ -339,10 +103,10 @@ struct frame_ctx {
 static int resolve_module(struct resolver *r, const struct frame_ctx *fc, u64 addr, u32 *loc)
 {
 	struct proc *k = fc->m->has_modules ? machine__find_proc(fc->m, MACHINE_KERNEL_PID) : NULL;
-	const struct map *mp = k ? proc__find_map(k, addr, fc->time, 0) : NULL;
+	const struct map *mp = k ? machine__proc_find_map(k, addr, fc->time, 0) : NULL;
 
 	if (mp)
-		return resolve_in_dso(r, mp->dso, addr - mp->start, true, loc);
+		return locate__dso(r, mp->dso, addr - mp->start, true, loc);
 	*loc = fc->m->kmap.present && addr < fc->m->kmap.start ? LOC_UNKNOWN : LOC_KERNEL;
 	return 0;
 }
@@ -383,27 +147,27 @@ static int resolve(struct resolver *r, const struct frame_ctx *fc, enum ctx ctx,
 	}
 	ce = frame_cache_slot(r, key, addr);
 	if (ce->loc != UINT32_MAX && ce->addr == addr && ce->key == key &&
-	    (!ce->map || map__decides(&fc->p->maps[ce->map - 1], fc->time))) {
+	    (!ce->map || machine__map_decides(&fc->p->maps[ce->map - 1], fc->time))) {
 		*loc = ce->loc;
 		return 0;
 	}
 	if (ctx == CTX_KERNEL) {
-		err = r->ksyms.enabled ? resolve_kernel(r, addr, loc)
+		err = r->ksyms.enabled ? locate__kernel(r, addr, loc)
 				       : resolve_module(r, fc, addr, loc);
 		if (!err)
 			*ce = (struct frame_cache_ent){addr, key, *loc, 0};
 		return err;
 	}
-	mp = proc__find_map(fc->p, addr, fc->time, fc->epoch);
+	mp = machine__proc_find_map(fc->p, addr, fc->time, fc->epoch);
 	if (mp)
-		err = resolve_in_dso(r, mp->dso, addr - mp->start + mp->pgoff, fc->no_load, loc);
+		err = locate__dso(r, mp->dso, addr - mp->start + mp->pgoff, fc->no_load, loc);
 	if (err)
 		return err;
 	/* (epoch, addr) decides the map; else the map found decides for a while, or not */
 	if (fc->p->simple)
 		*ce = (struct frame_cache_ent){addr, key, *loc, 0};
 	else if (mp && mp >= fc->p->maps && mp < fc->p->maps + fc->p->nr_maps &&
-		 map__decides(mp, fc->time))
+		 machine__map_decides(mp, fc->time))
 		*ce = (struct frame_cache_ent){addr, key, *loc, (u32)(mp - fc->p->maps) + 1};
 	return 0;
 }
@@ -479,7 +243,7 @@ int resolver__sample(struct resolver *r, struct machine *m, const struct sample 
 	int err;
 
 	fc.p = proc_of(r, m, s);
-	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	fc.epoch = fc.p ? machine__proc_epoch(fc.p, s->time) : 0;
 	/* A chain seen before: its locations at once (chain_cache.c). */
 	if (!fc.p || fc.p->simple) {
 		pkey = fc.p ? user_key(&fc) : UINT64_MAX;
@@ -550,7 +314,7 @@ int resolver__lbr(struct resolver *r, struct machine *m, const struct sample *s,
 	if (user == s->nr_chain || !nr_entries)
 		return 1; /* no user part: the chain as it is */
 	fc.p = proc_of(r, m, s);
-	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	fc.epoch = fc.p ? machine__proc_epoch(fc.p, s->time) : 0;
 	if (!s->has_ip) { /* the first callchain entry is the ip */
 		for (i = 0; i < s->nr_chain && PERF_CONTEXT_IS_MARKER(sample__chain(s, i)); i++)
 			ip_ctx = ctx_of_marker(sample__chain(s, i));
@@ -610,7 +374,7 @@ int resolver__user(struct resolver *r, struct machine *m, const struct sample *s
 	if (!s->has_tid)
 		return 0;
 	fc.p = proc_of(r, m, s);
-	fc.epoch = fc.p ? proc__epoch(fc.p, s->time) : 0;
+	fc.epoch = fc.p ? machine__proc_epoch(fc.p, s->time) : 0;
 	for (i = 0; fc.p && i < nr_addrs; i++) /* see prefetch_chain() */
 		__builtin_prefetch(frame_cache_slot(r, user_key(&fc), addrs[i]));
 	for (i = 0; i < nr_addrs && n < MAX_FRAMES; i++) {
@@ -635,7 +399,7 @@ void resolver__exit(struct resolver *r)
 {
 	size_t i;
 
-	kernel_syms__exit(&r->ksyms);
+	kallsyms__syms_exit(&r->ksyms);
 	for (i = 0; i < r->nr_funcs; i++) {
 		free(r->funcs[i].name);
 		free(r->funcs[i].decl);

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * live.c - the sampled blocks still live (AUTOPROF_MEMORY), by address, and
+ * the stacks they were allocated at, deduplicated.
+ *
+ * Three tables in memory of our own (mmap: never the allocator we watch,
+ * and copied whole into a forked child, whose live set starts as its
+ * parent's):
+ *  - blocks: open addressing by address, linear probing, deletion by
+ *    backward shift; doubled at half full, up to MAX_BLOCKS;
+ *  - stacks: open addressing by the chain's hash, each an offset into frames,
+ *    an array of [nr, ip...] reserved once (MAP_NORESERVE) and filled as
+ *    stacks come; a stack's id is its offset (0: unknown);
+ *  - the filter (ap_live_filter): per hash of an address, how many live
+ *    blocks have it; every free reads it without the lock, and only a
+ *    non-zero count sends the free to the table.
+ * Locks: one per shard of the blocks (64, by address, so threads rarely
+ * wait for each other) and one for the stacks; spin locks of ours, never
+ * held across a call into the program or the allocator; a handler (a
+ * window's end, a deadly signal) waits for them a bounded time only.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "memory.h"
+
+#define SHARD_BITS   6 /* 64 tables of blocks, by address: threads rarely wait for each other */
+#define SHARDS	     (1U << SHARD_BITS)
+#define MIN_BLOCKS   (1ULL << 10) /* per shard */
+#define MAX_BLOCKS   (1ULL << 20) /* per shard: 2^26 slots in all */
+#define MIN_STACKS   (1ULL << 14)
+#define MAX_STACKS   (1ULL << 24)
+#define FRAMES	     (1ULL << 26) /* u64 entries reserved for stacks: 512 MiB of address space */
+#define FILTER_SLOTS (1ULL << AP_LIVE_FILTER_BITS)
+#define WRITE_BUF    (256 * 1024)
+#define RECORD_ROOM  (128 + (AP_MAX_CHAIN + 2) * 8)
+#define SPIN_TRIES   1000 /* a handler's bounded wait for a lock (sched_yield each) */
+
+struct stack_slot {
+	uint64_t hash;
+	uint32_t off, nr; /* off 0: empty */
+};
+
+struct shard {
+	int lock;
+	struct live_block *v;
+	uint64_t mask, count;
+} __attribute__((aligned(64)));
+
+uint32_t *ap_live_filter;
+
+static struct shard shards[SHARDS];
+static int stack_lock;
+static struct stack_slot *stacks;
+static uint64_t stack_mask, stack_count;
+static uint64_t *frames;	 /* append-only, never moved: read without the lock */
+static uint64_t frames_used = 1; /* offset 0 is the unknown stack */
+static uint64_t untracked;	 /* blocks not followed: a table was full; atomic */
+
+static void *map(uint64_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Map the tables (once, before sampling starts). Returns 0 or -errno. Not
+ * async-signal-safe.
+ */
+int live__init(void)
+{
+	uint32_t *filter = map(FILTER_SLOTS * sizeof(*filter));
+
+	stacks = map(MIN_STACKS * sizeof(*stacks));
+	frames = map(FRAMES * sizeof(*frames));
+	if (!filter || !stacks || !frames)
+		return -ENOMEM;
+	for (unsigned i = 0; i < SHARDS; i++) {
+		shards[i].v = map(MIN_BLOCKS * sizeof(*shards[i].v));
+		if (!shards[i].v)
+			return -ENOMEM;
+		shards[i].mask = MIN_BLOCKS - 1;
+	}
+	stack_mask = MIN_STACKS - 1;
+	__atomic_store_n(&ap_live_filter, filter, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void spin_lock(int *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+/* The lock, waited for SPIN_TRIES yields at most (from a handler). Async-signal-safe. */
+static bool spin_trylock(int *l)
+{
+	for (int i = 0; i < SPIN_TRIES; i++) {
+		if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+			return true;
+		syscall(SYS_sched_yield);
+	}
+	return false;
+}
+
+static void spin_unlock(int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+/* Every lock, for fork (the child's copy is then whole). Not async-signal-safe. */
+void live__lock_all(void)
+{
+	spin_lock(&stack_lock);
+	for (unsigned i = 0; i < SHARDS; i++)
+		spin_lock(&shards[i].lock);
+}
+
+void live__unlock_all(void)
+{
+	for (unsigned i = 0; i < SHARDS; i++)
+		spin_unlock(&shards[i].lock);
+	spin_unlock(&stack_lock);
+}
+
+static struct shard *shard_of(uint64_t addr)
+{
+	return &shards[((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - SHARD_BITS)];
+}
+
+static uint64_t block_home(uint64_t addr, uint64_t mask)
+{
+	return ((addr >> 4) * 0x9E3779B97F4A7C15ULL >> 20) & mask;
+}
+
+static uint64_t hash_chain(const uint64_t *ips, unsigned nr)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ nr;
+
+	for (unsigned i = 0; i < nr; i++)
+		h = (h ^ ips[i]) * 0x100000001b3ULL ^ (h >> 29);
+	return h ? h : 1;
+}
+
+/* Double the stack slots (under stack_lock). Returns false when they cannot grow. */
+static bool grow_stacks(void)
+{
+	uint64_t cap = (stack_mask + 1) * 2, mask = cap - 1;
+	struct stack_slot *bigger;
+
+	if (cap > MAX_STACKS || !(bigger = map(cap * sizeof(*bigger))))
+		return false;
+	for (uint64_t i = 0; i <= stack_mask; i++) {
+		uint64_t j = stacks[i].hash & mask;
+
+		if (!stacks[i].off)
+			continue;
+		while (bigger[j].off)
+			j = (j + 1) & mask;
+		bigger[j] = stacks[i];
+	}
+	munmap(stacks, (stack_mask + 1) * sizeof(*stacks));
+	stacks = bigger;
+	stack_mask = mask;
+	return true;
+}
+
+/*
+ * The id of the stack of nr ips (innermost first), added if new; 0 when the
+ * tables are full. Takes the stacks' lock. Not async-signal-safe.
+ */
+uint32_t live__stack_id(const uint64_t *ips, unsigned nr)
+{
+	uint64_t h = hash_chain(ips, nr), i;
+	uint32_t id = 0;
+
+	spin_lock(&stack_lock);
+	if (stack_count + 1 > (stack_mask + 1) / 2 && !grow_stacks())
+		goto out;
+	for (i = h & stack_mask; stacks[i].off; i = (i + 1) & stack_mask) {
+		if (stacks[i].hash == h && stacks[i].nr == nr &&
+		    !memcmp(frames + stacks[i].off + 1, ips, (size_t)nr * 8)) {
+			id = stacks[i].off;
+			goto out;
+		}
+	}
+	if (frames_used + nr + 1 > FRAMES || frames_used + nr + 1 > UINT32_MAX)
+		goto out;
+	stacks[i] = (struct stack_slot){.hash = h, .off = (uint32_t)frames_used, .nr = nr};
+	frames[frames_used] = nr;
+	memcpy(frames + frames_used + 1, ips, (size_t)nr * 8);
+	frames_used += nr + 1;
+	stack_count++;
+	id = stacks[i].off;
+out:
+	spin_unlock(&stack_lock);
+	return id;
+}
+
+/* Double a shard's slots (under its lock). Returns false when they cannot grow. */
+static bool grow_blocks(struct shard *s)
+{
+	uint64_t cap = (s->mask + 1) * 2, mask = cap - 1;
+	struct live_block *bigger;
+
+	if (cap > MAX_BLOCKS || !(bigger = map(cap * sizeof(*bigger))))
+		return false;
+	for (uint64_t i = 0; i <= s->mask; i++) {
+		uint64_t j;
+
+		if (!s->v[i].addr)
+			continue;
+		for (j = block_home(s->v[i].addr, mask); bigger[j].addr; j = (j + 1) & mask)
+			;
+		bigger[j] = s->v[i];
+	}
+	munmap(s->v, (s->mask + 1) * sizeof(*s->v));
+	s->v = bigger;
+	s->mask = mask;
+	return true;
+}
+
+/* The slot of addr in s, or of the empty slot where it would go. Under s's lock. */
+static uint64_t find(const struct shard *s, uint64_t addr)
+{
+	uint64_t i = block_home(addr, s->mask);
+
+	while (s->v[i].addr && s->v[i].addr != addr)
+		i = (i + 1) & s->mask;
+	return i;
+}
+
+/*
+ * Add a sampled block (one already at its address replaces it: its free was
+ * not seen), before its address reaches the program. Takes its shard's lock.
+ * Not async-signal-safe.
+ */
+void live__insert(const struct live_block *b)
+{
+	struct shard *s = shard_of(b->addr);
+	uint64_t i;
+
+	if (!b->addr)
+		return;
+	spin_lock(&s->lock);
+	if (s->count + 1 > (s->mask + 1) / 2 && !grow_blocks(s)) {
+		__atomic_fetch_add(&untracked, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+	i = find(s, b->addr);
+	if (!s->v[i].addr) {
+		s->count++;
+		__atomic_fetch_add(&ap_live_filter[live__filter_index(b->addr)], 1,
+				   __ATOMIC_RELAXED);
+	}
+	s->v[i] = *b;
+out:
+	spin_unlock(&s->lock);
+}
+
+/*
+ * Take the block at addr out into *out: false when it is not a sampled live
+ * one. Takes its shard's lock. Not async-signal-safe.
+ */
+bool live__take(uint64_t addr, struct live_block *out)
+{
+	struct shard *s = shard_of(addr);
+	uint64_t i, j, home;
+	bool had = false;
+
+	spin_lock(&s->lock);
+	i = find(s, addr);
+	if (!s->v[i].addr)
+		goto out;
+	had = true;
+	*out = s->v[i];
+	__atomic_fetch_sub(&ap_live_filter[live__filter_index(addr)], 1, __ATOMIC_RELAXED);
+	s->count--;
+	/* backward shift: move up each later entry whose home is not between the hole and it */
+	for (j = (i + 1) & s->mask; s->v[j].addr; j = (j + 1) & s->mask) {
+		home = block_home(s->v[j].addr, s->mask);
+		if (((j - home) & s->mask) >= ((j - i) & s->mask)) {
+			s->v[i] = s->v[j];
+			i = j;
+		}
+	}
+	s->v[i] = (struct live_block){0};
+out:
+	spin_unlock(&s->lock);
+	return had;
+}
+
+/* The bytes of the tables in use (the filter counted whole): the profiler's own memory. */
+uint64_t live__footprint(void)
+{
+	uint64_t n = FILTER_SLOTS * sizeof(*ap_live_filter) + (stack_mask + 1) * sizeof(*stacks) +
+		     __atomic_load_n(&frames_used, __ATOMIC_RELAXED) * sizeof(*frames);
+
+	for (unsigned i = 0; i < SHARDS; i++)
+		n += (__atomic_load_n(&shards[i].mask, __ATOMIC_RELAXED) + 1) *
+		     sizeof(struct live_block);
+	return n;
+}
+
+uint64_t live__untracked(void)
+{
+	return __atomic_load_n(&untracked, __ATOMIC_RELAXED);
+}
+
+/* A (stack, size) pair of the live set, merged for the records. */
+struct merged {
+	uint64_t size, weight, count;
+	uint32_t stack, used;
+};
+
+/* Fill the merge table (cap slots, a power of 2) from the blocks (all shards held). */
+static void merge(struct merged *m, uint64_t cap)
+{
+	for (unsigned k = 0; k < SHARDS; k++) {
+		const struct shard *s = &shards[k];
+
+		for (uint64_t i = 0; i <= s->mask; i++) {
+			const struct live_block *b = &s->v[i];
+			uint64_t j;
+
+			if (!b->addr)
+				continue;
+			j = (b->stack * 0x9E3779B97F4A7C15ULL ^ b->size * 0xC2B2AE3D27D4EB4FULL) >>
+			    17;
+			for (j &= cap - 1; m[j].used; j = (j + 1) & (cap - 1))
+				if (m[j].stack == b->stack && m[j].size == b->size)
+					break;
+			m[j].used = 1;
+			m[j].stack = b->stack;
+			m[j].size = b->size;
+			m[j].weight += b->weight;
+			m[j].count++;
+		}
+	}
+}
+
+/*
+ * Hold every shard, waiting (wait) or, from a handler, a bounded time
+ * (false then, holding none). Async-signal-safe when !wait.
+ */
+static bool hold_shards(bool wait)
+{
+	for (unsigned i = 0; i < SHARDS; i++) {
+		if (wait) {
+			spin_lock(&shards[i].lock);
+		} else if (!spin_trylock(&shards[i].lock)) {
+			while (i--)
+				spin_unlock(&shards[i].lock);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void release_shards(void)
+{
+	for (unsigned i = 0; i < SHARDS; i++)
+		spin_unlock(&shards[i].lock);
+}
+
+/*
+ * Write the live set to w as SAMPLE records of the attr id: one per stack
+ * and block size, its period the estimated bytes still live, its weight the
+ * size; *blocks and *bytes get the sampled blocks and the estimated bytes.
+ * The tables are held while the set is merged: waited for (wait), or a
+ * bounded time from a handler. Returns 0 or -errno (-EBUSY: not held).
+ * Async-signal-safe when !wait.
+ */
+int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *nblocks,
+		uint64_t *bytes, bool wait)
+{
+	uint64_t cap = 16, count = 0, chain[AP_MAX_CHAIN + 2];
+	struct merged *m = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int err = 0;
+
+	*nblocks = *bytes = 0;
+	if (!id)
+		return 0;
+	if (!hold_shards(wait))
+		return -EBUSY;
+	for (unsigned i = 0; i < SHARDS; i++)
+		count += shards[i].count;
+	*nblocks = count;
+	if (!count) {
+		release_shards();
+		return 0;
+	}
+	while (cap < count * 2)
+		cap *= 2;
+	m = map(cap * sizeof(*m));
+	buf = map(WRITE_BUF);
+	if (m && buf)
+		merge(m, cap);
+	release_shards(); /* the stacks' frames never move: read without a lock */
+	if (!m || !buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = 0; i < cap && !err; i++) {
+		unsigned nr = 1;
+
+		if (!m[i].used)
+			continue;
+		*bytes += m[i].weight;
+		chain[0] = PERF_CONTEXT_USER;
+		if (m[i].stack) {
+			uint64_t n = frames[m[i].stack];
+
+			if (n > AP_MAX_CHAIN)
+				n = AP_MAX_CHAIN;
+			memcpy(chain + 1, frames + m[i].stack + 1, n * 8);
+			nr += (unsigned)n;
+		}
+		if (nr == 1)
+			chain[nr++] = 0;
+		if (len + RECORD_ROOM > WRITE_BUF) {
+			err = writer__append(w, buf, len);
+			len = 0;
+		}
+		len += memory__put_sample(buf + len, WRITE_BUF - len, id, pid, pid, time, 0,
+					  m[i].weight, chain, nr, m[i].size);
+	}
+	if (!err && len)
+		err = writer__append(w, buf, len);
+	writer__note_times(w, time, time);
+out:
+	if (m)
+		munmap(m, cap * sizeof(*m));
+	if (buf)
+		munmap(buf, WRITE_BUF);
+	return err;
+}

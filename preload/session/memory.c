@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memory.c - AUTOPROF_MEMORY: allocations sampled by bytes (memory.h tells
+ * the scheme), each sample a SAMPLE record of alloc-bytes at the stack of
+ * the allocation's caller, and the sampled blocks kept in live.c's table
+ * until they are freed; at the image's end what is left is written as
+ * live-bytes records.
+ *
+ * A sample is taken in the program's context, on the allocating thread,
+ * with the thread's guard up (ap_mem.busy: what libunwind and we allocate
+ * passes straight through, uncounted, and so do the allocations and frees
+ * of a handler of the program that interrupts us, which therefore never
+ * waits for a table we hold) and the thread's buffer claimed with
+ * thread__enter() (our sampling handler then leaves the thread alone: its
+ * records wait in the ring for the next signal). The stack is libunwind's
+ * fast trace from here, cut at the allocator's caller, with the loader's
+ * objects read from our lock-free table. The record goes to the thread's
+ * buffer; a thread without one (started before the library, or whose
+ * buffer a visitor holds) writes through a static buffer, with every signal
+ * blocked (raw rt_sigprocmask: the program's view of its mask is its own).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "memory.h"
+
+AP_TLS struct ap_mem_thread ap_mem;
+bool ap_mem_on;
+uint64_t ap_mem_interval = 512 * 1024;
+
+static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
+static uint64_t samples, sampled_bytes, unplaced; /* atomic */
+static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
+
+#define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
+#define MAX_TRACE  (AP_MAX_CHAIN + 32)
+
+/* The chain and trace of samples on threads without a buffer, under shared_lock. */
+static int shared_lock;
+static uint64_t shared_chain[AP_MAX_CHAIN + 2];
+static void *shared_trace[MAX_TRACE];
+static char shared_record[MAX_RECORD];
+
+/* Block every signal (raw: the program's view of its mask stays its own). */
+static void block_all(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+}
+
+static void restore(const sigset_t *old)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+}
+
+/* xorshift64*: the thread's uniform numbers. */
+static uint64_t next_random(void)
+{
+	uint64_t x = ap_mem.rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	ap_mem.rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* ln(x) for x in (0, 1], to about 1e-9: x = m * 2^e with m in [1, 2), ln m by atanh's series. */
+static double ln(double x)
+{
+	uint64_t bits;
+	double m, z, z2, sum = 0, term;
+	int e;
+
+	memcpy(&bits, &x, sizeof(bits));
+	e = (int)((bits >> 52) & 0x7ff) - 1023;
+	bits = (bits & ((1ULL << 52) - 1)) | (1023ULL << 52);
+	memcpy(&m, &bits, sizeof(m));
+	if (m > 1.41421356237309505) {
+		m /= 2;
+		e++;
+	}
+	z = (m - 1) / (m + 1); /* |z| < 0.172 */
+	z2 = z * z;
+	term = z;
+	for (int k = 1; k < 24; k += 2) {
+		sum += term / k;
+		term *= z2;
+	}
+	return 2 * sum + e * 0.69314718055994530942;
+}
+
+/* The next interval: exponential with mean ap_mem_interval, at least 1 byte. */
+static int64_t draw(void)
+{
+	double u = ((double)(next_random() >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
+	double v = -ln(u) * (double)ap_mem_interval;
+
+	return v < 1 ? 1 : v > 1e15 ? (int64_t)1e15 : (int64_t)v;
+}
+
+/* A thread's first allocation: seed its generator and draw its first interval. */
+static void seed_thread(void)
+{
+	uint64_t s =
+	    (uint64_t)syscall(SYS_gettid) * 0x9E3779B97F4A7C15ULL ^ ap_now() ^ (uintptr_t)&ap_mem;
+
+	ap_mem.rng = s ? s : 1;
+	ap_mem.left = draw();
+}
+
+/*
+ * Lay out a SAMPLE of a memory attr (AP_MEMORY_SAMPLE_TYPE): id, ip, pid/tid,
+ * time, the block's address, cpu 0, period (estimated bytes), the chain of nr
+ * entries, the block's size as the weight. Returns its size, or 0 when it
+ * does not fit in cap. Async-signal-safe.
+ */
+size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
+			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
+			  unsigned nr, uint64_t size)
+{
+	size_t len = sizeof(struct perf_event_header) + 9 * 8 + (size_t)nr * 8;
+	struct perf_event_header h = {
+	    .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER, .size = (uint16_t)len};
+	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
+
+	if (len > cap || len > UINT16_MAX || nr < 2)
+		return 0;
+	memcpy(buf, &h, sizeof(h));
+	*p++ = id;			  /* IDENTIFIER */
+	*p++ = chain[1];		  /* IP: the allocator's caller */
+	*p++ = (uint64_t)tid << 32 | pid; /* TID */
+	*p++ = time;			  /* TIME */
+	*p++ = addr;			  /* ADDR */
+	*p++ = 0;			  /* CPU */
+	*p++ = period;			  /* PERIOD */
+	*p++ = nr;			  /* CALLCHAIN */
+	memcpy(p, chain, (size_t)nr * 8);
+	p += nr;
+	*p = size; /* WEIGHT */
+	return len;
+}
+
+/* C++'s operator new and new[] (all their forms): a sample's stack starts at their caller. */
+static const char *const new_names[] = {"_Znwm",
+					"_Znam",
+					"_ZnwmRKSt9nothrow_t",
+					"_ZnamRKSt9nothrow_t",
+					"_ZnwmSt11align_val_t",
+					"_ZnamSt11align_val_t",
+					"_ZnwmSt11align_val_tRKSt9nothrow_t",
+					"_ZnamSt11align_val_tRKSt9nothrow_t"};
+#define NR_NEW (sizeof(new_names) / sizeof(new_names[0]))
+static uintptr_t new_lo[NR_NEW], new_hi[NR_NEW];
+
+/* Find operator new's code where the program has one (libstdc++'s, or its own). */
+static void find_operator_new(void)
+{
+	for (size_t i = 0; i < NR_NEW; i++) {
+		void *f = dlsym(RTLD_DEFAULT, new_names[i]);
+		const ElfW(Sym) *sym = NULL;
+		Dl_info info;
+
+		if (f && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
+			new_lo[i] = (uintptr_t)f;
+			new_hi[i] = (uintptr_t)f + sym->st_size;
+		}
+	}
+}
+
+static bool in_operator_new(uintptr_t pc)
+{
+	for (size_t i = 0; i < NR_NEW; i++)
+		if (pc >= new_lo[i] && pc < new_hi[i])
+			return true;
+	return false;
+}
+
+/*
+ * The allocation's stack into chain (PERF_CONTEXT_USER first): the fast
+ * trace from here, from the frame that returns to ret (the allocator's
+ * caller) on. Returns the entries, at least 2.
+ */
+static __attribute__((noinline)) unsigned caller_chain(uint64_t *chain, void **trace,
+						       unsigned depth, uintptr_t ret)
+{
+	uintptr_t bias = 0;
+	int got = 0, i = 0;
+	unsigned n = 0;
+
+	if (autoprof.cfg->callgraph != AP_CG_NONE) /* AUTOPROF_CALLGRAPH=none: the caller only */
+		got = unwind__trace_here(trace, (int)depth + 24, &bias);
+
+	while (i < got && (uintptr_t)trace[i] + bias != ret)
+		i++;
+	chain[n++] = PERF_CONTEXT_USER;
+	if (i == got) {
+		chain[n++] = ret; /* not found (no fast trace, a dlclose): the caller only */
+		return n;
+	}
+	while (i + 1 < got && in_operator_new((uintptr_t)trace[i] + bias - 1))
+		i++; /* operator new's caller allocated */
+	for (; i < got && n < depth + 1; i++)
+		chain[n++] = (uintptr_t)trace[i] + bias;
+	__asm__ volatile("" ::: "memory"); /* not a tail call: our frame must stay */
+	return n;
+}
+
+/* Put a sample's record in t's buffer (entered), the objects it touches first. */
+static void to_thread(struct ap_thread *t, const struct live_block *b, const uint64_t *chain,
+		      unsigned nr, uint64_t now)
+{
+	char *out;
+	size_t n;
+
+	objects__note(t, chain, nr);
+	out = thread__reserve(t, MAX_RECORD);
+	n = memory__put_sample(out, MAX_RECORD, alloc_id, t->sampler->pid, (uint32_t)t->tid, now,
+			       b->addr, b->weight, chain, nr, b->size);
+	t->len += n;
+	if (!t->stats.first_time)
+		t->stats.first_time = now;
+	if (now > t->stats.last_time)
+		t->stats.last_time = now;
+	thread__maybe_flush(t);
+}
+
+/*
+ * Is this the profiler's own allocation: called from this library or from
+ * libunwind? (Through libc, as getline or opendir do for us, they are ours
+ * too; those happen outside sampling or under the guard: at start, at stop,
+ * in a forked child before memory.c's fork handler lowers it.)
+ */
+static bool ours(uintptr_t ret)
+{
+	return objects__kind(ret) & (AP_OBJ_SELF | AP_OBJ_UNWINDER);
+}
+
+/* Record a sampled block of weight estimated bytes: its stack, the live table, the record. */
+static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_t ret)
+{
+	struct ap_thread *t = ap_self;
+	unsigned depth = autoprof.cfg->stack_depth, nr;
+	uint64_t now = ap_now();
+
+	if (ours(ret))
+		return;
+	if (t && thread__enter(t)) {
+		uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
+		void **trace = (void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES);
+
+		nr = caller_chain(chain, trace, depth, ret);
+		b->stack = live__stack_id(chain + 1, nr - 1);
+		live__insert(b);
+		to_thread(t, b, chain, nr, now);
+		thread__leave(t);
+	} else {
+		sigset_t old;
+		size_t n;
+
+		block_all(&old); /* the handler must not come in while we append to the file */
+		while (__atomic_exchange_n(&shared_lock, 1, __ATOMIC_ACQUIRE))
+			sched_yield();
+		nr = caller_chain(shared_chain, shared_trace, depth, ret);
+		b->stack = live__stack_id(shared_chain + 1, nr - 1);
+		live__insert(b);
+		n = memory__put_sample(shared_record, sizeof(shared_record), alloc_id,
+				       (uint32_t)autoprof.pid, (uint32_t)syscall(SYS_gettid), now,
+				       b->addr, b->weight, shared_chain, nr, b->size);
+		if (n)
+			writer__append(&autoprof.writer, shared_record, n);
+		writer__note_times(&autoprof.writer, now, now);
+		__atomic_store_n(&shared_lock, 0, __ATOMIC_RELEASE);
+		restore(&old);
+		__atomic_fetch_add(&unplaced, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_fetch_add(&samples, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&sampled_bytes, b->weight, __ATOMIC_RELAXED);
+	__asm__ volatile("" ::: "memory");
+}
+
+/*
+ * The slow path of an allocation of n bytes at p from ret (memory.h's
+ * memory__after_alloc): the count-down reached 0, or n is at least the
+ * interval, or this is the thread's first allocation. Keeps errno. Not
+ * async-signal-safe.
+ */
+__attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t ret)
+{
+	struct live_block b = {.addr = (uintptr_t)p, .size = n ? n : 1};
+	uint64_t k = 0;
+	int saved;
+
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || autoprof.paused)
+		return;
+	saved = errno;
+	ap_mem.busy++;
+	if (!ap_mem.rng) {
+		seed_thread();
+		if (b.size < ap_mem_interval)
+			ap_mem.left -= (int64_t)b.size;
+	}
+	if (b.size >= ap_mem_interval) {
+		b.weight = b.size; /* always sampled, exactly */
+	} else {
+		while (ap_mem.left <= 0) {
+			k++;
+			ap_mem.left += draw();
+		}
+		b.weight = k * ap_mem_interval;
+	}
+	if (b.weight)
+		take_sample(&b, ret);
+	ap_mem.busy--;
+	errno = saved;
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The guard is up while a table is held: a handler of the program that frees
+ * or allocates on this thread meanwhile passes straight through. */
+bool memory__take(void *p, struct live_block *b)
+{
+	bool had;
+
+	ap_mem.busy++;
+	had = live__take((uintptr_t)p, b);
+	ap_mem.busy--;
+	return had;
+}
+
+void memory__put_back(const struct live_block *b)
+{
+	ap_mem.busy++;
+	live__insert(b);
+	ap_mem.busy--;
+}
+
+/* Append one attr (a software event whose samples carry the block and its size). */
+static int add(struct writer_event *events, int n, const char *name, uint64_t *id)
+{
+	struct perf_event_attr *attr = &events[n].attr;
+
+	if (n >= AP_MAX_EVENTS)
+		return n;
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->sample_period = 0; /* no fixed period: each sample's is its bytes */
+	attr->sample_type = AP_MEMORY_SAMPLE_TYPE;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	events[n].id = (uint64_t)n + 1;
+	snprintf(events[n].name, sizeof(events[n].name), "%s", name);
+	*id = events[n].id;
+	return n + 1;
+}
+
+/*
+ * The attrs of the file about to be opened: none when memory is not
+ * profiled, or cannot be (said once).
+ */
+int memory__file_events(struct writer_event *events, int n)
+{
+	static int refused = -1;
+
+	alloc_id = live_id = 0;
+	if (!autoprof.cfg->memory)
+		return n;
+	if (refused < 0) {
+		refused = !alloc__interposed();
+		if (refused)
+			pr_warn("AUTOPROF_MEMORY: the program's malloc and free do not reach the "
+				"library (an allocator linked into the program, or a tool such as "
+				"valgrind that replaces them); allocations not profiled");
+	}
+	if (refused)
+		return n;
+	n = add(events, n, "alloc-bytes", &alloc_id);
+	n = add(events, n, "live-bytes", &live_id);
+	return n;
+}
+
+/* fork: the live table's lock is held across it, so the child's copy is whole. */
+static void before_fork(void)
+{
+	ap_mem.busy++;
+	live__lock_all();
+}
+
+static void after_fork(void)
+{
+	live__unlock_all();
+	ap_mem.busy--;
+}
+
+/* The child's live set starts as the parent's; its samples and file are its own. */
+static void after_fork_child(void)
+{
+	samples = sampled_bytes = unplaced = 0;
+	after_fork();
+}
+
+void memory__start(void)
+{
+	static bool once;
+	int err;
+
+	if (!autoprof.cfg->memory || !alloc_id)
+		return;
+	if (!once) {
+		err = live__init();
+		if (err) {
+			pr_warn("AUTOPROF_MEMORY: cannot map the live table: %s; allocations not "
+				"profiled",
+				strerror(-err));
+			return;
+		}
+		pthread_atfork(before_fork, after_fork, after_fork_child);
+		find_operator_new();
+		once = true;
+	}
+	ap_mem_interval = autoprof.cfg->memory_interval;
+	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * A deadly signal ends the process: write the live set unless the table is
+ * in use (by the thread the signal interrupted, or another: then the file
+ * has no live-bytes, and nothing waits). Async-signal-safe.
+ */
+void memory__stop_emergency(struct writer *w)
+{
+	uint64_t blocks, bytes;
+
+	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
+		return;
+	ap_mem.busy++;
+	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false);
+	ap_mem.busy--;
+}
+
+/*
+ * A window ends (windows.c, from a handler, before its file is finished):
+ * the file gets the live set of now. The table's lock is waited for a
+ * bounded time only (its holder runs our code with signals blocked, and
+ * waits for nothing of the handler's); a window whose live set could not be
+ * written is counted and said at the end. Async-signal-safe.
+ */
+void memory__snapshot(struct writer *w)
+{
+	uint64_t blocks, bytes;
+
+	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
+		return;
+	ap_mem.busy++;
+	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false) ==
+	    -EBUSY)
+		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
+	ap_mem.busy--;
+}
+
+uint64_t memory__samples(void)
+{
+	return __atomic_load_n(&samples, __ATOMIC_RELAXED);
+}
+
+void memory__stop(struct writer *w)
+{
+	uint64_t blocks = 0, bytes = 0;
+	int err;
+
+	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
+		return;
+	ap_mem.busy++;
+	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true);
+	ap_mem.busy--;
+	if (err)
+		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
+	pr_info(
+	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
+	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "
+	    "%.1f MiB%s",
+	    (unsigned long long)samples, (unsigned long long)sampled_bytes,
+	    (unsigned long long)ap_mem_interval, (unsigned long long)blocks,
+	    (unsigned long long)bytes, (double)live__footprint() / (1 << 20),
+	    unplaced ? "; some on threads without a sampler" : "");
+	if (snapshots_missed)
+		pr_warn(
+		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy)",
+		    (unsigned long long)snapshots_missed);
+	if (live__untracked())
+		pr_warn(
+		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "
+		    "(their frees unmatched)",
+		    (unsigned long long)live__untracked());
+}

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloc.c - the allocator's functions, interposed for AUTOPROF_MEMORY:
+ * malloc, calloc, realloc, reallocarray, free, posix_memalign,
+ * aligned_alloc, memalign, valloc, pvalloc, malloc_usable_size, and glibc's
+ * __libc_malloc & co that some programs call directly. C++'s operator new
+ * and delete reach malloc and free.
+ *
+ * Each calls the next definition in the lookup order (dlsym RTLD_NEXT: libc's,
+ * or jemalloc's or tcmalloc's when the program links one), found at the first
+ * call. dlsym itself allocates (its error buffer): while this thread looks
+ * the functions up, allocations come from a small static arena, whose blocks
+ * free, realloc and malloc_usable_size recognise (and never pass on).
+ *
+ * Without AUTOPROF_MEMORY (ap_mem_on false) each wrapper is the real call and
+ * a load; with it, an allocation costs a subtraction more (memory.h) and a
+ * free a filter lookup (live.c), unless it was sampled. Contents, sizes and
+ * alignment are the real allocator's; errno is the real call's.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "memory.h"
+#include "wrap.h"
+
+#ifndef __SANITIZE_ADDRESS__ /* an ASan build (unit tests) keeps the sanitizer's own malloc */
+
+struct real_alloc {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*usable)(void *);
+	void *(*libc_malloc)(size_t);
+	void *(*libc_calloc)(size_t, size_t);
+	void *(*libc_realloc)(void *, size_t);
+	void (*libc_free)(void *);
+	void *(*libc_memalign)(size_t, size_t);
+	void *(*libc_valloc)(size_t);
+	void *(*libc_pvalloc)(size_t);
+};
+
+static struct real_alloc real;
+static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
+static AP_TLS bool resolving;
+
+/* The bootstrap arena: blocks of [size_t size, pad, data...], 16-byte aligned. */
+#define ARENA_BYTES (64 * 1024)
+static char arena[ARENA_BYTES] __attribute__((aligned(16)));
+static size_t arena_used; /* atomic */
+
+static bool in_arena(const void *p)
+{
+	return (const char *)p >= arena && (const char *)p < arena + ARENA_BYTES;
+}
+
+/* A block of the arena (zeroed: it was never used), or NULL when it is full. */
+static void *arena_alloc(size_t n, size_t align)
+{
+	size_t need, at, old;
+
+	if (align < 16)
+		align = 16;
+	if (n > ARENA_BYTES || align > 4096)
+		return NULL;
+	need = ((n + 15) & ~(size_t)15) + align;
+	old = __atomic_fetch_add(&arena_used, need, __ATOMIC_RELAXED);
+	if (old + need > ARENA_BYTES)
+		return NULL;
+	at = (((size_t)(arena + old) + 16 + align - 1) & ~(align - 1)) - (size_t)arena;
+	memcpy(arena + at - 16, &n, sizeof(n));
+	return arena + at;
+}
+
+static size_t arena_size(const void *p)
+{
+	size_t n;
+
+	memcpy(&n, (const char *)p - 16, sizeof(n));
+	return n;
+}
+
+#define LOOK(field, name) real.field = (__typeof__(real.field))dlsym(RTLD_NEXT, name)
+
+/*
+ * Find the real functions once. Another thread that calls while one looks
+ * them up waits; the looking thread's own calls (from dlsym) get the arena.
+ */
+static void resolve(void)
+{
+	int idle = 0;
+
+	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 || resolving)
+		return;
+	if (!__atomic_compare_exchange_n(&resolved, &idle, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+		return;
+	}
+	resolving = true;
+	LOOK(malloc, "malloc");
+	LOOK(calloc, "calloc");
+	LOOK(realloc, "realloc");
+	LOOK(free, "free");
+	LOOK(posix_memalign, "posix_memalign");
+	LOOK(aligned_alloc, "aligned_alloc");
+	LOOK(memalign, "memalign");
+	LOOK(valloc, "valloc");
+	LOOK(pvalloc, "pvalloc");
+	LOOK(usable, "malloc_usable_size");
+	LOOK(libc_malloc, "__libc_malloc");
+	LOOK(libc_calloc, "__libc_calloc");
+	LOOK(libc_realloc, "__libc_realloc");
+	LOOK(libc_free, "__libc_free");
+	LOOK(libc_memalign, "__libc_memalign");
+	LOOK(libc_valloc, "__libc_valloc");
+	LOOK(libc_pvalloc, "__libc_pvalloc");
+	resolving = false;
+	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
+}
+
+/* Make sure the real functions are known (the library's constructor calls it first). */
+void alloc__resolve(void)
+{
+	resolve();
+}
+
+#define RET ((uintptr_t)__builtin_return_address(0))
+
+/* The real call of fn, or the arena while this thread looks the functions up. */
+#define REAL(fn, arena_call, ...)                                                                  \
+	({                                                                                         \
+		if (__builtin_expect(!real.fn, 0))                                                 \
+			resolve();                                                                 \
+		real.fn ? real.fn(__VA_ARGS__) : (arena_call);                                     \
+	})
+
+static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
+{
+	void *p = fn(n);
+
+	if (__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
+		memory__after_alloc(p, n, ret);
+	return p;
+}
+
+/* A size no allocator grants, asked by alloc__interposed() to see whether a call reaches us. */
+#define PROBE_SIZE (SIZE_MAX - 4095)
+static AP_TLS bool probe_seen;
+
+AP_API void *malloc(size_t n)
+{
+	if (__builtin_expect(n == PROBE_SIZE, 0)) {
+		probe_seen = true;
+		errno = ENOMEM;
+		return NULL; /* as any allocator answers */
+	}
+	if (__builtin_expect(!real.malloc, 0)) {
+		resolve();
+		if (!real.malloc)
+			return arena_alloc(n, 16);
+	}
+	return do_malloc(real.malloc, n, RET);
+}
+
+AP_API void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (__builtin_expect(!real.calloc, 0)) {
+		resolve();
+		if (!real.calloc)
+			return size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16);
+	}
+	p = real.calloc(n, size);
+	if (p && __atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
+		memory__after_alloc(p, n * size, RET);
+	return p;
+}
+
+/* A block of the arena moved to the real allocator (the arena's is never freed). */
+static void *arena_realloc(void *p, size_t n)
+{
+	size_t old = arena_size(p);
+	void *q = malloc(n);
+
+	if (q)
+		memcpy(q, p, old < n ? old : n);
+	return q;
+}
+
+/* The block at p leaves the program: out of the live table first, so that no
+ * other thread can be given its address while it is still there. */
+static void before_free(void *p)
+{
+	struct live_block b;
+
+	if (memory__maybe_sampled(p))
+		memory__take(p, &b);
+}
+
+AP_API void free(void *p)
+{
+	if (!p || in_arena(p))
+		return;
+	before_free(p);
+	REAL(free, (void)0, p);
+}
+
+/* realloc's work for both names: p's sampled block goes, q's may come. */
+static void *do_realloc(void *(*fn)(void *, size_t), void *p, size_t n, uintptr_t ret)
+{
+	struct live_block b;
+	bool had = memory__maybe_sampled(p) && memory__take(p, &b);
+	void *q = fn(p, n);
+
+	if (!q && n && had)
+		memory__put_back(&b); /* failed: p is still the program's */
+	if (q && __atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
+		memory__after_alloc(q, n, ret);
+	return q;
+}
+
+AP_API void *realloc(void *p, size_t n)
+{
+	if (p && in_arena(p))
+		return arena_realloc(p, n);
+	if (__builtin_expect(!real.realloc, 0)) {
+		resolve();
+		if (!real.realloc)
+			return p ? NULL : arena_alloc(n, 16);
+	}
+	return do_realloc(real.realloc, p, n, RET);
+}
+
+AP_API void *reallocarray(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (p && in_arena(p))
+		return arena_realloc(p, n * size);
+	if (__builtin_expect(!real.realloc, 0))
+		resolve();
+	if (!real.realloc)
+		return p ? NULL : arena_alloc(n * size, 16);
+	return do_realloc(real.realloc, p, n * size, RET);
+}
+
+AP_API int posix_memalign(void **out, size_t align, size_t n)
+{
+	int err;
+
+	if (__builtin_expect(!real.posix_memalign, 0)) {
+		resolve();
+		if (!real.posix_memalign) {
+			*out = arena_alloc(n, align);
+			return *out ? 0 : ENOMEM;
+		}
+	}
+	err = real.posix_memalign(out, align, n);
+	if (!err && __atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
+		memory__after_alloc(*out, n, RET);
+	return err;
+}
+
+/* The aligned allocators: fn(align, n), sampled as n bytes. */
+static void *do_aligned(void *(*fn)(size_t, size_t), size_t align, size_t n, uintptr_t ret)
+{
+	void *p = fn(align, n);
+
+	if (__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
+		memory__after_alloc(p, n, ret);
+	return p;
+}
+
+AP_API void *aligned_alloc(size_t align, size_t n)
+{
+	if (__builtin_expect(!real.aligned_alloc, 0)) {
+		resolve();
+		if (!real.aligned_alloc)
+			return arena_alloc(n, align);
+	}
+	return do_aligned(real.aligned_alloc, align, n, RET);
+}
+
+AP_API void *memalign(size_t align, size_t n)
+{
+	if (__builtin_expect(!real.memalign, 0)) {
+		resolve();
+		if (!real.memalign)
+			return arena_alloc(n, align);
+	}
+	return do_aligned(real.memalign, align, n, RET);
+}
+
+AP_API void *valloc(size_t n)
+{
+	if (__builtin_expect(!real.valloc, 0)) {
+		resolve();
+		if (!real.valloc)
+			return arena_alloc(n, 4096);
+	}
+	return do_malloc(real.valloc, n, RET);
+}
+
+AP_API void *pvalloc(size_t n)
+{
+	if (__builtin_expect(!real.pvalloc, 0)) {
+		resolve();
+		if (!real.pvalloc)
+			return arena_alloc((n + 4095) & ~(size_t)4095, 4096);
+	}
+	return do_malloc(real.pvalloc, n, RET);
+}
+
+AP_API size_t malloc_usable_size(void *p)
+{
+	if (p && in_arena(p))
+		return arena_size(p);
+	return REAL(usable, (size_t)0, p);
+}
+
+/* glibc's own names, which some programs call directly: sampled the same way. */
+
+AP_API void *__libc_malloc(size_t n)
+{
+	if (__builtin_expect(!real.libc_malloc, 0)) {
+		resolve();
+		if (!real.libc_malloc)
+			return arena_alloc(n, 16);
+	}
+	return do_malloc(real.libc_malloc, n, RET);
+}
+
+AP_API void *__libc_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (__builtin_expect(!real.libc_calloc, 0)) {
+		resolve();
+		if (!real.libc_calloc)
+			return size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16);
+	}
+	p = real.libc_calloc(n, size);
+	if (p && __atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
+		memory__after_alloc(p, n * size, RET);
+	return p;
+}
+
+AP_API void *__libc_realloc(void *p, size_t n)
+{
+	if (p && in_arena(p))
+		return arena_realloc(p, n);
+	if (__builtin_expect(!real.libc_realloc, 0)) {
+		resolve();
+		if (!real.libc_realloc)
+			return p ? NULL : arena_alloc(n, 16);
+	}
+	return do_realloc(real.libc_realloc, p, n, RET);
+}
+
+AP_API void __libc_free(void *p)
+{
+	if (!p || in_arena(p))
+		return;
+	before_free(p);
+	REAL(libc_free, (void)0, p);
+}
+
+AP_API void *__libc_memalign(size_t align, size_t n)
+{
+	if (__builtin_expect(!real.libc_memalign, 0)) {
+		resolve();
+		if (!real.libc_memalign)
+			return arena_alloc(n, align);
+	}
+	return do_aligned(real.libc_memalign, align, n, RET);
+}
+
+AP_API void *__libc_valloc(size_t n)
+{
+	if (__builtin_expect(!real.libc_valloc, 0)) {
+		resolve();
+		if (!real.libc_valloc)
+			return arena_alloc(n, 4096);
+	}
+	return do_malloc(real.libc_valloc, n, RET);
+}
+
+AP_API void *__libc_pvalloc(size_t n)
+{
+	if (__builtin_expect(!real.libc_pvalloc, 0)) {
+		resolve();
+		if (!real.libc_pvalloc)
+			return arena_alloc((n + 4095) & ~(size_t)4095, 4096);
+	}
+	return do_malloc(real.libc_pvalloc, n, RET);
+}
+
+#endif /* __SANITIZE_ADDRESS__ */
+
+/*
+ * Do the program's calls of malloc and free reach these wrappers? Not when
+ * an object before us in the lookup order defines them (an executable linked
+ * with a static allocator: jemalloc, tcmalloc, mimalloc built in), which the
+ * loader binds every call to, nor when a tool redirects them at run time
+ * (valgrind): the malloc the program's calls resolve to is called with a
+ * size only these wrappers recognise. Not async-signal-safe.
+ */
+bool alloc__interposed(void)
+{
+	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
+	void *(*volatile bound)(size_t);
+	Dl_info self, other;
+
+#ifdef __SANITIZE_ADDRESS__
+	return false; /* no wrappers */
+#endif
+	bound = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
+	probe_seen = false;
+	if (!bound || bound(PROBE_SIZE) || !probe_seen)
+		return false;
+	if (!dladdr((void *)alloc__interposed, &self))
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *f = dlsym(RTLD_DEFAULT, names[i]);
+
+		if (!f || !dladdr(f, &other) || other.dli_fbase != self.dli_fbase)
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memory_events.c - the objects of autoprof's memory events (AUTOPROF_MEMORY,
+ * the library's session/memory.c; their names: read/memory_names.c). Each
+ * alloc-bytes or live-bytes SAMPLE's period is the estimated bytes it stands
+ * for and its WEIGHT field the block's size, so period / weight is the
+ * estimated number of blocks (objects). The reader counts those objects as
+ * samples of two events of its own, alloc-objects and live-objects, at the
+ * same stack: every view and export then shows objects beside bytes
+ * (-e alloc-objects).
+ */
+#include "driver/driver.h"
+
+#include <errno.h>
+
+/* Fields between CALLCHAIN and WEIGHT that this reader does not step over. */
+#define BEFORE_WEIGHT                                                                              \
+	(PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |                      \
+	 PERF_SAMPLE_STACK_USER)
+
+int memory_events__count(struct session *s, const struct perf_file *pf, const struct sample *smp,
+			 u32 comm, const u32 *frames, u32 nr)
+{
+	const struct evattr *ea = &pf->attrs[smp->attr];
+	const char *objects_ev;
+	u64 size, objects;
+	int h;
+
+	if (!(ea->attr.sample_type & PERF_SAMPLE_WEIGHT) ||
+	    (ea->attr.sample_type & BEFORE_WEIGHT) || ea->hist < 0 ||
+	    !(objects_ev = memory_names__objects_of(s->hists.v[ea->hist].event)) ||
+	    smp->end - smp->rest < 8)
+		return 0;
+	size = ld64(smp->rest);
+	if (!size)
+		return 0;
+	objects = (smp->period + size / 2) / size;
+	h = hists__findnew_event(&s->hists, objects_ev);
+	if (h < 0)
+		return h;
+	return hists__add_stack(&s->hists, h, smp->pid, smp->tid, comm,
+				smp->has_cpu ? smp->cpu : UINT32_MAX, frames, nr,
+				objects ? objects : 1);
+}
