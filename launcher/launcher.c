@@ -368,28 +368,26 @@ int main(int argc, char **argv)
 				ap_env(AP_ENV_OUTPUT) && *ap_env(AP_ENV_OUTPUT));
 	}
 	hook = ap_env(AP_ENV_ON_WINDOW);
-	if (hook && *hook && (!opts.window_ns || id_list || outside)) {
-		fprintf(stderr, "autoprof: --on-window goes with --window, for a command profiled "
-				"with the library (not -p, -t or --outside)\n");
+	if (hook && *hook && !opts.window_ns) {
+		fprintf(stderr,
+			"autoprof: --on-window goes with --window (it runs for each window's "
+			"file)\n");
 		return 2;
 	}
+	if (hook && *hook && on_window__start(hook, output, quiet))
+		return 2;
 	if (id_list) {
 		int nids = attach__parse(id_list, ids, (int)(sizeof(ids) / sizeof(ids[0])),
 					 threads ? "-t" : "-p");
 
 		if (nids < 0)
 			return 2;
-		return outside__attach(ids, nids, threads, duration, output, quiet);
+		nids = outside__attach(ids, nids, threads, duration, output, quiet);
+		on_window__finish(); /* the last windows' hooks */
+		return nids;
 	}
 	if (outside)
 		return outside__run(argv + optind, output, quiet, "--outside");
-	if (hook && *hook && (launcher__is_static(argv[optind]) || launcher__is_go(argv[optind]))) {
-		fprintf(stderr,
-			"autoprof: --on-window: %s is profiled from outside (static or Go), "
-			"where windows have no hook yet\n",
-			argv[optind]);
-		return 2;
-	}
 	if (launcher__is_static(argv[optind]))
 		return outside__run(argv + optind, output, quiet,
 				    "statically linked: LD_PRELOAD cannot enter it");
@@ -412,8 +410,6 @@ int main(int argc, char **argv)
 		preload = lib;
 	}
 	setenv("LD_PRELOAD", preload, 1);
-	if (hook && *hook && on_window__start(hook, output))
-		return 2;
 
 	return launcher__run(argv + optind, output, quiet);
 }

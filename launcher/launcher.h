@@ -95,9 +95,13 @@ void perf_flags__say(bool quiet);
  * Watch @output's folder from a thread: each window file the run finishes
  * gets `CMD FILE` run, unprofiled. Returns 0, or -1 after saying why.
  */
-int on_window__start(const char *cmd, const char *output);
-/* After the command's end: the last windows' hooks, every hook waited for. No-op unstarted. */
-void on_window__finish(bool quiet);
+int on_window__start(const char *cmd, const char *output, bool quiet);
+/*
+ * After the command's end (called by launcher__end_like()): the last
+ * windows' hooks, every hook waited for, one closing line unless quiet.
+ * No-op when not started.
+ */
+void on_window__finish(void);
 
 /* ---- top.c: autoprof top ---- */
 

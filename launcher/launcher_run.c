@@ -312,6 +312,7 @@ int launcher__end_like(int status)
 	sigset_t set;
 	int sig;
 
+	on_window__finish(); /* --on-window: the last windows' hooks, before the end */
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	sig = WTERMSIG(status);
@@ -380,6 +381,5 @@ int launcher__run(char **argv, const char *output, int quiet)
 		exec_watch__say();
 	}
 	exec_watch__end();
-	on_window__finish(quiet); /* --on-window: the last windows' hooks */
 	return launcher__end_like(status);
 }

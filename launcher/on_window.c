@@ -39,7 +39,7 @@ static struct {
 	int fd;		  /* inotify */
 	int stop_pipe[2]; /* written by on_window__finish() */
 	pthread_t thread;
-	bool started;
+	bool started, quiet;
 	bool loose; /* -o had a %p: any characters between the base and the stamp */
 	pid_t hooks[MAX_HOOKS];
 	char *hook_file[MAX_HOOKS];
@@ -196,7 +196,7 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-int on_window__start(const char *cmd, const char *output)
+int on_window__start(const char *cmd, const char *output, bool quiet)
 {
 	char copy[PATH_MAX], *d;
 	sigset_t all, old;
@@ -213,6 +213,7 @@ int on_window__start(const char *cmd, const char *output)
 		return -1;
 	}
 	ow.cmd = cmd;
+	ow.quiet = quiet;
 	ow.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (ow.fd < 0 || inotify_add_watch(ow.fd, ow.dir, IN_CLOSE_WRITE) < 0 ||
 	    pipe2(ow.stop_pipe, O_CLOEXEC) < 0) {
@@ -233,7 +234,7 @@ int on_window__start(const char *cmd, const char *output)
 	return 0;
 }
 
-void on_window__finish(bool quiet)
+void on_window__finish(void)
 {
 	if (!ow.started)
 		return;
@@ -244,7 +245,7 @@ void on_window__finish(bool quiet)
 	read_events(); /* the last windows, closed as their processes ended */
 	while (ow.nr_hooks)
 		reap(true);
-	if (!quiet)
+	if (!ow.quiet)
 		fprintf(stderr, "autoprof: --on-window: ran '%s' for %u window file%s%s\n", ow.cmd,
 			ow.ran, ow.ran == 1 ? "" : "s",
 			ow.failed ? " (some failed: said above)" : "");

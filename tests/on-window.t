@@ -3,7 +3,7 @@
 # window file, unprofiled; a failing hook is said and never stops profiling.
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$B/progs/split" "$B/progs/life"
-plan 11
+plan 13
 A=$B/autoprof
 
 mkdir copies
@@ -51,4 +51,18 @@ ok $? "in one line, nothing run" || diag_file err.txt
 "$A" -q --window 200ms --on-window "$T/hook.sh" -o t.data -- "$B/progs/life" fork "$B/progs" >/dev/null 2>&1
 files=$(ls t.data*T* 2>/dev/null | grep -vc '\.stat$')
 is "$(grep -c "/t.data" hooks.txt)" "$files" "a forked child's window files get the hook too ($files files)"
+
+# Outside mode (--outside, static and Go programs, -p): the same hook.
+: >hooks.txt
+"$A" -q --outside --window 300ms --on-window "$T/hook.sh" -o o.data -- "$B/progs/split" 900 >/dev/null 2>&1
+files=$(ls o.data.*T* | grep -vc '\.stat$')
+[ "$files" -ge 2 ] && [ "$(grep -c "/o.data" hooks.txt)" = "$files" ]
+ok $? "--outside: the hook ran for each of its $files window files" || diag_file hooks.txt
+"$B/progs/split" 5000 >/dev/null &
+pid=$!
+"$A" -q -p $pid --duration 1 --window 300ms --on-window "$T/hook.sh" -o p.data 2>/dev/null
+kill $pid
+files=$(ls p.data.*T* | grep -vc '\.stat$')
+[ "$files" -ge 2 ] && [ "$(grep -c "/p.data" hooks.txt)" = "$files" ]
+ok $? "-p PID: the hook ran for each of its $files window files" || diag_file hooks.txt
 done_testing
