@@ -342,12 +342,12 @@ static void loop(const char *what)
 }
 
 /* The command, stopped until the events are open; its output to /dev/null (the view's screen). */
-static pid_t spawn(char **argv, int *go)
+static pid_t spawn(char **argv, int *go, int *failed)
 {
-	int p[2];
+	int p[2], e[2];
 	pid_t pid;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (pipe2(p, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0)
 		return -1;
 	fflush(NULL);
 	pid = fork();
@@ -356,6 +356,7 @@ static pid_t spawn(char **argv, int *go)
 		int null = open("/dev/null", O_RDWR);
 
 		close(p[1]);
+		close(e[0]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(126);
 		if (null >= 0) {
@@ -364,10 +365,15 @@ static pid_t spawn(char **argv, int *go)
 			dup2(null, STDERR_FILENO);
 		}
 		execvp(argv[0], argv);
+		c = (char)errno; /* for the launcher, which says it */
+		if (write(e[1], &c, 1) != 1)
+			c = 0;
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	close(p[0]);
+	close(e[1]);
 	*go = p[1];
+	*failed = e[0];
 	return pid;
 }
 
@@ -375,7 +381,8 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 {
 	char what[512], path[sizeof(top.tmpdir) + 16];
 	struct sigaction sa = {.sa_handler = on_quit};
-	int go = -1, err;
+	int go = -1, failed = -1, err, status = 0;
+	char why = 0;
 
 	top.command = argv != NULL;
 	top.keep_file = output_given;
@@ -386,7 +393,7 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 		return 2;
 	}
 	plan__attr(&top.plan, top.plan.cfg.callgraph == AP_CG_FP, top.command, true);
-	top.pid = top.command ? spawn(argv, &go) : pid;
+	top.pid = top.command ? spawn(argv, &go, &failed) : pid;
 	if (top.pid < 0) {
 		perror("autoprof: top");
 		return 126;
@@ -426,13 +433,22 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 		if (write(go, "x", 1) != 1)
 			quit_asked = 1;
 		close(go);
+		if (read(failed, &why, 1) == 1) { /* the exec failed: nothing to watch */
+			fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[0], strerror(why));
+			waitpid(top.pid, &status, 0);
+			top.ended = true;
+			quit_asked = 1;
+		}
+		close(failed);
 	} else {
 		snprintf(what, sizeof(what), "autoprof top: pid %d, %s", (int)pid,
 			 plan__rate(&top.plan));
 	}
-	tty_raw();
-	loop(what);
-	tty_restore();
+	if (!why) {
+		tty_raw();
+		loop(what);
+		tty_restore();
+	}
 	orings__drain(&top.rings);
 	events__close(&top.ev);
 	orings__drain(&top.rings);
@@ -444,6 +460,12 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 	if (!output_given) {
 		unlink(path);
 		rmdir(top.tmpdir);
+	}
+	if (why) { /* nothing ran: no file, as without us (said above) */
+		if (output_given)
+			unlink(top.out.path);
+		top_names__end();
+		return why == ENOENT ? 127 : 126;
 	}
 	fprintf(stderr, "autoprof: top: %llu samples%s%s\n", (unsigned long long)top.samples,
 		output_given ? (err ? ", the file could not be finished: " : "; wrote ") : "",

@@ -8,7 +8,7 @@ if ! command -v tmux >/dev/null 2>&1; then
 	echo "1..0 # SKIP tmux is not installed (scripts/install-deps.sh test)"
 	exit 0
 fi
-plan 18
+plan 20
 A=$B/autoprof
 S=autoprof-top-$$
 export TMUX_TMPDIR="$T"
@@ -86,4 +86,8 @@ is "$?" 0 "without a terminal, top ends with the command (exit 0)"
 tail -n 8 screens.txt | grep -q "heavy_two_thirds" && grep -q "it ended" screens.txt
 ok $? "its last screen names the child's functions and says the command ended" ||
 	tail -n 8 screens.txt | sed 's/^/#   /'
+"$A" top -o none.data -- /nonexistent/prog </dev/null >out.txt 2>err.txt
+is "$?" 127 "a command that does not exist: exit 127"
+[ "$(grep -c '' err.txt)" = 1 ] && grep -q "cannot run '/nonexistent/prog'" err.txt && [ ! -e none.data ]
+ok $? "one line naming it, and no file" || diag_file err.txt
 done_testing
