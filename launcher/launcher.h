@@ -130,6 +130,8 @@ uint32_t top_names__func(int pid, uint64_t addr, uint64_t samples);
 void top_names__exec(int pid);
 /* The functions so far (@nr of them); the array moves as it grows. */
 struct top_func *top_names__funcs(size_t *nr);
+/* Every function's counts back to 0 (the view's z key). */
+void top_names__zero(void);
 /* Free the symbolizers. */
 void top_names__end(void);
 

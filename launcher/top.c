@@ -41,6 +41,8 @@ static struct {
 	uint64_t roff;
 	pid_t pid;
 	bool command, ended, by_total, keep_file;
+	bool zero;	    /* z: start the counts over at the next refresh */
+	uint64_t lost_base; /* the lost count at the last z */
 	char tmpdir[64];
 	struct top_func *funcs; /* top_names.c's, as draw() found them */
 	size_t nr_funcs;
@@ -129,7 +131,13 @@ static void read_new(void)
 		have -= used;
 	}
 	top.roff -= have; /* a partial record: read again next time */
-	top.lost = top.out.lost;
+	if (top.zero) {	  /* after reading: what came before z is dropped */
+		top_names__zero();
+		top.samples = 0;
+		top.lost_base = top.out.lost;
+		top.zero = false;
+	}
+	top.lost = top.out.lost - top.lost_base;
 }
 
 static int by_key(const void *a, const void *b)
@@ -168,7 +176,7 @@ static void draw(const char *what)
 	qsort(order, top.nr_funcs, sizeof(*order), by_key);
 	printf("\033[H\033[2J");
 	printf("%.*s\r\n", cols - 1, what);
-	printf("%llu samples, %llu lost%s; sorted by %s (s: self, t: total, q: quit)\r\n",
+	printf("%llu samples, %llu lost%s; sorted by %s (s: self, t: total, z: zero, q: quit)\r\n",
 	       (unsigned long long)top.samples, (unsigned long long)top.lost,
 	       top.ended ? "; it ended" : "", top.by_total ? "total" : "self");
 	printf("\r\n%7s %7s  %s\r\n", "self", "total", "function");
@@ -221,6 +229,8 @@ static void read_keys(void)
 			top.by_total = true;
 		else if (k[i] == 's' || k[i] == 'S')
 			top.by_total = false;
+		else if (k[i] == 'z' || k[i] == 'Z')
+			top.zero = true;
 	}
 }
 
@@ -314,7 +324,7 @@ static void loop(const char *what)
 		pf[i] = (struct pollfd){.fd = top.ring_fds[i], .events = POLLIN};
 	pf[top.nrings] = (struct pollfd){.fd = STDIN_FILENO, .events = top.tty ? POLLIN : 0};
 	while (!quit_asked) {
-		bool was_total = top.by_total;
+		bool was_total = top.by_total, was_zero = top.zero;
 
 		poll(pf, (nfds_t)top.nrings + 1, 100);
 		orings__drain(&top.rings);
@@ -322,7 +332,8 @@ static void loop(const char *what)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!top.ended && target_ended(&status))
 			top.ended = true;
-		if (now.tv_sec + now.tv_nsec / 1e9 >= next || was_total != top.by_total) {
+		if (now.tv_sec + now.tv_nsec / 1e9 >= next || was_total != top.by_total ||
+		    was_zero != top.zero) {
 			read_new();
 			draw(what);
 			next = now.tv_sec + now.tv_nsec / 1e9 + 1;

@@ -221,6 +221,14 @@ struct top_func *top_names__funcs(size_t *nr)
 	return top.funcs;
 }
 
+void top_names__zero(void)
+{
+	for (size_t i = 0; i < top.nr_funcs; i++) {
+		top.funcs[i].self = top.funcs[i].total = 0;
+		top.funcs[i].mark = UINT64_MAX;
+	}
+}
+
 void top_names__end(void)
 {
 	for (unsigned i = 0; i < top.nr_procs; i++)

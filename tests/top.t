@@ -8,7 +8,7 @@ if ! command -v tmux >/dev/null 2>&1; then
 	echo "1..0 # SKIP tmux is not installed (scripts/install-deps.sh test)"
 	exit 0
 fi
-plan 20
+plan 21
 A=$B/autoprof
 S=autoprof-top-$$
 export TMUX_TMPDIR="$T"
@@ -49,6 +49,12 @@ within "$(row work_loop 2)" 99 100 "work_loop's too"
 tmux send-keys -t "$S" s
 wait_for "sorted by self"
 ok $? "s: back to self"
+n1=$(pane | sed -n 's/^\([0-9]*\) samples.*/\1/p')
+tmux send-keys -t "$S" z
+sleep 1.5
+n2=$(pane | sed -n 's/^\([0-9]*\) samples.*/\1/p')
+[ -n "$n1" ] && [ -n "$n2" ] && [ "$n2" -lt "$n1" ] && [ "$n2" -lt 1800 ] && pane | grep -q heavy_two_thirds
+ok $? "z: the counts start over ($n1 samples, then $n2)"
 tmux send-keys -t "$S" q
 i=0
 while [ ! -s top.status ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
