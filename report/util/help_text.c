@@ -3,7 +3,7 @@
  * help_text.c - --help's shared pieces (help_text.h): word wrapping at 80
  * columns and the manual-page pointer.
  */
-#include "help_text.h"
+#include "util/help_text.h"
 
 #include <libgen.h>
 #include <limits.h>
