@@ -164,9 +164,13 @@ static void run_hook(const char *name)
 	ow.ran++;
 }
 
-/* Read the folder's events: a window file closed after writing is finished. */
-static void read_events(void)
+/*
+ * Read the folder's events: a window file closed after writing is finished.
+ * Returns how many hooks were started.
+ */
+static unsigned read_events(void)
 {
+	unsigned before = ow.ran;
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	ssize_t len;
 
@@ -178,6 +182,7 @@ static void read_events(void)
 				run_hook(e->name);
 			p += sizeof(*e) + e->len;
 		}
+	return ow.ran - before;
 }
 
 static void *watch(void *arg)
@@ -242,9 +247,15 @@ void on_window__finish(void)
 	if (write(ow.stop_pipe[1], "x", 1) != 1)
 		pthread_cancel(ow.thread);
 	pthread_join(ow.thread, NULL);
-	read_events(); /* the last windows, closed as their processes ended */
-	while (ow.nr_hooks)
-		reap(true);
+	/*
+	 * The last windows, closed as their processes ended. A hook forked while
+	 * the launcher still had a window's file open (outside mode writes them)
+	 * holds it until its exec: that close comes once the hooks are reaped.
+	 */
+	do
+		while (ow.nr_hooks)
+			reap(true);
+	while (read_events());
 	if (!ow.quiet)
 		fprintf(stderr, "autoprof: --on-window: ran '%s' for %u window file%s%s\n", ow.cmd,
 			ow.ran, ow.ran == 1 ? "" : "s",
