@@ -156,6 +156,7 @@ static void run_hook(const char *name)
 		unsetenv(ap_env_name(AP_ENV_ON_WINDOW));
 		unsetenv(ap_env_name(AP_ENV_LAUNCHER));
 		unsetenv(ap_env_name(AP_ENV_COUNTER_FDS));
+		close_range(3, ~0U, 0); /* none of the launcher's files, events or rings */
 		execl("/bin/sh", "sh", "-c", script, "sh", path, (char *)NULL);
 		_exit(127);
 	}
