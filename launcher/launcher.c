@@ -50,15 +50,16 @@ const struct ap_config *launcher__options(void)
 static void usage(FILE *f)
 {
 	static const char *const more[][2] = {
-	    {"  --start-paused", "the same as --start 0"},
-	    {"  --outside", "profile from outside the program (as perf record does), the mode of "
-			    "static and Go programs (doc/outside.md)"},
+	    {"    --start-paused", "the same as --start 0"},
+	    {"    --outside", "profile from outside the program (as perf record does), the mode of "
+			      "static and Go programs (doc/outside.md)"},
 	    {"  -p, --pid PID[,PID...]", "profile running processes (all their threads), from "
 					 "outside"},
 	    {"  -t, --tid TID[,TID...]", "profile running threads, from outside"},
-	    {"  --duration SECONDS", "with -p/-t: stop after this long (else Ctrl-C or their end)"},
+	    {"    --duration SECONDS",
+	     "with -p/-t: stop after this long (else Ctrl-C or their end)"},
 	    {"  -h, --help", "this text"},
-	    {"  --version", "the version"},
+	    {"    --version", "the version"},
 	};
 	char man[PATH_MAX + 80];
 
