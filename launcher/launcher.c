@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../report/util/help_text.h"
 #include "autoprof/env.h"
 #include "common.h"
 #include "launcher.h"
@@ -48,44 +49,59 @@ const struct ap_config *launcher__options(void)
 
 static void usage(FILE *f)
 {
+	static const char *const more[][2] = {
+	    {"    --start-paused", "the same as --start 0"},
+	    {"    --outside", "profile from outside the program (as perf record does), the mode of "
+			      "static and Go programs (doc/outside.md)"},
+	    {"  -p, --pid PID[,PID...]", "profile running processes (all their threads), from "
+					 "outside"},
+	    {"  -t, --tid TID[,TID...]", "profile running threads, from outside"},
+	    {"    --duration SECONDS",
+	     "with -p/-t: stop after this long (else Ctrl-C or their end)"},
+	    {"  -h, --help", "this text"},
+	    {"    --version", "the version"},
+	};
+	char man[PATH_MAX + 80];
+
 	fprintf(f, "usage: autoprof [options] [--] command [args...]\n"
 		   "       autoprof list [FILTER]   (the event names -e and --counters take)\n"
+		   "       autoprof top [options] -p PID | [--] command   (a live view, as perf "
+		   "top)\n"
 		   "Profile command (and nothing else) with libautoprof.so; write perf.data.\n\n"
-		   "options (each sets the AUTOPROF_* variable shown; the variables work "
+		   "options (each sets the AUTOPROF_* variable shown; the variables work\n"
 		   "without the launcher too):\n");
 	for (int i = 0; i < NROWS; i++) {
-		char flag[64];
+		char flag[64], var[512];
 
 		if (!rows[i].long_flag)
 			continue;
-		snprintf(flag, sizeof(flag), "%s%c%s--%s%s%s", rows[i].short_flag ? "-" : "",
+		snprintf(flag, sizeof(flag), "  %s%c%s--%s%s%s", rows[i].short_flag ? "-" : "",
 			 rows[i].short_flag ? rows[i].short_flag : ' ',
 			 rows[i].short_flag ? ", " : "  ", rows[i].long_flag,
 			 rows[i].arg ? " " : "", rows[i].arg ? rows[i].arg : "");
-		fprintf(f, "  %-26s %s\n  %-26s   [%s%s%s]\n", flag + (rows[i].short_flag ? 0 : 1),
-			rows[i].help, "", rows[i].var, *rows[i].def ? ", default " : "",
-			rows[i].def);
+		snprintf(var, sizeof(var), "[%s%s%s]", rows[i].var,
+			 *rows[i].def ? ", default " : "", rows[i].def);
+		help_text__item(f, rows[i].short_flag ? flag : flag + 1, 29, rows[i].help);
+		help_text__item(f, "", 29, var);
 	}
-	fprintf(f,
-		"  --start-paused             the same as --start 0\n"
-		"  --outside                  profile from outside the program (as perf "
-		"record does),\n"
-		"                             the mode of static and Go programs (doc/outside.md)\n"
-		"  -p, --pid PID[,PID...]     profile running processes (all their threads), "
-		"from outside\n"
-		"  -t, --tid TID[,TID...]     profile running threads, from outside\n"
-		"  --duration SECONDS         with -p/-t: stop after this long (else Ctrl-C or "
-		"their end)\n"
-		"  -h, --help                 this text\n\nvariables no flag sets:\n");
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+		help_text__item(f, more[i][0], 29, more[i][1]);
+	fprintf(f, "\nvariables no flag sets:\n");
 	for (int i = 0; i < NROWS; i++)
-		if (!rows[i].long_flag && rows[i].who != AP_READ_REPORT)
-			fprintf(f, "  %s: %s\n", rows[i].var, rows[i].help);
-	fprintf(f, "\nautoprof ctl [-t] PID start|stop|dump|status: control a profiled process "
+		if (!rows[i].long_flag && rows[i].who != AP_READ_REPORT) {
+			char var[64];
+
+			snprintf(var, sizeof(var), "  %s:", rows[i].var);
+			help_text__item(f, var, 29, rows[i].help);
+		}
+	fprintf(f, "\nautoprof ctl [-t] PID start|stop|dump|status: control a profiled process\n"
 		   "(-t: say how long it took to answer)\n");
-	fprintf(f, "\n"
-		   "Read the result with: autoprof-report [FILE], perf report -i FILE, perf script "
-		   "-i FILE;\nthe counter totals with perf stat report -i FILE.stat; which file "
-		   "holds which command\nwith autoprof-report --list. The manual: man autoprof.\n");
+	fprintf(f,
+		"\n"
+		"Read the result with: autoprof-report [FILE], perf report -i FILE, perf script\n"
+		"-i FILE; the counter totals with perf stat report -i FILE.stat; which file\n"
+		"holds which command with autoprof-report --list.\nThe manual: %s\n",
+		help_text__man("autoprof", man, sizeof(man)));
 }
 
 /* Find libautoprof.so: beside this binary (build/) or in ../lib/autoprof (installed). */
@@ -200,21 +216,27 @@ static int validate(struct ap_config *cfg)
 
 int main(int argc, char **argv)
 {
-	struct option longopts[NROWS + 7];
-	char shortopts[3 * NROWS + 8] = "+hp:t:";
+	struct option longopts[NROWS + 8];
+	char shortopts[3 * NROWS + 8] = "+:hp:t:", freq[32], launcher_pid[24];
 	static pid_t ids[4096];
 	const char *id_list = NULL;
 	double duration = 0;
-	bool outside = false, threads = false;
+	bool outside = false, threads = false, top_mode = false;
 	char *end;
 	char lib[PATH_MAX], *preload;
-	const char *old, *output;
+	const char *old, *output, *hook;
 	int c, i, n = 0, quiet;
 
 	if (argc > 1 && !strcmp(argv[1], "list"))
 		return launcher__list_events(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return launcher__ctl(argc - 1, argv + 1); /* `autoprof ctl PID OP` */
+	if (argc > 1 && !strcmp(argv[1], "top")) { /* `autoprof top [options] -p PID | -- cmd` */
+		top_mode = true;
+		argv[1] = argv[0];
+		argc--;
+		argv++;
+	}
 	for (i = 0; i < NROWS; i++) {
 		if (!rows[i].long_flag)
 			continue; /* set by the launcher itself */
@@ -236,8 +258,10 @@ int main(int argc, char **argv)
 	longopts[n++] = (struct option){"pid", required_argument, NULL, 'p'};
 	longopts[n++] = (struct option){"tid", required_argument, NULL, 't'};
 	longopts[n++] = (struct option){"duration", required_argument, NULL, 'D'};
+	longopts[n++] = (struct option){"version", no_argument, NULL, 'V'};
 	longopts[n] = (struct option){0};
 
+	opterr = 0; /* a bad flag is one line of ours (perf_flags.c), not getopt's and the help */
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		const struct opt_row *row = NULL;
 
@@ -245,6 +269,12 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
+		if (c == 'V') {
+			printf("autoprof " AUTOPROF_VERSION "\n");
+			return 0;
+		}
+		if (c == '?' || c == ':')
+			return perf_flags__bad(c, argv, longopts);
 		if (c == 'M') {
 			launcher__man(stdout);
 			return 0;
@@ -282,10 +312,21 @@ int main(int argc, char **argv)
 		for (i = 0; !row && i < NROWS; i++)
 			if (rows[i].short_flag == c)
 				row = &rows[i];
-		if (!row) {
-			usage(stderr);
-			return 2;
+		if (!row)
+			return perf_flags__bad('?', argv, longopts);
+		if (row == &rows[AP_ENV_CALLGRAPH]) { /* perf's -g dwarf, -g lbr, bare -g */
+			int how = perf_flags__call_graph(
+			    optarg, c == 'g' && optarg == argv[optind - 1], (const char **)&optarg);
+
+			if (how == 2)
+				return 2;
+			if (how == 1) {
+				optind--; /* perf's -g takes no value: the word is not its */
+				continue;
+			}
 		}
+		if (row == &rows[AP_ENV_FREQ])
+			optarg = (char *)perf_flags__freq(optarg, freq, sizeof(freq)); /* -F max */
 		setenv(row->var, row->arg ? optarg : "1", 1);
 	}
 	if (id_list && optind < argc) {
@@ -307,13 +348,44 @@ int main(int argc, char **argv)
 		return 2;
 	output = opts.output;
 	quiet = opts.quiet;
+	perf_flags__say(quiet);
+	{ /* a misspelt AUTOPROF_ name, said here once for the whole run */
+		bool was_quiet = ap_quiet;
+
+		ap_quiet = quiet;
+		env_check__say_unknown();
+		ap_quiet = was_quiet;
+		snprintf(launcher_pid, sizeof(launcher_pid), "%d", (int)getpid());
+		setenv(ap_env_name(AP_ENV_LAUNCHER), launcher_pid, 1);
+	}
+	if (top_mode) {
+		if (threads || (id_list && strchr(id_list, ','))) {
+			fprintf(stderr, "autoprof: top watches one process: -p PID or a command\n");
+			return 2;
+		}
+		if (id_list && attach__parse(id_list, ids, 1, "-p") < 0)
+			return 2;
+		return top__run(id_list ? NULL : argv + optind, id_list ? ids[0] : 0, output,
+				ap_env(AP_ENV_OUTPUT) && *ap_env(AP_ENV_OUTPUT));
+	}
+	hook = ap_env(AP_ENV_ON_WINDOW);
+	if (hook && *hook && !opts.window_ns) {
+		fprintf(stderr,
+			"autoprof: --on-window goes with --window (it runs for each window's "
+			"file)\n");
+		return 2;
+	}
+	if (hook && *hook && on_window__start(hook, output, quiet))
+		return 2;
 	if (id_list) {
 		int nids = attach__parse(id_list, ids, (int)(sizeof(ids) / sizeof(ids[0])),
 					 threads ? "-t" : "-p");
 
 		if (nids < 0)
 			return 2;
-		return outside__attach(ids, nids, threads, duration, output, quiet);
+		nids = outside__attach(ids, nids, threads, duration, output, quiet);
+		on_window__finish(); /* the last windows' hooks */
+		return nids;
 	}
 	if (outside)
 		return outside__run(argv + optind, output, quiet, "--outside");

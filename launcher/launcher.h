@@ -67,6 +67,74 @@ void exec_watch__end(void);
 /* Stop watching; one line naming the static programs that ran, if any. */
 void exec_watch__say(void);
 
+/* ---- perf_flags.c: perf record's spellings, bad flags in one line ---- */
+
+struct option;
+/*
+ * Say in one line what is wrong with the flag getopt_long() just refused
+ * (@c: '?' unknown, ambiguous or given a value it takes none; ':' missing its
+ * value), naming what to use instead for perf record's flags that mean
+ * nothing here (-a, -C, --switch-output...). Returns 2, the exit status.
+ */
+int perf_flags__bad(int c, char **argv, const struct option *longopts);
+/*
+ * -g/--call-graph's @arg as perf spells it: sets *@value to the
+ * AUTOPROF_CALLGRAPH value (dwarf is libunwind, said by perf_flags__say())
+ * and returns 0; returns 1 when -g stands alone (@may_stand_alone: @arg was
+ * the next word, which the caller puts back), 2 after refusing (lbr).
+ */
+int perf_flags__call_graph(const char *arg, bool may_stand_alone, const char **value);
+/* -F's @arg, with perf's "max" read from kernel.perf_event_max_sample_rate into @buf. */
+const char *perf_flags__freq(const char *arg, char *buf, size_t cap);
+/* Say what a perf spelling turned into (-g dwarf: libunwind), unless @quiet. */
+void perf_flags__say(bool quiet);
+
+/* ---- on_window.c: --on-window CMD ---- */
+
+/*
+ * Watch @output's folder from a thread: each window file the run finishes
+ * gets `CMD FILE` run, unprofiled. Returns 0, or -1 after saying why.
+ */
+int on_window__start(const char *cmd, const char *output, bool quiet);
+/*
+ * After the command's end (called by launcher__end_like()): the last
+ * windows' hooks, every hook waited for, one closing line unless quiet.
+ * No-op when not started.
+ */
+void on_window__finish(void);
+
+/* ---- top.c: autoprof top ---- */
+
+/*
+ * The live view of @argv (a command, run now) or of process @pid (@argv
+ * NULL): the hottest functions every second until q or Ctrl-C. The samples
+ * go to @output when @output_given, else to a temporary file removed at the
+ * end. Returns the exit status.
+ */
+int top__run(char **argv, pid_t pid, const char *output, bool output_given);
+
+/* ---- top_names.c: the function names of autoprof top ---- */
+
+struct top_func {
+	char *name;
+	uint64_t self, total;
+	uint64_t mark; /* the sample that counted it last in total */
+};
+/*
+ * The function at @addr in process @pid (its current image), named from its
+ * maps (read again when @samples moved since an address was not in them).
+ * Returns its index in top_names__funcs(), or UINT32_MAX (out of memory).
+ */
+uint32_t top_names__func(int pid, uint64_t addr, uint64_t samples);
+/* Process @pid exec'd: its addresses name other functions from now on. */
+void top_names__exec(int pid);
+/* The functions so far (@nr of them); the array moves as it grows. */
+struct top_func *top_names__funcs(size_t *nr);
+/* Every function's counts back to 0 (the view's z key). */
+void top_names__zero(void);
+/* Free the symbolizers. */
+void top_names__end(void);
+
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int launcher__ctl(int argc, char **argv);
 

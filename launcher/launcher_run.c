@@ -312,6 +312,7 @@ int launcher__end_like(int status)
 	sigset_t set;
 	int sig;
 
+	on_window__finish(); /* --on-window: the last windows' hooks, before the end */
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	sig = WTERMSIG(status);

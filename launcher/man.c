@@ -57,6 +57,10 @@ static const char *const head[] = {
     ".B autoprof",
     "[\\fIoptions\\fR] \\fB\\-p\\fR|\\fB\\-t\\fR \\fIID\\fR[,\\fIID\\fR...] "
     "[\\fB\\-\\-duration\\fR \\fISECONDS\\fR]",
+    ".br",
+    ".B autoprof top",
+    "[\\fIoptions\\fR] \\fB\\-p\\fR \\fIPID\\fR | [\\fB\\-\\-\\fR] \\fIcommand\\fR "
+    "[\\fIargs\\fR...]",
     ".SH DESCRIPTION",
     ".B autoprof",
     "injects",
@@ -101,7 +105,15 @@ static const char *const tail[] = {
     "or the launcher's own.",
     "With \\fB\\-\\-window\\fR \\fIDURATION\\fR each window of time gets a complete file of its",
     "own, named by its UTC start so the names sort by time, and \\fB\\-\\-keep\\fR \\fIN\\fR keeps",
-    "the newest \\fIN\\fR.",
+    "the newest \\fIN\\fR; \\fB\\-\\-on\\-window\\fR \\fICMD\\fR runs \\fICMD FILE\\fR for each "
+    "finished one.",
+    ".SH LIVE VIEW",
+    ".B autoprof top",
+    "shows the hottest functions of a command or of \\fB\\-p\\fR \\fIPID\\fR, as",
+    ".BR perf\\-top (1)",
+    "does, refreshed every second: \\fBt\\fR sorts by total, \\fBs\\fR by self, \\fBq\\fR or",
+    "Ctrl\\-C quits. It samples from outside (as \\fB\\-p\\fR does) and writes no file unless",
+    "\\fB\\-o\\fR names one (doc/top.md).",
     ".SH EVENTS",
     "\\fB\\-e\\fR and \\fB\\-\\-counters\\fR take event names as",
     ".BR perf (1)",
@@ -172,6 +184,8 @@ void launcher__man(FILE *f)
 	troff_option(f, 0, "duration", "SECONDS");
 	fputs("With \\fB\\-p\\fR or \\fB\\-t\\fR: stop after this long.\n", f);
 	fputs(".TP\n.BR \\-h \", \" \\-\\-help\nPrint the options and exit.\n", f);
+	troff_option(f, 0, "version", NULL);
+	fputs("Print the version and exit.\n", f);
 	fputs(".SH ENVIRONMENT\nBesides the variables above (which work without the launcher "
 	      "too), the launcher and the library read or set these:\n",
 	      f);

@@ -14,9 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#ifndef AUTOPROF_VERSION
-#define AUTOPROF_VERSION "0.1"
-#endif
+#include "util/help_text.h"
 
 enum {
 	OPT_NO_CHILDREN = 256,
@@ -150,7 +148,6 @@ const struct cli_option cli_options[] = {
      "write a gzipped pprof profile.proto (go tool pprof,\nPyroscope, Parca; - for stdout)"},
     {"speedscope", OPT_SPEEDSCOPE, "FILE",
      "write a speedscope JSON profile, one per thread\n(- for stdout)"},
-    {"json", OPT_JSON, NULL, "print the report as JSON"},
     {"diff", OPT_DIFF, NULL,
      "compare two profiles: which functions grew or shrank;\nBASELINE NEW, or sets of files "
      "(process trees):\nBASELINE... -- NEW...; with --flamegraph, a differential\nflame graph"},
@@ -183,6 +180,7 @@ const size_t cli_nr_options = ARRAY_SIZE(cli_options);
 
 void cli__usage(FILE *out)
 {
+	char man[PATH_MAX + 80];
 	const char *p;
 	size_t i;
 
@@ -193,7 +191,6 @@ void cli__usage(FILE *out)
 	for (i = 0; i < cli_nr_options; i++) {
 		const struct cli_option *o = &cli_options[i];
 		char flag[80];
-		bool first = true;
 
 		if (!o->name) {
 			fprintf(out, "%s\n", o->help);
@@ -202,22 +199,15 @@ void cli__usage(FILE *out)
 		if (!o->help)
 			continue; /* an alias */
 		/* an optional argument "[N]" is written --name[=N] */
-		snprintf(flag, sizeof(flag), "%c%c%s--%s%s%s%s", o->key < 256 ? '-' : ' ',
+		snprintf(flag, sizeof(flag), "  %c%c%s--%s%s%s%s", o->key < 256 ? '-' : ' ',
 			 o->key < 256 ? o->key : ' ', o->key < 256 ? ", " : "  ", o->name,
 			 !o->arg	    ? ""
 			 : o->arg[0] == '[' ? "[="
 					    : " ",
 			 o->arg ? o->arg + (o->arg[0] == '[') : "", "");
-		if (strlen(flag) > 22)
-			fprintf(out, "  %s\n", flag);
-		for (p = o->help; *p; first = false) {
-			size_t len = strcspn(p, "\n");
-
-			fprintf(out, "  %-23s%.*s\n", first && strlen(flag) <= 22 ? flag : "",
-				(int)len, p);
-			p += len + (p[len] == '\n');
-		}
+		help_text__item(out, flag, 25, o->help);
 	}
+	fprintf(out, "\nThe manual: %s\n", help_text__man(PROG, man, sizeof(man)));
 }
 
 int cli__usage_error(const char *fmt, const char *arg)

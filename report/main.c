@@ -150,8 +150,13 @@ static int write_flamegraph(struct session *s, struct session *base, const struc
 		return 1;
 	}
 	err = base ? render_flame__diff(base, s, &c->ro, f) : render_flame(s, &c->ro, f);
-	if (!to_stdout && (ferror(f) | (fclose(f) != 0)) && !err)
+	if (!to_stdout && (ferror(f) | (fclose(f) != 0)) && (!err || err == -ENODATA))
 		err = -EIO;
+	if (err == -ENODATA) { /* an empty profile is a report too (exit 0), said in one line */
+		fprintf(stderr, PROG ": %s: the flame graph is empty: the profile has no samples\n",
+			to_stdout ? "standard output" : c->flame_file);
+		return 0;
+	}
 	if (err) {
 		fprintf(stderr, PROG ": %s: %s\n", c->flame_file, strerror(-err));
 		return 1;
@@ -182,6 +187,25 @@ static int write_export(struct session *s, const struct cmdline *c, const char *
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * An export of a profile without samples (of the chosen event) is written all
+ * the same (a valid, empty file), and said in one line, as the flame graph's.
+ */
+static void say_empty_exports(const struct session *s, const struct cmdline *c)
+{
+	const char *outs[] = {c->pprof_file, c->speedscope_file, c->folded ? "-" : NULL};
+	const char *names[] = {"an empty pprof profile", "an empty speedscope profile",
+			       "no folded stacks"};
+	int hist = session__main_hist(s, c->ro.event);
+
+	if (hist >= 0 && (size_t)hist < s->hists.nr && s->hists.v[hist].nr_samples)
+		return;
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		if (outs[i])
+			fprintf(stderr, PROG ": %s: %s: the profile has no samples\n",
+				strcmp(outs[i], "-") ? outs[i] : "standard output", names[i]);
 }
 
 /* Print the view the command line asked for. Returns the exit status. */
@@ -219,6 +243,7 @@ static int run(struct session *s, const struct cmdline *c)
 			fprintf(stderr, PROG ": %s\n", strerror(-err));
 		return 1;
 	}
+	say_empty_exports(s, c);
 	return 0;
 }
 

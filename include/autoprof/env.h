@@ -98,10 +98,16 @@
 	  "write one complete perf.data per window of DURATION (500ms, 10s, 5m, 1h): "             \
 	  "FILE.<UTC start time>")                                                                 \
 	X(KEEP, LIB, "keep", 0, "N", "", "with --window: keep the newest N window files (0: all)") \
+	X(ON_WINDOW, LAUNCHER, "on-window", 0, "CMD", "",                                          \
+	  "with --window: run CMD FILE for each finished window file (a failure is said, "         \
+	  "never stops profiling)")                                                                \
 	X(COUNTER_FDS, LIB, NULL, 0, "LIST", "",                                                   \
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
 	X(TOP, LIB, NULL, 0, "PID", "",                                                            \
 	  "set by the library: the first profiled process of the run")                             \
+	X(LAUNCHER, LIB, NULL, 0, "PID", "",                                                       \
+	  "set by the launcher: it checked the run's AUTOPROF_* names, so the library does not "   \
+	  "say them again")                                                                        \
 	X(IMAGE, LIB, NULL, 0, "PID:N", "",                                                        \
 	  "set by the library at exec: the program is the N-th exec of process PID")               \
 	X(VERBOSE, LIB, "verbose", 'v', NULL, "0", "say what the profiler does, on stderr")        \

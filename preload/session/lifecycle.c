@@ -371,6 +371,8 @@ int lifecycle__start(void)
 	autoprof.state_since = autoprof.start_time;
 	autoprof.pid = getpid();
 	first = find_lineage();
+	if (first && !ap_env(AP_ENV_LAUNCHER))
+		env_check__say_unknown(); /* once per run: the launcher said them */
 	if (autoprof.top || raw.counter_fds[0]) {
 		err = image_counters__start(&autoprof.counters, &raw);
 		if (err)

@@ -3,8 +3,9 @@
  * flame_script.c - the script embedded in every flame graph SVG (render_flame.c):
  * zoom on click (Reset Zoom or Escape to undo), search by regular expression
  * (the Search button or Ctrl-F) with the matched share, the frame under the
- * mouse in the details line, a tall graph opened scrolled to its root, and
- * the title, buttons and details kept in view while scrolling. It reads the
+ * mouse in the details line, a tall graph opened scrolled to its root (the
+ * file opened by itself scrolls inside its viewBox), and the title, buttons
+ * and details kept in view while scrolling. It reads the
  * layout from the attributes render_flame.c writes (data-total, data-top, ...).
  */
 #include "flame.h"
@@ -12,6 +13,7 @@
 const char flame_script[] =
     "var svg, frames, details, matched, unzoombtn, header, footer, total, W, H, TOP, BOTTOM, PAD = "
     "10;\n"
+    "var alone, VY = 0, VH = 0, bar;\n"
     "function init(evt) {\n"
     "  frames = document.getElementById('frames');\n"
     "  svg = frames.ownerSVGElement;\n"
@@ -46,6 +48,8 @@ const char flame_script[] =
     "/* A tall graph opens scrolled to its root; the title, buttons and details line follow the "
     "view. */\n"
     "function show_root() {\n"
+    "  alone = document.documentElement === svg;\n"
+    "  if (alone) return own_scroll();\n"
     "  var root = gs_root(), r = root ? root.getBoundingClientRect() : null;\n"
     "  if (r && svg.getAttribute('data-icicle') === null && r.bottom > window.innerHeight)\n"
     "    window.scrollBy(0, r.bottom - window.innerHeight + BOTTOM);\n"
@@ -53,7 +57,46 @@ const char flame_script[] =
     "}\n"
     "function gs_root() { return frames.getElementsByTagName('rect')[0]; }\n"
     "function clamp(v, lo, hi) { return Math.max(lo, Math.min(hi, v)); }\n"
+    "/*\n"
+    " * The SVG file opened by itself: a graph taller than the window scrolls inside itself (its\n"
+    " * viewBox), not the document, which some browsers draw blank once scrolled. The wheel,\n"
+    " * the arrow and page keys, Home and End move it; a bar at the right shows where it is.\n"
+    " */\n"
+    "function own_scroll() {\n"
+    "  bar = document.createElementNS('http://www.w3.org/2000/svg', 'rect');\n"
+    "  bar.setAttribute('width', 4); bar.setAttribute('fill', '#888');\n"
+    "  bar.setAttribute('fill-opacity', 0.6); bar.setAttribute('x', W - 6);\n"
+    "  svg.appendChild(bar);\n"
+    "  window.addEventListener('wheel', function (e) {\n"
+    "    if (VH < H) { e.preventDefault(); view(VY + (e.deltaMode ? 40 * e.deltaY : e.deltaY)); }\n"
+    "  }, {passive: false});\n"
+    "  window.addEventListener('keydown', function (e) {\n"
+    "    var step = {ArrowUp: -40, ArrowDown: 40, PageUp: 60 - VH, PageDown: VH - 60, Home: -H, "
+    "End: H}[e.key];\n"
+    "    if (step && VH < H) { e.preventDefault(); view(VY + step); }\n"
+    "  });\n"
+    "  window.addEventListener('resize', function () { view_size(false); });\n"
+    "  view_size(true);\n"
+    "}\n"
+    "/* Fit the view to the window: at @first the root in view, later the same bottom edge. */\n"
+    "function view_size(first) {\n"
+    "  var old = VH, h = Math.max(Math.min(H, window.innerHeight), TOP + BOTTOM + 16);\n"
+    "  VH = h;\n"
+    "  svg.setAttribute('height', h);\n"
+    "  if (first) view(svg.getAttribute('data-icicle') === null ? H - h : 0);\n"
+    "  else view(VY + old - h);\n"
+    "}\n"
+    "function view(y) {\n"
+    "  VY = clamp(Math.round(y), 0, H - VH);\n"
+    "  svg.setAttribute('viewBox', '0 ' + VY + ' ' + W + ' ' + VH);\n"
+    "  header.setAttribute('transform', 'translate(0,' + VY + ')');\n"
+    "  footer.setAttribute('transform', 'translate(0,' + (VY + VH - H) + ')');\n"
+    "  bar.setAttribute('class', VH < H ? '' : 'hide');\n"
+    "  bar.setAttribute('height', (VH * VH / H).toFixed(1));\n"
+    "  bar.setAttribute('y', (VY + VY * VH / H).toFixed(1));\n"
+    "}\n"
     "function stick() {\n"
+    "  if (alone) return;\n"
     "  var r = svg.getBoundingClientRect(), k = r.height / H || 1, room = H - TOP - BOTTOM;\n"
     "  header.setAttribute('transform', 'translate(0,' + clamp(-r.top / k, 0, room).toFixed(1) + "
     "')');\n"

@@ -290,6 +290,32 @@ static void put_svg(struct flame *f, const struct flame_opts *fo, bool diff, con
 	put_controls(out, &l, title, event, f->v[0].n[0]);
 }
 
+/*
+ * The graph of a profile with no samples to draw (@event NULL: no sampled
+ * event at all): the title and a line saying so, so that the file opened
+ * later explains itself. Returns -ENODATA, which the caller says too.
+ */
+static int put_empty(const struct flame_opts *fo, const char *event, FILE *out)
+{
+	struct flame_node root = {0};
+	struct flame f = {.v = &root, .nr = 1};
+	struct layout l = {.f = &f, .fo = fo, .width = fo->width ? (int)fo->width : DEFAULT_WIDTH};
+
+	l.height = TOP_SPACE + BOTTOM_SPACE + 2 * FRAME_HEIGHT;
+	put_head(out, &l);
+	fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", l.width / 2,
+		TOP_SPACE + FRAME_HEIGHT);
+	if (event) {
+		fprintf(out, "No samples of ");
+		escape__xml(out, event);
+	} else {
+		fprintf(out, "No sampled event (a file of counters only)");
+	}
+	fprintf(out, " in the profile: nothing to draw</text>\n");
+	put_controls(out, &l, fo->title ? fo->title : "Flame Graph", event ? event : "no event", 0);
+	return -ENODATA;
+}
+
 /* The event's histogram in @s, or -1 when it has no samples of it. */
 static int pick_hist(const struct session *s, const char *event)
 {
@@ -307,19 +333,24 @@ static int root_mode(const struct flame_opts *fo, size_t procs)
 	return procs > 1 ? FLAME_ROOT_COMM : FLAME_ROOT_NONE;
 }
 
-/* Write the main event's flame graph as SVG to @out. Returns 0 or -ENOMEM. */
+/*
+ * Write the main event's flame graph as SVG to @out. Returns 0, -ENOMEM, or
+ * -ENODATA after writing a graph that says the profile has no samples.
+ */
 int render_flame(struct session *s, const struct report_opts *o, FILE *out)
 {
 	int hist = pick_hist(s, o->event), err;
 	struct flame f = {0};
 
 	if (hist < 0)
-		return 0;
+		return put_empty(&o->flame, NULL, out);
 	err =
 	    flame_tree__add(&f, s, hist, 1, root_mode(&o->flame, flame_tree__count_procs(s, hist)));
 	if (!err)
 		err = flame_tree__sort(&f);
-	if (!err)
+	if (!err && !f.v[0].n[1])
+		err = put_empty(&o->flame, s->hists.v[hist].event, out);
+	else if (!err)
 		put_svg(&f, &o->flame, false, s->hists.v[hist].event, out);
 	flame_tree__exit(&f);
 	return err;
@@ -328,7 +359,8 @@ int render_flame(struct session *s, const struct report_opts *o, FILE *out)
 /*
  * Write the differential flame graph of @base -> @new as SVG to @out: the
  * new profile's frames, coloured by how their share of all samples changed.
- * Returns 0 or -ENOMEM.
+ * Returns 0, -ENOMEM or -ENODATA (no samples in the new profile, as
+ * render_flame()).
  */
 int render_flame__diff(struct session *base, struct session *new, const struct report_opts *o,
 		       FILE *out)
@@ -338,7 +370,7 @@ int render_flame__diff(struct session *base, struct session *new, const struct r
 	size_t procs;
 
 	if (hb < 0)
-		return 0;
+		return put_empty(&o->flame, NULL, out);
 	procs = flame_tree__count_procs(new, hb);
 	if (ha >= 0 && flame_tree__count_procs(base, ha) > procs)
 		procs = flame_tree__count_procs(base, ha);
@@ -349,7 +381,9 @@ int render_flame__diff(struct session *base, struct session *new, const struct r
 		err = flame_tree__add(&f, new, hb, 1, root);
 	if (!err)
 		err = flame_tree__sort(&f);
-	if (!err)
+	if (!err && !f.v[0].n[1])
+		err = put_empty(&o->flame, new->hists.v[hb].event, out);
+	else if (!err)
 		put_svg(&f, &o->flame, true, new->hists.v[hb].event, out);
 	flame_tree__exit(&f);
 	return err;
