@@ -64,31 +64,28 @@ case_ max-rate AUTOPROF_FREQ="$MAX" -- "$B/progs/mtwork" 0.3 2
 case_ max-rate-xz AUTOPROF_FREQ="$MAX" -- sh -c \
 	'head -c 2000000 /usr/bin/perl | xz -9 -c | xz -d | cksum'
 
-# gdb: the program runs to its end, never stopped by a signal.
-bad=0
-for i in $(seq "$RUNS"); do
-	$TO gdb --batch -ex run --args env LD_PRELOAD="$LIB" AUTOPROF_OUTPUT="$T/g.data" \
-		"$B/progs/mtwork" 0.2 2 >gdb.out 2>&1
-	if ! grep -q 'exited normally' gdb.out || grep -q 'received signal' gdb.out; then
-		bad=$((bad + 1))
-		cp gdb.out "gdb.fail$i"
-	fi
-done
-printf '%-22s %3d runs %3d failed\n' gdb "$RUNS" "$bad"
-[ "$bad" = 0 ] || failed=1
-# lldb: the same (its default passes SIGPROF, SIGVTALRM and real-time signals).
-if command -v lldb >/dev/null; then
-	bad=0
+# debugger NAME DONE STOPPED CMD...: RUNS runs of CMD (a debugger running
+# mtwork); a run fails unless its output matches DONE (the program ran to its
+# end) and never STOPPED (a signal stopped it).
+debugger() {
+	local name=$1 done=$2 stopped=$3 bad=0 i
+	shift 3
 	for i in $(seq "$RUNS"); do
-		$TO lldb --batch -o "settings set target.env-vars LD_PRELOAD=$LIB AUTOPROF_OUTPUT=$T/l.data" \
-			-o run -- "$B/progs/mtwork" 0.2 2 >lldb.out 2>&1
-		if ! grep -q 'exited with status = 0 ' lldb.out || grep -q 'stop reason = signal' lldb.out; then
+		$TO "$@" >"$name.out" 2>&1
+		if ! grep -q "$done" "$name.out" || grep -q "$stopped" "$name.out"; then
 			bad=$((bad + 1))
-			cp lldb.out "lldb.fail$i"
+			cp "$name.out" "$name.fail$i"
 		fi
 	done
-	printf '%-22s %3d runs %3d failed\n' lldb "$RUNS" "$bad"
+	printf '%-22s %3d runs %3d failed\n' "$name" "$RUNS" "$bad"
 	[ "$bad" = 0 ] || failed=1
-fi
+}
+debugger gdb 'exited normally' 'received signal' gdb --batch -ex run --args \
+	env LD_PRELOAD="$LIB" AUTOPROF_OUTPUT="$T/g.data" "$B/progs/mtwork" 0.2 2
+# lldb's default passes SIGPROF, SIGVTALRM and the real-time signals.
+command -v lldb >/dev/null &&
+	debugger lldb 'exited with status = 0 ' 'stop reason = signal' lldb --batch \
+		-o "settings set target.env-vars LD_PRELOAD=$LIB AUTOPROF_OUTPUT=$T/l.data" \
+		-o run -- "$B/progs/mtwork" 0.2 2
 [ "$failed" = 0 ] || { echo "failures kept in $T (not removed)"; trap - EXIT; kill $H1 $H2; }
 exit $failed

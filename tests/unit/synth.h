@@ -52,6 +52,49 @@ static inline void put_hdr(struct buf *b, u32 type, u16 misc, u16 size)
 	put(b, &h, sizeof(h));
 }
 
+/*
+ * The start of a perf.data file in @b (emptied first): its header, one
+ * sample id @id and one cpu-clock attr of @period sampling
+ * AUTOPROF_SAMPLE_TYPE. Returns the offset of the data section, which
+ * synth_file_end() closes.
+ */
+static inline size_t synth_file_start(struct buf *b, u64 id, u64 period)
+{
+	struct perf_file_header h = {0};
+	struct perf_event_attr attr = {0};
+	struct perf_file_attr fa = {0};
+
+	memset(b, 0, sizeof(*b));
+	h.magic = PERF_FILE_MAGIC;
+	h.size = sizeof(h);
+	h.attr_size = sizeof(struct perf_file_attr);
+	put(b, &h, sizeof(h));
+	put64(b, id);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.size = PERF_FILE_ATTR_SIZE;
+	attr.sample_period = period;
+	attr.sample_type = AUTOPROF_SAMPLE_TYPE;
+	attr.sample_id_all = 1;
+	memcpy(fa.attr, &attr, sizeof(fa.attr));
+	fa.ids = (struct perf_file_section){sizeof(h), 8};
+	put(b, &fa, sizeof(fa));
+	return b->len;
+}
+
+/* The header of the file in @b rewritten: attrs, and data from @data_off to the end. */
+static inline void synth_file_end(struct buf *b, size_t data_off)
+{
+	struct perf_file_header h = {0};
+
+	h.magic = PERF_FILE_MAGIC;
+	h.size = sizeof(h);
+	h.attr_size = sizeof(struct perf_file_attr);
+	h.attrs = (struct perf_file_section){sizeof(h) + 8, sizeof(struct perf_file_attr)};
+	h.data = (struct perf_file_section){data_off, b->len - data_off};
+	memcpy(b->p, &h, sizeof(h));
+}
+
 struct text_map {
 	u64 start, end, pgoff;
 	char path[4096];

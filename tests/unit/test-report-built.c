@@ -75,9 +75,6 @@ static void add_sample(struct buf *b, bool kernel, uint32_t tid, uint64_t time,
 
 static void build(struct buf *b)
 {
-	struct perf_file_header h = {0};
-	struct perf_event_attr attr = {0};
-	struct perf_file_attr fa = {0};
 	uint64_t ip = (uint64_t)(uintptr_t)built_target_fn + 1,
 		 caller = (uint64_t)(uintptr_t)built_caller_fn + 4;
 	uint64_t user[3] = {PERF_CONTEXT_USER, ip, caller};
@@ -85,24 +82,8 @@ static void build(struct buf *b)
 	uint8_t rec[8192];
 	size_t data_off;
 
-	memset(b, 0, sizeof(*b));
 	nr_sent = 0;
-	h.magic = PERF_FILE_MAGIC;
-	h.size = sizeof(h);
-	h.attr_size = sizeof(struct perf_file_attr);
-	put(b, &h, sizeof(h));
-	put64(b, AP_SAMPLE_ID);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.size = PERF_FILE_ATTR_SIZE;
-	attr.sample_period = 10;
-	attr.sample_type = AUTOPROF_SAMPLE_TYPE;
-	attr.sample_id_all = 1;
-	memcpy(fa.attr, &attr, sizeof(fa.attr));
-	fa.ids = (struct perf_file_section){sizeof(h), 8};
-	h.attrs = (struct perf_file_section){b->len, sizeof(fa)};
-	put(b, &fa, sizeof(fa));
-	data_off = b->len;
+	data_off = synth_file_start(b, AP_SAMPLE_ID, 10);
 
 	add(b, rec, record__kernel_mmap(rec, sizeof(rec), 0xffffffff81000000ULL, 0x1000000),
 	    (struct sent){.type = PERF_RECORD_MMAP, .pid = UINT32_MAX, .tid = 0, .body = 40 + 24});
@@ -139,8 +120,7 @@ static void build(struct buf *b)
 			  .tid = PID,
 			  .time = T0 + 70,
 			  .body = 32});
-	h.data = (struct perf_file_section){data_off, b->len - data_off};
-	memcpy(b->p, &h, sizeof(h));
+	synth_file_end(b, data_off);
 }
 
 /* Each record through the reader's parser, against what was sent. */

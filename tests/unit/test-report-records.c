@@ -83,28 +83,9 @@ static void put_comm(struct buf *b, const char *name, u16 misc, u64 time)
  */
 static void build(struct buf *b, size_t cut, bool kernel)
 {
-	struct perf_file_header h = {0};
-	struct perf_event_attr attr = {0};
-	struct perf_file_attr fa = {0};
 	size_t data_off;
 
-	memset(b, 0, sizeof(*b));
-	h.magic = PERF_FILE_MAGIC;
-	h.size = sizeof(h);
-	h.attr_size = sizeof(struct perf_file_attr);
-	put(b, &h, sizeof(h));
-	put64(b, ID);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.size = PERF_FILE_ATTR_SIZE;
-	attr.sample_period = 1000;
-	attr.sample_type = AUTOPROF_SAMPLE_TYPE;
-	attr.sample_id_all = 1;
-	memcpy(fa.attr, &attr, sizeof(fa.attr));
-	fa.ids = (struct perf_file_section){sizeof(h), 8};
-	h.attrs = (struct perf_file_section){b->len, sizeof(fa)};
-	put(b, &fa, sizeof(fa));
-	data_off = b->len;
+	data_off = synth_file_start(b, ID, 1000);
 	if (kernel) {
 		put_kmap(b, 0xffffffff81000000ULL, 0x1000000, "[kernel.kallsyms]_text");
 		put_kmap(b, 0xffffffffc0000000ULL, 0x10000,
@@ -138,8 +119,7 @@ static void build(struct buf *b, size_t cut, bool kernel)
 	put64(b, 5);
 	put_trailer(b, PID, PID, T0 + 60);
 	b->len -= cut;
-	h.data = (struct perf_file_section){data_off, b->len - data_off};
-	memcpy(b->p, &h, sizeof(h));
+	synth_file_end(b, data_off);
 }
 
 static int load(struct session *s, const struct buf *b, bool no_load)
