@@ -113,18 +113,22 @@ done
 # PLT stubs: name@plt, the name objdump gives the entry. How many samples
 # land in the stub varies from run to run here, for perf record as for us
 # (0-45 of 800: the timer's interrupts fall on some instructions more than
-# others, and where the stub sits moves with the load address): a file
-# without any is recorded again, up to 8 times (4 were not always enough
-# for perf record's file under a parallel make check).
-plt_stub() { "$REPORT" -n 50 "$1" 2>/dev/null | awk '/^Top functions by self/ { t = 1 } t && $NF == "pltcall" && $3 ~ /@plt$/ { print "<" $3 ">"; exit }'; }
+# others, and where the stub sits moves with the load address): at 4 kHz,
+# and while no stub sample is seen, more recordings are made (up to 8) and
+# read together, as autoprof-report merges the files it is given.
+plt_stub() { "$REPORT" -n 50 "$@" 2>/dev/null | awk '/^Top functions by self/ { t = 1 } t && $NF == "pltcall" && $3 ~ /@plt$/ { print "<" $3 ">"; exit }'; }
 want=$(objdump -d --section=.plt --section=.plt.sec "$B/progs/pltcall" | grep -o '<strlen@plt>')
 for f in plt.data plt.ours; do
+	files=
 	for _try in 1 2 3 4 5 6 7 8; do
 		case $f in
-		*.data) theirs $f "$B/progs/pltcall" 300 ;;
-		*) ours $f "$B/progs/pltcall" 300 ;;
+		*.data) perf record -q -F 4000 -e cpu-clock -o "$f.$_try" "$B/progs/pltcall" 300 \
+			>"$f.out" 2>"$f.err" ;;
+		*) AUTOPROF_FREQ=4000 ours "$f.$_try" "$B/progs/pltcall" 300 ;;
 		esac
-		got=$(plt_stub $f)
+		files="$files $f.$_try"
+		# shellcheck disable=SC2086
+		got=$(plt_stub $files)
 		[ -n "$got" ] && break
 	done
 	is "$got" "$want" "PLT: $f names the stub strlen@plt"
