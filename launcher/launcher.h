@@ -54,7 +54,9 @@ int launcher__end_like(int status);
  * The closing lines: the output files (named after @output, as the library
  * names them: per process image, per window) written since @since.
  */
-void launcher__list_outputs(const char *output, time_t since);
+void launcher__list_outputs(const char *output, struct timespec since);
+/* The real time now: the start for launcher__list_outputs(). */
+struct timespec launcher__now(void);
 
 /* ---- exec_watch.c: the static programs a preloaded tree runs ---- */
 

@@ -130,12 +130,36 @@ static const char *counts(const struct file_summary *s, char *buf, size_t cap)
 }
 
 /*
- * Print, on stderr, the output files written since `since`: the file, its
+ * Was @mtime written before @since? File times come from the kernel's coarse
+ * clock, up to a tick (4 ms at 250 Hz) behind the real time read at the
+ * start: 20 ms of slack, so that a file written at once counts and one left
+ * by an earlier run (a second before, say) does not.
+ */
+static bool older(const struct timespec *mtime, const struct timespec *since)
+{
+	int64_t m = (int64_t)mtime->tv_sec * 1000000000 + mtime->tv_nsec;
+	int64_t t = (int64_t)since->tv_sec * 1000000000 + since->tv_nsec;
+
+	return m < t - 20000000;
+}
+
+/* The real time now, for launcher__list_outputs(). */
+struct timespec launcher__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts;
+}
+
+/*
+ * Print, on stderr, the output files written since @since (the run's start,
+ * launcher__now()): the file, its
  * samples and lost samples and its command; for a process tree one line per
  * file (pid, samples, command), most samples first, so the file that holds
  * the real program is plain to see.
  */
-void launcher__list_outputs(const char *output, time_t since)
+void launcher__list_outputs(const char *output, struct timespec since)
 {
 	char copy[PATH_MAX], copy2[PATH_MAX], path[PATH_MAX * 2], num[64];
 	struct output outs[256];
@@ -158,7 +182,7 @@ void launcher__list_outputs(const char *output, time_t since)
 
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (!is_output(e->d_name, base) || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    st.st_mtime < since)
+		    older(&st.st_mtim, &since))
 			continue;
 		if (n == sizeof(outs) / sizeof(outs[0])) {
 			struct file_summary sum;
@@ -334,7 +358,7 @@ int launcher__end_like(int status)
  */
 int launcher__run(char **argv, const char *output, int quiet)
 {
-	time_t since = time(NULL);
+	struct timespec since = launcher__now();
 	int status, pipefd[2], go[2], err = 0;
 
 	if (pipe2(pipefd, O_CLOEXEC_FLAG) < 0 || pipe2(go, O_CLOEXEC_FLAG) < 0) {

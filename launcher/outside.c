@@ -54,7 +54,7 @@ struct session {
 	bool paused;		    /* AUTOPROF_START=0 or `autoprof ctl stop` */
 	bool ever_sampled;	    /* sampling was on at some time */
 	uint64_t since, sampled_ns; /* the state's start; the time sampled before it */
-	time_t started;		    /* for the closing lines' files */
+	struct timespec started;    /* for the closing lines' files */
 };
 
 static uint64_t now_ns(void)
@@ -138,7 +138,7 @@ static int session_start(struct session *s, const char *output, char **argv)
 	s->paused = !s->plan.cfg.start;
 	s->ever_sampled = !s->paused;
 	s->since = now;
-	s->started = time(NULL);
+	s->started = launcher__now();
 	octl__publish(s->prog, s->out.path);
 	if (s->plan.cfg.kernel && !attach__kernel_map(&s->out))
 		fprintf(stderr, "autoprof: -k: /proc/kallsyms hides the kernel's addresses "

@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 20
+plan 21
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -68,4 +68,17 @@ done
 AUTOPROF_QUIET=1 "$B/autoprof" -F 500 -- sh -c 'touch ran'
 [ -e ran ]
 ok $? "good flags: the command runs"
+
+# The closing line names only files this run wrote: a run whose library
+# refuses (cycles where the machine has no PMU) does not name the file an
+# earlier run left 0.1 s before, in the same second most of the time.
+if perf stat -x, -e cycles true 2>&1 | grep -q "not supported"; then
+	"$B/autoprof" -q -o stale.data -- "$B/progs/demo" >/dev/null 2>&1
+	touch -d "@$(echo "$(date +%s.%N) - 0.1" | bc)" stale.data
+	"$B/autoprof" -e cycles -o stale.data -- "$B/progs/demo" >/dev/null 2>stale.err
+	! grep -q 'stale.data' stale.err
+	ok $? "a run that writes no file does not name an earlier run's" || diag_file stale.err
+else
+	skip "the machine has cycles: the library would not refuse"
+fi
 done_testing
