@@ -102,9 +102,9 @@ struct ap_event {
  * events, PMU names through libpfm4, with perf's modifiers (:u, :k, :p...).
  * Returns 0, or -ENOENT/-EINVAL with @why saying what is wrong.
  */
-int ap_event__parse(const char *name, struct ap_event *ev, char *why, size_t why_len);
+int events__parse(const char *name, struct ap_event *ev, char *why, size_t why_len);
 /* Set @attr's type, configs, and the levels and precision the name chose. */
-void ap_event__apply(const struct ap_event *ev, struct perf_event_attr *attr);
+void events__apply(const struct ap_event *ev, struct perf_event_attr *attr);
 
 /* ---- common/options.c: AUTOPROF_* variables ---- */
 
@@ -147,8 +147,8 @@ struct ap_config {
  * checks its flags with it. Returns 0, or -EINVAL when a variable has a bad
  * value (said in one line naming it). Not async-signal-safe.
  */
-int config__parse(struct ap_config *cfg);
-const char *config__callgraph_name(enum ap_callgraph cg);
+int options__parse(struct ap_config *cfg);
+const char *options__callgraph_name(enum ap_callgraph cg);
 
 /* ---- common/counting.c: inherited counting events ---- */
 
@@ -173,17 +173,17 @@ struct ap_counters {
 	uint64_t start_ns; /* when the launcher exec'd the program (CLOCK_MONOTONIC) */
 };
 
-void counters__attr(struct perf_event_attr *attr, const struct ap_event *ev, bool enable_on_exec);
-int counters__parse(struct ap_counters *cs, const char *list);
-int counters__open(struct ap_counters *cs, bool enable_on_exec);
+void counting__attr(struct perf_event_attr *attr, const struct ap_event *ev, bool enable_on_exec);
+int counting__parse(struct ap_counters *cs, const char *list);
+int counting__open(struct ap_counters *cs, bool enable_on_exec);
 /* The same for process @pid (launcher's outside mode: -p, or a child before its exec);
  * close-on-exec. */
-int counters__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec);
-int counters__adopt(struct ap_counters *cs, const char *spec);
-void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
-void counters__read(struct ap_counters *cs, bool close_them);
-void counters__close(struct ap_counters *cs);
-void counters__keep_across_exec(struct ap_counters *cs, bool keep);
-int counters__spec(const struct ap_counters *cs, char *buf, size_t cap);
+int counting__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec);
+int counting__adopt(struct ap_counters *cs, const char *spec);
+void counting__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
+void counting__read(struct ap_counters *cs, bool close_them);
+void counting__close(struct ap_counters *cs);
+void counting__keep_across_exec(struct ap_counters *cs, bool keep);
+int counting__spec(const struct ap_counters *cs, char *buf, size_t cap);
 
 #endif /* AUTOPROF_COMMON_H */

@@ -4,7 +4,7 @@
  * threads and its children (task-clock, context switches, page faults, and
  * cycles, instructions, branches and cache events where the PMU has them).
  *
- * Names are anything ap_event__parse() takes (perf's names, cache events,
+ * Names are anything events__parse() takes (perf's names, cache events,
  * the PMU's own names through libpfm4). Counters written {a,b} in the list
  * form a group: the kernel schedules them together, so their ratio is of the
  * same stretch of time even when the PMU multiplexes. Each is still read on
@@ -43,7 +43,7 @@ static bool user_only(void)
 }
 
 /* The counting attr for @ev (the group leader's attr when enable_on_exec). */
-void counters__attr(struct perf_event_attr *attr, const struct ap_event *ev, bool enable_on_exec)
+void counting__attr(struct perf_event_attr *attr, const struct ap_event *ev, bool enable_on_exec)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -53,7 +53,7 @@ void counters__attr(struct perf_event_attr *attr, const struct ap_event *ev, boo
 	attr->exclude_hv = 1;
 	attr->disabled = enable_on_exec;
 	attr->enable_on_exec = enable_on_exec;
-	ap_event__apply(ev, attr);
+	events__apply(ev, attr);
 	if (attr->exclude_kernel == 0 && user_only())
 		attr->exclude_kernel = 1; /* :k asked, but the kernel would refuse */
 	attr->precise_ip = 0;		  /* counting: no skid to remove */
@@ -80,7 +80,7 @@ static int add_counter(struct ap_counters *cs, const char *p, size_t len, int le
 	}
 	memcpy(c->name, p, len);
 	c->name[len] = 0;
-	if (ap_event__parse(c->name, &c->ev, why, sizeof(why))) {
+	if (events__parse(c->name, &c->ev, why, sizeof(why))) {
 		pr_warn("AUTOPROF_COUNTERS: '%s': %s; not profiling", c->name, why);
 		return -EINVAL;
 	}
@@ -92,7 +92,7 @@ static int add_counter(struct ap_counters *cs, const char *p, size_t len, int le
  * Split a comma-separated list of event names into cs; {a,b,...} makes a
  * group. Returns 0 or -EINVAL after saying which name is wrong.
  */
-int counters__parse(struct ap_counters *cs, const char *list)
+int counting__parse(struct ap_counters *cs, const char *list)
 {
 	const char *p = list;
 	int leader = -1;
@@ -153,10 +153,10 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 		int group_fd = c->leader != i ? cs->c[c->leader].fd : -1;
 
 		/* A group's siblings follow their leader's enable_on_exec (as perf stat). */
-		counters__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
+		counting__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
 		fd = (int)ap_syscall(SYS_perf_event_open, &c->attr, pid, -1, group_fd, flags);
 		if (fd < 0 && group_fd >= 0) { /* the group does not fit: count it alone */
-			counters__attr(&c->attr, &c->ev, enable_on_exec);
+			counting__attr(&c->attr, &c->ev, enable_on_exec);
 			fd = (int)ap_syscall(SYS_perf_event_open, &c->attr, pid, -1, -1, flags);
 		}
 		if (fd < 0) {
@@ -171,12 +171,12 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 	return open_count;
 }
 
-int counters__open(struct ap_counters *cs, bool enable_on_exec)
+int counting__open(struct ap_counters *cs, bool enable_on_exec)
 {
 	return open_for(cs, 0, enable_on_exec, !enable_on_exec);
 }
 
-int counters__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec)
+int counting__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec)
 {
 	return open_for(cs, pid, enable_on_exec, true);
 }
@@ -186,7 +186,7 @@ int counters__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec)
  * ('-' for one the machine lacks; NS the CLOCK_MONOTONIC time of the exec). Each fd must be a perf
  * event; it becomes close-on-exec. Returns 0 or -EINVAL after saying what is wrong.
  */
-int counters__adopt(struct ap_counters *cs, const char *spec)
+int counting__adopt(struct ap_counters *cs, const char *spec)
 {
 	const char *p = spec;
 
@@ -210,9 +210,9 @@ int counters__adopt(struct ap_counters *cs, const char *spec)
 			continue;
 		}
 		memcpy(c->name, p, (size_t)(colon - p));
-		if (ap_event__parse(c->name, &c->ev, why, sizeof(why)))
+		if (events__parse(c->name, &c->ev, why, sizeof(why)))
 			goto bad;
-		counters__attr(&c->attr, &c->ev, false);
+		counting__attr(&c->attr, &c->ev, false);
 		if (colon[1] == '-') {
 			c->unsupported = true;
 			c->err = ENOENT;
@@ -246,7 +246,7 @@ bad:
 }
 
 /* The names of the counters the machine lacks, comma-separated, into buf. */
-void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap)
+void counting__unsupported(const struct ap_counters *cs, char *buf, size_t cap)
 {
 	size_t n = 0;
 
@@ -258,7 +258,7 @@ void counters__unsupported(const struct ap_counters *cs, char *buf, size_t cap)
 }
 
 /* Read every open counter's value (scaled when it was multiplexed); close them if asked. */
-void counters__read(struct ap_counters *cs, bool close_them)
+void counting__read(struct ap_counters *cs, bool close_them)
 {
 	for (int i = 0; i < cs->n; i++) {
 		struct ap_counter *c = &cs->c[i];
@@ -284,7 +284,7 @@ void counters__read(struct ap_counters *cs, bool close_them)
 }
 
 /* Close every counter and forget them (a forked child's are its parent's). */
-void counters__close(struct ap_counters *cs)
+void counting__close(struct ap_counters *cs)
 {
 	for (int i = 0; i < cs->n; i++)
 		if (cs->c[i].fd >= 0)
@@ -293,7 +293,7 @@ void counters__close(struct ap_counters *cs)
 }
 
 /* Let the open counters survive an exec (keep) or close with it again (!keep). */
-void counters__keep_across_exec(struct ap_counters *cs, bool keep)
+void counting__keep_across_exec(struct ap_counters *cs, bool keep)
 {
 	for (int i = 0; i < cs->n; i++)
 		if (cs->c[i].fd >= 0)
@@ -304,7 +304,7 @@ void counters__keep_across_exec(struct ap_counters *cs, bool keep)
  * The AUTOPROF_COUNTER_FDS value that hands these counters to the next image:
  * "start:NS,name:fd,name:-,...". Returns 0, or -ENOSPC when it does not fit.
  */
-int counters__spec(const struct ap_counters *cs, char *buf, size_t cap)
+int counting__spec(const struct ap_counters *cs, char *buf, size_t cap)
 {
 	size_t n = (size_t)snprintf(buf, cap, "start:%llu", (unsigned long long)cs->start_ns);
 

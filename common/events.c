@@ -203,7 +203,7 @@ static int from_pmu(const char *s, struct ap_event *ev, char *why, size_t why_le
 	return 0;
 }
 
-int ap_event__parse(const char *name, struct ap_event *ev, char *why, size_t why_len)
+int events__parse(const char *name, struct ap_event *ev, char *why, size_t why_len)
 {
 	char base[256];
 	const char *colon = strrchr(name, ':');
@@ -234,7 +234,7 @@ int ap_event__parse(const char *name, struct ap_event *ev, char *why, size_t why
 	return err;
 }
 
-void ap_event__apply(const struct ap_event *ev, struct perf_event_attr *attr)
+void events__apply(const struct ap_event *ev, struct perf_event_attr *attr)
 {
 	attr->type = ev->type;
 	attr->config = ev->config;

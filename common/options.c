@@ -4,7 +4,7 @@
  * strictly, into one raw struct (settled by preload/session/settle.c).
  *
  * A bad value is reported in one line naming the variable and the value, and
- * makes config__parse() fail: the caller then leaves the program unprofiled.
+ * makes options__parse() fail: the caller then leaves the program unprofiled.
  */
 #include <errno.h>
 #include <signal.h>
@@ -106,7 +106,7 @@ static int parse_bool(enum ap_env which, bool *out)
 	return -EINVAL;
 }
 
-const char *config__callgraph_name(enum ap_callgraph cg)
+const char *options__callgraph_name(enum ap_callgraph cg)
 {
 	return cg == AP_CG_FP ? "fp" : cg == AP_CG_NONE ? "none" : "libunwind";
 }
@@ -151,7 +151,7 @@ static int parse_signal(const char *s)
 	return (int)n;
 }
 
-int config__parse(struct ap_config *cfg)
+int options__parse(struct ap_config *cfg)
 {
 	char why[256];
 	bool set, b;
@@ -194,7 +194,7 @@ int config__parse(struct ap_config *cfg)
 		pr_warn("AUTOPROF_EVENT='%.40s...' is too long; not profiling", s);
 		return -EINVAL;
 	}
-	if (ap_event__parse(s, &cfg->event, why, sizeof(why))) {
+	if (events__parse(s, &cfg->event, why, sizeof(why))) {
 		pr_warn("AUTOPROF_EVENT='%s': %s; not profiling", s, why);
 		return -EINVAL;
 	}
@@ -262,7 +262,7 @@ int config__parse(struct ap_config *cfg)
 	{ /* every name and group must parse before anything runs */
 		static struct ap_counters check;
 
-		if (counters__parse(&check, cfg->counters))
+		if (counting__parse(&check, cfg->counters))
 			return -EINVAL;
 	}
 	s = env_get(AP_ENV_COUNTER_FDS, &set);

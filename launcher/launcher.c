@@ -154,11 +154,11 @@ void launcher__open_counters(void)
 	char spec[1024];
 
 	ap_quiet = true;
-	if (counters__parse(&cs, opts.counters) || !cs.n)
+	if (counting__parse(&cs, opts.counters) || !cs.n)
 		return;
-	counters__open(&cs, true);
+	counting__open(&cs, true);
 	cs.start_ns = now_ns();
-	if (counters__spec(&cs, spec, sizeof(spec)) == 0)
+	if (counting__spec(&cs, spec, sizeof(spec)) == 0)
 		setenv(ap_env_name(AP_ENV_COUNTER_FDS), spec, 1);
 }
 
@@ -175,7 +175,7 @@ static int validate(struct ap_config *cfg)
 	int bad;
 
 	ap_log_capture(why, sizeof(why));
-	bad = config__parse(cfg);
+	bad = options__parse(cfg);
 	ap_log_capture(NULL, 0);
 	ap_quiet = quiet;
 	if (bad) {

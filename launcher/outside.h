@@ -147,7 +147,7 @@ bool ostat__finish(const char *path);
 #define OUTSIDE_RING_PAGES 128	/* 512 KiB per CPU; 2 MiB with stack copies */
 #define OUTSIDE_STACK_COPY 8192 /* bytes of user stack per sample, perf's default */
 
-/* What to sample and how: the options (config__parse) as one attr. */
+/* What to sample and how: the options (options__parse) as one attr. */
 struct plan {
 	struct ap_config cfg;
 	struct perf_event_attr attr;  /* the sampling event */

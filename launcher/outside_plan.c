@@ -95,7 +95,7 @@ void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
 
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	ap_event__apply(&p->cfg.event, a);
+	events__apply(&p->cfg.event, a);
 	if (p->cfg.period) {
 		a->sample_period = p->cfg.period;
 	} else {

@@ -40,17 +40,17 @@ int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enab
 	ap_quiet = true;
 	print_stat = cfg->stat;
 	autoprof.pid = tids[0];
-	if (counters__parse(&autoprof.counters, list) || !autoprof.counters.n) {
+	if (counting__parse(&autoprof.counters, list) || !autoprof.counters.n) {
 		autoprof.counters.n = 0;
 		ap_quiet = quiet;
 		return 0;
 	}
-	counters__open_task(&autoprof.counters, tids[0], enable_on_exec);
+	counting__open_task(&autoprof.counters, tids[0], enable_on_exec);
 	if (n > 1) {
 		extra = calloc((size_t)n - 1, sizeof(*extra));
 		for (int i = 1; extra && i < n; i++) {
 			extra[nr_extra] = autoprof.counters;
-			counters__open_task(&extra[nr_extra], tids[i], enable_on_exec);
+			counting__open_task(&extra[nr_extra], tids[i], enable_on_exec);
 			nr_extra++;
 		}
 	}
@@ -94,19 +94,19 @@ bool ostat__finish(const char *path)
 
 	if (!cs->n)
 		return false;
-	counters__read(cs, true);
+	counting__read(cs, true);
 	for (int i = 0; i < nr_extra; i++) {
-		counters__read(&extra[i], true);
+		counting__read(&extra[i], true);
 		add(cs, &extra[i]);
 	}
 	free(extra);
 	extra = NULL;
 	nr_extra = 0;
 	snprintf(autoprof.writer.path, sizeof(autoprof.writer.path), "%s", path);
-	err = stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, elapsed);
+	err = stat_records__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, elapsed);
 	if (err)
 		fprintf(stderr, "autoprof: cannot write %s.stat: %s\n", path, strerror(-err));
 	if (print_stat)
-		stat__print(cs, elapsed);
+		stat_records__print(cs, elapsed);
 	return !err;
 }

@@ -354,7 +354,7 @@ static bool feature(struct pout *o, int feat, struct blob *b)
 		blob_u64(b, ns_of(CLOCK_MONOTONIC));
 		return true;
 	default:
-		return machine__feature(feat, b, 0);
+		return file_machine__feature(feat, b, 0);
 	}
 }
 
@@ -377,11 +377,12 @@ int pout__finish(struct pout *o)
 	for (int i = 0; i < NF; i++) {
 		size_t start = body.len;
 
-		if (!feature(o, machine__feature_order[i], &body))
+		if (!feature(o, file_machine__feature_order[i], &body))
 			continue;
 		table[n].offset = start;
 		table[n].size = body.len - start;
-		bits[machine__feature_order[i] / 64] |= 1ULL << (machine__feature_order[i] % 64);
+		bits[file_machine__feature_order[i] / 64] |=
+		    1ULL << (file_machine__feature_order[i] % 64);
 		n++;
 	}
 	if (body.err) {

@@ -40,17 +40,18 @@ void unwind__prime_thread(void);
 
 /* ---- session/perf_event.c: the per-thread sampling event ---- */
 
-int event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr);
-bool event__batched(const struct ap_settled *cfg);
-unsigned event__tick_samples(const struct ap_settled *cfg);
-void event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr, unsigned samples);
+int perf_event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr);
+bool perf_event__batched(const struct ap_settled *cfg);
+unsigned perf_event__tick_samples(const struct ap_settled *cfg);
+void perf_event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr,
+			   unsigned samples);
 /* The shortest tick, in ns of the thread's CPU time, and the samples a tick spans at most. */
 #define AP_TICK_MIN_NS 250000ULL
-unsigned event__tick_span(const struct ap_settled *cfg);
-int event__open(struct perf_event_attr *attr, pid_t tid);
-int event__route_signal(int fd, int signo, pid_t tid);
-int event__probe(const struct perf_event_attr *attr);
-int event__max_sample_rate(void);
+unsigned perf_event__tick_span(const struct ap_settled *cfg);
+int perf_event__open(struct perf_event_attr *attr, pid_t tid);
+int perf_event__route_signal(int fd, int signo, pid_t tid);
+int perf_event__probe(const struct perf_event_attr *attr);
+int perf_event__max_sample_rate(void);
 
 /* ---- session/mappings.c: the process's mappings ---- */
 
@@ -207,9 +208,10 @@ static inline uint64_t offcpu__begin(void)
 
 /* ---- session/stat_records.c: the counter totals, in FILE.stat and on stderr ---- */
 
-int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed);
-void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns);
-void stat__remove(const struct writer *w);
+int stat_records__write(struct writer *w, const struct ap_counters *cs, int first_id,
+			uint64_t elapsed);
+void stat_records__print(const struct ap_counters *cs, uint64_t elapsed_ns);
+void stat_records__remove(const struct writer *w);
 
 /* ---- session/control.c: `autoprof ctl PID start|stop|dump|status` ---- */
 

@@ -35,7 +35,7 @@ static inline void cost_add(struct ap_thread *t, enum ap_cost phase, uint64_t t0
 		t->stats.cost[phase] += ap_now() - t0;
 }
 
-/* The fields of a kernel SAMPLE in the sample_type event__sampler_attr() asks for. */
+/* The fields of a kernel SAMPLE in the sample_type perf_event__sampler_attr() asks for. */
 struct kernel_sample {
 	uint64_t ip;
 	uint32_t pid, tid;

@@ -86,7 +86,7 @@ static bool anon_name(const char *name, size_t len)
  * copied into out in the file's format when the mapping is anonymous (JIT
  * code); file-backed ones are written by objects.c with their build ids.
  * The kernel record ends with the sample_id trailer (TID, TIME, CPU) of
- * event__sampler_attr(). Returns the bytes written, 0 for none.
+ * perf_event__sampler_attr(). Returns the bytes written, 0 for none.
  * Async-signal-safe.
  */
 static size_t copy_anon_mmap2(char *out, size_t cap, const struct perf_event_header *rec)

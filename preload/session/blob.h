@@ -76,13 +76,13 @@ static inline void blob_string(struct blob *b, const char *s)
 
 /* ---- file_machine.c: the machine's description, as perf record writes it ---- */
 
-bool machine__feature(int feat, struct blob *b, size_t max_len);
-void machine__keep(void);
+bool file_machine__feature(int feat, struct blob *b, size_t max_len);
+void file_machine__keep(void);
 
 /* The features a perf.data of ours carries, in bit order as perf lays them out:
  * what perf record writes, and the clock. Both writers (the library's, the
  * launcher's outside mode) use this one list. */
 #define MACHINE_NR_FEATURES 22
-extern const int machine__feature_order[MACHINE_NR_FEATURES];
+extern const int file_machine__feature_order[MACHINE_NR_FEATURES];
 
 #endif /* AUTOPROF_SESSION_BLOB_H */

@@ -163,7 +163,7 @@ char **child_env__for_exec(char *const *envp, char **store, size_t store_len, ch
 			v = value;
 		} else if (i == AP_ENV_COUNTER_FDS) {
 			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&
-				    !counters__spec(&autoprof.counters, value, sizeof(value))
+				    !counting__spec(&autoprof.counters, value, sizeof(value))
 				? value
 				: NULL;
 		}

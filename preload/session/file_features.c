@@ -175,7 +175,7 @@ static struct writer_features *prepare(struct writer *w, bool final)
 		size_t start = body.len;
 		bool have = true;
 
-		switch (machine__feature_order[i]) {
+		switch (file_machine__feature_order[i]) {
 		case PERF_FEAT_BUILD_ID:
 			dl_iterate_phdr(add_build_id, &body);
 			break;
@@ -222,8 +222,8 @@ static struct writer_features *prepare(struct writer *w, bool final)
 			feat_clock_data(&body);
 			break;
 		default: /* the machine's description */
-			have = machine__feature(machine__feature_order[i], &body,
-						final ? 0 : MACHINE_EARLY_MAX);
+			have = file_machine__feature(file_machine__feature_order[i], &body,
+						     final ? 0 : MACHINE_EARLY_MAX);
 			break;
 		}
 		if (!have)
@@ -231,9 +231,10 @@ static struct writer_features *prepare(struct writer *w, bool final)
 		p->rel[p->n] = start;
 		p->size[p->n] = body.len - start;
 		p->n++;
-		p->bits[machine__feature_order[i] / 64] |= 1ULL << (machine__feature_order[i] % 64);
+		p->bits[file_machine__feature_order[i] / 64] |=
+		    1ULL << (file_machine__feature_order[i] % 64);
 	}
-	machine__keep(); /* the machine's description for the next images */
+	file_machine__keep(); /* the machine's description for the next images */
 	if (body.err) {
 		free(body.p);
 		free(p);

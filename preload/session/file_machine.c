@@ -21,7 +21,7 @@
 #include "blob.h"
 #include "internal.h"
 
-const int machine__feature_order[MACHINE_NR_FEATURES] = {
+const int file_machine__feature_order[MACHINE_NR_FEATURES] = {
     PERF_FEAT_BUILD_ID,	     PERF_FEAT_HOSTNAME,     PERF_FEAT_OSRELEASE,
     PERF_FEAT_VERSION,	     PERF_FEAT_ARCH,	     PERF_FEAT_NRCPUS,
     PERF_FEAT_CPUDESC,	     PERF_FEAT_CPUID,	     PERF_FEAT_TOTAL_MEM,
@@ -529,7 +529,7 @@ static const struct blob *body_of(int feat)
  * then renamed over the old: a reader sees one or the other). Quietly does
  * nothing when it cannot.
  */
-void machine__keep(void)
+void file_machine__keep(void)
 {
 	char path[PATH_MAX + 16], tmp[PATH_MAX + 48], key[600];
 	struct blob b = {0};
@@ -573,7 +573,7 @@ void machine__keep(void)
  * rewrites the early features after every flush, so such a body waits for
  * the final write).
  */
-bool machine__feature(int feat, struct blob *b, size_t max_len)
+bool file_machine__feature(int feat, struct blob *b, size_t max_len)
 {
 	const struct blob *c = body_of(feat);
 

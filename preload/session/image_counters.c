@@ -28,7 +28,7 @@ void image_counters__drop_costly(struct ap_counters *cs)
 	pr_warn("RLIMIT_NOFILE %llu/%llu leaves no file descriptor above the program's: not "
 		"counting (the counters would take %d of its)",
 		(unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, n);
-	counters__close(cs);
+	counting__close(cs);
 }
 
 /*
@@ -41,13 +41,13 @@ int image_counters__start(struct ap_counters *cs, const struct ap_config *cfg)
 	int err;
 
 	if (cfg->counter_fds[0]) {
-		counters__adopt(cs, cfg->counter_fds); /* on failure: said, and no counters */
+		counting__adopt(cs, cfg->counter_fds); /* on failure: said, and no counters */
 		unsetenv(ap_env_name(AP_ENV_COUNTER_FDS));
 		return 0;
 	}
-	err = counters__parse(cs, cfg->counters);
+	err = counting__parse(cs, cfg->counters);
 	if (!err)
-		counters__open(cs, false);
+		counting__open(cs, false);
 	cs->start_ns = autoprof.start_time;
 	return err;
 }
@@ -63,7 +63,7 @@ uint64_t image_counters__save(bool close_them)
 	uint64_t now = ap_now();
 	uint64_t since = cs->start_ns && cs->start_ns < now ? cs->start_ns : autoprof.start_time;
 
-	counters__read(cs, close_them);
-	stat__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since);
+	counting__read(cs, close_them);
+	stat_records__write(&autoprof.writer, cs, AP_SAMPLE_ID + 1, now - since);
 	return now - since;
 }

@@ -67,7 +67,7 @@ static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
 {
 	char missing[512];
 
-	counters__unsupported(cs, missing, sizeof(missing));
+	counting__unsupported(cs, missing, sizeof(missing));
 	if (fell_back && missing[0])
 		pr_warn("no hardware PMU here (the kernel offers no cycles event): sampling "
 			"cpu-clock; not counting %s",
@@ -193,8 +193,8 @@ static void describe_sampler(void)
 	s->pid = (uint32_t)autoprof.pid;
 	s->measure_unwind = autoprof.cfg->verbose > 0;
 	s->measure_cost = cost__wanted();
-	s->batched = !autoprof.cfg->timer_mode && event__batched(autoprof.cfg);
-	s->tick_samples = event__tick_samples(autoprof.cfg);
+	s->batched = !autoprof.cfg->timer_mode && perf_event__batched(autoprof.cfg);
+	s->tick_samples = perf_event__tick_samples(autoprof.cfg);
 	s->cfg = autoprof.cfg;
 	s->signo = &autoprof.signo;
 }
@@ -262,7 +262,7 @@ static int session_open(bool attach_others)
 		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
 		goto out_file;
 	}
-	stat__remove(&autoprof.writer); /* an earlier run's totals are not this one's */
+	stat_records__remove(&autoprof.writer); /* an earlier run's totals are not this one's */
 	windows__save_prologue(&autoprof.writer);
 	describe_sampler();
 	__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
@@ -281,7 +281,7 @@ static int session_open(bool attach_others)
 	    autoprof.cfg->timer_mode ? " with CPU-time timers" : "",
 	    (unsigned long long)(autoprof.cfg->period ? autoprof.cfg->period : autoprof.cfg->freq),
 	    autoprof.cfg->period ? "events per sample" : "Hz",
-	    config__callgraph_name(autoprof.cfg->callgraph), path);
+	    options__callgraph_name(autoprof.cfg->callgraph), path);
 	return 0;
 
 out_file:
@@ -310,7 +310,7 @@ static void after_fork_in_child(void)
 	if (!was_active)
 		return;
 	writer__abandon(&autoprof.writer);
-	counters__close(&autoprof.counters);
+	counting__close(&autoprof.counters);
 	reset_totals();
 	autoprof.pid = getpid();
 	autoprof.top = false;
@@ -330,13 +330,13 @@ static int settle(const struct ap_config *raw, bool first)
 {
 	static struct ap_settled settled;
 	char cwd[PATH_MAX], missing[512];
-	struct settle_facts facts = {.max_rate = event__max_sample_rate(),
-				     .probe = event__probe,
+	struct settle_facts facts = {.max_rate = perf_event__max_sample_rate(),
+				     .probe = perf_event__probe,
 				     .cwd = first ? getcwd(cwd, sizeof(cwd)) : NULL,
 				     .say_timers = autoprof.top && !autoprof.execd};
 	int err;
 
-	counters__unsupported(&autoprof.counters, missing, sizeof(missing));
+	counting__unsupported(&autoprof.counters, missing, sizeof(missing));
 	facts.no_counters = missing[0] != 0;
 	err = settle__config(raw, &facts, &settled);
 	autoprof.cfg = &settled;
@@ -359,7 +359,7 @@ int lifecycle__start(void)
 	if (getauxval(AT_SECURE))
 		return 0; /* setuid/setgid: stay off, silently, as the loader does */
 	autoprof.start_time = ap_now();
-	if (config__parse(&raw))
+	if (options__parse(&raw))
 		return -EINVAL;
 	if (gocheck__runtime_owned()) {
 		pr_warn("a Go program without cgo: its runtime takes every signal and makes its "
@@ -414,7 +414,7 @@ int lifecycle__start(void)
 	return 0;
 
 out_counters:
-	counters__close(&autoprof.counters);
+	counting__close(&autoprof.counters);
 	return err;
 }
 
@@ -439,7 +439,7 @@ void lifecycle__stop(void)
 	memory__stop(&autoprof.writer); /* the live set */
 	elapsed = image_counters__save(true);
 	if (autoprof.cfg->stat)
-		stat__print(&autoprof.counters, elapsed);
+		stat_records__print(&autoprof.counters, elapsed);
 	record_delivered_period();
 	empty = !autoprof.stats.samples && !memory__samples() && !autoprof.top;
 	err = file_features__write(&autoprof.writer);
@@ -448,7 +448,7 @@ void lifecycle__stop(void)
 			strerror(-err));
 	if (empty) {
 		unlink(autoprof.writer.path);
-		stat__remove(&autoprof.writer);
+		stat_records__remove(&autoprof.writer);
 	}
 	summary__say();
 	summary__say_signals();
@@ -483,10 +483,10 @@ void lifecycle__before_exec(void)
 			autoprof.file_left = true;
 		} else {
 			unlink(autoprof.writer.path);
-			stat__remove(&autoprof.writer);
+			stat_records__remove(&autoprof.writer);
 		}
 	}
-	counters__keep_across_exec(&autoprof.counters, true);
+	counting__keep_across_exec(&autoprof.counters, true);
 	autoprof.exec_pending = true;
 }
 
@@ -512,7 +512,7 @@ void lifecycle__exec_failed(void)
 	if (!autoprof.exec_pending || getpid() != autoprof.pid)
 		return;
 	autoprof.exec_pending = false;
-	counters__keep_across_exec(&autoprof.counters, false);
+	counting__keep_across_exec(&autoprof.counters, false);
 	if (!autoprof.exec_keeps_name && writer__reopen(&autoprof.writer) == 0) {
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 		if (samplers__start() == 0) {
@@ -550,6 +550,6 @@ void lifecycle__emergency_stop(void)
 	file_features__write_emergency(&autoprof.writer);
 	if (!autoprof.stats.samples && !memory__samples() && !autoprof.top) {
 		unlink(autoprof.writer.path);
-		stat__remove(&autoprof.writer);
+		stat_records__remove(&autoprof.writer);
 	}
 }

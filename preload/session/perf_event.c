@@ -20,7 +20,7 @@
 #include "internal.h"
 
 /* The highest sample_freq the kernel accepts, or 0 when unknown. */
-int event__max_sample_rate(void)
+int perf_event__max_sample_rate(void)
 {
 	char buf[32];
 
@@ -33,7 +33,7 @@ int event__max_sample_rate(void)
  * Fill attr with the kernel event each thread opens for cfg. The file's attr
  * is derived from it by the writer. Returns 0.
  */
-int event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr)
+int perf_event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -54,7 +54,7 @@ int event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *at
 	}
 	/* Batched libunwind stacks: each sample carries the registers the
 	 * unwinder starts from and a copy of the stack above sp (cfi.c). */
-	if (event__batched(cfg)) {
+	if (perf_event__batched(cfg)) {
 		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		attr->sample_regs_user = AP_BATCH_REGS;
 		attr->sample_stack_user = cfg->stack_copy;
@@ -62,14 +62,14 @@ int event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *at
 	attr->disabled = 1;
 	attr->exclude_kernel = !cfg->kernel;
 	attr->exclude_hv = 1;
-	ap_event__apply(&cfg->event, attr); /* type, configs, :u/:k/:p */
+	events__apply(&cfg->event, attr); /* type, configs, :u/:k/:p */
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 	attr->wakeup_events = 1;
 	/* Batched: no wake-up per sample either. A wake-up is an irq_work (a
 	 * self-IPI: on a VM an exit, about 20 us here) whether anyone waits or
 	 * not; the tick drains the ring, so wake only when it is full. */
-	if (event__batched(cfg)) {
+	if (perf_event__batched(cfg)) {
 		attr->wakeup_events = 0;
 		attr->watermark = 1;
 		attr->wakeup_watermark = UINT32_MAX; /* the kernel clamps it to the ring */
@@ -88,7 +88,7 @@ int event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *at
  * an architecture cfi.c knows, and a rate the tick event can follow in time
  * (a frequency, or a period of cpu-clock or task-clock nanoseconds).
  */
-bool event__batched(const struct ap_settled *cfg)
+bool perf_event__batched(const struct ap_settled *cfg)
 {
 #if defined(__x86_64__)
 	if (cfg->callgraph != AP_CG_LIBUNWIND || cfg->batch <= 1)
@@ -106,16 +106,16 @@ bool event__batched(const struct ap_settled *cfg)
  * How many samples a batched thread's tick spans once ramped up: cfg->batch.
  * With AUTOPROF_KERNEL the samples taken in the kernel fill the ring while
  * the user-only tick cannot fire: it ticks at about the sampling rate then
- * (event__tick_attr: 13/8 of the period), so a
+ * (perf_event__tick_attr: 13/8 of the period), so a
  * thread is drained at each of its returns to user space.
  */
-unsigned event__tick_samples(const struct ap_settled *cfg)
+unsigned perf_event__tick_samples(const struct ap_settled *cfg)
 {
 	return cfg->kernel ? 1 : cfg->batch;
 }
 
 /* The samples a batched thread's tick spans at most (the ring holds 16 such batches). */
-unsigned event__tick_span(const struct ap_settled *cfg)
+unsigned perf_event__tick_span(const struct ap_settled *cfg)
 {
 	uint64_t period_ns = cfg->interval_ns;
 	uint64_t n = period_ns ? (AP_TICK_MIN_NS + period_ns - 1) / period_ns : 1;
@@ -131,7 +131,8 @@ unsigned event__tick_span(const struct ap_settled *cfg)
  * overflow, whatever wakeup_events says: batching needs a second event.)
  * An excluded tick (user-only, expiring in the kernel) raises nothing.
  */
-void event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr, unsigned samples)
+void perf_event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr,
+			   unsigned samples)
 {
 	uint64_t period_ns = cfg->interval_ns;
 
@@ -175,7 +176,7 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, u
  * held while the thread's sampler is set up (samplers.c closes it), so it is
  * not moved out of the program's range. Returns the fd or -errno.
  */
-int event__open(struct perf_event_attr *attr, pid_t tid)
+int perf_event__open(struct perf_event_attr *attr, pid_t tid)
 {
 	int fd = perf_event_open(attr, tid, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -183,7 +184,7 @@ int event__open(struct perf_event_attr *attr, pid_t tid)
 }
 
 /* Send fd's overflow notifications to thread tid as signal signo. Returns 0 or -errno. */
-int event__route_signal(int fd, int signo, pid_t tid)
+int perf_event__route_signal(int fd, int signo, pid_t tid)
 {
 	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
 	int fl;
@@ -197,7 +198,7 @@ int event__route_signal(int fd, int signo, pid_t tid)
 }
 
 /* Can the calling thread open attr? The event is closed again. Returns 0 or -errno. */
-int event__probe(const struct perf_event_attr *attr)
+int perf_event__probe(const struct perf_event_attr *attr)
 {
 	struct perf_event_attr copy = *attr;
 	int fd = perf_event_open(&copy, 0, -1, PERF_FLAG_FD_CLOEXEC);

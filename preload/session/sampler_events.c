@@ -40,7 +40,7 @@ static unsigned batched_ring_pages(const struct ap_thread *t, unsigned copy)
 	 * EINTR), so it misses while the thread is in the kernel and the
 	 * samples between two drains vary; with 16 batches of room a run of
 	 * misses long enough to fill the ring is about e^-16 likely. */
-	size_t need = 16 * (size_t)event__tick_span(cfg) * rec;
+	size_t need = 16 * (size_t)perf_event__tick_span(cfg) * rec;
 	unsigned pages = 8;
 
 	while ((size_t)pages * 4096 < need && pages < 1024)
@@ -94,10 +94,10 @@ static unsigned copy_limit(const struct ap_thread *t)
 	return lim < AP_MAX_STACK_COPY ? (unsigned)lim : AP_MAX_STACK_COPY;
 }
 
-/* The tick attr of t (event__tick_attr) at t's rate. */
+/* The tick attr of t (perf_event__tick_attr) at t's rate. */
 static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, unsigned samples)
 {
-	event__tick_attr(t->sampler->cfg, attr, samples);
+	perf_event__tick_attr(t->sampler->cfg, attr, samples);
 	attr->sample_period <<= t->rate_shift;
 }
 
@@ -120,7 +120,7 @@ void sampler_events__grow_copy(struct ap_thread *t)
 
 	attr.sample_stack_user = copy;
 	rate_attr(t, &attr);
-	fd = event__open(&attr, t->tid);
+	fd = perf_event__open(&attr, t->tid);
 	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(t, copy)) == 0 &&
 	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
 		on_signal__drain(t, NULL);
@@ -146,16 +146,16 @@ int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *ti
 	int err;
 
 	tick_attr(t, &tick, t->sampler->tick_samples);
-	*tick_fd = event__open(&tick, tid);
+	*tick_fd = perf_event__open(&tick, tid);
 	if (*tick_fd == -EACCES || *tick_fd == -EPERM) {
 		tick.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
-		*tick_fd = event__open(&tick, tid);
+		*tick_fd = perf_event__open(&tick, tid);
 	}
 	if (*tick_fd < 0)
 		return *tick_fd;
 	err = ring__map(&t->tick, *tick_fd, 0);
 	if (!err)
-		err = event__route_signal(*tick_fd, signo, t->tid);
+		err = perf_event__route_signal(*tick_fd, signo, t->tid);
 	if (!err)
 		return 0;
 	ring__unmap(&t->tick);
@@ -184,12 +184,12 @@ static void open_ramp(struct ap_thread *t, pid_t tid)
 		return; /* the tick is at every sample already */
 	tick_attr(t, &attr, 1);
 	attr.disabled = 0;
-	fd = event__open(&attr, tid);
+	fd = perf_event__open(&attr, tid);
 	if (fd < 0)
 		return;
 	if (ring__map(&t->ramp, fd, 0) == 0 &&
-	    event__route_signal(fd, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), t->tid) ==
-		0)
+	    perf_event__route_signal(fd, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE),
+				     t->tid) == 0)
 		t->ramp_fd = fd; /* the number its signals carry in si_fd */
 	else
 		ring__unmap(&t->ramp);
@@ -230,7 +230,7 @@ bool sampler_events__slow_down(struct ap_thread *t)
 		plain_attr(t, &attr);
 	}
 	rate_attr(t, &attr);
-	fd = event__open(&attr, t->tid);
+	fd = perf_event__open(&attr, t->tid);
 	ok = fd >= 0 &&
 	     ring__map(&ring, fd,
 		       t->batched ? batched_ring_pages(t, t->copy_bytes) : ring_pages(t)) == 0;
@@ -238,12 +238,12 @@ bool sampler_events__slow_down(struct ap_thread *t)
 		struct perf_event_attr ta;
 
 		tick_attr(t, &ta, t->sampler->tick_samples);
-		tick_fd = event__open(&ta, t->tid);
+		tick_fd = perf_event__open(&ta, t->tid);
 		ok = tick_fd >= 0 && ring__map(&tick, tick_fd, 0) == 0 &&
-		     event__route_signal(tick_fd, signo, t->tid) == 0 &&
+		     perf_event__route_signal(tick_fd, signo, t->tid) == 0 &&
 		     ap_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 	} else if (ok) {
-		ok = event__route_signal(fd, signo, t->tid) == 0;
+		ok = perf_event__route_signal(fd, signo, t->tid) == 0;
 	}
 	ok = ok && ap_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 	if (ok) {
@@ -289,7 +289,7 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 
 	attr.sample_stack_user = copy;
 	rate_attr(t, &attr);
-	*fd = event__open(&attr, tid);
+	*fd = perf_event__open(&attr, tid);
 	if (*fd < 0)
 		return *fd;
 	err = ring__map(&t->ring, *fd, batched_ring_pages(t, copy));
@@ -320,12 +320,12 @@ int sampler_events__open_plain(struct ap_thread *t, pid_t tid)
 
 	plain_attr(t, &attr);
 	rate_attr(t, &attr);
-	t->fd = event__open(&attr, tid);
+	t->fd = perf_event__open(&attr, tid);
 	if (t->fd < 0)
 		return t->fd;
 	err = ring__map(&t->ring, t->fd, ring_pages(t));
 	if (!err)
-		err = event__route_signal(
+		err = perf_event__route_signal(
 		    t->fd, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), t->tid);
 	if (!err)
 		return 0;
@@ -379,11 +379,11 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 
 		plain_attr(t, &attr);
 		rate_attr(t, &attr);
-		fd = event__open(&attr, t->tid);
+		fd = perf_event__open(&attr, t->tid);
 	}
 	err = fd < 0 ? fd : ring__map(&ring, fd, ring_pages(t));
 	if (!err)
-		err = event__route_signal(fd, signo, t->tid);
+		err = perf_event__route_signal(fd, signo, t->tid);
 	if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 		err = -errno;
 	on_signal__drain(t, NULL);

@@ -117,7 +117,7 @@ static int probe_event(const struct ap_config *raw, const struct settle_facts *f
 		s->freq = (uint64_t)f->max_rate;
 	}
 	for (int probes = 0; probes < 3; probes++) {
-		event__sampler_attr(s, &attr);
+		perf_event__sampler_attr(s, &attr);
 		err = f->probe(&attr);
 		if (!err) {
 			clamp_timer_rate(s);
@@ -209,6 +209,6 @@ int settle__config(const struct ap_config *raw, const struct settle_facts *facts
 	if (out->timer_mode)
 		timer_attr(out, &out->attr);
 	else
-		event__sampler_attr(out, &out->attr);
+		perf_event__sampler_attr(out, &out->attr);
 	return 0;
 }

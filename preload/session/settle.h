@@ -2,7 +2,7 @@
 /*
  * settle.h - the configuration the library runs with, settled once.
  *
- * config__parse() (common/options.c) reads the AUTOPROF_* variables into a
+ * options__parse() (common/options.c) reads the AUTOPROF_* variables into a
  * raw struct ap_config: what was asked. settle__config() turns it, once per
  * process image, into a struct ap_settled: what will be done, with every
  * clamp, probe and fallback applied and said. The session holds it as

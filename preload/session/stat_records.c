@@ -77,7 +77,7 @@ static bool stat_path(const struct writer *w, char *out, size_t cap)
 }
 
 /* Remove FILE.stat (a stale one before a new run, or one of an empty image). Async-signal-safe. */
-void stat__remove(const struct writer *w)
+void stat_records__remove(const struct writer *w)
 {
 	char path[PATH_MAX];
 	int saved = errno;
@@ -255,7 +255,8 @@ static void put_features(struct sbuf *b, struct perf_file_header *h, const struc
  * -errno. Async-signal-safe (the emergency path of a deadly signal writes
  * the totals this way): one caller at a time, the one that ended the session.
  */
-int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, uint64_t elapsed)
+int stat_records__write(struct writer *w, const struct ap_counters *cs, int first_id,
+			uint64_t elapsed)
 {
 	static char file[STAT_FILE_CAP];
 	static struct stat_event ev[AP_MAX_COUNTERS];
@@ -275,7 +276,7 @@ int stat__write(struct writer *w, const struct ap_counters *cs, int first_id, ui
 						      c->raw,	c->ena,	 c->run};
 	}
 	if (!n || !stat_path(w, path, sizeof(path))) {
-		stat__remove(w);
+		stat_records__remove(w);
 		return 0;
 	}
 	sb_put(&b, NULL, sizeof(h));
@@ -358,7 +359,7 @@ static const char *grouped(uint64_t v, char *buf, size_t cap)
  * Not async-signal-safe (stdio formats %f): at a normal exit only, never
  * from a signal handler.
  */
-void stat__print(const struct ap_counters *cs, uint64_t elapsed_ns)
+void stat_records__print(const struct ap_counters *cs, uint64_t elapsed_ns)
 {
 	const struct ap_counter *clock = find(cs, "task-clock");
 	const struct ap_counter *cycles = find(cs, "cycles");

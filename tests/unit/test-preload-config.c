@@ -24,7 +24,7 @@ static int parse_with(const char *var, const char *value, struct ap_config *cfg)
 	reset();
 	if (var)
 		setenv(var, value, 1);
-	return config__parse(cfg);
+	return options__parse(cfg);
 }
 
 int main(void)
@@ -81,13 +81,13 @@ int main(void)
 	   "AUTOPROF_EVENT=task-clock");
 	ok(parse_with("AUTOPROF_EVENT", "bogus-event", &cfg) == -EINVAL,
 	   "an unknown event is refused");
-	ok(ap_event__parse("r1c2", &ev, why, sizeof(why)) == 0 && ev.type == PERF_TYPE_RAW &&
+	ok(events__parse("r1c2", &ev, why, sizeof(why)) == 0 && ev.type == PERF_TYPE_RAW &&
 	       ev.config == 0x1c2,
 	   "rNNNN is a raw event code");
-	ok(ap_event__parse("cs", &ev, why, sizeof(why)) == 0 &&
+	ok(events__parse("cs", &ev, why, sizeof(why)) == 0 &&
 	       ev.config == PERF_COUNT_SW_CONTEXT_SWITCHES,
 	   "aliases work (cs)");
-	ok(ap_event__parse("rxyz", &ev, why, sizeof(why)) == -ENOENT && why[0],
+	ok(events__parse("rxyz", &ev, why, sizeof(why)) == -ENOENT && why[0],
 	   "r with no hex is no event, and says why");
 	ok(parse_with("AUTOPROF_SIGNAL", "PROF", &cfg) == 0 && cfg.signo == SIGPROF,
 	   "AUTOPROF_SIGNAL=PROF");

@@ -16,7 +16,7 @@ static char why[256];
 
 static int parse(const char *name)
 {
-	return ap_event__parse(name, &ev, why, sizeof(why));
+	return events__parse(name, &ev, why, sizeof(why));
 }
 
 #define CACHE(c, op, res)                                                                          \
@@ -90,23 +90,23 @@ int main(void)
 	memset(&attr, 0, sizeof(attr));
 	attr.exclude_kernel = 1;
 	parse("MEM_LOAD_RETIRED.L3_MISS:k");
-	ap_event__apply(&ev, &attr);
+	events__apply(&ev, &attr);
 	ok(attr.type == PERF_TYPE_RAW && attr.config == 0x20d1 && !attr.exclude_kernel &&
 	       attr.exclude_user,
 	   "apply() sets the configs and the levels the name chose");
 
 	/* Counter lists and groups. */
-	ok(counters__parse(&cs, "task-clock,{cycles,instructions},{branches,branch-misses}") == 0 &&
+	ok(counting__parse(&cs, "task-clock,{cycles,instructions},{branches,branch-misses}") == 0 &&
 	       cs.n == 5 && cs.c[0].leader == 0 && cs.c[1].leader == 1 && cs.c[2].leader == 1 &&
 	       cs.c[3].leader == 3 && cs.c[4].leader == 3,
 	   "{a,b} makes a group led by its first counter");
-	ok(counters__parse(&cs, "{cycles,instructions") == -EINVAL, "an unclosed group is refused");
-	ok(counters__parse(&cs, "{cycles,{instructions}}") == -EINVAL, "a nested group is refused");
-	ok(counters__parse(&cs, "INST_RETIRED.ANY,MEM_LOAD_RETIRED.L3_MISS:c=2") == 0 &&
+	ok(counting__parse(&cs, "{cycles,instructions") == -EINVAL, "an unclosed group is refused");
+	ok(counting__parse(&cs, "{cycles,{instructions}}") == -EINVAL, "a nested group is refused");
+	ok(counting__parse(&cs, "INST_RETIRED.ANY,MEM_LOAD_RETIRED.L3_MISS:c=2") == 0 &&
 	       cs.n == 2 && cs.c[1].ev.config == 0x20020d1,
 	   "PMU names as counters");
-	ok(counters__parse(&cs, "{task-clock,page-faults}") == 0 && counters__open(&cs, false) == 2,
+	ok(counting__parse(&cs, "{task-clock,page-faults}") == 0 && counting__open(&cs, false) == 2,
 	   "a software group opens (counting)");
-	counters__close(&cs);
+	counting__close(&cs);
 	return tap_done();
 }

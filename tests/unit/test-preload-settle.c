@@ -44,7 +44,7 @@ static int raw_changed; /* settlings that changed the raw configuration */
 
 static void bail(const char *var, const char *value)
 {
-	printf("Bail out! config__parse refused %s=%s\n", var ? var : "", value ? value : "");
+	printf("Bail out! options__parse refused %s=%s\n", var ? var : "", value ? value : "");
 	exit(255);
 }
 
@@ -59,7 +59,7 @@ static void asked(const char *var, const char *value)
 		unsetenv(vars[i]);
 	if (var)
 		setenv(var, value, 1);
-	if (config__parse(&raw))
+	if (options__parse(&raw))
 		bail(var, value);
 	memset(&machine, 0, sizeof(machine));
 	facts = (struct settle_facts){.max_rate = 100000, .probe = fake_probe};
@@ -69,7 +69,7 @@ static void asked(const char *var, const char *value)
 static void also(const char *var, const char *value)
 {
 	setenv(var, value, 1);
-	if (config__parse(&raw))
+	if (options__parse(&raw))
 		bail(var, value);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit test: FILE.stat, the counter totals as `perf stat record` lays out its
- * file (stat__write in preload/session/stat_records.c): the header, one attr
+ * file (stat_records__write in preload/session/stat_records.c): the header, one attr
  * and one id per counter read, the records THREAD_MAP, CPU_MAP, STAT_CONFIG,
  * STAT (one per counter) and STAT_ROUND, and the feature sections, each read
  * back here by a parser written from the kernel's perf.data format
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 	plan(15);
 	ap_quiet = true;
 	if (!mkdtemp(dir) ||
-	    counters__parse(&cs, "task-clock,page-faults,cycles,instructions") != 0 || cs.n != 4)
+	    counting__parse(&cs, "task-clock,page-faults,cycles,instructions") != 0 || cs.n != 4)
 		return 1;
 	autoprof.pid = getpid();
 	uname(&uts);
@@ -113,8 +113,8 @@ int main(int argc, char **argv)
 	snprintf(w.path, sizeof(w.path), "%s/perf.data", dir);
 	snprintf(path, sizeof(path), "%s.stat", w.path);
 
-	ok(stat__write(&w, &cs, FIRST_ID, 123456789) == 0 && slurp(path),
-	   "stat__write writes FILE.stat beside FILE");
+	ok(stat_records__write(&w, &cs, FIRST_ID, 123456789) == 0 && slurp(path),
+	   "stat_records__write writes FILE.stat beside FILE");
 	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "FILE.stat has mode 0600");
 	h = (const void *)file;
 	ok(file_len >= sizeof(*h) && h->magic == PERF_FILE_MAGIC && h->size == sizeof(*h) &&
@@ -270,7 +270,7 @@ int main(int argc, char **argv)
 	/* Nothing read: no file, and a stale one is removed. */
 	for (int i = 0; i < 4; i++)
 		cs.c[i].valid = false;
-	ok(stat__write(&w, &cs, FIRST_ID, 1) == 0 && access(path, F_OK) != 0,
+	ok(stat_records__write(&w, &cs, FIRST_ID, 1) == 0 && access(path, F_OK) != 0,
 	   "no counter read: no FILE.stat, the stale one removed");
 	unlink(path);
 	rmdir(dir);
