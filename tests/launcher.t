@@ -74,7 +74,7 @@ ok $? "good flags: the command runs"
 # earlier run left 0.1 s before, in the same second most of the time.
 if perf stat -x, -e cycles true 2>&1 | grep -q "not supported"; then
 	"$B/autoprof" -q -o stale.data -- "$B/progs/demo" >/dev/null 2>&1
-	touch -d "@$(echo "$(date +%s.%N) - 0.1" | bc)" stale.data
+	touch -d "@$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t - 0.1 }')" stale.data
 	"$B/autoprof" -e cycles -o stale.data -- "$B/progs/demo" >/dev/null 2>stale.err
 	! grep -q 'stale.data' stale.err
 	ok $? "a run that writes no file does not name an earlier run's" || diag_file stale.err
