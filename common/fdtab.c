@@ -170,19 +170,27 @@ bool ap_no_room_high(void)
 
 /*
  * Read a small file (from /proc) whole into buf, NUL-terminated; returns its
- * length, or -errno (buf is then ""). Async-signal-safe.
+ * length, or -errno (buf is then ""). Raw system calls, so that no
+ * cancellation point of the program's thread lies inside our code and a
+ * signal does not cut the read short. Async-signal-safe.
  */
 ssize_t ap_read_file(const char *path, char *buf, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = (int)ap_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	size_t len = 0;
 	ssize_t n;
 
 	buf[0] = 0;
 	if (fd < 0)
 		return -errno;
-	while (len < cap - 1 && (n = read(fd, buf + len, cap - 1 - len)) > 0)
+	while (len < cap - 1) {
+		n = ap_syscall(SYS_read, fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
 		len += (size_t)n;
+	}
 	ap_close(fd);
 	buf[len] = 0;
 	return (ssize_t)len;
