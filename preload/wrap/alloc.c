@@ -143,12 +143,35 @@ void alloc__resolve(void)
 		real.fn ? real.fn(__VA_ARGS__) : (arena_call);                                     \
 	})
 
+/*
+ * At a wrapper's start: the real function known, or (while this thread looks
+ * them up, from dlsym) the wrapper returns arena_ret.
+ */
+#define FIRST(fn, arena_ret)                                                                       \
+	do {                                                                                       \
+		if (__builtin_expect(!real.fn, 0)) {                                               \
+			resolve();                                                                 \
+			if (!real.fn)                                                              \
+				return arena_ret;                                                  \
+		}                                                                                  \
+	} while (0)
+
 static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
 {
 	void *p = fn(n);
 
 	if (__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
 		memory__after_alloc(p, n, ret);
+	return p;
+}
+
+/* calloc's work for both names: sampled as n * size bytes (the real call refused an overflow). */
+static void *do_calloc(void *(*fn)(size_t, size_t), size_t n, size_t size, uintptr_t ret)
+{
+	void *p = fn(n, size);
+
+	if (p && __atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
+		memory__after_alloc(p, n * size, ret);
 	return p;
 }
 
@@ -163,27 +186,14 @@ AP_API void *malloc(size_t n)
 		errno = ENOMEM;
 		return NULL; /* as any allocator answers */
 	}
-	if (__builtin_expect(!real.malloc, 0)) {
-		resolve();
-		if (!real.malloc)
-			return arena_alloc(n, 16);
-	}
+	FIRST(malloc, arena_alloc(n, 16));
 	return do_malloc(real.malloc, n, RET);
 }
 
 AP_API void *calloc(size_t n, size_t size)
 {
-	void *p;
-
-	if (__builtin_expect(!real.calloc, 0)) {
-		resolve();
-		if (!real.calloc)
-			return size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16);
-	}
-	p = real.calloc(n, size);
-	if (p && __atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
-		memory__after_alloc(p, n * size, RET);
-	return p;
+	FIRST(calloc, size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16));
+	return do_calloc(real.calloc, n, size, RET);
 }
 
 /* A block of the arena moved to the real allocator (the arena's is never freed). */
@@ -233,11 +243,7 @@ AP_API void *realloc(void *p, size_t n)
 {
 	if (p && in_arena(p))
 		return arena_realloc(p, n);
-	if (__builtin_expect(!real.realloc, 0)) {
-		resolve();
-		if (!real.realloc)
-			return p ? NULL : arena_alloc(n, 16);
-	}
+	FIRST(realloc, p ? NULL : arena_alloc(n, 16));
 	return do_realloc(real.realloc, p, n, RET);
 }
 
@@ -285,41 +291,25 @@ static void *do_aligned(void *(*fn)(size_t, size_t), size_t align, size_t n, uin
 
 AP_API void *aligned_alloc(size_t align, size_t n)
 {
-	if (__builtin_expect(!real.aligned_alloc, 0)) {
-		resolve();
-		if (!real.aligned_alloc)
-			return arena_alloc(n, align);
-	}
+	FIRST(aligned_alloc, arena_alloc(n, align));
 	return do_aligned(real.aligned_alloc, align, n, RET);
 }
 
 AP_API void *memalign(size_t align, size_t n)
 {
-	if (__builtin_expect(!real.memalign, 0)) {
-		resolve();
-		if (!real.memalign)
-			return arena_alloc(n, align);
-	}
+	FIRST(memalign, arena_alloc(n, align));
 	return do_aligned(real.memalign, align, n, RET);
 }
 
 AP_API void *valloc(size_t n)
 {
-	if (__builtin_expect(!real.valloc, 0)) {
-		resolve();
-		if (!real.valloc)
-			return arena_alloc(n, 4096);
-	}
+	FIRST(valloc, arena_alloc(n, 4096));
 	return do_malloc(real.valloc, n, RET);
 }
 
 AP_API void *pvalloc(size_t n)
 {
-	if (__builtin_expect(!real.pvalloc, 0)) {
-		resolve();
-		if (!real.pvalloc)
-			return arena_alloc((n + 4095) & ~(size_t)4095, 4096);
-	}
+	FIRST(pvalloc, arena_alloc((n + 4095) & ~(size_t)4095, 4096));
 	return do_malloc(real.pvalloc, n, RET);
 }
 
@@ -334,38 +324,21 @@ AP_API size_t malloc_usable_size(void *p)
 
 AP_API void *__libc_malloc(size_t n)
 {
-	if (__builtin_expect(!real.libc_malloc, 0)) {
-		resolve();
-		if (!real.libc_malloc)
-			return arena_alloc(n, 16);
-	}
+	FIRST(libc_malloc, arena_alloc(n, 16));
 	return do_malloc(real.libc_malloc, n, RET);
 }
 
 AP_API void *__libc_calloc(size_t n, size_t size)
 {
-	void *p;
-
-	if (__builtin_expect(!real.libc_calloc, 0)) {
-		resolve();
-		if (!real.libc_calloc)
-			return size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16);
-	}
-	p = real.libc_calloc(n, size);
-	if (p && __atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
-		memory__after_alloc(p, n * size, RET);
-	return p;
+	FIRST(libc_calloc, size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16));
+	return do_calloc(real.libc_calloc, n, size, RET);
 }
 
 AP_API void *__libc_realloc(void *p, size_t n)
 {
 	if (p && in_arena(p))
 		return arena_realloc(p, n);
-	if (__builtin_expect(!real.libc_realloc, 0)) {
-		resolve();
-		if (!real.libc_realloc)
-			return p ? NULL : arena_alloc(n, 16);
-	}
+	FIRST(libc_realloc, p ? NULL : arena_alloc(n, 16));
 	return do_realloc(real.libc_realloc, p, n, RET);
 }
 
@@ -379,31 +352,19 @@ AP_API void __libc_free(void *p)
 
 AP_API void *__libc_memalign(size_t align, size_t n)
 {
-	if (__builtin_expect(!real.libc_memalign, 0)) {
-		resolve();
-		if (!real.libc_memalign)
-			return arena_alloc(n, align);
-	}
+	FIRST(libc_memalign, arena_alloc(n, align));
 	return do_aligned(real.libc_memalign, align, n, RET);
 }
 
 AP_API void *__libc_valloc(size_t n)
 {
-	if (__builtin_expect(!real.libc_valloc, 0)) {
-		resolve();
-		if (!real.libc_valloc)
-			return arena_alloc(n, 4096);
-	}
+	FIRST(libc_valloc, arena_alloc(n, 4096));
 	return do_malloc(real.libc_valloc, n, RET);
 }
 
 AP_API void *__libc_pvalloc(size_t n)
 {
-	if (__builtin_expect(!real.libc_pvalloc, 0)) {
-		resolve();
-		if (!real.libc_pvalloc)
-			return arena_alloc((n + 4095) & ~(size_t)4095, 4096);
-	}
+	FIRST(libc_pvalloc, arena_alloc((n + 4095) & ~(size_t)4095, 4096));
 	return do_malloc(real.libc_pvalloc, n, RET);
 }
 
