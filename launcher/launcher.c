@@ -21,6 +21,7 @@
 #include "autoprof/env.h"
 #include "common.h"
 #include "launcher.h"
+#include "onefile.h"
 #include "outside.h"
 
 #define LIB_NAME "libautoprof.so"
@@ -411,6 +412,7 @@ int main(int argc, char **argv)
 		preload = lib;
 	}
 	setenv("LD_PRELOAD", preload, 1);
-
+	if (onefile__begin(output, quiet)) /* the run's files into one at the end */
+		return 2;
 	return launcher__run(argv + optind, output, quiet);
 }
