@@ -412,7 +412,6 @@ int main(int argc, char **argv)
 		preload = lib;
 	}
 	setenv("LD_PRELOAD", preload, 1);
-	if (onefile__begin(output, quiet)) /* the run's files into one at the end */
-		return 2;
+	onefile__begin(output); /* the run's files into one at the end */
 	return launcher__run(argv + optind, output, quiet);
 }

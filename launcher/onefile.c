@@ -5,18 +5,18 @@
  *
  * The library writes one file per process image (FILE, FILE.<pid>,
  * FILE.<pid>.<n>: preload/session/lifecycle.c), finished at every flush, so
- * that any ending keeps a profile. Under the launcher it writes them into a
- * private folder beside FILE, FILE.parts-<launcher pid>/, and at the end the
- * launcher merges them into FILE (onefile_merge.c), moves FILE.stat of the
- * run's first process beside it, and removes the folder. Whatever ends the
- * command (a signal included), the merge happens; if the launcher itself is
- * killed (SIGKILL), the folder stays, every file in it readable, and
- * `autoprof-report FILE.parts-PID/FILE` reads them all (the next run with the
- * same -o names such a folder in one line). A process of the run that
- * outlives the command keeps its file in the folder (said in one line).
- * --per-process (AUTOPROF_PER_PROCESS=1), an -o with %p and --window keep the
- * per-image files where they were (a window is each image's own: windows start
- * with each image, so those of two processes do not line up).
+ * that any ending keeps a profile and `autoprof ctl PID dump` makes FILE
+ * complete while a service runs. When the command has ended (a signal
+ * included), the launcher merges the files of the run (those names, written
+ * since it started) into FILE (onefile_merge.c, through FILE.merging-PID and
+ * a rename), moves the FILE.stat of the run's first process's last image
+ * beside it, and removes the merged files. If the launcher itself is killed
+ * (SIGKILL), the per-image files stay as a bare LD_PRELOAD run leaves them,
+ * and `autoprof-report FILE` reads them all. A process of the run that
+ * outlives the command keeps its own file (said in one line).
+ * --per-process (AUTOPROF_PER_PROCESS=1), an -o with %p, and --window (whose
+ * windows are each image's own: they start with each image, so those of two
+ * processes do not line up) keep the per-image files.
  * Not async-signal-safe.
  */
 #include <dirent.h>
@@ -27,44 +27,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "autoprof/perf_file.h"
 #include "common.h"
 #include "launcher.h"
 #include "onefile.h"
 
-#define PARTS_SUFFIX ".parts-"
 #define SHOWN_IMAGES 10
 
-/* One per-image file of the private folder. */
+/* One per-image file of the run. */
 struct part {
 	char *name;
 	int pid, gen; /* from its name: BASE (the first process), BASE.PID, BASE.PID.N */
-	bool live;    /* its process still runs: left in the folder */
+	bool live;    /* its process still runs: left as it is */
 	struct file_summary sum;
 };
 
 static struct {
 	bool on;
 	char output[PATH_MAX]; /* as the user gave it */
-	char dir[PATH_MAX];    /* the private folder, absolute */
+	char dir[PATH_MAX];    /* its folder */
 	char base[NAME_MAX + 1];
+	struct timespec since; /* the run's start (real time, as file times) */
 	struct part *parts;
 	size_t nr_parts, nr_merged;
+	unsigned live;
 } of;
-
-/* The folder of @path (".": none) into @out. */
-static void dir_of(const char *path, char *out, size_t cap)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		snprintf(out, cap, ".");
-	else if (slash == path)
-		snprintf(out, cap, "/");
-	else
-		snprintf(out, cap, "%.*s", (int)(slash - path), path);
-}
 
 /* Does process @pid run (not a zombie)? */
 static bool alive(int pid)
@@ -85,74 +75,30 @@ static bool alive(int pid)
 	return yes;
 }
 
-/* One line for each folder a killed launcher left beside the output (BASE.parts-PID). */
-static void say_left_folders(const char *parent)
-{
-	size_t blen = strlen(of.base);
-	struct dirent *e;
-	DIR *d = opendir(parent);
-
-	while (d && (e = readdir(d))) {
-		const char *pid = e->d_name + blen + strlen(PARTS_SUFFIX);
-
-		if (strncmp(e->d_name, of.base, blen) ||
-		    strncmp(e->d_name + blen, PARTS_SUFFIX, strlen(PARTS_SUFFIX)) || !*pid ||
-		    strspn(pid, "0123456789") != strlen(pid) || alive(atoi(pid)))
-			continue;
-		fprintf(
-		    stderr,
-		    "autoprof: %s/%s holds the files of an earlier run whose launcher was killed "
-		    "(autoprof-report %s/%s/%s reads them)\n",
-		    parent, e->d_name, parent, e->d_name, of.base);
-	}
-	if (d)
-		closedir(d);
-}
-
-int onefile__begin(const char *output, int quiet)
+int onefile__begin(const char *output)
 {
 	const struct ap_config *cfg = launcher__options();
 	const char *pp = ap_env(AP_ENV_PER_PROCESS);
-	char parent[PATH_MAX], abs[PATH_MAX], path[PATH_MAX + NAME_MAX + 2];
 	const char *slash = strrchr(output, '/');
 
 	if ((pp && *pp && strcmp(pp, "0")) || strstr(output, "%p") || cfg->window_ns ||
 	    !cfg->follow)
 		return 0; /* per-image files asked for, or a run of one image anyway */
-	snprintf(of.base, sizeof(of.base), "%s", slash ? slash + 1 : output);
-	dir_of(output, parent, sizeof(parent));
-	if (!*of.base || !realpath(parent, abs)) {
-		fprintf(stderr, "autoprof: -o/--output %s: %s\n", output,
-			*of.base ? strerror(errno) : "names a folder, not a file");
-		return -1;
-	}
-	if (!quiet)
-		say_left_folders(abs);
-	for (int i = 0;; i++) {
-		int n = i ? snprintf(of.dir, sizeof(of.dir), "%s/%s%s%d.%d", abs, of.base,
-				     PARTS_SUFFIX, (int)getpid(), i)
-			  : snprintf(of.dir, sizeof(of.dir), "%s/%s%s%d", abs, of.base,
-				     PARTS_SUFFIX, (int)getpid());
-
-		if (n < 0 || (size_t)n >= sizeof(of.dir) - NAME_MAX - 2) {
-			fprintf(stderr, "autoprof: -o/--output %s: the path is too long\n", output);
-			return -1;
-		}
-		if (mkdir(of.dir, 0700) == 0)
-			break;
-		if (errno != EEXIST || i == 100) {
-			fprintf(stderr, "autoprof: cannot make %s: %s\n", of.dir, strerror(errno));
-			return -1;
-		}
-	}
+	if (strlen(output) >= sizeof(of.output) - 32)
+		return 0;
 	snprintf(of.output, sizeof(of.output), "%s", output);
-	snprintf(path, sizeof(path), "%s/%s", of.dir, of.base);
-	setenv(ap_env_name(AP_ENV_OUTPUT), path, 1);
-	of.on = true;
+	snprintf(of.base, sizeof(of.base), "%s", slash ? slash + 1 : output);
+	if (!slash)
+		snprintf(of.dir, sizeof(of.dir), ".");
+	else
+		snprintf(of.dir, sizeof(of.dir), "%.*s",
+			 slash == output ? 1 : (int)(slash - output), output);
+	clock_gettime(CLOCK_REALTIME, &of.since);
+	of.on = *of.base != 0;
 	return 0;
 }
 
-/* Is @name BASE, BASE.PID or BASE.PID.N? Sets @p's pid and gen (BASE: pid 0). */
+/* Is @name BASE, BASE.PID or BASE.PID.N? Sets @p's pid and gen (BASE: 0, -1). */
 static bool part_name(const char *name, struct part *p)
 {
 	size_t blen = strlen(of.base);
@@ -161,12 +107,14 @@ static bool part_name(const char *name, struct part *p)
 
 	if (strncmp(name, of.base, blen))
 		return false;
-	p->pid = p->gen = 0;
+	p->pid = 0;
+	p->gen = -1;
 	if (!*n)
 		return true;
 	if (n[0] != '.' || n[1] < '0' || n[1] > '9')
 		return false;
 	p->pid = (int)strtol(n + 1, &end, 10);
+	p->gen = 0;
 	if (!*end)
 		return true;
 	if (end[0] != '.' || end[1] < '0' || end[1] > '9')
@@ -185,7 +133,16 @@ static int by_run_order(const void *a, const void *b)
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
 }
 
-/* Read the folder's per-image files into of.parts. Returns 0 or -ENOMEM. */
+/* Written since the run started (file times come from the coarse clock: 20 ms of slack)? */
+static bool this_run(const struct stat *st)
+{
+	int64_t m = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	int64_t t = (int64_t)of.since.tv_sec * 1000000000 + of.since.tv_nsec;
+
+	return S_ISREG(st->st_mode) && m >= t - 20000000;
+}
+
+/* Read the run's per-image files into of.parts. Returns 0 or -errno. */
 static int find_parts(void)
 {
 	DIR *d = opendir(of.dir);
@@ -197,12 +154,12 @@ static int find_parts(void)
 	while ((e = readdir(d))) {
 		struct part p = {0};
 		char path[PATH_MAX + NAME_MAX + 2];
+		struct stat st;
 
-		if (!part_name(e->d_name, &p))
-			continue;
 		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
-		if (summary__read(path, &p.sum) < 0)
-			continue; /* not a profile: left there */
+		if (!part_name(e->d_name, &p) || lstat(path, &st) < 0 || !this_run(&st) ||
+		    summary__read(path, &p.sum) < 0)
+			continue; /* not a profile of this run */
 		if (!p.pid)
 			p.pid = p.sum.pid;
 		p.name = strdup(e->d_name);
@@ -217,90 +174,76 @@ static int find_parts(void)
 			closedir(d);
 			return -ENOMEM;
 		}
+		p.live = p.gen >= 0 && alive(p.pid); /* (the first process is gone: waited for) */
+		of.live += p.live;
 		of.parts[of.nr_parts++] = p;
 	}
 	closedir(d);
-	for (size_t i = 0; i < of.nr_parts; i++) {
-		struct part *p = &of.parts[i];
-
-		if (!strcmp(p->name, of.base))
-			p->pid = 0, p->gen = -1; /* first, whatever its pid */
-		p->live = alive(p->pid ? p->pid : p->sum.pid);
-	}
 	qsort(of.parts, of.nr_parts, sizeof(*of.parts), by_run_order);
 	return 0;
 }
 
-/* Move a file at @path out of the way to PATH.old, as perf record does. Returns 0 or -errno. */
-static int move_old(const char *path)
+static char *path_of(const char *name, const char *suffix)
 {
-	char old[PATH_MAX + 8];
-	struct stat st;
+	char *p;
 
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	snprintf(old, sizeof(old), "%s.old", path);
-	return rename(path, old) < 0 ? -errno : 0;
+	return asprintf(&p, "%s/%s%s", of.dir, name, suffix) < 0 ? NULL : p;
 }
 
 /*
- * The counter totals of the run: FILE.stat of the first process's last image
+ * The counter totals of the run: the .stat of the first process's last image
  * (the counters the launcher opened, inherited by the whole tree, go on
- * across its execs), moved to OUTPUT.stat; an earlier run's OUTPUT.stat is
- * not this one's and goes.
+ * across its execs) becomes OUTPUT.stat.
  */
 static void take_stat(void)
 {
-	char from[PATH_MAX + NAME_MAX + 8], to[PATH_MAX + 8];
 	const struct part *best = NULL;
-	int top = 0;
+	char *from, *to;
 
 	for (size_t i = 0; i < of.nr_parts; i++) {
 		const struct part *p = &of.parts[i];
 
-		if (!i)
-			top = p->sum.pid;
-		snprintf(from, sizeof(from), "%s/%s.stat", of.dir, p->name);
-		if ((!i || p->pid == top) && !p->live && access(from, F_OK) == 0)
-			best = p; /* sorted: the last exec of the first process wins */
+		from = path_of(p->name, ".stat");
+		if ((p->gen < 0 || p->pid == of.parts[0].sum.pid) && !p->live && from &&
+		    access(from, F_OK) == 0)
+			best = p; /* sorted: the last exec of the first process */
+		free(from);
 	}
-	snprintf(to, sizeof(to), "%s.stat", of.output);
-	if (!best) {
-		unlink(to);
-		return;
-	}
-	snprintf(from, sizeof(from), "%s/%s.stat", of.dir, best->name);
-	if (rename(from, to) < 0)
+	if (!best || best->gen < 0)
+		return; /* none, or OUTPUT.stat itself */
+	from = path_of(best->name, ".stat");
+	to = path_of(of.base, ".stat");
+	if (from && to && rename(from, to) < 0)
 		fprintf(stderr, "autoprof: cannot move %s to %s: %s\n", from, to, strerror(errno));
+	free(from);
+	free(to);
 }
 
-/*
- * Remove the merged files and their .stat, and the folder when nothing else
- * is in it. Returns false when the folder stays.
- */
-static bool clean_up(void)
+/* Remove the merged files (not OUTPUT: replaced) and their .stat. */
+static void clean_up(void)
 {
-	char path[PATH_MAX + NAME_MAX + 8];
-
 	for (size_t i = 0; i < of.nr_parts; i++) {
-		if (of.parts[i].live)
+		char *path, *stat;
+
+		if (of.parts[i].live || of.parts[i].gen < 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", of.dir, of.parts[i].name);
-		unlink(path);
-		snprintf(path, sizeof(path), "%s/%s.stat", of.dir, of.parts[i].name);
-		unlink(path);
+		path = path_of(of.parts[i].name, "");
+		stat = path_of(of.parts[i].name, ".stat");
+		if (path)
+			unlink(path);
+		if (stat)
+			unlink(stat);
+		free(path);
+		free(stat);
 	}
-	return rmdir(of.dir) == 0;
 }
 
 void onefile__finish(char *const *argv, int quiet)
 {
-	char tmp[PATH_MAX + 16], why[3 * PATH_MAX];
+	char tmp[PATH_MAX + 32], why[3 * PATH_MAX];
 	const char **paths;
 	struct onefile_merged res;
-	size_t n = 0, live = 0;
+	size_t n = 0;
 	int err;
 
 	if (!of.on)
@@ -309,62 +252,43 @@ void onefile__finish(char *const *argv, int quiet)
 	err = find_parts();
 	paths = calloc(of.nr_parts + 1, sizeof(*paths));
 	if (err || !paths) {
-		fprintf(stderr, "autoprof: cannot read %s: %s; the run's files stay there\n",
+		fprintf(stderr,
+			"autoprof: cannot read %s: %s; the run's files stay one per process\n",
 			of.dir, strerror(err ? -err : ENOMEM));
 		free(paths);
 		return;
 	}
-	for (size_t i = 0; i < of.nr_parts; i++) {
-		char *path;
-
-		if (of.parts[i].live) {
-			live++;
-			continue;
-		}
-		if (asprintf(&path, "%s/%s", of.dir, of.parts[i].name) < 0)
+	for (size_t i = 0; i < of.nr_parts; i++)
+		if (!of.parts[i].live && !(paths[n++] = path_of(of.parts[i].name, "")))
 			goto out;
-		paths[n++] = path;
-	}
 	of.nr_merged = n;
-	if (!n) {
-		rmdir(of.dir); /* the command did not run, or no image wrote a file */
-		goto out;
-	}
-	snprintf(tmp, sizeof(tmp), "%s/.merged", of.dir);
-	if (n == 1)
-		err = rename(paths[0], tmp) < 0 ? -errno : 0;
-	else
-		err = onefile_merge(paths, n, tmp, argv, &res, why, sizeof(why));
-	if (n == 1 && err)
-		snprintf(why, sizeof(why), "%s: %s", paths[0], strerror(-err));
-	if (!err && (err = move_old(of.output)) != 0)
-		snprintf(why, sizeof(why), "cannot move %s to %s.old: %s", of.output, of.output,
-			 strerror(-err));
+	if (n < 2)
+		goto out; /* OUTPUT is the run's one file already */
+	snprintf(tmp, sizeof(tmp), "%s.merging-%d", of.output, (int)getpid());
+	err = onefile_merge(paths, n, tmp, argv, &res, why, sizeof(why));
 	if (!err && rename(tmp, of.output) < 0) {
 		err = -errno;
 		snprintf(why, sizeof(why), "%s: %s", of.output, strerror(errno));
+		unlink(tmp);
 	}
 	if (err) {
-		if (n == 1)
-			rename(tmp, paths[0]);
-		unlink(tmp);
-		fprintf(stderr,
-			"autoprof: could not write the run's one file (%s); its %zu per-process "
-			"files are in %s (autoprof-report %s/%s reads them all)\n",
-			why, n, of.dir, of.dir, of.base);
+		of.nr_merged = 0;
+		fprintf(
+		    stderr,
+		    "autoprof: could not merge the run's %zu files into %s (%s); they stay one per "
+		    "process (autoprof-report %s reads them all)\n",
+		    n, of.output, why, of.output);
 		goto out;
 	}
 	take_stat();
-	if (!clean_up() && !live && !quiet)
-		fprintf(stderr, "autoprof: %s keeps files that are no profile of the run\n",
-			of.dir);
-	if (live && !quiet)
+	clean_up();
+	if (of.live && !quiet)
 		fprintf(stderr,
-			"autoprof: %zu process%s of the run outlive%s the command: %s profile%s "
-			"go%s on in %s\n",
-			live, live == 1 ? "" : "es", live == 1 ? "s" : "",
-			live == 1 ? "its" : "their", live == 1 ? "" : "s", live == 1 ? "es" : "",
-			of.dir);
+			"autoprof: %u process%s of the run outlive%s the command: %s own file%s "
+			"beside %s (autoprof-report %s reads %s too)\n",
+			of.live, of.live == 1 ? "" : "es", of.live == 1 ? "s" : "",
+			of.live == 1 ? "its" : "their", of.live == 1 ? " stays" : "s stay",
+			of.output, of.output, of.live == 1 ? "it" : "them");
 out:
 	for (size_t i = 0; i < n; i++)
 		free((char *)paths[i]);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * onefile.h - one run, one file: under the launcher the library writes its
- * per-image files into a private folder beside the output (onefile.c), and
- * the launcher merges them into the output at the end (onefile_merge.c).
+ * onefile.h - one run, one file: under the launcher the per-image files the
+ * library writes are merged into the output at the end (onefile.c, with
+ * onefile_merge.c).
  */
 #ifndef AUTOPROF_ONEFILE_H
 #define AUTOPROF_ONEFILE_H
@@ -34,22 +34,19 @@ int onefile_merge(const char *const *paths, size_t nr, const char *out, char *co
 		  struct onefile_merged *res, char *why, size_t cap);
 
 /*
- * Before the command runs: unless per-process files were asked for
- * (--per-process, AUTOPROF_PER_PROCESS=1, an -o with %p, or --window, whose
- * windows are each image's own), make the private folder OUTPUT.parts-PID
- * beside @output and point the library's AUTOPROF_OUTPUT into it. Returns 0
- * (one file or not), or -1 after saying why (the folder cannot be made).
- * @quiet: no line about the folders killed launchers left.
+ * Before the command runs: unless per-image files were asked for
+ * (--per-process, AUTOPROF_PER_PROCESS=1, an -o with %p, --window) or only
+ * one image is profiled (--follow 0), note the run's start, for
+ * onefile__finish() to merge the files the run writes. Returns 0.
  */
-int onefile__begin(const char *output, int quiet);
+int onefile__begin(const char *output);
 /*
- * After the command ended (its status in @status, for the closing note):
- * merge the files of the private folder into the output (an existing one
- * moved to OUTPUT.old first, as perf record does), take the run's first
- * process's FILE.stat beside it, and remove the folder. A process of the run
- * still alive keeps its file there (said in one line); a merge that fails
- * leaves the folder as it is and says where. No-op without onefile__begin().
- * @argv: the command, for the file's CMDLINE.
+ * After the command ended: merge the run's per-image files (OUTPUT,
+ * OUTPUT.PID, OUTPUT.PID.N written since onefile__begin()) into OUTPUT,
+ * take the first process's last .stat as OUTPUT.stat, remove the merged
+ * files. The file of a process still alive is left as it is (said in one
+ * line unless @quiet); a merge that fails leaves every file and says so.
+ * @argv: the command, for the file's CMDLINE. No-op without onefile__begin().
  */
 void onefile__finish(char *const *argv, int quiet);
 /* The closing lines' extra: the images the merged file holds (after onefile__finish). */
