@@ -208,6 +208,22 @@ static void say_empty_exports(const struct session *s, const struct cmdline *c)
 				strcmp(outs[i], "-") ? outs[i] : "standard output", names[i]);
 }
 
+/*
+ * One file named (or ./perf.data): the run's first file of a bare LD_PRELOAD
+ * run; its siblings FILE.PID[.N] of the same run are read too (run_files.c).
+ * Returns 0 or 1 after printing why.
+ */
+static int add_run_files(struct cmdline *c, char ***run, size_t *nr_run)
+{
+	if (run_files__find(c->files[0], run, nr_run, stderr, PROG)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	for (size_t i = 0; i < *nr_run && c->nr_files < MAX_FILES; i++)
+		c->files[c->nr_files++] = (*run)[i];
+	return 0;
+}
+
 /* Print the view the command line asked for. Returns the exit status. */
 static int run(struct session *s, const struct cmdline *c)
 {
@@ -252,6 +268,8 @@ int main(int argc, char **argv)
 	static struct cmdline c;
 	struct csv_overview ov = {0};
 	struct session a, b;
+	char **run_paths = NULL;
+	size_t nr_run = 0;
 	int status;
 
 	status = cli__parse(&c, argc, argv);
@@ -284,6 +302,10 @@ int main(int argc, char **argv)
 			session__exit(&b);
 		}
 	} else {
+		if (c.nr_files == 1 && add_run_files(&c, &run_paths, &nr_run)) {
+			status = 1;
+			goto out_lists;
+		}
 		if (c.csv_dir)
 			render_csv__overview_attach(&c.so, &ov);
 		status = load(&a, &c.so, c.files, c.nr_files);
@@ -299,6 +321,7 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 out_lists:
+	run_files__free(run_paths, nr_run);
 	cli__exit(&c);
 	return status;
 }

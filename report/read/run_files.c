@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * run_files.c - the files of a run written one per process image (a bare
+ * LD_PRELOAD run, `autoprof --per-process`, or a run whose launcher was
+ * killed before it merged them): FILE for the first process, FILE.PID for
+ * a descendant, FILE.PID.N for the N-th program a process exec'd
+ * (preload/session/lifecycle.c names them). Named FILE alone, the report
+ * reads them all.
+ *
+ * No run id ties the files together; time does. A file of the run was
+ * written while the run went on: its last write (mtime) is not older than
+ * the first record of the run's first file, both in real time (the first
+ * file's CLOCK_DATA feature converts its CLOCK_MONOTONIC times). A sibling
+ * written before is an earlier run's (the first file was moved to FILE.old
+ * and rewritten, its descendants' files stayed): left out, with a warning.
+ */
+#include "read/read.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#define SCAN_RECORDS 4096	 /* records read for the file's start (maps first, then COMM) */
+#define SLACK_NS     20000000ULL /* file times come from the coarse clock */
+
+const u8 *perf_file__feature(const struct perf_file *pf, int bit, u64 *len)
+{
+	const struct perf_file_header *h = &pf->hdr;
+	u64 table = h->data.offset + h->data.size;
+	struct perf_file_section s;
+	int idx = 0;
+
+	if (pf->pipe || pf->data_repaired || !(h->adds_features[bit / 64] >> (bit % 64) & 1))
+		return NULL;
+	for (int b = 0; b < bit; b++)
+		idx += (int)(h->adds_features[b / 64] >> (b % 64) & 1);
+	table += (u64)idx * sizeof(s);
+	if (table > pf->size || pf->size - table < sizeof(s))
+		return NULL;
+	memcpy(&s, pf->base + table, sizeof(s));
+	if (s.offset > pf->size || s.size > pf->size - s.offset)
+		return NULL;
+	*len = s.size;
+	return pf->base + s.offset;
+}
+
+/*
+ * The first file's start in real time (ns), and its process: the earliest
+ * time among its first records, converted by CLOCK_DATA. False when unknown.
+ */
+static bool run_start(const char *path, u64 *start, u32 *pid)
+{
+	struct perf_file pf;
+	u64 pos, first = UINT64_MAX, len = 0;
+	const u8 *clock;
+	struct record r;
+	bool ok = false;
+
+	memset(&pf, 0, sizeof(pf));
+	*pid = 0;
+	if (perf_file__open(&pf, path) || pf.pipe)
+		goto out;
+	pos = pf.data_off;
+	for (int i = 0; i < SCAN_RECORDS && perf_file__next_record(&pf, &pos, &r) > 0; i++) {
+		struct sample id;
+		size_t body_end;
+
+		if (!sample__record_ids(&pf, &r, &id, &body_end))
+			continue;
+		if (id.has_time && id.time && id.time < first)
+			first = id.time;
+		if (id.has_tid && !*pid)
+			*pid = id.pid;
+	}
+	clock = perf_file__feature(&pf, PERF_FEAT_CLOCK_DATA, &len);
+	/* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns (perf's CLOCK_DATA) */
+	if (first != UINT64_MAX && clock && len >= 24 && ld64(clock + 16) <= ld64(clock + 8)) {
+		*start = first - ld64(clock + 16) + ld64(clock + 8);
+		ok = true;
+	}
+out:
+	perf_file__close(&pf);
+	return ok;
+}
+
+/* Is @name BASE.PID or BASE.PID.N? Sets *@pid. */
+static bool sibling_name(const char *name, const char *base, u32 *pid)
+{
+	size_t blen = strlen(base);
+	const char *n = name + blen;
+	char *end;
+
+	if (strncmp(name, base, blen) || n[0] != '.' || n[1] < '0' || n[1] > '9')
+		return false;
+	*pid = (u32)strtoul(n + 1, &end, 10);
+	if (!*end)
+		return true;
+	if (end[0] != '.' || end[1] < '0' || end[1] > '9')
+		return false;
+	strtoul(end + 1, &end, 10);
+	return !*end;
+}
+
+/* Does @name end in ".PID" or ".PID.N" with this @pid (a descendant's file)? */
+static bool names_pid(const char *name, u32 pid)
+{
+	const char *dot = strrchr(name, '.');
+
+	for (int part = 0; dot && part < 2; part++) {
+		const char *prev;
+
+		if (!dot[1] || strspn(dot + 1, "0123456789") != strcspn(dot + 1, "."))
+			return false;
+		if (pid && strtoul(dot + 1, NULL, 10) == pid)
+			return true;
+		for (prev = dot - 1; prev >= name && *prev != '.'; prev--)
+			;
+		dot = prev >= name ? prev : NULL;
+	}
+	return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+int run_files__find(const char *path, char ***out, size_t *nr, FILE *warn, const char *prog)
+{
+	char dir[PATH_MAX], *slash;
+	const char *base;
+	u64 start = 0;
+	u32 pid, first_pid;
+	struct dirent *e;
+	size_t cap = 0;
+	bool known;
+	DIR *d;
+
+	*out = NULL;
+	*nr = 0;
+	if (strlen(path) >= sizeof(dir) || !strcmp(path, "-"))
+		return 0;
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	base = slash ? path + (slash - dir) + 1 : path;
+	if (slash)
+		slash == dir ? (void)(dir[1] = 0) : (void)(*slash = 0);
+	else
+		strcpy(dir, ".");
+	known = run_start(path, &start, &first_pid);
+	if (names_pid(base, first_pid))
+		return 0; /* FILE.PID[.N] is a descendant's file: BASE.PID.M are not its tree */
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		struct stat st;
+		char *p;
+		u64 mtime;
+
+		if (!sibling_name(e->d_name, base, &pid))
+			continue;
+		if (asprintf(&p, "%s%s%s", slash ? dir : "", slash ? "/" : "", e->d_name) < 0)
+			goto nomem;
+		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode) || !perf_file__has_magic(p)) {
+			free(p);
+			continue;
+		}
+		mtime = (u64)st.st_mtim.tv_sec * 1000000000ULL + (u64)st.st_mtim.tv_nsec;
+		if (known && mtime + SLACK_NS < start) {
+			fprintf(warn,
+				"%s: warning: %s is not of %s's run (written before it started): "
+				"left out\n",
+				prog, p, path);
+			free(p);
+			continue;
+		}
+		if (array__reserve(out, &cap, *nr + 1, sizeof(**out))) {
+			free(p);
+			goto nomem;
+		}
+		(*out)[(*nr)++] = p;
+	}
+	closedir(d);
+	qsort(*out, *nr, sizeof(**out), by_name);
+	return 0;
+nomem:
+	closedir(d);
+	run_files__free(*out, *nr);
+	*out = NULL;
+	*nr = 0;
+	return -ENOMEM;
+}
+
+void run_files__free(char **paths, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		free(paths[i]);
+	free(paths);
+}
