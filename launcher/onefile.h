@@ -27,7 +27,8 @@ struct onefile_merged {
  * one, so that its process's maps arrive in order); the features of the
  * first input, with the build ids of all, EVENT_DESC of the merged attrs,
  * the span of all sample times, and @argv (NULL-terminated: the command as
- * the user gave it) as CMDLINE after "autoprof". Returns 0, or -errno with
+ * the user gave it) as CMDLINE after "autoprof" (NULL: the first input's
+ * CMDLINE). Returns 0, or -errno with
  * one line in @why (@out is then removed). Not async-signal-safe.
  */
 int onefile_merge(const char *const *paths, size_t nr, const char *out, char *const *argv,
@@ -49,6 +50,8 @@ int onefile__begin(const char *output);
  * @argv: the command, for the file's CMDLINE. No-op without onefile__begin().
  */
 void onefile__finish(char *const *argv, int quiet);
+/* `autoprof merge -o OUT FILE...` (merge_cmd.c). Returns the exit status. */
+int merge_cmd__run(int argc, char **argv);
 /* The closing lines' extra: the images the merged file holds (after onefile__finish). */
 void onefile__say_images(int quiet);
 

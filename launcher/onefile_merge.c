@@ -383,7 +383,7 @@ static int put_build_ids(struct merge *m)
 			u32 sid;
 
 			memcpy(&size, p + 6, 2);
-			if (size < fixed || size > len || size % 8)
+			if (size < fixed || size > len)
 				break;
 			snprintf(key, sizeof(key), "%.*s|",
 				 (int)strnlen((const char *)p + fixed, size - fixed),
@@ -437,7 +437,7 @@ static int put_features(struct merge *m, struct perf_file_header *h, char *const
 
 	for (int bit = 1; bit < PERF_FEAT_BITS; bit++) {
 		u64 len;
-		bool any = bit == PERF_FEAT_CMDLINE || bit == PERF_FEAT_EVENT_DESC;
+		bool any = (bit == PERF_FEAT_CMDLINE && argv) || bit == PERF_FEAT_EVENT_DESC;
 
 		if (bit == PERF_FEAT_COMPRESSED || bit == PERF_FEAT_GROUP_DESC ||
 		    bit == PERF_FEAT_STAT || bit == PERF_FEAT_DIR_FORMAT ||
@@ -457,7 +457,7 @@ static int put_features(struct merge *m, struct perf_file_header *h, char *const
 		if (!(h->adds_features[bit / 64] >> (bit % 64) & 1))
 			continue;
 		sec[i].offset = m->pos;
-		if (bit == PERF_FEAT_CMDLINE)
+		if (bit == PERF_FEAT_CMDLINE && argv)
 			err = put_cmdline(m, argv);
 		else if (bit == PERF_FEAT_EVENT_DESC)
 			err = put_event_desc(m);
