@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -127,16 +128,55 @@ static int by_name(const void *a, const void *b)
 	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* One sibling found: its path and when it was last written (real time, ns). */
+struct sibling {
+	char *path;
+	u64 mtime;
+};
+
+/* The files named PATH.PID or PATH.PID.N beside @path: regular perf.data files. */
+static int list_siblings(const char *dir, bool in_dir, const char *base, struct sibling **out,
+			 size_t *nr)
+{
+	struct dirent *e;
+	size_t cap = 0;
+	u32 pid;
+	DIR *d = opendir(dir);
+
+	while (d && (e = readdir(d))) {
+		struct stat st;
+		char *p;
+
+		if (!sibling_name(e->d_name, base, &pid))
+			continue;
+		if (array__reserve(out, &cap, *nr + 1, sizeof(**out)) ||
+		    asprintf(&p, "%s%s%s", in_dir ? dir : "", in_dir ? "/" : "", e->d_name) < 0) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode) || !perf_file__has_magic(p)) {
+			free(p);
+			continue;
+		}
+		(*out)[(*nr)++] = (struct sibling){p, (u64)st.st_mtim.tv_sec * 1000000000ULL +
+							  (u64)st.st_mtim.tv_nsec};
+	}
+	if (d)
+		closedir(d);
+	return 0;
+}
+
 int run_files__find(const char *path, char ***out, size_t *nr, FILE *warn, const char *prog)
 {
 	char dir[PATH_MAX], *slash;
+	struct sibling *sib = NULL;
+	size_t nr_sib = 0;
 	const char *base;
 	u64 start = 0;
-	u32 pid, first_pid;
-	struct dirent *e;
-	size_t cap = 0;
+	u32 first_pid;
+	struct stat st;
 	bool known;
-	DIR *d;
+	int err;
 
 	*out = NULL;
 	*nr = 0;
@@ -149,49 +189,36 @@ int run_files__find(const char *path, char ***out, size_t *nr, FILE *warn, const
 		slash == dir ? (void)(dir[1] = 0) : (void)(*slash = 0);
 	else
 		strcpy(dir, ".");
+	err = list_siblings(dir, slash != NULL, base, &sib, &nr_sib);
+	/* only a regular file is opened twice (a pipe or FIFO would be consumed) */
+	if (err || !nr_sib || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		goto out;
 	known = run_start(path, &start, &first_pid);
 	if (names_pid(base, first_pid))
-		return 0; /* FILE.PID[.N] is a descendant's file: BASE.PID.M are not its tree */
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		struct stat st;
-		char *p;
-		u64 mtime;
-
-		if (!sibling_name(e->d_name, base, &pid))
-			continue;
-		if (asprintf(&p, "%s%s%s", slash ? dir : "", slash ? "/" : "", e->d_name) < 0)
-			goto nomem;
-		if (stat(p, &st) < 0 || !S_ISREG(st.st_mode) || !perf_file__has_magic(p)) {
-			free(p);
-			continue;
-		}
-		mtime = (u64)st.st_mtim.tv_sec * 1000000000ULL + (u64)st.st_mtim.tv_nsec;
-		if (known && mtime + SLACK_NS < start) {
+		goto out; /* FILE.PID[.N] is a descendant's file: BASE.PID.M are not its tree */
+	err = array__reserve(out, &(size_t){0}, nr_sib, sizeof(**out));
+	for (size_t i = 0; !err && i < nr_sib; i++) {
+		if (known && sib[i].mtime + SLACK_NS < start) {
 			fprintf(warn,
 				"%s: warning: %s is not of %s's run (written before it started): "
 				"left out\n",
-				prog, p, path);
-			free(p);
+				prog, sib[i].path, path);
 			continue;
 		}
-		if (array__reserve(out, &cap, *nr + 1, sizeof(**out))) {
-			free(p);
-			goto nomem;
-		}
-		(*out)[(*nr)++] = p;
+		(*out)[(*nr)++] = sib[i].path;
+		sib[i].path = NULL;
 	}
-	closedir(d);
 	qsort(*out, *nr, sizeof(**out), by_name);
-	return 0;
-nomem:
-	closedir(d);
-	run_files__free(*out, *nr);
-	*out = NULL;
-	*nr = 0;
-	return -ENOMEM;
+out:
+	for (size_t i = 0; i < nr_sib; i++)
+		free(sib[i].path);
+	free(sib);
+	if (err) {
+		run_files__free(*out, *nr);
+		*out = NULL;
+		*nr = 0;
+	}
+	return err;
 }
 
 void run_files__free(char **paths, size_t nr)
