@@ -126,7 +126,7 @@ int merge_cmd__run(int argc, char **argv)
 			goto out;
 		}
 	snprintf(tmp, sizeof(tmp), "%s.merging-%d", out, (int)getpid());
-	err = onefile_merge(paths, n, tmp, NULL, &res, why, sizeof(why));
+	err = onefile_merge__files(paths, n, tmp, NULL, &res, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "autoprof merge: %s\n", why);
 		goto out;

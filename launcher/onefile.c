@@ -265,7 +265,7 @@ void onefile__finish(char *const *argv, int quiet)
 	if (n < 2)
 		goto out; /* OUTPUT is the run's one file already */
 	snprintf(tmp, sizeof(tmp), "%s.merging-%d", of.output, (int)getpid());
-	err = onefile_merge(paths, n, tmp, argv, &res, why, sizeof(why));
+	err = onefile_merge__files(paths, n, tmp, argv, &res, why, sizeof(why));
 	if (!err && rename(tmp, of.output) < 0) {
 		err = -errno;
 		snprintf(why, sizeof(why), "%s: %s", of.output, strerror(errno));
@@ -320,7 +320,7 @@ void onefile__say_images(int quiet)
 			continue;
 		fprintf(stderr, "autoprof:     pid %-7d %8llu sample%s, %llu lost  %s\n",
 			p->sum.pid, (unsigned long long)p->sum.samples,
-			p->sum.samples == 1 ? " " : "s", (unsigned long long)p->sum.lost,
+			p->sum.samples == 1 ? "" : "s", (unsigned long long)p->sum.lost,
 			p->sum.cmd);
 		shown++;
 	}

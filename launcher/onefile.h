@@ -31,8 +31,8 @@ struct onefile_merged {
  * CMDLINE). Returns 0, or -errno with
  * one line in @why (@out is then removed). Not async-signal-safe.
  */
-int onefile_merge(const char *const *paths, size_t nr, const char *out, char *const *argv,
-		  struct onefile_merged *res, char *why, size_t cap);
+int onefile_merge__files(const char *const *paths, size_t nr, const char *out, char *const *argv,
+			 struct onefile_merged *res, char *why, size_t cap);
 
 /*
  * Before the command runs: unless per-image files were asked for

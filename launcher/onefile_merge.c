@@ -26,45 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "onefile.h"
-#include "read/read.h"
-
-#define NAME_ALIGN 64 /* perf's do_write_string pads strings to this */
-#define TRAILER_BITS                                                                               \
-	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
-	 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
-
-/* One attr of the output and the ids it gathered. */
-struct mattr {
-	struct perf_event_attr attr;
-	const char *name;
-	u64 *ids;
-	size_t nr_ids, cap_ids;
-};
-
-/* One input: its file, and how its ids map to the output's. */
-struct input {
-	struct perf_file pf;
-	u64 (*map)[2]; /* its ids and their numbers in the output */
-	size_t nr_map, cap_map;
-	bool remap;
-	u64 sample_type; /* of its first attr: the layout of every record's ids */
-};
-
-struct merge {
-	struct input *in;
-	size_t nr_in;
-	struct mattr *attrs;
-	size_t nr_attrs, cap_attrs;
-	u64 next_id;
-	struct rec_pos *idx;
-	size_t nr_idx, cap_idx;
-	FILE *out;
-	u64 pos; /* bytes written */
-	struct onefile_merged *res;
-	char *why;
-	size_t cap;
-};
+#include "onefile_merge.h"
 
 static int fail(struct merge *m, int err, const char *fmt, const char *arg)
 {
@@ -72,7 +34,7 @@ static int fail(struct merge *m, int err, const char *fmt, const char *arg)
 	return err;
 }
 
-static int put(struct merge *m, const void *p, size_t n)
+int onefile_merge__put(struct merge *m, const void *p, size_t n)
 {
 	if (n && fwrite(p, 1, n, m->out) != n)
 		return -EIO;
@@ -80,13 +42,12 @@ static int put(struct merge *m, const void *p, size_t n)
 	return 0;
 }
 
-static int pad8(struct merge *m)
+int onefile_merge__pad8(struct merge *m)
 {
 	static const char zero[8];
 
-	return put(m, zero, (8 - m->pos % 8) % 8);
+	return onefile_merge__put(m, zero, (8 - m->pos % 8) % 8);
 }
-
 /* @a and @b count as one event: equal but for the period a timer run measured. */
 static bool same_attr(const struct evattr *a, const struct mattr *b)
 {
@@ -270,7 +231,7 @@ static int write_record(struct merge *m, const struct input *in, const struct re
 	if (perf_file__record_at(&in->pf, p->off, &r))
 		return -EINVAL;
 	if (!in->remap && p->has_time != 2)
-		return put(m, r.p, r.h.size);
+		return onefile_merge__put(m, r.p, r.h.size);
 	memcpy(buf, r.p, r.h.size);
 	if (r.h.type == PERF_RECORD_SAMPLE)
 		sample_offsets(in->sample_type, &ident, &id, &time);
@@ -298,190 +259,7 @@ static int write_record(struct merge *m, const struct input *in, const struct re
 	}
 	if (p->has_time == 2 && time >= 0 && (size_t)time + 8 <= r.h.size)
 		memcpy(buf + time, &p->time, 8);
-	return put(m, buf, r.h.size);
-}
-
-/* Feature @bit of input @in: its bytes, or NULL. */
-static const u8 *feature(const struct input *in, int bit, u64 *len)
-{
-	const struct perf_file *pf = &in->pf;
-	const struct perf_file_header *h = &pf->hdr;
-	u64 table = h->data.offset + h->data.size;
-	struct perf_file_section s;
-	int idx = 0;
-
-	if (pf->data_repaired || !(h->adds_features[bit / 64] >> (bit % 64) & 1))
-		return NULL;
-	for (int b = 0; b < bit; b++)
-		idx += (int)(h->adds_features[b / 64] >> (b % 64) & 1);
-	table += (u64)idx * sizeof(s);
-	if (table > pf->size || pf->size - table < sizeof(s))
-		return NULL;
-	memcpy(&s, pf->base + table, sizeof(s));
-	if (s.offset > pf->size || s.size > pf->size - s.offset)
-		return NULL;
-	*len = s.size;
-	return pf->base + s.offset;
-}
-
-/* A string as perf writes one: u32 length (padded), the bytes, zeros. */
-static int put_string(struct merge *m, const char *s)
-{
-	static const char zero[NAME_ALIGN];
-	u32 n = (u32)strlen(s) + 1, len = (n + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
-
-	if (put(m, &len, 4) || put(m, s, n))
-		return -EIO;
-	return put(m, zero, len - n);
-}
-
-static int put_cmdline(struct merge *m, char *const *argv)
-{
-	u32 n = 1;
-	int err;
-
-	while (argv[n - 1])
-		n++;
-	err = put(m, &n, 4) ?: put_string(m, "autoprof");
-	for (u32 i = 0; !err && i + 1 < n; i++)
-		err = put_string(m, argv[i]);
-	return err;
-}
-
-static int put_event_desc(struct merge *m)
-{
-	u32 nr = (u32)m->nr_attrs, size = PERF_FILE_ATTR_SIZE;
-	int err = put(m, &nr, 4) ?: put(m, &size, 4);
-
-	for (size_t a = 0; !err && a < m->nr_attrs; a++) {
-		struct perf_event_attr attr = m->attrs[a].attr;
-		u32 nr_ids = (u32)m->attrs[a].nr_ids;
-
-		attr.size = PERF_FILE_ATTR_SIZE;
-		err = put(m, &attr, PERF_FILE_ATTR_SIZE) ?: put(m, &nr_ids, 4)
-		    ?: put_string(m, m->attrs[a].name ? m->attrs[a].name : "")
-		    ?: put(m, m->attrs[a].ids, nr_ids * 8);
-	}
-	return err;
-}
-
-/* Every input's BUILD_ID records, each (name and id) once. */
-static int put_build_ids(struct merge *m)
-{
-	const size_t fixed = sizeof(struct perf_record_build_id);
-	struct strset seen = {0};
-	int err = 0;
-
-	for (size_t f = 0; f < m->nr_in && !err; f++) {
-		u64 len = 0;
-		const u8 *p = feature(&m->in[f], PERF_FEAT_BUILD_ID, &len);
-
-		while (p && !err && len >= fixed) {
-			u16 size;
-			char key[PATH_MAX + 64];
-			size_t before = seen.nr;
-			u32 sid;
-
-			memcpy(&size, p + 6, 2);
-			if (size < fixed || size > len)
-				break;
-			snprintf(key, sizeof(key), "%.*s|",
-				 (int)strnlen((const char *)p + fixed, size - fixed),
-				 (const char *)p + fixed);
-			for (size_t i = 0; i < 20; i++)
-				snprintf(key + strlen(key), 3, "%02x", p[12 + i]);
-			if (strset__intern(&seen, key, strlen(key), &sid))
-				err = -ENOMEM;
-			else if (seen.nr != before) {
-				err = put(m, p, size);
-				m->res->build_ids++;
-			}
-			p += size;
-			len -= size;
-		}
-	}
-	strset__exit(&seen);
-	return err;
-}
-
-/* The span of every input's sample times (SAMPLE_TIME: first, last). */
-static int put_sample_time(struct merge *m)
-{
-	u64 t[2] = {UINT64_MAX, 0};
-
-	for (size_t f = 0; f < m->nr_in; f++) {
-		u64 len = 0;
-		const u8 *p = feature(&m->in[f], PERF_FEAT_SAMPLE_TIME, &len);
-
-		if (!p || len < 16)
-			continue;
-		if (ld64(p) && ld64(p) < t[0])
-			t[0] = ld64(p);
-		if (ld64(p + 8) > t[1])
-			t[1] = ld64(p + 8);
-	}
-	if (t[0] == UINT64_MAX)
-		t[0] = 0;
-	return put(m, t, sizeof(t));
-}
-
-/*
- * The feature sections after the data: those the output makes itself, the
- * others as the first input that has them gives them. Sets the header's bits.
- */
-static int put_features(struct merge *m, struct perf_file_header *h, char *const *argv)
-{
-	struct perf_file_section sec[PERF_FEAT_BITS];
-	u64 table;
-	int nr = 0, err;
-
-	for (int bit = 1; bit < PERF_FEAT_BITS; bit++) {
-		u64 len;
-		bool any = (bit == PERF_FEAT_CMDLINE && argv) || bit == PERF_FEAT_EVENT_DESC;
-
-		if (bit == PERF_FEAT_COMPRESSED || bit == PERF_FEAT_GROUP_DESC ||
-		    bit == PERF_FEAT_STAT || bit == PERF_FEAT_DIR_FORMAT ||
-		    bit == PERF_FEAT_AUXTRACE)
-			continue; /* records stored plain; attrs renumbered; no stat, dir, aux */
-		for (size_t f = 0; f < m->nr_in && !any; f++)
-			any = feature(&m->in[f], bit, &len) != NULL;
-		if (any)
-			h->adds_features[bit / 64] |= 1ULL << (bit % 64);
-	}
-	for (int bit = 0; bit < PERF_FEAT_BITS; bit++)
-		nr += (int)(h->adds_features[bit / 64] >> (bit % 64) & 1);
-	table = m->pos;
-	memset(sec, 0, sizeof(sec));
-	err = put(m, sec, (size_t)nr * sizeof(sec[0]));
-	for (int bit = 0, i = 0; !err && bit < PERF_FEAT_BITS; bit++) {
-		if (!(h->adds_features[bit / 64] >> (bit % 64) & 1))
-			continue;
-		sec[i].offset = m->pos;
-		if (bit == PERF_FEAT_CMDLINE && argv)
-			err = put_cmdline(m, argv);
-		else if (bit == PERF_FEAT_EVENT_DESC)
-			err = put_event_desc(m);
-		else if (bit == PERF_FEAT_BUILD_ID)
-			err = put_build_ids(m);
-		else if (bit == PERF_FEAT_SAMPLE_TIME)
-			err = put_sample_time(m);
-		else {
-			const u8 *p = NULL;
-			u64 len = 0;
-
-			for (size_t f = 0; f < m->nr_in && !p; f++)
-				p = feature(&m->in[f], bit, &len);
-			err = put(m, p, len);
-		}
-		sec[i].size = m->pos - sec[i].offset;
-		err = err ?: pad8(m);
-		i++;
-	}
-	if (err || fflush(m->out) ||
-	    pwrite(fileno(m->out), sec, (size_t)nr * sizeof(sec[0]), (off_t)table) !=
-		(ssize_t)(nr * sizeof(sec[0])))
-		return err ?: -errno;
-	return 0;
+	return onefile_merge__put(m, buf, r.h.size);
 }
 
 /* Open the inputs, fold their attrs. Returns 0 or -errno, said. */
@@ -545,10 +323,10 @@ static int write_all(struct merge *m, const char *out, char *const *argv)
 {
 	struct perf_file_header h = {.magic = PERF_FILE_MAGIC, .size = sizeof(h)};
 	u64 ids_at = sizeof(h);
-	int err = put(m, &h, sizeof(h));
+	int err = onefile_merge__put(m, &h, sizeof(h));
 
 	for (size_t a = 0; !err && a < m->nr_attrs; a++)
-		err = put(m, m->attrs[a].ids, m->attrs[a].nr_ids * 8);
+		err = onefile_merge__put(m, m->attrs[a].ids, m->attrs[a].nr_ids * 8);
 	h.attr_size = sizeof(struct perf_file_attr);
 	h.attrs = (struct perf_file_section){m->pos, m->nr_attrs * h.attr_size};
 	for (size_t a = 0; !err && a < m->nr_attrs; a++) {
@@ -559,7 +337,7 @@ static int write_all(struct merge *m, const char *out, char *const *argv)
 		((struct perf_event_attr *)fa.attr)->size = PERF_FILE_ATTR_SIZE;
 		fa.ids = (struct perf_file_section){ids_at, m->attrs[a].nr_ids * 8};
 		ids_at += fa.ids.size;
-		err = put(m, &fa, sizeof(fa));
+		err = onefile_merge__put(m, &fa, sizeof(fa));
 	}
 	h.data.offset = m->pos;
 	for (size_t i = 0; !err && i < m->nr_idx; i++) {
@@ -574,15 +352,15 @@ static int write_all(struct merge *m, const char *out, char *const *argv)
 	m->res->records = m->nr_idx;
 	m->res->attrs = m->nr_attrs;
 	h.data.size = m->pos - h.data.offset;
-	err = err ?: put_features(m, &h, argv);
+	err = err ?: onefile_merge__features(m, &h, argv);
 	if (!err &&
 	    (pwrite(fileno(m->out), &h, sizeof(h), 0) != sizeof(h) || fsync(fileno(m->out))))
 		err = -errno;
 	return err ? fail(m, err, "%s: %s", out) : 0;
 }
 
-int onefile_merge(const char *const *paths, size_t nr, const char *out, char *const *argv,
-		  struct onefile_merged *res, char *why, size_t cap)
+int onefile_merge__files(const char *const *paths, size_t nr, const char *out, char *const *argv,
+			 struct onefile_merged *res, char *why, size_t cap)
 {
 	struct merge m = {.nr_in = nr, .next_id = 1, .res = res, .why = why, .cap = cap};
 	int fd, err;

@@ -149,7 +149,7 @@ void features__exit(struct features *f);
 /* ---- run_files.c: the files of a run written one per process image ---- */
 
 /* Feature @bit of @pf (file mode): its @len bytes, or NULL when absent or outside the file. */
-const u8 *perf_file__feature(const struct perf_file *pf, int bit, u64 *len);
+const u8 *run_files__feature(const struct perf_file *pf, int bit, u64 *len);
 /*
  * The siblings of the run's first file @path: PATH.PID and PATH.PID.N
  * written while its run went on, sorted by name, into *@out (*@nr paths to

@@ -26,7 +26,7 @@
 #define SCAN_RECORDS 4096	 /* records read for the file's start (maps first, then COMM) */
 #define SLACK_NS     20000000ULL /* file times come from the coarse clock */
 
-const u8 *perf_file__feature(const struct perf_file *pf, int bit, u64 *len)
+const u8 *run_files__feature(const struct perf_file *pf, int bit, u64 *len)
 {
 	const struct perf_file_header *h = &pf->hdr;
 	u64 table = h->data.offset + h->data.size;
@@ -75,7 +75,7 @@ static bool run_start(const char *path, u64 *start, u32 *pid)
 		if (id.has_tid && !*pid)
 			*pid = id.pid;
 	}
-	clock = perf_file__feature(&pf, PERF_FEAT_CLOCK_DATA, &len);
+	clock = run_files__feature(&pf, PERF_FEAT_CLOCK_DATA, &len);
 	/* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns (perf's CLOCK_DATA) */
 	if (first != UINT64_MAX && clock && len >= 24 && ld64(clock + 16) <= ld64(clock + 8)) {
 		*start = first - ld64(clock + 16) + ld64(clock + 8);
