@@ -8,8 +8,8 @@
  * that any ending keeps a profile and `autoprof ctl PID dump` makes FILE
  * complete while a service runs. When the command has ended (a signal
  * included), the launcher merges the files of the run (those names, written
- * since it started) into FILE (onefile_merge.c, through FILE.merging-PID and
- * a rename), moves the FILE.stat of the run's first process's last image
+ * since it started, their first record after its start) into FILE (onefile_merge.c, through
+ * FILE.merging-PID and a rename), moves the FILE.stat of the run's first process's last image
  * beside it, and removes the merged files. If the launcher itself is killed
  * (SIGKILL), the per-image files stay as a bare LD_PRELOAD run leaves them,
  * and `autoprof-report FILE` reads them all. A process of the run that
@@ -34,6 +34,7 @@
 #include "common.h"
 #include "launcher.h"
 #include "onefile.h"
+#include "read/read.h"
 
 #define SHOWN_IMAGES 10
 
@@ -51,6 +52,7 @@ static struct {
 	char dir[PATH_MAX];    /* its folder */
 	char base[NAME_MAX + 1];
 	struct timespec since; /* the run's start (real time, as file times) */
+	uint64_t mono_since;   /* and in CLOCK_MONOTONIC, as the records' times */
 	struct part *parts;
 	size_t nr_parts, nr_merged;
 	unsigned live;
@@ -94,6 +96,12 @@ int onefile__begin(const char *output)
 		snprintf(of.dir, sizeof(of.dir), "%.*s",
 			 slash == output ? 1 : (int)(slash - output), output);
 	clock_gettime(CLOCK_REALTIME, &of.since);
+	{
+		struct timespec mono;
+
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		of.mono_since = (uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec;
+	}
 	of.on = *of.base != 0;
 	return 0;
 }
@@ -155,11 +163,14 @@ static int find_parts(void)
 		struct part p = {0};
 		char path[PATH_MAX + NAME_MAX + 2];
 		struct stat st;
+		u64 mono, real;
+		u32 pid;
 
 		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
 		if (!part_name(e->d_name, &p) || lstat(path, &st) < 0 || !this_run(&st) ||
+		    (run_files__start(path, &mono, &real, &pid) && mono < of.mono_since) ||
 		    summary__read(path, &p.sum) < 0)
-			continue; /* not a profile of this run */
+			continue; /* not a profile of this run (its first record is older) */
 		if (!p.pid)
 			p.pid = p.sum.pid;
 		p.name = strdup(e->d_name);

@@ -88,12 +88,14 @@ i=0
 while pgrep -f "$P/split 1500" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 
 # 12: an earlier run's file beside the output is neither merged nor removed.
+# (z.data.4343 was written a moment ago, as by a run just before: its records are older)
 cp t.data z.data.4242 && touch -d '1 hour ago' z.data.4242 && md5=$(md5sum <z.data.4242)
+cp t.data z.data.4343 && touch z.data.4343
 timeout -s KILL 60 "$B/autoprof" -q -o z.data -- sh -c "$P/split 100 >/dev/null & $P/split 100 >/dev/null; wait" \
 	>/dev/null 2>&1
-[ "$(files z.data)" = "z.data z.data.4242" ] && [ "$(md5sum <z.data.4242)" = "$md5" ] &&
+[ "$(files z.data)" = "z.data z.data.4242 z.data.4343" ] && [ "$(md5sum <z.data.4242)" = "$md5" ] &&
 	[ "$(perf script -i z.data -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" = 2 ]
-ok $? "an earlier run's z.data.4242 stays as it was, and z.data holds this run's two children"
+ok $? "earlier runs' z.data.4242 and z.data.4343 stay as they were, z.data holds this run's two children"
 
 # 13: the launcher killed (SIGKILL) before it merged: the per-image files stay, readable,
 # and autoprof-report reads them all from the first.

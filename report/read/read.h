@@ -151,6 +151,13 @@ void features__exit(struct features *f);
 /* Feature @bit of @pf (file mode): its @len bytes, or NULL when absent or outside the file. */
 const u8 *run_files__feature(const struct perf_file *pf, int bit, u64 *len);
 /*
+ * Where the file @path starts: the earliest time among its first records
+ * (CLOCK_MONOTONIC for autoprof's files) into *@mono, in real time by its
+ * CLOCK_DATA into *@real (0: no CLOCK_DATA), its first record's process into
+ * *@pid. Returns false (all 0) when the file cannot be read or has no time.
+ */
+bool run_files__start(const char *path, u64 *mono, u64 *real, u32 *pid);
+/*
  * The siblings of the run's first file @path: PATH.PID and PATH.PID.N
  * written while its run went on, sorted by name, into *@out (*@nr paths to
  * free with run_files__free()). A sibling written before the run started is

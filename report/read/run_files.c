@@ -47,20 +47,17 @@ const u8 *run_files__feature(const struct perf_file *pf, int bit, u64 *len)
 	return pf->base + s.offset;
 }
 
-/*
- * The first file's start in real time (ns), and its process: the earliest
- * time among its first records, converted by CLOCK_DATA. False when unknown.
- */
-static bool run_start(const char *path, u64 *start, u32 *pid)
+bool run_files__start(const char *path, u64 *mono, u64 *real, u32 *pid)
 {
 	struct perf_file pf;
-	u64 pos, first = UINT64_MAX, len = 0;
+	u64 pos, len = 0;
 	const u8 *clock;
 	struct record r;
-	bool ok = false;
 
 	memset(&pf, 0, sizeof(pf));
 	*pid = 0;
+	*mono = UINT64_MAX;
+	*real = 0;
 	if (perf_file__open(&pf, path) || pf.pipe)
 		goto out;
 	pos = pf.data_off;
@@ -70,20 +67,20 @@ static bool run_start(const char *path, u64 *start, u32 *pid)
 
 		if (!sample__record_ids(&pf, &r, &id, &body_end))
 			continue;
-		if (id.has_time && id.time && id.time < first)
-			first = id.time;
+		if (id.has_time && id.time && id.time < *mono)
+			*mono = id.time;
 		if (id.has_tid && !*pid)
 			*pid = id.pid;
 	}
 	clock = run_files__feature(&pf, PERF_FEAT_CLOCK_DATA, &len);
 	/* u32 version, u32 clockid, u64 wall-clock ns, u64 clockid ns (perf's CLOCK_DATA) */
-	if (first != UINT64_MAX && clock && len >= 24 && ld64(clock + 16) <= ld64(clock + 8)) {
-		*start = first - ld64(clock + 16) + ld64(clock + 8);
-		ok = true;
-	}
+	if (*mono != UINT64_MAX && clock && len >= 24)
+		*real = *mono - ld64(clock + 16) + ld64(clock + 8);
 out:
 	perf_file__close(&pf);
-	return ok;
+	if (*mono == UINT64_MAX)
+		*mono = 0;
+	return *mono != 0;
 }
 
 /* Is @name BASE.PID or BASE.PID.N? Sets *@pid. */
@@ -172,7 +169,7 @@ int run_files__find(const char *path, char ***out, size_t *nr, FILE *warn, const
 	struct sibling *sib = NULL;
 	size_t nr_sib = 0;
 	const char *base;
-	u64 start = 0;
+	u64 start = 0, mono;
 	u32 first_pid;
 	struct stat st;
 	bool known;
@@ -193,7 +190,8 @@ int run_files__find(const char *path, char ***out, size_t *nr, FILE *warn, const
 	/* only a regular file is opened twice (a pipe or FIFO would be consumed) */
 	if (err || !nr_sib || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		goto out;
-	known = run_start(path, &start, &first_pid);
+	run_files__start(path, &mono, &start, &first_pid);
+	known = start != 0;
 	if (names_pid(base, first_pid))
 		goto out; /* FILE.PID[.N] is a descendant's file: BASE.PID.M are not its tree */
 	err = array__reserve(out, &(size_t){0}, nr_sib, sizeof(**out));
