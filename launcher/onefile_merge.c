@@ -78,6 +78,9 @@ static int fold_attrs(struct merge *m, struct input *in)
 {
 	const struct perf_file_header *h = &in->pf.hdr;
 
+	in->attr_to = calloc(in->pf.nr_attrs + 1, sizeof(*in->attr_to));
+	if (!in->attr_to)
+		return -ENOMEM;
 	for (size_t i = 0; i < in->pf.nr_attrs; i++) {
 		const u8 *entry = in->pf.base + h->attrs.offset + i * h->attr_size;
 		struct perf_file_section ids;
@@ -99,7 +102,11 @@ static int fold_attrs(struct merge *m, struct input *in)
 			ma->name = in->pf.attrs[i].name;
 		} else {
 			a = (size_t)(ma - m->attrs);
+			ma->periods_differ |=
+			    ma->attr.sample_period != in->pf.attrs[i].attr.sample_period ||
+			    ma->attr.freq != in->pf.attrs[i].attr.freq;
 		}
+		in->attr_to[i] = a;
 		for (u64 k = 0; k < ids.size / 8; k++) {
 			u64 id = ld64(in->pf.base + ids.offset + k * 8), to = id;
 			long who = holder(m, id);
@@ -201,9 +208,17 @@ static int index_input(struct merge *m, u32 f)
 			return -ENOMEM;
 		p = &m->idx[m->nr_idx++];
 		*p = (struct rec_pos){0, r.off, f, 0};
-		if (sample__record_ids(&in->pf, &r, &id, &body_end) && id.has_time) {
+		if (!sample__record_ids(&in->pf, &r, &id, &body_end))
+			continue;
+		if (id.has_time) {
 			p->time = id.time;
 			p->has_time = id.time ? 1 : 2;
+		}
+		if (r.h.type == PERF_RECORD_SAMPLE && (size_t)id.attr < in->pf.nr_attrs) {
+			struct mattr *ma = &m->attrs[in->attr_to[id.attr]];
+
+			ma->samples++;
+			ma->period_sum += id.period;
 		}
 	}
 	/* a record without a time takes the next one's (the last ones: the one before) */
@@ -374,6 +389,13 @@ int onefile_merge__files(const char *const *paths, size_t nr, const char *out, c
 	for (u32 f = 0; !err && f < nr; f++)
 		if (index_input(&m, f))
 			err = fail(&m, -ENOMEM, "%s: %s", paths[f]);
+	for (size_t a = 0; !err && a < m.nr_attrs; a++)
+		if (m.attrs[a].periods_differ &&
+		    m.attrs[a].samples) { /* as the library's timers do */
+			m.attrs[a].attr.freq = 0;
+			m.attrs[a].attr.sample_period =
+			    (m.attrs[a].period_sum + m.attrs[a].samples / 2) / m.attrs[a].samples;
+		}
 	if (!err) {
 		qsort(m.idx, m.nr_idx, sizeof(*m.idx), rec_pos__cmp);
 		fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -394,6 +416,7 @@ int onefile_merge__files(const char *const *paths, size_t nr, const char *out, c
 	for (size_t f = 0; f < nr; f++) {
 		perf_file__close(&m.in[f].pf);
 		free(m.in[f].map);
+		free(m.in[f].attr_to);
 	}
 	for (size_t a = 0; a < m.nr_attrs; a++)
 		free(m.attrs[a].ids);

@@ -23,6 +23,8 @@ struct mattr {
 	const char *name;
 	u64 *ids;
 	size_t nr_ids, cap_ids;
+	bool periods_differ;	 /* its inputs' attrs had other periods (timers measure theirs) */
+	u64 samples, period_sum; /* then the period written is the average of its samples' */
 };
 
 /* One input: its file, and how its ids map to the output's. */
@@ -32,6 +34,7 @@ struct input {
 	size_t nr_map, cap_map;
 	bool remap;
 	u64 sample_type; /* of its first attr: the layout of every record's ids */
+	size_t *attr_to; /* its attrs' indexes in the output's */
 };
 
 struct merge {
