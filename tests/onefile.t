@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$REPORT" "$LIB" "$B/progs/split"
 P=$B/progs
-plan 17
+plan 18
 
 # files BASE: the per-image profiles named after BASE (no .stat, no .old).
 files() { ls "$1" "$1".[0-9]* 2>/dev/null | grep -v '\.stat$' | tr '\n' ' ' | sed 's/ $//'; }
@@ -54,14 +54,22 @@ else
 fi
 is "$(rsamples s.data)" "$sum" "shim: autoprof-report s.data counts the run's samples"
 
-# 7-8: a tree of fork and exec: every process in the one file.
+# 7-9: a tree of fork and exec: every process in the one file.
 timeout -s KILL 60 "$B/autoprof" -o t.data -- sh -c "$P/split 200 >/dev/null & $P/split 150 >/dev/null; wait" \
 	>/dev/null 2>t.err
 is "$(files t.data)" "t.data" "tree: one file"
 is "$(perf script -i t.data -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" 2 \
 	"tree: perf script finds both children's samples in it"
 
-# 9: perf record's file is one per run; per-image files stay by a switch.
+# (CPU-time timers measure the period each image delivered: the merged attr gets the
+# average, so autoprof-report counts samples, not aggregated records)
+timeout -s KILL 60 "$B/autoprof" -q --mode timer -o tm.data -- sh -c "$P/split 200 >/dev/null & $P/split 150 >/dev/null; wait" \
+	>/dev/null 2>&1
+n=$(nsamples tm.data)
+[ "$(files tm.data)" = tm.data ] && [ "$n" -gt 0 ] && [ "$(rsamples tm.data)" = "$n" ]
+ok $? "tree with CPU-time timers: one file; autoprof-report counts its $n samples"
+
+# 10: perf record's file is one per run; per-image files stay by a switch.
 timeout -s KILL 60 "$B/autoprof" --per-process -o pp.data -- sh -c "$P/split 100 >/dev/null & $P/split 100 >/dev/null; wait" \
 	>/dev/null 2>pp.err
 a=$(files pp.data | wc -w)
@@ -72,14 +80,14 @@ b=$(files pv.data | wc -w)
 ok $? "--per-process and AUTOPROF_PER_PROCESS=1 keep one file per process image ($a, $b)" ||
 	{ diag_file pp.err; diag_file pv.err; }
 
-# 10: the command killed by a signal: the merge happens all the same.
+# 11: the command killed by a signal: the merge happens all the same.
 timeout -s KILL 60 "$B/autoprof" -q -o k.data -- sh -c "$P/split 200 >/dev/null; kill -TERM \$\$" >/dev/null 2>&1
 rc=$?
 [ $rc = 143 ] && [ "$(files k.data)" = k.data ] &&
 	perf script -i k.data -F comm 2>/dev/null | grep -q split
 ok $? "a command killed by SIGTERM: its status (143) and one file with the child's samples ($rc)"
 
-# 11: a process that outlives the command keeps its own file, said in one line.
+# 12: a process that outlives the command keeps its own file, said in one line.
 timeout -s KILL 60 "$B/autoprof" -o o.data -- sh -c "($P/split 1500 >/dev/null &); $P/split 100 >/dev/null" \
 	>/dev/null 2>o.err
 grep -q "^autoprof: 1 process of the run outlives the command: its own file stays beside o.data" o.err
@@ -87,7 +95,7 @@ ok $? "a process outliving the command: one line says its file stays" || diag_fi
 i=0
 while pgrep -f "$P/split 1500" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 
-# 12: an earlier run's file beside the output is neither merged nor removed.
+# 13: an earlier run's file beside the output is neither merged nor removed.
 # (z.data.4343 was written a moment ago, as by a run just before: its records are older)
 cp t.data z.data.4242 && touch -d '1 hour ago' z.data.4242 && md5=$(md5sum <z.data.4242)
 cp t.data z.data.4343 && touch z.data.4343
@@ -97,7 +105,7 @@ timeout -s KILL 60 "$B/autoprof" -q -o z.data -- sh -c "$P/split 100 >/dev/null 
 	[ "$(perf script -i z.data -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" = 2 ]
 ok $? "earlier runs' z.data.4242 and z.data.4343 stay as they were, z.data holds this run's two children"
 
-# 13: the launcher killed (SIGKILL) before it merged: the per-image files stay, readable,
+# 14: the launcher killed (SIGKILL) before it merged: the per-image files stay, readable,
 # and autoprof-report reads them all from the first.
 "$B/autoprof" -q -o x.data -- sh -c "$P/split 100 >/dev/null; $P/split 600 >/dev/null" >/dev/null 2>&1 &
 lp=$!
@@ -116,7 +124,7 @@ want=$(sum_samples "$@")
 is "$# $bad $(rsamples x.data)" "3 0 $want" \
 	"the launcher killed: 3 files, each readable; autoprof-report x.data reads all ($want samples)"
 
-# 14-15: a bare LD_PRELOAD run writes one file per image; autoprof-report reads its tree
+# 15-16: a bare LD_PRELOAD run writes one file per image; autoprof-report reads its tree
 # from the first file, and leaves out (with a warning) an earlier run's file beside it.
 AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=b.data LD_PRELOAD=$LIB sh -c "$P/split 100 >/dev/null; $P/split 150 >/dev/null"
 set -- $(files b.data)
@@ -129,7 +137,7 @@ cp "$3" b.data.4242 && touch -d '1 hour ago' b.data.4242
 ok $? "an earlier run's b.data.4242: left out, said in one line" || diag_file b.err
 rm b.data.4242
 
-# 16-17: autoprof merge: a bare run's files into one file for perf and hotspot.
+# 17-18: autoprof merge: a bare run's files into one file for perf and hotspot.
 "$B/autoprof" merge -o m.data b.data 2>m.err
 is "$(nsamples m.data)" "$want" "autoprof merge -o m.data b.data: the samples of the 3 files, in one" ||
 	diag_file m.err
