@@ -87,7 +87,7 @@ int merge_cmd__run(int argc, char **argv)
 	int c, err;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'h') {
@@ -97,8 +97,14 @@ int merge_cmd__run(int argc, char **argv)
 			    "one perf.data for perf report, perf script and hotspot. FILE alone:\n"
 			    "FILE and its run's FILE.PID and FILE.PID.N. The inputs stay.\n");
 			return 0;
-		} else
-			return usage_error(c == ':' ? "-o needs a file" : "unknown option");
+		} else {
+			char what[256];
+
+			snprintf(what, sizeof(what), "%s '%s'",
+				 c == ':' ? "a value is missing after" : "unknown option",
+				 argv[optind - 1]);
+			return usage_error(what);
+		}
 	}
 	if (!out)
 		return usage_error("-o OUT names the merged file");
