@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$REPORT" "$LIB" "$B/progs/split"
 P=$B/progs
-plan 18
+plan 19
 
 # files BASE: the per-image profiles named after BASE (no .stat, no .old).
 files() { ls "$1" "$1".[0-9]* 2>/dev/null | grep -v '\.stat$' | tr '\n' ' ' | sed 's/ $//'; }
@@ -124,7 +124,7 @@ want=$(sum_samples "$@")
 is "$# $bad $(rsamples x.data)" "3 0 $want" \
 	"the launcher killed: 3 files, each readable; autoprof-report x.data reads all ($want samples)"
 
-# 15-16: a bare LD_PRELOAD run writes one file per image; autoprof-report reads its tree
+# 15-17: a bare LD_PRELOAD run writes one file per image; autoprof-report reads its tree
 # from the first file, and leaves out (with a warning) an earlier run's file beside it.
 AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=b.data LD_PRELOAD=$LIB sh -c "$P/split 100 >/dev/null; $P/split 150 >/dev/null"
 set -- $(files b.data)
@@ -137,7 +137,16 @@ cp "$3" b.data.4242 && touch -d '1 hour ago' b.data.4242
 ok $? "an earlier run's b.data.4242: left out, said in one line" || diag_file b.err
 rm b.data.4242
 
-# 17-18: autoprof merge: a bare run's files into one file for perf and hotspot.
+# (a shell that takes no sample hands its name to the program it execs: the first file
+# starts at that exec, after the child that ran before it; FILE.stat dates the run)
+AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=h.data LD_PRELOAD=$LIB sh -c "$P/split 100 >/dev/null; sleep 0.3; exec $P/split 200 >/dev/null"
+set -- $(files h.data)
+hwant=$(sum_samples "$@")
+"$REPORT" h.data >h.txt 2>h.err
+is "$# $(awk '/^Samples:/ { print $2; exit }' h.txt) $(wc -c <h.err)" "2 $hwant 0" \
+	"a bare run whose shell execs its program: autoprof-report reads the child that ran before the exec"
+
+# 18-19: autoprof merge: a bare run's files into one file for perf and hotspot.
 "$B/autoprof" merge -o m.data b.data 2>m.err
 is "$(nsamples m.data)" "$want" "autoprof merge -o m.data b.data: the samples of the 3 files, in one" ||
 	diag_file m.err

@@ -9,10 +9,12 @@
  *
  * No run id ties the files together; time does. A file of the run was
  * written while the run went on: its last write (mtime) is not older than
- * the first record of the run's first file, both in real time (the first
- * file's CLOCK_DATA feature converts its CLOCK_MONOTONIC times). A sibling
- * written before is an earlier run's (the first file was moved to FILE.old
- * and rewritten, its descendants' files stayed): left out, with a warning.
+ * the run's start, in real time: the first record of the run's first file
+ * (its CLOCK_DATA feature converts its CLOCK_MONOTONIC times), or earlier by
+ * FILE.stat, whose elapsed time counts from the run's first exec (the first
+ * file may be a later image's). A sibling written before is an earlier run's
+ * (the first file was moved to FILE.old and rewritten, its descendants'
+ * files stayed): left out, with a warning.
  */
 #include "read/read.h"
 
@@ -81,6 +83,36 @@ out:
 	if (*mono == UINT64_MAX)
 		*mono = 0;
 	return *mono != 0;
+}
+
+/*
+ * The run's start in real time by PATH.stat, the counter totals its first
+ * process wrote at its end: their elapsed time (STAT_ROUND) counts from the
+ * run's first exec, even when the first file is a later image's (a shell
+ * that took no sample hands its name to the program it execs). 0: unknown.
+ */
+static u64 stat_start(const char *path)
+{
+	struct perf_file pf;
+	struct record r;
+	struct stat st;
+	u64 pos, elapsed = 0, mtime;
+	char *stat_path;
+
+	if (asprintf(&stat_path, "%s.stat", path) < 0)
+		return 0;
+	memset(&pf, 0, sizeof(pf));
+	if (stat(stat_path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    perf_file__open(&pf, stat_path) == 0 && !pf.pipe) {
+		pos = pf.data_off;
+		while (perf_file__next_record(&pf, &pos, &r) > 0)
+			if (r.h.type == PERF_RECORD_STAT_ROUND && r.h.size >= 24)
+				elapsed = ld64(r.p + 16);
+	}
+	perf_file__close(&pf);
+	free(stat_path);
+	mtime = (u64)st.st_mtim.tv_sec * 1000000000ULL + (u64)st.st_mtim.tv_nsec;
+	return elapsed && elapsed < mtime ? mtime - elapsed : 0;
 }
 
 /* Is @name BASE.PID or BASE.PID.N? Sets *@pid. */
@@ -169,7 +201,7 @@ int run_files__find(const char *path, char ***out, size_t *nr, FILE *warn, const
 	struct sibling *sib = NULL;
 	size_t nr_sib = 0;
 	const char *base;
-	u64 start = 0, mono;
+	u64 start = 0, mono, by_stat;
 	u32 first_pid;
 	struct stat st;
 	bool known;
@@ -191,6 +223,9 @@ int run_files__find(const char *path, char ***out, size_t *nr, FILE *warn, const
 	if (err || !nr_sib || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
 		goto out;
 	run_files__start(path, &mono, &start, &first_pid);
+	by_stat = stat_start(path);
+	if (by_stat && (!start || by_stat < start))
+		start = by_stat;
 	known = start != 0;
 	if (names_pid(base, first_pid))
 		goto out; /* FILE.PID[.N] is a descendant's file: BASE.PID.M are not its tree */
