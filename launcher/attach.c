@@ -74,8 +74,8 @@ static void emit(struct pout *o, struct uw_bridge *uw, uint32_t type, uint16_t m
 	h->type = type;
 	h->misc = misc;
 	h->size = (uint16_t)(8 + body_len + sizeof(id));
-	uwb__record(uw, h, time);
-	pout__add(o, rec, h->size);
+	unwind_user__record(uw, h, time);
+	perf_out__add(o, rec, h->size);
 }
 
 static void synth_comms(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t t)
@@ -92,7 +92,7 @@ static void synth_comms(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_
 		ssize_t len;
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tids[i]);
-		len = ap_read_file(path, c.comm, 16);
+		len = raw_syscall__read_file(path, c.comm, 16);
 		if (len <= 0)
 			continue;
 		c.comm[len - 1 < 15 ? len - 1 : 15] = 0; /* its newline */
@@ -144,7 +144,7 @@ static void synth_maps(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t
 		m.prot = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) |
 			 (perms[1] == 'w' ? PROT_WRITE : 0);
 		m.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-		pout__note_file(o, m.name);
+		perf_out__note_file(o, m.name);
 		emit(o, uw, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &m,
 		     offsetof(__typeof__(m), name) + strlen(m.name) + 1, (uint32_t)pid,
 		     (uint32_t)pid, t);
@@ -207,6 +207,6 @@ bool attach__kernel_map(struct pout *o)
 	if (!n)
 		return false;
 	memcpy(rec + n - 8, &o->ids[0], 8);
-	pout__add(o, rec, n);
+	perf_out__add(o, rec, n);
 	return true;
 }

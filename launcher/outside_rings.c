@@ -20,7 +20,7 @@
 
 #define MAX_CHAIN 1024
 
-int orings__map(struct orings *r, const int *fd, int nr, unsigned pages)
+int outside_rings__map(struct orings *r, const int *fd, int nr, unsigned pages)
 {
 	r->ring = calloc((size_t)nr, sizeof(*r->ring));
 	if (!r->ring)
@@ -35,7 +35,7 @@ int orings__map(struct orings *r, const int *fd, int nr, unsigned pages)
 	return 0;
 }
 
-void orings__unmap(struct orings *r)
+void outside_rings__unmap(struct orings *r)
 {
 	for (int i = 0; i < r->nr; i++)
 		ring__unmap(&r->ring[i]);
@@ -97,8 +97,8 @@ static uint64_t time_of(const struct perf_event_header *h)
 /* A sample in the file's format: merged (AUTOPROF_AGGREGATE) or written. */
 static void put_sample(struct orings *r, void *rec, size_t len, uint64_t time)
 {
-	if (oagg__fold(rec, len, time))
-		pout__add(r->out, rec, len);
+	if (outside_agg__fold(rec, len, time))
+		perf_out__add(r->out, rec, len);
 }
 
 static uint64_t rd64(const char **p)
@@ -172,9 +172,9 @@ static void put_dwarf_sample(struct orings *r, const struct perf_event_header *h
 	    (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
 		chain[nr++] = PERF_CONTEXT_USER;
 		if (regs && stack && regs <= end)
-			got = uwb__unwind(r->uw, pid, tid, out[4], abi, r->regs_mask,
-					  (const uint8_t *)regs, (const uint8_t *)stack, size,
-					  chain + nr, depth);
+			got = unwind_user__unwind(r->uw, pid, tid, out[4], abi, r->regs_mask,
+						  (const uint8_t *)regs, (const uint8_t *)stack,
+						  size, chain + nr, depth);
 		if (got <= 0 &&
 		    (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
 			chain[nr++] = out[2];
@@ -200,9 +200,9 @@ static void put(struct orings *r, const struct perf_event_header *h, uint64_t ti
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (r->win && owin__due(r->win, time)) {
-			oagg__emit(); /* the window's merged samples, in its file */
-			if (owin__rotate(r->win, o, time) && !r->said_rotate) {
+		if (r->win && outside_windows__due(r->win, time)) {
+			outside_agg__emit(); /* the window's merged samples, in its file */
+			if (outside_windows__rotate(r->win, o, time) && !r->said_rotate) {
 				fprintf(stderr, "autoprof: cannot create a window's file; its "
 						"samples are lost, the next window tries again "
 						"(said once)\n");
@@ -230,7 +230,7 @@ static void put(struct orings *r, const struct perf_event_header *h, uint64_t ti
 
 		snprintf(name, sizeof(name), "%.*s", (int)strnlen(mm->filename, room),
 			 mm->filename);
-		pout__note_file(o, name);
+		perf_out__note_file(o, name);
 		break;
 	}
 	case PERF_RECORD_LOST:
@@ -242,11 +242,11 @@ static void put(struct orings *r, const struct perf_event_header *h, uint64_t ti
 	default:
 		break;
 	}
-	uwb__record(r->uw, h, time);
-	pout__add(o, h, h->size);
+	unwind_user__record(r->uw, h, time);
+	perf_out__add(o, h, h->size);
 }
 
-size_t orings__drain(struct orings *r)
+size_t outside_rings__drain(struct orings *r)
 {
 	static const struct perf_event_header round = {PERF_RECORD_FINISHED_ROUND, 0, 8};
 	char wrap[65536];
@@ -275,7 +275,7 @@ size_t orings__drain(struct orings *r)
 	for (size_t i = 0; i < n; i++)
 		put(r, (const void *)(r->scratch + v[i].off), v[i].time);
 	free(v);
-	if (!oagg__on()) /* merged samples come late, with their first time: no rounds */
-		pout__add(r->out, &round, sizeof(round));
+	if (!outside_agg__on()) /* merged samples come late, with their first time: no rounds */
+		perf_out__add(r->out, &round, sizeof(round));
 	return n;
 }

@@ -145,8 +145,8 @@ static void keep(struct owin *w, const char *stamp)
 	w->kept_count++;
 }
 
-int owin__init(struct owin *w, const struct ap_config *cfg, const char *path, uint64_t now,
-	       char *out, size_t cap)
+int outside_windows__init(struct owin *w, const struct ap_config *cfg, const char *path,
+			  uint64_t now, char *out, size_t cap)
 {
 	char stamp[AP_STAMP_LEN];
 
@@ -168,7 +168,7 @@ int owin__init(struct owin *w, const struct ap_config *cfg, const char *path, ui
 	return 0;
 }
 
-void owin__attach(struct owin *w, struct pout *o)
+void outside_windows__attach(struct owin *w, struct pout *o)
 {
 	if (!w->len)
 		return;
@@ -176,7 +176,7 @@ void owin__attach(struct owin *w, struct pout *o)
 	o->note_ctx = w;
 }
 
-int owin__rotate(struct owin *w, struct pout *o, uint64_t time)
+int outside_windows__rotate(struct owin *w, struct pout *o, uint64_t time)
 {
 	char stamp[AP_STAMP_LEN], path[sizeof(w->base) + AP_STAMP_LEN + 2];
 	uint64_t start = w->first + (time - w->first) / w->len * w->len;
@@ -186,18 +186,18 @@ int owin__rotate(struct owin *w, struct pout *o, uint64_t time)
 	window_stamp__utc(start, stamp);
 	if (!join(w, stamp, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	err = pout__rotate(o, path);
+	err = perf_out__rotate(o, path);
 	if (o->fd < 0)
 		return err ? err : -EBADF;
 	w->replaying = true;
 	if (w->state_len)
-		pout__add(o, w->state, w->state_len);
+		perf_out__add(o, w->state, w->state_len);
 	w->replaying = false;
 	keep(w, stamp);
 	return err;
 }
 
-void owin__free(struct owin *w)
+void outside_windows__free(struct owin *w)
 {
 	free(w->state);
 	free(w->kept);
