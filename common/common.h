@@ -5,15 +5,26 @@
  * channel (log.c), the table of the profiler's own descriptors (fdtab.c) and
  * system calls without libc (raw_syscall.c).
  *
- * What common/'s libc calls bind to: these files are linked into both the
- * library and the launcher. In the launcher every libc function is libc's.
- * In the library, a libc function the library also exports binds to the
- * library's own wrapper: counting.c's fcntl(F_SETFD) on our counters goes
- * through wrap/fds.c, which lets calls made from the library's own code
- * through unchanged (it hides our fds from the program's calls only), and
- * raw_syscall__read_file()'s open/read/close are libc's (not wrapped). System calls
- * here go through raw_syscall(), never syscall(): the library exports a
- * syscall() wrapper (wrap/process.c) that the handler must not depend on.
+ * What common/'s libc calls bind to, in each program that links it:
+ * - the launcher (build/autoprof): libc's, every one.
+ * - the library (libautoprof.so): a libc function the library also exports
+ *   binds to the library's own wrapper, since the library comes first in
+ *   the program's lookup order. counting.c's fcntl(F_SETFD) on our counters
+ *   goes through wrap/fds.c's fcntl, which passes calls made from the
+ *   library's own code (it hides our fds from the program's calls only);
+ *   counting.c's read() of a counter and log.c's write() to stderr go
+ *   through wrap/waits.c's, which record a blocking call as the calling
+ *   thread's off-CPU time when AUTOPROF_OFFCPU is on (none of these runs
+ *   in a signal handler); elf_interp.c's close() of a file it opened goes
+ *   through wrap/fds.c's, which passes an fd that is not ours. Every other
+ *   libc call here (open, pread, getenv, snprintf, dlopen...) is libc's.
+ * - the unit tests (tests/unit/test-preload-*): they link the library's
+ *   objects, wrap/ included, so as in the library.
+ * System calls go through raw_syscall(), never syscall(): the library exports
+ * a syscall() wrapper (wrap/process.c) that must first find libc's with dlsym,
+ * and the signal handler must not depend on it. raw_syscall__read_file() is
+ * made of raw system calls too, so the files it reads open no cancellation
+ * point in the program's threads.
  */
 #ifndef AUTOPROF_COMMON_H
 #define AUTOPROF_COMMON_H
