@@ -2,7 +2,7 @@
 /*
  * outside.c - profiling from outside (outside.h): the launcher opens the
  * sampling events on the program, one per CPU with inherit=1 (an inherited
- * event with cpu=-1 cannot be mmapped: DESIGN.md section 7), so every thread
+ * event with cpu=-1 cannot be mmapped: doc/design.md), so every thread
  * and child it makes is sampled however it makes them (raw clone included);
  * it drains the rings itself and writes the perf.data. For a command, the
  * child waits on a pipe while the events are opened (enable_on_exec: they
