@@ -58,7 +58,7 @@ int attach__threads(pid_t pid, pid_t *out, int cap)
 }
 
 /* A record with @body (@len bytes) and the sample_id trailer of thread @pid/@tid. */
-static void emit(struct pout *o, struct uw_bridge *uw, uint32_t type, uint16_t misc,
+static void emit(struct perf_out *o, struct unwind_user *uw, uint32_t type, uint16_t misc,
 		 const void *body, size_t len, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	char rec[8 + 4200 + sizeof(struct autoprof_sample_id)];
@@ -78,7 +78,7 @@ static void emit(struct pout *o, struct uw_bridge *uw, uint32_t type, uint16_t m
 	perf_out__add(o, rec, h->size);
 }
 
-static void synth_comms(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t t)
+static void synth_comms(struct perf_out *o, pid_t pid, struct unwind_user *uw, uint64_t t)
 {
 	pid_t tids[4096];
 	int n = attach__threads(pid, tids, 4096);
@@ -102,7 +102,7 @@ static void synth_comms(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_
 }
 
 /* The executable mappings of /proc/PID/maps as MMAP2 records. */
-static void synth_maps(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t t)
+static void synth_maps(struct perf_out *o, pid_t pid, struct unwind_user *uw, uint64_t t)
 {
 	char path[64], line[4608];
 	FILE *f;
@@ -153,7 +153,7 @@ static void synth_maps(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t
 }
 
 /* Time 0, as perf synthesizes them: what was there before the first sample. */
-void attach__synthesize(struct pout *o, pid_t pid, struct uw_bridge *uw)
+void attach__synthesize(struct perf_out *o, pid_t pid, struct unwind_user *uw)
 {
 	uint64_t t = 0;
 
@@ -183,7 +183,7 @@ static uint64_t kernel_map_end(void)
 	return end;
 }
 
-bool attach__kernel_map(struct pout *o)
+bool attach__kernel_map(struct perf_out *o)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
 	uint64_t text = 0, end = kernel_map_end();

@@ -43,11 +43,11 @@ static void on_stop(int sig)
 
 /* The session: the events' rings drained into the file. */
 struct session {
-	struct plan plan;
-	struct events ev;
-	struct orings rings;
-	struct pout out;
-	struct owin win;
+	struct outside_plan plan;
+	struct outside_events ev;
+	struct outside_rings rings;
+	struct perf_out out;
+	struct outside_windows win;
 	int ring_fds[MAX_CPUS];
 	int nrings;
 	pid_t prog;		    /* the program's pid, for `autoprof ctl` */
@@ -151,7 +151,7 @@ static void session_ctl(struct session *s, uint64_t request)
 {
 	int op = (int)(request & 0xff);
 	uint64_t t0 = now_ns();
-	struct octl_state st = {0};
+	struct outside_ctl_state st = {0};
 
 	if ((op == AP_CTL_START && s->paused) || (op == AP_CTL_STOP && !s->paused)) {
 		int err = outside_events__enable(&s->ev, op == AP_CTL_START);

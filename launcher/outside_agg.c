@@ -18,7 +18,7 @@
 
 static struct ap_sampler sampler = {.aggregate = true};
 static struct ap_thread table; /* only its agg and sampler are used */
-static struct pout *into;
+static struct perf_out *into;
 
 /*
  * aggregate.c's way out: the library's writer there, the launcher's file
@@ -31,7 +31,7 @@ int writer__append(struct writer *w, const void *buf, size_t len)
 	return 0;
 }
 
-int outside_agg__init(struct pout *o, uint64_t now)
+int outside_agg__init(struct perf_out *o, uint64_t now)
 {
 	size_t len = aggregate__bytes(&sampler);
 	void *mem = calloc(1, len);

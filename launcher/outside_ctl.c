@@ -171,7 +171,7 @@ static void put_u64(char *buf, size_t cap, const char *key, uint64_t v)
 	snprintf(buf + n, cap - n, "%s %llu\n", key, (unsigned long long)v);
 }
 
-void outside_ctl__answer(uint64_t v, const struct octl_state *st)
+void outside_ctl__answer(uint64_t v, const struct outside_ctl_state *st)
 {
 	static char text[4800];
 	char reply[sizeof(endpoint) + 8];

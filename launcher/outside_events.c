@@ -48,7 +48,7 @@ void outside_events__say_denied(int err, const char *what)
 }
 
 /* Keep event @fd of CPU @cpu (its ring that CPU's, its id the file's). 0 or -errno. */
-static int keep_fd(struct events *ev, long fd, int cpu, bool sampling)
+static int keep_fd(struct outside_events *ev, long fd, int cpu, bool sampling)
 {
 	if (ev->nr == ev->cap) {
 		int cap = ev->cap ? ev->cap * 2 : 64;
@@ -89,7 +89,7 @@ static int keep_fd(struct events *ev, long fd, int cpu, bool sampling)
 
 /* Open the plan's event on @pid on every CPU, and its tracking event. Returns 0, or -errno (not
  * said). */
-int outside_events__add(struct events *ev, const struct plan *p, pid_t pid)
+int outside_events__add(struct outside_events *ev, const struct outside_plan *p, pid_t pid)
 {
 	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
 		struct perf_event_attr attr = p->attr, track = p->track;
@@ -113,7 +113,7 @@ int outside_events__add(struct events *ev, const struct plan *p, pid_t pid)
 	return 0;
 }
 
-int outside_events__redirect(struct events *ev)
+int outside_events__redirect(struct outside_events *ev)
 {
 	ev->mapped = true;
 	for (int i = 0; i < ev->nr; i++)
@@ -123,7 +123,7 @@ int outside_events__redirect(struct events *ev)
 	return 0;
 }
 
-int outside_events__enable(struct events *ev, bool on)
+int outside_events__enable(struct outside_events *ev, bool on)
 {
 	int err = 0;
 
@@ -134,7 +134,7 @@ int outside_events__enable(struct events *ev, bool on)
 	return err;
 }
 
-int outside_events__init(struct events *ev)
+int outside_events__init(struct outside_events *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
@@ -148,7 +148,7 @@ int outside_events__init(struct events *ev)
 	return 0;
 }
 
-void outside_events__close(struct events *ev)
+void outside_events__close(struct outside_events *ev)
 {
 	for (int i = 0; i < ev->nr; i++)
 		close(ev->fd[i]);

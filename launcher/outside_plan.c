@@ -45,7 +45,7 @@ static int read_int(const char *path)
  * missing (no PMU), cpu-clock stands in. Probed on the launcher itself: a
  * missing event is missing for every target.
  */
-static void settle_event(struct plan *p)
+static void settle_event(struct outside_plan *p)
 {
 	long fd;
 
@@ -66,7 +66,7 @@ static void settle_event(struct plan *p)
 	p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 }
 
-void outside_plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
+void outside_plan__attr(struct outside_plan *p, bool fp, bool enable_on_exec, bool inherit)
 {
 	struct perf_event_attr *a = &p->attr;
 	int max_stack = read_int("/proc/sys/kernel/perf_event_max_stack");
@@ -135,7 +135,7 @@ void outside_plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inher
 }
 
 /* The options as the library reads them; those that do not apply said. Returns 0. */
-int outside_plan__init(struct plan *p, int quiet)
+int outside_plan__init(struct outside_plan *p, int quiet)
 {
 	static const struct {
 		enum ap_env var;
@@ -174,7 +174,7 @@ int outside_plan__init(struct plan *p, int quiet)
 }
 
 /* How the events sample, for the mode line: "cpu-clock at 1000 Hz". */
-const char *outside_plan__rate(const struct plan *p)
+const char *outside_plan__rate(const struct outside_plan *p)
 {
 	static char buf[128];
 

@@ -20,7 +20,7 @@
 
 #define MAX_CHAIN 1024
 
-int outside_rings__map(struct orings *r, const int *fd, int nr, unsigned pages)
+int outside_rings__map(struct outside_rings *r, const int *fd, int nr, unsigned pages)
 {
 	r->ring = calloc((size_t)nr, sizeof(*r->ring));
 	if (!r->ring)
@@ -35,7 +35,7 @@ int outside_rings__map(struct orings *r, const int *fd, int nr, unsigned pages)
 	return 0;
 }
 
-void outside_rings__unmap(struct orings *r)
+void outside_rings__unmap(struct outside_rings *r)
 {
 	for (int i = 0; i < r->nr; i++)
 		ring__unmap(&r->ring[i]);
@@ -49,7 +49,7 @@ void outside_rings__unmap(struct orings *r)
 /* ring__drain's callback: the record, copied to the end of the round. */
 static void take(void *ctx, const struct perf_event_header *rec, bool last)
 {
-	struct orings *r = ctx;
+	struct outside_rings *r = ctx;
 
 	(void)last;
 	if (r->scratch_len + rec->size > r->scratch_cap) {
@@ -95,7 +95,7 @@ static uint64_t time_of(const struct perf_event_header *h)
 }
 
 /* A sample in the file's format: merged (AUTOPROF_AGGREGATE) or written. */
-static void put_sample(struct orings *r, void *rec, size_t len, uint64_t time)
+static void put_sample(struct outside_rings *r, void *rec, size_t len, uint64_t time)
 {
 	if (outside_agg__fold(rec, len, time))
 		perf_out__add(r->out, rec, len);
@@ -115,7 +115,7 @@ static uint64_t rd64(const char **p)
  * id, ip, pid/tid, time, cpu, period, then the callchain: the kernel's part
  * (when asked for), PERF_CONTEXT_USER and the unwound user frames.
  */
-static void put_dwarf_sample(struct orings *r, const struct perf_event_header *h)
+static void put_dwarf_sample(struct outside_rings *r, const struct perf_event_header *h)
 {
 	const char *p = (const char *)(h + 1), *end = (const char *)h + h->size;
 	uint64_t out[16 + 2 * MAX_CHAIN], *chain, nr = 0, abi = 0, size = 0, dyn;
@@ -194,9 +194,9 @@ static void put_dwarf_sample(struct orings *r, const struct perf_event_header *h
 	put_sample(r, out, oh->size, out[4]);
 }
 
-static void put(struct orings *r, const struct perf_event_header *h, uint64_t time)
+static void put(struct outside_rings *r, const struct perf_event_header *h, uint64_t time)
 {
-	struct pout *o = r->out;
+	struct perf_out *o = r->out;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
@@ -246,7 +246,7 @@ static void put(struct orings *r, const struct perf_event_header *h, uint64_t ti
 	perf_out__add(o, h, h->size);
 }
 
-size_t outside_rings__drain(struct orings *r)
+size_t outside_rings__drain(struct outside_rings *r)
 {
 	static const struct perf_event_header round = {PERF_RECORD_FINISHED_ROUND, 0, 8};
 	char wrap[65536];

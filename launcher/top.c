@@ -32,10 +32,10 @@
 #define MAX_TARGETS 4096
 
 static struct {
-	struct plan plan;
-	struct events ev;
-	struct orings rings;
-	struct pout out;
+	struct outside_plan plan;
+	struct outside_events ev;
+	struct outside_rings rings;
+	struct perf_out out;
 	int ring_fds[OUTSIDE_MAX_CPUS], nrings;
 	int rfd; /* the file, read back */
 	uint64_t roff;

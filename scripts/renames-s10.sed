@@ -59,3 +59,12 @@ s/\bap_read_file\b/raw_syscall__read_file/g
 # common/log.c (pr_warn/pr_info/pr_dbg stay: macros over log__warn/info/dbg)
 s/\bap_log_capture\b/log__capture/g
 s/\bap_say_once\b/log__say_once/g
+
+# launcher/: the outside run's types carry their files' names too
+s/\bstruct pout\b/struct perf_out/g
+s/\bstruct orings\b/struct outside_rings/g
+s/\bstruct owin\b/struct outside_windows/g
+s/\bstruct plan\b/struct outside_plan/g
+s/\bstruct events\b/struct outside_events/g
+s/\bstruct octl_state\b/struct outside_ctl_state/g
+s/\bstruct uw_bridge\b/struct unwind_user/g
