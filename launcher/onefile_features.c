@@ -120,7 +120,7 @@ static int put_sample_time(struct merge *m)
  * The feature sections after the data: those the output makes itself, the
  * others as the first input that has them gives them. Sets the header's bits.
  */
-int onefile_merge__features(struct merge *m, struct perf_file_header *h, char *const *argv)
+int onefile_features__write(struct merge *m, struct perf_file_header *h, char *const *argv)
 {
 	struct perf_file_section sec[PERF_FEAT_BITS];
 	u64 table;

@@ -367,7 +367,7 @@ static int write_all(struct merge *m, const char *out, char *const *argv)
 	m->res->records = m->nr_idx;
 	m->res->attrs = m->nr_attrs;
 	h.data.size = m->pos - h.data.offset;
-	err = err ?: onefile_merge__features(m, &h, argv);
+	err = err ?: onefile_features__write(m, &h, argv);
 	if (!err &&
 	    (pwrite(fileno(m->out), &h, sizeof(h), 0) != sizeof(h) || fsync(fileno(m->out))))
 		err = -errno;

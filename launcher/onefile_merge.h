@@ -62,6 +62,6 @@ int onefile_merge__pad8(struct merge *m);
  * as the first input that has them gives them; sets @h's feature bits.
  * Returns 0 or -errno.
  */
-int onefile_merge__features(struct merge *m, struct perf_file_header *h, char *const *argv);
+int onefile_features__write(struct merge *m, struct perf_file_header *h, char *const *argv);
 
 #endif
