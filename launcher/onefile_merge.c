@@ -195,26 +195,26 @@ static int index_input(struct merge *m, u32 f)
 	struct input *in = &m->in[f];
 	size_t first = m->nr_idx;
 	u64 pos = in->pf.data_off, carry = 0;
-	struct record r;
+	struct record record, *r = &record;
 
-	while (perf_file__next_record(&in->pf, &pos, &r) > 0) {
+	while (perf_file__next_record(&in->pf, &pos, &record) > 0) {
 		struct sample id;
 		size_t body_end;
 		struct rec_pos *p;
 
-		if (dropped(&r))
+		if (dropped(&record))
 			continue;
 		if (array__reserve(&m->idx, &m->cap_idx, m->nr_idx + 1, sizeof(*m->idx)))
 			return -ENOMEM;
 		p = &m->idx[m->nr_idx++];
-		*p = (struct rec_pos){0, r.off, f, 0};
-		if (!sample__record_ids(&in->pf, &r, &id, &body_end))
+		*p = (struct rec_pos){0, r->off, f, 0};
+		if (!sample__record_ids(&in->pf, &record, &id, &body_end))
 			continue;
 		if (id.has_time) {
 			p->time = id.time;
 			p->has_time = id.time ? 1 : 2;
 		}
-		if (r.h.type == PERF_RECORD_SAMPLE && (size_t)id.attr < in->pf.nr_attrs) {
+		if (r->h.type == PERF_RECORD_SAMPLE && (size_t)id.attr < in->pf.nr_attrs) {
 			struct mattr *ma = &m->attrs[in->attr_to[id.attr]];
 
 			ma->samples++;
@@ -240,20 +240,20 @@ static int index_input(struct merge *m, u32 f)
 static int write_record(struct merge *m, const struct input *in, const struct rec_pos *p)
 {
 	static u8 buf[65536];
-	struct record r;
+	struct record record, *r = &record;
 	long ident, id, time;
 
-	if (perf_file__record_at(&in->pf, p->off, &r))
+	if (perf_file__record_at(&in->pf, p->off, &record))
 		return -EINVAL;
 	if (!in->remap && p->has_time != 2)
-		return onefile_merge__put(m, r.p, r.h.size);
-	memcpy(buf, r.p, r.h.size);
-	if (r.h.type == PERF_RECORD_SAMPLE)
+		return onefile_merge__put(m, r->p, r->h.size);
+	memcpy(buf, r->p, r->h.size);
+	if (r->h.type == PERF_RECORD_SAMPLE)
 		sample_offsets(in->sample_type, &ident, &id, &time);
-	else if (r.h.type < PERF_RECORD_USER_TYPE_START && in->pf.sample_id_all &&
-		 r.h.size >= sample__fixed_size(r.h.type) +
-				 8 * (size_t)__builtin_popcountll(in->sample_type & TRAILER_BITS))
-		trailer_offsets(in->sample_type, r.h.size, &ident, &id, &time);
+	else if (r->h.type < PERF_RECORD_USER_TYPE_START && in->pf.sample_id_all &&
+		 r->h.size >= sample__fixed_size(r->h.type) +
+				  8 * (size_t)__builtin_popcountll(in->sample_type & TRAILER_BITS))
+		trailer_offsets(in->sample_type, r->h.size, &ident, &id, &time);
 	else
 		ident = id = time = -1;
 	if (in->remap) {
@@ -262,19 +262,19 @@ static int write_record(struct merge *m, const struct input *in, const struct re
 		for (int k = 0; k < 2; k++) {
 			long at = k ? id : ident;
 
-			if (at >= 0 && (size_t)at + 8 <= r.h.size) {
+			if (at >= 0 && (size_t)at + 8 <= r->h.size) {
 				v = map_id(in, ld64(buf + at));
 				memcpy(buf + at, &v, 8);
 			}
 		}
-		if (r.h.type == PERF_RECORD_LOST && r.h.size >= 16) {
+		if (r->h.type == PERF_RECORD_LOST && r->h.size >= 16) {
 			v = map_id(in, ld64(buf + 8));
 			memcpy(buf + 8, &v, 8);
 		}
 	}
-	if (p->has_time == 2 && time >= 0 && (size_t)time + 8 <= r.h.size)
+	if (p->has_time == 2 && time >= 0 && (size_t)time + 8 <= r->h.size)
 		memcpy(buf + time, &p->time, 8);
-	return onefile_merge__put(m, buf, r.h.size);
+	return onefile_merge__put(m, buf, r->h.size);
 }
 
 /* Open the inputs, fold their attrs. Returns 0 or -errno, said. */
