@@ -294,6 +294,12 @@ static int open_inputs(struct merge *m, const char *const *paths)
 		}
 		if (features__read(&in->pf, warn, sizeof(warn)) == -ENOMEM)
 			return fail(m, -ENOMEM, "%s: %s", paths[f]);
+		/* perf record -z: records compressed; the output holds them plain */
+		if (in->pf.feat.has_comp &&
+		    (err = stream__expand(&in->pf, in->pf.data_off, in->pf.data_end)) != 0) {
+			snprintf(m->why, m->cap, "%s: %s", paths[f], in->pf.err);
+			return err;
+		}
 		for (size_t i = 0; i < in->pf.nr_attrs; i++) {
 			u64 ids = in->pf.attrs[i].attr.sample_type;
 
@@ -330,6 +336,16 @@ static int open_inputs(struct merge *m, const char *const *paths)
 				    paths[f]);
 		m->res->remapped_files += m->in[f].remap;
 	}
+	/* perf reads several events of one file by their IDENTIFIER, all with sample_id_all
+	 * or none (evlist__valid_sample_type, evlist__valid_sample_id_all) */
+	for (size_t a = 0; m->nr_attrs > 1 && a < m->nr_attrs; a++)
+		if (!(m->attrs[a].attr.sample_type & PERF_SAMPLE_IDENTIFIER) ||
+		    m->attrs[a].attr.sample_id_all != m->attrs[0].attr.sample_id_all)
+			return fail(
+			    m, -EINVAL,
+			    "%s: the files' events differ and perf could not tell their "
+			    "samples apart in one file (they carry no sample identifier)%.0s",
+			    paths[0]);
 	return 0;
 }
 
