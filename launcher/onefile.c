@@ -77,6 +77,28 @@ static bool alive(int pid)
 	return yes;
 }
 
+/* Remove BASE.merging-PID files a killed launcher left (PID gone): never a finished profile. */
+static void remove_stale_merges(void)
+{
+	size_t blen = strlen(of.base);
+	struct dirent *e;
+	DIR *d = opendir(of.dir);
+
+	while (d && (e = readdir(d))) {
+		const char *pid = e->d_name + blen + strlen(".merging-");
+		char path[PATH_MAX + NAME_MAX + 2];
+
+		if (strncmp(e->d_name, of.base, blen) ||
+		    strncmp(e->d_name + blen, ".merging-", 9) || !*pid ||
+		    strspn(pid, "0123456789") != strlen(pid) || alive(atoi(pid)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 int onefile__begin(const char *output)
 {
 	const struct ap_config *cfg = launcher__options();
@@ -103,6 +125,8 @@ int onefile__begin(const char *output)
 		of.mono_since = (uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec;
 	}
 	of.on = *of.base != 0;
+	if (of.on)
+		remove_stale_merges();
 	return 0;
 }
 
