@@ -14,7 +14,8 @@
  * 0 on at once: the maps an image's file starts with (time 0) would reach
  * perf before the earlier image's samples of the same pid. Each such record
  * takes the time of the next record of its file that has one, and the
- * output is sorted by time, so no round is needed.
+ * output is sorted by time: a FINISHED_ROUND every ROUND_RECORDS records
+ * bounds what a reader queues.
  * Not async-signal-safe.
  */
 #include <errno.h>
@@ -27,6 +28,8 @@
 #include <unistd.h>
 
 #include "onefile_merge.h"
+
+#define ROUND_RECORDS 16384 /* records between two FINISHED_ROUND, as perf record's flushes */
 
 static int fail(struct merge *m, int err, const char *fmt, const char *arg)
 {
@@ -372,9 +375,13 @@ static int write_all(struct merge *m, const char *out, char *const *argv)
 	}
 	h.data.offset = m->pos;
 	for (size_t i = 0; !err && i < m->nr_idx; i++) {
+		static const struct perf_event_header round = {PERF_RECORD_FINISHED_ROUND, 0, 8};
 		const struct rec_pos *p = &m->idx[i];
 
-		err = write_record(m, &m->in[p->file], p);
+		/* sorted: a round may end anywhere; readers then queue ROUND_RECORDS at most */
+		if (i && i % ROUND_RECORDS == 0)
+			err = onefile_merge__put(m, &round, sizeof(round));
+		err = err ?: write_record(m, &m->in[p->file], p);
 		if (p->time && (!m->res->first_time || p->time < m->res->first_time))
 			m->res->first_time = p->time;
 		if (p->time > m->res->last_time)
