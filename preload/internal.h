@@ -81,7 +81,6 @@ pid_t samplers__tid_of(pthread_t handle);
 void samplers__rename(pid_t tid, const char *name);
 void samplers__warn_once(int err);
 int samplers__sync_armed(struct ap_thread *t);
-bool samplers__step_aside(void);
 
 /* ---- session/registry.c: every sampled thread ---- */
 
@@ -130,17 +129,13 @@ size_t child_env__count(char *const *envp);
 
 /* ---- wrap/signals.c: sharing signals with the program ---- */
 
-/* Who holds a signal: the program (none), the sampler, or fatal.c. */
-enum { AP_HOLD_NONE, AP_HOLD_SAMPLE, AP_HOLD_FATAL };
-
 void signals__init(void);
 void ap_block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
 void signals__release(int sig);
-int signals__holder(int sig);
 void signals__note_sampling(int sig);
 
-/* ---- wrap/signal_delivery.c: a held signal in our handler, counted ---- */
+/* ---- handler/signal_delivery.c: a held signal in our handler, counted ---- */
 
 unsigned long signal_delivery__stray_sigios(void); /* SIGIOs of ours dropped */
 unsigned long signal_delivery__stepped_aside(int *signo);
@@ -148,8 +143,6 @@ unsigned long signal_delivery__stepped_aside(int *signo);
 /* ---- wrap/signal_masks.c: the program's masks and waits ---- */
 
 void signal_masks__adopt(int signo);
-int signal_masks__shadow(void);
-void signal_masks__set_shadow(int signo);
 void signal_masks__before_exec(sigset_t *saved);
 void signal_masks__exec_failed(const sigset_t *saved);
 

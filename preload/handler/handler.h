@@ -22,6 +22,7 @@
  *                write at a time, writer_helper.c writes in a helper process)
  *   own_stack.c  the handler's work on a stack of ours
  *   fatal.c      a deadly signal: finish the file, die as the program would
+ *   signal_delivery.c  a held signal that is not a sample: the program's disposition
  *   clock.h      the clocks (ap_now: every timestamp in the file)
  */
 #ifndef AUTOPROF_HANDLER_H
@@ -380,13 +381,39 @@ void on_signal__set_hooks(const struct on_signal_hooks *h);
 bool cputimer__is_ours(const siginfo_t *si);
 void cputimer__sample(struct ap_thread *t, void *ucontext);
 
-/* wrap/signals.c: the real sigaction and mask; wrap/signal_delivery.c: the program's own
- * deliveries of a held signal. */
+/* ---- signal_delivery.c: a held signal in one of our handlers ---- */
+
+/* Is this delivery one of our samples (a late one included)? Async-signal-safe. */
+bool signal_delivery__is_sample(int sig, const siginfo_t *si);
+/* Is this SIGIO the kernel's, for one of our descriptors (counted, dropped)? Async-signal-safe. */
+bool signal_delivery__is_our_sigio(int sig, const siginfo_t *si);
+/* Give a signal that is not ours the program's disposition. Async-signal-safe. */
+void signal_delivery__deliver(int sig, siginfo_t *si, void *uc);
+
+/*
+ * wrap/signals.c, wrap/signal_masks.c: the program's dispositions and shadow
+ * masks, which the wrappers of sigaction and the masks keep (written under a
+ * sequence lock with every signal blocked, read without a lock), the real
+ * sigaction and mask. Each async-signal-safe (ap_sigaction once signals__init()
+ * has run, before any handler is installed).
+ */
+enum { AP_HOLD_NONE, AP_HOLD_SAMPLE, AP_HOLD_FATAL }; /* who holds a signal */
 int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int ap_sigmask(int how, const sigset_t *set, sigset_t *old);
-bool signal_delivery__is_sample(int sig, const siginfo_t *si);
-bool signal_delivery__is_our_sigio(int sig, const siginfo_t *si);
-void signal_delivery__deliver(int sig, siginfo_t *si, void *uc);
+/* A consistent copy of sig's holder (returned) and virtual disposition. */
+int signals__read_virt(int sig, struct sigaction *out);
+/* Who holds sig (AP_HOLD_*). */
+int signals__holder(int sig);
+/* Has sig carried samples at some time? */
+bool signals__ever_sampled(int sig);
+/* SA_RESETHAND: the handler ran once; sig's virtual disposition becomes SIG_DFL. */
+void signals__reset_handler(int sig, sighandler_t ran);
+/* The calling thread's shadow bit: the sampling signal the program believes it blocked. */
+int signal_masks__shadow(void);
+void signal_masks__set_shadow(int signo);
+
+/* session/samplers.c: the calling thread's sampler steps aside for the program's own signal. */
+bool samplers__step_aside(void);
 
 /* fatal.c: a deadly signal. fatal__set_stop registers what finishes the file (the
  * session's emergency stop), before any handler is installed: the handler never

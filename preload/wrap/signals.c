@@ -7,7 +7,7 @@
  * signal the kernel has our handler, and this file keeps the program's view,
  * the "virtual" disposition: what the program set, or what the kernel had
  * before we came (SIG_DFL). The wrappers here (the dispositions), in
- * signal_masks.c (masks and waits) and signal_delivery.c (a held signal in
+ * signal_masks.c (masks and waits) and handler/signal_delivery.c (a held signal in
  * our handler) show the program only that:
  *
  *  - sigaction/signal/bsd_signal/sysv_signal/siginterrupt: a held signal reads
@@ -15,7 +15,7 @@
  *    setting a handler or SIG_IGN on a deadly signal gives the signal to the
  *    program; on the sampling signal it moves sampling to a free real-time
  *    signal first, or, when none is free (a Go runtime takes them all), keeps
- *    our handler and calls the program's from it (chaining, signal_delivery.c).
+ *    our handler and calls the program's from it (chaining, handler/signal_delivery.c).
  *  - a held signal that is not one of our samples (sent by kill, sigqueue,
  *    raise, a timer of the program...) gets the virtual disposition: SIG_DFL
  *    kills the program by that very signal after the file is finished,

@@ -5,8 +5,8 @@
  * program's, and then what the program's disposition does with it (its
  * handler chained from ours, SIG_IGN, or the default action: die as the
  * program would, stop). Runs in signal handlers: everything here is
- * async-signal-safe. The dispositions are signals.c's, the shadow masks
- * signal_masks.c's.
+ * async-signal-safe. The dispositions are wrap/signals.c's, the shadow masks
+ * wrap/signal_masks.c's (read through handler.h).
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "signals.h"
+#include "handler.h"
 
 /* The kernel's SIGIOs for our descriptors, dropped. */
 static unsigned long stray_sigios;
