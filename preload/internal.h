@@ -5,8 +5,8 @@
  *
  *   session/lifecycle.c   start, stop, fork, exec: the order of things
  *   session/samplers.c    one sampler per thread: start and stop (samplers.h:
- *                         sampler_events.c its events, registry.c all of them,
- *                         process_events.c deadly signals, reroute, seccomp)
+ *                         sampler_events.c its events, process_events.c deadly
+ *                         signals, reroute, seccomp; handler/registry.c all of them)
  *   session/settle.c      the configuration settled once: clamps, probes, fallbacks
  *   session/perf_event.c  the sampling event's attr; cputimer.c the timer source
  *   session/objects.c     the loaded objects, read without the loader's lock
@@ -24,6 +24,7 @@
 #define AUTOPROF_PRELOAD_INTERNAL_H
 
 #include "handler/handler.h"
+#include "handler/setup.h"
 #include "session/settle.h"
 
 /* ---- handler/writer.c, handler/unwind.c: set-up and tear-down, outside any handler ---- */
@@ -81,15 +82,6 @@ pid_t samplers__tid_of(pthread_t handle);
 void samplers__rename(pid_t tid, const char *name);
 void samplers__warn_once(int err);
 int samplers__sync_armed(struct ap_thread *t);
-
-/* ---- session/registry.c: every sampled thread ---- */
-
-void registry__forget_all(void);
-void registry__atfork_prepare(void);
-void registry__atfork_parent(void);
-bool registry__grab(struct ap_thread *t, bool own);
-void registry__release(struct ap_thread *t);
-int registry__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
 
 /* ---- session/process_events.c: deadly signals, a taken signal, seccomp ---- */
 

@@ -23,6 +23,8 @@
  *   own_stack.c  the handler's work on a stack of ours
  *   fatal.c      a deadly signal: finish the file, die as the program would
  *   signal_delivery.c  a held signal that is not a sample: the program's disposition
+ *   registry.c   every sampled thread (set-up in setup.h: what the session calls
+ *                in handler/ outside any handler)
  *   clock.h      the clocks (ap_now: every timestamp in the file)
  */
 #ifndef AUTOPROF_HANDLER_H
@@ -306,7 +308,10 @@ struct ap_thread {
 	((uint64_t *)((t)->scratch + AP_SCRATCH_BYTES - AP_CFI_BYTES - AP_PROG_BYTES) +            \
 	 (i)*AP_MAX_CHAIN)
 
+/* The calling thread's sampler (NULL: none), and whether it entered seccomp (then no system
+ * call of ours on it): set by the session, read by the thread's handlers (registry.c). */
 extern AP_TLS struct ap_thread *ap_self;
+extern AP_TLS bool ap_sandboxed;
 
 /* The handler of the sampling signal (installed by session/handlers.c). */
 void on_signal__handle(int signo, siginfo_t *si, void *ucontext);
@@ -321,6 +326,26 @@ void buffer__leave(struct ap_thread *t);
 void buffer__flush(struct ap_thread *t);
 char *buffer__reserve(struct ap_thread *t, size_t len);
 void buffer__maybe_flush(struct ap_thread *t);
+
+/* ---- registry.c: every sampled thread, read without a lock ---- */
+
+/* The calling thread's sampler whose event signals with si_fd fd (attached from outside). */
+struct ap_thread *registry__from_fd(int fd);
+/* Take t from its handler (own: for t's own set-up); false when t stops or the wait ran out. */
+bool registry__grab(struct ap_thread *t, bool own);
+/* Give t back to its handler. */
+void registry__release(struct ap_thread *t);
+/* fn(t, arg) for every thread sampled now, each taken from its handler; how many fn saw. */
+int registry__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
+/* Take t out to stop it; false if someone else did. Caller holds the lock (or tried it). */
+bool registry__claim(struct ap_thread *t);
+/* Wait (bounded) until t's handler is not running; true when it left. */
+bool registry__wait_handler(struct ap_thread *t);
+/* Wait (bounded) until no visitor goes over the registry. */
+void registry__wait_visitors(void);
+/* The highest slot used (-1: none), and the thread in slot i. */
+int registry__top(void);
+struct ap_thread *registry__at(int i);
 
 /* ---- aggregate.c: a thread's samples merged by stack (AUTOPROF_AGGREGATE) ---- */
 
@@ -355,9 +380,8 @@ uint64_t objects__generation(void);
 void object_records__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 
-/* session/registry.c: the thread a perf fd's signal belongs to; session/sampler_events.c: a
- * larger stack copy, a lower rate, the end of a thread's ramp (a tick at every sample). */
-struct ap_thread *registry__from_fd(int fd);
+/* session/sampler_events.c: a larger stack copy, a lower rate, the end of a thread's ramp
+ * (a tick at every sample). */
 void sampler_events__grow_copy(struct ap_thread *t);
 bool sampler_events__slow_down(struct ap_thread *t);
 void sampler_events__end_ramp(struct ap_thread *t);

@@ -35,8 +35,6 @@
 #define GUARD_BYTES	    4096
 #define PAGE_UP(x)	    (((x) + 4095) & ~(size_t)4095)
 
-AP_TLS struct ap_thread *ap_self;
-
 /*
  * Make t's sample source follow autoprof.paused: paused, its perf event is
  * ended (its ring unmapped: the event has no fd left) or its timer disarmed;
