@@ -9,7 +9,6 @@
  *                         signals, reroute, seccomp; handler/registry.c all of them)
  *   session/settle.c      the configuration settled once: clamps, probes, fallbacks
  *   session/perf_event.c  the sampling event's attr; cputimer.c the timer source
- *   session/objects.c     the loaded objects, read without the loader's lock
  *   session/mappings.c    MMAP2 records of what is mapped at start
  *   session/file_features.c, stat_records.c, child_env.c
  *   session/extra_events.c  the attrs after the counters (AUTOPROF_AGGREGATE_CHECK, OFFCPU)
@@ -58,19 +57,6 @@ int perf_event__max_sample_rate(void);
 
 int mappings__write_all(struct writer *w, pid_t pid);
 int mappings__write_kernel(struct writer *w);
-
-/* ---- session/objects.c: the loaded objects, without the loader's lock ---- */
-
-void objects__init(void);
-void objects__new_file(void);
-uint64_t objects__skipped_busy(void);
-unsigned objects__build_id(uintptr_t addr, uint8_t *id);
-bool objects__ready(void);
-struct dl_phdr_info;
-int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
-void objects__before_dlclose(void);
-void objects__after_dlclose(void);
-void objects__next_window(void);
 
 /* ---- session/samplers.c: starting and stopping the sampling of threads ---- */
 

@@ -23,6 +23,8 @@
  *   own_stack.c  the handler's work on a stack of ours
  *   fatal.c      a deadly signal: finish the file, die as the program would
  *   signal_delivery.c  a held signal that is not a sample: the program's disposition
+ *   objects.c    the loaded objects, read without the loader's lock (objects.h:
+ *                object_notes.c their notes, object_records.c their MMAP2 records)
  *   registry.c   every sampled thread (set-up in setup.h: what the session calls
  *                in handler/ outside any handler)
  *   clock.h      the clocks (ap_now: every timestamp in the file)
@@ -360,9 +362,8 @@ void aggregate__maybe_emit(struct ap_thread *t, uint64_t now);
 /* Call fn(arg) on the stack whose top is stack_top (16-byte aligned by it). */
 void ap_call_on_stack(void *arg, void (*fn)(void *), void *stack_top);
 
-/* ---- what the handler uses from elsewhere (each async-signal-safe) ---- */
+/* ---- objects.c: the loaded objects, read without the loader's lock (set-up: setup.h) ---- */
 
-/* session/objects.c: the loaded objects, read without the loader's lock. */
 enum ap_obj_kind {
 	AP_OBJ_LOADER = 1,   /* ld-linux: _dl_*, lazy binding, the loader's lock */
 	AP_OBJ_UNWINDER = 2, /* libunwind: its locks and caches */
@@ -376,9 +377,21 @@ void objects__learn(uintptr_t pc);
 void objects__skipped(void);
 bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
 uint64_t objects__generation(void);
-/* session/object_records.c: the MMAP2 records of the objects a chain touches. */
+/* Whether the table is set up (objects__init ran). */
+bool objects__ready(void);
+/* dl_iterate_phdr() answered from the table: only while this thread unwinds in the handler. */
+struct dl_phdr_info;
+int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+/* A window's new file starts: every object's records go into it again. */
+void objects__next_window(void);
+
+/* ---- object_records.c: the MMAP2 records of the objects a chain touches ---- */
+
 void object_records__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
+/* ...for a caller between objects__enter() and objects__leave(). */
 void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);
+
+/* ---- what the handler uses from elsewhere (each async-signal-safe) ---- */
 
 /* session/sampler_events.c: a larger stack copy, a lower rate, the end of a thread's ramp
  * (a tick at every sample). */

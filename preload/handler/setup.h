@@ -28,4 +28,19 @@ void registry__atfork_parent(void);
 /* In a forked child: the parent's threads, forgotten unwritten. */
 void registry__forget_all(void);
 
+/* ---- objects.c: the loaded objects, read without the loader's lock ---- */
+
+/* Find the real loader functions and fill the table, once. */
+void objects__init(void);
+/* A new file starts: every object now loaded counts as written to it. */
+void objects__new_file(void);
+/* Samples whose stack or records were skipped because a dlclose was in progress. */
+uint64_t objects__skipped_busy(void);
+/* The build id of the object mapped at addr, into id (20 bytes); its size, 0 if unknown. */
+unsigned objects__build_id(uintptr_t addr, uint8_t *id);
+/* Around the real dlclose: readers kept out, the records of what may be unloaded written
+ * into w first (NULL: this process is not profiled), what was unloaded dropped. */
+void objects__before_dlclose(struct writer *w, pid_t pid, int signo);
+void objects__after_dlclose(void);
+
 #endif /* AUTOPROF_HANDLER_SETUP_H */

@@ -112,17 +112,21 @@ void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsig
 /*
  * Write the records of every object this file lacks: into the calling
  * thread's buffer when it is sampled (no system call; flushed with its
- * samples), else to the file. Caller holds sync_lock. Not async-signal-safe.
+ * samples), else to the file; the sampling signal signo blocked meanwhile
+ * (its handler could write the same buffer). Caller holds sync_lock. Not
+ * async-signal-safe.
  */
-void object_records__write_unwritten(struct writer *w, pid_t pid)
+void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 {
 	struct ap_thread *t = ap_self;
 	char buf[16384];
 	size_t len = 0;
 	int n = objects__count();
-	sigset_t old;
+	sigset_t old, block;
 
-	ap_block_sampling(&old);
+	sigemptyset(&block);
+	sigaddset(&block, signo);
+	ap_sigmask(SIG_BLOCK, &block, &old);
 	if (t && __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
 		t = NULL;
 	for (int i = 0; i < n; i++) {
