@@ -8,7 +8,7 @@
  *                         sampler_events.c its events, process_events.c deadly
  *                         signals, reroute, seccomp; handler/registry.c all of them)
  *   session/settle.c      the configuration settled once: clamps, probes, fallbacks
- *   session/perf_event.c  the sampling event's attr; cputimer.c the timer source
+ *   session/perf_event.c  the sampling event's attr (handler/cputimer.c the timer source)
  *   session/mappings.c    MMAP2 records of what is mapped at start
  *   session/file_features.c, stat_records.c, child_env.c
  *   session/extra_events.c  the attrs after the counters (AUTOPROF_AGGREGATE_CHECK, OFFCPU)
@@ -134,14 +134,6 @@ void handlers__take_fatal(int sig);
 /* ---- wrap/threads.c: pthread_create, pthread_setname_np, prctl ---- */
 
 void threads__init(void);
-
-/* ---- session/cputimer.c: the fallback sample source ---- */
-
-int cputimer__open(struct ap_thread *t);
-int cputimer__start(struct ap_thread *t);
-void cputimer__close(struct ap_thread *t);
-void cputimer__retarget(struct ap_thread *t);
-int cputimer__set_armed(struct ap_thread *t, bool on);
 
 /* ---- session/cost.c: AUTOPROF_COST, the handler's phases timed ---- */
 

@@ -25,6 +25,7 @@
  *   signal_delivery.c  a held signal that is not a sample: the program's disposition
  *   objects.c    the loaded objects, read without the loader's lock (objects.h:
  *                object_notes.c their notes, object_records.c their MMAP2 records)
+ *   cputimer.c   the fallback sample source: a CPU-time timer per thread
  *   registry.c   every sampled thread (set-up in setup.h: what the session calls
  *                in handler/ outside any handler)
  *   clock.h      the clocks (ap_now: every timestamp in the file)
@@ -233,7 +234,7 @@ struct ap_sampler {
 	bool batched;	       /* samples carry registers and a stack copy (cfi.c) */
 	unsigned tick_samples; /* batched: the samples a thread's tick spans */
 	/* What a thread's events are opened with, from its handler too (sampler_events.c): */
-	const struct ap_settled *cfg; /* the settled configuration (session/settle.h), const */
+	const struct ap_settled *cfg; /* the settled configuration (settled.h), const */
 	const int *signo;	      /* the sampling signal now (it moves when the program
 				       * takes it: wrap/signals.c); atomic */
 };
@@ -414,9 +415,15 @@ struct on_signal_hooks {
 };
 void on_signal__set_hooks(const struct on_signal_hooks *h);
 
-/* session/cputimer.c: the timer source's samples. */
+/* ---- cputimer.c: the timer source (set-up: setup.h) ---- */
+
+/* Is this siginfo our timer's? */
 bool cputimer__is_ours(const siginfo_t *si);
+/* One timer sample of the calling thread, from the signal's context. */
 void cputimer__sample(struct ap_thread *t, void *ucontext);
+/* Arm (on) or disarm t's timer, from any thread holding t (registry__grab). 0 or -errno.
+ * Raw system calls only. */
+int cputimer__set_armed(struct ap_thread *t, bool on);
 
 /* ---- signal_delivery.c: a held signal in one of our handlers ---- */
 

@@ -43,4 +43,15 @@ unsigned objects__build_id(uintptr_t addr, uint8_t *id);
 void objects__before_dlclose(struct writer *w, pid_t pid, int signo);
 void objects__after_dlclose(void);
 
+/* ---- cputimer.c: the fallback sample source, a CPU-time timer per thread ---- */
+
+/* Create the calling thread's timer for t (t->sampler set), not armed yet. 0 or -errno. */
+int cputimer__open(struct ap_thread *t);
+/* Arm the calling thread's timer; its next sample's period counts from now. 0 or -errno. */
+int cputimer__start(struct ap_thread *t);
+/* Delete t's timer (a system call: the emergency stop's too, async-signal-safe). */
+void cputimer__close(struct ap_thread *t);
+/* Replace t's timer by one that sends the current sampling signal (from another thread). */
+void cputimer__retarget(struct ap_thread *t);
+
 #endif /* AUTOPROF_HANDLER_SETUP_H */
