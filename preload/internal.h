@@ -8,7 +8,6 @@
  *                         sampler_events.c its events, process_events.c deadly
  *                         signals, reroute, seccomp; handler/registry.c all of them)
  *   session/settle.c      the configuration settled once: clamps, probes, fallbacks
- *   session/perf_event.c  the sampling event's attr (handler/cputimer.c the timer source)
  *   session/mappings.c    MMAP2 records of what is mapped at start
  *   session/file_features.c, stat_records.c, child_env.c
  *   session/extra_events.c  the attrs after the counters (AUTOPROF_AGGREGATE_CHECK, OFFCPU)
@@ -37,21 +36,6 @@ int writer__update_attr(struct writer *w, int i);
 int writer__move_fd(struct writer *w, int min);
 int unwind__init(void);
 void unwind__prime_thread(void);
-
-/* ---- session/perf_event.c: the per-thread sampling event ---- */
-
-int perf_event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr);
-bool perf_event__batched(const struct ap_settled *cfg);
-unsigned perf_event__tick_samples(const struct ap_settled *cfg);
-void perf_event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr,
-			   unsigned samples);
-/* The shortest tick, in ns of the thread's CPU time, and the samples a tick spans at most. */
-#define AP_TICK_MIN_NS 250000ULL
-unsigned perf_event__tick_span(const struct ap_settled *cfg);
-int perf_event__open(struct perf_event_attr *attr, pid_t tid);
-int perf_event__route_signal(int fd, int signo, pid_t tid);
-int perf_event__probe(const struct perf_event_attr *attr);
-int perf_event__max_sample_rate(void);
 
 /* ---- session/mappings.c: the process's mappings ---- */
 

@@ -25,6 +25,7 @@
  *   signal_delivery.c  a held signal that is not a sample: the program's disposition
  *   objects.c    the loaded objects, read without the loader's lock (objects.h:
  *                object_notes.c their notes, object_records.c their MMAP2 records)
+ *   perf_event.c a thread's sampling event: its attr, opened, its signal routed
  *   cputimer.c   the fallback sample source: a CPU-time timer per thread
  *   registry.c   every sampled thread (set-up in setup.h: what the session calls
  *                in handler/ outside any handler)
@@ -414,6 +415,21 @@ struct on_signal_hooks {
 	const uint64_t *window_end_at;
 };
 void on_signal__set_hooks(const struct on_signal_hooks *h);
+
+/* ---- perf_event.c: the thread's events, opened again from its handler (set-up: setup.h) ---- */
+
+struct ap_settled;
+/* The tick of a batched sampler for cfg: a cpu-clock event, one signal per `samples`. */
+void perf_event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr,
+			   unsigned samples);
+/* The shortest tick, in ns of the thread's CPU time, and the samples a tick spans at most. */
+#define AP_TICK_MIN_NS 250000ULL
+unsigned perf_event__tick_span(const struct ap_settled *cfg);
+/* Open attr for thread tid (0: the caller), close-on-exec: the fd or -errno. Raw system
+ * calls only. */
+int perf_event__open(struct perf_event_attr *attr, pid_t tid);
+/* Send fd's notifications to thread tid as signal signo: 0 or -errno. Raw system calls only. */
+int perf_event__route_signal(int fd, int signo, pid_t tid);
 
 /* ---- cputimer.c: the timer source (set-up: setup.h) ---- */
 

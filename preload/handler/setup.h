@@ -54,4 +54,18 @@ void cputimer__close(struct ap_thread *t);
 /* Replace t's timer by one that sends the current sampling signal (from another thread). */
 void cputimer__retarget(struct ap_thread *t);
 
+/* ---- perf_event.c: the per-thread sampling event ---- */
+
+struct ap_settled;
+/* Fill attr with the kernel event each thread opens for cfg. Returns 0. */
+int perf_event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr);
+/* Whether cfg's samples are batched (stack copies, a tick event that drains them). */
+bool perf_event__batched(const struct ap_settled *cfg);
+/* How many samples a batched thread's tick spans once ramped up. */
+unsigned perf_event__tick_samples(const struct ap_settled *cfg);
+/* Can the calling thread open attr? The event is closed again. 0 or -errno. */
+int perf_event__probe(const struct perf_event_attr *attr);
+/* The highest sample_freq the kernel accepts, or 0 when unknown. */
+int perf_event__max_sample_rate(void);
+
 #endif /* AUTOPROF_HANDLER_SETUP_H */
