@@ -25,6 +25,7 @@
  *   signal_delivery.c  a held signal that is not a sample: the program's disposition
  *   objects.c    the loaded objects, read without the loader's lock (objects.h:
  *                object_notes.c their notes, object_records.c their MMAP2 records)
+ *   sampler_events.c  a sampled thread's events: opened, replaced from its handler
  *   perf_event.c a thread's sampling event: its attr, opened, its signal routed
  *   cputimer.c   the fallback sample source: a CPU-time timer per thread
  *   registry.c   every sampled thread (set-up in setup.h: what the session calls
@@ -395,12 +396,6 @@ void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsig
 
 /* ---- what the handler uses from elsewhere (each async-signal-safe) ---- */
 
-/* session/sampler_events.c: a larger stack copy, a lower rate, the end of a thread's ramp
- * (a tick at every sample). */
-void sampler_events__grow_copy(struct ap_thread *t);
-bool sampler_events__slow_down(struct ap_thread *t);
-void sampler_events__end_ramp(struct ap_thread *t);
-
 /*
  * on_signal.c: what the session lets the sampling handler call, registered
  * before the handler is installed (each async-signal-safe): a request of
@@ -415,6 +410,19 @@ struct on_signal_hooks {
 	const uint64_t *window_end_at;
 };
 void on_signal__set_hooks(const struct on_signal_hooks *h);
+
+/* ---- sampler_events.c: a sampled thread's events (set-up: setup.h) ---- */
+
+/* Each open returns 0 or -errno with nothing left open. System calls only (ap_syscall, and
+ * libc's mmap and munmap in ring.c). */
+int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd);
+int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd);
+int sampler_events__open_plain(struct ap_thread *t, pid_t tid);
+/* From t's handler: a larger stack copy, a lower rate (false: unchanged), the end of its ramp
+ * (a tick at every sample). */
+void sampler_events__grow_copy(struct ap_thread *t);
+bool sampler_events__slow_down(struct ap_thread *t);
+void sampler_events__end_ramp(struct ap_thread *t);
 
 /* ---- perf_event.c: the thread's events, opened again from its handler (set-up: setup.h) ---- */
 

@@ -68,4 +68,10 @@ int perf_event__probe(const struct perf_event_attr *attr);
 /* The highest sample_freq the kernel accepts, or 0 when unknown. */
 int perf_event__max_sample_rate(void);
 
+/* ---- sampler_events.c: a sampled thread's perf events ---- */
+
+/* Give t a new event that signals with signo (the program took the old number): t's handler
+ * held off meanwhile. Caller holds the registry lock. */
+void sampler_events__reopen(struct ap_thread *t, int signo);
+
 #endif /* AUTOPROF_HANDLER_SETUP_H */

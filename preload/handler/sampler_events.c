@@ -5,8 +5,9 @@
  * drains it and the ramp of its first drains; unbatched: a signal per
  * sample), and replacing them: from the thread's handler when its stack
  * copies grow or its rate backs off, and when the program takes the sampling
- * signal (sampler_events__reopen). A thread keeps no fd: each event lives on
- * in its mapping.
+ * signal (sampler_events__reopen, the one function here that runs outside
+ * any handler only: setup.h). A thread keeps no fd: each event lives on in
+ * its mapping.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "samplers.h"
+#include "handler.h"
+#include "settled.h"
+#include "setup.h"
 
 /* Ring size: a signal per sample keeps rings nearly empty; fp chains are larger. */
 static unsigned ring_pages(const struct ap_thread *t)
@@ -106,7 +109,8 @@ static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, u
  * whose samples copy four times as much stack (its stacks are deeper than
  * the copies). The new event starts before the old one's ring is drained
  * and unmapped (which ends it): no gap. On failure t keeps its event and
- * stops asking. Async-signal-safe (system calls only).
+ * stops asking. Async-signal-safe (system calls only: ap_syscall, and libc's
+ * mmap and munmap in ring.c).
  */
 void sampler_events__grow_copy(struct ap_thread *t)
 {
@@ -122,7 +126,7 @@ void sampler_events__grow_copy(struct ap_thread *t)
 	rate_attr(t, &attr);
 	fd = perf_event__open(&attr, t->tid);
 	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(t, copy)) == 0 &&
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
+	    ap_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
 		on_signal__drain(t, NULL);
 		t->ring = ring;
 		ring__unmap(&old);
@@ -138,7 +142,8 @@ void sampler_events__grow_copy(struct ap_thread *t)
 /*
  * Open the tick of thread t (tid, 0 = the caller) into t->tick, its signal
  * signo routed to t; its fd in *tick_fd. Returns 0 or -errno with nothing
- * left open. Not async-signal-safe.
+ * left open. Async-signal-safe (system calls only): from a handler too, when
+ * `autoprof ctl start` gives a batched thread its events again.
  */
 int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
 {
@@ -171,7 +176,7 @@ int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *ti
  * few walks to copies too small, not whole batches. A second event, not the
  * tick's period changed later: t keeps no fd to change it with, and a tick
  * opened anew would fire out of step with the samples. Without it (a
- * failure) t is only batched from the start. Not async-signal-safe.
+ * failure) t is only batched from the start. Async-signal-safe (system calls only).
  */
 static void open_ramp(struct ap_thread *t, pid_t tid)
 {
@@ -275,7 +280,7 @@ bool sampler_events__slow_down(struct ap_thread *t)
  * ramp (open_ramp). The copy is the size t has learned (a thread sampled
  * again after a pause), else AUTOPROF_STACK_COPY. Returns 0 or -errno with
  * nothing left open (a ring over the locked-memory limit: the caller samples
- * the thread unbatched). Not async-signal-safe.
+ * the thread unbatched). Async-signal-safe (system calls only).
  */
 int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 {
