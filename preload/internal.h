@@ -51,7 +51,6 @@ void samplers__stop_all(void);
 pid_t samplers__tid_of(pthread_t handle);
 void samplers__rename(pid_t tid, const char *name);
 void samplers__warn_once(int err);
-int samplers__sync_armed(struct ap_thread *t);
 
 /* ---- session/process_events.c: deadly signals, a taken signal, seccomp ---- */
 

@@ -423,6 +423,11 @@ int sampler_events__open_plain(struct ap_thread *t, pid_t tid);
 void sampler_events__grow_copy(struct ap_thread *t);
 bool sampler_events__slow_down(struct ap_thread *t);
 void sampler_events__end_ramp(struct ap_thread *t);
+/* Make t's events follow paused (ended, or opened again); the caller holds t. 0 or -errno. */
+int sampler_events__sync_armed(struct ap_thread *t, bool paused);
+/* The calling thread stops being sampled for good (the program reads the sampling signal
+ * itself on it): true when it was sampled until then. */
+bool sampler_events__step_aside(void);
 
 /* ---- perf_event.c: the thread's events, opened again from its handler (set-up: setup.h) ---- */
 
@@ -479,9 +484,6 @@ void signals__reset_handler(int sig, sighandler_t ran);
 /* The calling thread's shadow bit: the sampling signal the program believes it blocked. */
 int signal_masks__shadow(void);
 void signal_masks__set_shadow(int signo);
-
-/* session/samplers.c: the calling thread's sampler steps aside for the program's own signal. */
-bool samplers__step_aside(void);
 
 /* fatal.c: a deadly signal. fatal__set_stop registers what finishes the file (the
  * session's emergency stop), before any handler is installed: the handler never
