@@ -12,8 +12,9 @@
  *   session/file_features.c, stat_records.c, child_env.c
  *   session/extra_events.c  the attrs after the counters (AUTOPROF_AGGREGATE_CHECK, OFFCPU)
  *   session/offcpu.c        off-CPU time, read when a blocking call returns (wrap/waits.c)
- *   session/control.c     `autoprof ctl PID start|stop|dump|status`, from the handler
- *   session/windows.c     AUTOPROF_WINDOW: one file per window of time
+ *   session/control.c     `autoprof ctl PID start|stop|dump|status`: the endpoint
+ *                         (handler/control_request.c answers; handler/windows.c:
+ *                         AUTOPROF_WINDOW, one file per window of time)
  *
  * The handler layer (handler/handler.h) and the wrappers of libc
  * (wrap/wrap.h) sit beside it; common/common.h is shared with the launcher.
@@ -72,13 +73,6 @@ uint64_t image_counters__save(bool close_them);
 
 void summary__say_signals(void);
 void summary__say(void);
-
-/* ---- session/control.c, session/windows.c: what the sampling handler calls (its hooks) ---- */
-
-bool control__is_request(const siginfo_t *si);
-void control__on_signal(const siginfo_t *si);
-extern uint64_t ap_window_end; /* AUTOPROF_WINDOW: the current window's end (0: none) */
-void windows__end(bool on_own_stack);
 
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
@@ -166,11 +160,6 @@ void stat_records__remove(const struct writer *w);
 int control__dir(char *out, size_t cap);
 void control__publish(void);
 void control__withdraw(void);
-
-/* ---- session/windows.c: AUTOPROF_WINDOW ---- */
-
-int windows__first_path(char *path, size_t cap);
-void windows__save_prologue(const struct writer *w);
 
 /* ---- session/gocheck.c: a runtime that owns signals and threads ---- */
 

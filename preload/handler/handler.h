@@ -28,6 +28,9 @@
  *   sampler_events.c  a sampled thread's events: opened, replaced from its handler
  *   perf_event.c a thread's sampling event: its attr, opened, its signal routed
  *   cputimer.c   the fallback sample source: a CPU-time timer per thread
+ *   image.c      the image as the handlers see it (registered by the session)
+ *   control_request.c  a request of `autoprof ctl` (session/control.c: its endpoint)
+ *   windows.c    AUTOPROF_WINDOW: a window's end, its new file
  *   registry.c   every sampled thread (set-up in setup.h: what the session calls
  *                in handler/ outside any handler)
  *   clock.h      the clocks (ap_now: every timestamp in the file)
@@ -396,20 +399,46 @@ void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsig
 
 /* ---- what the handler uses from elsewhere (each async-signal-safe) ---- */
 
+/* ---- image.c: the image as its handlers see it ---- */
+
 /*
- * on_signal.c: what the session lets the sampling handler call, registered
- * before the handler is installed (each async-signal-safe): a request of
- * `autoprof ctl` on the sampling signal (session/control.c), and the end of
- * an AUTOPROF_WINDOW window (session/windows.c; window_end_at: the current
- * window's end, 0: none, atomic).
+ * What a `autoprof ctl` request and a window's end read and change of the
+ * process image, from any thread's handler: registered by the session
+ * (image__register, setup.h) before the sampling handler is installed; the
+ * pointers stay, what they point to is the session's, read and written
+ * atomically. The session's own code is reached only through snapshot.
  */
-struct on_signal_hooks {
-	bool (*is_request)(const siginfo_t *si);
-	void (*on_request)(const siginfo_t *si);
-	void (*window_end)(bool on_own_stack);
-	const uint64_t *window_end_at;
+struct ap_image {
+	const bool *active;	       /* the session profiles this image */
+	const pid_t *pid;	       /* the image's process (a vfork child is not it) */
+	struct writer *writer;	       /* the image's file */
+	const struct ap_settled *cfg;  /* settled before registering, never edited */
+	const struct ap_stats *totals; /* of its threads that ended (folded atomically) */
+	/* Sampling paused (AUTOPROF_START=0, ctl stop), when that last changed and the
+	 * sampling time before (ns): read by the session, changed by a ctl request. */
+	bool *paused;
+	uint64_t *state_since, *sampled_ns;
+	/* AUTOPROF_MEMORY: the live set written into the file at a window's end (NULL:
+	 * none). Async-signal-safe by the session's contract (memory.h). */
+	void (*snapshot)(struct writer *w);
 };
-void on_signal__set_hooks(const struct on_signal_hooks *h);
+/* The image as registered (every field NULL before). */
+const struct ap_image *image__get(void);
+
+/* ---- control_request.c: a request of `autoprof ctl` on the sampling signal ---- */
+
+/* Is this delivery of the sampling signal a request of `autoprof ctl`? */
+bool control_request__is_request(const siginfo_t *si);
+/* Act on it and answer it, from the thread it landed on. */
+void control_request__on_signal(const siginfo_t *si);
+
+/* ---- windows.c: AUTOPROF_WINDOW, one file per window of time (set-up: setup.h) ---- */
+
+/* CLOCK_MONOTONIC ns the current window ends at; 0: no windows. Atomic. */
+extern uint64_t ap_window_end;
+/* End the window if the time is past its end, from a handler (on_own_stack: the caller is
+ * on its thread's own handler stack already). */
+void windows__end(bool on_own_stack);
 
 /* ---- sampler_events.c: a sampled thread's events (set-up: setup.h) ---- */
 

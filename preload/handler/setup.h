@@ -74,4 +74,31 @@ int perf_event__max_sample_rate(void);
  * held off meanwhile. Caller holds the registry lock. */
 void sampler_events__reopen(struct ap_thread *t, int signo);
 
+/* ---- image.c: the image as its handlers see it ---- */
+
+/* Register what the handlers may read and call of the image (copied), before the
+ * sampling handler is installed. */
+void image__register(const struct ap_image *img);
+
+/* ---- control_request.c: the answering side of `autoprof ctl` ---- */
+
+/* The reply file and its temporary next to the endpoint (session/control.c), before the
+ * token that makes requests valid is set. */
+void control_request__set_reply(const char *endpoint);
+/* The request's token: 0 (none valid) or the endpoint's. set and token are atomic; take
+ * (0 from now on, the old one returned) is async-signal-safe. */
+void control_request__set_token(uint32_t tok);
+uint32_t control_request__token(void);
+uint32_t control_request__take_token(void);
+/* The reply file's path (for the endpoint's removal). Async-signal-safe. */
+const char *control_request__reply(void);
+
+/* ---- windows.c: AUTOPROF_WINDOW ---- */
+
+/* The first window's path for an image whose file would be path (the windows of cfg set
+ * up). 0 or -ENAMETOOLONG. */
+int windows__first_path(const struct ap_settled *cfg, char *path, size_t cap);
+/* Keep a copy of the records the image's file starts with, for every window's file. */
+void windows__save_prologue(const struct writer *w);
+
 #endif /* AUTOPROF_HANDLER_SETUP_H */
