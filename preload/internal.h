@@ -26,18 +26,6 @@
 #include "handler/setup.h"
 #include "session/settle.h"
 
-/* ---- handler/writer.c, handler/unwind.c: set-up and tear-down, outside any handler ---- */
-
-int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
-const struct writer_features *writer__set_features(struct writer *w,
-						   const struct writer_features *feat);
-void writer__abandon(struct writer *w);
-int writer__reopen(struct writer *w);
-int writer__update_attr(struct writer *w, int i);
-int writer__move_fd(struct writer *w, int min);
-int unwind__init(void);
-void unwind__prime_thread(void);
-
 /* ---- session/mappings.c: the process's mappings ---- */
 
 int mappings__write_all(struct writer *w, pid_t pid);
@@ -89,11 +77,6 @@ void ap_block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
 void signals__release(int sig);
 void signals__note_sampling(int sig);
-
-/* ---- handler/signal_delivery.c: a held signal in our handler, counted ---- */
-
-unsigned long signal_delivery__stray_sigios(void); /* SIGIOs of ours dropped */
-unsigned long signal_delivery__stepped_aside(int *signo);
 
 /* ---- wrap/signal_masks.c: the program's masks and waits ---- */
 

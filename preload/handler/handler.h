@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * handler.h - the handler layer: everything that runs inside the sampling
- * signal's handler (on_signal.c) or a deadly signal's (fatal.c), and nothing
- * else. Every function declared here is async-signal-safe: no malloc, no
- * stdio, no lock the interrupted program could hold, no cancellation point,
- * errno left as it was. The handler reads its thread's state (struct
- * ap_thread) and, through it, a read-only description of what to sample
- * (struct ap_sampler); it never reads the session (internal.h).
+ * signal's handler (on_signal.c) or a deadly signal's (fatal.c). Every
+ * function declared here is async-signal-safe: no malloc, no stdio, no lock
+ * the interrupted program could hold (ours are tried, or spun on with a
+ * bound), no cancellation point; the handlers leave errno as they found it.
+ * "System calls only" on a declaration means just that (ap_syscall, or libc's
+ * plain wrappers named there). The handler reads its thread's state (struct
+ * ap_thread), through it a read-only description of what to sample (struct
+ * ap_sampler, and the settled configuration: settled.h), and the image as
+ * the session registered it before installing the handler (struct ap_image);
+ * it never reads the session (internal.h) nor calls into it by name: what it
+ * may call of the session is registered (fatal__set_stop, ap_image's
+ * snapshot). tests/layers.t checks that with nm. What the session calls in
+ * handler/ outside any handler is in setup.h. From elsewhere it uses only
+ * wrap/'s table of the program's signal dispositions (declared at the end)
+ * and common/'s raw system calls (common.h: ap_syscall, ap_say_once, the fd
+ * table of fdtab.c, ap_read_file, window_stamp__utc).
  *
  *   on_signal.c  the sampling handler: our sample, or the program's signal?
  *   chain.c      each sample's call chain (drain.h: one drain's state)
@@ -114,7 +124,10 @@ struct ring {
 	size_t map_len;
 };
 
+/* Map fd's ring with data_pages of data (0: the header page only). 0 or -errno. System
+ * calls only (libc's mmap; sysconf(_SC_PAGESIZE), glibc's read of the loader's page size). */
 int ring__map(struct ring *r, int fd, unsigned data_pages);
+/* Unmap it (libc's munmap), which ends an event that has no fd left. */
 void ring__unmap(struct ring *r);
 
 /*
@@ -397,8 +410,6 @@ void object_records__note(struct ap_thread *t, const uint64_t *chain, unsigned n
 /* ...for a caller between objects__enter() and objects__leave(). */
 void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 
-/* ---- what the handler uses from elsewhere (each async-signal-safe) ---- */
-
 /* ---- image.c: the image as its handlers see it ---- */
 
 /*
@@ -491,6 +502,8 @@ bool signal_delivery__is_sample(int sig, const siginfo_t *si);
 bool signal_delivery__is_our_sigio(int sig, const siginfo_t *si);
 /* Give a signal that is not ours the program's disposition. Async-signal-safe. */
 void signal_delivery__deliver(int sig, siginfo_t *si, void *uc);
+
+/* ---- what the handler uses from wrap/ (each async-signal-safe) ---- */
 
 /*
  * wrap/signals.c, wrap/signal_masks.c: the program's dispositions and shadow

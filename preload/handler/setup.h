@@ -10,6 +10,39 @@
 
 #include "handler.h"
 
+/* ---- writer.c: the perf.data file ---- */
+
+/* Create path (0600, never through a symlink, an existing file moved to .old) and write the
+ * header, the attrs and their ids (events[0]: the sampling event). 0 or -errno. */
+int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
+/* Make feat the features written after the data from now on (written now); the ones they
+ * replace (the caller frees them), or feat itself when the lock could not be had. */
+const struct writer_features *writer__set_features(struct writer *w,
+						   const struct writer_features *feat);
+/* Close the file as it is (a forked child dropping its parent's writer). */
+void writer__abandon(struct writer *w);
+/* Open a finished file again to append more data (an exec that failed). 0 or -errno. */
+int writer__reopen(struct writer *w);
+/* Write events[i]'s attr again (its period, learned at the end). 0 or -errno. */
+int writer__update_attr(struct writer *w, int i);
+/* Give the file another fd, the lowest free one at or above min (the program wants its
+ * number). The new fd or -errno. */
+int writer__move_fd(struct writer *w, int min);
+
+/* ---- unwind.c: libunwind, set up before the first signal ---- */
+
+/* One-time set-up. Returns 0. */
+int unwind__init(void);
+/* Run one unwind on the calling thread: libunwind's lazy, locking initialisation done. */
+void unwind__prime_thread(void);
+
+/* ---- signal_delivery.c: what it counted, for the closing lines ---- */
+
+/* The SIGIOs of ours dropped. */
+unsigned long signal_delivery__stray_sigios(void);
+/* The threads that stepped aside for the program's own sampling signal, and its number. */
+unsigned long signal_delivery__stepped_aside(int *signo);
+
 /* ---- registry.c: every sampled thread ---- */
 
 /* Put t in the registry. Returns 0 or -errno. */
