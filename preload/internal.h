@@ -73,7 +73,7 @@ size_t child_env__count(char *const *envp);
 /* ---- wrap/signals.c: sharing signals with the program ---- */
 
 void signals__init(void);
-void ap_block_sampling(sigset_t *old);
+void signals__block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
 void signals__release(int sig);
 void signals__note_sampling(int sig);

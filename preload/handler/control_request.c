@@ -225,7 +225,7 @@ void control_request__on_signal(const siginfo_t *si)
 	struct ap_thread *t = ap_self;
 
 	if (t && t->stack_top && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
-		ap_call_on_stack((void *)si, act, t->stack_top);
+		own_stack__call((void *)si, act, t->stack_top);
 	else
 		act((void *)si);
 	errno = saved_errno;

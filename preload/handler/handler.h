@@ -379,7 +379,7 @@ void aggregate__maybe_emit(struct ap_thread *t, uint64_t now);
 /* ---- own_stack.c ---- */
 
 /* Call fn(arg) on the stack whose top is stack_top (16-byte aligned by it). */
-void ap_call_on_stack(void *arg, void (*fn)(void *), void *stack_top);
+void own_stack__call(void *arg, void (*fn)(void *), void *stack_top);
 
 /* ---- objects.c: the loaded objects, read without the loader's lock (set-up: setup.h) ---- */
 
@@ -509,12 +509,12 @@ void signal_delivery__deliver(int sig, siginfo_t *si, void *uc);
  * wrap/signals.c, wrap/signal_masks.c: the program's dispositions and shadow
  * masks, which the wrappers of sigaction and the masks keep (written under a
  * sequence lock with every signal blocked, read without a lock), the real
- * sigaction and mask. Each async-signal-safe (ap_sigaction once signals__init()
+ * sigaction and mask. Each async-signal-safe (signals__sigaction once signals__init()
  * has run, before any handler is installed).
  */
 enum { AP_HOLD_NONE, AP_HOLD_SAMPLE, AP_HOLD_FATAL }; /* who holds a signal */
-int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-int ap_sigmask(int how, const sigset_t *set, sigset_t *old);
+int signals__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int signals__sigmask(int how, const sigset_t *set, sigset_t *old);
 /* A consistent copy of sig's holder (returned) and virtual disposition. */
 int signals__read_virt(int sig, struct sigaction *out);
 /* Who holds sig (AP_HOLD_*). */

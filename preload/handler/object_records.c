@@ -126,7 +126,7 @@ void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 
 	sigemptyset(&block);
 	sigaddset(&block, signo);
-	ap_sigmask(SIG_BLOCK, &block, &old);
+	signals__sigmask(SIG_BLOCK, &block, &old);
 	if (t && __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
 		t = NULL;
 	for (int i = 0; i < n; i++) {
@@ -148,5 +148,5 @@ void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 	}
 	if (len)
 		writer__append(w, buf, len);
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
 }

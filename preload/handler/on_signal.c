@@ -447,7 +447,7 @@ void on_signal__handle(int signo, siginfo_t *si, void *ucontext)
 		if (t && t->is_timer && buffer__enter(t)) {
 			struct drain_ctx a = {.t = t, .ucontext = ucontext, .prog_n = -1};
 
-			ap_call_on_stack(&a, timer_on_stack, t->stack_top);
+			own_stack__call(&a, timer_on_stack, t->stack_top);
 			buffer__leave(t);
 		}
 		goto out;
@@ -469,7 +469,7 @@ void on_signal__handle(int signo, siginfo_t *si, void *ucontext)
 				      .cpu0 = (t->win_runs++ & 3) == 0 ? ap_thread_cpu_ns() : 0,
 				      .prog_n = -1};
 
-		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
+		own_stack__call(&a, drain_on_stack, t->stack_top);
 		buffer__leave(t);
 		make_way(signo, ucontext);
 	}

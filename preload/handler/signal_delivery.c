@@ -98,12 +98,12 @@ static void chain(int sig, siginfo_t *si, void *uc, const struct sigaction *a)
 	sigorset(&mask, &mask, &a->sa_mask);
 	if (!(flags & SA_NODEFER))
 		sigaddset(&mask, sig);
-	ap_sigmask(SIG_SETMASK, &mask, &saved);
+	signals__sigmask(SIG_SETMASK, &mask, &saved);
 	if (flags & SA_SIGINFO)
 		fn(sig, si, uc);
 	else
 		plain(sig);
-	ap_sigmask(SIG_SETMASK, &saved, NULL);
+	signals__sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 /* Threads that stepped aside for the program's own sampling signal (see below), and its number. */

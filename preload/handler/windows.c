@@ -269,7 +269,7 @@ void windows__end(bool on_own_stack)
 	if (!window_ns)
 		return;
 	if (!on_own_stack && t && t->stack_top && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
-		ap_call_on_stack(NULL, end_window, t->stack_top);
+		own_stack__call(NULL, end_window, t->stack_top);
 	else
 		end_window(NULL);
 }

@@ -106,12 +106,12 @@ void process_events__before_seccomp(bool all_threads)
 		ap_sandboxed = true;
 		return;
 	}
-	ap_block_sampling(&old);
+	signals__block_sampling(&old);
 	samplers__stop_self();
 	sigemptyset(&ours);
 	sigaddset(&ours, autoprof.signo);
 	while (ap_syscall(SYS_rt_sigtimedwait, &ours, NULL, &zero, _NSIG / 8) > 0)
 		; /* a sample signal already queued would run our handler under the sandbox */
 	ap_sandboxed = true;
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
 }

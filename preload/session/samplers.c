@@ -227,14 +227,14 @@ void samplers__stop_self(void)
 
 	if (!t)
 		return;
-	ap_block_sampling(&old);
+	signals__block_sampling(&old);
 	registry__lock();
 	mine = registry__claim(t);
 	registry__unlock();
 	if (mine)
 		finish(t, true);
 	ap_self = NULL;
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Stop every thread still sampling; the process is ending. Not async-signal-safe. */
@@ -244,7 +244,7 @@ void samplers__stop_all(void)
 	int top;
 
 	samplers__stop_self();
-	ap_block_sampling(&old);
+	signals__block_sampling(&old);
 	top = registry__top();
 	for (int i = 0; i <= top; i++) {
 		struct ap_thread *t;
@@ -258,7 +258,7 @@ void samplers__stop_all(void)
 		if (mine)
 			finish(t, false);
 	}
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The kernel tid of a thread of ours, or 0 when it is not one we sample. Not async-signal-safe. */
@@ -291,7 +291,7 @@ void samplers__rename(pid_t tid, const char *name)
 		return;
 	n = record__comm(rec, sizeof(rec), (uint32_t)autoprof.pid, (uint32_t)tid, name, ap_now(),
 			 false);
-	ap_block_sampling(&old);
+	signals__block_sampling(&old);
 	if (t && registry__grab(t, true)) { /* a visitor may be flushing t's buffer */
 		memcpy(buffer__reserve(t, n), rec, n);
 		t->len += n;
@@ -299,7 +299,7 @@ void samplers__rename(pid_t tid, const char *name)
 	} else {
 		writer__append(&autoprof.writer, rec, n);
 	}
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Say once that some thread could not be sampled, and why. Not async-signal-safe. */

@@ -142,11 +142,11 @@ void signal_masks__adopt(int signo)
 {
 	sigset_t cur, one;
 
-	if (ap_sigmask(SIG_BLOCK, NULL, &cur) || !sigismember(&cur, signo))
+	if (signals__sigmask(SIG_BLOCK, NULL, &cur) || !sigismember(&cur, signo))
 		return;
 	sigemptyset(&one);
 	sigaddset(&one, signo);
-	ap_sigmask(SIG_UNBLOCK, &one, NULL);
+	signals__sigmask(SIG_UNBLOCK, &one, NULL);
 	shadow_signo = signo;
 }
 
@@ -171,17 +171,17 @@ void signal_masks__before_exec(sigset_t *saved)
 {
 	sigset_t add;
 
-	ap_sigmask(SIG_BLOCK, NULL, saved);
+	signals__sigmask(SIG_BLOCK, NULL, saved);
 	if (!shadow_signo)
 		return;
 	sigemptyset(&add);
 	sigaddset(&add, shadow_signo);
-	ap_sigmask(SIG_BLOCK, &add, NULL);
+	signals__sigmask(SIG_BLOCK, &add, NULL);
 }
 
 void signal_masks__exec_failed(const sigset_t *saved)
 {
-	ap_sigmask(SIG_SETMASK, saved, NULL);
+	signals__sigmask(SIG_SETMASK, saved, NULL);
 }
 
 /*

@@ -123,7 +123,7 @@ bool signals__foreign(void)
 }
 
 /* The real sigaction. Async-signal-safe once signals__init() has run. */
-int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+int signals__sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	sigaction_fn fn = __atomic_load_n(&real_sigaction, __ATOMIC_ACQUIRE);
 
@@ -139,7 +139,7 @@ int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 }
 
 /* The calling thread's signal mask, past the wrappers. Returns 0 or -errno. Async-signal-safe. */
-int ap_sigmask(int how, const sigset_t *set, sigset_t *old)
+int signals__sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	return ap_syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) < 0 ? -errno : 0;
 }
@@ -147,15 +147,15 @@ int ap_sigmask(int how, const sigset_t *set, sigset_t *old)
 /*
  * Block the sampling signal on the calling thread (around the library's own
  * writes from normal context, so its handler cannot run in the middle);
- * ap_sigmask(SIG_SETMASK, old, NULL) undoes it. Async-signal-safe.
+ * signals__sigmask(SIG_SETMASK, old, NULL) undoes it. Async-signal-safe.
  */
-void ap_block_sampling(sigset_t *old)
+void signals__block_sampling(sigset_t *old)
 {
 	sigset_t block;
 
 	sigemptyset(&block);
 	sigaddset(&block, autoprof.signo);
-	ap_sigmask(SIG_BLOCK, &block, old);
+	signals__sigmask(SIG_BLOCK, &block, old);
 }
 
 /* Take the table: every signal blocked on this thread, then the spin lock. */
@@ -164,7 +164,7 @@ static void table_enter(sigset_t *old)
 	sigset_t all;
 
 	sigfillset(&all);
-	ap_sigmask(SIG_BLOCK, &all, old);
+	signals__sigmask(SIG_BLOCK, &all, old);
 	while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
 	__atomic_fetch_add(&seq, 1, __ATOMIC_ACQ_REL);
@@ -174,7 +174,7 @@ static void table_leave(const sigset_t *old)
 {
 	__atomic_fetch_add(&seq, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
-	ap_sigmask(SIG_SETMASK, old, NULL);
+	signals__sigmask(SIG_SETMASK, old, NULL);
 }
 
 /*
@@ -240,7 +240,7 @@ int signals__hold(int sig, int who, const struct sigaction *ours)
 		return -EINVAL;
 	table_enter(&old);
 	if (holder[sig] == AP_HOLD_NONE) {
-		if (ap_sigaction(sig, NULL, &cur) < 0)
+		if (signals__sigaction(sig, NULL, &cur) < 0)
 			err = -errno;
 		else if (cur.sa_handler != SIG_DFL &&
 			 (cur.sa_handler != SIG_IGN || who == AP_HOLD_FATAL))
@@ -248,11 +248,11 @@ int signals__hold(int sig, int who, const struct sigaction *ours)
 		else
 			virt[sig] = cur;
 	}
-	if (!err && ap_sigaction(sig, ours, NULL) < 0)
+	if (!err && signals__sigaction(sig, ours, NULL) < 0)
 		err = -errno;
 	if (!err) {
 		__atomic_store_n(&holder[sig], (unsigned char)who, __ATOMIC_RELAXED);
-		if (!restorer && ap_sigaction(sig, NULL, &back) == 0)
+		if (!restorer && signals__sigaction(sig, NULL, &back) == 0)
 			restorer = (void *)back.sa_restorer;
 	}
 	table_leave(&old);
@@ -268,7 +268,7 @@ void signals__release(int sig)
 		return;
 	table_enter(&old);
 	if (holder[sig] != AP_HOLD_NONE) {
-		ap_sigaction(sig, &virt[sig], NULL);
+		signals__sigaction(sig, &virt[sig], NULL);
 		holder[sig] = AP_HOLD_NONE;
 	}
 	table_leave(&old);
@@ -319,7 +319,7 @@ static bool free_for_sampling(int sig)
 
 	if (who == AP_HOLD_SAMPLE || sigismember(&interest, sig))
 		return false;
-	if (who == AP_HOLD_NONE && ap_sigaction(sig, NULL, &cur) < 0)
+	if (who == AP_HOLD_NONE && signals__sigaction(sig, NULL, &cur) < 0)
 		return false;
 	return !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
 }
@@ -426,12 +426,12 @@ AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	int ret = 0;
 
 	if (sig <= 0 || sig >= _NSIG || (act && signals__foreign()))
-		return ap_sigaction(sig, act, old);
+		return signals__sigaction(sig, act, old);
 	if (!act) {
 		/* A read: no lock. A vfork child reads its own table (it may have
 		 * changed it with the plain calls it makes). */
 		if (signals__read_virt(sig, &prev) == AP_HOLD_NONE || signals__foreign())
-			return ap_sigaction(sig, NULL, old);
+			return signals__sigaction(sig, NULL, old);
 		if (old)
 			put_old(old, &prev);
 		return 0;
@@ -447,12 +447,12 @@ AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	table_enter(&mask);
 	switch (holder[sig]) {
 	case AP_HOLD_NONE:
-		ret = ap_sigaction(sig, act, old);
+		ret = signals__sigaction(sig, act, old);
 		break;
 	case AP_HOLD_FATAL:
 		prev = virt[sig];
 		if (act && act->sa_handler != SIG_DFL) {
-			ret = ap_sigaction(sig, act, NULL);
+			ret = signals__sigaction(sig, act, NULL);
 			if (ret == 0)
 				holder[sig] = AP_HOLD_NONE;
 		} else if (act) {
