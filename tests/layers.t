@@ -1,6 +1,5 @@
 #!/bin/sh
-# layers.t - the folders are layers and the headers say so. The reader's
-# folders are its stages:
+# layers.t - the reader's folders are its stages and the headers say so:
 # each stage header compiles when included first (it includes what it
 # uses); read/ includes no header of the stages it feeds (model/,
 # aggregate/, view/) nor the driver above it, model/ none of aggregate/,
@@ -9,19 +8,26 @@
 # driver.h; no report/ file is over 600 lines; every function a report/ .c
 # file exports starts with its file's name (FILE__, or FILEs__ for the
 # collection of FILE's objects).
-# The preload library's handler layer is closed: preload/handler/*.c include
-# only handler/ headers, common.h and include/autoprof/ (no header of the
-# session nor of the wrappers), and their objects refer to no symbol the
+# And the names of the folders in NAMED (launcher/, common/): no file over 600
+# lines, each file's banner (its first comment's first line) names it, each
+# function an object exports (nm) starts with its file's name, no such prefix
+# is used in another folder, and no comment or string names a file that does
+# not exist. NAMED holds preload/ too, whose interposers (wrap/, AP_API)
+# export libc's names.
+# The preload library's handler layer is closed: preload/handler/ files
+# include only handler/ headers, common.h and include/autoprof/ (no header of
+# the session nor of the wrappers), and their objects refer to no symbol the
 # session's objects define, and to none of wrap/'s but the signal table
-# handler.h declares (checked with nm). Over preload/: every function a .c
-# file exports starts with its file's name (the interposers, AP_API, are
-# libc's names), each file opens with its own name, none is over 600 lines,
-# and no prefix is defined in two folders.
+# handler.h declares (checked with nm).
 . "$(dirname "$0")/lib.sh"
 
 cd "$ROOT" || exit 1
 CC=${CC:-cc}
-plan 10
+plan 12
+
+# The folders whose names checks 6-10 hold to; in preload/wrap/ the
+# interposers' libc names are the one exception to check 8 (libc_name).
+NAMED="launcher common preload preload/session preload/handler preload/wrap"
 
 # 1. Each header alone.
 bad=
@@ -68,7 +74,119 @@ done
 [ -z "$bad" ]
 ok $? "every exported report function starts with its file's name${bad:+ (not:$bad)}"
 
-# 6. The handler includes only its own headers, common.h and include/autoprof/.
+# The .c and .h files of the folders $@ (not their subfolders).
+files_in() {
+	for _d in "$@"; do
+		ls "$_d"/*.[ch] 2>/dev/null
+	done
+}
+
+# 6. File sizes.
+bad=$(wc -l $(files_in $NAMED) | awk '$2 != "total" && $1 > 600 { printf "%s (%d) ", $2, $1 }')
+[ -z "$bad" ]
+ok $? "no file of $NAMED over 600 lines${bad:+ ($bad)}"
+
+# 7. Banners: the first comment (after the SPDX line) opens with "NAME - ".
+bad=
+for f in $(files_in $NAMED); do
+	name=$(sed -n '1,5{/^\(\/\*\| \*\) *[A-Za-z0-9_.\/]* - /{s/^\(\/\*\| \*\) *\([A-Za-z0-9_.\/]*\) - .*/\2/p;q}}' "$f")
+	[ "$name" = "$(basename "$f")" ] || bad="$bad $f(${name:-none})"
+done
+[ -z "$bad" ]
+ok $? "each file of $NAMED opens with its own name${bad:+ (not:$bad)}"
+
+# The functions object file $1 defines and exports (nm: T), one a line.
+exported() {
+	nm --defined-only "$1" | awk '$2 == "T" { print $3 }'
+}
+# The stand-ins: functions of the library (declared in a preload/ header)
+# that a launcher file defines in the library's place, for the library code
+# linked into the launcher (outside_agg.c's writer__append for
+# handler/aggregate.c, perf_out.c's control__dir for session/file_machine.c).
+grep -ohE '[A-Za-z_][A-Za-z0-9_]*\(' preload/*.h preload/*/*.h | tr -d '(' | sort -u >"$T/library_names"
+stand_in() {
+	grep -qxF "$1" "$T/library_names"
+}
+# libc's own names (and glibc's __ ones), which wrap/'s interposers export.
+nm -D --defined-only "$(ldd "$B/libautoprof.so" | awk '/libc\.so/ { print $3 }')" 2>/dev/null |
+	awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u >"$T/libc_names"
+libc_name() {
+	case $1 in __*) return 0 ;; esac
+	grep -qxF "$1" "$T/libc_names"
+}
+
+# 8. Exported functions carry their file's name: FILE, FILE__*, FILEs__*.
+bad=
+for f in $(files_in $NAMED | grep '\.c$'); do
+	o=$B/${f%.c}.o
+	if [ ! -f "$o" ] || [ "$o" -ot "$f" ]; then
+		bad="$bad $o(not built: make)"
+		continue
+	fi
+	b=$(basename "$f" .c)
+	for fn in $(exported "$o"); do
+		case $fn in "$b" | "$b"__* | "$b"s__* | main) continue ;; esac
+		case $f in preload/wrap/*) libc_name "$fn" && continue ;; esac
+		stand_in "$fn" || bad="$bad $f:$fn"
+	done
+done
+[ -z "$bad" ]
+ok $? "every function $NAMED export starts with its file's name${bad:+ (not:$bad)}"
+
+# 9. A prefix (what comes before "__") of NAMED's folders is used in no other
+# folder: "FOLDER FUNCTION" for every function each built object of the tree
+# exports, then "FOLDER PREFIX" but for the stand-ins.
+for f in $(git ls-files 'launcher/*.c' 'common/*.c' 'preload/*.c' 'report/*.c'); do
+	o=$B/${f%.c}.o
+	[ -f "$o" ] && exported "$o" | sed "s|^|$(dirname "$f") |"
+done | awk 'NR == FNR { lib[$1] = 1; next }
+	$2 !~ /^_/ && $2 ~ /__/ && !lib[$2] { sub(/__.*/, "", $2); print $1, $2 }' \
+	"$T/library_names" - | sort -u >"$T/prefixes"
+bad=$(for d in $NAMED; do
+	awk -v d="$d" '$1 == d { print $2 }' "$T/prefixes" | while read -r p; do
+		awk -v d="$d" -v p="$p" '$2 == p && $1 != d { printf "%s__ (%s, %s) ", p, d, $1 }' "$T/prefixes"
+	done
+done)
+[ -z "$bad" ]
+ok $? "no prefix of $NAMED is used in another folder${bad:+ ($bad)}"
+
+# 10. Every file named in NAMED's files exists: in the tree (relative to the
+# root, to the naming file, to include/, preload/ or report/; a bare name
+# anywhere in the tree), in the system's headers, or in a foreign tree named
+# as such (the kernel's tools/perf/, fs/...). Never outside the tree
+# (../shared/...). Comments and strings only: c.map is a member, not a file.
+cc_include=$($CC -print-file-name=include)
+git ls-files | sed 's|.*/||' | sort -u >"$T/basenames"
+bad=
+for f in $(files_in $NAMED); do
+	d=$(dirname "$f")
+	# in comments and strings only (not a member access such as c.map)
+	for r in $(perl -0777 -ne 'while (m{/\*(.*?)\*/|"((?:[^"\\\n]|\\.)*)"|//([^\n]*)}gs) { print(($1 // $2 // $3), "\n") }' "$f" |
+		grep -ohE '(\.\./)*[A-Za-z0-9_][A-Za-z0-9_./-]*\.(c|h|md|sh|t|map|py|txt)\b' | sort -u); do
+		case $r in
+		*PID*) continue ;; # a pattern (/tmp/perf-PID.map), not a file
+		../*)
+			real=$(realpath -m "$d/$r")
+			case $real in "$ROOT"/*) [ -e "$real" ] && continue ;; esac
+			;;
+		tools/perf/* | tools/lib/* | fs/* | kernel/* | mm/*) continue ;; # the kernel's tree
+		*/*)
+			for base in . "$d" include preload report /usr/include /usr/include/*-linux-gnu "$cc_include"; do
+				[ -e "$base/$r" ] && continue 2
+			done
+			;;
+		*)
+			grep -qxF "$r" "$T/basenames" && continue
+			ls /usr/include/"$r" /usr/include/*-linux-gnu/"$r" "$cc_include/$r" >/dev/null 2>&1 && continue
+			;;
+		esac
+		bad="$bad $f:$r"
+	done
+done
+[ -z "$bad" ]
+ok $? "every file $NAMED name exists${bad:+ (not:$bad)}"
+
+# 11. The handler includes only its own headers, common.h and include/autoprof/.
 bad=
 for f in preload/handler/*.c preload/handler/*.h; do
 	for h in $(sed -nE 's/^#include "([^"]+)".*/\1/p' "$f"); do
@@ -79,7 +197,7 @@ done
 [ -z "$bad" ]
 ok $? "handler/ includes no header of the session or the wrappers${bad:+ (in:$bad)}"
 
-# 7. nm: the handler's objects refer to nothing the session defines, and of
+# 12. nm: the handler's objects refer to nothing the session defines, and of
 # wrap/ only to what handler.h declares (the program's signal table).
 objs() { for _c in preload/"$1"/*.c; do _o=$B/${_c%.c}.o; [ -f "$_o" ] && printf '%s ' "$_o"; done; }
 defined() { nm --defined-only $(objs "$1") 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRVWG]/ { print $3 }' | sort -u; }
@@ -87,44 +205,10 @@ nm -u $(objs handler) 2>/dev/null | awk 'NF == 2 { print $2 }' | sort -u >"$T/ha
 defined session >"$T/session.d"
 nm --defined-only "$B/preload/entry.o" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRVWG]/ { print $3 }' >>"$T/session.d"
 defined wrap >"$T/wrap.d"
-# libc's own names (interposed by wrap/, bound there at run time) are not ours to check
-nm -D --defined-only "$(ldd "$B/libautoprof.so" | awk '/libc\.so/ { print $3 }')" 2>/dev/null |
-	awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u >"$T/libc.d"
 up=$(sort "$T/session.d" | comm -12 "$T/handler.u" -)
-wrap=$(comm -12 "$T/handler.u" "$T/wrap.d" | comm -23 - "$T/libc.d" | while read -r s; do
+wrap=$(comm -12 "$T/handler.u" "$T/wrap.d" | comm -23 - "$T/libc_names" | while read -r s; do
 	grep -q "[ *]$s(" preload/handler/handler.h || printf '%s ' "$s"
 done)
 [ -n "$(objs handler)" ] && [ -s "$T/session.d" ] && [ -z "$up$wrap" ]
 ok $? "handler/ objects refer to no session symbol, and to wrap/ only through handler.h${up:+ (session: $(echo $up))}${wrap:+ (wrap: $wrap)}"
-
-# 8. Over preload/: exported functions carry their file's name.
-bad=
-for f in preload/*.c preload/*/*.c; do
-	b=$(basename "$f" .c)
-	for fn in $(grep -E '^[a-z][a-z_0-9 *]*[ *][a-z_0-9]+\(' "$f" | grep -v '^static' |
-		grep -v ';$' | sed -E 's/^[a-z][a-z_0-9 *]*[ *]\**([a-z_0-9]+)\(.*/\1/'); do
-		# __name: glibc's (its checked functions, declared for our wrappers)
-		case $fn in "$b" | "$b"__* | "$b"s__* | __*) ;; *) bad="$bad $f:$fn" ;; esac
-	done
-done
-[ -z "$bad" ]
-ok $? "every exported preload function starts with its file's name${bad:+ (not:$bad)}"
-
-# 9. Each preload file opens with its own name.
-bad=
-for f in preload/*.[ch] preload/*/*.[ch]; do
-	sed -n 3p "$f" | grep -q "^ \* $(basename "$f") - " || bad="$bad $f"
-done
-[ -z "$bad" ]
-ok $? "each preload file opens with its own name${bad:+ (not:$bad)}"
-
-# 10. No preload file over 600 lines; no function prefix defined in two folders.
-bad=$(wc -l preload/*.[ch] preload/*/*.[ch] | awk '$2 != "total" && $1 > 600 { printf "%s (%d) ", $2, $1 }')
-two=$(for f in preload/*.c preload/*/*.c; do
-	d=$(dirname "$f")
-	grep -oE '^[a-z][a-z_0-9 *]*[ *]\**[a-z][a-z_0-9]*__[a-z_0-9]+\(' "$f" | grep -v '^static' |
-		sed -E 's/.*[ *]\**([a-z][a-z_0-9]*)__[a-z_0-9]+\($/\1/' | sort -u | sed "s|\$| $d|"
-done | sort -u | awk '{ n[$1]++; d[$1] = d[$1] " " $2 } END { for (p in n) if (n[p] > 1) printf "%s:%s ", p, d[p] }')
-[ -z "$bad$two" ]
-ok $? "no preload file over 600 lines, no prefix in two folders${bad:+ (long: $bad)}${two:+ (two: $two)}"
 done_testing

@@ -146,14 +146,14 @@ static bool set_paused(const struct ap_image *img, bool paused)
 /* Write the answer: written whole to a temporary file, then renamed. Async-signal-safe. */
 static void answer(const char *text)
 {
-	int fd = (int)ap_syscall(SYS_openat, AT_FDCWD, reply_tmp,
-				 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, reply_tmp,
+				  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 	if (fd < 0)
 		return;
-	ap_syscall(SYS_write, fd, text, strlen(text));
-	ap_syscall(SYS_close, fd);
-	ap_syscall(SYS_rename, reply_tmp, reply);
+	raw_syscall(SYS_write, fd, text, strlen(text));
+	raw_syscall(SYS_close, fd);
+	raw_syscall(SYS_rename, reply_tmp, reply);
 }
 
 /* The last request acted on (its signal value) and its answer. */
@@ -173,7 +173,7 @@ static void act(void *arg)
 	int err;
 
 	if (!img->active || !__atomic_load_n(img->active, __ATOMIC_ACQUIRE) || ap_sandboxed ||
-	    (pid_t)ap_syscall(SYS_getpid) != *img->pid)
+	    (pid_t)raw_syscall(SYS_getpid) != *img->pid)
 		return;
 	/* `autoprof ctl` asks again when no answer came (a pending SIGPROF
 	 * absorbs its signal): a request already acted on is answered again. */

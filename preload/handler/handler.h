@@ -5,7 +5,7 @@
  * function declared here is async-signal-safe: no malloc, no stdio, no lock
  * the interrupted program could hold (ours are tried, or spun on with a
  * bound), no cancellation point; the handlers leave errno as they found it.
- * "System calls only" on a declaration means just that (ap_syscall, or libc's
+ * "System calls only" on a declaration means just that (raw_syscall, or libc's
  * plain wrappers named there). The handler reads its thread's state (struct
  * ap_thread), through it a read-only description of what to sample (struct
  * ap_sampler, and the settled configuration: settled.h), and the image as
@@ -15,8 +15,8 @@
  * snapshot). tests/layers.t checks that with nm. What the session calls in
  * handler/ outside any handler is in setup.h. From elsewhere it uses only
  * wrap/'s table of the program's signal dispositions (declared at the end)
- * and common/'s raw system calls (common.h: ap_syscall, ap_say_once, the fd
- * table of fdtab.c, ap_read_file, window_stamp__utc).
+ * and common/'s raw system calls (common.h: raw_syscall, log__say_once, the fd
+ * table of fdtab.c, raw_syscall__read_file, window_stamp__utc).
  *
  *   on_signal.c  the sampling handler: our sample, or the program's signal?
  *   chain.c      each sample's call chain (drain.h: one drain's state)
@@ -453,7 +453,7 @@ void windows__end(bool on_own_stack);
 
 /* ---- sampler_events.c: a sampled thread's events (set-up: setup.h) ---- */
 
-/* Each open returns 0 or -errno with nothing left open. System calls only (ap_syscall, and
+/* Each open returns 0 or -errno with nothing left open. System calls only (raw_syscall, and
  * libc's mmap and munmap in ring.c). */
 int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd);
 int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd);

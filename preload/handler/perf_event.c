@@ -26,7 +26,8 @@ int perf_event__max_sample_rate(void)
 {
 	char buf[32];
 
-	if (ap_read_file("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf)) <= 0)
+	if (raw_syscall__read_file("/proc/sys/kernel/perf_event_max_sample_rate", buf,
+				   sizeof(buf)) <= 0)
 		return 0;
 	return atoi(buf);
 }
@@ -170,7 +171,7 @@ void perf_event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr 
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, unsigned long fl)
 {
-	return (int)ap_syscall(SYS_perf_event_open, attr, tid, -1, group, fl);
+	return (int)raw_syscall(SYS_perf_event_open, attr, tid, -1, group, fl);
 }
 
 /*
@@ -196,11 +197,11 @@ int perf_event__route_signal(int fd, int signo, pid_t tid)
 	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
 	long fl;
 
-	if (ap_syscall(SYS_fcntl, fd, F_SETOWN_EX, &owner) < 0 ||
-	    ap_syscall(SYS_fcntl, fd, F_SETSIG, (long)signo) < 0)
+	if (raw_syscall(SYS_fcntl, fd, F_SETOWN_EX, &owner) < 0 ||
+	    raw_syscall(SYS_fcntl, fd, F_SETSIG, (long)signo) < 0)
 		return -errno;
-	fl = ap_syscall(SYS_fcntl, fd, F_GETFL);
-	if (fl < 0 || ap_syscall(SYS_fcntl, fd, F_SETFL, fl | (long)O_ASYNC) < 0)
+	fl = raw_syscall(SYS_fcntl, fd, F_GETFL);
+	if (fl < 0 || raw_syscall(SYS_fcntl, fd, F_SETFL, fl | (long)O_ASYNC) < 0)
 		return -errno;
 	return 0;
 }
@@ -213,6 +214,6 @@ int perf_event__probe(const struct perf_event_attr *attr)
 
 	if (fd < 0)
 		return -errno;
-	ap_close(fd);
+	fdtab__close(fd);
 	return 0;
 }

@@ -109,7 +109,7 @@ static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, u
  * whose samples copy four times as much stack (its stacks are deeper than
  * the copies). The new event starts before the old one's ring is drained
  * and unmapped (which ends it): no gap. On failure t keeps its event and
- * stops asking. Async-signal-safe (system calls only: ap_syscall, and libc's
+ * stops asking. Async-signal-safe (system calls only: raw_syscall, and libc's
  * mmap and munmap in ring.c).
  */
 void sampler_events__grow_copy(struct ap_thread *t)
@@ -126,7 +126,7 @@ void sampler_events__grow_copy(struct ap_thread *t)
 	rate_attr(t, &attr);
 	fd = perf_event__open(&attr, t->tid);
 	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(t, copy)) == 0 &&
-	    ap_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
+	    raw_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
 		on_signal__drain(t, NULL);
 		t->ring = ring;
 		ring__unmap(&old);
@@ -136,7 +136,7 @@ void sampler_events__grow_copy(struct ap_thread *t)
 		t->copy_max = t->copy_bytes; /* no more tries */
 	}
 	if (fd >= 0)
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 }
 
 /*
@@ -164,7 +164,7 @@ int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *ti
 	if (!err)
 		return 0;
 	ring__unmap(&t->tick);
-	ap_syscall(SYS_close, *tick_fd);
+	raw_syscall(SYS_close, *tick_fd);
 	*tick_fd = -1;
 	return err;
 }
@@ -198,7 +198,7 @@ static void open_ramp(struct ap_thread *t, pid_t tid)
 		t->ramp_fd = fd; /* the number its signals carry in si_fd */
 	else
 		ring__unmap(&t->ramp);
-	ap_syscall(SYS_close, fd);
+	raw_syscall(SYS_close, fd);
 }
 
 /* End t's ramp, if it has one. Async-signal-safe (munmap). */
@@ -246,11 +246,11 @@ bool sampler_events__slow_down(struct ap_thread *t)
 		tick_fd = perf_event__open(&ta, t->tid);
 		ok = tick_fd >= 0 && ring__map(&tick, tick_fd, 0) == 0 &&
 		     perf_event__route_signal(tick_fd, signo, t->tid) == 0 &&
-		     ap_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+		     raw_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 	} else if (ok) {
 		ok = perf_event__route_signal(fd, signo, t->tid) == 0;
 	}
-	ok = ok && ap_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	ok = ok && raw_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 	if (ok) {
 		on_signal__drain(t, NULL);
 		t->ring = ring;
@@ -268,9 +268,9 @@ bool sampler_events__slow_down(struct ap_thread *t)
 		t->rate_shift--;
 	}
 	if (fd >= 0)
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 	if (tick_fd >= 0)
-		ap_syscall(SYS_close, tick_fd);
+		raw_syscall(SYS_close, tick_fd);
 	return ok;
 }
 
@@ -308,7 +308,7 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 		return 0;
 	}
 	ring__unmap(&t->ring);
-	ap_syscall(SYS_close, *fd);
+	raw_syscall(SYS_close, *fd);
 	*fd = -1;
 	return err;
 }
@@ -335,7 +335,7 @@ int sampler_events__open_plain(struct ap_thread *t, pid_t tid)
 	if (!err)
 		return 0;
 	ring__unmap(&t->ring);
-	ap_syscall(SYS_close, t->fd);
+	raw_syscall(SYS_close, t->fd);
 	t->fd = -1;
 	return err;
 }
@@ -369,7 +369,7 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 		on_signal__drain(t, NULL);
 		ring__unmap(&old);
 		if (fd >= 0)
-			ap_syscall(SYS_close, fd);
+			raw_syscall(SYS_close, fd);
 		if (err) {
 			ring__unmap(&t->tick);
 			ring__unmap(&t->ring);
@@ -394,7 +394,7 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 	on_signal__drain(t, NULL);
 	ring__unmap(&t->ring);
 	if (fd >= 0)
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 	if (err) {
 		ring__unmap(&ring);
 		t->ring.page = NULL;
@@ -429,8 +429,8 @@ int sampler_events__sync_armed(struct ap_thread *t, bool paused)
 	/* Batched as threads that start running are, else a signal per sample. */
 	if (t->sampler->batched &&
 	    sampler_events__open_batched(t, t->tid, &sample_fd, &tick_fd) == 0) {
-		err = ap_syscall(SYS_ioctl, sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
-			      ap_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) < 0
+		err = raw_syscall(SYS_ioctl, sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
+			      raw_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) < 0
 			  ? -errno
 			  : 0;
 		if (err) {
@@ -441,19 +441,19 @@ int sampler_events__sync_armed(struct ap_thread *t, bool paused)
 			t->batched = true;
 			t->fd = tick_fd;
 		}
-		ap_syscall(SYS_close, sample_fd);
-		ap_syscall(SYS_close, tick_fd);
+		raw_syscall(SYS_close, sample_fd);
+		raw_syscall(SYS_close, tick_fd);
 		return err;
 	}
 	t->batched = false;
 	err = sampler_events__open_plain(t, t->tid);
 	if (err)
 		return err;
-	if (ap_syscall(SYS_ioctl, t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+	if (raw_syscall(SYS_ioctl, t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		err = -errno;
 		ring__unmap(&t->ring);
 	}
-	ap_syscall(SYS_close, t->fd);
+	raw_syscall(SYS_close, t->fd);
 	return err;
 }
 

@@ -53,7 +53,7 @@ static unsigned long long start_ticks(void)
 	char buf[1024], *p;
 	unsigned long long v = 0;
 
-	if (ap_read_file("/proc/self/stat", buf, sizeof(buf)) <= 0)
+	if (raw_syscall__read_file("/proc/self/stat", buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 2,
@@ -128,7 +128,7 @@ void control__publish(void)
 	control_request__set_reply(endpoint);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", endpoint);
 	while (!tok)
-		if (ap_syscall(SYS_getrandom, &tok, sizeof(tok), 0) != sizeof(tok))
+		if (raw_syscall(SYS_getrandom, &tok, sizeof(tok), 0) != sizeof(tok))
 			tok = (uint32_t)(ap_now() ^ ((uint64_t)pid << 16));
 	n = snprintf(text, sizeof(text), "%s\npid %d\nstart %llu\nsignal %d\ntoken %u\nfile %s\n",
 		     AP_CONTROL_MAGIC, (int)pid, start_ticks(), autoprof.signo, tok,
@@ -151,6 +151,6 @@ void control__withdraw(void)
 {
 	if (!control_request__take_token() || !endpoint[0])
 		return;
-	ap_syscall(SYS_unlink, endpoint);
-	ap_syscall(SYS_unlink, control_request__reply());
+	raw_syscall(SYS_unlink, endpoint);
+	raw_syscall(SYS_unlink, control_request__reply());
 }

@@ -44,7 +44,7 @@ static void put_comm(struct ap_thread *t, pid_t tid)
 		prctl(PR_GET_NAME, name);
 	} else {
 		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-		ap_read_file(path, name, sizeof(name));
+		raw_syscall__read_file(path, name, sizeof(name));
 		name[strcspn(name, "\n")] = 0;
 	}
 	t->len += record__comm(t->buf + t->len, t->cap - t->len, (uint32_t)autoprof.pid,
@@ -130,9 +130,9 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	/* The event lives on in its mapping; t->fd stays as the number its
 	 * signals carry in si_fd, never used again. */
 	if (t->fd >= 0)
-		ap_syscall(SYS_close, t->fd);
+		raw_syscall(SYS_close, t->fd);
 	if (sample_fd >= 0)
-		ap_syscall(SYS_close, sample_fd);
+		raw_syscall(SYS_close, sample_fd);
 	/* A `ctl start` or `stop` that went over the registry before t was in
 	 * it: make t follow it now. */
 	if (paused != __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) &&
@@ -149,9 +149,9 @@ out_ring:
 	if (t->is_timer)
 		cputimer__close(t);
 	if (t->fd >= 0)
-		ap_syscall(SYS_close, t->fd);
+		raw_syscall(SYS_close, t->fd);
 	if (sample_fd >= 0)
-		ap_syscall(SYS_close, sample_fd);
+		raw_syscall(SYS_close, sample_fd);
 out_mem:
 	munmap(mem, len);
 	return NULL;
