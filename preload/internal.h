@@ -76,11 +76,15 @@ void signals__init(void);
 void signals__block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
 void signals__release(int sig);
-void signals__note_sampling(int sig);
+int signals__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int signals__sigmask(int how, const sigset_t *set, sigset_t *old);
 
 /* ---- wrap/signal_masks.c: the program's masks and waits ---- */
 
 void signal_masks__adopt(int signo);
+/* The calling thread's shadow bit (ap_shadow_signo), for a thread it creates (threads.c). */
+int signal_masks__shadow(void);
+void signal_masks__set_shadow(int signo);
 void signal_masks__before_exec(sigset_t *saved);
 void signal_masks__exec_failed(const sigset_t *saved);
 

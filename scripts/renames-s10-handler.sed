@@ -20,3 +20,12 @@ s/\bsamplers__step_aside\b/sampler_events__step_aside/g
 #   preload/session/{registry,objects,object_notes,object_records,cputimer,perf_event,sampler_events,windows}.c
 #     -> preload/handler/ (and session/objects.h -> handler/objects.h)
 #   session/control.c's request side -> preload/handler/control_request.c
+# wrap/signals.c's table of held signals moved to preload/handler/signal_table.c:
+s/\bsignals__read_virt\b/signal_table__read/g
+s/\bsignals__holder\b/signal_table__holder/g
+s/\bsignals__ever_sampled\b/signal_table__ever_sampled/g
+s/\bsignals__reset_handler\b/signal_table__reset_handler/g
+s/\bsignals__note_sampling\b/signal_table__note_sampling/g
+# (by hand: signal_masks.c's static TLS shadow_signo -> ap_shadow_signo, defined in
+#  handler/signal_table.c; the handler's own uses of signals__sigaction/sigmask became
+#  signal_table__sigaction and raw rt_sigprocmask calls)

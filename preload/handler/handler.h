@@ -13,9 +13,8 @@
  * it never reads the session (internal.h) nor calls into it by name: what it
  * may call of the session is registered (fatal__set_stop, ap_image's
  * snapshot). tests/layers.t checks that with nm. What the session calls in
- * handler/ outside any handler is in setup.h. From elsewhere it uses only
- * wrap/'s table of the program's signal dispositions (declared at the end)
- * and common/'s raw system calls (common.h: raw_syscall, log__say_once, the fd
+ * handler/ outside any handler is in setup.h. Of the rest of the tree it
+ * uses only common/'s raw system calls (common.h: raw_syscall, log__say_once, the fd
  * table of fdtab.c, raw_syscall__read_file, window_stamp__utc).
  *
  *   on_signal.c  the sampling handler: our sample, or the program's signal?
@@ -33,6 +32,8 @@
  *   own_stack.c  the handler's work on a stack of ours
  *   fatal.c      a deadly signal: finish the file, die as the program would
  *   signal_delivery.c  a held signal that is not a sample: the program's disposition
+ *   signal_table.c     the signals we hold, as the program sees them (wrap/signals.c
+ *                      writes it: setup.h)
  *   objects.c    the loaded objects, read without the loader's lock (objects.h:
  *                object_notes.c their notes, object_records.c their MMAP2 records)
  *   sampler_events.c  a sampled thread's events: opened, replaced from its handler
@@ -503,29 +504,22 @@ bool signal_delivery__is_our_sigio(int sig, const siginfo_t *si);
 /* Give a signal that is not ours the program's disposition. Async-signal-safe. */
 void signal_delivery__deliver(int sig, siginfo_t *si, void *uc);
 
-/* ---- what the handler uses from wrap/ (each async-signal-safe) ---- */
+/* ---- signal_table.c: the signals the library holds, as the program sees them ---- */
 
-/*
- * wrap/signals.c, wrap/signal_masks.c: the program's dispositions and shadow
- * masks, which the wrappers of sigaction and the masks keep (written under a
- * sequence lock with every signal blocked, read without a lock), the real
- * sigaction and mask. Each async-signal-safe (signals__sigaction once signals__init()
- * has run, before any handler is installed).
- */
 enum { AP_HOLD_NONE, AP_HOLD_SAMPLE, AP_HOLD_FATAL }; /* who holds a signal */
-int signals__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-int signals__sigmask(int how, const sigset_t *set, sigset_t *old);
 /* A consistent copy of sig's holder (returned) and virtual disposition. */
-int signals__read_virt(int sig, struct sigaction *out);
+int signal_table__read(int sig, struct sigaction *out);
 /* Who holds sig (AP_HOLD_*). */
-int signals__holder(int sig);
+int signal_table__holder(int sig);
 /* Has sig carried samples at some time? */
-bool signals__ever_sampled(int sig);
+bool signal_table__ever_sampled(int sig);
 /* SA_RESETHAND: the handler ran once; sig's virtual disposition becomes SIG_DFL. */
-void signals__reset_handler(int sig, sighandler_t ran);
-/* The calling thread's shadow bit: the sampling signal the program believes it blocked. */
-int signal_masks__shadow(void);
-void signal_masks__set_shadow(int signo);
+void signal_table__reset_handler(int sig, sighandler_t ran);
+/* The real sigaction, registered before any handler is installed. */
+int signal_table__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* The calling thread's shadow bit: the sampling signal the program believes it blocked
+ * (wrap/signal_masks.c keeps it). */
+extern AP_TLS int ap_shadow_signo;
 
 /* fatal.c: a deadly signal. fatal__set_stop registers what finishes the file (the
  * session's emergency stop), before any handler is installed: the handler never

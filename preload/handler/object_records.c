@@ -10,6 +10,7 @@
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "objects.h"
 
@@ -126,7 +127,7 @@ void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 
 	sigemptyset(&block);
 	sigaddset(&block, signo);
-	signals__sigmask(SIG_BLOCK, &block, &old);
+	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, _NSIG / 8);
 	if (t && __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
 		t = NULL;
 	for (int i = 0; i < n; i++) {
@@ -148,5 +149,5 @@ void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 	}
 	if (len)
 		writer__append(w, buf, len);
-	signals__sigmask(SIG_SETMASK, &old, NULL);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 }

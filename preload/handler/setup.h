@@ -134,4 +134,18 @@ int windows__first_path(const struct ap_settled *cfg, char *path, size_t cap);
 /* Keep a copy of the records the image's file starts with, for every window's file. */
 void windows__save_prologue(const struct writer *w);
 
+/* ---- signal_table.c: what wrap/signals.c's wrappers change in it ---- */
+
+/* Take the table (every signal blocked on this thread, the old mask in *old, then its lock);
+ * give it back. Async-signal-safe: a program may call sigaction from its handlers. */
+void signal_table__enter(sigset_t *old);
+void signal_table__leave(const sigset_t *old);
+/* sig's virtual disposition, and who holds sig from now on: between enter and leave. */
+struct sigaction *signal_table__virt(int sig);
+void signal_table__set_holder(int sig, int who);
+/* Remember that sig carries samples (its POLL_* deliveries are ours). */
+void signal_table__note_sampling(int sig);
+/* Register libc's sigaction for the handlers (wrap/signals.c finds it). */
+void signal_table__set_sigaction(int (*fn)(int, const struct sigaction *, struct sigaction *));
+
 #endif /* AUTOPROF_HANDLER_SETUP_H */
