@@ -160,6 +160,8 @@ static int by_run_order(const void *a, const void *b)
 {
 	const struct part *x = a, *y = b;
 
+	if ((x->gen < 0) != (y->gen < 0)) /* BASE, whatever its pid */
+		return x->gen < 0 ? -1 : 1;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
@@ -225,6 +227,20 @@ static char *path_of(const char *name, const char *suffix)
 	return asprintf(&p, "%s/%s%s", of.dir, name, suffix) < 0 ? NULL : p;
 }
 
+/* Move a file at @path out of the way to PATH.old, as perf record does. Returns 0 or -errno. */
+static int move_old(const char *path)
+{
+	char old[PATH_MAX + 8];
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	snprintf(old, sizeof(old), "%s.old", path);
+	return rename(path, old) < 0 ? -errno : 0;
+}
+
 /*
  * The counter totals of the run: the .stat of the first process's last image
  * (the counters the launcher opened, inherited by the whole tree, go on
@@ -287,9 +303,11 @@ void onefile__finish(char *const *argv, int quiet)
 	err = find_parts();
 	paths = calloc(of.nr_parts + 1, sizeof(*paths));
 	if (err || !paths) {
-		fprintf(stderr,
-			"autoprof: cannot read %s: %s; the run's files stay one per process\n",
-			of.dir, strerror(err ? -err : ENOMEM));
+		if (!quiet)
+			fprintf(
+			    stderr,
+			    "autoprof: cannot read %s: %s; the run's files stay one per process\n",
+			    of.dir, strerror(err ? -err : ENOMEM));
 		free(paths);
 		return;
 	}
@@ -301,6 +319,12 @@ void onefile__finish(char *const *argv, int quiet)
 		goto out; /* OUTPUT is the run's one file already */
 	snprintf(tmp, sizeof(tmp), "%s.merging-%d", of.output, (int)getpid());
 	err = onefile_merge__files(paths, n, tmp, argv, &res, why, sizeof(why));
+	if (!err && of.parts[0].gen >= 0 && (err = move_old(of.output)) != 0) {
+		/* the first process wrote no OUTPUT: one there is an earlier run's */
+		snprintf(why, sizeof(why), "cannot move %s to %s.old: %s", of.output, of.output,
+			 strerror(-err));
+		unlink(tmp);
+	}
 	if (!err && rename(tmp, of.output) < 0) {
 		err = -errno;
 		snprintf(why, sizeof(why), "%s: %s", of.output, strerror(errno));
@@ -308,11 +332,12 @@ void onefile__finish(char *const *argv, int quiet)
 	}
 	if (err) {
 		of.nr_merged = 0;
-		fprintf(
-		    stderr,
-		    "autoprof: could not merge the run's %zu files into %s (%s); they stay one per "
-		    "process (autoprof-report %s reads them all)\n",
-		    n, of.output, why, of.output);
+		if (!quiet)
+			fprintf(stderr,
+				"autoprof: could not merge the run's %zu files into %s (%s); they "
+				"stay one per "
+				"process (autoprof-report %s reads them all)\n",
+				n, of.output, why, of.output);
 		goto out;
 	}
 	take_stat();
