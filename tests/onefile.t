@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$REPORT" "$LIB" "$B/progs/split"
 P=$B/progs
-plan 19
+plan 20
 
 # files BASE: the per-image profiles named after BASE (no .stat, no .old).
 files() { ls "$1" "$1".[0-9]* 2>/dev/null | grep -v '\.stat$' | tr '\n' ' ' | sed 's/ $//'; }
@@ -125,7 +125,7 @@ want=$(sum_samples "$@")
 is "$# $bad $(rsamples x.data)" "3 0 $want" \
 	"the launcher killed: 3 files, each readable; autoprof-report x.data reads all ($want samples)"
 
-# 15-17: a bare LD_PRELOAD run writes one file per image; autoprof-report reads its tree
+# 15-18: a bare LD_PRELOAD run writes one file per image; autoprof-report reads its tree
 # from the first file, and leaves out (with a warning) an earlier run's file beside it.
 AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=b.data LD_PRELOAD=$LIB sh -c "$P/split 100 >/dev/null; $P/split 150 >/dev/null"
 set -- $(files b.data)
@@ -147,7 +147,14 @@ hwant=$(sum_samples "$@")
 is "$# $(awk '/^Samples:/ { print $2; exit }' h.txt) $(wc -c <h.err)" "2 $hwant 0" \
 	"a bare run whose shell execs its program: autoprof-report reads the child that ran before the exec"
 
-# 18-19: autoprof merge: a bare run's files into one file for perf and hotspot.
+# (--diff of two bare runs: each side's tree from its first file)
+"$REPORT" --diff b.data h.data >d.txt 2>d.err
+grep -q "^Baseline: b.data, b.data.[0-9]*, b.data.[0-9]* (.*, $want samples)" d.txt &&
+	grep -q "^New: *h.data, h.data.[0-9]* (.*, $hwant samples)" d.txt
+ok $? "--diff b.data h.data: each side's whole run ($want and $hwant samples)" ||
+	{ diag_file d.txt; diag_file d.err; }
+
+# 19-20: autoprof merge: a bare run's files into one file for perf and hotspot.
 "$B/autoprof" merge -o m.data b.data 2>m.err
 is "$(nsamples m.data)" "$want" "autoprof merge -o m.data b.data: the samples of the 3 files, in one" ||
 	diag_file m.err
