@@ -100,7 +100,7 @@ $(BUILD)/launcher/%.o: launcher/%.c $(DEPS_STAMP)
 LAUNCHER_INC = $(LIB_INC)
 $(BUILD)/launcher/unwind_user.o: LAUNCHER_INC = -Ireport -Icommon
 $(BUILD)/launcher/onefile.o $(BUILD)/launcher/onefile_merge.o $(BUILD)/launcher/onefile_features.o \
-	$(BUILD)/launcher/merge_cmd.o: LAUNCHER_INC = -Ireport -Icommon
+	$(BUILD)/launcher/merge_cmd.o $(BUILD)/launcher/onefile_windows.o: LAUNCHER_INC = -Ireport -Icommon
 
 $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"

@@ -416,5 +416,7 @@ int main(int argc, char **argv)
 	}
 	setenv("LD_PRELOAD", preload, 1);
 	onefile__begin(output); /* the run's files into one at the end */
+	onefile_windows__begin(output, argv + optind, quiet); /* --window: one file per window */
+	onefile_windows__start();
 	return launcher_run__command(argv + optind, output, quiet);
 }

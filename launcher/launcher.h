@@ -104,6 +104,10 @@ int on_window__start(const char *cmd, const char *output, bool quiet);
  * No-op when not started.
  */
 void on_window__finish(void);
+/* The launcher merges the run's windows (onefile_windows.c): hooks run for its files only. */
+void on_window__merged_only(void);
+/* Run the hook for the merged window file @name (in the output's folder), if started. */
+void on_window__merged(const char *name);
 
 /* ---- top.c: autoprof top ---- */
 

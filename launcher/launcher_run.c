@@ -400,9 +400,11 @@ int launcher_run__command(char **argv, const char *output, int quiet)
 	if (exec_watch__wait(child, &status) < 0) {
 		exec_watch__end();
 		onefile__finish(argv, quiet);
+		onefile_windows__finish();
 		return 126;
 	}
 	onefile__finish(argv, quiet); /* the run's files into one (not with --per-process) */
+	onefile_windows__finish();    /* --window: the last windows merged */
 	if (!err && !quiet) {
 		launcher_run__list_outputs(output, since);
 		onefile__say_images(quiet);

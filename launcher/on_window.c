@@ -47,7 +47,9 @@ static struct {
 	char *seen[MAX_SEEN]; /* the files whose hook ran: once each */
 	int nr_seen;
 	unsigned failed, ran;
-} ow = {.fd = -1};
+	bool merged_only; /* the launcher merges the windows: hooks for its files only */
+	pthread_mutex_t lock;
+} ow = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /*
  * Is @name a window file of the run: BASE, then ".pid" and ".n" parts (a child,
@@ -179,7 +181,8 @@ static unsigned read_events(void)
 		for (char *p = buf; p < buf + len;) {
 			const struct inotify_event *e = (const struct inotify_event *)p;
 
-			if (e->len && window_name(e->name))
+			if (e->len && window_name(e->name) &&
+			    !__atomic_load_n(&ow.merged_only, __ATOMIC_ACQUIRE))
 				run_hook(e->name);
 			p += sizeof(*e) + e->len;
 		}
@@ -194,8 +197,10 @@ static void *watch(void *arg)
 	(void)arg;
 	for (;;) {
 		poll(pf, 2, 200);
+		pthread_mutex_lock(&ow.lock);
 		read_events();
 		reap(false);
+		pthread_mutex_unlock(&ow.lock);
 		if (pf[1].revents)
 			break;
 	}
@@ -238,6 +243,20 @@ int on_window__start(const char *cmd, const char *output, bool quiet)
 	}
 	ow.started = true;
 	return 0;
+}
+
+void on_window__merged_only(void)
+{
+	__atomic_store_n(&ow.merged_only, true, __ATOMIC_RELEASE);
+}
+
+void on_window__merged(const char *name)
+{
+	if (!__atomic_load_n(&ow.started, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&ow.lock);
+	run_hook(name);
+	pthread_mutex_unlock(&ow.lock);
 }
 
 void on_window__finish(void)

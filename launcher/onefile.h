@@ -50,6 +50,21 @@ int onefile__begin(const char *output);
  * @argv: the command, for the file's CMDLINE. No-op without onefile__begin().
  */
 void onefile__finish(char *const *argv, int quiet);
+/*
+ * Before the command runs, with --window (not --per-process, no %p in
+ * @output, --follow): pass the run's window epoch to the library
+ * (AUTOPROF_WINDOW_EPOCH) so that every process's windows line up, and have
+ * the run's windows merged, one file per window (onefile_windows.c). @argv:
+ * the command, for the files' CMDLINE.
+ */
+void onefile_windows__begin(const char *output, char *const *argv, int quiet);
+/* Start merging each window as it ends (a thread), after onefile_windows__begin(). */
+void onefile_windows__start(void);
+/*
+ * After the command ended: merge every window left (the files of processes
+ * that outlive the command stay, said in one line), hooks run. No-op unless begun.
+ */
+void onefile_windows__finish(void);
 /* `autoprof merge -o OUT FILE...` (merge_cmd.c). Returns the exit status. */
 int merge_cmd__run(int argc, char **argv);
 /* The closing lines' extra: the images the merged file holds (after onefile__finish). */

@@ -98,6 +98,9 @@
 	  "write one complete perf.data per window of DURATION (500ms, 10s, 5m, 1h): "             \
 	  "FILE.<UTC start time>")                                                                 \
 	X(KEEP, LIB, "keep", 0, "N", "", "with --window: keep the newest N window files (0: all)") \
+	X(WINDOW_EPOCH, LIB, NULL, 0, "NS", "",                                                    \
+	  "set by the launcher: the CLOCK_MONOTONIC ns its run's windows count from, so that "     \
+	  "every process's windows line up (window k: EPOCH + k * DURATION)")                      \
 	X(ON_WINDOW, LAUNCHER, "on-window", 0, "CMD", "",                                          \
 	  "with --window: run CMD FILE for each finished window file (a failure is said, "         \
 	  "never stops profiling)")                                                                \

@@ -46,6 +46,7 @@ struct ap_settled {
 	bool cost;		  /* AUTOPROF_COST: time the handler's phases */
 	uint64_t window_ns;	  /* AUTOPROF_WINDOW: one file per window of this length, or 0 */
 	unsigned keep;		  /* AUTOPROF_KEEP: the newest windows kept, or 0 for all */
+	uint64_t window_epoch;	  /* AUTOPROF_WINDOW_EPOCH: windows count from it, or 0 */
 	/* The kernel event each thread opens (perf_event.c), or the timers' in the file. */
 	struct perf_event_attr attr;
 };

@@ -4,7 +4,9 @@
  * named FILE.<UTC start of the window, yyyymmddThhmmss.mmm> so that they sort
  * by time, the oldest beyond AUTOPROF_KEEP removed.
  *
- * Windows follow each other from the image's start. A window ends at the
+ * Windows follow each other from the image's start, or under the launcher
+ * from its start (AUTOPROF_WINDOW_EPOCH: window k spans EPOCH + k * DURATION
+ * in every process of the run, which the launcher merges). A window ends at the
  * first sample after its end (the handler checks the sample's time, see
  * on_signal.c): from that handler, on that thread, every sampled thread is
  * taken from its handler for a moment (samplers.c, registry__visit) and its
@@ -101,6 +103,9 @@ int windows__first_path(const struct ap_settled *cfg, char *path, size_t cap)
 	kept_head = kept_count = 0;
 	rotating = 0; /* (a forked child: the parent's rotation is not here) */
 	first_start = ap_now();
+	/* Under the launcher, windows count from its start: those of every process line up. */
+	if (cfg->window_epoch && cfg->window_epoch <= first_start)
+		first_start -= (first_start - cfg->window_epoch) % window_ns;
 	window_stamp__utc(first_start, s);
 	join(path, s);
 	keep(s);

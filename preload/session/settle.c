@@ -50,6 +50,11 @@ static void copy_raw(const struct ap_config *raw, struct ap_settled *s)
 	s->cost = raw->cost;
 	s->window_ns = raw->window_ns;
 	s->keep = raw->keep;
+	{
+		const char *epoch = ap_env(AP_ENV_WINDOW_EPOCH); /* set by the launcher */
+
+		s->window_epoch = epoch ? strtoull(epoch, NULL, 10) : 0;
+	}
 }
 
 /* The first process names its file absolutely, for descendants that change directory. */
