@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$REPORT" "$LIB" "$B/progs/split"
 P=$B/progs
-plan 20
+plan 26
 
 # files BASE: the per-image profiles named after BASE (no .stat, no .old).
 files() { ls "$1" "$1".[0-9]* 2>/dev/null | grep -v '\.stat$' | tr '\n' ' ' | sed 's/ $//'; }
@@ -161,5 +161,50 @@ is "$(nsamples m.data)" "$want" "autoprof merge -o m.data b.data: the samples of
 perf report -i m.data --stdio >/dev/null 2>mr.err && clean_stderr mr.err &&
 	[ "$(perf script -i m.data -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" = 2 ]
 ok $? "the merged file reads cleanly in perf report, both programs in it" || diag_file mr.err
+
+# 21-26: --window under the launcher: one file per window, every process of the run
+# in it (windows count from the launcher's start in every process), merged as each
+# window ends; --on-window gets the merged files.
+mkdir got
+AUTOPROF_VERBOSE=1 timeout -s KILL 90 "$B/autoprof" --window 1s --on-window 'cp -t got' -o w.data -- \
+	sh -c "$P/split 1500 >/dev/null & $P/split 1200 >/dev/null; wait" >w.out 2>w.err
+set -- $(ls w.data.* | grep -v '\.stat$')
+wfiles="$*"
+both=0
+for f in "$@"; do
+	[ "$(perf script -i "$f" -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" = 2 ] &&
+		both=$((both + 1))
+done
+echo "$wfiles" | tr ' ' '\n' | grep -qv '^w\.data\.[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}$'
+[ $? = 1 ] && [ $# -ge 2 ] && [ $both -ge 1 ]
+ok $? "--window 1s over a fork tree: $# files, each named w.data.<window's start>, $both holding both processes" ||
+	{ diag "$wfiles"; diag_file w.err; }
+bad=
+for f in "$@"; do
+	perf script -i "$f" >/dev/null 2>ws.err && clean_stderr ws.err || bad="$bad $f"
+done
+[ -z "$bad" ]
+ok $? "perf script reads every window file cleanly" || { diag "$bad"; diag_file ws.err; }
+if [ -x "$PERFPARSER" ]; then
+	bad=
+	for f in "$@"; do
+		"$PERFPARSER" --input "$f" --print-stats >pp.txt 2>&1
+		grep -q '^samples time violations: 0$' pp.txt && grep -q '^mmaps time violations: 0$' pp.txt ||
+			bad="$bad $f"
+	done
+	[ -z "$bad" ]
+	ok $? "hotspot's parser reads every window file in time order" || { diag "$bad"; diag_file pp.txt; }
+else
+	skip "hotspot-perfparser is not installed"
+fi
+# the samples each process says it wrote (AUTOPROF_VERBOSE's closing line), all in the windows
+wrote=$(awk '/^autoprof: wrote [0-9]+ samples of/ { s += $3 } END { print s + 0 }' w.err)
+is "$(sum_samples "$@")" "$wrote" "the windows hold every sample the processes wrote ($wrote)"
+is "$(rsamples "$@")" "$wrote" "autoprof-report over the windows counts them too"
+# the hook: once per merged window file, given the merged file as it stays
+hooked=0
+for f in "$@"; do cmp -s "$f" "got/$f" && hooked=$((hooked + 1)); done
+is "$hooked $(ls got | wc -l)" "$# $#" "--on-window ran once for each merged window file, with that file" ||
+	{ ls -l . got | sed 's/^/# /'; diag_file w.err; }
 
 done_testing
