@@ -168,32 +168,37 @@ ok $? "the merged file reads cleanly in perf report, both programs in it" || dia
 mkdir got
 AUTOPROF_VERBOSE=1 timeout -s KILL 90 "$B/autoprof" --window 1s --on-window 'cp -t got' -o w.data -- \
 	sh -c "$P/split 1500 >/dev/null & $P/split 1200 >/dev/null; wait" >w.out 2>w.err
-set -- $(ls w.data.* | grep -v '\.stat$')
-wfiles="$*"
+wfiles=$(ls w.data.* | grep -v '\.stat$' | tr '\n' ' ')
+# the window files named as the first process names its windows
+set -- $(ls w.data.* | grep '^w\.data\.[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}$')
 both=0
 for f in "$@"; do
 	[ "$(perf script -i "$f" -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" = 2 ] &&
 		both=$((both + 1))
 done
-echo "$wfiles" | tr ' ' '\n' | grep -qv '^w\.data\.[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}$'
-[ $? = 1 ] && [ $# -ge 2 ] && [ $both -ge 1 ]
+[ "$wfiles" = "$* " ] && [ $# -ge 2 ] && [ $both -ge 1 ]
 ok $? "--window 1s over a fork tree: $# files, each named w.data.<window's start>, $both holding both processes" ||
 	{ diag "$wfiles"; diag_file w.err; }
 bad=
 for f in "$@"; do
-	perf script -i "$f" >/dev/null 2>ws.err && clean_stderr ws.err || bad="$bad $f"
+	perf script -i "$f" -F comm,pid >ws.txt 2>ws.err && clean_stderr ws.err || bad="$bad $f"
+	awk '$1 == "split" { print $2 }' ws.txt >>pids.txt
 done
-[ -z "$bad" ]
-ok $? "perf script reads every window file cleanly" || { diag "$bad"; diag_file ws.err; }
+[ -z "$bad" ] && [ "$(sort -u pids.txt | wc -l)" = 2 ]
+ok $? "perf script reads every window file cleanly, both programs' samples in them" ||
+	{ diag "$bad"; diag_file ws.err; }
 if [ -x "$PERFPARSER" ]; then
 	bad=
+	pps=0
 	for f in "$@"; do
 		"$PERFPARSER" --input "$f" --print-stats >pp.txt 2>&1
 		grep -q '^samples time violations: 0$' pp.txt && grep -q '^mmaps time violations: 0$' pp.txt ||
 			bad="$bad $f"
+		pps=$((pps + $(awk '/^samples: / { print $2 }' pp.txt)))
 	done
-	[ -z "$bad" ]
-	ok $? "hotspot's parser reads every window file in time order" || { diag "$bad"; diag_file pp.txt; }
+	[ -z "$bad" ] && [ "$pps" = "$(awk '/^autoprof: wrote [0-9]+ samples of/ { s += $3 } END { print s + 0 }' w.err)" ]
+	ok $? "hotspot's parser reads every window file in time order, every sample ($pps)" ||
+		{ diag "$bad"; diag_file pp.txt; }
 else
 	skip "hotspot-perfparser is not installed"
 fi
