@@ -46,7 +46,7 @@
 #define LEAVE_AFTER_NS 2000000000ULL /* and then, at least, merged without them */
 #define MAX_ASKS       64
 
-enum wstate { W_PENDING, W_ASKED, W_MERGED, W_FAILED };
+enum wstate { W_PENDING, W_ASKED, W_MERGED, W_FAILED, W_REMOVED };
 
 /* One process's file of a window. */
 struct wpart {
@@ -61,6 +61,7 @@ static struct {
 	char output[PATH_MAX], dir[PATH_MAX], base[NAME_MAX + 1];
 	char *const *argv;
 	uint64_t epoch, w; /* CLOCK_MONOTONIC ns */
+	unsigned keep;	   /* AUTOPROF_KEEP: the newest merged windows kept, or 0 */
 	double epoch_ms;   /* the epoch in UTC ms, for the stamps */
 	struct timespec since;
 	unsigned char *state; /* per window index */
@@ -161,6 +162,7 @@ void onefile_windows__begin(const char *output, char *const *argv, int quiet)
 	wn.argv = argv;
 	wn.quiet = quiet;
 	wn.w = cfg->window_ns;
+	wn.keep = cfg->keep;
 	clock_gettime(CLOCK_REALTIME, &wn.since);
 	now = mono_now();
 	clock_gettime(CLOCK_REALTIME, &rt);
@@ -306,7 +308,10 @@ static void merge_window(long k, bool all, bool final)
 
 	window_stamp__utc(wn.epoch + (uint64_t)k * wn.w, stamp);
 	snprintf(target, sizeof(target), "%s.%s", wn.base, stamp);
-	snprintf(tpath, sizeof(tpath), "%s/%s", wn.dir, target);
+	if (strcmp(wn.dir, "."))
+		snprintf(tpath, sizeof(tpath), "%s/%s", wn.dir, target);
+	else
+		snprintf(tpath, sizeof(tpath), "%s", target);
 	/* the first process's own file of k, or the merged one */
 	has_target = access(tpath, F_OK) == 0;
 	if (!in || !paths)
@@ -389,6 +394,26 @@ out:
 }
 
 /*
+ * AUTOPROF_KEEP: the merged windows beyond the newest N removed (the first
+ * process removes its own older windows, which are the merged files' names,
+ * but a window it has no file of is the launcher's to remove).
+ */
+static void keep_newest(void)
+{
+	char stamp[AP_STAMP_LEN], path[2 * PATH_MAX];
+	unsigned n = 0;
+
+	for (long k = wn.nr_state - 1; k >= 0 && wn.keep; k--) {
+		if (wn.state[k] != W_MERGED || ++n <= wn.keep)
+			continue;
+		window_stamp__utc(wn.epoch + (uint64_t)k * wn.w, stamp);
+		snprintf(path, sizeof(path), "%s/%s.%s", wn.dir, wn.base, stamp);
+		unlink(path); /* (the hook was given it: a hook still reading it keeps it open) */
+		wn.state[k] = W_REMOVED;
+	}
+}
+
+/*
  * One look at the folder: merge each window that ended and that every
  * process finished; ask the ones asleep past its end; at @final (the
  * command ended), every window with what is there.
@@ -409,7 +434,7 @@ static void poll_once(bool final)
 
 		for (size_t j = 0; j < i && first; j++)
 			first = wn.parts[j].k != k;
-		if (k < 0 || !first || s == W_FAILED || (!final && now < end))
+		if (k < 0 || !first || s == W_FAILED || s == W_REMOVED || (!final && now < end))
 			continue;
 		for (size_t j = 0; j < wn.nr_parts; j++)
 			open |= wn.parts[j].k == k && wn.parts[j].open;
@@ -425,6 +450,7 @@ static void poll_once(bool final)
 			set_state(k, W_ASKED);
 		}
 	}
+	keep_newest();
 	pthread_mutex_unlock(&wn.lock);
 }
 

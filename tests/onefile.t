@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$REPORT" "$LIB" "$B/progs/split"
 P=$B/progs
-plan 26
+plan 28
 
 # files BASE: the per-image profiles named after BASE (no .stat, no .old).
 files() { ls "$1" "$1".[0-9]* 2>/dev/null | grep -v '\.stat$' | tr '\n' ' ' | sed 's/ $//'; }
@@ -211,5 +211,19 @@ hooked=0
 for f in "$@"; do cmp -s "$f" "got/$f" && hooked=$((hooked + 1)); done
 is "$hooked $(ls got | wc -l)" "$# $#" "--on-window ran once for each merged window file, with that file" ||
 	{ ls -l . got | sed 's/^/# /'; diag_file w.err; }
+
+# 27-28: windows merged as they end, while the run goes on: a child asleep past a
+# window's end (sleep) is asked to end it; the command sees the hook's first file.
+timeout -s KILL 90 "$B/autoprof" --window 1s --on-window 'echo >>hk.log' -o i.data -- \
+	sh -c "$P/split 2500 >/dev/null & sleep 20 & s=\$!; i=0
+	       while [ ! -s hk.log ] && [ \$i -lt 80 ]; do sleep 0.1; i=\$((i + 1)); done
+	       cp hk.log during.log; kill \$s; wait" >i.out 2>i.err
+first=$(head -n 1 during.log 2>/dev/null)
+echo "$first" | grep -q "/i\.data\.[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}\$" &&
+	perf script -i "$first" -F comm 2>/dev/null | grep -q split
+ok $? "the first window's merged file went to the hook while the command ran (a child asleep in it)" ||
+	{ diag "first: $first"; diag_file i.err; }
+is "$(ls i.data.* | grep -v '\.stat$' | grep -vc '^i\.data\.[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}$')" 0 \
+	"no per-process window file stays beside them" || ls i.data.* | sed 's/^/# /'
 
 done_testing
