@@ -14,9 +14,9 @@
  * (SIGKILL), the per-image files stay as a bare LD_PRELOAD run leaves them,
  * and `autoprof-report FILE` reads them all. A process of the run that
  * outlives the command keeps its own file (said in one line).
- * --per-process (AUTOPROF_PER_PROCESS=1), an -o with %p, and --window (whose
- * windows are each image's own: they start with each image, so those of two
- * processes do not line up) keep the per-image files.
+ * --per-process (AUTOPROF_PER_PROCESS=1) and an -o with %p keep the
+ * per-image files; with --window the run's files are merged one window at a
+ * time as the windows end (onefile_windows.c).
  * Not async-signal-safe.
  */
 #include <dirent.h>

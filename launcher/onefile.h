@@ -36,7 +36,8 @@ int onefile_merge__files(const char *const *paths, size_t nr, const char *out, c
 
 /*
  * Before the command runs: unless per-image files were asked for
- * (--per-process, AUTOPROF_PER_PROCESS=1, an -o with %p, --window) or only
+ * (--per-process, AUTOPROF_PER_PROCESS=1, an -o with %p), the run has
+ * windows (merged one at a time: onefile_windows__begin()) or only
  * one image is profiled (--follow 0), note the run's start, for
  * onefile__finish() to merge the files the run writes. Returns 0.
  */
