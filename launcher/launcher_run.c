@@ -216,11 +216,9 @@ void launcher_run__list_outputs(const char *output, struct timespec since)
 		free(outs[0].name);
 		return;
 	}
-	fprintf(
-	    stderr,
-	    "autoprof: wrote %zu files, one per process image and window (autoprof-report merges "
-	    "them):\n",
-	    n + more);
+	fprintf(stderr, "autoprof: wrote %zu files, %s (autoprof-report merges them):\n", n + more,
+		onefile_windows__merged() ? "one per window, each with every process of the run"
+					  : "one per process image and window");
 	for (size_t i = 0; i < n && i < SHOWN_FILES; i++)
 		if (strlen(outs[i].name) > width)
 			width = strlen(outs[i].name);

@@ -7,6 +7,7 @@
 #ifndef AUTOPROF_ONEFILE_H
 #define AUTOPROF_ONEFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,8 @@ void onefile_windows__start(void);
  * that outlive the command stay, said in one line), hooks run. No-op unless begun.
  */
 void onefile_windows__finish(void);
+/* Did onefile_windows__finish() merge the run's windows (for the closing lines)? */
+bool onefile_windows__merged(void);
 /* `autoprof merge -o OUT FILE...` (merge_cmd.c). Returns the exit status. */
 int merge_cmd__run(int argc, char **argv);
 /* The closing lines' extra: the images the merged file holds (after onefile__finish). */

@@ -71,7 +71,7 @@ static struct {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	int stop[2];
-	bool thread_on;
+	bool thread_on, finished;
 	pid_t asks[MAX_ASKS];
 	int nr_asks;
 	unsigned merged, late;
@@ -249,26 +249,38 @@ static void set_state(long k, enum wstate s)
 /* `autoprof ctl PID dump`, unprofiled and silent: a process past a window's end ends it. */
 static void ask(int pid)
 {
-	char arg[16];
+	extern char **environ;
+	char arg[16], **env;
+	size_t n = 0;
 	pid_t c;
 
 	if (wn.nr_asks == MAX_ASKS)
 		return;
 	snprintf(arg, sizeof(arg), "%d", pid);
+	while (environ[n])
+		n++;
+	env = calloc(n + 1, sizeof(*env)); /* without LD_PRELOAD: not profiled */
+	if (!env)
+		return;
+	n = 0;
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11))
+			env[n++] = *e;
 	c = fork();
-	if (c == 0) {
+	if (c == 0) { /* (a thread's fork: system calls only until the exec) */
 		int null = open("/dev/null", O_RDWR);
+		char *const av[] = {"autoprof", "ctl", arg, "dump", NULL};
 
 		if (null >= 0) {
 			dup2(null, STDIN_FILENO);
 			dup2(null, STDOUT_FILENO);
 			dup2(null, STDERR_FILENO);
 		}
-		unsetenv("LD_PRELOAD");
 		close_range(3, ~0U, 0);
-		execl("/proc/self/exe", "autoprof", "ctl", arg, "dump", (char *)NULL);
+		execve("/proc/self/exe", av, env);
 		_exit(127);
 	}
+	free(env);
 	if (c > 0)
 		wn.asks[wn.nr_asks++] = c;
 }
@@ -481,6 +493,7 @@ void onefile_windows__finish(void)
 	if (!wn.on)
 		return;
 	wn.on = false;
+	wn.finished = true;
 	if (wn.thread_on) {
 		if (write(wn.stop[1], "x", 1) != 1)
 			pthread_cancel(wn.thread);
@@ -506,4 +519,9 @@ void onefile_windows__finish(void)
 	free(wn.parts);
 	wn.parts = NULL;
 	wn.nr_parts = 0;
+}
+
+bool onefile_windows__merged(void)
+{
+	return wn.finished && wn.merged;
 }
