@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$REPORT" "$LIB" "$B/progs/split"
 P=$B/progs
-plan 28
+plan 29
 
 # files BASE: the per-image profiles named after BASE (no .stat, no .old).
 files() { ls "$1" "$1".[0-9]* 2>/dev/null | grep -v '\.stat$' | tr '\n' ' ' | sed 's/ $//'; }
@@ -225,5 +225,19 @@ ok $? "the first window's merged file went to the hook while the command ran (a 
 	{ diag "first: $first"; diag_file i.err; }
 is "$(ls i.data.* | grep -v '\.stat$' | grep -vc '^i\.data\.[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}$')" 0 \
 	"no per-process window file stays beside them" || ls i.data.* | sed 's/^/# /'
+
+# 29: --aggregate windows merge alike (records that stand for many samples).
+AUTOPROF_VERBOSE=1 timeout -s KILL 90 "$B/autoprof" --aggregate --window 1s -o g.data -- \
+	sh -c "$P/split 700 >/dev/null & $P/split 600 >/dev/null; wait" >g.out 2>g.err
+set -- $(ls g.data.* | grep '^g\.data\.[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}$')
+gwrote=$(awk '/^autoprof: wrote [0-9]+ samples of/ { s += $3 } END { print s + 0 }' g.err)
+both=0
+for f in "$@"; do
+	[ "$(perf script -i "$f" -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" = 2 ] &&
+		both=$((both + 1))
+done
+[ "$(ls g.data.* | grep -v '\.stat$' | wc -l)" = $# ] && [ $both -ge 1 ] && [ "$(rsamples "$@")" = "$gwrote" ]
+ok $? "--aggregate --window: $# window files, $both with both processes, autoprof-report counts the $gwrote samples written" ||
+	{ ls g.data.* | sed 's/^/# /'; "$REPORT" "$@" 2>&1 | head -3 | sed 's/^/# /'; diag_file g.err; }
 
 done_testing
