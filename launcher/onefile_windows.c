@@ -176,6 +176,11 @@ void onefile_windows__begin(const char *output, char *const *argv, int quiet)
 	wn.on = true;
 }
 
+static enum wstate state_of(long k)
+{
+	return k < wn.nr_state ? (enum wstate)wn.state[k] : W_PENDING;
+}
+
 /* Read the folder's window files of this run into wn.parts. */
 static void find_parts(void)
 {
@@ -189,12 +194,19 @@ static void find_parts(void)
 	while (d && (e = readdir(d))) {
 		char path[PATH_MAX + NAME_MAX + 2];
 		struct wpart p = {0};
+		enum wstate s;
 		struct stat st;
 		u64 mono, real;
 		u32 pid = 0;
 
 		snprintf(path, sizeof(path), "%s/%s", wn.dir, e->d_name);
-		if (!window_part(e->d_name, &p.k) || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+		if (!window_part(e->d_name, &p.k))
+			continue;
+		s = state_of(p.k);
+		if (s == W_FAILED || s == W_REMOVED ||
+		    (s == W_MERGED && strlen(e->d_name) == strlen(wn.base) + 20))
+			continue; /* done with: not read again at every look */
+		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
 		    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec < since - 20000000)
 			continue;
 		if (run_files__start(path, &mono, &real, &pid) && mono + 20000000 < wn.epoch)
@@ -224,11 +236,6 @@ static void find_parts(void)
 			if (wn.parts[j].pid == p->pid && wn.parts[j].k > p->k)
 				p->open = false;
 	}
-}
-
-static enum wstate state_of(long k)
-{
-	return k < wn.nr_state ? (enum wstate)wn.state[k] : W_PENDING;
 }
 
 static void set_state(long k, enum wstate s)
