@@ -495,6 +495,61 @@ void onefile_windows__start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * The counter totals: only the first process writes FILE's .stat (the
+ * counters the launcher opened count the whole tree), beside its image's
+ * window file of the moment. Its last image's last one (the run's totals)
+ * takes the merged window's name, FILE.<stamp>.stat; an earlier image's,
+ * whose counts an exec cut short, is removed, as the run's merge does.
+ */
+static void take_stat(void)
+{
+	int64_t since = (int64_t)wn.since.tv_sec * 1000000000 + wn.since.tv_nsec;
+	char best[NAME_MAX + 1] = "", path[2 * PATH_MAX], to[2 * PATH_MAX];
+	long best_k = -1;
+	DIR *d = opendir(wn.dir);
+	struct dirent *e;
+
+	for (int pass = 0; d && pass < 2; pass++) {
+		rewinddir(d);
+		while ((e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			char stem[NAME_MAX + 1];
+			struct stat st;
+			long k;
+
+			if (len < 6 || strcmp(e->d_name + len - 5, ".stat"))
+				continue;
+			snprintf(stem, sizeof(stem), "%.*s", (int)(len - 5), e->d_name);
+			snprintf(path, sizeof(path), "%s/%s", wn.dir, e->d_name);
+			if (!window_part(stem, &k) || lstat(path, &st) < 0 ||
+			    !S_ISREG(st.st_mode) ||
+			    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec <
+				since - 20000000)
+				continue;
+			if (pass == 0 &&
+			    (k > best_k || (k == best_k && strlen(stem) > strlen(best)))) {
+				best_k = k; /* the latest window; at a tie, the exec'd image's */
+				snprintf(best, sizeof(best), "%s", e->d_name);
+			} else if (pass == 1 && strcmp(e->d_name, best)) {
+				unlink(path);
+			}
+		}
+	}
+	if (d)
+		closedir(d);
+	if (best_k >= 0) {
+		char stamp[AP_STAMP_LEN];
+
+		window_stamp__utc(wn.epoch + (uint64_t)best_k * wn.w, stamp);
+		snprintf(path, sizeof(path), "%s/%s", wn.dir, best);
+		snprintf(to, sizeof(to), "%s/%s.%s.stat", wn.dir, wn.base, stamp);
+		if (strcmp(path, to) && rename(path, to) < 0 && !wn.quiet)
+			fprintf(stderr, "autoprof: cannot move %s to %s: %s\n", path, to,
+				strerror(errno));
+	}
+}
+
 void onefile_windows__finish(void)
 {
 	if (!wn.on)
@@ -507,6 +562,7 @@ void onefile_windows__finish(void)
 		pthread_join(wn.thread, NULL);
 	}
 	poll_once(true);
+	take_stat();
 	for (int i = 0; i < wn.nr_asks; i++)
 		waitpid(wn.asks[i], NULL, 0);
 	find_parts(); /* what stays: the files of processes that outlive the command */

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$REPORT" "$LIB" "$B/progs/split"
 P=$B/progs
-plan 29
+plan 30
 
 # files BASE: the per-image profiles named after BASE (no .stat, no .old).
 files() { ls "$1" "$1".[0-9]* 2>/dev/null | grep -v '\.stat$' | tr '\n' ' ' | sed 's/ $//'; }
@@ -239,5 +239,14 @@ done
 [ "$(ls g.data.* | grep -v '\.stat$' | wc -l)" = $# ] && [ $both -ge 1 ] && [ "$(rsamples "$@")" = "$gwrote" ]
 ok $? "--aggregate --window: $# window files, $both with both processes, autoprof-report counts the $gwrote samples written" ||
 	{ ls g.data.* | sed 's/^/# /'; "$REPORT" "$@" 2>&1 | head -3 | sed 's/^/# /'; diag_file g.err; }
+
+# 30: the shim with windows: the exec'd program's windows keep the run's names, and
+# the counter totals (the first process's last image's) are the last window's .stat.
+PATH=$T/bin:$PATH timeout -s KILL 60 "$B/autoprof" --window 500ms -o sw.data -- split 800 >sw.out 2>sw.err
+last=$(ls sw.data.* | grep -v '\.stat$' | tail -n 1)
+[ "$(ls sw.data.* | grep -vc '^sw\.data\.[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}\(\.stat\)\?$')" = 0 ] &&
+	[ "$(ls sw.data.*.stat)" = "$last.stat" ] && perf script -i "$last" -F comm 2>/dev/null | grep -q split
+ok $? "a shim with --window 500ms: window files named after the run, one .stat, the last window's" ||
+	{ ls sw.data.* | sed 's/^/# /'; diag_file sw.err; }
 
 done_testing
