@@ -104,6 +104,18 @@ static bool alive(int pid)
 	return yes;
 }
 
+/* Does @s start with a window's stamp, ".yyyymmddThhmmss.mmm"? */
+static bool is_stamp(const char *s)
+{
+	for (size_t i = 0; i < 20; i++) {
+		char c = s[i];
+
+		if (i == 0 || i == 16 ? c != '.' : i == 9 ? c != 'T' : (c < '0' || c > '9'))
+			return false;
+	}
+	return true;
+}
+
 /*
  * Is @name a window file of the run: BASE, ".pid" and ".n" parts, then
  * ".yyyymmddThhmmss.mmm"? Sets @k, the window's index from the epoch.
@@ -116,14 +128,8 @@ static bool window_part(const char *name, long *k)
 	int ms;
 	double at;
 
-	if (len < blen + slen || strncmp(name, wn.base, blen))
+	if (len < blen + slen || strncmp(name, wn.base, blen) || !is_stamp(name + len - slen))
 		return false;
-	for (size_t i = 0; i < slen; i++) {
-		char c = name[len - slen + i];
-
-		if (i == 0 || i == 16 ? c != '.' : i == 9 ? c != 'T' : (c < '0' || c > '9'))
-			return false;
-	}
 	for (size_t i = blen; i < len - slen; i++)
 		if (name[i] != '.' && (name[i] < '0' || name[i] > '9'))
 			return false;
@@ -136,6 +142,30 @@ static bool window_part(const char *name, long *k)
 	at = (at - wn.epoch_ms) / ((double)wn.w / 1e6); /* k, give or take the clocks' noise */
 	*k = (long)(at < 0 ? at - 0.5 : at + 0.5);
 	return *k >= 0;
+}
+
+/* Remove FILE.<stamp>.merging-PID files a killed launcher left (PID gone): never a profile. */
+static void remove_stale_merges(void)
+{
+	DIR *d = opendir(wn.dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char stem[NAME_MAX + 1], path[2 * PATH_MAX];
+		const char *m = strstr(e->d_name, ".merging-");
+
+		if (!m || !m[9] || strspn(m + 9, "0123456789") != strlen(m + 9) ||
+		    alive(atoi(m + 9)))
+			continue;
+		snprintf(stem, sizeof(stem), "%.*s", (int)(m - e->d_name), e->d_name);
+		if (strncmp(stem, wn.base, strlen(wn.base)) ||
+		    strlen(stem) != strlen(wn.base) + 20 || !is_stamp(stem + strlen(wn.base)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", wn.dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
 }
 
 void onefile_windows__begin(const char *output, char *const *argv, int quiet)
@@ -159,6 +189,7 @@ void onefile_windows__begin(const char *output, char *const *argv, int quiet)
 			 slash == output ? 1 : (int)(slash - output), output);
 	if (!*wn.base)
 		return;
+	remove_stale_merges();
 	wn.argv = argv;
 	wn.quiet = quiet;
 	wn.w = cfg->window_ns;
