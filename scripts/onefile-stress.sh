@@ -3,7 +3,9 @@
 # quiet machine, not part of make check): a process tree of forks, execs and a
 # shell that execs its program, under the launcher, each run checked for one
 # file whose samples (perf script) equal the sum the closing lines list for
-# its images, read by hotspot's parser without a time-order violation.
+# its images, read by hotspot's parser without a time-order violation; then
+# a fork tree with --window 300ms: one file per window (no per-process file left),
+# holding every sample the processes say they wrote (AUTOPROF_VERBOSE).
 # Prints one line per failed run and a summary; exits 1 if any failed.
 # Run from the repository root after `make all build/progs/split`.
 B=$(pwd)/build
@@ -41,6 +43,26 @@ while [ $i -lt "$runs" ]; do
 		echo "run $i: $files files, $n samples in perf script, $sum listed, $viol time violations"
 		sed 's/^/  /' r.err
 	fi
+	# a fork tree with --window 300ms: one file per window, every sample written in them
+	# (without the shim: an image that execs says nothing of its samples at the exec)
+	rm -f w.data*
+	AUTOPROF_VERBOSE=1 timeout -s KILL 60 "$B/autoprof" --window 300ms -o w.data -- \
+		sh -c "$P/split 400 >/dev/null & $P/split 300 >/dev/null; $P/split 50 >/dev/null & wait" \
+		>/dev/null 2>w.err
+	others=$(ls w.data* | grep -v '\.stat$' | grep -vc '^w\.data\.[0-9]\{8\}T[0-9]\{6\}\.[0-9]\{3\}$')
+	wrote=$(awk '/^autoprof: wrote [0-9]+ samples of/ { s += $3 } END { print s + 0 }' w.err)
+	n=0
+	viol=0
+	for f in $(ls w.data.* | grep -v '\.stat$'); do
+		n=$((n + $(perf script -i "$f" -F time 2>/dev/null | grep -c .)))
+		[ -x "$PERFPARSER" ] && viol=$((viol + $("$PERFPARSER" --input "$f" --print-stats 2>&1 |
+			awk '/time violations:/ { v += $NF } END { print v + 0 }')))
+	done
+	if [ "$others" != 0 ] || [ "$n" != "$wrote" ] || [ "$n" = 0 ] || [ "$viol" != 0 ]; then
+		bad=$((bad + 1))
+		echo "run $i, --window: $others per-process files, $n samples in the windows, $wrote written, $viol time violations"
+		grep -v '^autoprof: \(sampling\|not unwound\|unwinding\)' w.err | sed 's/^/  /'
+	fi
 done
-echo "onefile-stress: $((runs - bad)) of $runs runs wrote one complete file"
+echo "onefile-stress: $((runs * 2 - bad)) of $((runs * 2)) runs (half of them with --window) wrote complete files"
 [ $bad = 0 ]
