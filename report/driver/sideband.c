@@ -302,11 +302,8 @@ int sideband__apply(struct session *s, const struct rec_pos *sd)
 		    !old) {
 			struct perf_record_mmap2 m2 = REC(struct perf_record_mmap2, &r);
 			char hex[41];
-			size_t k;
 
-			for (k = 0; k < m2.build_id_size && k < 20; k++)
-				sprintf(hex + 2 * k, "%02x", m2.build_id[k]);
-			hex[2 * k] = 0;
+			util__hex(hex, m2.build_id, m2.build_id_size < 20 ? m2.build_id_size : 20);
 			if (dsos__set_build_id(&m->dsos, (const char *)p + fixed, body_end - fixed,
 					       hex))
 				return -ENOMEM;

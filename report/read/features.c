@@ -137,7 +137,7 @@ int features__read_build_ids(struct features *f, const u8 *p, u64 len)
 	while (len >= sizeof(struct perf_event_header)) {
 		struct perf_record_build_id rec;
 		struct build_id_note *n;
-		size_t id_len = 20, name_len, i;
+		size_t id_len = 20, name_len;
 
 		memcpy(&rec, p, sizeof(rec.header));
 		if (rec.header.size < fixed || rec.header.size > len)
@@ -155,8 +155,7 @@ int features__read_build_ids(struct features *f, const u8 *p, u64 len)
 			n->path = strndup((const char *)p + fixed, name_len);
 			if (!n->path)
 				return -ENOMEM;
-			for (i = 0; i < id_len; i++)
-				sprintf(n->hex + 2 * i, "%02x", rec.build_id[i]);
+			util__hex(n->hex, rec.build_id, id_len);
 			f->nr_build_ids++;
 		}
 		p += rec.header.size;
