@@ -107,10 +107,37 @@ static int check_outputs(const struct cmdline *c)
 	return 0;
 }
 
-/* Open @nr files into @s and read them. Returns 0 or 1 after printing why. */
+/*
+ * Add the profiles of directory @dir to @s (a day of windows: `autoprof-report
+ * /var/tmp/svc/`), in name order, which is time order for windows. Returns 0
+ * or 1 after printing why.
+ */
+static int add_dir(struct session *s, const char *dir)
+{
+	char **paths = NULL;
+	size_t n = 0, cap = 0, i;
+	int err = listing__dir(dir, &paths, &n, &cap);
+
+	if (err)
+		fprintf(stderr, PROG ": %s: %s\n", dir, strerror(-err));
+	else if (!n)
+		fprintf(stderr, PROG ": %s: no perf.data files in this directory\n", dir);
+	for (i = 0; i < n; i++) {
+		if (!err && session__add_file(s, paths[i])) {
+			fprintf(stderr, PROG ": %s\n", s->err);
+			err = -EINVAL;
+		}
+		free(paths[i]);
+	}
+	free(paths);
+	return err || !n;
+}
+
+/* Open @nr files (or directories of them) into @s and read them. Returns 0 or 1 after printing why. */
 static int load(struct session *s, const struct session_opts *so, const char *const *files,
 		size_t nr)
 {
+	struct stat st;
 	size_t i;
 	int err = session__init(s);
 
@@ -120,7 +147,10 @@ static int load(struct session *s, const struct session_opts *so, const char *co
 	}
 	s->opts = *so;
 	for (i = 0; i < nr; i++) {
-		if (session__add_file(s, files[i])) {
+		if (strcmp(files[i], "-") && stat(files[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (add_dir(s, files[i]))
+				return 1;
+		} else if (session__add_file(s, files[i])) {
 			fprintf(stderr, PROG ": %s\n", s->err);
 			return 1;
 		}

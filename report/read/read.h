@@ -149,6 +149,12 @@ void features__exit(struct features *f);
 
 /* With @strict, a file read only in part (or not at all) makes the status 1. */
 int listing__print(const char *const *paths, size_t nr, FILE *out, bool strict);
+/*
+ * The perf.data files directly inside directory @dir (regular files with a
+ * perf magic, names not starting with '.'), sorted by name, as malloc'd
+ * paths appended to *@v (*@nr of them, room for *@cap). Returns 0 or -errno.
+ */
+int listing__dir(const char *dir, char ***v, size_t *nr, size_t *cap);
 
 /* ---- evname.c ---- */
 
