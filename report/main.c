@@ -133,7 +133,8 @@ static int add_dir(struct session *s, const char *dir)
 	return err || !n;
 }
 
-/* Open @nr files (or directories of them) into @s and read them. Returns 0 or 1 after printing why. */
+/* Open @nr files (or directories of them) into @s and read them. Returns 0 or 1 after printing why.
+ */
 static int load(struct session *s, const struct session_opts *so, const char *const *files,
 		size_t nr)
 {

@@ -17,6 +17,8 @@
 struct sides {
 	struct rec_pos *v;
 	size_t nr, cap;
+	/* with many files: (hash, size) of each record kept -> its index in v */
+	struct kvmap kept;
 };
 
 /* ---- session.c ---- */

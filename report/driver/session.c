@@ -128,6 +128,9 @@ static int add_file(struct session *s, const char *path, const void *buf, size_t
 	err = session__name_attrs(s, pf);
 	if (err)
 		return fail(s, err, path, "out of memory");
+	/* the header and features were read: the records are read later (a day of
+	 * windows would otherwise hold every file's pages at once) */
+	perf_file__release(pf);
 	return 0;
 }
 
@@ -290,17 +293,24 @@ int session__process(struct session *s)
 	s->hists.aim = s->opts.aim;
 	if (spec) /* pass 1 of the one file (0), and maybe pass 2 (1) */
 		err = done = onewalk__process(s, &sd);
+	/* Many files (a day of windows) hold their pages only while read: see sideband.c too. */
 	for (i = 0; i < s->nr_files && !err && !spec; i++) {
 		pos = s->files[i].data_off;
 		err = sideband__scan_file(s, (u32)i, &sd, &pos, 0);
+		if (s->nr_files > 1)
+			perf_file__release(&s->files[i]);
 	}
 	if (!err && !done)
 		err = sideband__build_machine(s, &sd);
-	for (i = 0; i < s->nr_files && !err && !done; i++)
+	for (i = 0; i < s->nr_files && !err && !done; i++) {
 		err = samples__file(s, &s->files[i], UINT64_MAX);
+		if (s->nr_files > 1)
+			perf_file__release(&s->files[i]);
+	}
 	if (err > 0)
 		err = 0;
 	free(sd.v);
+	kvmap__exit(&sd.kept);
 	for (i = 0; i < s->nr_files; i++)
 		account_file(s, &s->files[i]);
 	if (!err)

@@ -21,6 +21,25 @@ static int push_side(struct sides *sd, u64 time, u64 off, u32 file)
 	return 0;
 }
 
+/*
+ * True if side-band record @r of a session of many files is, byte for byte,
+ * one already kept (the same record, at the same time): a window's file
+ * repeats every mapping of its process at time 0, and applying a record
+ * twice changes nothing. Else remembers @r as the one to compare its repeats
+ * with (it is pushed next, at index sd->nr).
+ */
+static bool repeated(const struct session *s, struct sides *sd, const struct record *r)
+{
+	u64 h = strset__hash(r->p, r->h.size), idx;
+	struct record was;
+
+	if (kvmap__get(&sd->kept, h, r->h.size, &idx))
+		return !perf_file__record_at(&s->files[sd->v[idx].file], sd->v[idx].off, &was) &&
+		       was.h.size == r->h.size && !memcmp(was.p, r->p, r->h.size);
+	kvmap__put(&sd->kept, h, r->h.size, sd->nr); /* without it (ENOMEM): kept twice */
+	return false;
+}
+
 static bool known_type(u32 type)
 {
 	return (type >= PERF_RECORD_MMAP && type <= PERF_RECORD_AUX_OUTPUT_HW_ID) ||
@@ -147,6 +166,8 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
 		s->bad_records++;
 		return 0;
 	}
+	if (s->nr_files > 1 && sideband__is_side(type) && repeated(s, sd, r))
+		return 0;
 	switch (type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -384,6 +405,8 @@ static void setup_kernel(struct session *s)
  */
 int sideband__build_machine(struct session *s, struct sides *sd)
 {
+	bool many = s->nr_files > 1;
+	u32 *left = NULL; /* with many files: each file's side-band records still to apply */
 	size_t i;
 	int err = 0;
 
@@ -397,12 +420,26 @@ int sideband__build_machine(struct session *s, struct sides *sd)
 			err = dsos__set_build_id(&s->machine.dsos, f->build_ids[k].path,
 						 strlen(f->build_ids[k].path), f->build_ids[k].hex);
 	}
-	for (i = 0; i < sd->nr && !err; i++)
+	if (many && !err) {
+		left = calloc(s->nr_files, sizeof(*left));
+		err = left ? 0 : -ENOMEM;
+		for (i = 0; i < sd->nr && left; i++)
+			left[sd->v[i].file]++;
+	}
+	for (i = 0; i < sd->nr && !err; i++) {
 		err = sideband__apply(s, &sd->v[i]);
+		/* a file's pages are handed back once its last one is applied */
+		if (left && !--left[sd->v[i].file])
+			perf_file__release(&s->files[sd->v[i].file]);
+	}
+	free(left);
 	if (!err)
 		err = machine__finish(&s->machine);
 	s->machine.dsos.no_load = s->opts.no_load;
 	setup_kernel(s);
+	/* with many files (one walk of one file may build the machine again) */
+	for (i = 0; many && i < s->nr_files; i++)
+		features__drop_build_ids(&s->files[i].feat);
 	s->hists.stacks.lines = s->opts.lines;
 	s->hists.stacks.cpus = s->opts.cpus;
 	return err;

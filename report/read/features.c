@@ -300,13 +300,20 @@ int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len)
 	return read_feature(pf, bit, &c);
 }
 
-void features__exit(struct features *f)
+void features__drop_build_ids(struct features *f)
 {
 	size_t i;
 
 	for (i = 0; i < f->nr_build_ids; i++)
 		free(f->build_ids[i].path);
 	free(f->build_ids);
+	f->build_ids = NULL;
+	f->nr_build_ids = f->cap_build_ids = 0;
+}
+
+void features__exit(struct features *f)
+{
+	features__drop_build_ids(f);
 	free(f->hostname);
 	free(f->osrelease);
 	free(f->arch);

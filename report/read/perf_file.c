@@ -261,10 +261,17 @@ static int read_attr(struct perf_file *pf, size_t i)
  */
 int perf_file__finish_attrs(struct perf_file *pf)
 {
+	struct evattr *fit;
 	size_t i;
 
 	if (!pf->nr_attrs)
 		return perf_file__fail(pf, -EINVAL, "no event attributes (HEADER_ATTR records)");
+	/* room for 16 no longer: a day of windows keeps thousands of files open */
+	fit = pf->cap_attrs > pf->nr_attrs ? realloc(pf->attrs, pf->nr_attrs * sizeof(*fit)) : NULL;
+	if (fit) {
+		pf->attrs = fit;
+		pf->cap_attrs = pf->nr_attrs;
+	}
 	/* Which attr a record belongs to is only decidable if they agree on where the id is. */
 	pf->id_pos = calc_id_pos(pf->attrs[0].attr.sample_type);
 	pf->sample_id_all = pf->attrs[0].attr.sample_id_all;
@@ -397,6 +404,14 @@ int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r)
 	r->p = pf->rbase + pos;
 	r->off = pos;
 	return 0;
+}
+
+void perf_file__release(struct perf_file *pf)
+{
+	if (!pf->mapped || pf->rbase != pf->base || pf->prefault)
+		return;
+	madvise((void *)pf->base, pf->size, MADV_DONTNEED);
+	pf->released = 0;
 }
 
 /*

@@ -108,6 +108,12 @@ int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf,
 int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void perf_file__close(struct perf_file *pf);
+/*
+ * Hand the mapped pages of @pf back to the kernel (read-only file pages:
+ * touching them again reads them back). For a session of many files, each
+ * holding its pages only while it is being read. Not with a prefault thread.
+ */
+void perf_file__release(struct perf_file *pf);
 int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
 /* Bytes that follow record @r outside its size (TRACING_DATA of either layout, AUXTRACE). */
 u64 perf_file__trailing(const struct record *r);
@@ -142,6 +148,8 @@ int features__read(struct perf_file *pf, char *warn, size_t warn_len);
 int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len);
 int features__read_build_ids(struct features *f, const u8 *p, u64 len);
 void features__exit(struct features *f);
+/* Free the build ids of @f (once the session's objects took them). */
+void features__drop_build_ids(struct features *f);
 
 /* ---- stat_sibling.c: FILE.stat, the counter totals beside an autoprof profile ---- */
 

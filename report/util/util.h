@@ -81,6 +81,8 @@ struct strset {
 int strset__intern(struct strset *ss, const char *str, size_t len, u32 *id);
 const char *strset__str(const struct strset *ss, u32 id);
 void strset__exit(struct strset *ss);
+/* FNV-1a of the @len bytes at @p: the strings' hash, and any bytes'. */
+u64 strset__hash(const void *p, size_t len);
 
 /* ---- util/array.c ---- */
 
