@@ -136,8 +136,9 @@ int listing__dir(const char *dir, char ***v, size_t *nr, size_t *cap)
 		if (e->d_name[0] == '.' ||
 		    asprintf(&p, "%s%s%s", here ? "" : dir, here ? "" : "/", e->d_name) < 0)
 			continue;
-		if ((e->d_type != DT_REG &&
-		     (e->d_type != DT_UNKNOWN || stat(p, &st) || !S_ISREG(st.st_mode))) ||
+		/* a regular file, or a link to one (stat only when readdir cannot say) */
+		if ((e->d_type != DT_REG && ((e->d_type != DT_UNKNOWN && e->d_type != DT_LNK) ||
+					     stat(p, &st) || !S_ISREG(st.st_mode))) ||
 		    !perf_file__has_magic(p) || array__reserve(v, cap, *nr + 1, sizeof(**v))) {
 			free(p);
 			continue;

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Files from this size on are read ahead (MADV_SEQUENTIAL). */
+#define SEQUENTIAL_MIN (1u << 20)
 /*
  * The record walker hands the pages it has passed back to the kernel every
  * this many bytes, so a big file costs a window of memory, not its size.
@@ -76,7 +78,8 @@ static int map_file(struct perf_file *pf, const char *path)
 		err = perf_file__fail(pf, -errno, "mmap: %s", strerror(errno));
 	} else {
 		pf->mapped = true;
-		madvise((void *)pf->base, pf->size, MADV_SEQUENTIAL);
+		if (pf->size >= SEQUENTIAL_MIN) /* a window's few KB: no read-ahead to ask for */
+			madvise((void *)pf->base, pf->size, MADV_SEQUENTIAL);
 	}
 out:
 	close(fd);
