@@ -108,29 +108,36 @@ static int check_outputs(const struct cmdline *c)
 }
 
 /*
- * Add the profiles of directory @dir to @s (a day of windows: `autoprof-report
- * /var/tmp/svc/`), in name order, which is time order for windows. Returns 0
- * or 1 after printing why.
+ * The inputs @files (@nr), a directory standing for its profiles (a day of
+ * windows: `autoprof-report /var/tmp/svc/`) in name order, which is time
+ * order for windows, into *@v (malloc'd copies). Returns 0 or 1 after
+ * printing why.
  */
-static int add_dir(struct session *s, const char *dir)
+static int expand_inputs(const char *const *files, size_t nr, char ***v, size_t *n)
 {
-	char **paths = NULL;
-	size_t n = 0, cap = 0, i;
-	int err = listing__dir(dir, &paths, &n, &cap);
+	struct stat st;
+	size_t cap = 0, i, was;
+	int err = 0;
 
-	if (err)
-		fprintf(stderr, PROG ": %s: %s\n", dir, strerror(-err));
-	else if (!n)
-		fprintf(stderr, PROG ": %s: no perf.data files in this directory\n", dir);
-	for (i = 0; i < n; i++) {
-		if (!err && session__add_file(s, paths[i])) {
-			fprintf(stderr, PROG ": %s\n", s->err);
-			err = -EINVAL;
+	for (i = 0; i < nr && !err; i++) {
+		was = *n;
+		if (strcmp(files[i], "-") && stat(files[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			err = listing__dir(files[i], v, n, &cap);
+			if (err)
+				fprintf(stderr, PROG ": %s: %s\n", files[i], strerror(-err));
+			else if (*n == was)
+				fprintf(stderr, PROG ": %s: no perf.data files in this directory\n",
+					files[i]);
+			err = err || *n == was;
+		} else if (array__reserve(v, &cap, *n + 1, sizeof(**v)) ||
+			   !((*v)[*n] = strdup(files[i]))) {
+			fprintf(stderr, PROG ": out of memory\n");
+			err = 1;
+		} else {
+			(*n)++;
 		}
-		free(paths[i]);
 	}
-	free(paths);
-	return err || !n;
+	return err;
 }
 
 /* Open @nr files (or directories of them) into @s and read them. Returns 0 or 1 after printing why.
@@ -138,8 +145,8 @@ static int add_dir(struct session *s, const char *dir)
 static int load(struct session *s, const struct session_opts *so, const char *const *files,
 		size_t nr)
 {
-	struct stat st;
-	size_t i;
+	char **paths = NULL;
+	size_t n = 0, i;
 	int err = session__init(s);
 
 	if (err) {
@@ -147,15 +154,21 @@ static int load(struct session *s, const struct session_opts *so, const char *co
 		return 1;
 	}
 	s->opts = *so;
-	for (i = 0; i < nr; i++) {
-		if (strcmp(files[i], "-") && stat(files[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			if (add_dir(s, files[i]))
-				return 1;
-		} else if (session__add_file(s, files[i])) {
-			fprintf(stderr, PROG ": %s\n", s->err);
-			return 1;
-		}
+	err = expand_inputs(files, nr, &paths, &n);
+	if (!err && session__reserve(s, n)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		err = 1;
 	}
+	for (i = 0; i < n; i++) {
+		if (!err && session__add_file(s, paths[i])) {
+			fprintf(stderr, PROG ": %s\n", s->err);
+			err = 1;
+		}
+		free(paths[i]);
+	}
+	free(paths);
+	if (err)
+		return 1;
 	err = session__process(s);
 	for (i = 0; i < s->nr_warnings; i++)
 		fprintf(stderr, PROG ": warning: %s\n", s->warnings[i]);

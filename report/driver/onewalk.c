@@ -142,7 +142,7 @@ static int spec_walk(struct session *s, struct sides *sd, u64 *pos)
 			return err;
 	}
 	if (ret < 0)
-		session__warn(s, "%s: %s", pf->path, pf->err);
+		session__warn(s, "%s: %s", pf->path, perf_file__error(pf));
 	return 0;
 }
 

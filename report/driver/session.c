@@ -93,6 +93,29 @@ int session__name_attrs(struct session *s, struct perf_file *pf)
 	return 0;
 }
 
+/*
+ * With many files, the objects take a file's build ids as it is added and
+ * the file keeps only the kernel's (sideband.c's kallsyms look for them): a
+ * day of windows names the same objects in every file. The first file keeps
+ * its own (one walk of a lone file may build the machine again).
+ */
+static int take_build_ids(struct session *s, struct perf_file *pf)
+{
+	int err = 0;
+	size_t i, k;
+
+	/* in file order, as sideband__build_machine() gives them (the first one holds) */
+	for (i = pf == &s->files[1] ? 0 : 1; i < 2 && !err; i++) {
+		const struct features *f = i ? &pf->feat : &s->files[0].feat;
+
+		for (k = 0; k < f->nr_build_ids && !err; k++)
+			err = dsos__set_build_id(&s->machine.dsos, f->build_ids[k].path,
+						 strlen(f->build_ids[k].path), f->build_ids[k].hex);
+	}
+	features__drop_build_ids(&pf->feat, true);
+	return err;
+}
+
 /* Add the file @path, or the @len bytes at @buf named @path if @buf is not NULL. */
 static int add_file(struct session *s, const char *path, const void *buf, size_t len)
 {
@@ -105,12 +128,12 @@ static int add_file(struct session *s, const char *path, const void *buf, size_t
 	pf = &s->files[s->nr_files];
 	err = buf ? perf_file__open_mem(pf, path, buf, len) : perf_file__open(pf, path);
 	if (err) {
-		fail(s, err, path, pf->err);
+		fail(s, err, path, perf_file__error(pf));
 		perf_file__close(pf);
 		return err;
 	}
 	s->nr_files++;
-	if (pf->warn[0])
+	if (pf->warn)
 		session__warn(s, "%s: %s", path, pf->warn);
 	err = features__read(pf, warn, sizeof(warn));
 	if (err == -ENOMEM)
@@ -121,17 +144,24 @@ static int add_file(struct session *s, const char *path, const void *buf, size_t
 		/* perf record -z: the data section expanded into plain records */
 		err = stream__expand(pf, pf->data_off, pf->data_end);
 		if (err)
-			return fail(s, err, path, pf->err);
-		if (pf->warn[0])
+			return fail(s, err, path, perf_file__error(pf));
+		if (pf->warn)
 			session__warn(s, "%s: %s", path, pf->warn);
 	}
 	err = session__name_attrs(s, pf);
+	if (!err && s->nr_files > 1)
+		err = take_build_ids(s, pf);
 	if (err)
 		return fail(s, err, path, "out of memory");
 	/* the header and features were read: the records are read later (a day of
 	 * windows would otherwise hold every file's pages at once) */
 	perf_file__release(pf);
 	return 0;
+}
+
+int session__reserve(struct session *s, size_t nr)
+{
+	return array__reserve(&s->files, &s->cap_files, nr, sizeof(*s->files));
 }
 
 /*

@@ -80,6 +80,8 @@ struct session {
 };
 
 int session__init(struct session *s);
+/* Make room for @nr files in all (a day of windows: one allocation, no copies). 0 or -ENOMEM. */
+int session__reserve(struct session *s, size_t nr);
 int session__add_file(struct session *s, const char *path);
 int session__add_buffer(struct session *s, const char *name, const void *buf, size_t len);
 int session__process(struct session *s);

@@ -22,11 +22,11 @@ static int push_side(struct sides *sd, u64 time, u64 off, u32 file)
 }
 
 /*
- * True if side-band record @r of a session of many files is, byte for byte,
- * one already kept (the same record, at the same time): a window's file
- * repeats every mapping of its process at time 0, and applying a record
- * twice changes nothing. Else remembers @r as the one to compare its repeats
- * with (it is pushed next, at index sd->nr).
+ * True if MMAP record @r of a session of many files is, byte for byte, one
+ * already kept (the same record, at the same time): a window's file repeats
+ * every mapping of its process at time 0, and applying a record twice
+ * changes nothing. (COMMs come at their own times: never the same bytes.) Else remembers @r as the
+ * one to compare its repeats with (it is pushed next, at index sd->nr).
  */
 static bool repeated(const struct session *s, struct sides *sd, const struct record *r)
 {
@@ -166,7 +166,8 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
 		s->bad_records++;
 		return 0;
 	}
-	if (s->nr_files > 1 && sideband__is_side(type) && repeated(s, sd, r))
+	if (s->nr_files > 1 && (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2) &&
+	    repeated(s, sd, r))
 		return 0;
 	switch (type) {
 	case PERF_RECORD_MMAP:
@@ -234,7 +235,7 @@ int sideband__scan_file(struct session *s, u32 fi, struct sides *sd, u64 *pos, u
 			return 1;
 	}
 	if (ret < 0)
-		session__warn(s, "%s: %s", pf->path, pf->err);
+		session__warn(s, "%s: %s", pf->path, perf_file__error(pf));
 	return 0;
 }
 
@@ -439,7 +440,7 @@ int sideband__build_machine(struct session *s, struct sides *sd)
 	setup_kernel(s);
 	/* with many files (one walk of one file may build the machine again) */
 	for (i = 0; many && i < s->nr_files; i++)
-		features__drop_build_ids(&s->files[i].feat);
+		features__drop_build_ids(&s->files[i].feat, false);
 	s->hists.stacks.lines = s->opts.lines;
 	s->hists.stacks.cpus = s->opts.cpus;
 	return err;

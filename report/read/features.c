@@ -300,20 +300,27 @@ int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len)
 	return read_feature(pf, bit, &c);
 }
 
-void features__drop_build_ids(struct features *f)
+void features__drop_build_ids(struct features *f, bool keep_kernel)
 {
-	size_t i;
+	size_t i, n = 0;
 
-	for (i = 0; i < f->nr_build_ids; i++)
-		free(f->build_ids[i].path);
-	free(f->build_ids);
-	f->build_ids = NULL;
-	f->nr_build_ids = f->cap_build_ids = 0;
+	for (i = 0; i < f->nr_build_ids; i++) {
+		if (keep_kernel && !strcmp(f->build_ids[i].path, "[kernel.kallsyms]"))
+			f->build_ids[n++] = f->build_ids[i];
+		else
+			free(f->build_ids[i].path);
+	}
+	f->nr_build_ids = n;
+	if (!n) {
+		free(f->build_ids);
+		f->build_ids = NULL;
+		f->cap_build_ids = 0;
+	}
 }
 
 void features__exit(struct features *f)
 {
-	features__drop_build_ids(f);
+	features__drop_build_ids(f, false);
 	free(f->hostname);
 	free(f->osrelease);
 	free(f->arch);

@@ -67,7 +67,7 @@ static void walk(struct perf_file *pf, struct listed *l)
 		}
 	}
 	l->lost = l->lost_records > l->lost_samples ? l->lost_records : l->lost_samples;
-	if (ret < 0 && asprintf(&l->partial, "PARTIAL: %s", pf->err) < 0)
+	if (ret < 0 && asprintf(&l->partial, "PARTIAL: %s", perf_file__error(pf)) < 0)
 		l->partial = NULL;
 	else if (ret >= 0 && l->aux &&
 		 asprintf(&l->partial,

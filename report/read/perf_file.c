@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The room for what perf_file__fail() and perf_file__warn() say. */
+#define PERF_FILE_MSG 256
 /* Files from this size on are read ahead (MADV_SEQUENTIAL). */
 #define SEQUENTIAL_MIN (1u << 20)
 /*
@@ -34,10 +36,35 @@ int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!pf->err)
+		pf->err = malloc(PERF_FILE_MSG);
 	va_start(ap, fmt);
-	vsnprintf(pf->err, sizeof(pf->err), fmt, ap);
+	if (pf->err)
+		vsnprintf(pf->err, PERF_FILE_MSG, fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+void perf_file__warn(struct perf_file *pf, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!pf->warn)
+		pf->warn = malloc(PERF_FILE_MSG);
+	va_start(ap, fmt);
+	if (pf->warn)
+		vsnprintf(pf->warn, PERF_FILE_MSG, fmt, ap);
+	va_end(ap);
+}
+
+const char *perf_file__error(const struct perf_file *pf)
+{
+	return pf->err ? pf->err : "out of memory";
+}
+
+const char *perf_file__warning(const struct perf_file *pf)
+{
+	return pf->warn ? pf->warn : "";
 }
 
 /* True if [off, off + len) lies inside the file. */
@@ -180,9 +207,9 @@ static int check_data(struct perf_file *pf)
 			end = h->attrs.offset;
 		pf->data_end = end;
 		pf->data_repaired = true;
-		snprintf(pf->warn, sizeof(pf->warn), "data size in header is %llu, using %llu",
-			 (unsigned long long)h->data.size,
-			 (unsigned long long)(pf->data_end - pf->data_off));
+		perf_file__warn(pf, "data size in header is %llu, using %llu",
+				(unsigned long long)h->data.size,
+				(unsigned long long)(pf->data_end - pf->data_off));
 	}
 	if (overlap(h->attrs.offset, h->attrs.size, pf->data_off, pf->data_end - pf->data_off))
 		return perf_file__fail(pf, -EINVAL, "attrs and data sections overlap");
@@ -393,6 +420,8 @@ void perf_file__close(struct perf_file *pf)
 	kvmap__exit(&pf->ids);
 	features__exit(&pf->feat);
 	free(pf->path);
+	free(pf->warn);
+	free(pf->err);
 	memset(pf, 0, sizeof(*pf));
 }
 

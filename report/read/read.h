@@ -78,8 +78,10 @@ struct perf_file {
 	 * stopped in them (0: read to the end) */
 	u64 orig_off, orig_end, stop_at;
 	struct features feat;
-	char warn[256]; /* a recoverable problem found by perf_file__open() */
-	char err[256];	/* why the last call failed */
+	/* a recoverable problem found by perf_file__open(), and why the last call failed:
+	 * allocated when said (a day of windows keeps thousands of files); read them with
+	 * perf_file__warning() and perf_file__error() */
+	char *warn, *err;
 };
 
 /* A record: its header (copied, so alignment never matters) and its bytes. */
@@ -107,6 +109,13 @@ int perf_file__open(struct perf_file *pf, const char *path);
 int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf, size_t len);
 int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Say a recoverable problem of @pf (instead of any said before). */
+void perf_file__warn(struct perf_file *pf, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* What perf_file__fail() said last ("out of memory" if it could not keep it). */
+const char *perf_file__error(const struct perf_file *pf);
+/* What perf_file__warn() said, or "". */
+const char *perf_file__warning(const struct perf_file *pf);
 void perf_file__close(struct perf_file *pf);
 /*
  * Hand the mapped pages of @pf back to the kernel (read-only file pages:
@@ -148,8 +157,12 @@ int features__read(struct perf_file *pf, char *warn, size_t warn_len);
 int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len);
 int features__read_build_ids(struct features *f, const u8 *p, u64 len);
 void features__exit(struct features *f);
-/* Free the build ids of @f (once the session's objects took them). */
-void features__drop_build_ids(struct features *f);
+/*
+ * Free the build ids of @f once the session's objects took them; with
+ * @keep_kernel, not the kernel's ("[kernel.kallsyms]": its kallsyms in perf's
+ * build-id cache).
+ */
+void features__drop_build_ids(struct features *f, bool keep_kernel);
 
 /* ---- stat_sibling.c: FILE.stat, the counter totals beside an autoprof profile ---- */
 

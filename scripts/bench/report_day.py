@@ -191,7 +191,7 @@ def make(build, folder, procs, windows):
     day0 = calendar.timegm(time.strptime('20261125T000000', '%Y%m%dT%H%M%S'))
     total = 0
     for p in range(procs):
-        if p % 4 == 3:
+        if p % 4 == 1:
             args = [os.path.join(progs, 'demo'), '0.6']
         else:
             args = [os.path.join(progs, 'mtwork'), '0.6', '4']

@@ -1,0 +1,154 @@
+#!/bin/sh
+# report-windows.t - autoprof-report over many windows of a service
+# (issue 26): aggregated window files (`--window --aggregate`, made by
+# scripts/bench/report_day.py from real windows of two processes, repeated
+# with their times moved) merge into one report that is the sum of the
+# windows: samples, period, each function's self period and every folded
+# stack's count; a window's own report agrees with perf report's on its top
+# functions; a directory reads as its files; more than 4096 files are
+# taken; and the memory grows with the distinct stacks, not with the files:
+# the peak RSS for twice the windows of the same stacks is within 15% of the
+# reference (the same stacks, half the files), measured on the same machine
+# (counts, never a time).
+#
+# Run from the repository root after `make` (needs build/autoprof,
+# build/progs/mtwork and build/progs/demo).
+
+. "$(dirname "$0")/lib.sh"
+
+needs "$REPORT" "$LIB" "$B/autoprof" "$B/progs/mtwork" "$B/progs/demo"
+command -v python3 >/dev/null || {
+	echo "1..0 # SKIP python3 is not installed"
+	exit 0
+}
+
+# 2 processes (mtwork, demo) x 2,200 windows: 4,400 files
+if ! timeout 110 python3 "$ROOT/scripts/bench/report_day.py" --build "$B" --procs 2 \
+	--windows 2200 "$T/day" >day.out 2>&1; then
+	echo "1..0 # SKIP no windows recorded: $(tail -n 1 day.out)"
+	exit 0
+fi
+
+plan 9
+
+export LC_ALL=C
+pids=$(ls day | cut -d. -f3 | sort -u)
+# subset DIR N: the first N windows of each process, as links in DIR
+subset() {
+	mkdir "$1"
+	for p in $pids; do
+		ls day | grep "^svc\.data\.$p\." | head -n "$2" | while read -r f; do
+			ln -s "$T/day/$f" "$1/$f"
+		done
+	done
+}
+subset few 30
+subset half 1100
+# the other half: the last 1,100 windows of each process
+mkdir rest
+for p in $pids; do
+	ls day | grep "^svc\.data\.$p\." | tail -n 1100 | while read -r f; do
+		ln -s "$T/day/$f" "rest/$f"
+	done
+done
+
+# 1-3: the merged report of 60 windows is the sum of the windows' reports:
+# samples, the event's period, every function's self period, every folded stack
+"$REPORT" --json -n all --min-percent 0 few >merged.json 2>merged.err
+"$REPORT" --folded few >merged.folded 2>>merged.err
+i=0
+for f in few/*; do
+	i=$((i + 1))
+	"$REPORT" --json -n all --min-percent 0 "$f" >"one.$i.json" 2>>each.err || echo "failed: $f" >>each.err
+	"$REPORT" --folded "$f" >>each.folded 2>>each.err
+done
+python3 - merged.json one.*.json >sums.out <<'EOF2'
+import json, sys
+from collections import Counter
+def totals(path):
+    d = json.load(open(path))
+    c = Counter(samples=d['samples'])
+    for e in d['events']:
+        c['period ' + e['event']] += e['period']
+        for r in e['rows']:
+            c['self ' + e['event'] + ' ' + r['function'] + ' ' + r['object']] += r['self_period']
+    return c, d['samples_represented']
+merged, rep = totals(sys.argv[1])
+each, reps = Counter(), 0
+for p in sys.argv[2:]:
+    c, r = totals(p)
+    each.update(c)
+    reps += r
+each = +each
+merged = +merged
+print('samples %d of %d, %d sums' % (merged['samples'], each['samples'], len(each)))
+print('# samples represented: merged %d, the windows %d' % (rep, reps))
+for k in sorted(set(each) | set(merged)):
+    if each[k] != merged[k]:
+        print('# %s: merged %d, the windows %d' % (k, merged[k], each[k]))
+# (the samples represented are not compared: a report counts a file's records
+# as its samples when they carry little more than a period each, the merged
+# report its whole period; the ctl helper's 'one count of samples' owns that)
+sys.exit(not (each == merged and each['samples'] > 0))
+EOF2
+ok $? "60 windows merged: samples, period, each function's self period are the windows' sums ($(head -n 1 sums.out))"
+sed -n '2,10p' sums.out
+awk '{ n = $NF; $NF = ""; c[$0] += n } END { for (k in c) print k c[k] }' each.folded | sort >each.sum
+awk '{ n = $NF; $NF = ""; c[$0] += n } END { for (k in c) print k c[k] }' merged.folded | sort >merged.sum
+cmp -s each.sum merged.sum && [ -s merged.sum ]
+ok $? "every folded stack's count in the merged report is the sum of the windows' ($(wc -l <merged.sum) stacks)"
+[ ! -s merged.err ] && [ ! -s each.err ]
+ok $? "no warning or error reading the windows" || diag_file merged.err
+
+# 4-5: a window's top functions as perf report weighs them (by period;
+# --no-inline: perf names the symbol's function)
+mt=$(ls few | head -n 1)
+dm=$(ls few | tail -n 1)
+bad=0
+for f in "few/$mt" "few/$dm"; do
+	"$REPORT" --no-inline --no-children -n 5 "$f" 2>/dev/null |
+		awk '/^Top functions by self time/ { t = 1; getline; next } t && NF == 0 { exit }
+			t { sub(/%/, "", $1); print $1, $3 }' >top.txt
+	[ -s top.txt ] || bad=1
+	while read -r share fn; do
+		theirs=$(perf_share "$f" "$fn")
+		awk -v a="$share" -v b="$theirs" 'BEGIN { d = a - b; exit !(b != "" && d < 0.5 && d > -0.5) }' ||
+			{
+				diag "$f: $fn ours $share% perf report ${theirs:-none}"
+				bad=1
+			}
+	done <top.txt
+done
+ok $bad "two windows' top 5 functions: shares within 0.5 points of perf report's"
+"$REPORT" --no-children few 2>/dev/null | awk '/^Top functions by self time/ { getline; getline; print $3; exit }' >top1
+grep -qx 'mix_word' top1
+ok $? "the merged windows' top function is mix_word"
+
+# 6: a directory reads as the list of its files
+"$REPORT" few >dir.out 2>&1
+"$REPORT" few/* >list.out 2>&1
+same_views list.out dir.out "autoprof-report DIR gives what autoprof-report DIR/* gives"
+
+# 7-9: 4,400 files in one report; its memory against half the files'
+# maxrss ARGS...: the peak RSS (KiB) of autoprof-report ARGS, the least of 3 runs
+maxrss() {
+	for _r in 1 2 3; do
+		python3 -c 'import os, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, st, ru = os.wait4(p.pid, 0)
+print(ru.ru_maxrss if os.waitstatus_to_exitcode(st) == 0 else -1)' "$REPORT" "$@"
+	done | sort -n | head -n 1
+}
+timeout 60 "$REPORT" day >all.out 2>all.err
+ok $? "4,400 window files in one report ($(ls day | wc -l) files)" || diag_file all.err
+half=$(maxrss half)
+all=$(maxrss day)
+diag "peak RSS: 2,200 windows $half KiB, 4,400 windows $all KiB"
+awk -v h="$half" -v a="$all" 'BEGIN { exit !(h > 0 && a > 0 && a < h * 1.15) }'
+ok $? "twice the windows of the same stacks: peak RSS within 15% of the reference"
+s_half=$("$REPORT" half 2>/dev/null | awk '/^Samples:/ { print $2 }')
+s_rest=$("$REPORT" rest 2>/dev/null | awk '/^Samples:/ { print $2 }')
+s_all=$(awk '/^Samples:/ { print $2 }' all.out)
+[ -n "$s_half" ] && [ -n "$s_rest" ] && [ "$s_all" -eq $((s_half + s_rest)) ]
+ok $? "4,400 windows: the samples of both halves ($s_half + $s_rest = $s_all)"
+done_testing
