@@ -66,7 +66,8 @@ const char cli_synopsis[] =
 const char cli_description[] =
     "Summarise one or more perf.data files (default ./perf.data) written by\n"
     "autoprof or perf record. Several files (a process tree) merge into one report.\n"
-    "FILE may be a pipe-mode file (perf record -o -), or - for standard input.\n"
+    "FILE may be a pipe-mode file (perf record -o -), or - for standard input, or a\n"
+    "directory: its perf.data files, in name order (a day of windows).\n"
     "An output that is an input or an existing perf.data file is refused.";
 
 const struct cli_option cli_options[] = {
