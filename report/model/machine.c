@@ -414,6 +414,7 @@ int machine__finish(struct machine *m)
 
 		if (p->nr_maps > 1)
 			qsort(p->maps, p->nr_maps, sizeof(*p->maps), map_cmp);
+		kvmap__exit(&p->same); /* its indexes are the order of adding */
 		free(p->max_end);
 		p->max_end = malloc((p->nr_maps ? p->nr_maps : 1) * sizeof(*p->max_end));
 		if (!p->max_end)
