@@ -261,7 +261,7 @@ static int diff_sides(struct cmdline *c, const char **base, size_t nr_base, size
 	return 0;
 }
 
-static int add_input(struct cmdline *c, const char *path)
+int cli__add_input(struct cmdline *c, const char *path)
 {
 	if (array__reserve(&c->files, &c->cap_files, c->nr_files + 1, sizeof(*c->files)))
 		return cli__usage_error("%s", "out of memory");
@@ -328,7 +328,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		switch (opt) {
 		case 1:
 		case 'i':
-			if (add_input(c, optarg))
+			if (cli__add_input(c, optarg))
 				return 2;
 			break;
 		case 'e':
@@ -530,7 +530,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 	if (optind == last + 1 && optind <= argc && !strcmp(argv[optind - 1], "--"))
 		dashdash = c->nr_files; /* getopt stopped at "--" */
 	for (; optind < argc; optind++) {
-		if (add_input(c, argv[optind]))
+		if (cli__add_input(c, argv[optind]))
 			return 2;
 	}
 	views = c->tree + c->folded + c->json + c->diff + c->leaks;
@@ -548,7 +548,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 					"only one of the views and exports can write to stdout");
 	if (c->diff && (c->pprof_file || c->speedscope_file))
 		return cli__usage_error("%s", "--diff exports nothing");
-	if (!c->nr_files && add_input(c, c->list ? "." : "perf.data"))
+	if (!c->nr_files && cli__add_input(c, c->list ? "." : "perf.data"))
 		return 2;
 	c->so.lines =
 	    rows__spec_has(&c->ro.sort, SK_SRCLINE) || c->ro.hot_lines || c->pprof_file || c->json;

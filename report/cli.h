@@ -48,6 +48,8 @@ struct cmdline {
  * status (0 after --help or --version, 2 after printing one usage line).
  */
 int cli__parse(struct cmdline *c, int argc, char **argv);
+/* Add input @path to c->files (no limit). Returns 0, or 2 after one line (out of memory). */
+int cli__add_input(struct cmdline *c, const char *path);
 /* Free what cli__parse() allocated. */
 void cli__exit(struct cmdline *c);
 /* Print --help from the table. */
