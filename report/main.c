@@ -140,6 +140,32 @@ static int expand_inputs(const char *const *files, size_t nr, char ***v, size_t 
 	return err;
 }
 
+/*
+ * True, after one line, if @n files are more than the kernel maps at once
+ * for a process (vm.max_map_count, less room for the reader's own: each
+ * input is mapped while the report is made); else mmap or malloc would fail
+ * somewhere in the middle, said as "out of memory".
+ */
+static bool too_many(size_t n)
+{
+	unsigned long max = 0;
+	FILE *f;
+
+	if (n < 4096 || !(f = fopen("/proc/sys/vm/max_map_count", "re")))
+		return false;
+	if (fscanf(f, "%lu", &max) != 1)
+		max = 0;
+	fclose(f);
+	if (!max || n + 2048 <= max)
+		return false;
+	fprintf(stderr,
+		PROG ": %zu files: more than this kernel maps at once for a process "
+		     "(vm.max_map_count %lu, less 2048 for the reader); read them in parts "
+		     "(a day at a time), or raise vm.max_map_count\n",
+		n, max);
+	return true;
+}
+
 /* Open @nr files (or directories of them) into @s and read them. Returns 0 or 1 after printing why.
  */
 static int load(struct session *s, const struct session_opts *so, const char *const *files,
@@ -155,6 +181,8 @@ static int load(struct session *s, const struct session_opts *so, const char *co
 	}
 	s->opts = *so;
 	err = expand_inputs(files, nr, &paths, &n);
+	if (!err && too_many(n))
+		err = 1;
 	if (!err && session__reserve(s, n)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		err = 1;
