@@ -23,10 +23,10 @@ static int push_side(struct sides *sd, u64 time, u64 off, u32 file)
 
 /*
  * True if MMAP record @r of a session of many files is, byte for byte, one
- * already kept (the same record, at the same time): a window's file repeats
+ * already kept (the same record at the same time: a window's file repeats
  * every mapping of its process at time 0, and applying a record twice
- * changes nothing. (COMMs come at their own times: never the same bytes.) Else remembers @r as the
- * one to compare its repeats with (it is pushed next, at index sd->nr).
+ * changes nothing; COMMs come at their own times). Else remembers @r as the
+ * one its repeats are compared with (pushed next, at index sd->nr).
  */
 static bool repeated(const struct session *s, struct sides *sd, const struct record *r)
 {

@@ -66,25 +66,27 @@ static struct thread *findnew_thread(struct machine *m, u32 pid, u32 tid)
 	return &m->threads[m->nr_threads++];
 }
 
-/* Maps added after a repeat's first one that it compares with before it is added all the same. */
+/*
+ * A repeat is compared with at most this many maps added since the one it
+ * repeats; past them it is kept as a map of its own (right, only slower).
+ */
 #define MAX_REPEAT_SCAN 4096
 
-/*
- * True if a map of @p's [start, end) of @dso at @pgoff at @time says nothing
- * new: map @idx, the last one added of that range, maps the same (offset,
- * object) in the same epoch, at or before @time, and none added since lies
- * over it (one object: one path or one build id, as libc named by /lib and
- * /usr/lib). A window's file repeats every mapping of its process (each of a
- * day's 1,440 windows): kept once, the maps stay as many as the mappings,
- * and lookups as quick as in one file. The samples' answers are the same:
- * the latest map valid at a time is a copy of the first.
- */
 /* True if @a and @b are one object: one path, or one build id (/lib and /usr/lib). */
 static bool same_object(const struct dso *a, const struct dso *b)
 {
 	return a == b || (a->build_id[0] && !strcmp(a->build_id, b->build_id));
 }
 
+/*
+ * True if a map of @p's [start, end) of @dso at @pgoff at @time says nothing
+ * new: map @idx, the last one added of that range, maps the same offset of
+ * the same object in the same epoch, at or before @time, and none added
+ * since lies over it. A window's file repeats every mapping of its process
+ * (each of a day's 1,440 windows): kept once, the maps stay as many as the
+ * mappings, and lookups as quick as in one file. The samples' answers are
+ * the same: the latest map valid at a time is a copy of the first.
+ */
 static bool repeats(const struct proc *p, u64 idx, u64 pgoff, const struct dso *dso, u64 time)
 {
 	const struct map *mp = &p->maps[idx];
