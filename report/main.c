@@ -166,8 +166,7 @@ static bool too_many(size_t n)
 	return true;
 }
 
-/* Open @nr files (or directories of them) into @s and read them. Returns 0 or 1 after printing why.
- */
+/* Open @nr files (or directories of them) into @s and read them. 0, or 1 after printing why. */
 static int load(struct session *s, const struct session_opts *so, const char *const *files,
 		size_t nr)
 {
