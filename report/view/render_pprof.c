@@ -438,15 +438,24 @@ static int gzip_to(FILE *out, const u8 *buf, size_t len)
 	return ret == Z_STREAM_END ? 0 : ret == Z_ERRNO ? -EIO : -ENOMEM;
 }
 
+/* The reader, then each command of the files once (a day of windows: a few commands in 11,520). */
 static void comments(struct pprof *p)
 {
+	struct kvmap seen = {0};
+	u64 id, was;
 	size_t i;
 
 	proto__varint(&p->prof, P_COMMENT, str(p, "autoprof-report"));
 	for (i = 0; i < p->s->nr_files; i++) {
-		if (p->s->files[i].feat.cmdline)
-			proto__varint(&p->prof, P_COMMENT, str(p, p->s->files[i].feat.cmdline));
+		if (!p->s->files[i].feat.cmdline)
+			continue;
+		id = str(p, p->s->files[i].feat.cmdline);
+		if (kvmap__get(&seen, id, 0, &was))
+			continue;
+		kvmap__put(&seen, id, 0, 0); /* without it (ENOMEM): said again */
+		proto__varint(&p->prof, P_COMMENT, id);
 	}
+	kvmap__exit(&seen);
 }
 
 static int alloc(struct pprof *p)
