@@ -107,35 +107,49 @@ static int check_outputs(const struct cmdline *c)
 	return 0;
 }
 
+/* The inputs, a directory's profiles in place of the directory. */
+struct inputs {
+	char **v;     /* malloc'd paths */
+	bool *listed; /* found in a directory, not named */
+	size_t nr, cap, cap_listed;
+};
+
 /*
  * The inputs @files (@nr), a directory standing for its profiles (a day of
  * windows: `autoprof-report /var/tmp/svc/`) in name order, which is time
- * order for windows, into *@v (malloc'd copies). Returns 0 or 1 after
- * printing why.
+ * order for windows, into @in. Returns 0 or 1 after printing why.
  */
-static int expand_inputs(const char *const *files, size_t nr, char ***v, size_t *n)
+static int expand_inputs(const char *const *files, size_t nr, struct inputs *in)
 {
 	struct stat st;
-	size_t cap = 0, i, was;
+	size_t i, was;
+	bool dir;
 	int err = 0;
 
 	for (i = 0; i < nr && !err; i++) {
-		was = *n;
-		if (strcmp(files[i], "-") && stat(files[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			err = listing__dir(files[i], v, n, &cap);
+		was = in->nr;
+		dir = strcmp(files[i], "-") && stat(files[i], &st) == 0 && S_ISDIR(st.st_mode);
+		if (dir) {
+			err = listing__dir(files[i], &in->v, &in->nr, &in->cap);
 			if (err)
 				fprintf(stderr, PROG ": %s: %s\n", files[i], strerror(-err));
-			else if (*n == was)
+			else if (in->nr == was)
 				fprintf(stderr, PROG ": %s: no perf.data files in this directory\n",
 					files[i]);
-			err = err || *n == was;
-		} else if (array__reserve(v, &cap, *n + 1, sizeof(**v)) ||
-			   !((*v)[*n] = strdup(files[i]))) {
+			err = err || in->nr == was;
+		} else if (array__reserve(&in->v, &in->cap, in->nr + 1, sizeof(*in->v)) ||
+			   !(in->v[in->nr] = strdup(files[i]))) {
 			fprintf(stderr, PROG ": out of memory\n");
 			err = 1;
 		} else {
-			(*n)++;
+			in->nr++;
 		}
+		if (!err && array__reserve(&in->listed, &in->cap_listed, in->nr, 1)) {
+			fprintf(stderr, PROG ": out of memory\n");
+			err = 1;
+		}
+		while (!err && was < in->nr)
+			in->listed[was++] = dir;
 	}
 	return err;
 }
@@ -170,30 +184,38 @@ static bool too_many(size_t n)
 static int load(struct session *s, const struct session_opts *so, const char *const *files,
 		size_t nr)
 {
-	char **paths = NULL;
-	size_t n = 0, i;
-	int err = session__init(s);
+	struct inputs in = {0};
+	size_t i;
+	int err = session__init(s), e;
 
 	if (err) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
 	s->opts = *so;
-	err = expand_inputs(files, nr, &paths, &n);
-	if (!err && too_many(n))
+	err = expand_inputs(files, nr, &in);
+	if (!err && too_many(in.nr))
 		err = 1;
-	if (!err && session__reserve(s, n)) {
+	if (!err && session__reserve(s, in.nr)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		err = 1;
 	}
-	for (i = 0; i < n; i++) {
-		if (!err && session__add_file(s, paths[i])) {
+	for (i = 0; i < in.nr; i++) {
+		e = err ? 0 : session__add_file(s, in.v[i]);
+		/* a window removed since its folder was listed (--keep): said, not fatal */
+		if (e == -ENOENT && in.listed[i])
+			session__warn(s,
+				      "%s: removed since its folder was listed (--keep "
+				      "removes old windows): left out",
+				      in.v[i]);
+		else if (e) {
 			fprintf(stderr, PROG ": %s\n", s->err);
 			err = 1;
 		}
-		free(paths[i]);
+		free(in.v[i]);
 	}
-	free(paths);
+	free(in.v);
+	free(in.listed);
 	if (err)
 		return 1;
 	err = session__process(s);
