@@ -3,14 +3,16 @@
 # (issue 26): aggregated window files (`--window --aggregate`, made by
 # scripts/bench/report_day.py from real windows of two processes, repeated
 # with their times moved) merge into one report that is the sum of the
-# windows: samples, period, each function's self period and every folded
-# stack's count; a window's own report agrees with perf report's on its top
-# functions; a directory reads as its files, and one of them removed
-# since the listing (--keep) is left out with a warning; more than 4096
-# files are taken; and the memory grows with the distinct stacks, not with the files:
-# the peak RSS for twice the windows of the same stacks is within 15% of the
-# reference (the same stacks, half the files), measured on the same machine
-# (counts, never a time).
+# windows: the period, each function's self period, and (where every window
+# merges many samples a record) the samples and every folded stack's count;
+# a window's own report agrees with perf report's on its top functions; a
+# directory reads as its files, and one of them removed since the listing
+# (--keep) is left out with a warning; more than 4096 files are taken; and
+# the memory grows with the distinct stacks, not with the files: the peak
+# RSS for twice the windows of the same stacks is within 20% of the
+# reference (the same stacks, half the files) and has grown by less than a
+# quarter of the added windows' bytes, measured on the same machine (counts,
+# never a time).
 #
 # Run from the repository root after `make` (needs build/autoprof,
 # build/progs/mtwork and build/progs/demo).
@@ -147,7 +149,7 @@ same_views list.out dir.out "autoprof-report DIR gives what autoprof-report DIR/
 # fatal: strace makes the second open of one window (the reading, after the
 # listing's look at its magic) fail with ENOENT
 gone=$(ls few | head -n 2 | tail -n 1)
-if command -v strace >/dev/null; then
+if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null; then
 	strace -o /dev/null -P "few/$gone" -e trace=openat -e inject=openat:error=ENOENT:when=2 \
 		"$REPORT" few >race.out 2>race.err
 	st=$?
@@ -156,7 +158,7 @@ if command -v strace >/dev/null; then
 	ok $? "a window gone since the folder was listed: left out with a warning (status $st)" ||
 		diag_file race.err
 else
-	skip "strace is not installed"
+	skip "strace is not installed or cannot trace here"
 fi
 
 # 8-10: 4,400 files in one report; its memory against half the files'
@@ -173,9 +175,13 @@ timeout 60 "$REPORT" day >all.out 2>all.err
 ok $? "4,400 window files in one report ($(ls day | wc -l) files)" || diag_file all.err
 half=$(maxrss half)
 all=$(maxrss day)
-diag "peak RSS: 2,200 windows $half KiB, 4,400 windows $all KiB"
-awk -v h="$half" -v a="$all" 'BEGIN { exit !(h > 0 && a > 0 && a < h * 1.15) }'
-ok $? "twice the windows of the same stacks: peak RSS within 15% of the reference"
+# the bytes of the windows the second half adds (KiB)
+added=$(($(du -Lsk day | cut -f1) - $(du -Lsk half | cut -f1)))
+diag "peak RSS: 2,200 windows $half KiB, 4,400 windows $all KiB; the other 2,200 windows: $added KiB"
+# both against this machine's own figures: the reference's peak, and the bytes added
+# (before, every window's pages were held: more than the bytes added)
+awk -v h="$half" -v a="$all" -v b="$added" 'BEGIN { exit !(h > 0 && a > 0 && a < h * 1.2 && a - h < b / 4) }'
+ok $? "twice the windows of the same stacks: peak RSS within 20% of the reference, and grown by less than a quarter of the windows' bytes"
 s_half=$("$REPORT" half 2>/dev/null | awk '/^Samples:/ { print $2 }')
 s_rest=$("$REPORT" rest 2>/dev/null | awk '/^Samples:/ { print $2 }')
 s_all=$(awk '/^Samples:/ { print $2 }' all.out)
