@@ -46,7 +46,7 @@ MINUTE = 60 * 10**9
 
 
 def attrs_of(b):
-    """(sample_type, sample_id_all) of each attr of perf.data bytes @b; ids -> index."""
+    """(sample_type, sample_id_all) of each attr of perf.data bytes @b, and id -> attr index."""
     attr_size, = struct.unpack_from('<Q', b, 16)
     off, size = struct.unpack_from('<QQ', b, 24)
     attrs, ids = [], {}
@@ -55,7 +55,6 @@ def attrs_of(b):
         st, = struct.unpack_from('<Q', b, a + 24)
         flags, = struct.unpack_from('<Q', b, a + 40)
         attrs.append((st, bool(flags & (1 << 18))))
-        asz, = struct.unpack_from('<I', b, a + 4)
         ids_off, ids_size = struct.unpack_from('<QQ', b, a + attr_size - 16)
         for k in range(ids_size // 8):
             ids[struct.unpack_from('<Q', b, ids_off + 8 * k)[0]] = i
@@ -102,15 +101,13 @@ def shift_file(src, dst, delta):
             first = t + delta if first is None else min(first, t + delta)
 
     while pos + 8 <= end:
-        typ, misc, size = struct.unpack_from('<IHH', b, pos)
+        typ, _, size = struct.unpack_from('<IHH', b, pos)
         if size < 8 or pos + size > end:
             break
         if typ < USER_TYPE_START:
             st, sid_all = attrs[0]
-            if len(attrs) > 1:
-                st0 = attrs[0][0]
-                i = ids.get(record_id(b, pos, size, typ, st0), 0)
-                st, sid_all = attrs[i]
+            if len(attrs) > 1:  # the id sits where attr 0 says (all attrs agree on it)
+                st, sid_all = attrs[ids.get(record_id(b, pos, size, typ, st), 0)]
             if typ == PERF_RECORD_SAMPLE:
                 if st & S_TIME:
                     bump(pos + 8 + sample_time_pos(st))
@@ -168,7 +165,7 @@ def pid_of(path):
     d_off, d_size = struct.unpack_from('<QQ', b, 40)
     pos = d_off
     while pos + 8 <= d_off + d_size:
-        typ, misc, size = struct.unpack_from('<IHH', b, pos)
+        typ, _, size = struct.unpack_from('<IHH', b, pos)
         if size < 8:
             break
         if typ == 3:  # COMM
