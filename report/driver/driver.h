@@ -19,6 +19,14 @@ struct sides {
 	size_t nr, cap;
 	/* with many files: (hash, size) of each record kept -> its index in v */
 	struct kvmap kept;
+	/*
+	 * With many files (copy set before pass 1): the records themselves, v[].off
+	 * their place here, so applying them reads no file again (a day of windows
+	 * would map each window's pages once more for its COMMs).
+	 */
+	bool copy;
+	u8 *bytes;
+	size_t nr_bytes, cap_bytes;
 };
 
 /* ---- session.c ---- */
@@ -40,8 +48,8 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
  * last side-band record. Returns 0 at the end, or -errno.
  */
 int sideband__scan_file(struct session *s, u32 fi, struct sides *sd, u64 *pos, u64 gap);
-/* Apply the side-band record at @sd to the machine. Returns 0 or -errno. */
-int sideband__apply(struct session *s, const struct rec_pos *sd);
+/* Apply side-band record @rp of @sd to the machine. Returns 0 or -errno. */
+int sideband__apply(struct session *s, const struct sides *sd, const struct rec_pos *rp);
 /* Build the machine from @sd (sorted by time) and set up pass 2. Returns 0 or -errno. */
 int sideband__build_machine(struct session *s, struct sides *sd);
 

@@ -180,7 +180,7 @@ int onewalk__process(struct session *s, struct sides *sd)
 				qsort(sd->v + nr_pre, sd->nr - nr_pre, sizeof(*sd->v),
 				      rec_pos__cmp);
 			for (i = nr_pre; i < sd->nr && !err; i++)
-				err = sideband__apply(s, &sd->v[i]);
+				err = sideband__apply(s, sd, &sd->v[i]);
 			return err ? err : 1;
 		}
 		err = spec_undo(s);

@@ -323,7 +323,9 @@ int session__process(struct session *s)
 	s->hists.aim = s->opts.aim;
 	if (spec) /* pass 1 of the one file (0), and maybe pass 2 (1) */
 		err = done = onewalk__process(s, &sd);
-	/* Many files (a day of windows) hold their pages only while read: see sideband.c too. */
+	/* Many files (a day of windows) hold their pages only while read, and their
+	 * side-band records are copied in pass 1 (sideband.c) */
+	sd.copy = s->nr_files > 1 && !spec;
 	for (i = 0; i < s->nr_files && !err && !spec; i++) {
 		pos = s->files[i].data_off;
 		err = sideband__scan_file(s, (u32)i, &sd, &pos, 0);
@@ -340,6 +342,7 @@ int session__process(struct session *s)
 	if (err > 0)
 		err = 0;
 	free(sd.v);
+	free(sd.bytes);
 	kvmap__exit(&sd.kept);
 	for (i = 0; i < s->nr_files; i++)
 		account_file(s, &s->files[i]);

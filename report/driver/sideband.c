@@ -13,11 +13,33 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-static int push_side(struct sides *sd, u64 time, u64 off, u32 file)
+/* Keep side-band record @r of file @file, at @time (a copy of it if sd->copy). */
+static int push_side(struct sides *sd, u64 time, const struct record *r, u32 file)
 {
+	u64 off = r->off;
+
 	if (array__reserve(&sd->v, &sd->cap, sd->nr + 1, sizeof(*sd->v)))
 		return -ENOMEM;
+	if (sd->copy) {
+		if (array__reserve(&sd->bytes, &sd->cap_bytes, sd->nr_bytes + r->h.size, 1))
+			return -ENOMEM;
+		memcpy(sd->bytes + sd->nr_bytes, r->p, r->h.size);
+		off = sd->nr_bytes;
+		sd->nr_bytes += r->h.size;
+	}
 	sd->v[sd->nr++] = (struct rec_pos){time, off, file, 1};
+	return 0;
+}
+
+/* The side-band record @rp of @sd into @r: its copy, or from its file. 0 or -EINVAL. */
+static int side_record(const struct session *s, const struct sides *sd, const struct rec_pos *rp,
+		       struct record *r)
+{
+	if (!sd->copy)
+		return perf_file__record_at(&s->files[rp->file], rp->off, r);
+	memcpy(&r->h, sd->bytes + rp->off, sizeof(r->h));
+	r->p = sd->bytes + rp->off;
+	r->off = rp->off;
 	return 0;
 }
 
@@ -52,8 +74,8 @@ static bool repeated(const struct session *s, struct sides *sd, const struct rec
 	struct record was;
 
 	if (kvmap__get(&sd->kept, h, r->h.size, &idx))
-		return !perf_file__record_at(&s->files[sd->v[idx].file], sd->v[idx].off, &was) &&
-		       was.h.size == r->h.size && !memcmp(was.p, r->p, r->h.size);
+		return !side_record(s, sd, &sd->v[idx], &was) && was.h.size == r->h.size &&
+		       !memcmp(was.p, r->p, r->h.size);
 	kvmap__put(&sd->kept, h, r->h.size, sd->nr); /* without it (ENOMEM): kept twice */
 	return false;
 }
@@ -198,12 +220,12 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
 			kallsyms__prefetch(&s->hists.res.ksyms);
 		/* fall through */
 	case PERF_RECORD_COMM:
-		if (push_side(sd, id.time, r->off, fi))
+		if (push_side(sd, id.time, r, fi))
 			return -ENOMEM;
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		if (push_side(sd, REC(struct perf_record_fork, r).time, r->off, fi))
+		if (push_side(sd, REC(struct perf_record_fork, r).time, r, fi))
 			return -ENOMEM;
 		break;
 	case PERF_RECORD_LOST:
@@ -305,7 +327,7 @@ static int add_module(struct machine *m, const struct perf_record_mmap *mm, cons
 }
 
 /* Apply one side-band record (already validated by sideband__scan_file) to the machine. */
-int sideband__apply(struct session *s, const struct rec_pos *sd)
+int sideband__apply(struct session *s, const struct sides *sides, const struct rec_pos *sd)
 {
 	const struct perf_file *pf = &s->files[sd->file];
 	struct machine *m = &s->machine;
@@ -315,7 +337,7 @@ int sideband__apply(struct session *s, const struct rec_pos *sd)
 	const u8 *p;
 	bool old;
 
-	if (perf_file__record_at(pf, sd->off, &r))
+	if (side_record(s, sides, sd, &r))
 		return 0;
 	fixed = sample__fixed_size(r.h.type);
 	if (sample__id_parse(pf, &r, fixed, &id, &body_end))
@@ -425,7 +447,6 @@ static void setup_kernel(struct session *s)
 int sideband__build_machine(struct session *s, struct sides *sd)
 {
 	bool many = s->nr_files > 1;
-	u32 *left = NULL; /* with many files: each file's side-band records still to apply */
 	size_t i;
 	int err = 0;
 
@@ -439,19 +460,8 @@ int sideband__build_machine(struct session *s, struct sides *sd)
 			err = dsos__set_build_id(&s->machine.dsos, f->build_ids[k].path,
 						 strlen(f->build_ids[k].path), f->build_ids[k].hex);
 	}
-	if (many && !err) {
-		left = calloc(s->nr_files, sizeof(*left));
-		err = left ? 0 : -ENOMEM;
-		for (i = 0; i < sd->nr && left; i++)
-			left[sd->v[i].file]++;
-	}
-	for (i = 0; i < sd->nr && !err; i++) {
-		err = sideband__apply(s, &sd->v[i]);
-		/* a file's pages are handed back once its last one is applied */
-		if (left && !--left[sd->v[i].file])
-			perf_file__release(&s->files[sd->v[i].file]);
-	}
-	free(left);
+	for (i = 0; i < sd->nr && !err; i++)
+		err = sideband__apply(s, sd, &sd->v[i]);
 	if (!err)
 		err = machine__finish(&s->machine);
 	s->machine.dsos.no_load = s->opts.no_load;
