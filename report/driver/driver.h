@@ -13,22 +13,6 @@
 
 #include "driver/session.h"
 
-/* The side-band records to apply in time order. */
-struct sides {
-	struct rec_pos *v;
-	size_t nr, cap;
-	/* with many files: (hash, size) of each record kept -> its index in v */
-	struct kvmap kept;
-	/*
-	 * With many files (copy set before pass 1): the records themselves, v[].off
-	 * their place here, so applying them reads no file again (a day of windows
-	 * would map each window's pages once more for its COMMs).
-	 */
-	bool copy;
-	u8 *bytes;
-	size_t nr_bytes, cap_bytes;
-};
-
 /* ---- session.c ---- */
 
 /* Name the attrs of @pf (EVENT_DESC, else from type/config) and give each its hist. */

@@ -116,6 +116,14 @@ static int take_build_ids(struct session *s, struct perf_file *pf)
 	return err;
 }
 
+static void sides_free(struct sides *sd)
+{
+	free(sd->v);
+	free(sd->bytes);
+	kvmap__exit(&sd->kept);
+	memset(sd, 0, sizeof(*sd));
+}
+
 /* Add the file @path, or the @len bytes at @buf named @path if @buf is not NULL. */
 static int add_file(struct session *s, const char *path, const void *buf, size_t len)
 {
@@ -153,14 +161,25 @@ static int add_file(struct session *s, const char *path, const void *buf, size_t
 		err = take_build_ids(s, pf);
 	if (err)
 		return fail(s, err, path, "out of memory");
-	/* the header and features were read: the records are read later (a day of
-	 * windows would otherwise hold every file's pages at once) */
+	if (s->many && s->nr_scanned + 1 == s->nr_files) {
+		/* pass 1 now, while its pages are mapped (session__process() does the rest) */
+		u64 pos = pf->data_off;
+
+		err = sideband__scan_file(s, (u32)(s->nr_files - 1), &s->sides, &pos, 0);
+		if (err)
+			return s->err[0] ? err : fail(s, err, path, "out of memory");
+		s->nr_scanned++;
+	}
+	/* its records are read later (a day of windows would otherwise hold every
+	 * file's pages at once) */
 	perf_file__release(pf);
 	return 0;
 }
 
 int session__reserve(struct session *s, size_t nr)
 {
+	if (nr > 1 && !s->nr_files)
+		s->many = s->sides.copy = true;
 	return array__reserve(&s->files, &s->cap_files, nr, sizeof(*s->files));
 }
 
@@ -313,8 +332,8 @@ static void account_file(struct session *s, const struct perf_file *pf)
  */
 int session__process(struct session *s)
 {
-	struct sides sd = {0};
-	bool spec = onewalk__fits(s);
+	struct sides *sd = &s->sides;
+	bool spec = !s->nr_scanned && onewalk__fits(s);
 	size_t i;
 	int err = 0, done = 0;
 	u64 pos;
@@ -322,18 +341,19 @@ int session__process(struct session *s)
 	/* --focus, --hide...: the stack filter (aggregate/aim.c) */
 	s->hists.aim = s->opts.aim;
 	if (spec) /* pass 1 of the one file (0), and maybe pass 2 (1) */
-		err = done = onewalk__process(s, &sd);
+		err = done = onewalk__process(s, sd);
 	/* Many files (a day of windows) hold their pages only while read, and their
-	 * side-band records are copied in pass 1 (sideband.c) */
-	sd.copy = s->nr_files > 1 && !spec;
-	for (i = 0; i < s->nr_files && !err && !spec; i++) {
+	 * side-band records are copied in pass 1 (sideband.c); the files added
+	 * after session__reserve() had their pass 1 as they were added */
+	sd->copy = sd->copy || (s->nr_files > 1 && !spec);
+	for (i = s->nr_scanned; i < s->nr_files && !err && !spec; i++) {
 		pos = s->files[i].data_off;
-		err = sideband__scan_file(s, (u32)i, &sd, &pos, 0);
+		err = sideband__scan_file(s, (u32)i, sd, &pos, 0);
 		if (s->nr_files > 1)
 			perf_file__release(&s->files[i]);
 	}
 	if (!err && !done)
-		err = sideband__build_machine(s, &sd);
+		err = sideband__build_machine(s, sd);
 	for (i = 0; i < s->nr_files && !err && !done; i++) {
 		err = samples__file(s, &s->files[i], UINT64_MAX);
 		if (s->nr_files > 1)
@@ -341,9 +361,7 @@ int session__process(struct session *s)
 	}
 	if (err > 0)
 		err = 0;
-	free(sd.v);
-	free(sd.bytes);
-	kvmap__exit(&sd.kept);
+	sides_free(sd);
 	for (i = 0; i < s->nr_files; i++)
 		account_file(s, &s->files[i]);
 	if (!err)
@@ -421,5 +439,6 @@ void session__exit(struct session *s)
 	unwind_dwarf__free(s->unwinder);
 	counters__exit(&s->counters);
 	kvmap__exit(&s->stats_read);
+	sides_free(&s->sides);
 	memset(s, 0, sizeof(*s));
 }

@@ -30,6 +30,22 @@ struct filter {
 	u64 time_from, time_to; /* ns after the first sample, [from, to) */
 };
 
+/* The side-band records to apply in time order. */
+struct sides {
+	struct rec_pos *v;
+	size_t nr, cap;
+	/* with many files: (hash, size) of each record kept -> its index in v */
+	struct kvmap kept;
+	/*
+	 * With many files (copy set before pass 1): the records themselves, v[].off
+	 * their place here, so applying them reads no file again (a day of windows
+	 * would map each window's pages once more for its COMMs).
+	 */
+	bool copy;
+	u8 *bytes;
+	size_t nr_bytes, cap_bytes;
+};
+
 struct session_opts {
 	bool no_load; /* never open object files or /proc/kallsyms (fuzzing) */
 	bool lines;   /* keep the address of every frame, for source lines */
@@ -77,10 +93,22 @@ struct session {
 	size_t nr_warnings, dropped_warnings;
 	char err[320];
 	struct kvmap stats_read; /* (dev, inode) of the stat files counted (stat_sibling.c) */
+	/*
+	 * Many files (session__reserve() for more than one): pass 1 of each file
+	 * as it is added (its pages are mapped then), into sides; nr_scanned: the
+	 * files done so.
+	 */
+	bool many;
+	struct sides sides;
+	size_t nr_scanned;
 };
 
 int session__init(struct session *s);
-/* Make room for @nr files in all (a day of windows: one allocation, no copies). 0 or -ENOMEM. */
+/*
+ * Make room for @nr files in all (a day of windows: one allocation, no
+ * copies); with more than one, each is scanned as it is added (pass 1).
+ * Returns 0 or -ENOMEM.
+ */
 int session__reserve(struct session *s, size_t nr);
 int session__add_file(struct session *s, const char *path);
 int session__add_buffer(struct session *s, const char *name, const void *buf, size_t len);

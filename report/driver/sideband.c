@@ -206,8 +206,8 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
 		s->bad_records++;
 		return 0;
 	}
-	if (s->nr_files > 1 && (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2) &&
-	    repeated(s, sd, r))
+	if ((s->many || s->nr_files > 1) &&
+	    (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2) && repeated(s, sd, r))
 		return 0;
 	switch (type) {
 	case PERF_RECORD_MMAP:
