@@ -33,11 +33,17 @@
 /* The sample layout of the memory attrs: the file's, with the block and its size. */
 #define AP_MEMORY_SAMPLE_TYPE (AUTOPROF_SAMPLE_TYPE | PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT)
 
-/* Per-thread sampling state: the bytes left to the next sample, the PRNG, the guard. */
+/*
+ * Per-thread sampling state: the bytes left to the next sample, the PRNG, the
+ * guard. While the guard is up (busy), left is parked at INT64_MAX (its value
+ * kept in held), so that allocations pass straight through the wrappers'
+ * fast path, uncounted.
+ */
 struct ap_mem_thread {
 	int64_t left;  /* bytes before the next sample point; <= 0: a sample is due */
-	uint64_t rng;  /* xorshift state; 0 until the thread's first allocation */
+	uint64_t rng;  /* xorshift state; 0 until the thread's first sampled allocation */
 	unsigned busy; /* inside the profiler: allocations pass straight through */
+	int64_t held;  /* left, while busy */
 };
 
 extern AP_TLS struct ap_mem_thread ap_mem;
@@ -45,9 +51,27 @@ extern AP_TLS struct ap_mem_thread ap_mem;
 extern bool ap_mem_on;
 extern uint64_t ap_mem_interval;
 
+/* Raise the thread's guard (nested): its allocations and frees pass through. */
+static inline void memory__guard_up(void)
+{
+	if (!ap_mem.busy++) {
+		ap_mem.held = ap_mem.left;
+		ap_mem.left = INT64_MAX;
+	}
+}
+
+static inline void memory__guard_down(void)
+{
+	if (!--ap_mem.busy)
+		ap_mem.left = ap_mem.held;
+}
+
 /* ---- wrap/alloc.c ---- */
 
+/* Do the program's malloc and free reach the wrappers? Not async-signal-safe. */
 bool alloc__interposed(void);
+/* Sample with mean interval and live.c's filter (on), or stop. Async-signal-safe. */
+void alloc__sampling(bool on, uint64_t interval, const uint16_t *filter);
 
 /* ---- session/memory.c ---- */
 
@@ -66,24 +90,12 @@ uint64_t memory__samples(void);
 size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
 			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
 			  unsigned nr, uint64_t size);
-/* The slow path of an allocation of n bytes at p, called from ret: count it down, maybe sample. */
-void memory__allocated(void *p, size_t n, uintptr_t ret);
-
 /*
- * An allocation of n bytes at p returned to the program from ret: the fast
- * path (a subtraction) of the Poisson count-down. Not async-signal-safe (a
- * sample unwinds and takes the live table's lock).
+ * The slow path of an allocation of n bytes at p (not NULL), called from ret:
+ * the thread's count-down reached 0, or n is at least the interval, or the
+ * thread's count is not set up. Keeps errno. Not async-signal-safe.
  */
-static inline void memory__after_alloc(void *p, size_t n, uintptr_t ret)
-{
-	int64_t s = n ? (int64_t)n : 1;
-
-	if (!p || ap_mem.busy)
-		return;
-	if ((uint64_t)s < ap_mem_interval && (ap_mem.left -= s) > 0)
-		return;
-	memory__allocated(p, n, ret);
-}
+void memory__allocated(void *p, size_t n, uintptr_t ret);
 
 /* A sampled block of the live table. */
 struct live_block {
@@ -114,24 +126,19 @@ void live__unlock_all(void);
 uint64_t live__untracked(void);
 uint64_t live__footprint(void);
 
-/* live.c's filter: a count of sampled live blocks per hash of their address. */
-#define AP_LIVE_FILTER_BITS 20
-extern uint32_t *ap_live_filter;
+/*
+ * live.c's filter: a count of sampled live blocks per hash of their address
+ * (2^17 counts of 16 bits, 256 KiB: a count that reaches 65535 stays there).
+ * The free path's test is a load of it, without a lock: a block is in the
+ * filter before its address reaches the program, so any free of it sees it
+ * there. False positives only.
+ */
+#define AP_LIVE_FILTER_BITS 17
+extern uint16_t *ap_live_filter;
 
 static inline uint32_t live__filter_index(uint64_t addr)
 {
 	return (uint32_t)(((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - AP_LIVE_FILTER_BITS));
-}
-
-/*
- * Might the block at p be a sampled one still live? The free path's test, a
- * few loads, without a lock: a block is in the filter before its address
- * reaches the program, so any free of it sees it there. False positives only.
- */
-static inline bool memory__maybe_sampled(void *p)
-{
-	return p && ap_live_filter && !ap_mem.busy &&
-	       __atomic_load_n(&ap_live_filter[live__filter_index((uintptr_t)p)], __ATOMIC_RELAXED);
 }
 
 #endif /* AUTOPROF_MEMORY_H */

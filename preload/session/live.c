@@ -12,8 +12,8 @@
  *    an array of [nr, ip...] reserved once (MAP_NORESERVE) and filled as
  *    stacks come; a stack's id is its offset (0: unknown);
  *  - the filter (ap_live_filter): per hash of an address, how many live
- *    blocks have it; every free reads it without the lock, and only a
- *    non-zero count sends the free to the table.
+ *    blocks have it (16 bits, sticky at their maximum); every free reads it
+ *    without the lock, and only a non-zero count sends the free to the table.
  * Locks: one per shard of the blocks (64, by address, so threads rarely
  * wait for each other) and one for the stacks; spin locks of ours, never
  * held across a call into the program or the allocator; a handler (a
@@ -51,7 +51,7 @@ struct shard {
 	uint64_t mask, count;
 } __attribute__((aligned(64)));
 
-uint32_t *ap_live_filter;
+uint16_t *ap_live_filter;
 
 static struct shard shards[SHARDS];
 static int stack_lock;
@@ -75,7 +75,7 @@ static void *map(uint64_t bytes)
  */
 int live__init(void)
 {
-	uint32_t *filter = map(FILTER_SLOTS * sizeof(*filter));
+	uint16_t *filter = map(FILTER_SLOTS * sizeof(*filter));
 
 	stacks = map(MIN_STACKS * sizeof(*stacks));
 	frames = map(FRAMES * sizeof(*frames));
@@ -127,6 +127,19 @@ void live__unlock_all(void)
 	for (unsigned i = 0; i < SHARDS; i++)
 		spin_unlock(&shards[i].lock);
 	spin_unlock(&stack_lock);
+}
+
+/* Add d (1 or -1) to addr's count in the filter; a count at its maximum stays. */
+static void filter_add(uint64_t addr, int d)
+{
+	uint16_t *c = &ap_live_filter[live__filter_index(addr)];
+	uint16_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+
+	do {
+		if (v == UINT16_MAX || (d < 0 && !v))
+			return;
+	} while (!__atomic_compare_exchange_n(c, &v, (uint16_t)(v + d), true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 }
 
 static struct shard *shard_of(uint64_t addr)
@@ -256,8 +269,7 @@ void live__insert(const struct live_block *b)
 	i = find(s, b->addr);
 	if (!s->v[i].addr) {
 		s->count++;
-		__atomic_fetch_add(&ap_live_filter[live__filter_index(b->addr)], 1,
-				   __ATOMIC_RELAXED);
+		filter_add(b->addr, 1);
 	}
 	s->v[i] = *b;
 out:
@@ -280,7 +292,7 @@ bool live__take(uint64_t addr, struct live_block *out)
 		goto out;
 	had = true;
 	*out = s->v[i];
-	__atomic_fetch_sub(&ap_live_filter[live__filter_index(addr)], 1, __ATOMIC_RELAXED);
+	filter_add(addr, -1);
 	s->count--;
 	/* backward shift: move up each later entry whose home is not between the hole and it */
 	for (j = (i + 1) & s->mask; s->v[j].addr; j = (j + 1) & s->mask) {

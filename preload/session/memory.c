@@ -7,7 +7,7 @@
  * live-bytes records.
  *
  * A sample is taken in the program's context, on the allocating thread,
- * with the thread's guard up (ap_mem.busy: what libunwind and we allocate
+ * with the thread's guard up (memory__guard_up(): what libunwind and we allocate
  * passes straight through, uncounted, and so do the allocations and frees
  * of a handler of the program that interrupts us, which therefore never
  * waits for a table we hold) and the thread's buffer claimed with
@@ -293,10 +293,9 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 }
 
 /*
- * The slow path of an allocation of n bytes at p from ret (memory.h's
- * memory__after_alloc): the count-down reached 0, or n is at least the
- * interval, or this is the thread's first allocation. Keeps errno. Not
- * async-signal-safe.
+ * The slow path of an allocation of n bytes at p (alloc.c's counted_on()):
+ * the count-down reached 0, or n is at least the interval, or this is the
+ * thread's first allocation. Keeps errno. Not async-signal-safe.
  */
 __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t ret)
 {
@@ -304,10 +303,9 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 	uint64_t k = 0;
 	int saved;
 
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || autoprof.paused)
-		return;
+	if (ap_mem.busy || !__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
+		return; /* inside the profiler (a block of at least the interval), or stopped */
 	saved = errno;
-	ap_mem.busy++;
 	if (!ap_mem.rng) {
 		seed_thread();
 		if (b.size < ap_mem_interval)
@@ -322,9 +320,12 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 		}
 		b.weight = k * ap_mem_interval;
 	}
-	if (b.weight)
+	/* paused (ctl stop) or stopping: the count goes on, the sample is not taken */
+	if (b.weight && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && !autoprof.paused) {
+		memory__guard_up();
 		take_sample(&b, ret);
-	ap_mem.busy--;
+		memory__guard_down();
+	}
 	errno = saved;
 	__asm__ volatile("" ::: "memory");
 }
@@ -335,17 +336,19 @@ bool memory__take(void *p, struct live_block *b)
 {
 	bool had;
 
-	ap_mem.busy++;
+	if (ap_mem.busy)
+		return false; /* a handler of the program, inside the profiler: passes through */
+	memory__guard_up();
 	had = live__take((uintptr_t)p, b);
-	ap_mem.busy--;
+	memory__guard_down();
 	return had;
 }
 
 void memory__put_back(const struct live_block *b)
 {
-	ap_mem.busy++;
+	memory__guard_up();
 	live__insert(b);
-	ap_mem.busy--;
+	memory__guard_down();
 }
 
 /* Append one attr (a software event whose samples carry the block and its size). */
@@ -397,14 +400,14 @@ int memory__file_events(struct writer_event *events, int n)
 /* fork: the live table's lock is held across it, so the child's copy is whole. */
 static void before_fork(void)
 {
-	ap_mem.busy++;
+	memory__guard_up();
 	live__lock_all();
 }
 
 static void after_fork(void)
 {
 	live__unlock_all();
-	ap_mem.busy--;
+	memory__guard_down();
 }
 
 /* The child's live set starts as the parent's; its samples and file are its own. */
@@ -435,6 +438,7 @@ void memory__start(void)
 	}
 	ap_mem_interval = autoprof.cfg->memory_interval;
 	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
+	alloc__sampling(true, ap_mem_interval, ap_live_filter);
 }
 
 /*
@@ -448,9 +452,10 @@ void memory__stop_emergency(struct writer *w)
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
 		return;
-	ap_mem.busy++;
+	alloc__sampling(false, 0, NULL);
+	memory__guard_up();
 	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false);
-	ap_mem.busy--;
+	memory__guard_down();
 }
 
 /*
@@ -466,11 +471,11 @@ void memory__snapshot(struct writer *w)
 
 	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
 		return;
-	ap_mem.busy++;
+	memory__guard_up();
 	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false) ==
 	    -EBUSY)
 		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
-	ap_mem.busy--;
+	memory__guard_down();
 }
 
 uint64_t memory__samples(void)
@@ -485,9 +490,10 @@ void memory__stop(struct writer *w)
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
 		return;
-	ap_mem.busy++;
+	alloc__sampling(false, 0, NULL);
+	memory__guard_up();
 	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true);
-	ap_mem.busy--;
+	memory__guard_down();
 	if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	pr_info(
