@@ -116,7 +116,8 @@ void memory__put_back(const struct live_block *b);
 /* ---- session/live.c ---- */
 
 int live__init(void);
-uint32_t live__stack_id(const uint64_t *chain, unsigned nr);
+/* The id of a stack (0: unknown); *first: its first use in file generation gen. */
+uint32_t live__stack_id(const uint64_t *chain, unsigned nr, uint32_t gen, bool *first);
 void live__insert(const struct live_block *b);
 bool live__take(uint64_t addr, struct live_block *out);
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,

@@ -43,6 +43,8 @@
 struct stack_slot {
 	uint64_t hash;
 	uint32_t off, nr; /* off 0: empty */
+	uint32_t gen;	  /* the last file generation that asked for it */
+	uint32_t pad;
 };
 
 struct shard {
@@ -186,13 +188,17 @@ static bool grow_stacks(void)
 
 /*
  * The id of the stack of nr ips (innermost first), added if new; 0 when the
- * tables are full. Takes the stacks' lock. Not async-signal-safe.
+ * tables are full. *first (if not NULL): this is the stack's first use in
+ * file generation gen (its objects' records may be missing from that file).
+ * Takes the stacks' lock. Not async-signal-safe.
  */
-uint32_t live__stack_id(const uint64_t *ips, unsigned nr)
+uint32_t live__stack_id(const uint64_t *ips, unsigned nr, uint32_t gen, bool *first)
 {
 	uint64_t h = hash_chain(ips, nr), i;
 	uint32_t id = 0;
 
+	if (first)
+		*first = true;
 	spin_lock(&stack_lock);
 	if (stack_count + 1 > (stack_mask + 1) / 2 && !grow_stacks())
 		goto out;
@@ -200,12 +206,16 @@ uint32_t live__stack_id(const uint64_t *ips, unsigned nr)
 		if (stacks[i].hash == h && stacks[i].nr == nr &&
 		    !memcmp(frames + stacks[i].off + 1, ips, (size_t)nr * 8)) {
 			id = stacks[i].off;
+			if (first)
+				*first = stacks[i].gen != gen;
+			stacks[i].gen = gen;
 			goto out;
 		}
 	}
 	if (frames_used + nr + 1 > FRAMES || frames_used + nr + 1 > UINT32_MAX)
 		goto out;
-	stacks[i] = (struct stack_slot){.hash = h, .off = (uint32_t)frames_used, .nr = nr};
+	stacks[i] =
+	    (struct stack_slot){.hash = h, .off = (uint32_t)frames_used, .nr = nr, .gen = gen};
 	frames[frames_used] = nr;
 	memcpy(frames + frames_used + 1, ips, (size_t)nr * 8);
 	frames_used += nr + 1;

@@ -34,6 +34,7 @@
 #include <libunwind.h>
 
 #include "memory.h"
+#include "objects.h"
 
 AP_TLS struct ap_mem_thread ap_mem;
 bool ap_mem_on;
@@ -219,14 +220,16 @@ static __attribute__((noinline)) unsigned caller_chain(uint64_t *chain, void **t
 	return n;
 }
 
-/* Put a sample's record in t's buffer (entered), the objects it touches first. */
+/* Put a sample's record in t's buffer (entered), the objects it touches first
+ * when the stack is new to this file (a stack seen before had them noted). */
 static void to_thread(struct ap_thread *t, const struct live_block *b, const uint64_t *chain,
-		      unsigned nr, uint64_t now)
+		      unsigned nr, uint64_t now, bool first)
 {
 	char *out;
 	size_t n;
 
-	object_records__note(t, chain, nr);
+	if (first || !b->stack)
+		object_records__note(t, chain, nr);
 	out = buffer__reserve(t, MAX_RECORD);
 	n = memory__put_sample(out, MAX_RECORD, alloc_id, t->sampler->pid, (uint32_t)t->tid, now,
 			       b->addr, b->weight, chain, nr, b->size);
@@ -262,10 +265,12 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
 		void **trace = (void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES);
 
+		bool first;
+
 		nr = caller_chain(chain, trace, depth, ret);
-		b->stack = live__stack_id(chain + 1, nr - 1);
+		b->stack = live__stack_id(chain + 1, nr - 1, (uint32_t)objects__file_gen(), &first);
 		live__insert(b);
-		to_thread(t, b, chain, nr, now);
+		to_thread(t, b, chain, nr, now, first);
 		buffer__leave(t);
 	} else {
 		sigset_t old;
@@ -275,7 +280,7 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		while (__atomic_exchange_n(&shared_lock, 1, __ATOMIC_ACQUIRE))
 			sched_yield();
 		nr = caller_chain(shared_chain, shared_trace, depth, ret);
-		b->stack = live__stack_id(shared_chain + 1, nr - 1);
+		b->stack = live__stack_id(shared_chain + 1, nr - 1, 0, NULL);
 		live__insert(b);
 		n = memory__put_sample(shared_record, sizeof(shared_record), alloc_id,
 				       (uint32_t)autoprof.pid, (uint32_t)ap_syscall(SYS_gettid),

@@ -26,9 +26,9 @@ int main(void)
 
 	plan(8);
 	ok(live__init() == 0, "the tables are mapped");
-	s1 = live__stack_id(ips, 3);
-	s2 = live__stack_id(ips, 3);
-	s3 = live__stack_id(ips2, 3);
+	s1 = live__stack_id(ips, 3, 1, NULL);
+	s2 = live__stack_id(ips, 3, 1, NULL);
+	s3 = live__stack_id(ips2, 3, 1, NULL);
 	ok(s1 && s1 == s2 && s3 && s3 != s1, "a stack has one id; another stack another (%u %u %u)",
 	   s1, s2, s3);
 
