@@ -32,6 +32,8 @@
 
 /* The sample layout of the memory attrs: the file's, with the block and its size. */
 #define AP_MEMORY_SAMPLE_TYPE (AUTOPROF_SAMPLE_TYPE | PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT)
+/* Where a memory SAMPLE record's period is (memory__put_sample's layout). */
+#define AP_MEMORY_PERIOD_AT 56
 
 /*
  * Per-thread sampling state: the bytes left to the next sample, the PRNG, the
@@ -85,6 +87,8 @@ void memory__stop(struct writer *w);
 void memory__stop_emergency(struct writer *w);
 /* A window's end: its file gets the live set, if the table is free soon. Async-signal-safe. */
 void memory__snapshot(struct writer *w);
+/* ctl dump: the file gets the live set of now, which a later one retires. Async-signal-safe. */
+void memory__dump(struct writer *w);
 /* Allocation samples this image recorded (a file with some is not empty). */
 uint64_t memory__samples(void);
 size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
@@ -121,7 +125,7 @@ uint32_t live__stack_id(const uint64_t *chain, unsigned nr, uint32_t gen, bool *
 void live__insert(const struct live_block *b);
 bool live__take(uint64_t addr, struct live_block *out);
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
-		uint64_t *bytes, bool wait);
+		uint64_t *bytes, bool wait, bool keep);
 void live__lock_all(void);
 void live__unlock_all(void);
 uint64_t live__untracked(void);

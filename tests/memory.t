@@ -11,7 +11,7 @@
 # never notices: same output and exit status.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown" "$B/progs/libearlyalloc.so"
-plan 30
+plan 33
 
 P=$B/progs
 
@@ -151,6 +151,25 @@ n=$(wc -l <win.live)
 	sort -n -c win.live
 ok $? "AUTOPROF_WINDOW: each window's file has the live set at its end, growing to 4 MiB ($n windows)" ||
 	diag_file win.live
+
+# ---- ctl dump: the file holds what is live now; a later live set retires it ----
+profile dump.data env AUTOPROF_MEMORY_INTERVAL=1 "$P/memcases" dump "$PWD/go" >dump.out 2>dump.err &
+dpid=$!
+for i in $(seq 200); do
+	grep -q ready dump.out 2>/dev/null && break
+	sleep 0.1
+done
+timeout -s KILL 30 "$B/autoprof" ctl "$(awk '/^ready/ { print $2 }' dump.out)" dump >ctl.out 2>&1
+cp dump.data dump1.data
+touch go
+wait $dpid
+is "$(at dump1.data live-bytes dump_keep) $(at dump1.data live-bytes dump_gone)" "200000 300000" \
+	"ctl dump: the file holds the live set of the moment, by stack" || diag_file ctl.out
+is "$(at dump.data live-bytes dump_keep) $(at dump.data live-bytes dump_gone)" "200000 0" \
+	"...and at the end only the end's live set counts (the dump's is retired in place)"
+timeout -s KILL 60 "$B/autoprof-report" --leaks dump.data >dump.leaks 2>&1
+grep -q dump_keep dump.leaks && ! grep -q dump_gone dump.leaks
+ok $? "...--leaks shows what leaked at the end, not what the dump saw" || diag_file dump.leaks
 
 # ---- an allocator linked into the program ----
 profile own.data "$P/memown" >own.out 2>own.err

@@ -184,6 +184,9 @@ struct writer {
 };
 
 int writer__append(struct writer *w, const void *buf, size_t len);
+/* The same, saying where in the file the bytes went; and rewriting them there later. */
+int writer__append_at(struct writer *w, const void *buf, size_t len, uint64_t *at);
+int writer__patch(struct writer *w, uint64_t at, const void *buf, size_t len);
 void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
 int writer__finish(struct writer *w, bool tidy); /* async-signal-safe when !tidy */
 int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len);

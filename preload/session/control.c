@@ -37,6 +37,7 @@
 
 #include "autoprof/control.h"
 #include "internal.h"
+#include "memory.h"
 
 /* The endpoint of this image, set up before any request can come. */
 static char endpoint[PATH_MAX], reply[PATH_MAX + 8], reply_tmp[PATH_MAX + 16];
@@ -276,8 +277,10 @@ static void act(void *arg)
 	if (a.op == AP_CTL_START || a.op == AP_CTL_STOP)
 		changed = set_paused(a.op == AP_CTL_STOP);
 	registry__visit(visit, &a);
-	if (a.op == AP_CTL_DUMP)
+	if (a.op == AP_CTL_DUMP) {
 		windows__end(true); /* a window past its end, in an idle process: ended now */
+		memory__dump(&autoprof.writer); /* AUTOPROF_MEMORY: the live set of now */
+	}
 	a.samples += __atomic_load_n(&autoprof.stats.samples, __ATOMIC_RELAXED);
 	a.lost += __atomic_load_n(&autoprof.stats.lost, __ATOMIC_RELAXED);
 

@@ -36,8 +36,6 @@
 #define MAX_STACKS   (1ULL << 24)
 #define FRAMES	     (1ULL << 26) /* u64 entries reserved for stacks: 512 MiB of address space */
 #define FILTER_SLOTS (1ULL << AP_LIVE_FILTER_BITS)
-#define WRITE_BUF    (256 * 1024)
-#define RECORD_ROOM  (128 + (AP_MAX_CHAIN + 2) * 8)
 #define SPIN_TRIES   1000 /* a handler's bounded wait for a lock (sched_yield each) */
 
 struct stack_slot {
@@ -392,76 +390,138 @@ static void release_shards(void)
 }
 
 /*
+ * The last live set written to the middle of a file (ctl dump), kept until a
+ * later live set is written to the same file: the earlier one is then
+ * retired in place (every record's period set to 0, its size unchanged), so
+ * that a file holds one live set that weighs: its latest. Under snap_lock.
+ */
+static struct {
+	char *buf;
+	size_t len, cap;
+	uint64_t at, dev, ino;
+} kept;
+static int snap_lock;
+
+/* Retire the kept live set if it is in w's file, and forget it. Under snap_lock. */
+static void retire(struct writer *w)
+{
+	struct perf_event_header h;
+
+	if (!kept.buf)
+		return;
+	if (kept.dev == w->dev && kept.ino == w->ino) {
+		for (size_t off = 0; off + AP_MEMORY_PERIOD_AT + 8 <= kept.len; off += h.size) {
+			memcpy(&h, kept.buf + off, sizeof(h));
+			if (h.size < AP_MEMORY_PERIOD_AT + 8)
+				break;
+			memset(kept.buf + off + AP_MEMORY_PERIOD_AT, 0, 8);
+		}
+		writer__patch(w, kept.at, kept.buf, kept.len);
+	}
+	munmap(kept.buf, kept.cap);
+	kept.buf = NULL;
+}
+
+/* The chain of merged entry e into chain (PERF_CONTEXT_USER first); returns its entries. */
+static unsigned chain_of(const struct merged *e, uint64_t *chain)
+{
+	unsigned nr = 1;
+
+	chain[0] = PERF_CONTEXT_USER;
+	if (e->stack) {
+		uint64_t n = frames[e->stack];
+
+		if (n > AP_MAX_CHAIN)
+			n = AP_MAX_CHAIN;
+		memcpy(chain + 1, frames + e->stack + 1, n * 8);
+		nr += (unsigned)n;
+	}
+	if (nr == 1)
+		chain[nr++] = 0;
+	return nr;
+}
+
+/*
  * Write the live set to w as SAMPLE records of the attr id: one per stack
  * and block size, its period the estimated bytes still live, its weight the
  * size; *blocks and *bytes get the sampled blocks and the estimated bytes.
  * The tables are held while the set is merged: waited for (wait), or a
- * bounded time from a handler. Returns 0 or -errno (-EBUSY: not held).
- * Async-signal-safe when !wait.
+ * bounded time from a handler. A live set written earlier to the same file
+ * by a call with keep is retired first; with keep, this one is kept to be
+ * retired by the next (a set in the middle of the file: ctl dump). Returns 0
+ * or -errno (-EBUSY: not held). Async-signal-safe when !wait.
  */
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *nblocks,
-		uint64_t *bytes, bool wait)
+		uint64_t *bytes, bool wait, bool keep)
 {
 	uint64_t cap = 16, count = 0, chain[AP_MAX_CHAIN + 2];
 	struct merged *m = NULL;
+	size_t len = 0, room = 0;
 	char *buf = NULL;
-	size_t len = 0;
 	int err = 0;
 
 	*nblocks = *bytes = 0;
 	if (!id)
 		return 0;
-	if (!hold_shards(wait))
+	if (wait)
+		spin_lock(&snap_lock);
+	else if (!spin_trylock(&snap_lock))
 		return -EBUSY;
+	if (!hold_shards(wait)) {
+		spin_unlock(&snap_lock);
+		return -EBUSY;
+	}
 	for (unsigned i = 0; i < SHARDS; i++)
 		count += shards[i].count;
 	*nblocks = count;
-	if (!count) {
-		release_shards();
-		return 0;
-	}
 	while (cap < count * 2)
 		cap *= 2;
-	m = map(cap * sizeof(*m));
-	buf = map(WRITE_BUF);
-	if (m && buf)
+	m = count ? map(cap * sizeof(*m)) : NULL;
+	if (m)
 		merge(m, cap);
 	release_shards(); /* the stacks' frames never move: read without a lock */
-	if (!m || !buf) {
+	retire(w);
+	if (!count)
+		goto out;
+	if (!m) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (uint64_t i = 0; i < cap && !err; i++) {
-		unsigned nr = 1;
+	for (uint64_t i = 0; i < cap; i++) /* the records' size, to write them in one append */
+		if (m[i].used)
+			room +=
+			    sizeof(struct perf_event_header) + 9 * 8 + chain_of(&m[i], chain) * 8;
+	room = (room + 4095) & ~(size_t)4095;
+	buf = map(room);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = 0; i < cap; i++) {
+		unsigned nr;
 
 		if (!m[i].used)
 			continue;
 		*bytes += m[i].weight;
-		chain[0] = PERF_CONTEXT_USER;
-		if (m[i].stack) {
-			uint64_t n = frames[m[i].stack];
-
-			if (n > AP_MAX_CHAIN)
-				n = AP_MAX_CHAIN;
-			memcpy(chain + 1, frames + m[i].stack + 1, n * 8);
-			nr += (unsigned)n;
-		}
-		if (nr == 1)
-			chain[nr++] = 0;
-		if (len + RECORD_ROOM > WRITE_BUF) {
-			err = writer__append(w, buf, len);
-			len = 0;
-		}
-		len += memory__put_sample(buf + len, WRITE_BUF - len, id, pid, pid, time, 0,
-					  m[i].weight, chain, nr, m[i].size);
+		nr = chain_of(&m[i], chain);
+		len += memory__put_sample(buf + len, room - len, id, pid, pid, time, 0, m[i].weight,
+					  chain, nr, m[i].size);
 	}
-	if (!err && len)
-		err = writer__append(w, buf, len);
+	err = writer__append_at(w, buf, len, &kept.at);
 	writer__note_times(w, time, time);
+	if (!err && keep) {
+		kept.buf = buf;
+		kept.len = len;
+		kept.cap = room;
+		kept.dev = w->dev;
+		kept.ino = w->ino;
+		buf = NULL;
+	}
 out:
+	spin_unlock(&snap_lock);
 	if (m)
 		munmap(m, cap * sizeof(*m));
 	if (buf)
-		munmap(buf, WRITE_BUF);
+		munmap(buf, room);
 	return err;
 }

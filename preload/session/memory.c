@@ -43,6 +43,7 @@ uint64_t ap_mem_interval = 512 * 1024;
 static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
 static uint64_t samples, sampled_bytes, unplaced; /* atomic */
 static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
+static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -459,7 +460,7 @@ void memory__stop_emergency(struct writer *w)
 		return;
 	alloc__sampling(false, 0, NULL);
 	memory__guard_up();
-	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false);
+	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false, false);
 	memory__guard_down();
 }
 
@@ -477,9 +478,31 @@ void memory__snapshot(struct writer *w)
 	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
 		return;
 	memory__guard_up();
-	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false) ==
-	    -EBUSY)
+	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			false) == -EBUSY)
 		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
+	memory__guard_down();
+}
+
+/*
+ * `autoprof ctl PID dump` (control.c, from a handler, after every thread's
+ * buffer is flushed): the file gets the live set of now, as live-bytes
+ * records; the live set written next to the same file (another dump, a
+ * window's end, the image's end) retires it in place (its periods set to 0),
+ * so that the file always holds one live set that counts. The tables are
+ * waited for a bounded time only (missed dumps are counted and said at the
+ * end). Async-signal-safe.
+ */
+void memory__dump(struct writer *w)
+{
+	uint64_t blocks, bytes;
+
+	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
+		return;
+	memory__guard_up();
+	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			true) == -EBUSY)
+		__atomic_fetch_add(&dumps_missed, 1, __ATOMIC_RELAXED);
 	memory__guard_down();
 }
 
@@ -497,7 +520,8 @@ void memory__stop(struct writer *w)
 		return;
 	alloc__sampling(false, 0, NULL);
 	memory__guard_up();
-	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true);
+	err =
+	    live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true, false);
 	memory__guard_down();
 	if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
@@ -513,6 +537,9 @@ void memory__stop(struct writer *w)
 		pr_warn(
 		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy)",
 		    (unsigned long long)snapshots_missed);
+	if (dumps_missed)
+		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (the table was busy)",
+			(unsigned long long)dumps_missed);
 	if (live__untracked())
 		pr_warn(
 		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "

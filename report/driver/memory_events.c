@@ -26,6 +26,8 @@ int memory_events__count(struct session *s, const struct perf_file *pf, const st
 	u64 size, objects;
 	int h;
 
+	if (!smp->period) /* a live set retired by a later one (ctl dump): it weighs nothing */
+		return 0;
 	if (!(ea->attr.sample_type & PERF_SAMPLE_WEIGHT) ||
 	    (ea->attr.sample_type & BEFORE_WEIGHT) || ea->hist < 0 ||
 	    !(objects_ev = memory_names__objects_of(s->hists.v[ea->hist].event)) ||
