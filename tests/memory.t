@@ -11,7 +11,7 @@
 # never notices: same output and exit status.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown" "$B/progs/libearlyalloc.so"
-plan 33
+plan 35
 
 P=$B/progs
 
@@ -105,6 +105,33 @@ done
 ok $? "malloc, calloc, realloc, reallocarray, aligned_alloc, memalign, valloc, pvalloc, __libc_malloc, posix_memalign: each site's bytes exact, allocated and live" || diag "$bad"
 is "$(at funcs.data alloc-bytes free_site) $(at funcs.data live-bytes free_site)" "101100 0" \
 	"free: allocated at free_site, nothing live there"
+
+# ---- a program linked with jemalloc or tcmalloc (shared): the calls reach us, then theirs ----
+for alloc in jemalloc.so.2 tcmalloc_minimal.so.4; do
+	lib=$(ls /usr/lib/*/lib$alloc 2>/dev/null | head -1)
+	if [ -z "$lib" ]; then
+		skip "lib$alloc is not installed (scripts/install-deps.sh test)"
+		continue
+	fi
+	cc -O2 -g -pthread -o "mem-$alloc" "$ROOT/tests/progs/memcases.c" "$lib" 2>cc.err ||
+		{ ok 1 "memcases linked with lib$alloc builds"; diag_file cc.err; continue; }
+	timeout -s KILL 60 "./mem-$alloc" funcs >plain-$alloc.out 2>&1
+	profile "$alloc.data" env AUTOPROF_MEMORY_INTERVAL=1 "./mem-$alloc" funcs >"$alloc.out" 2>"$alloc.err"
+	bad=""
+	cmp -s "plain-$alloc.out" "$alloc.out" && grep -q 'usable OK' "$alloc.out" || bad="output"
+	ldd "./mem-$alloc" | grep -q "lib$alloc" || bad="$bad not-linked"
+	for want in malloc_site:100100 calloc_site:300600 realloc_site:100300 \
+		reallocarray_site:401600 aligned_alloc_site:512000 memalign_site:100600 \
+		valloc_site:100700 posix_memalign_site:101000; do
+		site=${want%:*} n=${want#*:}
+		[ "$(at "$alloc.data" alloc-bytes $site)" = "$n" ] || bad="$bad $site:$(at "$alloc.data" alloc-bytes $site)"
+		[ "$(at "$alloc.data" live-bytes $site)" = "$n" ] || bad="$bad live-$site"
+	done
+	[ "$(at "$alloc.data" live-bytes free_site)" = 0 ] || bad="$bad live-free_site"
+	[ -z "$bad" ]
+	ok $? "linked with lib$alloc: same output, every site's bytes exact, allocated and live" ||
+		{ diag "$bad"; diag_file "$alloc.err"; }
+done
 
 # ---- realloc moves a sampled block ----
 profile moves.data env AUTOPROF_MEMORY_INTERVAL=1 "$P/memcases" realloc >moves.out 2>&1
