@@ -11,7 +11,7 @@
 # never notices: same output and exit status.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown" "$B/progs/libearlyalloc.so"
-plan 35
+plan 37
 
 P=$B/progs
 
@@ -105,6 +105,35 @@ done
 ok $? "malloc, calloc, realloc, reallocarray, aligned_alloc, memalign, valloc, pvalloc, __libc_malloc, posix_memalign: each site's bytes exact, allocated and live" || diag "$bad"
 is "$(at funcs.data alloc-bytes free_site) $(at funcs.data live-bytes free_site)" "101100 0" \
 	"free: allocated at free_site, nothing live there"
+
+# ---- an end without a live set (SIGKILL) is not "no leaks"; an empty live set is ----
+rm -f go
+profile kill.data "$P/memcases" dump "$PWD/go" >kill.out 2>&1 &
+for i in $(seq 200); do
+	grep -q ready kill.out 2>/dev/null && break
+	sleep 0.1
+done
+kill -KILL "$(awk '/^ready/ { print $2 }' kill.out)"
+wait
+timeout -s KILL 60 "$B/autoprof-report" --leaks kill.data >kill.leaks 2>kill.err
+rc=$?
+[ $rc = 1 ] && [ ! -s kill.leaks ] && [ "$(wc -l <kill.err)" = 1 ] && grep -q 'no live set' kill.err
+ok $? "SIGKILL: --leaks says the file has no live set (status 1), not that nothing leaked" ||
+	diag_file kill.err
+cat >noleak.c <<'SRC'
+#include <stdlib.h>
+int main(void)
+{
+	for (int i = 0; i < 1000; i++)
+		free(malloc(100));
+	return 0;
+}
+SRC
+cc -O2 -o noleak noleak.c
+profile noleak.data env AUTOPROF_MEMORY_INTERVAL=1 ./noleak
+timeout -s KILL 60 "$B/autoprof-report" --leaks noleak.data >noleak.leaks 2>&1
+is "$?:$(cat noleak.leaks)" "0:Leaks: none. No sampled block was still allocated at the end." \
+	"a program that frees everything: --leaks says none (its empty live set is marked)"
 
 # ---- a program linked with jemalloc or tcmalloc (shared): the calls reach us, then theirs ----
 for alloc in jemalloc.so.2 tcmalloc_minimal.so.4; do

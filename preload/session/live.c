@@ -446,7 +446,8 @@ static unsigned chain_of(const struct merged *e, uint64_t *chain)
  * and block size, its period the estimated bytes still live, its weight the
  * size; *blocks and *bytes get the sampled blocks and the estimated bytes.
  * The tables are held while the set is merged: waited for (wait), or a
- * bounded time from a handler. A live set written earlier to the same file
+ * bounded time from a handler. An empty live set is one record of period 0
+ * and size 0 (its mark). A live set written earlier to the same file
  * by a call with keep is retired first; with keep, this one is kept to be
  * retired by the next (a set in the middle of the file: ctl dump). Returns 0
  * or -errno (-EBUSY: not held). Async-signal-safe when !wait.
@@ -481,8 +482,15 @@ int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint
 		merge(m, cap);
 	release_shards(); /* the stacks' frames never move: read without a lock */
 	retire(w);
-	if (!count)
+	if (!count) { /* the mark of an empty live set: readers tell it from none written */
+		uint64_t mark[2] = {PERF_CONTEXT_USER, 0};
+		char rec[128];
+
+		len = memory__put_sample(rec, sizeof(rec), id, pid, pid, time, 0, 0, mark, 2, 0);
+		err = writer__append(w, rec, len);
+		len = 0;
 		goto out;
+	}
 	if (!m) {
 		err = -ENOMEM;
 		goto out;

@@ -98,6 +98,13 @@ int render_leaks(struct session *s, const struct report_opts *o, FILE *out)
 				"(record one with autoprof --memory, or AUTOPROF_MEMORY=1)\n");
 		return 1;
 	}
+	if ((live < 0 || !s->hists.v[live].nr_samples) && !s->memory_zero) {
+		fprintf(stderr,
+			"autoprof-report: --leaks: the input has no live set: it is written "
+			"at the end of the process, at a window's end and at ctl dump, and this "
+			"process ended without one (SIGKILL, or a live table held too long)\n");
+		return 1;
+	}
 	if (live < 0 || !s->hists.v[live].nr_samples) {
 		fprintf(out, "Leaks: none. No sampled block was still allocated at the end.\n");
 		return 0;
