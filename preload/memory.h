@@ -73,7 +73,7 @@ static inline void memory__guard_down(void)
 /* Do the program's malloc and free reach the wrappers? Not async-signal-safe. */
 bool alloc__interposed(void);
 /* Sample with mean interval and live.c's filter (on), or stop. Async-signal-safe. */
-void alloc__sampling(bool on, uint64_t interval, const uint16_t *filter);
+void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter);
 
 /* ---- session/memory.c ---- */
 
@@ -132,18 +132,27 @@ uint64_t live__untracked(void);
 uint64_t live__footprint(void);
 
 /*
- * live.c's filter: a count of sampled live blocks per hash of their address
- * (2^17 counts of 16 bits, 256 KiB: a count that reaches 65535 stays there).
- * The free path's test is a load of it, without a lock: a block is in the
- * filter before its address reaches the program, so any free of it sees it
- * there. False positives only.
+ * live.c's filter: one bit per hash of an address (2^16 bits, 8 KiB: few
+ * cache lines, so that the frees' lookups do not push the program's data
+ * out of the cache), set while some sampled live block has that hash (live.c
+ * keeps the counts behind the bits). The free path's test is a load of it,
+ * without a lock: a block's bit is set before its address reaches the
+ * program, so any free of it sees it. False positives only.
  */
-#define AP_LIVE_FILTER_BITS 17
-extern uint16_t *ap_live_filter;
+#define AP_LIVE_FILTER_BITS 16
+extern uint64_t *ap_live_filter;
 
 static inline uint32_t live__filter_index(uint64_t addr)
 {
 	return (uint32_t)(((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - AP_LIVE_FILTER_BITS));
+}
+
+/* Is addr's bit set in filter f? A load. */
+static inline bool live__filter_has(const uint64_t *f, uint64_t addr)
+{
+	uint32_t i = live__filter_index(addr);
+
+	return (__atomic_load_n(&f[i >> 6], __ATOMIC_RELAXED) >> (i & 63)) & 1;
 }
 
 #endif /* AUTOPROF_MEMORY_H */

@@ -11,9 +11,10 @@
  *  - stacks: open addressing by the chain's hash, each an offset into frames,
  *    an array of [nr, ip...] reserved once (MAP_NORESERVE) and filled as
  *    stacks come; a stack's id is its offset (0: unknown);
- *  - the filter (ap_live_filter): per hash of an address, how many live
- *    blocks have it (16 bits, sticky at their maximum); every free reads it
- *    without the lock, and only a non-zero count sends the free to the table.
+ *  - the filter (ap_live_filter): per hash of an address, a bit set while
+ *    some live block has it (the counts behind the bits are 16-bit, sticky
+ *    at their maximum); every free reads its bit without a lock, and only a
+ *    set bit sends the free to the table.
  * Locks: one per shard of the blocks (64, by address, so threads rarely
  * wait for each other) and one for the stacks; spin locks of ours, never
  * held across a call into the program or the allocator; a handler (a
@@ -51,7 +52,9 @@ struct shard {
 	uint64_t mask, count;
 } __attribute__((aligned(64)));
 
-uint16_t *ap_live_filter;
+uint64_t *ap_live_filter;
+static uint16_t *filter_counts;		    /* the live blocks per filter bit; under filter_locks */
+static int filter_locks[FILTER_SLOTS / 64]; /* one per word of bits */
 
 static struct shard shards[SHARDS];
 static int stack_lock;
@@ -75,11 +78,13 @@ static void *map(uint64_t bytes)
  */
 int live__init(void)
 {
-	uint16_t *filter = map(FILTER_SLOTS * sizeof(*filter));
+	uint64_t *filter = map(FILTER_SLOTS / 8);
+
+	filter_counts = map(FILTER_SLOTS * sizeof(*filter_counts));
 
 	stacks = map(MIN_STACKS * sizeof(*stacks));
 	frames = map(FRAMES * sizeof(*frames));
-	if (!filter || !stacks || !frames)
+	if (!filter || !filter_counts || !stacks || !frames)
 		return -ENOMEM;
 	for (unsigned i = 0; i < SHARDS; i++) {
 		shards[i].v = map(MIN_BLOCKS * sizeof(*shards[i].v));
@@ -129,17 +134,28 @@ void live__unlock_all(void)
 	spin_unlock(&stack_lock);
 }
 
-/* Add d (1 or -1) to addr's count in the filter; a count at its maximum stays. */
+/*
+ * Add d (1 or -1) to the live blocks of addr's filter bit (a count at its
+ * maximum stays there), the bit set while the count is not 0; count and bit
+ * change together under the lock of the bit's word. Called under a shard's
+ * lock (the order: shard, then filter).
+ */
 static void filter_add(uint64_t addr, int d)
 {
-	uint16_t *c = &ap_live_filter[live__filter_index(addr)];
-	uint16_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+	uint32_t i = live__filter_index(addr);
+	uint16_t *c = &filter_counts[i];
 
-	do {
-		if (v == UINT16_MAX || (d < 0 && !v))
-			return;
-	} while (!__atomic_compare_exchange_n(c, &v, (uint16_t)(v + d), true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+	spin_lock(&filter_locks[i >> 6]);
+	if (*c != UINT16_MAX && (d > 0 || *c)) {
+		*c = (uint16_t)(*c + d);
+		if (*c)
+			__atomic_fetch_or(&ap_live_filter[i >> 6], 1ULL << (i & 63),
+					  __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_and(&ap_live_filter[i >> 6], ~(1ULL << (i & 63)),
+					   __ATOMIC_RELEASE);
+	}
+	spin_unlock(&filter_locks[i >> 6]);
 }
 
 static struct shard *shard_of(uint64_t addr)
@@ -319,7 +335,8 @@ out:
 /* The bytes of the tables in use (the filter counted whole): the profiler's own memory. */
 uint64_t live__footprint(void)
 {
-	uint64_t n = FILTER_SLOTS * sizeof(*ap_live_filter) + (stack_mask + 1) * sizeof(*stacks) +
+	uint64_t n = FILTER_SLOTS / 8 + FILTER_SLOTS * sizeof(*filter_counts) +
+		     (stack_mask + 1) * sizeof(*stacks) +
 		     __atomic_load_n(&frames_used, __ATOMIC_RELAXED) * sizeof(*frames);
 
 	for (unsigned i = 0; i < SHARDS; i++)

@@ -33,7 +33,7 @@
  * holds what malloc and free read).
  */
 struct real_alloc {
-	const uint16_t *filter; /* live.c's filter while sampling, else NULL */
+	const uint64_t *filter; /* live.c's filter while sampling, else NULL */
 	uint64_t big;		/* malloc(n >= big) takes the slow path: 0 until the lookup */
 	uint64_t interval;	/* the mean interval while sampling, else UINT64_MAX */
 	void *(*malloc)(size_t);
@@ -154,7 +154,7 @@ static void resolve(void)
  * (on false: each wrapper is then the real call and a test or two). Stores
  * only: async-signal-safe.
  */
-void alloc__sampling(bool on, uint64_t interval, const uint16_t *filter)
+void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 {
 	__atomic_store_n(&real.interval, on ? interval : UINT64_MAX, __ATOMIC_RELAXED);
 	__atomic_store_n(&real.filter, on ? filter : NULL, __ATOMIC_RELAXED);
@@ -211,9 +211,9 @@ static inline __attribute__((always_inline)) void counted(void *p, size_t n, uin
 /* Might the block at p be a sampled one still live? A filter load, without a lock. */
 static inline __attribute__((always_inline)) bool maybe_sampled(const void *p)
 {
-	const uint16_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
+	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
 
-	return f && __atomic_load_n(&f[live__filter_index((uintptr_t)p)], __ATOMIC_RELAXED);
+	return f && live__filter_has(f, (uintptr_t)p);
 }
 
 static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
