@@ -144,7 +144,7 @@ extern uint64_t *ap_live_filter;
 
 static inline uint32_t live__filter_index(uint64_t addr)
 {
-	return (uint32_t)(((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - AP_LIVE_FILTER_BITS));
+	return (uint32_t)(addr >> 4) & ((1U << AP_LIVE_FILTER_BITS) - 1);
 }
 
 /* Is addr's bit set in filter f? A load. */
