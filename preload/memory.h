@@ -132,11 +132,12 @@ uint64_t live__untracked(void);
 uint64_t live__footprint(void);
 
 /*
- * live.c's filter: one bit per hash of an address (2^16 bits, 8 KiB: few
- * cache lines, so that the frees' lookups do not push the program's data
- * out of the cache), set while some sampled live block has that hash (live.c
- * keeps the counts behind the bits). The free path's test is a load of it,
- * without a lock: a block's bit is set before its address reaches the
+ * live.c's filter: one bit per 16-byte address modulo 1 MiB (2^16 bits,
+ * 8 KiB), set while some sampled live block is there (live.c keeps the
+ * counts behind the bits). Not a hash: neighbouring blocks share a cache
+ * line of it, so that the frees' lookups follow the program's locality and
+ * do not push its data out of the cache. The free path's test is a load of
+ * it, without a lock: a block's bit is set before its address reaches the
  * program, so any free of it sees it. False positives only.
  */
 #define AP_LIVE_FILTER_BITS 16

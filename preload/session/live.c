@@ -11,7 +11,7 @@
  *  - stacks: open addressing by the chain's hash, each an offset into frames,
  *    an array of [nr, ip...] reserved once (MAP_NORESERVE) and filled as
  *    stacks come; a stack's id is its offset (0: unknown);
- *  - the filter (ap_live_filter): per hash of an address, a bit set while
+ *  - the filter (ap_live_filter): per 16-byte address modulo 1 MiB, a bit set while
  *    some live block has it (the counts behind the bits are 16-bit, sticky
  *    at their maximum); every free reads its bit without a lock, and only a
  *    set bit sends the free to the table.
