@@ -123,7 +123,10 @@ void object_records__write_unwritten(struct writer *w, pid_t pid)
 	sigset_t old;
 
 	ap_block_sampling(&old);
-	if (t && __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
+	/* the buffer taken (as samplers__rename does): a visitor flushing it, or a
+	 * memory sample from a handler of the program that interrupts us here
+	 * (AUTOPROF_MEMORY), would otherwise write into it at the same place */
+	if (t && (__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE) || !registry__grab(t, true)))
 		t = NULL;
 	for (int i = 0; i < n; i++) {
 		struct object *o = objects__at(i);
@@ -144,5 +147,7 @@ void object_records__write_unwritten(struct writer *w, pid_t pid)
 	}
 	if (len)
 		writer__append(w, buf, len);
+	if (t)
+		registry__release(t);
 	ap_sigmask(SIG_SETMASK, &old, NULL);
 }
