@@ -2,7 +2,7 @@
 /*
  * window_stamp.c - the UTC stamp that names a window's file (AUTOPROF_WINDOW):
  * FILE.yyyymmddThhmmss.mmm, so that the files of a run sort by time. Shared
- * by the library's windows (preload/session/windows.c) and the launcher's
+ * by the library's windows (preload/handler/windows.c) and the launcher's
  * outside mode (launcher/outside_windows.c): both name their files alike.
  */
 #include <stdint.h>
@@ -22,8 +22,8 @@ void window_stamp__utc(uint64_t mono, char *out)
 	uint64_t ms;
 	int64_t days, secs, z, era, doe, yoe, y, doy, mp, d, m;
 
-	ap_syscall(SYS_clock_gettime, CLOCK_REALTIME, &rt);
-	ap_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &mt);
+	raw_syscall(SYS_clock_gettime, CLOCK_REALTIME, &rt);
+	raw_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &mt);
 	ms = ((uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec -
 	      ((uint64_t)mt.tv_sec * 1000000000ULL + (uint64_t)mt.tv_nsec - mono)) /
 	     1000000ULL;

@@ -5,7 +5,8 @@
  * where perf_event_open is refused (seccomp as in Docker's default profile,
  * perf_event_paranoid 3 or more), or when AUTOPROF_MODE=timer asks for it.
  *
- * The signal goes through the same handler, unwinder and writer, recorded as
+ * The rate and the signal are the thread's sampler's (t->sampler), set before
+ * its timer is made. The signal goes through the same handler, unwinder and writer, recorded as
  * a cpu-clock event. CPU-time timers expire on the scheduler tick (250 Hz on
  * a typical kernel), so the rate asked for may not be the rate delivered:
  * every sample carries the thread CPU time that really passed since the one
@@ -20,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "handler.h"
+#include "settled.h"
+#include "setup.h"
 
 #define TIMER_MAGIC 0x41505446 /* "APTF" in si_value: the signal is our timer's */
 
@@ -31,7 +34,7 @@ static int create(struct ap_thread *t, clockid_t clock)
 
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = autoprof.signo;
+	sev.sigev_signo = __atomic_load_n(t->sampler->signo, __ATOMIC_RELAXED);
 	sev.sigev_value.sival_int = TIMER_MAGIC;
 	sev._sigev_un._tid = t->tid;
 	if (timer_create(clock, &sev, &t->timer) < 0)
@@ -49,7 +52,7 @@ int cputimer__open(struct ap_thread *t)
 /* Arm t's timer at the configured rate. Returns 0 or -errno. */
 static int arm(struct ap_thread *t)
 {
-	uint64_t ns = autoprof.cfg->interval_ns;
+	uint64_t ns = t->sampler->cfg->interval_ns;
 	struct itimerspec its = {
 	    .it_interval = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
 	    .it_value = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
@@ -75,7 +78,7 @@ int cputimer__start(struct ap_thread *t)
  */
 int cputimer__set_armed(struct ap_thread *t, bool on)
 {
-	uint64_t ns = autoprof.cfg->interval_ns;
+	uint64_t ns = t->sampler->cfg->interval_ns;
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
 	struct timespec now;
@@ -84,10 +87,10 @@ int cputimer__set_armed(struct ap_thread *t, bool on)
 		its.it_interval =
 		    (struct timespec){(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
 		its.it_value = its.it_interval;
-		if (ap_syscall(SYS_clock_gettime, clock, &now) == 0)
+		if (raw_syscall(SYS_clock_gettime, clock, &now) == 0)
 			t->last_cpu = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	}
-	if (ap_syscall(SYS_timer_settime, (long)(intptr_t)t->timer, 0, &its, NULL) < 0)
+	if (raw_syscall(SYS_timer_settime, (long)(intptr_t)t->timer, 0, &its, NULL) < 0)
 		return -errno;
 	return 0;
 }
@@ -96,7 +99,7 @@ int cputimer__set_armed(struct ap_thread *t, bool on)
 void cputimer__close(struct ap_thread *t)
 {
 	if (t->is_timer)
-		ap_syscall(SYS_timer_delete, (long)(intptr_t)t->timer);
+		raw_syscall(SYS_timer_delete, (long)(intptr_t)t->timer);
 	t->is_timer = false;
 }
 
@@ -117,7 +120,7 @@ void cputimer__sample(struct ap_thread *t, void *ucontext)
 	unsigned cpu = 0;
 
 	t->last_cpu = now_cpu;
-	if (ap_syscall(SYS_getcpu, &cpu, NULL, NULL) < 0)
+	if (raw_syscall(SYS_getcpu, &cpu, NULL, NULL) < 0)
 		cpu = 0;
 	on_signal__from_context(t, ucontext, ap_now(), cpu, period ? period : 1);
 }
