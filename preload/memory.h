@@ -53,19 +53,27 @@ extern AP_TLS struct ap_mem_thread ap_mem;
 extern bool ap_mem_on;
 extern uint64_t ap_mem_interval;
 
-/* Raise the thread's guard (nested): its allocations and frees pass through. */
+/*
+ * Raise the thread's guard (nested): its allocations and frees pass through.
+ * A handler that interrupts these (and raises the guard itself) sees the
+ * guard up before left is parked, and left restored before the guard is
+ * down: the signal fences keep the compiler to that order.
+ */
 static inline void memory__guard_up(void)
 {
-	if (!ap_mem.busy++) {
-		ap_mem.held = ap_mem.left;
-		ap_mem.left = INT64_MAX;
-	}
+	if (ap_mem.busy++)
+		return;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ap_mem.held = ap_mem.left;
+	ap_mem.left = INT64_MAX;
 }
 
 static inline void memory__guard_down(void)
 {
-	if (!--ap_mem.busy)
+	if (ap_mem.busy == 1)
 		ap_mem.left = ap_mem.held;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ap_mem.busy--;
 }
 
 /* ---- wrap/alloc.c ---- */
