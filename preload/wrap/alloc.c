@@ -152,19 +152,6 @@ static void resolve(void)
 	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 }
 
-/*
- * Sample allocations of mean interval (on), with live.c's filter, or stop
- * (on false: each wrapper is then the real call and a test or two). Stores
- * only: async-signal-safe.
- */
-void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
-{
-	__atomic_store_n(&real.interval, on ? interval : UINT64_MAX, __ATOMIC_RELAXED);
-	__atomic_store_n(&real.filter, on ? filter : NULL, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 && real.malloc)
-		__atomic_store_n(&real.big, threshold(), __ATOMIC_RELAXED);
-}
-
 #define RET ((uintptr_t)__builtin_return_address(0))
 
 /* The real call of fn, or the arena while this thread looks the functions up. */
@@ -435,6 +422,28 @@ AP_API void *__libc_pvalloc(size_t n)
 {
 	FIRST(libc_pvalloc, arena_alloc((n + 4095) & ~(size_t)4095, 4096));
 	return do_malloc(real.libc_pvalloc, n, RET);
+}
+
+/*
+ * Sample allocations of mean interval (on), with live.c's filter, or stop
+ * (on false: each wrapper is then the real call and a test or two). Stores
+ * only: async-signal-safe.
+ */
+void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
+{
+	__atomic_store_n(&real.interval, on ? interval : UINT64_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&real.filter, on ? filter : NULL, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 && real.malloc)
+		__atomic_store_n(&real.big, threshold(), __ATOMIC_RELAXED);
+}
+
+#else /* an ASan build: no wrappers, nothing to tell them */
+
+void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
+{
+	(void)on;
+	(void)interval;
+	(void)filter;
 }
 
 #endif /* __SANITIZE_ADDRESS__ */
