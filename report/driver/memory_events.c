@@ -21,9 +21,10 @@
 /*
  * Is this SAMPLE a memory record of period 0: a live set that a later one
  * in the same file retired (ctl dump), or the mark of an empty live set?
- * Such records weigh nothing and perf report skips them; the reader does
- * too, counting them (s->memory_zero: a file with a mark has a live set,
- * if an empty one).
+ * Such records weigh nothing (perf report adds 0 bytes for them, and lists
+ * a stack that has only those at 0.00%); the reader leaves them out of its
+ * samples, counting them (s->memory_zero: a file with a mark has a live
+ * set, if an empty one).
  */
 bool memory_events__weightless(struct session *s, const struct perf_file *pf,
 			       const struct sample *smp)
