@@ -312,8 +312,9 @@ static int add_run_files(struct cmdline *c, char ***run, size_t *nr_run)
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
-	for (size_t i = 0; i < *nr_run && c->nr_files < MAX_FILES; i++)
-		c->files[c->nr_files++] = (*run)[i];
+	for (size_t i = 0; i < *nr_run; i++)
+		if (cli__add_input(c, (*run)[i]))
+			return 1;
 	return 0;
 }
 
@@ -331,16 +332,18 @@ static int add_diff_run_files(struct cmdline *c, char ***run, size_t *nr_run, ch
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
-	if (2 + *nr_run + *nr_run2 > MAX_FILES)
-		return 0;
 	c->nr_files = 0;
-	c->files[c->nr_files++] = base;
+	if (cli__add_input(c, base))
+		return 1;
 	for (size_t i = 0; i < *nr_run; i++)
-		c->files[c->nr_files++] = (*run)[i];
+		if (cli__add_input(c, (*run)[i]))
+			return 1;
 	c->nr_base = c->nr_files;
-	c->files[c->nr_files++] = new;
+	if (cli__add_input(c, new))
+		return 1;
 	for (size_t i = 0; i < *nr_run2; i++)
-		c->files[c->nr_files++] = (*run2)[i];
+		if (cli__add_input(c, (*run2)[i]))
+			return 1;
 	return 0;
 }
 
