@@ -114,7 +114,8 @@ static char *put(char **strings, size_t *left, const char *name, const char *val
 /*
  * The environment for an exec of the next image: envp (the program's) less
  * its LD_PRELOAD and AUTOPROF_* entries, plus LD_PRELOAD with this library,
- * our AUTOPROF_* variables, AUTOPROF_IMAGE (pid:n:left) and, when this process owns
+ * our AUTOPROF_* variables, AUTOPROF_IMAGE (pid:n:left), AUTOPROF_START as sampling is now
+ * (on or paused) and, when this process owns
  * counters and execs itself (same_process, not a spawned or vfork child),
  * AUTOPROF_COUNTER_FDS. Everything goes into the caller's store
  * (store_len pointers; envp's count plus 64 is enough) and strings, so it
@@ -161,6 +162,9 @@ char **child_env__for_exec(char *const *envp, char **store, size_t store_len, ch
 			snprintf(value, sizeof(value), "%d:%d:%d", (int)autoprof.pid,
 				 lifecycle__next_gen(), (int)lifecycle__file_left());
 			v = value;
+		} else if (i == AP_ENV_START) {
+			/* the next image goes on as this one is now (`autoprof ctl` start/stop) */
+			v = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) ? "0" : "1";
 		} else if (i == AP_ENV_COUNTER_FDS) {
 			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&
 				    !counting__spec(&autoprof.counters, value, sizeof(value))
