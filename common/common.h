@@ -170,6 +170,7 @@ struct ap_counters {
 	struct ap_counter c[AP_MAX_COUNTERS];
 	int n;
 	bool adopted;	   /* opened by the launcher */
+	bool paused;	   /* open them disabled (sampling paused): counting__set_enabled */
 	uint64_t start_ns; /* when the launcher exec'd the program (CLOCK_MONOTONIC) */
 };
 
@@ -182,6 +183,7 @@ int counting__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec);
 int counting__adopt(struct ap_counters *cs, const char *spec);
 void counting__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
 void counting__read(struct ap_counters *cs, bool close_them);
+void counting__set_enabled(const struct ap_counters *cs, bool on);
 void counting__close(struct ap_counters *cs);
 void counting__keep_across_exec(struct ap_counters *cs, bool keep);
 int counting__spec(const struct ap_counters *cs, char *buf, size_t cap);

@@ -154,9 +154,11 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 
 		/* A group's siblings follow their leader's enable_on_exec (as perf stat). */
 		counting__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
+		c->attr.disabled |= cs->paused;
 		fd = (int)ap_syscall(SYS_perf_event_open, &c->attr, pid, -1, group_fd, flags);
 		if (fd < 0 && group_fd >= 0) { /* the group does not fit: count it alone */
 			counting__attr(&c->attr, &c->ev, enable_on_exec);
+			c->attr.disabled |= cs->paused;
 			fd = (int)ap_syscall(SYS_perf_event_open, &c->attr, pid, -1, -1, flags);
 		}
 		if (fd < 0) {
@@ -281,6 +283,20 @@ void counting__read(struct ap_counters *cs, bool close_them)
 			c->fd = -1;
 		}
 	}
+}
+
+/*
+ * Let every open counter count (on) or not (!on): sampling started or stopped
+ * (`autoprof ctl`, AUTOPROF_START=0). The kernel applies the ioctl to the
+ * events inherited from the counter too: the whole tree below the process
+ * that opened or adopted them. Async-signal-safe (system calls only).
+ */
+void counting__set_enabled(const struct ap_counters *cs, bool on)
+{
+	for (int i = 0; i < cs->n; i++)
+		if (cs->c[i].fd >= 0)
+			ap_syscall(SYS_ioctl, cs->c[i].fd,
+				   on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
 
 /* Close every counter and forget them (a forked child's are its parent's). */

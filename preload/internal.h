@@ -107,6 +107,9 @@ int image_counters__start(struct ap_counters *cs, const struct ap_config *cfg);
 void image_counters__drop_costly(struct ap_counters *cs);
 /* Read them (closing them at the very end) into the file's stat records; the time they ran. */
 uint64_t image_counters__save(bool close_them);
+/* Sampling was paused or resumed at @now, after the state that began at @since:
+ * the counters follow. Async-signal-safe. */
+void image_counters__follow(bool paused, uint64_t now, uint64_t since);
 
 /* ---- session/summary.c: the closing lines ---- */
 
@@ -256,6 +259,7 @@ struct ap_session {
 	 * when it last changed, and the sampling time before that (ns). Atomic. */
 	bool paused;
 	uint64_t state_since, sampled_ns;
+	uint64_t on_since; /* when sampling last went on (0: never in this image) */
 };
 
 extern struct ap_session autoprof;

@@ -96,16 +96,50 @@ struct wait_sum {
 	bool out_inside;	/* the pending out record is the call's */
 	uint64_t waited, first; /* its waits: ns in all, when the first began */
 	uint64_t elsewhere;	/* waits that began before it */
-	uint64_t last;		/* the latest switch in */
+	uint64_t last;		/* the latest end of a wait counted */
 };
+
+/*
+ * The part of the wait [a, b] (CLOCK_MONOTONIC ns) inside the profile: while
+ * sampling was on (`autoprof ctl` start..stop, AUTOPROF_START) and inside the
+ * window whose file is open (AUTOPROF_WINDOW). Returns its length, and where
+ * it begins in *from; 0 when none of it is. Only the latest stretch of
+ * sampling is known: a wait across a stop, a start and a stop again counts
+ * its part in the last stretch only (less, never more).
+ */
+static uint64_t inside(uint64_t a, uint64_t b, uint64_t *from)
+{
+	uint64_t lo, hi = UINT64_MAX, since = __atomic_load_n(&autoprof.state_since, __ATOMIC_SEQ_CST);
+	uint64_t end = __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST)) {
+		lo = __atomic_load_n(&autoprof.on_since, __ATOMIC_SEQ_CST);
+		hi = since; /* when it stopped */
+		if (!lo)
+			return 0; /* never on in this image */
+	} else {
+		lo = since; /* when it started */
+	}
+	if (end) { /* the open window is [end - length, end) */
+		uint64_t w = autoprof.cfg->window_ns;
+
+		lo = end > w && end - w > lo ? end - w : lo;
+		hi = end < hi ? end : hi;
+	}
+	a = a > lo ? a : lo;
+	b = b < hi ? b : hi;
+	if (b <= a)
+		return 0;
+	*from = a;
+	return b - a;
+}
 
 /* One record of the switch ring: pair outs with ins. */
 static void on_switch(void *arg, const struct perf_event_header *rec, bool last_sample)
 {
 	struct wait_sum *w = arg;
 	struct ap_thread *t = w->t;
-	uint64_t time, out = t->off_out;
-
+	uint64_t time, out = t->off_out, from = 0, len;
 	uint64_t at = w->pos;
 
 	(void)last_sample;
@@ -120,16 +154,17 @@ static void on_switch(void *arg, const struct perf_event_header *rec, bool last_
 		return;
 	}
 	t->off_out = 0;
-	w->last = time;
-	if (!out || time <= out)
+	if (!out || time <= out || !(len = inside(out, time, &from)))
 		return;
+	if (from + len > w->last)
+		w->last = from + len;
 	if (!w->out_inside) {
-		w->elsewhere += time - out;
+		w->elsewhere += len;
 		return;
 	}
-	w->waited += time - out;
+	w->waited += len;
 	if (!w->first)
-		w->first = out;
+		w->first = from;
 }
 
 /*
