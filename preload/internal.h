@@ -193,7 +193,7 @@ void offcpu__file_attr(struct perf_event_attr *attr);
 void offcpu__thread_start(struct ap_thread *t, pid_t tid);
 int offcpu__open_event(struct ap_thread *t);
 void offcpu__close_event(struct ap_thread *t);
-void offcpu__end(uint64_t since);
+void offcpu__end(uint64_t since, const void *leaf);
 
 /*
  * Where a blocking call's switch records will begin in the calling thread's

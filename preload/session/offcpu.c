@@ -168,13 +168,14 @@ static void on_switch(void *arg, const struct perf_event_header *rec, bool last_
 }
 
 /*
- * The stack of the blocking call's caller: trace is the fast trace from here;
- * ret, this function's return address, marks where the caller of `skip`
- * frames above us begins. Returns the entries stored in chain (PERF_CONTEXT_USER
- * first), at least 2.
+ * The blocking call's stack: leaf, the real function's address (its first
+ * byte: a symbol lookup finds the libc function the program called), then
+ * the stack of its caller: trace is the fast trace from here; ret, this
+ * function's return address, marks where the caller begins. Returns the
+ * entries stored in chain (PERF_CONTEXT_USER first), at least 2.
  */
 static __attribute__((noinline)) unsigned caller_chain(struct ap_thread *t, uint64_t *chain,
-						       unsigned depth)
+						       unsigned depth, uintptr_t leaf)
 {
 	void **trace = (void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES);
 	uintptr_t ret = (uintptr_t)__builtin_return_address(0);
@@ -186,6 +187,8 @@ static __attribute__((noinline)) unsigned caller_chain(struct ap_thread *t, uint
 	while (i < got && (uintptr_t)trace[i] != ret && (uintptr_t)trace[i] != ret - 1)
 		i++;
 	chain[n++] = PERF_CONTEXT_USER;
+	if (leaf)
+		chain[n++] = leaf;
 	if (i < got)
 		bias = ret - (uintptr_t)trace[i];
 	/* above put_wait: offcpu__end, the wrapper, then the caller of the blocking call */
@@ -197,12 +200,13 @@ static __attribute__((noinline)) unsigned caller_chain(struct ap_thread *t, uint
 	return n;
 }
 
-/* A SAMPLE of offcpu-time at the caller of the blocking call. */
-static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct wait_sum *w)
+/* A SAMPLE of offcpu-time in the blocking call (leaf), under its caller. */
+static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct wait_sum *w,
+					       uintptr_t leaf)
 {
 	uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
 	uint64_t id = t->sampler->offcpu_id;
-	unsigned nr = caller_chain(t, chain, t->sampler->stack_depth);
+	unsigned nr = caller_chain(t, chain, t->sampler->stack_depth, leaf);
 	char *out;
 	size_t n;
 
@@ -224,13 +228,13 @@ static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct
 
 /*
  * A blocking call whose records begin at since - 1 in the ring
- * (offcpu__begin) returned on this thread: record its waits at the caller's
- * stack. Keeps errno. Called by the wrappers only, in the program's context
+ * (offcpu__begin) returned on this thread: record its waits in leaf (the
+ * real function called, or NULL) above the caller's stack. Keeps errno. Called by the wrappers only, in the program's context
  * (never in a handler). The ring stays mapped while t lives (only t's own
  * thread unmaps it), so it is read before t is claimed: a call that did
  * not switch costs two loads.
  */
-__attribute__((noinline)) void offcpu__end(uint64_t since)
+__attribute__((noinline)) void offcpu__end(uint64_t since, const void *leaf)
 {
 	struct ap_thread *t = ap_self;
 	struct wait_sum w = {.t = t, .start = since - 1};
@@ -249,7 +253,7 @@ __attribute__((noinline)) void offcpu__end(uint64_t since)
 	w.pos = t->off_ring.page->data_tail;
 	ring__drain(&t->off_ring, t->scratch, AP_RING_COPY_BYTES, on_switch, &w);
 	if (w.waited >= MIN_WAIT_NS)
-		put_wait(t, &w);
+		put_wait(t, &w, (uintptr_t)leaf);
 	else if (w.waited)
 		t->stats.offcpu_short += w.waited;
 	t->stats.offcpu_elsewhere += w.elsewhere;

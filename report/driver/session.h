@@ -79,6 +79,16 @@ struct session {
 	struct kvmap stats_read; /* (dev, inode) of the stat files counted (stat_sibling.c) */
 };
 
+/* merged_counts.c: the samples an aggregated file's records stand for. */
+/* The period of one sample of @a: its fixed period, or 1 s / freq for the CPU clocks; else 0. */
+u64 merged_counts__sample_period(const struct perf_event_attr *a);
+/*
+ * Each merged event's (thread, stack) entries count the samples they stand
+ * for, not records, and so do its and the threads' totals (see the file).
+ * Called once the samples are in, before hists__finish().
+ */
+void merged_counts__apply(struct session *s);
+
 int session__init(struct session *s);
 int session__add_file(struct session *s, const char *path);
 int session__add_buffer(struct session *s, const char *name, const void *buf, size_t len);

@@ -167,6 +167,10 @@ const char *memory_names__pprof_name(const char *ev, const char **unit);
 /* "Bytes" or "Objects", the text views' column of memory event @ev, or NULL for others. */
 const char *memory_names__column(const char *ev);
 
+/* ---- wall_events.c ---- */
+/* Is @ev's period wall-clock nanoseconds, a record one wait (offcpu-time)? */
+bool wall_events__is(const char *ev);
+
 /* ---- sample.c ---- */
 
 struct sample {

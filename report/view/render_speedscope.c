@@ -152,8 +152,10 @@ int render_speedscope(struct session *s, const struct report_opts *o, FILE *out)
 	memset(x.frame_of, 0xff, (nr_funcs + 1) * sizeof(*x.frame_of));
 	if ((size_t)x.hist < s->hists.nr)
 		group(&x);
-	unit = !strncmp(event, "cpu-clock", 9) || !strncmp(event, "task-clock", 10) ? "nanoseconds"
-										    : "none";
+	unit = !strncmp(event, "cpu-clock", 9) || !strncmp(event, "task-clock", 10) ||
+		       wall_events__is(event) /* offcpu-time: ns waited */
+		   ? "nanoseconds"
+		   : "none";
 	if (memory_names__in_bytes(event)) /* alloc-bytes, live-bytes */
 		unit = "bytes";
 	for (i = 0; i < s->nr_files && !cmd; i++)
