@@ -54,7 +54,7 @@ static bool counts_samples(const struct session *s, size_t h)
 {
 	const char *ev = s->hists.v[h].event;
 
-	return !memory_names__derived(ev) && !memory_names__column(ev) && !wall_events__is(ev);
+	return !memory_names__derived(ev) && !memory_names__column(ev) && !event_units__wall(ev);
 }
 
 void merged_counts__apply(struct session *s)

@@ -225,7 +225,7 @@ static void count_stands_for(struct session *s)
 
 		if (memory_names__derived(s->hists.v[h].event))
 			continue; /* alloc-objects, live-objects: the same records again */
-		fixed = fixed && !wall_events__is(s->hists.v[h].event); /* a record is a wait */
+		fixed = fixed && !event_units__wall(s->hists.v[h].event); /* a record is a wait */
 		for (i = 0; i < s->nr_files && fixed; i++) {
 			for (j = 0; j < s->files[i].nr_attrs && fixed; j++) {
 				const struct evattr *ea = &s->files[i].attrs[j];

@@ -115,7 +115,7 @@ void output__print_header(const struct session *s, FILE *out)
 		fprintf(out, " (%llu outside --focus/--peek/--ignore/-S; percentages of all)",
 			(unsigned long long)s->hists.aimed_out);
 	for (i = 0; i < s->hists.nr; i++) /* offcpu-time: its records are waits */
-		if (s->hists.v[i].nr_samples && wall_events__is(s->hists.v[i].event))
+		if (s->hists.v[i].nr_samples && event_units__wall(s->hists.v[i].event))
 			fprintf(out, "\nOff-CPU:    %.3f s in %llu waits (%s)",
 				(double)s->hists.v[i].total_period / 1e9,
 				(unsigned long long)s->hists.v[i].nr_samples, s->hists.v[i].event);
@@ -298,7 +298,7 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 	int i, last = t->ss->nr - 1;
 
 	const char *mem = memory_names__column(hi->event); /* bytes or objects, not records */
-	bool wall = wall_events__is(hi->event);		   /* offcpu-time: seconds waited */
+	bool wall = event_units__wall(hi->event);		   /* offcpu-time: seconds waited */
 
 	fprintf(out, "%7s  %*s", t->by_total ? "Total%" : "Self%", mem || wall ? 12 : 8,
 		mem ? mem : wall ? "Seconds" : "Samples");
@@ -419,7 +419,7 @@ void output__print(struct session *s, const struct report_opts *o, FILE *out)
 			continue;
 		if (o->event && strcmp(o->event, hi->event))
 			continue;
-		if (with_samples > 1 && wall_events__is(hi->event))
+		if (with_samples > 1 && event_units__wall(hi->event))
 			fprintf(out, "\n== %s: %.3f s in %llu waits ==\n", hi->event,
 				(double)hi->total_period / 1e9, (unsigned long long)hi->nr_samples);
 		else if (with_samples > 1)

@@ -276,7 +276,7 @@ static void put_svg(struct flame *f, const struct flame_opts *fo, bool diff, con
 
 	if (memory_names__column(event)) /* weighed by bytes or objects (flame_tree.c) */
 		l.unit = memory_names__in_bytes(event) ? "bytes" : "objects";
-	l.wall = wall_events__is(event);
+	l.wall = event_units__wall(event);
 	if (l.wall)
 		l.unit = "ns";
 	l.width = fo->width ? (int)fo->width : DEFAULT_WIDTH;

@@ -313,8 +313,11 @@ static int put_event(struct session *s, const struct report_opts *o, int hist, F
 
 	fprintf(out, "    {\"event\": ");
 	escape__json(out, hi->event);
-	fprintf(out, ", \"samples\": %llu, \"period\": %llu, \"rows\": [",
-		(unsigned long long)hi->nr_samples, (unsigned long long)hi->total_period);
+	/* period_unit: nanoseconds (the CPU clocks, offcpu-time), bytes, objects or count;
+	 * offcpu-time's samples are its waits */
+	fprintf(out, ", \"samples\": %llu, \"period\": %llu, \"period_unit\": \"%s\", \"rows\": [",
+		(unsigned long long)hi->nr_samples, (unsigned long long)hi->total_period,
+		event_units__period_unit(hi->event));
 	err = rows__build(&rows, &s->hists, &s->machine, hist, &o->sort);
 	if (!err)
 		rows__sort(&rows, &s->hists, false);

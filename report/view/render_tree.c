@@ -88,7 +88,7 @@ static void print_heading(const struct session *s, const struct hist *hi, const 
 		fprintf(out, " (recursive x%u)", rec);
 	fprintf(out, "  [");
 	output__print_clean(out, fn->object);
-	if (wall_events__is(hi->event)) /* offcpu-time: the time waited */
+	if (event_units__wall(hi->event)) /* offcpu-time: the time waited */
 		fprintf(out, "]  %s %.2f%%, %.3f s\n", by_self ? "total" : "self",
 			output__pct_of(by_self ? r->total_period : r->self_period, hi->total_period),
 			(double)(by_self ? r->self_period : r->total_period) / 1e9);
@@ -120,7 +120,7 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
 	hi = &s->hists.v[hist];
-	wall = wall_events__is(hi->event);
+	wall = event_units__wall(hi->event);
 	err = rows__build(&rows, &s->hists, &s->machine, hist, &by_func);
 	if (err)
 		goto out;
