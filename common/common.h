@@ -76,14 +76,16 @@ void ap_log_capture(char *buf, size_t len);
 /* A line on stderr the first time only (*said marks it). Async-signal-safe. */
 void ap_say_once(int *said, const char *msg, size_t len);
 
-/* ---- common/env_check.c: AUTOPROF_* names the table lacks ---- */
+/* common/env_check.c: env_check__each_unknown() is declared in autoprof/env.h. */
+
+/* ---- common/env_warn.c ---- */
 
 /*
- * Say (pr_warn: not when quiet) one line for each AUTOPROF_* variable of the
- * environment that env.h's table does not have, with the nearest name when
- * one is near. Returns how many. Not async-signal-safe.
+ * Say (pr_warn: not when quiet) one line for each unknown AUTOPROF_* variable
+ * of the environment, with the nearest name when one is near. Returns how many.
+ * Not async-signal-safe.
  */
-int env_check__say_unknown(void);
+int env_warn__say_unknown(void);
 
 /* ---- common/events.c: event names ---- */
 

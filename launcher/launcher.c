@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 		bool was_quiet = ap_quiet;
 
 		ap_quiet = quiet;
-		env_check__say_unknown();
+		env_warn__say_unknown();
 		ap_quiet = was_quiet;
 		snprintf(launcher_pid, sizeof(launcher_pid), "%d", (int)getpid());
 		setenv(ap_env_name(AP_ENV_LAUNCHER), launcher_pid, 1);

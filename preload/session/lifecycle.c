@@ -374,7 +374,7 @@ int lifecycle__start(void)
 	autoprof.pid = getpid();
 	first = find_lineage();
 	if (first && !ap_env(AP_ENV_LAUNCHER))
-		env_check__say_unknown(); /* once per run: the launcher said them */
+		env_warn__say_unknown(); /* once per run: the launcher said them */
 	if (autoprof.top || raw.counter_fds[0]) {
 		err = image_counters__start(&autoprof.counters, &raw);
 		if (err)
