@@ -3,12 +3,12 @@
 # function (locked_update) waits for a mutex, sleeps in usleep inside the lock
 # and in nanosleep outside it; a reader thread waits in read. Each wait's leaf
 # frame is the libc function the program called, under locked_update (or
-# reader), in perf report, perf script, hotspot's parser, autoprof-report's
+# reader, a futex wait through syscall() under park), in perf report, perf script, hotspot's parser, autoprof-report's
 # views and exports; and every export says the time is wall-clock time:
 # nanoseconds in pprof, speedscope and JSON, seconds in the text views.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/lockwait"
-plan 18
+plan 19
 
 timeout -s KILL 60 "$B/progs/lockwait" 100 >plain.out 2>&1
 timeout -s KILL 60 env AUTOPROF_OFFCPU=1 AUTOPROF_QUIET=1 LD_PRELOAD="$LIB" \
@@ -39,6 +39,9 @@ grep -q ' pthread_mutex_lock[^ ]* <- locked_update$' pairs.txt &&
 	grep -q ' usleep <- locked_update$' pairs.txt &&
 	grep -q ' [_a-z]*nanosleep <- locked_update$' pairs.txt && grep -q ' read <- reader$' pairs.txt
 ok $? "perf script: the blocking call is the leaf, its caller next" || diag_file pairs.txt
+n=$(sed -n 's/^\([0-9]*\) syscall <- park$/\1/p' pairs.txt)
+within "${n:-0}" 50 100 "a futex wait made through syscall() (as Rust's std does): syscall under park" ||
+	diag_file pairs.txt
 
 # hotspot's parser reads the file and gets the calls' names.
 if [ -x "$PERFPARSER" ]; then
