@@ -34,7 +34,7 @@ struct endpoint {
 	int pid, signo;
 	unsigned long long start;
 	uint32_t token;
-	int server; /* outside mode: the launcher that serves the requests, or 0 */
+	int server;    /* outside mode: the launcher that serves the requests, or 0 */
 	bool launcher; /* library mode: the launcher's own, for the run (ctl_tree.c) */
 	char file[4096];
 };

@@ -73,10 +73,11 @@ void ctl_tree__publish(pid_t child, const char *output, int quiet)
 	unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, text, (size_t)n) != n || close(fd) < 0 || rename(tmp, endpoint)) {
-		fprintf(stderr,
-			"autoprof: no control endpoint for the launcher (%s: %s); `autoprof ctl %d` "
-			"reaches the program\n",
-			endpoint, strerror(errno), (int)child);
+		fprintf(
+		    stderr,
+		    "autoprof: no control endpoint for the launcher (%s: %s); `autoprof ctl %d` "
+		    "reaches the program\n",
+		    endpoint, strerror(errno), (int)child);
 		if (fd >= 0)
 			unlink(tmp);
 		endpoint[0] = 0;

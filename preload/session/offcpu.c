@@ -109,7 +109,8 @@ struct wait_sum {
  */
 static uint64_t inside(uint64_t a, uint64_t b, uint64_t *from)
 {
-	uint64_t lo, hi = UINT64_MAX, since = __atomic_load_n(&autoprof.state_since, __ATOMIC_SEQ_CST);
+	uint64_t lo, hi = UINT64_MAX,
+		     since = __atomic_load_n(&autoprof.state_since, __ATOMIC_SEQ_CST);
 	uint64_t end = __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE);
 
 	if (__atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST)) {
@@ -229,10 +230,10 @@ static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct
 /*
  * A blocking call whose records begin at since - 1 in the ring
  * (offcpu__begin) returned on this thread: record its waits in leaf (the
- * real function called, or NULL) above the caller's stack. Keeps errno. Called by the wrappers only, in the program's context
- * (never in a handler). The ring stays mapped while t lives (only t's own
- * thread unmaps it), so it is read before t is claimed: a call that did
- * not switch costs two loads.
+ * real function called, or NULL) above the caller's stack. Keeps errno. Called by the wrappers
+ * only, in the program's context (never in a handler). The ring stays mapped while t lives (only
+ * t's own thread unmaps it), so it is read before t is claimed: a call that did not switch costs
+ * two loads.
  */
 __attribute__((noinline)) void offcpu__end(uint64_t since, const void *leaf)
 {

@@ -298,10 +298,12 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 	int i, last = t->ss->nr - 1;
 
 	const char *mem = memory_names__column(hi->event); /* bytes or objects, not records */
-	bool wall = event_units__wall(hi->event);		   /* offcpu-time: seconds waited */
+	bool wall = event_units__wall(hi->event);	   /* offcpu-time: seconds waited */
 
 	fprintf(out, "%7s  %*s", t->by_total ? "Total%" : "Self%", mem || wall ? 12 : 8,
-		mem ? mem : wall ? "Seconds" : "Samples");
+		mem    ? mem
+		: wall ? "Seconds"
+		       : "Samples");
 	for (i = 0; i < t->ss->nr; i++)
 		print_cell(out, rows__key_title(t->ss->k[i]),
 			   i < last || t->object || t->lines ? t->width[i] : 0);

@@ -48,7 +48,8 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 		return 0;
 	/* a memory event's stacks count its bytes or objects (driver/memory_events.c) */
 	/* ... and a wall-clock event's (offcpu-time) its nanoseconds waited */
-	by_period = memory_names__column(s->hists.v[hist].event) || event_units__wall(s->hists.v[hist].event);
+	by_period = memory_names__column(s->hists.v[hist].event) ||
+		    event_units__wall(s->hists.v[hist].event);
 	scratch = malloc(MAX_FRAMES * sizeof(*scratch));
 	if (!scratch)
 		return -ENOMEM;

@@ -110,7 +110,8 @@ static void sample_types(struct pprof *p, int main_hist)
 		if (p->evs[i] == main_hist) {
 			const struct hist *h = &p->s->hists.v[main_hist];
 
-			value_type(p, P_PERIOD_TYPE, period_name(p, ev), event_units__period_unit(ev));
+			value_type(p, P_PERIOD_TYPE, period_name(p, ev),
+				   event_units__period_unit(ev));
 			proto__varint(&p->prof, P_PERIOD,
 				      h->nr_samples
 					  ? (h->total_period + h->nr_samples / 2) / h->nr_samples

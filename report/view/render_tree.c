@@ -89,9 +89,10 @@ static void print_heading(const struct session *s, const struct hist *hi, const 
 	fprintf(out, "  [");
 	output__print_clean(out, fn->object);
 	if (event_units__wall(hi->event)) /* offcpu-time: the time waited */
-		fprintf(out, "]  %s %.2f%%, %.3f s\n", by_self ? "total" : "self",
-			output__pct_of(by_self ? r->total_period : r->self_period, hi->total_period),
-			(double)(by_self ? r->self_period : r->total_period) / 1e9);
+		fprintf(
+		    out, "]  %s %.2f%%, %.3f s\n", by_self ? "total" : "self",
+		    output__pct_of(by_self ? r->total_period : r->self_period, hi->total_period),
+		    (double)(by_self ? r->self_period : r->total_period) / 1e9);
 	else if (by_self)
 		fprintf(out, "]  total %.2f%%, %llu samples\n",
 			output__pct_of(r->total_period, hi->total_period),
@@ -126,17 +127,16 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 		goto out;
 	rows__sort(&rows, &s->hists, !by_self);
 	if (wall) /* offcpu-time: the count is of waits */
-		snprintf(count, sizeof(count), "%.3f s in %llu waits", (double)hi->total_period / 1e9,
-			 (unsigned long long)hi->nr_samples);
+		snprintf(count, sizeof(count), "%.3f s in %llu waits",
+			 (double)hi->total_period / 1e9, (unsigned long long)hi->nr_samples);
 	else
 		snprintf(count, sizeof(count), "%llu samples", (unsigned long long)hi->nr_samples);
-	fprintf(
-	    out, "Call graph of %s (%s%s, %s; branches under %.2f%% hidden)\n", hi->event,
-	    peek      ? "callers and callees of the --peek matches"
-	    : aimed   ? (o->callers ? "callers of the matches" : "callees of the matches")
-	    : by_self ? "callers of the top functions by self time"
-		      : "callees",
-	    o->no_fold ? "" : ", recursion folded", count, o->min_pct);
+	fprintf(out, "Call graph of %s (%s%s, %s; branches under %.2f%% hidden)\n", hi->event,
+		peek	  ? "callers and callees of the --peek matches"
+		: aimed	  ? (o->callers ? "callers of the matches" : "callees of the matches")
+		: by_self ? "callers of the top functions by self time"
+			  : "callees",
+		o->no_fold ? "" : ", recursion folded", count, o->min_pct);
 	for (i = 0; i < rows.nr && shown < o->top && !err; i++) {
 		const struct row *r = &rows.v[i];
 		struct ftree t = {0}, up = {0};
@@ -161,9 +161,11 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 			print_heading(s, hi, r, by_self, t.v[0].rec, out);
 			if (peek) {
 				fprintf(out, "    callers:\n");
-				print_branch(s, &up, 0, hi->total_period, o->min_pct, 2, 1, wall, out);
+				print_branch(s, &up, 0, hi->total_period, o->min_pct, 2, 1, wall,
+					     out);
 				fprintf(out, "    callees:\n");
-				print_branch(s, &t, 0, hi->total_period, o->min_pct, 2, 1, wall, out);
+				print_branch(s, &t, 0, hi->total_period, o->min_pct, 2, 1, wall,
+					     out);
 			} else {
 				print_branch(s, &t, 0, hi->total_period, o->min_pct, 0,
 					     MAX_TREE_DEPTH, wall, out);
