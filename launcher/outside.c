@@ -161,6 +161,7 @@ static void session_ctl(struct session *s, uint64_t request)
 				op == AP_CTL_START ? "start" : "stop", strerror(-err));
 		if (!s->paused)
 			s->sampled_ns += t0 - s->since;
+		ostat__follow(!s->paused, t0, s->since); /* the counters follow */
 		s->paused = !s->paused;
 		s->ever_sampled |= !s->paused;
 		s->since = t0;

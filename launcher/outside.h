@@ -138,6 +138,12 @@ struct ap_config;
 int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enable_on_exec);
 /* The command starts now (its exec): the elapsed time counts from here. */
 void ostat__started(void);
+/*
+ * Sampling was paused or resumed (`autoprof ctl`) at @now, after the state
+ * that began at @since: the counters count while sampling is on only, and
+ * their elapsed time leaves the paused time out.
+ */
+void ostat__follow(bool paused, uint64_t now, uint64_t since);
 /* Read the counters, write @path.stat (and print them with --stat). True when written. */
 bool ostat__finish(const char *path);
 

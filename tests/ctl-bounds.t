@@ -7,7 +7,7 @@
 # holds no wait longer than the window.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/progs/offcpu70" "$B/autoprof"
-plan 11
+plan 13
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -77,6 +77,23 @@ AUTOPROF_START=0 AUTOPROF_COUNTERS=task-clock AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=n
 is "$(counter n.data task-clock)" 0.00 "never started (AUTOPROF_START=0): task-clock counts nothing"
 timeout -s KILL 30 "$A" --start-paused -q -o l.data -- "$SVC" 1 0.5 1 >/dev/null 2>&1
 is "$(counter l.data task-clock)" 0.00 "never started (--start-paused): task-clock counts nothing"
+
+# From outside (--outside): the same for the counters.
+timeout -s KILL 30 "$A" --outside --start-paused -q -o on.data -- "$SVC" 1 0.5 1 >/dev/null 2>&1
+is "$(counter on.data task-clock)" 0.00 "never started, from outside: task-clock counts nothing"
+"$A" --outside --start-paused -q -o os.data -- "$SVC" 2 1.5 2.5 >/dev/null 2>&1 &
+L=$!
+until_ok "$A" ctl $L status
+sleep 0.3
+"$A" ctl $L start >/dev/null 2>&1
+t0=$(reply_ns $L since)
+sleep 0.5
+"$A" ctl $L stop >/dev/null 2>&1
+t1=$(reply_ns $L since)
+wait $L
+on=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')
+within "$(elapsed os.data)" "$(awk -v o="$on" 'BEGIN { print o - 0.005 }')" "$(awk -v o="$on" 'BEGIN { print o + 0.005 }')" \
+	"from outside: the counters' elapsed time is the time sampling was on ($on s)"
 
 # A wait across a start: its part after the start only.
 AUTOPROF_START=0 AUTOPROF_OFFCPU=1 AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=w.data \
