@@ -277,7 +277,7 @@ static int usage(void)
 }
 
 /* `autoprof ctl [-t] PID OP`: see the top of the file. */
-int launcher__ctl(int argc, char **argv)
+int ctl__run(int argc, char **argv)
 {
 	struct ctl_answer a;
 	bool timing = argc > 1 && !strcmp(argv[1], "-t");
@@ -299,10 +299,10 @@ int launcher__ctl(int argc, char **argv)
 		fprintf(stderr, "autoprof ctl: '%s' is not a process id\n", argv[1]);
 		return 1;
 	}
-	return launcher__ctl_one(pid, op, timing, false, &a);
+	return ctl__one(pid, op, timing, false, &a);
 }
 
-int launcher__ctl_one(int pid, int op, bool timing, bool in_tree, struct ctl_answer *a)
+int ctl__one(int pid, int op, bool timing, bool in_tree, struct ctl_answer *a)
 {
 	char reply[4200], text[8192], path[128];
 	struct endpoint e;

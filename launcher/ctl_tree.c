@@ -38,7 +38,7 @@ static bool stat_of(int pid, unsigned long long *start, int *ppid)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = ap_read_file(path, buf, sizeof(buf) - 1);
+	n = raw_syscall__read_file(path, buf, sizeof(buf) - 1);
 	if (n <= 0)
 		return false;
 	buf[n] = 0;
@@ -129,7 +129,7 @@ int ctl_tree__request(int launcher, int op, bool timing)
 	int n = descendants(launcher, tree, MAX_TREE), answered = 0, failed = 0;
 
 	for (int i = 0; i < n; i++) {
-		int rc = launcher__ctl_one(tree[i], op, timing, true, &a);
+		int rc = ctl__one(tree[i], op, timing, true, &a);
 
 		if (rc == CTL_ABSENT)
 			continue; /* not profiled (a helper, --follow 0, not started yet) */

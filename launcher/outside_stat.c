@@ -5,7 +5,7 @@
  * into the launcher): the counters are opened on the command before its
  * exec (inherit=1, enable_on_exec), or on each thread of a -p/-t target,
  * and read once at the end; they count while sampling is on only
- * (--start-paused, `autoprof ctl` start/stop: ostat__follow). The one
+ * (--start-paused, `autoprof ctl` start/stop: outside_stat__follow). The one
  * launcher file that sees the library's session type. Not async-signal-safe.
  */
 #include <stdio.h>
@@ -35,7 +35,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enable_on_exec)
+int outside_stat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enable_on_exec)
 {
 	const char *list = cfg->counters[0] ? cfg->counters : AUTOPROF_DEFAULT_COUNTERS;
 	bool quiet = ap_quiet;
@@ -64,12 +64,12 @@ int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enab
 	return autoprof.counters.n;
 }
 
-void ostat__started(void)
+void outside_stat__started(void)
 {
 	autoprof.start_time = now_ns();
 }
 
-void ostat__follow(bool pause, uint64_t now, uint64_t since)
+void outside_stat__follow(bool pause, uint64_t now, uint64_t since)
 {
 	paused = pause;
 	counting__set_enabled(&autoprof.counters, !pause);
@@ -106,7 +106,7 @@ static void add(struct ap_counters *sum, const struct ap_counters *t)
 	}
 }
 
-bool ostat__finish(const char *path)
+bool outside_stat__finish(const char *path)
 {
 	struct ap_counters *cs = &autoprof.counters;
 	uint64_t end = !paused ? now_ns() : stopped_at ? stopped_at : autoprof.start_time;
