@@ -6,7 +6,7 @@
 # goes on as its parent was left (started or stopped).
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/autoprof"
-plan 16
+plan 17
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -86,9 +86,22 @@ L=$!
 until_ok "$A" ctl $L status
 "$A" ctl $L start >/dev/null 2>&1
 echo go >go
-sleep 0.5
-"$A" ctl $L status >est.txt 2>&1
+until_ok sh -c "\"$A\" ctl $L status >est.txt 2>&1 && grep -q 'from [2-9] threads' est.txt"
 grep -q "^pid [0-9]*: sampling on since" est.txt
 ok $? "the image the started shell exec'd is sampling too" || diag_file est.txt
 wait $L
+
+# ... and one exec'd after `ctl stop` stays stopped (library mode, the same pid).
+mkfifo go2
+AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=x.data LD_PRELOAD=$LIB sh -c "read x <go2; exec $SVC 1 0.5 1.5" >x.out 2>&1 &
+P=$!
+until_ok "$A" ctl $P status
+"$A" ctl $P stop >/dev/null 2>&1
+"$A" ctl $P status >xst0.txt 2>&1
+echo go >go2
+# the exec'd image answers: the service's threads, not the shell's one
+until_ok sh -c "\"$A\" ctl $P status >xst.txt 2>&1 && grep -q 'from [2-9] threads' xst.txt"
+grep -q "^pid $P: sampling off since" xst.txt
+ok $? "the image a stopped process exec'd is stopped too" || diag_file xst.txt
+wait $P
 done_testing
