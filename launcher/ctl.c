@@ -9,7 +9,9 @@
  * if there is one, else one waiting on a futex (a lock, a condition, a
  * join: those waits go on after a handler), else the main thread. Any
  * problem (no such process, another user's, not profiled, gone, no answer)
- * is one line on stderr and exit status 1.
+ * is one line on stderr and exit status 1. The pid of a launcher that runs
+ * its command under the library stands for every process of its run
+ * (ctl_tree.c); one that profiles from outside serves the requests itself.
  */
 #include <dirent.h>
 #include <errno.h>
