@@ -259,7 +259,8 @@ struct ap_session {
 	 * when it last changed, and the sampling time before that (ns). Atomic. */
 	bool paused;
 	uint64_t state_since, sampled_ns;
-	uint64_t on_since; /* when sampling last went on (0: never in this image) */
+	uint64_t on_since;  /* when sampling last went on (0: never in this image) */
+	uint64_t off_since; /* when it last went off (0: never) */
 };
 
 extern struct ap_session autoprof;

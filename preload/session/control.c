@@ -233,8 +233,8 @@ static bool set_paused(bool paused)
 	since = __atomic_exchange_n(&autoprof.state_since, now, __ATOMIC_SEQ_CST);
 	if (paused)
 		__atomic_fetch_add(&autoprof.sampled_ns, now - since, __ATOMIC_SEQ_CST);
-	else
-		__atomic_store_n(&autoprof.on_since, now, __ATOMIC_SEQ_CST);
+	/* the latest stretch of sampling, for off-CPU time (offcpu.c) */
+	__atomic_store_n(paused ? &autoprof.off_since : &autoprof.on_since, now, __ATOMIC_SEQ_CST);
 	image_counters__follow(paused, now, since); /* counters count while on only */
 	return true;
 }

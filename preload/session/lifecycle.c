@@ -318,6 +318,7 @@ static void after_fork_in_child(void)
 	autoprof.start_time = ap_now();
 	autoprof.state_since = autoprof.start_time; /* paused or not, as its parent */
 	autoprof.on_since = autoprof.paused ? 0 : autoprof.start_time;
+	autoprof.off_since = 0;
 	autoprof.sampled_ns = 0;
 	if (autoprof.cfg->follow)
 		session_open(false);
@@ -371,6 +372,7 @@ int lifecycle__start(void)
 	autoprof.paused = !raw.start; /* AUTOPROF_START=0 */
 	autoprof.state_since = autoprof.start_time;
 	autoprof.on_since = raw.start ? autoprof.start_time : 0;
+	autoprof.off_since = 0;
 	autoprof.pid = getpid();
 	first = find_lineage();
 	if (first && !ap_env(AP_ENV_LAUNCHER))

@@ -109,19 +109,16 @@ struct wait_sum {
  */
 static uint64_t inside(uint64_t a, uint64_t b, uint64_t *from)
 {
-	uint64_t lo, hi = UINT64_MAX,
-		     since = __atomic_load_n(&autoprof.state_since, __ATOMIC_SEQ_CST);
+	/* off first: b is past, so a change after these loads is after b, and a
+	 * start between them shows as the latest stretch, from then on */
+	uint64_t off = __atomic_load_n(&autoprof.off_since, __ATOMIC_SEQ_CST);
+	uint64_t lo = __atomic_load_n(&autoprof.on_since, __ATOMIC_SEQ_CST);
+	uint64_t hi = off > lo ? off : UINT64_MAX;
 	uint64_t end = __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE);
 
-	if (__atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST)) {
-		lo = __atomic_load_n(&autoprof.on_since, __ATOMIC_SEQ_CST);
-		hi = since; /* when it stopped */
-		if (!lo)
-			return 0; /* never on in this image */
-	} else {
-		lo = since; /* when it started */
-	}
-	if (end) { /* the open window is [end - length, end) */
+	if (!lo)
+		return 0; /* never on in this image */
+	if (end) {	  /* the open window is [end - length, end) */
 		uint64_t w = autoprof.cfg->window_ns;
 
 		lo = end > w && end - w > lo ? end - w : lo;
