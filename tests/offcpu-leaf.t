@@ -62,7 +62,7 @@ grep -q '^  Self%  *Seconds  Function' ar.txt &&
 ok $? "autoprof-report: the blocking calls by self time, in seconds" || diag_file ar.txt
 total=$(awk '/^# Samples: .* of event / { on = ($0 ~ /offcpu-time/); next }
 	on && /^# Event count/ { print $NF; exit }' rep.txt)
-grep -q "^Off-CPU: *$(awk -v t="$total" 'BEGIN { printf "%.3f", t / 1e9 }') s in [0-9]* waits" ar.txt
+grep -q "^Off-CPU: *$(awk -v t="$total" 'BEGIN { printf "%.3f", t / 1e9 }') s in [0-9]* records" ar.txt
 ok $? "autoprof-report's header: the time off-CPU ($total ns) and the waits" || diag_file ar.txt
 "$REPORT" --tree -e offcpu-time perf.data >tree.txt 2>&1
 grep -q '^ *[0-9.]*%  pthread_mutex_lock[^ ]*  ([0-9]*\.[0-9]* s)$' tree.txt

@@ -14,7 +14,8 @@
  * ctl status` counted, not the records; the header adds the records.
  * Events whose period is no count of samples keep one per record: the
  * memory events (bytes) and wall-clock ones (offcpu-time: a record is a
- * wait, its period the ns waited).
+ * wait, its period the ns waited; in an aggregated file, s->merged, the
+ * waits of one stack merge too and the views say records, not waits).
  */
 #include "driver/driver.h"
 
@@ -87,6 +88,7 @@ void merged_counts__apply(struct session *s)
 	}
 	if (!any)
 		return;
+	s->merged = true;
 	for (i = 0; i < st->nr_tasks; i++)
 		st->tasks[i].samples = 0;
 	for (i = 0; i < st->nr_entries; i++) {

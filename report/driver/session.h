@@ -63,6 +63,8 @@ struct session {
 	 * more than one period each), else nr_samples.
 	 */
 	u64 stands_for;
+	/* an event's records merge samples (merged_counts.c): so may offcpu-time's merge waits */
+	bool merged;
 	/* the records' bytes of all files as stored, and how many of them were read */
 	u64 data_bytes, read_bytes;
 	u64 unknown_id, bad_samples, bad_records, unknown_records, nr_records;

@@ -116,9 +116,10 @@ void output__print_header(const struct session *s, FILE *out)
 			(unsigned long long)s->hists.aimed_out);
 	for (i = 0; i < s->hists.nr; i++) /* offcpu-time: its records are waits */
 		if (s->hists.v[i].nr_samples && event_units__wall(s->hists.v[i].event))
-			fprintf(out, "\nOff-CPU:    %.3f s in %llu waits (%s)",
+			fprintf(out, "\nOff-CPU:    %.3f s in %llu %s (%s)",
 				(double)s->hists.v[i].total_period / 1e9,
-				(unsigned long long)s->hists.v[i].nr_samples, s->hists.v[i].event);
+				(unsigned long long)s->hists.v[i].nr_samples,
+				s->merged ? "merged records" : "records", s->hists.v[i].event);
 	fprintf(out, "\nLost:       %llu", (unsigned long long)s->lost_total);
 	if (s->lost_total)
 		fprintf(out, " (%.2f%% of samples)",
@@ -422,8 +423,9 @@ void output__print(struct session *s, const struct report_opts *o, FILE *out)
 		if (o->event && strcmp(o->event, hi->event))
 			continue;
 		if (with_samples > 1 && event_units__wall(hi->event))
-			fprintf(out, "\n== %s: %.3f s in %llu waits ==\n", hi->event,
-				(double)hi->total_period / 1e9, (unsigned long long)hi->nr_samples);
+			fprintf(out, "\n== %s: %.3f s in %llu %s ==\n", hi->event,
+				(double)hi->total_period / 1e9, (unsigned long long)hi->nr_samples,
+				s->merged ? "merged records" : "records");
 		else if (with_samples > 1)
 			fprintf(out, "\n== %s: %llu samples ==\n", hi->event,
 				(unsigned long long)hi->nr_samples);

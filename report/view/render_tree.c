@@ -126,9 +126,10 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 	if (err)
 		goto out;
 	rows__sort(&rows, &s->hists, !by_self);
-	if (wall) /* offcpu-time: the count is of waits */
-		snprintf(count, sizeof(count), "%.3f s in %llu waits",
-			 (double)hi->total_period / 1e9, (unsigned long long)hi->nr_samples);
+	if (wall) /* offcpu-time: a record per wait (per stack and window, aggregated) */
+		snprintf(count, sizeof(count), "%.3f s in %llu %s", (double)hi->total_period / 1e9,
+			 (unsigned long long)hi->nr_samples,
+			 s->merged ? "merged records" : "records");
 	else
 		snprintf(count, sizeof(count), "%llu samples", (unsigned long long)hi->nr_samples);
 	fprintf(out, "Call graph of %s (%s%s, %s; branches under %.2f%% hidden)\n", hi->event,
