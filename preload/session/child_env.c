@@ -165,7 +165,9 @@ char **child_env__for_exec(char *const *envp, char **store, size_t store_len, ch
 		} else if (i == AP_ENV_START) {
 			/* the next image goes on as this one is now (`autoprof ctl` start/stop);
 			 * unset and on stays unset (on is the default) */
-			v = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) ? "0" : v ? "1" : NULL;
+			v = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) ? "0"
+			    : v							? "1"
+										: NULL;
 		} else if (i == AP_ENV_COUNTER_FDS) {
 			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&
 				    !counting__spec(&autoprof.counters, value, sizeof(value))
