@@ -216,6 +216,6 @@ void counting__read(struct ap_counters *cs, bool close_them);
 void counting__set_enabled(const struct ap_counters *cs, bool on);
 void counting__close(struct ap_counters *cs);
 void counting__keep_across_exec(struct ap_counters *cs, bool keep);
-int counting__spec(const struct ap_counters *cs, char *buf, size_t cap);
+int counting__spec(const struct ap_counters *cs, uint64_t start_ns, char *buf, size_t cap);
 
 #endif /* AUTOPROF_COMMON_H */

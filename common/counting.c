@@ -318,11 +318,12 @@ void counting__keep_across_exec(struct ap_counters *cs, bool keep)
 
 /*
  * The AUTOPROF_COUNTER_FDS value that hands these counters to the next image:
- * "start:NS,name:fd,name:-,...". Returns 0, or -ENOSPC when it does not fit.
+ * "start:NS,name:fd,name:-,...", NS being @start_ns (when they started, moved
+ * on by the time sampling was paused). Returns 0, or -ENOSPC when it does not fit.
  */
-int counting__spec(const struct ap_counters *cs, char *buf, size_t cap)
+int counting__spec(const struct ap_counters *cs, uint64_t start_ns, char *buf, size_t cap)
 {
-	size_t n = (size_t)snprintf(buf, cap, "start:%llu", (unsigned long long)cs->start_ns);
+	size_t n = (size_t)snprintf(buf, cap, "start:%llu", (unsigned long long)start_ns);
 
 	for (int i = 0; i < cs->n && n < cap; i++) {
 		if (cs->c[i].fd >= 0)

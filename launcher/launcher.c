@@ -166,7 +166,7 @@ void launcher__open_counters(void)
 		counting__open(&cs, true);
 	}
 	cs.start_ns = now_ns();
-	if (counting__spec(&cs, spec, sizeof(spec)) == 0)
+	if (counting__spec(&cs, cs.start_ns, spec, sizeof(spec)) == 0)
 		setenv(ap_env_name(AP_ENV_COUNTER_FDS), spec, 1);
 }
 

@@ -7,7 +7,7 @@
 # holds no wait longer than the window.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/progs/offcpu70" "$B/autoprof"
-plan 13
+plan 15
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -77,6 +77,21 @@ AUTOPROF_START=0 AUTOPROF_COUNTERS=task-clock AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=n
 is "$(counter n.data task-clock)" 0.00 "never started (AUTOPROF_START=0): task-clock counts nothing"
 timeout -s KILL 30 "$A" --start-paused -q -o l.data -- "$SVC" 1 0.5 1 >/dev/null 2>&1
 is "$(counter l.data task-clock)" 0.00 "never started (--start-paused): task-clock counts nothing"
+
+# Stopped, then an exec: the next image keeps the counters stopped, and their
+# elapsed time stays the time sampling was on (the shell's 0.5 s, not the 2 s run).
+mkfifo go
+AUTOPROF_COUNTERS=task-clock AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=x.data LD_PRELOAD=$LIB \
+	sh -c "read x <go; exec $SVC 1 0.3 0.6" >/dev/null 2>&1 &
+pid=$!
+until_ok "$A" ctl $pid status
+sleep 0.4
+"$A" ctl $pid stop >/dev/null 2>&1
+sleep 1
+echo go >go
+wait $pid
+within "$(elapsed x.data)" 0.01 0.9 "stopped before an exec: the counters' elapsed time leaves the stop and the next image out"
+within "$(counter x.data task-clock)" 0 50 "... and the next image's 300 ms of work is not counted (msec: the shell's start only)"
 
 # From outside (--outside): the same for the counters.
 timeout -s KILL 30 "$A" --outside --start-paused -q -o on.data -- "$SVC" 1 0.5 1 >/dev/null 2>&1
