@@ -152,6 +152,15 @@ static int find_endpoint(int pid, uid_t uid, struct endpoint *e, bool quiet)
 	return 1;
 }
 
+/* Is pid an autoprof launcher (its command's name)? */
+static bool is_launcher(int pid)
+{
+	char path[64], comm[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	return slurp(path, comm, sizeof(comm)) > 0 && !strcmp(comm, "autoprof\n");
+}
+
 /*
  * Is a thread asleep in this kernel function (its wchan) in a wait that a
  * handler does not cut short (SA_RESTART restarts it, or glibc resumes it)?
@@ -278,6 +287,16 @@ static int usage(void)
 	return 2;
 }
 
+bool ctl__has_endpoint(int pid)
+{
+	struct endpoint e;
+	struct stat st;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return stat(path, &st) == 0 && find_endpoint(pid, st.st_uid, &e, true) == 0;
+}
+
 /* `autoprof ctl [-t] PID OP`: see the top of the file. */
 int ctl__run(int argc, char **argv)
 {
@@ -329,6 +348,12 @@ int ctl__one(int pid, int op, bool timing, bool in_tree, struct ctl_answer *a)
 			(unsigned)st.st_uid);
 		return 1;
 	}
+	/* `autoprof -- CMD & autoprof ctl $! OP` at once: the launcher may not
+	 * have published its endpoint yet */
+	for (uint64_t begin = mono_ns(); !in_tree && is_launcher(pid) &&
+					 find_endpoint(pid, st.st_uid, &e, true) == CTL_ABSENT &&
+					 mono_ns() - begin < ANSWER_WAIT_NS;)
+		nanosleep(&(struct timespec){0, 20000000}, NULL);
 	rc = find_endpoint(pid, st.st_uid, &e, in_tree);
 	if (rc)
 		return rc;

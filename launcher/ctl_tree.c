@@ -122,12 +122,36 @@ static int descendants(int root, int *out, int cap)
 	return got;
 }
 
+/* Does one of the @n processes @pids publish an endpoint? */
+static bool any_endpoint(const int *pids, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (ctl__has_endpoint(pids[i]))
+			return true;
+	return false;
+}
+
 int ctl_tree__request(int launcher, int op, bool timing)
 {
 	static int tree[MAX_TREE];
 	struct ctl_answer sum = {0}, a;
-	int n = descendants(launcher, tree, MAX_TREE), answered = 0, failed = 0;
+	int n, answered = 0, failed = 0;
+	char path[64];
+	struct timespec t0, t;
 
+	/* `autoprof -- CMD & autoprof ctl $! OP` at once: the command may not have
+	 * loaded the library yet; it is given 2 s */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	snprintf(path, sizeof(path), "/proc/%d", launcher);
+	for (;;) {
+		n = descendants(launcher, tree, MAX_TREE);
+		if (any_endpoint(tree, n) || access(path, F_OK))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) > 2000000000LL)
+			break;
+		nanosleep(&(struct timespec){0, 20000000}, NULL);
+	}
 	for (int i = 0; i < n; i++) {
 		int rc = ctl__one(tree[i], op, timing, true, &a);
 

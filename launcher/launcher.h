@@ -152,6 +152,8 @@ struct ctl_answer {
  * mode) acts on its run (ctl_tree.c).
  */
 int ctl__one(int pid, int op, bool timing, bool in_tree, struct ctl_answer *a);
+/* Does process @pid publish a control endpoint (nothing said)? */
+bool ctl__has_endpoint(int pid);
 
 /* ctl_tree.c: `autoprof ctl LAUNCHER_PID OP` in library mode. */
 /*

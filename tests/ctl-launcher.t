@@ -6,7 +6,7 @@
 # goes on as its parent was left (started or stopped).
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/autoprof"
-plan 17
+plan 18
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -54,6 +54,15 @@ ok $? "the launcher's endpoint is gone with it"
 "$A" ctl $L status >gone.txt 2>&1
 [ $? = 1 ] && [ "$(wc -l <gone.txt)" = 1 ]
 ok $? "after the run, one line and status 1" || diag_file gone.txt
+
+# At once after the launch, as a script would: ctl waits for the launcher and its
+# command to be there (up to 2 s).
+"$A" --start-paused -q -o i.data -- "$SVC" 1 0.3 1 >/dev/null 2>&1 &
+"$A" ctl $! start >i.txt 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "^pid [0-9]*: sampling started; file $T/i.data\$" i.txt
+ok $? "\`autoprof ... & autoprof ctl \$! start\` at once starts the command" || diag_file i.txt
+wait
 
 # A tree: a shell that runs two services (and is profiled itself).
 "$A" --start-paused -o t.data -- \
