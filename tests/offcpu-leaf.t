@@ -8,7 +8,7 @@
 # nanoseconds in pprof, speedscope and JSON, seconds in the text views.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/lockwait"
-plan 19
+plan 20
 
 timeout -s KILL 60 "$B/progs/lockwait" 100 >plain.out 2>&1
 timeout -s KILL 60 env AUTOPROF_OFFCPU=1 AUTOPROF_QUIET=1 LD_PRELOAD="$LIB" \
@@ -90,4 +90,8 @@ is "$got" "offcpu-time nanoseconds $total" "JSON: the event's period is in nanos
 "$REPORT" --folded -e offcpu-time perf.data >f.txt 2>&1
 is "$(awk '{ s += $NF } END { printf "%.0f\n", s }' f.txt)" "$total" \
 	"folded: the stacks weigh their nanoseconds, not their records"
+"$REPORT" --flamegraph f.svg -e offcpu-time perf.data >/dev/null 2>&1
+grep -q "offcpu-time, $(awk -v t="$total" 'BEGIN { printf "%.3f", t / 1e9 }') s<" f.svg &&
+	grep -q '<title>usleep \[libc[^]]*\] ([0-9]*\.[0-9][0-9][0-9] s, [0-9.]*%)</title>' f.svg
+ok $? "the flame graph: seconds in the subtitle and the frames' tooltips"
 done_testing
