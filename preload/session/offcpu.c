@@ -14,15 +14,19 @@
  *
  * The ring is read when a blocking call of libc returns (wrap/waits.c: the
  * sleeps, poll, select, epoll, read, recv, accept, connect, condition
- * variables, mutexes, semaphores, joins and waits): the thread is back in
- * its own code, right at the wait site, and where the call's records begin
- * in the ring is known (the ring's head when the call began).
+ * variables, mutexes, semaphores, joins and waits; wrap/process.c: futex
+ * waits through syscall()): the thread is back in its own code, right at the
+ * wait site, and where the call's records begin in the ring is known (the
+ * ring's head when the call began).
  * The waits that began inside the call (out/in pairs; preemptions are left
  * out: the thread could run) become one SAMPLE record of offcpu-time whose
- * chain is the caller's stack, period the ns waited, time when the first of
- * them began. Waits elsewhere (a page fault, a call we do not wrap) are
- * counted, not placed. The sampling handler never reads this ring; the
- * thread's buffer is claimed from it with buffer__enter().
+ * chain is the blocking call (the real libc function's address: the leaf
+ * names pthread_mutex_lock, usleep, read ...) above the caller's stack,
+ * period the ns waited, time when the first of them began; only their part
+ * while sampling was on and inside the open window counts (inside()). Waits
+ * elsewhere (a page fault, a call we do not wrap) are counted, not placed.
+ * The sampling handler never reads this ring; the thread's buffer is claimed
+ * from it with buffer__enter().
  */
 #include <errno.h>
 #include <string.h>
