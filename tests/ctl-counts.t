@@ -6,7 +6,7 @@
 # count the samples, not the records; the header adds the records.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/autoprof"
-plan 11
+plan 12
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -49,6 +49,11 @@ is "$(awk '{ s += $NF } END { print s + 0 }' f.txt)" "$n_line" "folded: the stac
 "$REPORT" --flame f.svg a.data >/dev/null 2>&1
 grep -q "cpu-clock, $n_line samples<" f.svg
 ok $? "the flame graph's subtitle counts the samples"
+
+# --focus on an aggregated file: what it keeps out is counted in samples too.
+"$REPORT" --ignore . a.data >ign.txt 2>&1
+grep -q "^Samples: *$n_line (in $recs merged records) ($n_line outside --focus" ign.txt
+ok $? "--ignore . (every stack): the $n_line samples it keeps out, not their $recs records" || diag_file ign.txt
 
 # Windows: the report over every window's file counts what the closing lines count.
 "$A" --aggregate --window 1s -o w.data -- "$SVC" 2 1.5 2.5 >w.out 2>w.err

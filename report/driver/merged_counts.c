@@ -78,11 +78,16 @@ void merged_counts__apply(struct session *s)
 		u64 p = counts_samples(s, h) && hi->nr_samples ? one_period(s, h) : 0;
 
 		if (p && hi->total_period / p > hi->nr_samples + hi->nr_samples / 10) {
+			u64 out = hi->nr_samples > recs[h] ? hi->nr_samples - recs[h] : 0;
+
 			per[h] = p;
 			/* the samples the stack filter (--focus...) kept out, then the stacks' */
-			hi->nr_samples = hi->nr_samples > recs[h] && hi->total_period > period[h]
+			hi->nr_samples = out && hi->total_period > period[h]
 					     ? (hi->total_period - period[h] + p / 2) / p
 					     : 0;
+			/* ... and its count of them, in samples too */
+			s->hists.aimed_out += hi->nr_samples;
+			s->hists.aimed_out -= out < s->hists.aimed_out ? out : s->hists.aimed_out;
 			any = true;
 		}
 	}
