@@ -249,8 +249,9 @@ __attribute__((noinline)) void offcpu__end(uint64_t since, const void *leaf)
 	saved = errno;
 	if (!buffer__enter(t))
 		goto out;
-	/* a vfork child shares our memory: the ring is the parent thread's */
-	if ((uint32_t)raw_syscall(SYS_getpid) != t->sampler->pid)
+	/* a vfork child, or a thread made with a raw clone, shares our memory (and
+	 * TLS): the ring is another thread's */
+	if ((pid_t)raw_syscall(SYS_gettid) != t->tid)
 		goto leave;
 	w.pos = t->off_ring.page->data_tail;
 	ring__drain(&t->off_ring, t->scratch, AP_RING_COPY_BYTES, on_switch, &w);
