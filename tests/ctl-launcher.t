@@ -6,7 +6,7 @@
 # goes on as its parent was left (started or stopped).
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/autoprof"
-plan 18
+plan 19
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -54,6 +54,13 @@ ok $? "the launcher's endpoint is gone with it"
 "$A" ctl $L status >gone.txt 2>&1
 [ $? = 1 ] && [ "$(wc -l <gone.txt)" = 1 ]
 ok $? "after the run, one line and status 1" || diag_file gone.txt
+
+# From outside too, the launcher names the pid it profiles when started paused.
+"$A" --outside --start-paused -o o.data -- "$SVC" 1 0.1 0.3 >/dev/null 2>o.err &
+L=$!
+wait $L
+grep -q "^autoprof: profiling pid [0-9]*, paused until \`autoprof ctl [0-9]* start\` (or \`autoprof ctl $L start\`, this launcher)\$" o.err
+ok $? "--outside --start-paused: the launcher names the pid it profiles" || diag_file o.err
 
 # At once after the launch, as a script would: ctl waits for the launcher and its
 # command to be there (up to 2 s).
