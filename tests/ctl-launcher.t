@@ -6,7 +6,7 @@
 # goes on as its parent was left (started or stopped).
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/service" "$B/autoprof"
-plan 19
+plan 20
 
 A=$B/autoprof
 SVC=$B/progs/service
@@ -79,7 +79,11 @@ until_ok sh -c "[ \$(\"$A\" ctl $L status | grep -c '^pid .*: sampling off') -ge
 "$A" ctl $L start >tstart.txt 2>&1
 is "$(grep -c '^pid [0-9]*: sampling started; file ' tstart.txt)" 3 \
 	"start on the launcher starts every profiled process of the run: the shell and both services"
-sleep 1
+sleep 0.5
+"$A" ctl $L dump >tdump.txt 2>&1
+is "$(grep -c '^pid [0-9]*: [0-9]* samples so far are in .* (complete: perf report -i ' tdump.txt)" 3 \
+	"dump on the launcher: every profiled process's file is complete now"
+sleep 0.5
 "$A" ctl $L stop >tstop.txt 2>&1
 is "$(grep -c '^pid [0-9]*: sampling stopped; ' tstop.txt)" 3 "stop stops all three"
 "$A" ctl $L status >tst.txt 2>&1
