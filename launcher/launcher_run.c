@@ -23,6 +23,7 @@
 
 #include "common.h"
 #include "launcher.h"
+#include "onefile.h"
 
 static volatile pid_t child;
 
@@ -400,10 +401,13 @@ int launcher_run__command(char **argv, const char *output, int quiet)
 	if (exec_watch__wait(child, &status) < 0) {
 		ctl_tree__withdraw();
 		exec_watch__end();
+		onefile__finish(argv, quiet);
 		return 126;
 	}
+	onefile__finish(argv, quiet); /* the run's files into one (not with --per-process) */
 	if (!err && !quiet) {
 		launcher_run__list_outputs(output, since);
+		onefile__say_images(quiet);
 		exec_watch__say();
 	}
 	ctl_tree__withdraw();
