@@ -406,7 +406,8 @@ int lifecycle__start(void)
 					   .on_since = &autoprof.on_since,
 					   .off_since = &autoprof.off_since,
 					   .on_pause = image_counters__follow,
-					   .snapshot = memory__snapshot});
+					   .snapshot = memory__snapshot,
+					   .dump = memory__dump});
 	err = handlers__install_sample(autoprof.signo);
 	if (err) {
 		pr_warn("signal %d already has a handler (%s); not profiling (set AUTOPROF_SIGNAL)",
