@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "autoprof/env.h"
 #include "cli.h"
 
 /* stat() of input @path ("-": standard input). Returns 0 or -1. */
@@ -386,6 +387,18 @@ static int run(struct session *s, const struct cmdline *c)
 	return 0;
 }
 
+/* A misspelt AUTOPROF_REPORT_* variable would be ignored without a word: one line. */
+static void say_unknown(const char *var, int len, const char *hint, void *arg)
+{
+	(void)arg;
+	if (hint)
+		fprintf(stderr, PROG ": unknown variable %.*s; did you mean %s%s?\n", len, var,
+			AUTOPROF_ENV_PREFIX, hint);
+	else
+		fprintf(stderr, PROG ": unknown variable %.*s (doc/variables.md lists them)\n", len,
+			var);
+}
+
 int main(int argc, char **argv)
 {
 	static struct cmdline c;
@@ -395,6 +408,7 @@ int main(int argc, char **argv)
 	size_t nr_run = 0, nr_run2 = 0;
 	int status;
 
+	env_check__each_unknown(true, say_unknown, NULL);
 	status = cli__parse(&c, argc, argv);
 	if (status >= 0)
 		goto out_lists;

@@ -260,17 +260,6 @@ static int count_tasks(struct session *s)
 	return err;
 }
 
-/* The period of one sample of @a: its fixed period, or 1 s / freq for the CPU clocks; else 0. */
-static u64 ea_period(const struct perf_event_attr *a)
-{
-	if (!a->freq)
-		return a->sample_period;
-	if (a->type == PERF_TYPE_SOFTWARE && a->sample_freq &&
-	    (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK))
-		return 1000000000ULL / a->sample_freq;
-	return 0;
-}
-
 /*
  * The samples the records stand for: per event with one sample period in
  * every file, its total period over that period when the records carry more
@@ -288,13 +277,14 @@ static void count_stands_for(struct session *s)
 
 		if (memory_names__derived(s->hists.v[h].event))
 			continue; /* alloc-objects, live-objects: the same records again */
+		fixed = fixed && !event_units__wall(s->hists.v[h].event); /* a record is a wait */
 		for (i = 0; i < s->nr_files && fixed; i++) {
 			for (j = 0; j < s->files[i].nr_attrs && fixed; j++) {
 				const struct evattr *ea = &s->files[i].attrs[j];
 
 				if (ea->hist != (int)h)
 					continue;
-				u64 p = ea_period(&ea->attr);
+				u64 p = merged_counts__sample_period(&ea->attr);
 
 				if (!p || (period && period != p))
 					fixed = false;
@@ -364,6 +354,8 @@ int session__process(struct session *s)
 	sides_free(sd);
 	for (i = 0; i < s->nr_files; i++)
 		account_file(s, &s->files[i]);
+	if (!err)
+		merged_counts__apply(s); /* aggregated files: samples, not records */
 	if (!err)
 		err = hists__finish(&s->hists);
 	if (!err)

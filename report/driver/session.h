@@ -79,6 +79,8 @@ struct session {
 	 * more than one period each), else nr_samples.
 	 */
 	u64 stands_for;
+	/* an event's records merge samples (merged_counts.c): so may offcpu-time's merge waits */
+	bool merged;
 	/* the records' bytes of all files as stored, and how many of them were read */
 	u64 data_bytes, read_bytes;
 	u64 unknown_id, bad_samples, bad_records, unknown_records, nr_records;
@@ -103,6 +105,16 @@ struct session {
 	struct sides sides;
 	size_t nr_scanned;
 };
+
+/* merged_counts.c: the samples an aggregated file's records stand for. */
+/* The period of one sample of @a: its fixed period, or 1 s / freq for the CPU clocks; else 0. */
+u64 merged_counts__sample_period(const struct perf_event_attr *a);
+/*
+ * Each merged event's (thread, stack) entries count the samples they stand
+ * for, not records, and so do its and the threads' totals (see the file).
+ * Called once the samples are in, before hists__finish().
+ */
+void merged_counts__apply(struct session *s);
 
 int session__init(struct session *s);
 /*

@@ -217,6 +217,14 @@ const char *memory_names__pprof_name(const char *ev, const char **unit);
 /* "Bytes" or "Objects", the text views' column of memory event @ev, or NULL for others. */
 const char *memory_names__column(const char *ev);
 
+/* ---- event_units.c ---- */
+/* Is @ev's period wall-clock nanoseconds, a record one wait (offcpu-time)? */
+bool event_units__wall(const char *ev);
+/* Is @ev a CPU clock (cpu-clock, task-clock: its period is ns of CPU time)? */
+bool event_units__cpu_clock(const char *ev);
+/* The unit of @ev's period: "nanoseconds", "bytes", pprof's memory units, or "count". */
+const char *event_units__period_unit(const char *ev);
+
 /* ---- sample.c ---- */
 
 struct sample {
