@@ -140,6 +140,10 @@ static bool set_paused(const struct ap_image *img, bool paused)
 	since = __atomic_exchange_n(img->state_since, now, __ATOMIC_SEQ_CST);
 	if (paused)
 		__atomic_fetch_add(img->sampled_ns, now - since, __ATOMIC_SEQ_CST);
+	if (img->on_since && img->off_since) /* the latest stretch, for off-CPU time */
+		__atomic_store_n(paused ? img->off_since : img->on_since, now, __ATOMIC_SEQ_CST);
+	if (img->on_pause)
+		img->on_pause(paused, now, since); /* the counters count while on only */
 	return true;
 }
 
@@ -184,8 +188,11 @@ static void act(void *arg)
 	if (a.op == AP_CTL_START || a.op == AP_CTL_STOP)
 		changed = set_paused(img, a.op == AP_CTL_STOP);
 	registry__visit(visit, &a);
-	if (a.op == AP_CTL_DUMP)
+	if (a.op == AP_CTL_DUMP) {
 		windows__end(true); /* a window past its end, in an idle process: ended now */
+		if (img->dump)
+			img->dump(img->writer); /* AUTOPROF_MEMORY: the live set of now */
+	}
 	a.samples += __atomic_load_n(&img->totals->samples, __ATOMIC_RELAXED);
 	a.lost += __atomic_load_n(&img->totals->lost, __ATOMIC_RELAXED);
 
