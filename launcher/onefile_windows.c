@@ -40,6 +40,7 @@
 #include "common.h"
 #include "launcher.h"
 #include "onefile.h"
+#include "onefile_wstat.h"
 #include "read/read.h"
 
 #define ASK_AFTER_NS   250000000ULL  /* a window's end: idle processes are asked to end it */
@@ -104,18 +105,6 @@ static bool alive(int pid)
 	return yes;
 }
 
-/* Does @s start with a window's stamp, ".yyyymmddThhmmss.mmm"? */
-static bool is_stamp(const char *s)
-{
-	for (size_t i = 0; i < 20; i++) {
-		char c = s[i];
-
-		if (i == 0 || i == 16 ? c != '.' : i == 9 ? c != 'T' : (c < '0' || c > '9'))
-			return false;
-	}
-	return true;
-}
-
 /*
  * Is @name a window file of the run: BASE, ".pid" and ".n" parts, then
  * ".yyyymmddThhmmss.mmm"? Sets @k, the window's index from the epoch.
@@ -128,7 +117,8 @@ static bool window_part(const char *name, long *k)
 	int ms;
 	double at;
 
-	if (len < blen + slen || strncmp(name, wn.base, blen) || !is_stamp(name + len - slen))
+	if (len < blen + slen || strncmp(name, wn.base, blen) ||
+	    !onefile_wstat__is_stamp(name + len - slen))
 		return false;
 	for (size_t i = blen; i < len - slen; i++)
 		if (name[i] != '.' && (name[i] < '0' || name[i] > '9'))
@@ -142,30 +132,6 @@ static bool window_part(const char *name, long *k)
 	at = (at - wn.epoch_ms) / ((double)wn.w / 1e6); /* k, give or take the clocks' noise */
 	*k = (long)(at < 0 ? at - 0.5 : at + 0.5);
 	return *k >= 0;
-}
-
-/* Remove FILE.<stamp>.merging-PID files a killed launcher left (PID gone): never a profile. */
-static void remove_stale_merges(void)
-{
-	DIR *d = opendir(wn.dir);
-	struct dirent *e;
-
-	while (d && (e = readdir(d))) {
-		char stem[NAME_MAX + 1], path[2 * PATH_MAX];
-		const char *m = strstr(e->d_name, ".merging-");
-
-		if (!m || !m[9] || strspn(m + 9, "0123456789") != strlen(m + 9) ||
-		    alive(atoi(m + 9)))
-			continue;
-		snprintf(stem, sizeof(stem), "%.*s", (int)(m - e->d_name), e->d_name);
-		if (strncmp(stem, wn.base, strlen(wn.base)) ||
-		    strlen(stem) != strlen(wn.base) + 20 || !is_stamp(stem + strlen(wn.base)))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", wn.dir, e->d_name);
-		unlink(path);
-	}
-	if (d)
-		closedir(d);
 }
 
 void onefile_windows__begin(const char *output, char *const *argv, int quiet)
@@ -189,7 +155,7 @@ void onefile_windows__begin(const char *output, char *const *argv, int quiet)
 			 slash == output ? 1 : (int)(slash - output), output);
 	if (!*wn.base)
 		return;
-	remove_stale_merges();
+	onefile_wstat__remove_stale(wn.dir, wn.base);
 	wn.argv = argv;
 	wn.quiet = quiet;
 	wn.w = cfg->window_ns;
@@ -526,61 +492,6 @@ void onefile_windows__start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/*
- * The counter totals: only the first process writes FILE's .stat (the
- * counters the launcher opened count the whole tree), beside its image's
- * window file of the moment. Its last image's last one (the run's totals)
- * takes the merged window's name, FILE.<stamp>.stat; an earlier image's,
- * whose counts an exec cut short, is removed, as the run's merge does.
- */
-static void take_stat(void)
-{
-	int64_t since = (int64_t)wn.since.tv_sec * 1000000000 + wn.since.tv_nsec;
-	char best[NAME_MAX + 1] = "", path[2 * PATH_MAX], to[2 * PATH_MAX];
-	long best_k = -1;
-	DIR *d = opendir(wn.dir);
-	struct dirent *e;
-
-	for (int pass = 0; d && pass < 2; pass++) {
-		rewinddir(d);
-		while ((e = readdir(d))) {
-			size_t len = strlen(e->d_name);
-			char stem[NAME_MAX + 1];
-			struct stat st;
-			long k;
-
-			if (len < 6 || strcmp(e->d_name + len - 5, ".stat"))
-				continue;
-			snprintf(stem, sizeof(stem), "%.*s", (int)(len - 5), e->d_name);
-			snprintf(path, sizeof(path), "%s/%s", wn.dir, e->d_name);
-			if (!window_part(stem, &k) || lstat(path, &st) < 0 ||
-			    !S_ISREG(st.st_mode) ||
-			    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec <
-				since - 20000000)
-				continue;
-			if (pass == 0 &&
-			    (k > best_k || (k == best_k && strlen(stem) > strlen(best)))) {
-				best_k = k; /* the latest window; at a tie, the exec'd image's */
-				snprintf(best, sizeof(best), "%s", e->d_name);
-			} else if (pass == 1 && strcmp(e->d_name, best)) {
-				unlink(path);
-			}
-		}
-	}
-	if (d)
-		closedir(d);
-	if (best_k >= 0) {
-		char stamp[AP_STAMP_LEN];
-
-		window_stamp__utc(wn.epoch + (uint64_t)best_k * wn.w, stamp);
-		snprintf(path, sizeof(path), "%s/%s", wn.dir, best);
-		snprintf(to, sizeof(to), "%s/%s.%s.stat", wn.dir, wn.base, stamp);
-		if (strcmp(path, to) && rename(path, to) < 0 && !wn.quiet)
-			fprintf(stderr, "autoprof: cannot move %s to %s: %s\n", path, to,
-				strerror(errno));
-	}
-}
-
 void onefile_windows__finish(void)
 {
 	if (!wn.on)
@@ -593,7 +504,7 @@ void onefile_windows__finish(void)
 		pthread_join(wn.thread, NULL);
 	}
 	poll_once(true);
-	take_stat();
+	onefile_wstat__take(wn.dir, wn.base, &wn.since, wn.quiet);
 	for (int i = 0; i < wn.nr_asks; i++)
 		waitpid(wn.asks[i], NULL, 0);
 	find_parts(); /* what stays: the files of processes that outlive the command */
