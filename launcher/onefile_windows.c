@@ -250,6 +250,52 @@ static void set_state(long k, enum wstate s)
 	wn.state[k] = (unsigned char)s;
 }
 
+/*
+ * May process @pid be asked (a signal) without noticing: one of its threads
+ * runs, or sleeps in a wait that a handler does not cut short (the waits of
+ * ctl.c's restartable())? A thread in poll, epoll_wait or a sleep would see
+ * EINTR (doc/limits.md): such a process is not asked, and is left out of
+ * the window until it ends it itself or the command ends.
+ */
+static bool askable(int pid)
+{
+	static const char *const waits[] = {"futex",	    "pipe_read",       "unix_stream_read",
+					    "sk_wait_data", "inet_csk_accept", "do_wait",
+					    "wait_woken"};
+	char path[NAME_MAX + 64], buf[256];
+	struct dirent *e;
+	bool yes = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	while (d && !yes && (e = readdir(d))) {
+		FILE *f;
+		char *paren;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, e->d_name);
+		if ((f = fopen(path, "re"))) {
+			yes = fgets(buf, sizeof(buf), f) && (paren = strrchr(buf, ')')) &&
+			      paren[1] == ' ' && paren[2] == 'R';
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", pid, e->d_name);
+		if (!yes && (f = fopen(path, "re"))) {
+			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+			buf[n] = 0;
+			for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]) && !yes; i++)
+				yes = strstr(buf, waits[i]) != NULL;
+			fclose(f);
+		}
+	}
+	if (d)
+		closedir(d);
+	return yes;
+}
+
 /* `autoprof ctl PID dump`, unprofiled and silent: a process past a window's end ends it. */
 static void ask(int pid)
 {
@@ -258,7 +304,7 @@ static void ask(int pid)
 	size_t n = 0;
 	pid_t c;
 
-	if (wn.nr_asks == MAX_ASKS)
+	if (wn.nr_asks == MAX_ASKS || !askable(pid))
 		return;
 	snprintf(arg, sizeof(arg), "%d", pid);
 	while (environ[n])
@@ -390,14 +436,16 @@ static void merge_window(long k, bool all, bool final)
 		unlink(paths[np - n + i]);
 		in[i]->k = -1;
 	}
-	if (left && !final && !wn.quiet)
-		fprintf(stderr,
-			"autoprof: window %s: %zu process%s had not ended it %.1f s after its end "
-			"(asleep): merged without %s; %s file%s beside %s until the run ends\n",
-			stamp, left, left == 1 ? "" : "es",
-			(double)(LEAVE_AFTER_NS > wn.w ? LEAVE_AFTER_NS : wn.w) / 1e9,
-			left == 1 ? "it" : "them", left == 1 ? "its" : "their",
-			left == 1 ? " stays" : "s stay", tpath);
+	if (left && !final && !wn.late++ && !wn.quiet)
+		fprintf(
+		    stderr,
+		    "autoprof: window %s: %zu process%s had not ended it %.1f s after its end "
+		    "(asleep in a wait that a signal would cut short, or stopped): merged without "
+		    "%s; %s file%s beside %s until the run ends (said once; the end counts them)\n",
+		    stamp, left, left == 1 ? "" : "es",
+		    (double)(LEAVE_AFTER_NS > wn.w ? LEAVE_AFTER_NS : wn.w) / 1e9,
+		    left == 1 ? "it" : "them", left == 1 ? "its" : "their",
+		    left == 1 ? " stays" : "s stay", tpath);
 	if (state_of(k) != W_MERGED)
 		wn.merged++;
 	set_state(k, W_MERGED);
@@ -505,6 +553,11 @@ void onefile_windows__finish(void)
 	}
 	poll_once(true);
 	onefile_wstat__take(wn.dir, wn.base, &wn.since, wn.quiet);
+	if (wn.late > 1 && !wn.quiet)
+		fprintf(stderr,
+			"autoprof: %u windows were merged without a process asleep past their end; "
+			"its files joined them now\n",
+			wn.late);
 	for (int i = 0; i < wn.nr_asks; i++)
 		waitpid(wn.asks[i], NULL, 0);
 	find_parts(); /* what stays: the files of processes that outlive the command */
