@@ -95,9 +95,9 @@ $(BUILD)/launcher/%.o: launcher/%.c $(DEPS_STAMP)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(BASE) $(LAUNCHER_INC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-# unwind_user.c is the one launcher file that sees the report's types.
+# unwind_user.c sees the report's types, top_names.c its hash (util.h).
 LAUNCHER_INC = $(LIB_INC)
-$(BUILD)/launcher/unwind_user.o: LAUNCHER_INC = -Ireport -Icommon
+$(BUILD)/launcher/unwind_user.o $(BUILD)/launcher/top_names.o: LAUNCHER_INC = -Ireport -Icommon
 
 $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"

@@ -8,16 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static u64 hash_str(const char *s, size_t len)
-{
-	u64 h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ (u8)s[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 static int push(struct strset *ss, char *copy, u32 *id)
 {
 	if (array__reserve(&ss->v, &ss->cap, ss->nr + 1, sizeof(*ss->v)))
@@ -49,7 +39,7 @@ int strset__intern(struct strset *ss, const char *str, size_t len, u32 *id)
 		*id = 0;
 		return 0;
 	}
-	h = hash_str(str, len);
+	h = fnv1a(FNV1A_START, str, len);
 	for (salt = 0; kvmap__get(&ss->idx, h, salt, &idx); salt++) {
 		if (strlen(ss->v[idx]) == len && !memcmp(ss->v[idx], str, len)) {
 			*id = (u32)idx;
