@@ -229,22 +229,11 @@ static size_t build_id_of(const char *path, uint8_t *id)
 static void feat_build_ids(struct perf_out *o, struct blob *b)
 {
 	for (size_t i = 0; i < o->nr_files; i++) {
-		struct perf_record_build_id rec;
-		size_t fname = PERF_ALIGN8(strlen(o->files[i]) + 1);
-		char *dst;
+		uint8_t id[20];
+		size_t n = build_id_of(o->files[i], id);
 
-		memset(&rec, 0, sizeof(rec));
-		rec.build_id[20] = (uint8_t)build_id_of(o->files[i], rec.build_id);
-		if (!rec.build_id[20])
-			continue;
-		rec.header.type = PERF_RECORD_HEADER_BUILD_ID;
-		rec.header.misc = PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
-		rec.header.size = (uint16_t)(sizeof(rec) + fname);
-		rec.pid = -1; /* the host machine, as perf writes it */
-		blob_put(b, &rec, sizeof(rec));
-		dst = blob_grow(b, fname);
-		if (dst)
-			memcpy(dst, o->files[i], strlen(o->files[i]));
+		if (n)
+			blob_build_id(b, o->files[i], id, n);
 	}
 }
 

@@ -127,22 +127,7 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 				break;
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
 			    !memcmp(name, "GNU", 4) && nh->n_descsz <= 20) {
-				size_t fname = PERF_ALIGN8(strlen(path) + 1);
-				struct perf_record_build_id rec;
-				char *dst;
-
-				memset(&rec, 0, sizeof(rec));
-				rec.header.type = PERF_RECORD_HEADER_BUILD_ID;
-				rec.header.misc =
-				    PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
-				rec.header.size = (uint16_t)(sizeof(rec) + fname);
-				rec.pid = -1; /* the host machine, as perf writes it */
-				memcpy(rec.build_id, desc, nh->n_descsz);
-				rec.build_id[20] = (uint8_t)nh->n_descsz;
-				blob_put(b, &rec, sizeof(rec));
-				dst = blob_grow(b, fname);
-				if (dst)
-					memcpy(dst, path, strlen(path));
+				blob_build_id(b, path, desc, nh->n_descsz);
 				return 0;
 			}
 		}
