@@ -6,7 +6,8 @@
  * 256 KiB writes, and after each the header's data size is rewritten: a
  * launcher killed mid-run leaves a file perf reads up to its last write
  * (without features). The features are those perf record writes; the
- * machine's description comes from preload/session/file_machine.c.
+ * host's and the machine's come from preload/session/file_host.c and
+ * file_machine.c, as in the library's files.
  * Not async-signal-safe.
  */
 #include <elf.h>
@@ -18,18 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
-#include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "autoprof/perf_file.h"
 #include "outside.h"
 #include "session/blob.h"
 
-#define AUTOPROF_VERSION_STRING "autoprof 0.1"
-#define IDS_AT			sizeof(struct perf_file_header)
-#define FLUSH_AT		(256 * 1024)
+#define IDS_AT	 sizeof(struct perf_file_header)
+#define FLUSH_AT (256 * 1024)
 
 /*
  * file_machine.c keeps the machine's description in the library's control
@@ -249,26 +246,6 @@ static void feat_cmdline(struct perf_out *o, struct blob *b)
 		blob_string(b, *a);
 }
 
-static void feat_cpudesc(struct blob *b)
-{
-	static char buf[65536];
-	char *line, *colon, *end;
-	ssize_t n = raw_syscall__read_file("/proc/cpuinfo", buf, sizeof(buf) - 1);
-
-	buf[n > 0 ? n : 0] = 0;
-	line = strstr(buf, "model name");
-	colon = line ? strchr(line, ':') : NULL;
-	if (!colon) {
-		blob_string(b, "unknown");
-		return;
-	}
-	end = strchr(colon, '\n');
-	if (end)
-		*end = 0;
-	colon++;
-	blob_string(b, colon + strspn(colon, " \t"));
-}
-
 static void feat_event_desc(struct perf_out *o, struct blob *b)
 {
 	blob_u32(b, 1);
@@ -280,47 +257,12 @@ static void feat_event_desc(struct perf_out *o, struct blob *b)
 		blob_u64(b, o->ids[i]);
 }
 
-static uint64_t ns_of(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* One feature's body into @b; false when this run has none. */
 static bool feature(struct perf_out *o, int feat, struct blob *b)
 {
-	struct utsname uts;
-	struct sysinfo si;
-	struct timespec res;
-
-	uname(&uts);
 	switch (feat) {
 	case PERF_FEAT_BUILD_ID:
 		feat_build_ids(o, b);
-		return true;
-	case PERF_FEAT_HOSTNAME:
-		blob_string(b, uts.nodename);
-		return true;
-	case PERF_FEAT_OSRELEASE:
-		blob_string(b, uts.release);
-		return true;
-	case PERF_FEAT_VERSION:
-		blob_string(b, AUTOPROF_VERSION_STRING);
-		return true;
-	case PERF_FEAT_ARCH:
-		blob_string(b, uts.machine);
-		return true;
-	case PERF_FEAT_NRCPUS:
-		blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
-		blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
-		return true;
-	case PERF_FEAT_CPUDESC:
-		feat_cpudesc(b);
-		return true;
-	case PERF_FEAT_TOTAL_MEM:
-		blob_u64(b, sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit / 1024);
 		return true;
 	case PERF_FEAT_CMDLINE:
 		feat_cmdline(o, b);
@@ -332,18 +274,8 @@ static bool feature(struct perf_out *o, int feat, struct blob *b)
 		blob_u64(b, o->first_time);
 		blob_u64(b, o->last_time);
 		return true;
-	case PERF_FEAT_CLOCKID:
-		clock_getres(CLOCK_MONOTONIC, &res);
-		blob_u64(b, (uint64_t)res.tv_sec * 1000000000ULL + (uint64_t)res.tv_nsec);
-		return true;
-	case PERF_FEAT_CLOCK_DATA:
-		blob_u32(b, 1);
-		blob_u32(b, CLOCK_MONOTONIC);
-		blob_u64(b, ns_of(CLOCK_REALTIME));
-		blob_u64(b, ns_of(CLOCK_MONOTONIC));
-		return true;
-	default:
-		return file_machine__feature(feat, b, 0);
+	default: /* the host's and the machine's description */
+		return file_host__feature(feat, b) || file_machine__feature(feat, b, 0);
 	}
 }
 

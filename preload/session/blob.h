@@ -98,6 +98,15 @@ static inline void blob_build_id(struct blob *b, const char *path, const void *i
 		memcpy(dst, path, strlen(path));
 }
 
+/* ---- file_host.c: the host's features, the same in both writers ---- */
+
+/*
+ * Append the body of feature @feat to @b when it is one of the host's (host
+ * name, OS release, version, architecture, CPU counts and description, total
+ * memory, CLOCKID, CLOCK_DATA): true; false (nothing appended) for any other.
+ */
+bool file_host__feature(int feat, struct blob *b);
+
 /* ---- file_machine.c: the machine's description, as perf record writes it ---- */
 
 bool file_machine__feature(int feat, struct blob *b, size_t max_len);
