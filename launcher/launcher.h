@@ -31,7 +31,7 @@ int launcher_run__command(char **argv, const char *output, int quiet);
 /* `autoprof list [FILTER]`: print the event names -e and --counters take. */
 int list_events__run(int argc, char **argv);
 
-/* ---- summary.c: what one profile holds, for the closing lines ---- */
+/* ---- file_summary.c: what one profile holds, for the closing lines ---- */
 
 struct file_summary {
 	int pid;
@@ -40,7 +40,7 @@ struct file_summary {
 	char cmd[256];
 };
 
-int summary__read(const char *path, struct file_summary *s);
+int file_summary__read(const char *path, struct file_summary *s);
 
 /* ---- man.c: autoprof(1) from env.h's table (the hidden --man) ---- */
 
