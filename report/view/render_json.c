@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * render_json.c - --json: the whole report as one JSON object for scripts,
- * documented in docs/json-format.md: the header fields, the counters, every
+ * documented in doc/json-format.md: the header fields, the counters, every
  * function seen (name, object, source line), and per sampled event every row
  * (by the --sort keys, function by default), every function's self and
  * total counts and self time per source line (json_lines.c), per-thread
