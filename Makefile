@@ -95,7 +95,7 @@ $(BUILD)/launcher/%.o: launcher/%.c $(DEPS_STAMP)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(BASE) $(LAUNCHER_INC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-# unwind_user.c sees the report's types, top_names.c its hash (util.h).
+# unwind_user.c sees the report's types, top_names.c its string hash (util.h).
 LAUNCHER_INC = $(LIB_INC)
 $(BUILD)/launcher/unwind_user.o $(BUILD)/launcher/top_names.o: LAUNCHER_INC = -Ireport -Icommon
 

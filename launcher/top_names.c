@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "launcher.h"
-#include "util/util.h" /* report/'s: fnv1a */
+#include "util/util.h" /* report/'s: strset__hash */
 
 #define NO_FUNC UINT32_MAX
 
@@ -95,7 +95,7 @@ void top_names__exec(int pid)
 /* The function named @name (interned). */
 static uint64_t name_hash(const char *s)
 {
-	return fnv1a(FNV1A_START, s, strlen(s));
+	return strset__hash(s, strlen(s));
 }
 
 /* Index function @i in the name table (sized for twice the functions' room). */

@@ -61,7 +61,7 @@ struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len)
 	struct dso *dso;
 
 	len = strnlen(path, len);
-	h = fnv1a(FNV1A_START, path, len);
+	h = strset__hash(path, len);
 	for (salt = 0; kvmap__get(&d->by_hash, h, salt, &idx); salt++) {
 		dso = d->v[idx];
 		if (strlen(dso->path) == len && !memcmp(dso->path, path, len))
@@ -102,7 +102,7 @@ int dsos__set_build_id(struct dsos *d, const char *path, size_t len, const char 
 	len = strnlen(path, len);
 	if (!len || !hex[0] || strlen(hex) > 2 * BUILD_ID_MAX)
 		return 0;
-	h = fnv1a(FNV1A_START, path, len);
+	h = strset__hash(path, len);
 	for (salt = 0; kvmap__get(&d->by_hash, h, salt, &idx); salt++) {
 		struct dso *dso = d->v[idx];
 

@@ -147,6 +147,16 @@ struct cache_hdr {
 	u64 magic, stamp, nr, text, names_len;
 };
 
+/* FNV-1a of @len bytes at @p, continuing from @h. */
+static u64 fnv(u64 h, const char *p, size_t len)
+{
+	while (len--) {
+		h ^= (u8)*p++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 /*
  * What the cached table must match: the boot id and /proc/modules (names,
  * sizes and load addresses). Returns 0, or -ENOENT without a boot id.
@@ -155,17 +165,17 @@ static int cache_stamp(u64 *stamp)
 {
 	size_t len;
 	char *s = read_all("/proc/sys/kernel/random/boot_id", &len);
-	u64 h = FNV1A_START ^ (u64)getuid();
+	u64 h = 0xcbf29ce484222325ULL ^ (u64)getuid();
 
 	if (!s || len < 16) {
 		free(s);
 		return -ENOENT;
 	}
-	h = fnv1a(h, s, len);
+	h = fnv(h, s, len);
 	free(s);
 	s = read_all("/proc/modules", &len);
 	if (s)
-		h = fnv1a(h, s, len);
+		h = fnv(h, s, len);
 	free(s);
 	*stamp = h;
 	return 0;

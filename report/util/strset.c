@@ -8,6 +8,17 @@
 #include <errno.h>
 #include <stdlib.h>
 
+u64 strset__hash(const void *p, size_t len)
+{
+	const u8 *s = p;
+	u64 h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ s[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 static int push(struct strset *ss, char *copy, u32 *id)
 {
 	if (array__reserve(&ss->v, &ss->cap, ss->nr + 1, sizeof(*ss->v)))
@@ -39,7 +50,7 @@ int strset__intern(struct strset *ss, const char *str, size_t len, u32 *id)
 		*id = 0;
 		return 0;
 	}
-	h = fnv1a(FNV1A_START, str, len);
+	h = strset__hash(str, len);
 	for (salt = 0; kvmap__get(&ss->idx, h, salt, &idx); salt++) {
 		if (strlen(ss->v[idx]) == len && !memcmp(ss->v[idx], str, len)) {
 			*id = (u32)idx;

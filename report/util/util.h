@@ -4,8 +4,7 @@
  *   kvmap.c   a hash table keyed by two u64s (ids, addresses, pids)
  *   strset.c  interned strings (comms, source lines) with u32 ids
  *   array.c   the one growable-array helper
- * and the basic types, loads and hash all of them share (u8..u64, ld64,
- * ld32, fnv1a).
+ * and the basic types and loads all of them share (u8..u64, ld64, ld32).
  * The bottom of the reader: includes no other report header.
  */
 #ifndef AUTOPROF_REPORT_UTIL_H
@@ -40,20 +39,6 @@ static inline u32 ld32(const void *p)
 	return v;
 }
 
-/*
- * FNV-1a of the @len bytes at @p, continuing from @h: FNV1A_START for a new
- * hash (names, paths, file stamps; the launcher's top names it too).
- */
-#define FNV1A_START 0xcbf29ce484222325ULL
-static inline u64 fnv1a(u64 h, const void *p, size_t len)
-{
-	const u8 *b = p;
-
-	while (len--)
-		h = (h ^ *b++) * 0x100000001b3ULL;
-	return h;
-}
-
 /* ---- kvmap.c: open addressing, keys (a, b), u64 values ---- */
 
 struct kvmap_slot {
@@ -83,6 +68,8 @@ struct strset {
 int strset__intern(struct strset *ss, const char *str, size_t len, u32 *id);
 const char *strset__str(const struct strset *ss, u32 id);
 void strset__exit(struct strset *ss);
+/* FNV-1a of the @len bytes at @p: the strings' hash, and any bytes'. */
+u64 strset__hash(const void *p, size_t len);
 
 /* ---- util/array.c ---- */
 

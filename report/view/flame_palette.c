@@ -31,7 +31,7 @@ bool flame_palette__valid(const char *name)
 /* Three numbers in [0, 1) from the name: the first from its start, as flamegraph.pl --hash. */
 static void hash3(const char *name, size_t len, double v[3])
 {
-	u64 h = fnv1a(FNV1A_START, name, len);
+	u64 h = strset__hash(name, len);
 	double w = 1, max = 1, acc = 0;
 	size_t i;
 
