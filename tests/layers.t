@@ -21,8 +21,8 @@ plan 10
 
 # The folders whose names checks 6-10 hold to. preload/ joins them when its
 # names are settled: add its folders here (preload preload/session
-# preload/handler preload/wrap); its interposers, which carry libc's names,
-# are the library's dynamic exports and pass check 8 as such (interposer).
+# preload/handler preload/wrap), with the interposers' libc names (AP_API in
+# wrap/) as the one exception in check 8 (see stand_in).
 NAMED="launcher common"
 
 # 1. Each header alone.
@@ -101,14 +101,8 @@ exported() {
 # handler/aggregate.c, perf_out.c's control__dir for session/file_machine.c).
 grep -ohE '[A-Za-z_][A-Za-z0-9_]*\(' preload/*.h preload/*/*.h | tr -d '(' | sort -u >"$T/library_names"
 stand_in() {
+	case $f in preload/*) return 1 ;; esac # (the library's own are no stand-ins)
 	grep -qxF "$1" "$T/library_names"
-}
-# Is $1 one of the functions the library exports to the program (wrap/'s
-# interposers: malloc, fcntl, syscall...)? Everything else of it is hidden.
-nm -D --defined-only "$LIB" 2>/dev/null | awk '$2 == "T" || $2 == "W" || $2 == "i" { print $3 }' |
-	sed 's/@.*//' | sort -u >"$T/interposers"
-interposer() {
-	grep -qxF "$1" "$T/interposers"
 }
 
 # 8. Exported functions carry their file's name: FILE, FILE__*, FILEs__*.
@@ -121,9 +115,7 @@ for f in $(files_in $NAMED | grep '\.c$'); do
 	fi
 	b=$(basename "$f" .c)
 	for fn in $(exported "$o"); do
-		case $fn in "$b" | "$b"__* | "$b"s__* | main) continue ;; esac
-		case $f in preload/*) ;; *) stand_in "$fn" && continue ;; esac
-		interposer "$fn" || bad="$bad $f:$fn"
+		case $fn in "$b" | "$b"__* | "$b"s__* | main) ;; *) stand_in "$fn" || bad="$bad $f:$fn" ;; esac
 	done
 done
 [ -z "$bad" ]
@@ -146,30 +138,22 @@ done)
 [ -z "$bad" ]
 ok $? "no prefix of $NAMED is used in another folder${bad:+ ($bad)}"
 
-# 10. Every file a comment of NAMED's files names exists: in the tree
-# (relative to the root, to the naming file, to include/, preload/ or
-# report/; a bare name anywhere in the tree) or in the system's headers;
-# never outside the tree (../shared/...). A file of another project is named
-# with its owner ("libperf's mmap.c"); absolute paths (/proc/...) are the
-# system's.
-# comments FILE: the text of FILE's comments, roughly (a line's part from
-# "/*" or "//" on, and the lines that start with "*").
-comments() {
-	sed -n -e 's|^[[:space:]]*\*|&|p' -e 's|^.*\(/\*\|//\)|\1|p' "$1"
-}
+# 10. Every file named in NAMED's files exists: in the tree (relative to the
+# root, to the naming file, to include/, preload/ or report/; a bare name
+# anywhere in the tree), in the system's headers, or in a foreign tree named
+# as such (the kernel's tools/perf/). Never outside the tree (../shared/...).
 cc_include=$($CC -print-file-name=include)
 git ls-files | sed 's|.*/||' | sort -u >"$T/basenames"
 bad=
 for f in $(files_in $NAMED); do
 	d=$(dirname "$f")
-	for r in $(comments "$f" | grep -oE "('s )?/?(\.\./)*[A-Za-z0-9_][A-Za-z0-9_./-]*\.(c|h|md|sh|t|map|py|txt)\b" |
-		sed "s/^'s /'s:/" | sort -u); do
+	for r in $(grep -ohE '(\.\./)*[A-Za-z0-9_][A-Za-z0-9_./-]*\.(c|h|md|sh|t|map|py|txt)\b' "$f" | sort -u); do
 		case $r in
-		"'s:"* | /*) continue ;;
 		../*)
 			real=$(realpath -m "$d/$r")
 			case $real in "$ROOT"/*) [ -e "$real" ] && continue ;; esac
 			;;
+		tools/perf/*) continue ;;
 		*/*)
 			for base in . "$d" include preload report /usr/include /usr/include/*-linux-gnu "$cc_include"; do
 				[ -e "$base/$r" ] && continue 2
@@ -177,9 +161,7 @@ for f in $(files_in $NAMED); do
 			;;
 		*)
 			grep -qxF "$r" "$T/basenames" && continue
-			for base in /usr/include /usr/include/*-linux-gnu "$cc_include"; do
-				[ -e "$base/$r" ] && continue 2
-			done
+			[ -e "/usr/include/$r" ] || [ -e "$cc_include/$r" ] && continue
 			;;
 		esac
 		bad="$bad $f:$r"
