@@ -95,9 +95,9 @@ $(BUILD)/launcher/%.o: launcher/%.c $(DEPS_STAMP)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(BASE) $(LAUNCHER_INC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-# unwind_user.c sees the report's types, top_names.c its string hash (util.h).
+# unwind_user.c is the one launcher file that sees the report's types.
 LAUNCHER_INC = $(LIB_INC)
-$(BUILD)/launcher/unwind_user.o $(BUILD)/launcher/top_names.o: LAUNCHER_INC = -Ireport -Icommon
+$(BUILD)/launcher/unwind_user.o: LAUNCHER_INC = -Ireport -Icommon
 
 $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"
@@ -115,6 +115,8 @@ LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LAUNCHER_SHARE
 $(BUILD)/autoprof: $(LAUNCHER_LINK)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -o $@ $^ $(LDFLAGS) -ldl $(REPORT_LIBS)
+# top_names.c (autoprof top) hashes names with the report's strset__hash (util.h).
+$(BUILD)/launcher/top_names.o: LAUNCHER_INC = -Ireport -Icommon
 
 $(BUILD)/report/%.o: report/%.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
