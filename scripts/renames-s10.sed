@@ -78,4 +78,3 @@ s/\bstruct uw_bridge\b/struct unwind_user/g
 s/\bsummary__read\b/file_summary__read/g
 s/\(`summary\.c`\)/(`file_summary.c`)/g
 s/---- summary\.c: what one profile holds/---- file_summary.c: what one profile holds/g
-s/^ \* summary\.c - what one profile holds/ * file_summary.c - what one profile holds/
