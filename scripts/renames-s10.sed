@@ -1,6 +1,11 @@
 # renames-s10.sed - session 10's renames (issue 23: a function's prefix is its
-# file's name), one sed command a rename, for any branch of the tree:
+# file's name), one sed command a rename, for any branch of the tree. Merge
+# the branch that made them first, then rename what the other branch's own
+# code still calls by the old names, and format what changed:
 #   git grep -lzI "" -- . ":!scripts/renames-s10.sed" | xargs -0 sed -i -E -f scripts/renames-s10.sed
+#   clang-format -i $(git diff --name-only | grep '\.[ch]$')
+# (Renaming before the merge makes conflicts where code moved: the old file's
+# copy is renamed on one side and gone on the other.)
 # A whole prefix is renamed where every function of it moved with it (so a
 # function another branch adds under the old prefix follows too). Applying it
 # twice changes nothing. Files moved (git mv, which a merge carries, not this
