@@ -2,7 +2,7 @@
 # file's name), one sed command a rename, for any branch of the tree. Merge
 # the branch that made them first, then rename what the other branch's own
 # code still calls by the old names, and format what changed:
-#   git grep -lzI "" -- . ":!scripts/renames-s10.sed" | xargs -0 sed -i -E -f scripts/renames-s10.sed
+#   git grep -lzI "" -- . ":!scripts/renames-*.sed" | xargs -0 sed -i -E -f scripts/renames-s10.sed
 #   clang-format -i $(git diff --name-only | grep '\.[ch]$')
 # (Renaming before the merge makes conflicts where code moved: the old file's
 # copy is renamed on one side and gone on the other.)
