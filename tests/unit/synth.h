@@ -95,6 +95,19 @@ static inline void synth_comm(struct buf *b, u16 misc, u32 pid, u32 tid, const c
 	synth_trailer(b, pid, tid, time, id);
 }
 
+/* A LOST of @lost records of event @id, then a LOST_SAMPLES of @lost_samples. */
+static inline void synth_losses(struct buf *b, u64 id, u64 lost, u64 lost_samples, u32 pid,
+				u64 time, u64 time_samples)
+{
+	put_hdr(b, PERF_RECORD_LOST, 0, 24 + 32);
+	put64(b, id);
+	put64(b, lost);
+	synth_trailer(b, pid, pid, time, id);
+	put_hdr(b, PERF_RECORD_LOST_SAMPLES, 0, 16 + 32);
+	put64(b, lost_samples);
+	synth_trailer(b, pid, pid, time_samples, id);
+}
+
 /*
  * The start of a perf.data file in @b (emptied first): its header, one
  * sample id @id and one cpu-clock attr of @period sampling
@@ -169,6 +182,26 @@ static inline int find_text_map(u64 want, struct text_map *map)
 	}
 	fclose(f);
 	return -ENOENT;
+}
+
+/* The MMAP2 of @map (r-x, private) in process @pid at @time, with the trailer of @id. */
+static inline void synth_mmap2(struct buf *b, const struct text_map *map, u32 pid, u64 time, u64 id)
+{
+	size_t len = strlen(map->path);
+
+	put_hdr(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
+		(u16)(sizeof(struct perf_record_mmap2) + PERF_ALIGN8(len + 1) +
+		      sizeof(struct autoprof_sample_id)));
+	put32(b, pid);
+	put32(b, pid);
+	put64(b, map->start);
+	put64(b, map->end - map->start);
+	put64(b, map->pgoff);
+	put(b, (u8[24]){0}, 24);	   /* maj, min, ino, ino_generation */
+	put(b, (u8[8]){5, 0, 0, 0, 2}, 8); /* prot r-x, flags private */
+	put(b, map->path, len + 1);
+	put(b, (u8[8]){0}, PERF_ALIGN8(len + 1) - len - 1);
+	synth_trailer(b, pid, pid, time, id);
 }
 
 #endif /* AUTOPROF_TEST_SYNTH_H */

@@ -109,8 +109,6 @@ static void build(struct buf *b, unsigned flags, struct layout *lay)
 	u64 chain_o[] = {PERF_CONTEXT_USER, other, caller_ret, caller_ret};
 	u64 chain_k[] = {PERF_CONTEXT_KERNEL, 0xffffffff81000000ULL, PERF_CONTEXT_USER, target};
 	size_t nr_attrs = flags & F_TWO_ATTRS ? 2 : 1, i, feat_table;
-	u16 mmap_size;
-	char path[4096];
 
 	memset(b, 0, sizeof(*b));
 	h.magic = PERF_FILE_MAGIC;
@@ -138,20 +136,7 @@ static void build(struct buf *b, unsigned flags, struct layout *lay)
 	/* data */
 	lay->data_off = b->len;
 	put_comm(b, PID, PID, "synthetic", 0, 0);
-	snprintf(path, sizeof(path), "%s", self_map.path);
-	mmap_size = (u16)(sizeof(struct perf_record_mmap2) + PERF_ALIGN8(strlen(path) + 1) +
-			  sizeof(struct autoprof_sample_id));
-	put_hdr(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, mmap_size);
-	put32(b, PID);
-	put32(b, PID);
-	put64(b, self_map.start);
-	put64(b, self_map.end - self_map.start);
-	put64(b, self_map.pgoff);
-	put(b, (u8[24]){0}, 24);	   /* maj, min, ino, ino_generation */
-	put(b, (u8[8]){5, 0, 0, 0, 2}, 8); /* prot r-x, flags private */
-	put(b, path, strlen(path) + 1);
-	put(b, (u8[8]){0}, PERF_ALIGN8(strlen(path) + 1) - strlen(path) - 1);
-	synth_trailer(b, PID, PID, flags & F_LATE_MAP ? T0 + 5000 : 0, ID_MAIN);
+	synth_mmap2(b, &self_map, PID, flags & F_LATE_MAP ? T0 + 5000 : 0, ID_MAIN);
 	if (flags & F_FORK) {
 		put_hdr(b, PERF_RECORD_FORK, 0, sizeof(struct perf_record_fork) + 32);
 		put32(b, CHILD);
@@ -192,13 +177,7 @@ static void build(struct buf *b, unsigned flags, struct layout *lay)
 		put_hdr(b, 50, 0, 16);
 		put64(b, 0);
 	}
-	put_hdr(b, PERF_RECORD_LOST, 0, 24 + 32);
-	put64(b, ID_MAIN);
-	put64(b, 5);
-	synth_trailer(b, PID, PID, T0 + 750, ID_MAIN);
-	put_hdr(b, PERF_RECORD_LOST_SAMPLES, 0, 16 + 32);
-	put64(b, 2);
-	synth_trailer(b, PID, PID, T0 + 760, ID_MAIN);
+	synth_losses(b, ID_MAIN, 5, 2, PID, T0 + 750, T0 + 760);
 	put_hdr(b, PERF_RECORD_FINISHED_ROUND, 0, 8);
 	lay->data_size = b->len - lay->data_off;
 

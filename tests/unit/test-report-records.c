@@ -89,13 +89,7 @@ static void build(struct buf *b, size_t cut, bool kernel)
 	put_comm(b, "echo", PERF_RECORD_MISC_COMM_EXEC, T0 + 30);
 	put_sample(b, T0 + 40);
 	put_sample(b, T0 + 50);
-	put_hdr(b, PERF_RECORD_LOST, 0, 24 + 32);
-	put64(b, ID);
-	put64(b, 5);
-	synth_trailer(b, PID, PID, T0 + 60, ID);
-	put_hdr(b, PERF_RECORD_LOST_SAMPLES, 0, 16 + 32);
-	put64(b, 5);
-	synth_trailer(b, PID, PID, T0 + 60, ID);
+	synth_losses(b, ID, 5, 5, PID, T0 + 60, T0 + 60);
 	b->len -= cut;
 	synth_file_end(b, data_off);
 }

@@ -89,9 +89,7 @@ static void build(struct buf *b)
 {
 	struct perf_file_header h = {0};
 	u64 a = (u64)(uintptr_t)&leaf_a + 2, lb = (u64)(uintptr_t)&leaf_b + 2;
-	size_t data_off, i, len = strlen(self_map.path);
-	u16 mmap_size = (u16)(sizeof(struct perf_record_mmap2) + PERF_ALIGN8(len + 1) +
-			      sizeof(struct autoprof_sample_id));
+	size_t data_off, i;
 
 	memset(b, 0, sizeof(*b));
 	h.magic = PERF_FILE_MAGIC;
@@ -117,17 +115,7 @@ static void build(struct buf *b)
 	data_off = b->len;
 	put_comm(b, PID, "main");
 	put_comm(b, TID2, "worker");
-	put_hdr(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, mmap_size);
-	put32(b, PID);
-	put32(b, PID);
-	put64(b, self_map.start);
-	put64(b, self_map.end - self_map.start);
-	put64(b, self_map.pgoff);
-	put(b, (u8[24]){0}, 24);
-	put(b, (u8[8]){5, 0, 0, 0, 2}, 8);
-	put(b, self_map.path, len + 1);
-	put(b, (u8[8]){0}, PERF_ALIGN8(len + 1) - len - 1);
-	synth_trailer(b, PID, PID, 0, ID_CLK);
+	synth_mmap2(b, &self_map, PID, 0, ID_CLK);
 	for (i = 0; i < 10; i++)
 		put_sample(b, i < 6 ? PID : TID2, T0 + i * 10000000ULL, i < 4 ? a : lb);
 	put_stat(b, ID_TASK, 0, TASK_CLK / 2);
