@@ -14,6 +14,9 @@
  *   outside_plan.c the attr: what is sampled and how
  *   outside_events.c the events (per CPU, per target) and their rings' sharing
  *   outside_stat.c the counters and the FILE.stat sibling (the library's stat_records.c)
+ *   outside_windows.c AUTOPROF_WINDOW: one file per window
+ *   outside_agg.c  AUTOPROF_AGGREGATE: samples merged by stack (the library's aggregate.c)
+ *   outside_ctl.c  `autoprof ctl` on the run: its endpoints and answers
  */
 #ifndef AUTOPROF_LAUNCHER_OUTSIDE_H
 #define AUTOPROF_LAUNCHER_OUTSIDE_H
