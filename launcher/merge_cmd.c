@@ -147,7 +147,7 @@ int merge_cmd__run(int argc, char **argv)
 	snprintf(from, sizeof(from), "%s.stat", paths[0]);
 	snprintf(to, sizeof(to), "%s.stat", out);
 	copy_stat(from, to);
-	summary__read(out, &sum);
+	file_summary__read(out, &sum);
 	fprintf(stderr, "autoprof merge: wrote %s (%llu samples, %llu lost) from %zu files\n", out,
 		(unsigned long long)sum.samples, (unsigned long long)sum.lost, n);
 out:

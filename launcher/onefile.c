@@ -195,7 +195,7 @@ static int find_parts(void)
 		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
 		if (!part_name(e->d_name, &p) || lstat(path, &st) < 0 || !this_run(&st) ||
 		    (run_files__start(path, &mono, &real, &pid) && mono < of.mono_since) ||
-		    summary__read(path, &p.sum) < 0)
+		    file_summary__read(path, &p.sum) < 0)
 			continue; /* not a profile of this run (its first record is older) */
 		if (!p.pid)
 			p.pid = p.sum.pid;
