@@ -73,6 +73,15 @@ int elf_interp__has(int fd);
 /* Is @path a program without a dynamic loader (static, static-pie; not ld.so itself)? */
 bool elf_interp__static_program(const char *path);
 
+/* ---- common/old_file.c: the output file that was there before ---- */
+
+/*
+ * Move an existing @path (a symlink is moved, never followed) to PATH.old,
+ * as perf record does. 0 when done or when there is none; -EISDIR for a
+ * directory; else -errno. Not async-signal-safe.
+ */
+int old_file__move_aside(const char *path);
+
 /* ---- common/window_stamp.c: the UTC stamp in a window's file name ---- */
 
 #define AP_STAMP_LEN 20 /* "yyyymmddThhmmss.mmm" and its NUL */

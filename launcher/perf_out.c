@@ -76,21 +76,15 @@ int perf_out__open(struct perf_out *o, const char *path, const struct perf_event
 		   const char *name, const uint64_t *ids, int n, char **argv)
 {
 	struct perf_file_attr fa;
-	char old[4200];
-	struct stat st;
 	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path))
 		return -ENAMETOOLONG;
-	if (lstat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return -EISDIR;
-		snprintf(old, sizeof(old), "%s.old", path);
-		if (rename(path, old) < 0)
-			return -errno;
-	}
+	err = old_file__move_aside(path);
+	if (err)
+		return err;
 	o->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (o->fd < 0)
 		return -errno;
