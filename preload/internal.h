@@ -179,8 +179,9 @@ struct ap_session {
 	uint64_t start_time;
 	struct ap_stats stats;	   /* this image's totals, folded from its threads */
 	struct ap_sampler sampler; /* what its threads' handlers read */
-	/* control.c: sampling paused (AUTOPROF_START=0, `autoprof ctl PID stop`);
-	 * when it last changed, and the sampling time before that (ns). Atomic. */
+	/* Sampling paused (AUTOPROF_START=0, `autoprof ctl PID stop`: changed by
+	 * handler/control_request.c through the registered image); when it last
+	 * changed, and the sampling time before that (ns). Atomic. */
 	bool paused;
 	uint64_t state_since, sampled_ns;
 };
