@@ -36,7 +36,7 @@ int main(void)
 	struct seen s = {0, 0};
 
 	plan(12);
-	a.tid = (pid_t)raw_syscall(SYS_gettid);
+	a.tid = gettid();
 	a.fd = 40;
 	a.ramp_fd = 41;
 	b.tid = a.tid + 100000; /* another thread's */
