@@ -136,21 +136,26 @@ void ring__unmap(struct ring *r);
  * when it does not wrap); last_sample is true for the newest SAMPLE record.
  */
 typedef void (*ring_record_fn)(void *ctx, const struct perf_event_header *rec, bool last_sample);
+/* Hand every record to fn, then release the space (one that wraps is copied to scratch). */
 void ring__drain(struct ring *r, char *scratch, size_t scratch_len, ring_record_fn fn, void *ctx);
-/* Are there records to drain? Async-signal-safe. */
+/* Are there records to drain? */
 bool ring__pending(const struct ring *r);
 
 /* ---- unwind.c: user stacks with libunwind ---- */
 
+/* The interrupted stack of ucontext into ips (at most max; the raw trace in trace, *slow: the
+ * DWARF walk was needed): how many, at least 1, or 0 when it must not be unwound. Only from
+ * the sampling handler (libunwind's conditions: unwind.c's file comment). */
 int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trace_max, bool *slow);
+/* Is pc in libunwind's own code? In libunwind's or this library's? */
 bool unwind__owns_pc(uintptr_t pc);
-bool unwind__in_handler(void);
 bool unwind__is_profiler_pc(uintptr_t pc);
+/* Is this thread unwinding from inside the sampling handler? */
+bool unwind__in_handler(void);
+/* The interrupted pc, sp, and signal return trampoline (0: not on the stack) of ucontext. */
 uint64_t unwind__pc(void *ucontext);
 uint64_t unwind__sp(void *ucontext);
 uint64_t unwind__restorer(void *ucontext);
-uint64_t unwind__skipped_in_text(void);
-int unwind__trace_here(void **trace, int max, uintptr_t *bias);
 
 /* ---- cfi.c: a batched sample's stack copy, unwound with .eh_frame ---- */
 
@@ -208,12 +213,17 @@ struct writer {
 	int nr_events;
 };
 
+/* Append whole records (the features after them), from several threads at once, never from
+ * inside writer__append on the same thread. 0 or -errno (dropped, the first error kept). */
 int writer__append(struct writer *w, const void *buf, size_t len);
 /* The same, saying where in the file the bytes went; and rewriting them there later. */
 int writer__append_at(struct writer *w, const void *buf, size_t len, uint64_t *at);
 int writer__patch(struct writer *w, uint64_t at, const void *buf, size_t len);
+/* Widen the sample time range the features report. */
 void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
-int writer__finish(struct writer *w, bool tidy); /* async-signal-safe when !tidy */
+/* Finish the file (features, final header) and close it. Async-signal-safe when !tidy only. */
+int writer__finish(struct writer *w, bool tidy);
+/* A window's end: finish the file and go on in a new one at path, starting with first. */
 int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len);
 
 /* ---- record.c: building the records we write ---- */
@@ -346,10 +356,15 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
 
 /* ---- buffer.c: the thread's records, on their way to the file ---- */
 
+/* Take t for its handler: false when it runs already (a nested signal), a visitor holds it
+ * or t stops, and then the handler leaves t alone; buffer__leave gives it back. */
 bool buffer__enter(struct ap_thread *t);
 void buffer__leave(struct ap_thread *t);
+/* Write out t's records (from its handler, or with its signal blocked). */
 void buffer__flush(struct ap_thread *t);
+/* Room for a record of up to len bytes at the end of t's buffer (flushed first if need be). */
 char *buffer__reserve(struct ap_thread *t, size_t len);
+/* After a drain: flush when half full or the flush interval has passed. */
 void buffer__maybe_flush(struct ap_thread *t);
 
 /* ---- registry.c: every sampled thread, read without a lock ---- */
@@ -374,10 +389,15 @@ struct ap_thread *registry__at(int i);
 
 /* ---- aggregate.c: a thread's samples merged by stack (AUTOPROF_AGGREGATE) ---- */
 
+/* The bytes a thread's mapping needs for its table (0 when not merging). */
 size_t aggregate__bytes(const struct ap_sampler *s);
+/* Make an empty table in mem (len bytes from aggregate__bytes, zeroed), its window from now. */
 struct ap_agg *aggregate__place(void *mem, size_t len, uint64_t now);
+/* The record t's handler just built at rec: the bytes to keep (0: a SAMPLE merged). */
 size_t aggregate__fold(struct ap_thread *t, void *rec, size_t len);
+/* Append t's merged records and empty its table (on t's thread, or t held off). */
 void aggregate__emit_all(struct ap_thread *t);
+/* Emit t's table when its window is over (now: a sample's time). */
 void aggregate__maybe_emit(struct ap_thread *t, uint64_t now);
 
 /* ---- own_stack.c ---- */
