@@ -32,8 +32,9 @@ DEFAULT_MAX_FOREIGN = 0.10    # other processes' CPUs, averaged over a round
 DEFAULT_QUIET_WAIT = 180.0    # seconds to wait for a quiet machine before refusing
 
 
-def add_arguments(ap):
-    """The guard's command-line options, for an argparse parser."""
+def add_arguments(ap, quiet_wait=True):
+    """The guard's command-line options, for an argparse parser (without
+    --quiet-wait where the parser has its own)."""
     ap.add_argument("--busy-ok", action="store_true",
                     help="report on a busy machine, every figure marked %s" % BUSY_MARK)
     ap.add_argument("--max-load", type=float, default=DEFAULT_MAX_LOAD,
@@ -41,9 +42,10 @@ def add_arguments(ap):
     ap.add_argument("--max-foreign", type=float, default=DEFAULT_MAX_FOREIGN,
                     help="most CPUs other processes may use during a round, on average "
                          "(default %(default)s)")
-    ap.add_argument("--quiet-wait", type=float, default=DEFAULT_QUIET_WAIT,
-                    help="seconds to wait for a quiet machine before refusing "
-                         "(default %(default)s)")
+    if quiet_wait:
+        ap.add_argument("--quiet-wait", type=float, default=DEFAULT_QUIET_WAIT,
+                        help="seconds to wait for a quiet machine before refusing "
+                             "(default %(default)s)")
 
 
 def loadavg():
@@ -130,18 +132,18 @@ class Guard:
     def round_begin(self):
         self._span = Span()
 
-    def round_end(self):
-        """Close the round; returns its (foreign, steal, seconds)."""
+    def round_end(self, label=None):
+        """Close the round (named label in messages); returns its (foreign, steal, seconds)."""
         r = self._span.read()
         self.rounds.append(r)
         foreign, steal, _ = r
-        n = len(self.rounds)
+        label = label or "round %d" % len(self.rounds)
         if foreign > self.max_foreign:
-            self.busy("other processes used %.2f CPUs during round %d (limit %.2f)" %
-                      (foreign, n, self.max_foreign))
+            self.busy("other processes used %.2f CPUs during %s (limit %.2f)" %
+                      (foreign, label, self.max_foreign))
         if steal > self.max_foreign:
-            self.busy("the hypervisor stole %.2f CPUs during round %d (limit %.2f)" %
-                      (steal, n, self.max_foreign))
+            self.busy("the hypervisor stole %.2f CPUs during %s (limit %.2f)" %
+                      (steal, label, self.max_foreign))
         return r
 
     def busy(self, why):
