@@ -189,7 +189,8 @@ static bool splice_program(struct drain_ctx *ctx, uint64_t time, const struct cf
  * be. A sample of the handler's own work gets the program's stack below its
  * frames (splice_program). A walk that ends short of the outermost frame is
  * kept and counted (unwind_short), and one that ran off the copy's end
- * counts towards larger copies. Async-signal-safe.
+ * counts towards larger copies; the others' reach towards smaller ones.
+ * Async-signal-safe.
  */
 static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
 		       uint64_t *out, unsigned depth)
@@ -210,6 +211,11 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 		t->copy_samples++;
 		t->copy_short += w.ran_out && c->size >= t->copy_bytes;
 	}
+	/* A sample of the handler's entry needs the copy up to its signal frame's registers. */
+	if ((!w.ran_out || w.signal_uc) && w.reach > t->copy_reach)
+		t->copy_reach = (unsigned)w.reach;
+	t->copy_window++;
+	t->stats.copied += c->size;
 	if (t0) {
 		t->stats.unwind_ns += ap_thread_cpu_ns() - t0;
 		t->stats.unwinds++;

@@ -57,6 +57,7 @@ struct ap_stats {
 	/* AUTOPROF_COST: the handler's phases, CLOCK_MONOTONIC ns (struct ap_cost order) */
 	uint64_t cost[8];
 	uint64_t slowdowns; /* the thread's rate was halved (on_signal.c's backoff) */
+	uint64_t copied;    /* batched: stack bytes the kernel copied, summed over the samples */
 };
 
 /* The phases AUTOPROF_COST times (indexes into ap_stats.cost). */
@@ -136,6 +137,7 @@ struct cfi_walk {
 	int signal_at;	    /* the first signal frame crossed: its interrupted pc's index */
 	uint64_t signal_uc; /* ... the address of its ucontext (0: none crossed) */
 	uint64_t signal_sp; /* ... and the interrupted sp */
+	uint64_t reach;	    /* bytes of the copy the walk needed, from its start */
 };
 
 int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,
@@ -260,9 +262,15 @@ struct ap_thread {
 	unsigned copy_max;     /* ... the largest it may grow to at its rate */
 	unsigned copy_samples; /* batched samples since the copy size was set */
 	unsigned copy_short;   /* ... whose walk ran off the end of the copy */
-	struct ring ramp;      /* batched: a tick at every sample for its first drains, or none */
-	int ramp_fd;	       /* ... the number its signals carry in si_fd, or -1 */
-	unsigned ramp_drains;  /* ... the drains since it started or the copy last grew */
+	unsigned copy_reach;   /* ... the most bytes of a copy one of their walks needed, */
+	unsigned copy_window;  /* ... in the copy_window walks since it was last reset */
+	unsigned copy_shrunk_from; /* ... the copy before it shrank (0: none): a walk run off
+				      restores it */
+	bool copy_fixed;      /* ... its copies grew back after a shrink: they shrink no more */
+	unsigned tick_batch;  /* batched: the samples its tick spans (sampler_events.c) */
+	struct ring ramp;     /* batched: a tick at every sample for its first drains, or none */
+	int ramp_fd;	      /* ... the number its signals carry in si_fd, or -1 */
+	unsigned ramp_drains; /* ... the drains since it started or the copy last grew */
 	timer_t timer;
 	uint64_t last_cpu;    /* thread CPU time at the last timer sample */
 	int closed;	      /* set once by whoever stops the thread */
@@ -358,6 +366,7 @@ void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsig
  * larger stack copy, a lower rate, the end of a thread's ramp (a tick at every sample). */
 struct ap_thread *registry__from_fd(int fd);
 void sampler_events__grow_copy(struct ap_thread *t);
+bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy);
 bool sampler_events__slow_down(struct ap_thread *t);
 void sampler_events__end_ramp(struct ap_thread *t);
 

@@ -223,6 +223,37 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
 
 /* The drains of a thread's ramp (a tick at every sample) after its copies last grew. */
 #define AP_RAMP_DRAINS 16
+/* Walks from copies, none run off, whose deepest read decides a smaller copy. */
+#define AP_SHRINK_WALKS 2048
+/* The smallest copy (AUTOPROF_STACK_COPY's lower bound). */
+#define AP_MIN_COPY 512
+
+/*
+ * After each AP_SHRINK_WALKS walks of a batched thread's copies (its ramp
+ * over), if none ran off the copy's end since it was set: copies of what the deepest of
+ * those walks needed, a quarter and 128 bytes more (at least AP_MIN_COPY),
+ * when that is at most 3/4 of the copy now (a walk from main to _start
+ * needs about 920 bytes with glibc 2.36, its start-up frames being large).
+ * The kernel copies that much less per sample, and the same ring holds
+ * larger batches (sampler_events.c's batch_for: fewer signals). Where a
+ * walk then runs off the smaller copy, the copies it had come back at once
+ * (adapt_batch) and never shrink again: that thread loses the stacks of at
+ * most one drain (samples in the exit path's deeper frames, or of a signal
+ * frame, mostly). From the handler only. Async-signal-safe.
+ */
+static void shrink_copy(struct ap_thread *t)
+{
+	unsigned want = (t->copy_reach + t->copy_reach / 4 + 128 + 63) & ~63U, from = t->copy_bytes;
+
+	if (want < AP_MIN_COPY)
+		want = AP_MIN_COPY;
+	if (!t->copy_fixed && !t->copy_short && want <= t->copy_bytes / 4 * 3 &&
+	    sampler_events__resize_copy(t, want)) {
+		t->copy_shrunk_from = from;
+		t->copy_samples = t->copy_short = 0;
+	}
+	t->copy_window = t->copy_reach = 0; /* a new window: the program may change */
+}
 
 /*
  * After a drain of a batched thread: a thread whose stacks are deeper than
@@ -241,15 +272,25 @@ static void adapt_batch(struct ap_thread *t)
 
 	if (!t->batched)
 		return;
+	if (t->copy_short > 0 && t->copy_shrunk_from) {
+		/* Shrunk too far: the copies it had, and no shrinking again. */
+		sampler_events__resize_copy(t, t->copy_shrunk_from);
+		t->copy_shrunk_from = 0;
+		t->copy_fixed = true;
+		t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
+		return;
+	}
 	if (t->copy_short > 0 && t->copy_bytes < t->copy_max &&
 	    (ramping || (t->copy_short >= 3 && t->copy_short * 128 >= t->copy_samples))) {
 		sampler_events__grow_copy(t);
-		t->copy_samples = t->copy_short = 0;
+		t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
 		t->ramp_drains = 0;
 		return;
 	}
 	if (ramping && ++t->ramp_drains >= AP_RAMP_DRAINS)
 		sampler_events__end_ramp(t);
+	if (!ramping && t->copy_window >= AP_SHRINK_WALKS)
+		shrink_copy(t);
 }
 
 /*
