@@ -125,6 +125,7 @@ int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *
 			    !read_stack(copy, stack_lo, size, uc + UC_REG(REG_RIP), &iip,
 					&w->reach)) {
 				w->ran_out = true;
+				w->need = uc + UC_REG(REG_RIP) + 8 - stack_lo;
 				return n;
 			}
 			if (!w->signal_uc) {
@@ -148,7 +149,8 @@ int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *
 		}
 		if (!read_stack(copy, stack_lo, size, cfa + (uint64_t)(int64_t)r.ra_off, &ra,
 				&w->reach)) {
-			w->ran_out = cfa + (uint64_t)(int64_t)r.ra_off + 8 > stack_lo + size;
+			w->need = cfa + (uint64_t)(int64_t)r.ra_off + 8 - stack_lo;
+			w->ran_out = w->need > size;
 			return n;
 		}
 		if (r.rbp_how == SAVED_AT) {

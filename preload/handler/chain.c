@@ -8,6 +8,7 @@
  * Async-signal-safe throughout.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -207,12 +208,19 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
 			  &w);
 	if (!splice_program(ctx, time, &w, out, &got, depth)) {
+		bool off = w.ran_out && c->size >= t->copy_bytes;
+
 		t->stats.unwind_short += got > 0 && !w.complete;
 		t->copy_samples++;
-		t->copy_short += w.ran_out && c->size >= t->copy_bytes;
+		t->copy_short += off;
+		/* A plain walk deeper than the copy (not one through a signal frame,
+		 * which run off any copy, nor one that went to another stack): no
+		 * smaller copies, and restore a larger one (on_signal.c). */
+		if (off && !w.signal_uc && w.need <= AP_MAX_STACK_COPY)
+			t->copy_reach = UINT_MAX;
 	}
-	/* A sample of the handler's entry needs the copy up to its signal frame's registers. */
-	if ((!w.ran_out || w.signal_uc) && w.reach > t->copy_reach)
+	/* (A sample of the handler's entry needs the copy up to its signal frame's registers.) */
+	if (w.reach > t->copy_reach)
 		t->copy_reach = (unsigned)w.reach;
 	t->copy_window++;
 	t->stats.copied += c->size;

@@ -58,6 +58,7 @@ struct ap_stats {
 	uint64_t cost[8];
 	uint64_t slowdowns; /* the thread's rate was halved (on_signal.c's backoff) */
 	uint64_t copied;    /* batched: stack bytes the kernel copied, summed over the samples */
+	uint64_t copy_end;  /* batched: the copy a thread's event asked for at its end, summed */
 };
 
 /* The phases AUTOPROF_COST times (indexes into ap_stats.cost). */
@@ -138,6 +139,7 @@ struct cfi_walk {
 	uint64_t signal_uc; /* ... the address of its ucontext (0: none crossed) */
 	uint64_t signal_sp; /* ... and the interrupted sp */
 	uint64_t reach;	    /* bytes of the copy the walk needed, from its start */
+	uint64_t need;	    /* ran_out: the bytes of copy its next read needed */
 };
 
 int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,

@@ -223,6 +223,11 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
 
 /* The drains of a thread's ramp (a tick at every sample) after its copies last grew. */
 #define AP_RAMP_DRAINS 16
+/* Walks from copies after which 1 in 128 run off makes them larger: not
+ * fewer (3 walks of samples in the handler's entry, whose signal frame
+ * runs off a 2 KB copy, in the first 384 walks were enough, in 1 run of 3
+ * of a shallow loop at 10 kHz, to quadruple the copies for good). */
+#define AP_GROW_WALKS 1024
 /* Walks from copies, none run off, whose deepest read decides a smaller copy. */
 #define AP_SHRINK_WALKS 2048
 /* The smallest copy (AUTOPROF_STACK_COPY's lower bound). */
@@ -230,7 +235,7 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
 
 /*
  * After each AP_SHRINK_WALKS walks of a batched thread's copies (its ramp
- * over), if none ran off the copy's end since it was set: copies of what the deepest of
+ * over), if none ran off the copy's end: copies of what the deepest of
  * those walks needed, a quarter and 128 bytes more (at least AP_MIN_COPY),
  * when that is at most 3/4 of the copy now (a walk from main to _start
  * needs about 920 bytes with glibc 2.36, its start-up frames being large).
@@ -243,16 +248,18 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
  */
 static void shrink_copy(struct ap_thread *t)
 {
-	unsigned want = (t->copy_reach + t->copy_reach / 4 + 128 + 63) & ~63U, from = t->copy_bytes;
+	unsigned reach = t->copy_reach, from = t->copy_bytes, want;
 
+	t->copy_window = t->copy_reach = 0; /* a new window: the program may change */
+	if (t->copy_fixed || reach > from)
+		return; /* a walk ran off in this window */
+	want = (reach + reach / 4 + 128 + 63) & ~63U;
 	if (want < AP_MIN_COPY)
 		want = AP_MIN_COPY;
-	if (!t->copy_fixed && !t->copy_short && want <= t->copy_bytes / 4 * 3 &&
-	    sampler_events__resize_copy(t, want)) {
+	if (want <= from / 4 * 3 && sampler_events__resize_copy(t, want)) {
 		t->copy_shrunk_from = from;
 		t->copy_samples = t->copy_short = 0;
 	}
-	t->copy_window = t->copy_reach = 0; /* a new window: the program may change */
 }
 
 /*
@@ -260,7 +267,8 @@ static void shrink_copy(struct ap_thread *t)
  * its copies gets an event with copies four times as large, up to the
  * kernel's limit: during its ramp (its first samples, drained one at a
  * time), at its first walk that ran off the end; then at 3 or more such
- * walks that are more than 1 in 128 of its walks (at 1 in 32, demo's deep
+ * walks that are more than 1 in 128 of its walks, AP_GROW_WALKS or more, since
+ * its copies last changed (at 1 in 32, demo's deep
  * qsort recursions kept 1.6% of its stacks short of main for good). The
  * ramp ends after AP_RAMP_DRAINS drains since the copies last grew. So a
  * program whose stacks deepen as it starts (python3's imports need 8-32 KB)
@@ -269,10 +277,13 @@ static void shrink_copy(struct ap_thread *t)
 static void adapt_batch(struct ap_thread *t)
 {
 	bool ramping = t->ramp.page != NULL;
+	bool deeper = t->copy_short > 0 &&
+		      (ramping || (t->copy_short >= 3 && t->copy_samples >= AP_GROW_WALKS &&
+				   t->copy_short * 128 >= t->copy_samples));
 
 	if (!t->batched)
 		return;
-	if (t->copy_short > 0 && t->copy_shrunk_from) {
+	if (t->copy_shrunk_from && (deeper || t->copy_reach > t->copy_bytes)) {
 		/* Shrunk too far: the copies it had, and no shrinking again. */
 		sampler_events__resize_copy(t, t->copy_shrunk_from);
 		t->copy_shrunk_from = 0;
@@ -280,8 +291,7 @@ static void adapt_batch(struct ap_thread *t)
 		t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
 		return;
 	}
-	if (t->copy_short > 0 && t->copy_bytes < t->copy_max &&
-	    (ramping || (t->copy_short >= 3 && t->copy_short * 128 >= t->copy_samples))) {
+	if (deeper && t->copy_bytes < t->copy_max) {
 		sampler_events__grow_copy(t);
 		t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
 		t->ramp_drains = 0;
