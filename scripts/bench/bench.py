@@ -47,6 +47,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import quiet  # noqa: E402
+from cost import lib_batch  # noqa: E402
 
 LIBPROFILER_CANDIDATES = (
     "/usr/lib/x86_64-linux-gnu/libprofiler.so.0",
@@ -65,7 +66,6 @@ T_REPORT = 10.0        # autoprof-report at least 10x faster than perf report
 # Targets of issue 26 (CPU-time ratios to the unprofiled run, medians).
 T_1K = 1.03            # at 1 kHz, on every workload
 T_FLOOR_PP = 0.08      # at 10 kHz, at most 8 points above the floor (bundled workloads)
-FLOOR_BATCH = 8        # the library's default batch (AUTOPROF_BATCH): floor+batch's tick
 MARK = ""              # " (busy)" when the figures were made on a busy machine
 
 
@@ -191,7 +191,8 @@ class Tool:
             if self.mode == "batch":
                 # The kernel's part of autoprof's batching: 2 KB stack copies, no
                 # signal per sample, a tick signalling once per batch.
-                env.update(FLOOR_SIGNAL="1", FLOOR_TICK=str(FLOOR_BATCH), FLOOR_STACK="2048")
+                env.update(FLOOR_SIGNAL="1", FLOOR_TICK=str(lib_batch(self.rate)),
+                           FLOOR_STACK="2048")
             return argv, env
         if self.kind == "autoprof":
             env.update(LD_PRELOAD=ctx.lib, AUTOPROF_FREQ=str(self.rate),

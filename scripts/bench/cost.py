@@ -17,12 +17,13 @@ plain CPU time). The samplers, each adding one part:
   floor+snippet    floor+ring with registers and a 2 KB user-stack snippet
                    per sample (what a batched unwinder would read)
   floor+batch      the kernel's part of autoprof's batching at the library's
-                   own batch for the rate (see lib_batch()): 2 KB snippets,
-                   no signal from the sampling event, a second cpu-clock
-                   event signals once per batch (FLOOR_TICK)
+                   own batch for the rate with 2 KB copies (see lib_batch()):
+                   2 KB snippets, no signal from the sampling event, a second
+                   cpu-clock event signals once per batch (FLOOR_TICK); the
+                   library's copies then shrink to what its walks read, and
+                   its batch grows (23 at 10 kHz with 1280-byte copies)
   autoprof         the library at this commit, default settings
   autoprof-unbatched  AUTOPROF_BATCH=1: a signal per sample, unwound live
-  autoprof-copy2k  batched with 2 KB stack copies (AUTOPROF_STACK_COPY=2048)
   autoprof-fp      the library with the kernel's frame-pointer chains
   autoprof-none    the library without stacks
   perf -g          perf record -g, its own process's CPU time included
@@ -70,7 +71,7 @@ T_1K = 1.03              # at 1 kHz: autoprof at most this
 T_FLOOR_PP = 0.08        # at 10 kHz: autoprof at most 8 points above the floor
 
 ALL_SAMPLERS = ["floor", "floor+ring", "floor+signal", "floor+snippet", "floor+batch",
-                "autoprof", "autoprof-unbatched", "autoprof-copy2k", "autoprof-fp",
+                "autoprof", "autoprof-unbatched", "autoprof-fp",
                 "autoprof-none", "perf -g"]
 DEFAULT_SAMPLERS = ["floor", "floor+signal", "floor+batch", "autoprof", "autoprof-unbatched",
                     "autoprof-fp", "perf -g"]
@@ -80,11 +81,18 @@ SHAPES = "shallow,oversub,xz9"
 DEFAULT_PROGRAMS = SHAPES + ",deep,python3,sort"
 
 
-def lib_batch(hz):
-    """The library's samples per signal at rate hz, default settings: the
-    batch scaled with the rate (preload/session/perf_event.c,
-    perf_event__tick_samples)."""
-    return LIB_BATCH
+def lib_batch(hz, copy=2048):
+    """The library's samples per signal at rate hz with copies of copy bytes,
+    default settings (preload/session/sampler_events.c's batch_for): as many
+    as 16 batches fit the ring AUTOPROF_BATCH's batches get (a power of two
+    of pages), drains at most 8 ms of CPU apart, at least AUTOPROF_BATCH."""
+    def pages(batch, c):
+        need, p = 16 * batch * (128 + c), 8
+        while p * 4096 < need and p < 1024:
+            p *= 2
+        return p
+    fit = max(pages(LIB_BATCH, copy), pages(LIB_BATCH, 2048)) * 4096 // (16 * (128 + copy))
+    return max(LIB_BATCH, min(fit, int(0.008 * hz)))
 
 
 class Timeout(Exception):
@@ -197,7 +205,6 @@ def main():
                                   FLOOR_STACK="2048"), None),
              "autoprof": (a, None),
              "autoprof-unbatched": (dict(a, AUTOPROF_BATCH="1"), None),
-             "autoprof-copy2k": (dict(a, AUTOPROF_STACK_COPY="2048"), None),
              "autoprof-fp": (dict(a, AUTOPROF_CALLGRAPH="fp"), None),
              "autoprof-none": (dict(a, AUTOPROF_CALLGRAPH="none"), None),
              "perf -g": (base, [perf, "record", "-q", "--no-bpf-event", "-e", "cpu-clock:u",
@@ -357,8 +364,9 @@ def render(data, descs, guard):
       "(configurations interleaved within each round, their order rotated every round). "
       "`floor` is a bare per-thread cpu-clock event (the kernel's sample); `floor+batch` adds "
       "the kernel's part of batching (2 KB stack copies, a tick signalling once per batch of "
-      "%s samples, the library's own batch at each rate); `autoprof` is the library with its "
-      "defaults; `perf -g` is `perf record -e cpu-clock:u -g`, its own process included." %
+      "%s samples, the library's own batch at each rate for 2 KB copies); `autoprof` is the "
+      "library with its defaults (copies shrink to what its walks read, and its batch then "
+      "grows within the same ring; the phases below say how far); `perf -g` is `perf record -e cpu-clock:u -g`, its own process included." %
       "/".join("%d (%d Hz)" % (data["batch"][hz], hz) for hz in rates))
     w("")
     w("## CPU time over the plain run: median [min-max]")
