@@ -35,7 +35,8 @@ bench-overhead: $(BENCH_OVERHEAD_DEPS)
 # truth, stacks, delivered rate, output size, report speed; then the
 # per-sample cost at 1, 4 and 10 kHz (bench-cost below, scripts/bench/COST.md). Installs the
 # packages it needs, writes scripts/bench/RESULTS.md (raw: build/bench/bench.json).
-# About 10 minutes on 2 cores; BENCH_FLAGS="--quick" for a 1-round smoke run.
+# About 15 minutes on 2 cores; BENCH_FLAGS="--quick" for a 1-round smoke run;
+# BENCH_FLAGS=--busy-ok (and COST_FLAGS=--busy-ok) on a busy machine.
 # Not part of `make check`.
 BENCH_FLAGS ?=
 
@@ -90,10 +91,10 @@ bench: bench-service
 # sample, autoprof batched and unbatched, and perf record -g, at 1, 4 and
 # 10 kHz, interleaved within each round; the handler's own phases
 # (AUTOPROF_COST=1). Refuses a busy machine (exit 3; COST_FLAGS=--busy-ok
-# marks every figure instead). Writes scripts/bench/COST.md. About 40
+# marks every figure instead). Writes scripts/bench/COST.md. About 10-15
 # minutes; COST_FLAGS="--rounds 3 --rates 10000" etc.
 # make bench-cost-quick: issue 26's three shapes x 1, 4, 10 kHz x plain,
-# floor, floor+batch, autoprof, perf -g, 5 rounds, about 9 minutes; writes
+# floor, floor+batch, autoprof, perf -g, 5 rounds, about 7-8 minutes; writes
 # build/bench/cost-quick.md (doc/benchmarks.md: how to read it).
 COST_FLAGS ?=
 COST_DEPS := $(BUILD)/libautoprof.so $(BENCH_DIR)/libfloor.so $(BUILD)/progs/costloop

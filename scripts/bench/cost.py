@@ -45,7 +45,8 @@ cost (signals per sample: the handler's runs over its samples).
 
 --quick: the lead's quiet measurement: the three shapes x 1, 4, 10 kHz x
 {plain, floor, floor+batch, autoprof, perf -g}, 5 rounds, runs of about
-1.6 s of CPU each (about 9 minutes on the 2-CPU VM). Writes a Markdown table (--out) and prints it.
+1.6-2 s of CPU each (7-8 minutes on the 2-CPU VM). Writes a Markdown table
+(--out) and prints it.
 """
 import argparse
 import json
@@ -241,7 +242,7 @@ def main():
                      "-O2 -fomit-frame-pointer)" % (name, seconds, depth, threads, depth, threads))
     if any(a[-1] == text for _, a in progs):
         # About as much CPU for xz -9 as costloop SECONDS takes.
-        make_text(text, 2.0 * seconds)
+        make_text(text, 1.0 * seconds)
         descs.append("TEXT = %.1f MB of generated words" % (os.path.getsize(text) / 1e6))
 
     guard.start()
