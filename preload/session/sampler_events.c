@@ -117,9 +117,9 @@ static unsigned copy_limit(const struct ap_thread *t)
  * drains stay DRAIN_MAX_NS apart at most: at 10 kHz with 2 KB copies 15
  * samples a signal instead of 8, in the same 512 KB; with copies that
  * shrank to 1280 bytes (on_signal.c) 23; at 1 kHz 8 as before. Fewer
- * signals, each a timer interrupt, an irq_work and a signal frame (20-45
- * us on this VM), for the same memory and the same margin against a full
- * ring. Async-signal-safe.
+ * signals (each a timer interrupt, an irq_work, a signal frame and
+ * sigreturn) for the same memory and the same margin against a full ring.
+ * Async-signal-safe.
  */
 static unsigned batch_for(const struct ap_thread *t, unsigned copy)
 {
