@@ -5,15 +5,26 @@
  * channel (log.c), the table of the profiler's own descriptors (fdtab.c) and
  * system calls without libc (raw_syscall.c).
  *
- * What common/'s libc calls bind to: these files are linked into both the
- * library and the launcher. In the launcher every libc function is libc's.
- * In the library, a libc function the library also exports binds to the
- * library's own wrapper: counting.c's fcntl(F_SETFD) on our counters goes
- * through wrap/fds.c, which lets calls made from the library's own code
- * through unchanged (it hides our fds from the program's calls only), and
- * ap_read_file()'s open/read/close are libc's (not wrapped). System calls
- * here go through ap_syscall(), never syscall(): the library exports a
- * syscall() wrapper (wrap/process.c) that the handler must not depend on.
+ * What common/'s libc calls bind to, in each program that links it:
+ * - the launcher (build/autoprof): libc's, every one.
+ * - the library (libautoprof.so): a libc function the library also exports
+ *   binds to the library's own wrapper, since the library comes first in
+ *   the program's lookup order. counting.c's fcntl(F_SETFD) on our counters
+ *   goes through wrap/fds.c's fcntl, which passes calls made from the
+ *   library's own code (it hides our fds from the program's calls only);
+ *   counting.c's read() of a counter and log.c's write() to stderr go
+ *   through wrap/waits.c's, which record a blocking call as the calling
+ *   thread's off-CPU time when AUTOPROF_OFFCPU is on (none of these runs
+ *   in a signal handler); elf_interp.c's close() of a file it opened goes
+ *   through wrap/fds.c's, which passes an fd that is not ours. Every other
+ *   libc call here (open, pread, getenv, snprintf, dlopen...) is libc's.
+ * - the unit tests (tests/unit/test-preload-*): they link the library's
+ *   objects, wrap/ included, so as in the library.
+ * System calls go through raw_syscall(), never syscall(): the library exports
+ * a syscall() wrapper (wrap/process.c) that must first find libc's with dlsym,
+ * and the signal handler must not depend on it. raw_syscall__read_file() is
+ * made of raw system calls too, so the files it reads open no cancellation
+ * point in the program's threads.
  */
 #ifndef AUTOPROF_COMMON_H
 #define AUTOPROF_COMMON_H
@@ -30,23 +41,28 @@
 /* Library fds live at or above this number, out of the program's way. */
 #define AP_FD_FLOOR 1000
 
-/* ---- common/raw_syscall.c: a system call without libc ---- */
+/* ---- common/raw_syscall.c: system calls without libc ---- */
 
 /* syscall(nr, ...) made by the instruction itself: -1 and errno on failure. Async-signal-safe. */
-long ap_syscall(long nr, ...);
+long raw_syscall(long nr, ...);
+/*
+ * Read a small file (from /proc) whole into @buf (@cap bytes), NUL-terminated;
+ * its length, or -errno (@buf is then ""). Raw system calls: no cancellation
+ * point, EINTR retried. Async-signal-safe.
+ */
+ssize_t raw_syscall__read_file(const char *path, char *buf, size_t cap);
 
 /* ---- common/fdtab.c: the profiler's own file descriptors ---- */
 
-int ap_own(int fd);
-void ap_disown(int fd);
-bool ap_is_own(int fd);
-int ap_close(int fd);
-int ap_next_own(int fd);
-int ap_dup_high(int fd, bool cloexec);
-int ap_move_high(int fd, bool cloexec);
-bool ap_fd_costs(int fd);
-bool ap_no_room_high(void);
-ssize_t ap_read_file(const char *path, char *buf, size_t cap);
+int fdtab__own(int fd);
+void fdtab__disown(int fd);
+bool fdtab__is_own(int fd);
+int fdtab__close(int fd);
+int fdtab__next_own(int fd);
+int fdtab__dup_high(int fd, bool cloexec);
+int fdtab__move_high(int fd, bool cloexec);
+bool fdtab__costs(int fd);
+bool fdtab__no_room_high(void);
 
 /* ---- common/elf_interp.c: programs without a dynamic loader ---- */
 
@@ -68,13 +84,25 @@ void window_stamp__utc(uint64_t mono, char *out);
 extern int ap_verbose; /* AUTOPROF_VERBOSE level */
 extern bool ap_quiet;  /* AUTOPROF_QUIET: no warnings either */
 
-/* Not async-signal-safe. */
-void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void pr_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void ap_log_capture(char *buf, size_t len);
+/*
+ * A warning (not when quiet), a note (AUTOPROF_VERBOSE=1) or a debug line
+ * (=2): one line, "autoprof: " first. Not async-signal-safe. Called as
+ * pr_warn/pr_info/pr_dbg (uftrace's and the kernel's names for them).
+ */
+void log__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log__info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log__dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define pr_warn(...) log__warn(__VA_ARGS__)
+#define pr_info(...) log__info(__VA_ARGS__)
+#define pr_dbg(...)  log__dbg(__VA_ARGS__)
+/*
+ * Keep the first warning in @buf (@len bytes, without "autoprof: ") instead
+ * of printing it, even when quiet; a NULL @buf prints again. Not
+ * async-signal-safe.
+ */
+void log__capture(char *buf, size_t len);
 /* A line on stderr the first time only (*said marks it). Async-signal-safe. */
-void ap_say_once(int *said, const char *msg, size_t len);
+void log__say_once(int *said, const char *msg, size_t len);
 
 /* ---- common/env_check.c: AUTOPROF_* names the table lacks ---- */
 

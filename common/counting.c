@@ -36,9 +36,9 @@ static bool user_only(void)
 	char buf[16];
 
 	if (known < 0)
-		known =
-		    ap_read_file("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) <= 0 ||
-		    (atoi(buf) >= 2 && geteuid() != 0);
+		known = raw_syscall__read_file("/proc/sys/kernel/perf_event_paranoid", buf,
+					       sizeof(buf)) <= 0 ||
+			(atoi(buf) >= 2 && geteuid() != 0);
 	return known;
 }
 
@@ -154,10 +154,10 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 
 		/* A group's siblings follow their leader's enable_on_exec (as perf stat). */
 		counting__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
-		fd = (int)ap_syscall(SYS_perf_event_open, &c->attr, pid, -1, group_fd, flags);
+		fd = (int)raw_syscall(SYS_perf_event_open, &c->attr, pid, -1, group_fd, flags);
 		if (fd < 0 && group_fd >= 0) { /* the group does not fit: count it alone */
 			counting__attr(&c->attr, &c->ev, enable_on_exec);
-			fd = (int)ap_syscall(SYS_perf_event_open, &c->attr, pid, -1, -1, flags);
+			fd = (int)raw_syscall(SYS_perf_event_open, &c->attr, pid, -1, -1, flags);
 		}
 		if (fd < 0) {
 			c->fd = -1;
@@ -165,7 +165,7 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 			c->err = errno;
 			continue;
 		}
-		c->fd = ap_move_high(fd, cloexec);
+		c->fd = fdtab__move_high(fd, cloexec);
 		open_count++;
 	}
 	return open_count;
@@ -226,7 +226,7 @@ int counting__adopt(struct ap_counters *cs, const char *spec)
 			tn = readlink(link, target, sizeof(target) - 1);
 			if (tn <= 0 || (target[tn] = 0, strcmp(target, "anon_inode:[perf_event]")))
 				goto bad;
-			c->fd = ap_own((int)fd);
+			c->fd = fdtab__own((int)fd);
 			fcntl(c->fd, F_SETFD, FD_CLOEXEC);
 		}
 		cs->n++;
@@ -240,7 +240,7 @@ bad:
 	pr_warn("AUTOPROF_COUNTER_FDS='%s' does not name open perf counters; not counting", spec);
 	for (int i = 0; i < cs->n; i++)
 		if (cs->c[i].fd >= 0)
-			ap_close(cs->c[i].fd);
+			fdtab__close(cs->c[i].fd);
 	cs->n = 0;
 	return -EINVAL;
 }
@@ -277,7 +277,7 @@ void counting__read(struct ap_counters *cs, bool close_them)
 			c->valid = true;
 		}
 		if (close_them) {
-			ap_close(c->fd);
+			fdtab__close(c->fd);
 			c->fd = -1;
 		}
 	}
@@ -288,7 +288,7 @@ void counting__close(struct ap_counters *cs)
 {
 	for (int i = 0; i < cs->n; i++)
 		if (cs->c[i].fd >= 0)
-			ap_close(cs->c[i].fd);
+			fdtab__close(cs->c[i].fd);
 	cs->n = 0;
 }
 

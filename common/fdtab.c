@@ -2,8 +2,7 @@
 /*
  * fdtab.c - which file descriptors are the profiler's own: its perf events,
  * its output file, libunwind's pipe. fds.c keeps the program from closing
- * them; everything in the library closes its own through ap_close(), and
- * reads the small /proc files it needs with ap_read_file().
+ * them; everything in the library closes its own through fdtab__close().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +18,7 @@ static unsigned long ours[FD_BITS / (8 * sizeof(unsigned long))];
 #define BIT(fd)	 (1UL << ((unsigned)(fd) % (8 * sizeof(unsigned long))))
 
 /* Mark fd as the profiler's (a negative fd is passed through). Async-signal-safe. */
-int ap_own(int fd)
+int fdtab__own(int fd)
 {
 	if (fd >= 0 && fd < FD_BITS)
 		__atomic_fetch_or(&ours[WORD(fd)], BIT(fd), __ATOMIC_RELAXED);
@@ -28,36 +27,36 @@ int ap_own(int fd)
 
 /* Forget fd as the profiler's without closing it (the number is the program's now).
  * Async-signal-safe. */
-void ap_disown(int fd)
+void fdtab__disown(int fd)
 {
 	if (fd >= 0 && fd < FD_BITS)
 		__atomic_fetch_and(&ours[WORD(fd)], ~BIT(fd), __ATOMIC_RELAXED);
 }
 
 /* Is fd one of the profiler's? Async-signal-safe. */
-bool ap_is_own(int fd)
+bool fdtab__is_own(int fd)
 {
 	return fd >= 0 && fd < FD_BITS &&
 	       (__atomic_load_n(&ours[WORD(fd)], __ATOMIC_RELAXED) & BIT(fd));
 }
 
 /* Close one of the profiler's fds, past the program's close(). Async-signal-safe. */
-int ap_close(int fd)
+int fdtab__close(int fd)
 {
 	if (fd >= 0 && fd < FD_BITS)
 		__atomic_fetch_and(&ours[WORD(fd)], ~BIT(fd), __ATOMIC_RELAXED);
-	return (int)ap_syscall(SYS_close, fd);
+	return (int)raw_syscall(SYS_close, fd);
 }
 
 /* The next fd of ours at or above fd, or -1. */
-int ap_next_own(int fd)
+int fdtab__next_own(int fd)
 {
 	for (; fd >= 0 && fd < FD_BITS; fd++) {
 		if (!ours[WORD(fd)]) {
 			fd |= (int)(8 * sizeof(unsigned long)) - 1;
 			continue;
 		}
-		if (ap_is_own(fd))
+		if (fdtab__is_own(fd))
 			return fd;
 	}
 	return -1;
@@ -79,7 +78,7 @@ static int high_floor;
 
 static int limits(struct rlimit *rl)
 {
-	return (int)ap_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, rl);
+	return (int)raw_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, rl);
 }
 
 static int fd_floor(void)
@@ -105,7 +104,7 @@ static int fd_floor(void)
  * soft limit is raised for the dup and put back at once where the floor is
  * above it. Async-signal-safe.
  */
-int ap_dup_high(int fd, bool cloexec)
+int fdtab__dup_high(int fd, bool cloexec)
 {
 	int min = fd_floor(), cmd = cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, nfd;
 	struct rlimit old, wide;
@@ -115,41 +114,41 @@ int ap_dup_high(int fd, bool cloexec)
 	    old.rlim_max >= (rlim_t)min + HIGH_ROOM) {
 		wide = old;
 		wide.rlim_cur = (rlim_t)min + HIGH_ROOM;
-		raised = ap_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &wide, NULL) == 0;
+		raised = raw_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &wide, NULL) == 0;
 	}
-	nfd = (int)ap_syscall(SYS_fcntl, fd, cmd, min);
+	nfd = (int)raw_syscall(SYS_fcntl, fd, cmd, min);
 	if (raised)
-		ap_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &old, NULL);
+		raw_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &old, NULL);
 	if (nfd < 0)
-		nfd = (int)ap_syscall(SYS_fcntl, fd, cmd, AP_FD_FLOOR);
+		nfd = (int)raw_syscall(SYS_fcntl, fd, cmd, AP_FD_FLOOR);
 	return nfd < 0 ? -errno : nfd;
 }
 
 /*
- * Move a new fd of ours to the high range (ap_dup_high), close-on-exec unless
+ * Move a new fd of ours to the high range (fdtab__dup_high), close-on-exec unless
  * asked otherwise, and own it. Where no high fd can be had, it stays where it
  * is. (Raw system calls: the program's F_DUPFD goes through fds.c, ours must
  * not.) Async-signal-safe.
  */
-int ap_move_high(int fd, bool cloexec)
+int fdtab__move_high(int fd, bool cloexec)
 {
-	int high = ap_dup_high(fd, cloexec);
+	int high = fdtab__dup_high(fd, cloexec);
 
 	if (high >= 0) {
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 		fd = high;
 	}
-	return ap_own(fd);
+	return fdtab__own(fd);
 }
 
 /*
  * Does our fd take one of the numbers the program can open? True when it
  * stayed below AP_FD_FLOOR (the hard RLIMIT_NOFILE left no room above the
- * program's range: ap_move_high could not lift it) and below the soft limit.
+ * program's range: fdtab__move_high could not lift it) and below the soft limit.
  * The holder then keeps no fd (the writer opens its file for each write) or
  * does without. Async-signal-safe (raw system calls).
  */
-bool ap_fd_costs(int fd)
+bool fdtab__costs(int fd)
 {
 	struct rlimit rl;
 
@@ -158,40 +157,12 @@ bool ap_fd_costs(int fd)
 
 /*
  * Does the hard RLIMIT_NOFILE leave no number at or above AP_FD_FLOOR? Then
- * every new fd of ours would take one the program can open (ap_fd_costs).
+ * every new fd of ours would take one the program can open (fdtab__costs).
  * Async-signal-safe (raw system calls).
  */
-bool ap_no_room_high(void)
+bool fdtab__no_room_high(void)
 {
 	struct rlimit rl;
 
 	return limits(&rl) == 0 && rl.rlim_max <= AP_FD_FLOOR;
-}
-
-/*
- * Read a small file (from /proc) whole into buf, NUL-terminated; returns its
- * length, or -errno (buf is then ""). Raw system calls, so that no
- * cancellation point of the program's thread lies inside our code and a
- * signal does not cut the read short. Async-signal-safe.
- */
-ssize_t ap_read_file(const char *path, char *buf, size_t cap)
-{
-	int fd = (int)ap_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t n;
-
-	buf[0] = 0;
-	if (fd < 0)
-		return -errno;
-	while (len < cap - 1) {
-		n = ap_syscall(SYS_read, fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	ap_close(fd);
-	buf[len] = 0;
-	return (ssize_t)len;
 }

@@ -27,7 +27,7 @@ static size_t capture_len;
  * printing it, even when quiet; a NULL buf prints again. For the launcher,
  * which says in its own words why a flag is refused. Not async-signal-safe.
  */
-void ap_log_capture(char *buf, size_t len)
+void log__capture(char *buf, size_t len)
 {
 	capture = buf;
 	capture_len = len;
@@ -53,7 +53,7 @@ static void vlog(const char *fmt, va_list ap_list)
 	errno = saved;
 }
 
-void pr_warn(const char *fmt, ...)
+void log__warn(const char *fmt, ...)
 {
 	va_list ap_list;
 
@@ -72,7 +72,7 @@ void pr_warn(const char *fmt, ...)
 	va_end(ap_list);
 }
 
-void pr_info(const char *fmt, ...)
+void log__info(const char *fmt, ...)
 {
 	va_list ap_list;
 
@@ -83,7 +83,7 @@ void pr_info(const char *fmt, ...)
 	va_end(ap_list);
 }
 
-void pr_dbg(const char *fmt, ...)
+void log__dbg(const char *fmt, ...)
 {
 	va_list ap_list;
 
@@ -98,8 +98,8 @@ void pr_dbg(const char *fmt, ...)
  * Write msg (len bytes: a whole line, "autoprof: " included) on stderr the
  * first time only, *said marking it. Raw system call: async-signal-safe.
  */
-void ap_say_once(int *said, const char *msg, size_t len)
+void log__say_once(int *said, const char *msg, size_t len)
 {
 	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
-		ap_syscall(SYS_write, 2, msg, len);
+		raw_syscall(SYS_write, 2, msg, len);
 }

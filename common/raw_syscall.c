@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * raw_syscall.c - ap_syscall(): a system call made by the instruction itself.
+ * raw_syscall.c - raw_syscall(): a system call made by the instruction itself.
  *
  * Inside the library, a call to syscall() binds to our own exported wrapper
  * (wrap/process.c), which must first find libc's with dlsym: a signal
- * handler could only use it once that was done. ap_syscall() depends on
+ * handler could only use it once that was done. raw_syscall() depends on
  * nothing: no symbol lookup, no lock, no cancellation point, so the handler
  * layer and everything it reaches use it. Same convention as syscall(): -1
- * with errno set on failure.
+ * with errno set on failure. raw_syscall__read_file() reads a small file whole with
+ * them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -44,7 +47,7 @@ static long raw6(long nr, long a, long b, long c, long d, long e, long f)
 			 : "memory");
 	return x0;
 #else
-#error "ap_syscall: add this architecture's system call instruction"
+#error "raw_syscall: add this architecture's system call instruction"
 #endif
 }
 
@@ -52,7 +55,7 @@ static long raw6(long nr, long a, long b, long c, long d, long e, long f)
  * syscall(nr, ...) without libc: returns the kernel's result, or -1 with
  * errno set. Async-signal-safe.
  */
-long ap_syscall(long nr, ...)
+long raw_syscall(long nr, ...)
 {
 	va_list ap;
 	long a[6], r;
@@ -67,4 +70,32 @@ long ap_syscall(long nr, ...)
 		return -1;
 	}
 	return r;
+}
+
+/*
+ * Read a small file (from /proc) whole into buf, NUL-terminated; returns its
+ * length, or -errno (buf is then ""). Raw system calls, so that no
+ * cancellation point of the program's thread lies inside our code and a
+ * signal does not cut the read short. Async-signal-safe.
+ */
+ssize_t raw_syscall__read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n;
+
+	buf[0] = 0;
+	if (fd < 0)
+		return -errno;
+	while (len < cap - 1) {
+		n = raw_syscall(SYS_read, fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	fdtab__close(fd);
+	buf[len] = 0;
+	return (ssize_t)len;
 }

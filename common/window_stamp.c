@@ -22,8 +22,8 @@ void window_stamp__utc(uint64_t mono, char *out)
 	uint64_t ms;
 	int64_t days, secs, z, era, doe, yoe, y, doy, mp, d, m;
 
-	ap_syscall(SYS_clock_gettime, CLOCK_REALTIME, &rt);
-	ap_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &mt);
+	raw_syscall(SYS_clock_gettime, CLOCK_REALTIME, &rt);
+	raw_syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &mt);
 	ms = ((uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec -
 	      ((uint64_t)mt.tv_sec * 1000000000ULL + (uint64_t)mt.tv_nsec - mono)) /
 	     1000000ULL;

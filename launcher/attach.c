@@ -58,7 +58,7 @@ int attach__threads(pid_t pid, pid_t *out, int cap)
 }
 
 /* A record with @body (@len bytes) and the sample_id trailer of thread @pid/@tid. */
-static void emit(struct pout *o, struct uw_bridge *uw, uint32_t type, uint16_t misc,
+static void emit(struct perf_out *o, struct unwind_user *uw, uint32_t type, uint16_t misc,
 		 const void *body, size_t len, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	char rec[8 + 4200 + sizeof(struct autoprof_sample_id)];
@@ -74,11 +74,11 @@ static void emit(struct pout *o, struct uw_bridge *uw, uint32_t type, uint16_t m
 	h->type = type;
 	h->misc = misc;
 	h->size = (uint16_t)(8 + body_len + sizeof(id));
-	uwb__record(uw, h, time);
-	pout__add(o, rec, h->size);
+	unwind_user__record(uw, h, time);
+	perf_out__add(o, rec, h->size);
 }
 
-static void synth_comms(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t t)
+static void synth_comms(struct perf_out *o, pid_t pid, struct unwind_user *uw, uint64_t t)
 {
 	pid_t tids[4096];
 	int n = attach__threads(pid, tids, 4096);
@@ -92,7 +92,7 @@ static void synth_comms(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_
 		ssize_t len;
 
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tids[i]);
-		len = ap_read_file(path, c.comm, 16);
+		len = raw_syscall__read_file(path, c.comm, 16);
 		if (len <= 0)
 			continue;
 		c.comm[len - 1 < 15 ? len - 1 : 15] = 0; /* its newline */
@@ -102,7 +102,7 @@ static void synth_comms(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_
 }
 
 /* The executable mappings of /proc/PID/maps as MMAP2 records. */
-static void synth_maps(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t t)
+static void synth_maps(struct perf_out *o, pid_t pid, struct unwind_user *uw, uint64_t t)
 {
 	char path[64], line[4608];
 	FILE *f;
@@ -144,7 +144,7 @@ static void synth_maps(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t
 		m.prot = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0) |
 			 (perms[1] == 'w' ? PROT_WRITE : 0);
 		m.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
-		pout__note_file(o, m.name);
+		perf_out__note_file(o, m.name);
 		emit(o, uw, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &m,
 		     offsetof(__typeof__(m), name) + strlen(m.name) + 1, (uint32_t)pid,
 		     (uint32_t)pid, t);
@@ -153,7 +153,7 @@ static void synth_maps(struct pout *o, pid_t pid, struct uw_bridge *uw, uint64_t
 }
 
 /* Time 0, as perf synthesizes them: what was there before the first sample. */
-void attach__synthesize(struct pout *o, pid_t pid, struct uw_bridge *uw)
+void attach__synthesize(struct perf_out *o, pid_t pid, struct unwind_user *uw)
 {
 	uint64_t t = 0;
 
@@ -183,7 +183,7 @@ static uint64_t kernel_map_end(void)
 	return end;
 }
 
-bool attach__kernel_map(struct pout *o)
+bool attach__kernel_map(struct perf_out *o)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
 	uint64_t text = 0, end = kernel_map_end();
@@ -207,6 +207,6 @@ bool attach__kernel_map(struct pout *o)
 	if (!n)
 		return false;
 	memcpy(rec + n - 8, &o->ids[0], 8);
-	pout__add(o, rec, n);
+	perf_out__add(o, rec, n);
 	return true;
 }

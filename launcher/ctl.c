@@ -266,7 +266,7 @@ static int usage(void)
 }
 
 /* `autoprof ctl [-t] PID OP`: see the top of the file. */
-int launcher__ctl(int argc, char **argv)
+int ctl__run(int argc, char **argv)
 {
 	char reply[4200], text[8192], path[128], *end;
 	bool timing = argc > 1 && !strcmp(argv[1], "-t");

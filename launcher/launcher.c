@@ -174,9 +174,9 @@ static int validate(struct ap_config *cfg)
 	bool quiet = ap_quiet;
 	int bad;
 
-	ap_log_capture(why, sizeof(why));
+	log__capture(why, sizeof(why));
 	bad = options__parse(cfg);
-	ap_log_capture(NULL, 0);
+	log__capture(NULL, 0);
 	ap_quiet = quiet;
 	if (bad) {
 		char *cut = strstr(why, "; not profiling");
@@ -228,10 +228,10 @@ int main(int argc, char **argv)
 	int c, i, n = 0, quiet;
 
 	if (argc > 1 && !strcmp(argv[1], "list"))
-		return launcher__list_events(argc - 2, argv + 2);
+		return list_events__run(argc - 2, argv + 2);
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
-		return launcher__ctl(argc - 1, argv + 1); /* `autoprof ctl PID OP` */
-	if (argc > 1 && !strcmp(argv[1], "top")) { /* `autoprof top [options] -p PID | -- cmd` */
+		return ctl__run(argc - 1, argv + 1); /* `autoprof ctl PID OP` */
+	if (argc > 1 && !strcmp(argv[1], "top")) {   /* `autoprof top [options] -p PID | -- cmd` */
 		top_mode = true;
 		argv[1] = argv[0];
 		argc--;
@@ -276,7 +276,7 @@ int main(int argc, char **argv)
 		if (c == '?' || c == ':')
 			return perf_flags__bad(c, argv, longopts);
 		if (c == 'M') {
-			launcher__man(stdout);
+			man__print(stdout);
 			return 0;
 		}
 		if (c == 'P') { /* --start-paused: --start 0 */
@@ -389,10 +389,10 @@ int main(int argc, char **argv)
 	}
 	if (outside)
 		return outside__run(argv + optind, output, quiet, "--outside");
-	if (launcher__is_static(argv[optind]))
+	if (static_check__is_static(argv[optind]))
 		return outside__run(argv + optind, output, quiet,
 				    "statically linked: LD_PRELOAD cannot enter it");
-	if (launcher__is_go(argv[optind]))
+	if (static_check__is_go(argv[optind]))
 		return outside__run(argv + optind, output, quiet,
 				    "a Go program: its runtime takes the signals and makes its "
 				    "threads with raw clone");
@@ -412,5 +412,5 @@ int main(int argc, char **argv)
 	}
 	setenv("LD_PRELOAD", preload, 1);
 
-	return launcher__run(argv + optind, output, quiet);
+	return launcher_run__command(argv + optind, output, quiet);
 }

@@ -15,9 +15,9 @@ struct ap_config;
 /* The flags and AUTOPROF_* variables, read once by main() as the library reads them. */
 const struct ap_config *launcher__options(void);
 void launcher__open_counters(void);
-int launcher__run(char **argv, const char *output, int quiet);
+int launcher_run__command(char **argv, const char *output, int quiet);
 /* `autoprof list [FILTER]`: print the event names -e and --counters take. */
-int launcher__list_events(int argc, char **argv);
+int list_events__run(int argc, char **argv);
 
 /* ---- summary.c: what one profile holds, for the closing lines ---- */
 
@@ -33,30 +33,30 @@ int summary__read(const char *path, struct file_summary *s);
 /* ---- man.c: autoprof(1) from env.h's table (the hidden --man) ---- */
 
 #include <stdio.h>
-void launcher__man(FILE *f);
+void man__print(FILE *f);
 
 /* ---- static_check.c: programs LD_PRELOAD cannot enter ---- */
 
-bool launcher__is_static(const char *command);
+bool static_check__is_static(const char *command);
 /* A Go program: its .note.go.buildid, .go.buildinfo or .gopclntab section? */
-bool launcher__is_go(const char *command);
+bool static_check__is_go(const char *command);
 /* Does it link libraries (DT_NEEDED)? A Go program that does is a cgo one. */
-bool launcher__links_libraries(const char *command);
+bool static_check__links_libraries(const char *command);
 
 /* ---- launcher_run.c ---- */
 
 /* Pass the signals someone sends the launcher (kill) on to @pid. */
-void launcher__forward_signals(pid_t pid);
+void launcher_run__forward_signals(pid_t pid);
 /* End as a command that ended with wait status @status did (its status, or its signal). */
-int launcher__end_like(int status);
+int launcher_run__end_like(int status);
 
 /*
  * The closing lines: the output files (named after @output, as the library
  * names them: per process image, per window) written since @since.
  */
-void launcher__list_outputs(const char *output, struct timespec since);
-/* The real time now: the start for launcher__list_outputs(). */
-struct timespec launcher__now(void);
+void launcher_run__list_outputs(const char *output, struct timespec since);
+/* The real time now: the start for launcher_run__list_outputs(). */
+struct timespec launcher_run__now(void);
 
 /* ---- exec_watch.c: the static programs a preloaded tree runs ---- */
 
@@ -99,7 +99,7 @@ void perf_flags__say(bool quiet);
  */
 int on_window__start(const char *cmd, const char *output, bool quiet);
 /*
- * After the command's end (called by launcher__end_like()): the last
+ * After the command's end (called by launcher_run__end_like()): the last
  * windows' hooks, every hook waited for, one closing line unless quiet.
  * No-op when not started.
  */
@@ -138,6 +138,6 @@ void top_names__zero(void);
 void top_names__end(void);
 
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
-int launcher__ctl(int argc, char **argv);
+int ctl__run(int argc, char **argv);
 
 #endif

@@ -37,11 +37,11 @@ static void forward(int sig, siginfo_t *si, void *uc)
 
 static void handle_signals(void)
 {
-	launcher__forward_signals(0);
+	launcher_run__forward_signals(0);
 }
 
 /* Pass the signals someone sends the launcher on to @pid (0: to the child run here). */
-void launcher__forward_signals(pid_t pid)
+void launcher_run__forward_signals(pid_t pid)
 {
 	static const int passed[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2};
 	struct sigaction sa;
@@ -143,8 +143,8 @@ static bool older(const struct timespec *mtime, const struct timespec *since)
 	return m < t - 20000000;
 }
 
-/* The real time now, for launcher__list_outputs(). */
-struct timespec launcher__now(void)
+/* The real time now, for launcher_run__list_outputs(). */
+struct timespec launcher_run__now(void)
 {
 	struct timespec ts;
 
@@ -154,12 +154,12 @@ struct timespec launcher__now(void)
 
 /*
  * Print, on stderr, the output files written since @since (the run's start,
- * launcher__now()): the file, its
+ * launcher_run__now()): the file, its
  * samples and lost samples and its command; for a process tree one line per
  * file (pid, samples, command), most samples first, so the file that holds
  * the real program is plain to see.
  */
-void launcher__list_outputs(const char *output, struct timespec since)
+void launcher_run__list_outputs(const char *output, struct timespec since)
 {
 	char copy[PATH_MAX], copy2[PATH_MAX], path[PATH_MAX * 2], num[64];
 	struct output outs[256];
@@ -331,7 +331,7 @@ static bool core_elsewhere(void)
  * End as the command ended: its exit status, or death by its signal with
  * the same core flag (WCOREDUMP), which the shell shows as "(core dumped)".
  */
-int launcher__end_like(int status)
+int launcher_run__end_like(int status)
 {
 	sigset_t set;
 	int sig;
@@ -356,9 +356,9 @@ int launcher__end_like(int status)
  * Returns the launcher's exit status (or does not return: killed by the
  * command's signal).
  */
-int launcher__run(char **argv, const char *output, int quiet)
+int launcher_run__command(char **argv, const char *output, int quiet)
 {
-	struct timespec since = launcher__now();
+	struct timespec since = launcher_run__now();
 	int status, pipefd[2], go[2], err = 0;
 
 	if (pipe2(pipefd, O_CLOEXEC_FLAG) < 0 || pipe2(go, O_CLOEXEC_FLAG) < 0) {
@@ -401,9 +401,9 @@ int launcher__run(char **argv, const char *output, int quiet)
 		return 126;
 	}
 	if (!err && !quiet) {
-		launcher__list_outputs(output, since);
+		launcher_run__list_outputs(output, since);
 		exec_watch__say();
 	}
 	exec_watch__end();
-	return launcher__end_like(status);
+	return launcher_run__end_like(status);
 }

@@ -25,7 +25,7 @@ static int show(const char *filter, const char *name, const char *kind)
 	return 1;
 }
 
-int launcher__list_events(int argc, char **argv)
+int list_events__run(int argc, char **argv)
 {
 	const char *filter = argc > 0 ? argv[0] : NULL;
 	char name[96];

@@ -150,7 +150,7 @@ static const char *const tail[] = {
 };
 
 /* Print autoprof(1) as troff on @f: the options and variables from env.h's table. */
-void launcher__man(FILE *f)
+void man__print(FILE *f)
 {
 	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
 		fprintf(f, "%s\n", head[i]);

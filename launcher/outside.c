@@ -2,7 +2,7 @@
 /*
  * outside.c - profiling from outside (outside.h): the launcher opens the
  * sampling events on the program, one per CPU with inherit=1 (an inherited
- * event with cpu=-1 cannot be mmapped: DESIGN.md section 7), so every thread
+ * event with cpu=-1 cannot be mmapped: doc/design.md), so every thread
  * and child it makes is sampled however it makes them (raw clone included);
  * it drains the rings itself and writes the perf.data. For a command, the
  * child waits on a pipe while the events are opened (enable_on_exec: they
@@ -43,11 +43,11 @@ static void on_stop(int sig)
 
 /* The session: the events' rings drained into the file. */
 struct session {
-	struct plan plan;
-	struct events ev;
-	struct orings rings;
-	struct pout out;
-	struct owin win;
+	struct outside_plan plan;
+	struct outside_events ev;
+	struct outside_rings rings;
+	struct perf_out out;
+	struct outside_windows win;
 	int ring_fds[MAX_CPUS];
 	int nrings;
 	pid_t prog;		    /* the program's pid, for `autoprof ctl` */
@@ -98,12 +98,12 @@ static int session_start(struct session *s, const char *output, char **argv)
 	s->rings.callchain = s->plan.dwarf;
 	s->rings.stack_depth = (int)s->plan.cfg.stack_depth;
 	s->rings.regs_mask = s->plan.attr.sample_regs_user;
-	s->rings.uw = s->plan.dwarf ? uwb__new() : NULL;
+	s->rings.uw = s->plan.dwarf ? unwind_user__new() : NULL;
 	s->rings.out = &s->out;
-	err = orings__map(&s->rings, s->ring_fds, s->nrings,
-			  s->plan.dwarf ? 4 * RING_PAGES : RING_PAGES);
+	err = outside_rings__map(&s->rings, s->ring_fds, s->nrings,
+				 s->plan.dwarf ? 4 * RING_PAGES : RING_PAGES);
 	if (!err)
-		err = events__redirect(&s->ev);
+		err = outside_events__redirect(&s->ev);
 	if (err) {
 		fprintf(stderr, "autoprof: cannot map the sampling rings: %s\n", strerror(-err));
 		return -1;
@@ -121,25 +121,25 @@ static int session_start(struct session *s, const char *output, char **argv)
 		fa.watermark = 0;
 		fa.wakeup_watermark = 0;
 		fa.mmap = fa.mmap2 = fa.comm = fa.comm_exec = fa.task = 1; /* (tracking event's) */
-		err = owin__init(&s->win, &s->plan.cfg, output, now, path, sizeof(path));
+		err = outside_windows__init(&s->win, &s->plan.cfg, output, now, path, sizeof(path));
 		if (!err)
-			err = pout__open(&s->out, path, &fa, s->plan.cfg.event_name, s->ev.ids,
-					 s->ev.nr, argv);
+			err = perf_out__open(&s->out, path, &fa, s->plan.cfg.event_name, s->ev.ids,
+					     s->ev.nr, argv);
 	}
 	if (err) {
 		fprintf(stderr, "autoprof: cannot create %s: %s\n", output, strerror(-err));
 		return -1;
 	}
-	owin__attach(&s->win, &s->out);
+	outside_windows__attach(&s->win, &s->out);
 	s->rings.win = s->win.len ? &s->win : NULL;
-	if (s->plan.cfg.aggregate && oagg__init(&s->out, now))
+	if (s->plan.cfg.aggregate && outside_agg__init(&s->out, now))
 		fprintf(stderr, "autoprof: --aggregate: no memory for the table; samples written "
 				"one by one\n");
 	s->paused = !s->plan.cfg.start;
 	s->ever_sampled = !s->paused;
 	s->since = now;
-	s->started = launcher__now();
-	octl__publish(s->prog, s->out.path);
+	s->started = launcher_run__now();
+	outside_ctl__publish(s->prog, s->out.path);
 	if (s->plan.cfg.kernel && !attach__kernel_map(&s->out))
 		fprintf(stderr, "autoprof: -k: /proc/kallsyms hides the kernel's addresses "
 				"(kernel.kptr_restrict): kernel frames stay unnamed\n");
@@ -151,10 +151,10 @@ static void session_ctl(struct session *s, uint64_t request)
 {
 	int op = (int)(request & 0xff);
 	uint64_t t0 = now_ns();
-	struct octl_state st = {0};
+	struct outside_ctl_state st = {0};
 
 	if ((op == AP_CTL_START && s->paused) || (op == AP_CTL_STOP && !s->paused)) {
-		int err = events__enable(&s->ev, op == AP_CTL_START);
+		int err = outside_events__enable(&s->ev, op == AP_CTL_START);
 
 		if (err)
 			fprintf(stderr, "autoprof: ctl %s: %s\n",
@@ -167,23 +167,24 @@ static void session_ctl(struct session *s, uint64_t request)
 		st.changed = true;
 	}
 	if (op == AP_CTL_STOP || op == AP_CTL_DUMP) {
-		orings__drain(&s->rings);
-		oagg__emit();
-		if (op == AP_CTL_DUMP && owin__due(&s->win, t0)) /* an idle window: ended now */
-			owin__rotate(&s->win, &s->out, t0);
-		pout__flush(&s->out);
+		outside_rings__drain(&s->rings);
+		outside_agg__emit();
+		if (op == AP_CTL_DUMP &&
+		    outside_windows__due(&s->win, t0)) /* an idle window: ended now */
+			outside_windows__rotate(&s->win, &s->out, t0);
+		perf_out__flush(&s->out);
 	}
 	st.sampling = !s->paused;
 	st.since = s->since;
 	st.sampled_ns = s->sampled_ns;
 	st.samples = s->out.prev_samples + s->out.samples;
 	st.lost = s->out.prev_lost + s->out.lost;
-	st.threads = octl__threads(s->prog);
+	st.threads = outside_ctl__threads(s->prog);
 	st.error = s->out.err;
 	st.file = s->out.path;
 	st.now = now_ns();
 	st.took_ns = st.now - t0;
-	octl__answer(request, &st);
+	outside_ctl__answer(request, &st);
 }
 
 /* Drain until @done says stop (checked at least every 100 ms). */
@@ -197,8 +198,8 @@ static void session_loop(struct session *s, bool (*done)(void *), void *ctx)
 		uint64_t request;
 
 		poll(pf, (nfds_t)s->nrings, 100);
-		orings__drain(&s->rings);
-		request = octl__take();
+		outside_rings__drain(&s->rings);
+		request = outside_ctl__take();
 		if (request)
 			session_ctl(s, request);
 	}
@@ -209,20 +210,20 @@ static int session_end(struct session *s)
 {
 	int err;
 
-	octl__withdraw();
-	orings__drain(&s->rings);
-	events__close(&s->ev); /* nothing more comes */
-	orings__drain(&s->rings);
-	oagg__emit();
-	err = pout__finish(&s->out);
-	owin__free(&s->win);
+	outside_ctl__withdraw();
+	outside_rings__drain(&s->rings);
+	outside_events__close(&s->ev); /* nothing more comes */
+	outside_rings__drain(&s->rings);
+	outside_agg__emit();
+	err = perf_out__finish(&s->out);
+	outside_windows__free(&s->win);
 	if (s->plan.dwarf && s->rings.unwound && ap_verbose)
 		fprintf(stderr,
 			"autoprof: %llu of %llu stacks went no further than the sampled pc\n",
 			(unsigned long long)s->rings.short_stacks,
 			(unsigned long long)s->rings.unwound);
-	orings__unmap(&s->rings);
-	uwb__free(s->rings.uw);
+	outside_rings__unmap(&s->rings);
+	unwind_user__free(s->rings.uw);
 	if (err) {
 		fprintf(stderr, "autoprof: writing %s: %s\n", s->out.path, strerror(-err));
 		return -1;
@@ -268,13 +269,14 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	int go[2], errp[2], status = 0, err = 0;
 	ssize_t got;
 
-	if (plan__init(&s.plan, quiet) || events__init(&s.ev))
+	if (outside_plan__init(&s.plan, quiet) || outside_events__init(&s.ev))
 		return 2;
 	/* Pure Go keeps frame pointers everywhere; cgo's C code may not: copies then. */
-	plan__attr(&s.plan,
-		   (launcher__is_go(argv[0]) && !launcher__links_libraries(argv[0])) ||
-		       s.plan.cfg.callgraph == AP_CG_FP,
-		   true, true);
+	outside_plan__attr(
+	    &s.plan,
+	    (static_check__is_go(argv[0]) && !static_check__links_libraries(argv[0])) ||
+		s.plan.cfg.callgraph == AP_CG_FP,
+	    true, true);
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		perror("autoprof: pipe");
 		return 126;
@@ -300,12 +302,12 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	}
 	close(go[0]);
 	close(errp[1]);
-	launcher__forward_signals(run_child);
-	ostat__open(&s.plan.cfg, &run_child, 1, true);
-	err = events__add(&s.ev, &s.plan, run_child);
+	launcher_run__forward_signals(run_child);
+	outside_stat__open(&s.plan.cfg, &run_child, 1, true);
+	err = outside_events__add(&s.ev, &s.plan, run_child);
 	if (err) {
 		if (err == -EACCES || err == -EPERM)
-			attach__say_denied(-err, "the command");
+			outside_events__say_denied(-err, "the command");
 		else
 			fprintf(stderr, "autoprof: cannot open the sampling event %s: %s\n",
 				s.plan.cfg.event_name, strerror(-err));
@@ -314,7 +316,7 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	if (err || session_start(&s, output_name(output, run_child), argv)) {
 		/* The command runs all the same, as it would without us. */
 		fprintf(stderr, "autoprof: running %s unprofiled\n", argv[0]);
-		events__close(&s.ev);
+		outside_events__close(&s.ev);
 		if (write(go[1], "x", 1) != 1)
 			kill(run_child, SIGKILL);
 		close(go[1]);
@@ -324,12 +326,12 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 		while (waitpid(run_child, &status, 0) < 0)
 			if (errno != EINTR)
 				return 126;
-		return launcher__end_like(status);
+		return launcher_run__end_like(status);
 	}
 	if (!quiet)
 		fprintf(stderr, "autoprof: profiling %s from outside (%s); %s; stacks: %s\n",
-			argv[0], why, plan__rate(&s.plan), s.plan.stacks);
-	ostat__started();
+			argv[0], why, outside_plan__rate(&s.plan), s.plan.stacks);
+	outside_stat__started();
 	if (write(go[1], "x", 1) != 1)
 		return 126;
 	close(go[1]);
@@ -341,16 +343,16 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	if (got == (ssize_t)sizeof(err)) { /* nothing ran: no file, as without us */
 		session_end(&s);
 		unlink(s.out.path);
-		return launcher__end_like(status);
+		return launcher_run__end_like(status);
 	}
 	if (session_end(&s) == 0 && got != (ssize_t)sizeof(err)) {
-		ostat__finish(s.out.path);
+		outside_stat__finish(s.out.path);
 		if (!quiet) {
-			launcher__list_outputs(output, s.started);
+			launcher_run__list_outputs(output, s.started);
 			say_empty(&s, argv[0]);
 		}
 	}
-	return launcher__end_like(status);
+	return launcher_run__end_like(status);
 }
 
 /* ---- -p / -t: processes already running ---- */
@@ -369,7 +371,7 @@ static bool gone(pid_t id, bool thread)
 
 	(void)thread; /* /proc/TID/stat is there for any thread too */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)id);
-	if (ap_read_file(path, buf, sizeof(buf) - 1) <= 0)
+	if (raw_syscall__read_file(path, buf, sizeof(buf) - 1) <= 0)
 		return true;
 	buf[sizeof(buf) - 1] = 0;
 	p = strrchr(buf, ')');
@@ -417,7 +419,7 @@ static int attach_threads(struct session *s, pid_t id, bool thread, pid_t *tids,
 				known = tids[i] == now[j];
 			if (known)
 				continue;
-			err = events__add(&s->ev, &s->plan, now[j]);
+			err = outside_events__add(&s->ev, &s->plan, now[j]);
 			if (err == -ESRCH)
 				err = 0; /* the thread ended meanwhile */
 			tids[(*nt)++] = now[j];
@@ -438,7 +440,7 @@ static char **attach_argv(pid_t pid)
 	int n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	len = ap_read_file(path, buf, sizeof(buf) - 1);
+	len = raw_syscall__read_file(path, buf, sizeof(buf) - 1);
 	if (len <= 0)
 		return NULL;
 	buf[len] = 0;
@@ -459,7 +461,7 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	int nt = 0, err = 0;
 	char what[64];
 
-	if (plan__init(&s.plan, quiet) || events__init(&s.ev))
+	if (outside_plan__init(&s.plan, quiet) || outside_events__init(&s.ev))
 		return 2;
 	for (int i = 0; i < n; i++) {
 		char path[64];
@@ -474,16 +476,16 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	/* Go (the first target's program) keeps frame pointers; others: copies. */
 	snprintf(what, sizeof(what), "/proc/%d/exe", (int)ids[0]);
 	/* inherit: the threads the targets make after the attach are sampled too */
-	plan__attr(&s.plan,
-		   (launcher__is_go(what) && !launcher__links_libraries(what)) ||
-		       s.plan.cfg.callgraph == AP_CG_FP,
-		   false, true);
+	outside_plan__attr(&s.plan,
+			   (static_check__is_go(what) && !static_check__links_libraries(what)) ||
+			       s.plan.cfg.callgraph == AP_CG_FP,
+			   false, true);
 	for (int i = 0; i < n && !err; i++)
 		err = attach_threads(&s, ids[i], threads, tids, &nt);
 	if (err) {
 		snprintf(what, sizeof(what), "%s %d", threads ? "thread" : "process", (int)ids[0]);
 		if (err == -EACCES || err == -EPERM)
-			attach__say_denied(-err, what);
+			outside_events__say_denied(-err, what);
 		else
 			fprintf(stderr, "autoprof: cannot open the sampling event %s on %s: %s\n",
 				s.plan.cfg.event_name, what, strerror(-err));
@@ -497,7 +499,7 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 	s.prog = ids[0];
 	if (session_start(&s, output_name(output, ids[0]), attach_argv(ids[0])))
 		return 1;
-	ostat__open(&s.plan.cfg, tids, nt, false);
+	outside_stat__open(&s.plan.cfg, tids, nt, false);
 	for (int i = 0; i < n; i++)
 		attach__synthesize(&s.out, ids[i], s.rings.uw);
 	memset(&sa, 0, sizeof(sa));
@@ -514,14 +516,14 @@ int outside__attach(const pid_t *ids, int n, bool threads, double duration, cons
 			"autoprof: attached to %d thread%s of %d %s from outside (%s); %s; stacks: "
 			"%s; until %s\n",
 			nt, nt == 1 ? "" : "s", n, threads ? "thread list" : "process(es)",
-			threads ? "-t" : "-p", plan__rate(&s.plan), s.plan.stacks,
+			threads ? "-t" : "-p", outside_plan__rate(&s.plan), s.plan.stacks,
 			duration > 0 ? "--duration, Ctrl-C or its end" : "Ctrl-C or its end");
 	session_loop(&s, attach_done, &a);
 	if (session_end(&s))
 		return 1;
-	ostat__finish(s.out.path);
+	outside_stat__finish(s.out.path);
 	if (!quiet) {
-		launcher__list_outputs(output, s.started);
+		launcher_run__list_outputs(output, s.started);
 		say_empty(&s, threads ? "the threads" : "the process");
 	}
 	return 0;

@@ -11,7 +11,8 @@
  *   perf_out.c     the perf.data file: header, ids, attr, data, features
  *   unwind_user.c  user register + stack copies unwound by report/'s unwinder
  *   attach.c       -p/-t: the targets' threads, their maps and names as records
- *   outside_plan.c the attr and the events (per CPU, per target)
+ *   outside_plan.c the attr: what is sampled and how
+ *   outside_events.c the events (per CPU, per target) and their rings' sharing
  *   outside_stat.c the counters and the FILE.stat sibling (the library's stat_records.c)
  */
 #ifndef AUTOPROF_LAUNCHER_OUTSIDE_H
@@ -28,7 +29,7 @@
 
 /* ---- perf_out.c ---- */
 
-struct pout {
+struct perf_out {
 	int fd;
 	char path[4096];
 	uint64_t data_off, end; /* where the data starts; the file's end */
@@ -55,65 +56,65 @@ struct pout {
  * 0600, never through a symlink) with one attr @attr named @name whose
  * events have the @n ids @ids. Returns 0 or -errno.
  */
-int pout__open(struct pout *o, const char *path, const struct perf_event_attr *attr,
-	       const char *name, const uint64_t *ids, int n, char **argv);
+int perf_out__open(struct perf_out *o, const char *path, const struct perf_event_attr *attr,
+		   const char *name, const uint64_t *ids, int n, char **argv);
 /* Append one record (in the file's sample format). */
-void pout__add(struct pout *o, const void *rec, size_t len);
+void perf_out__add(struct perf_out *o, const void *rec, size_t len);
 /* Note an object file named by an MMAP2 record (its build id goes into the features). */
-void pout__note_file(struct pout *o, const char *name);
+void perf_out__note_file(struct perf_out *o, const char *name);
 /* Write what is buffered and the header's data size: readable up to here. */
-int pout__flush(struct pout *o);
+int perf_out__flush(struct perf_out *o);
 /* Flush, then the features (build ids, machine, command, sample times). Returns 0 or -errno. */
-int pout__finish(struct pout *o);
+int perf_out__finish(struct perf_out *o);
 /*
  * Finish the file and go on in a new one at @path with the same attr, ids
  * and command (AUTOPROF_WINDOW); the counts go on in prev_samples and
  * prev_lost. Returns 0 or -errno (the old file's error first).
  */
-int pout__rotate(struct pout *o, const char *path);
+int perf_out__rotate(struct perf_out *o, const char *path);
 
 /* ---- unwind_user.c ---- */
 
-struct uw_bridge;
-struct uw_bridge *uwb__new(void);
+struct unwind_user;
+struct unwind_user *unwind_user__new(void);
 /* Tell the unwinder's model about a MMAP2, COMM (exec), FORK or EXIT record. */
-void uwb__record(struct uw_bridge *b, const struct perf_event_header *h, uint64_t time);
+void unwind_user__record(struct unwind_user *b, const struct perf_event_header *h, uint64_t time);
 /*
  * Unwind one sample's user registers (@abi, @mask, @regs) and stack copy
  * (@stack, @size) of thread @pid/@tid at @time into @out (the pc, then
  * return addresses, at most @max). Returns how many.
  */
-int uwb__unwind(struct uw_bridge *b, uint32_t pid, uint32_t tid, uint64_t time, uint64_t abi,
-		uint64_t mask, const uint8_t *regs, const uint8_t *stack, uint64_t size,
-		uint64_t *out, int max);
-void uwb__free(struct uw_bridge *b);
+int unwind_user__unwind(struct unwind_user *b, uint32_t pid, uint32_t tid, uint64_t time,
+			uint64_t abi, uint64_t mask, const uint8_t *regs, const uint8_t *stack,
+			uint64_t size, uint64_t *out, int max);
+void unwind_user__free(struct unwind_user *b);
 
 /* ---- outside_rings.c ---- */
 
 struct ring; /* preload/handler/ring.c: one perf mmap ring */
 
-struct orings {
+struct outside_rings {
 	int nr;
 	struct ring *ring;  /* one per CPU */
 	bool dwarf;	    /* samples carry REGS_USER + STACK_USER: unwind them */
 	bool callchain;	    /* (dwarf) a kernel callchain comes first */
 	int stack_depth;    /* frames kept */
 	uint64_t regs_mask; /* attr.sample_regs_user */
-	struct uw_bridge *uw;
-	struct pout *out;
+	struct unwind_user *uw;
+	struct perf_out *out;
 	uint64_t unwound, short_stacks; /* dwarf samples; of them, no caller found */
 	uint64_t exits_seen;		/* EXIT records of the main processes */
-	struct owin *win;		/* AUTOPROF_WINDOW, or NULL */
+	struct outside_windows *win;	/* AUTOPROF_WINDOW, or NULL */
 	bool said_rotate;		/* a window's file could not be made: said */
 	char *scratch;			/* one round's records */
 	size_t scratch_len, scratch_cap;
 };
 
 /* Map @nr rings of @pages data pages each from fds @fd. Returns 0 or -errno. */
-int orings__map(struct orings *r, const int *fd, int nr, unsigned pages);
+int outside_rings__map(struct outside_rings *r, const int *fd, int nr, unsigned pages);
 /* Drain every ring once: records in time order into r->out. Returns how many records. */
-size_t orings__drain(struct orings *r);
-void orings__unmap(struct orings *r);
+size_t outside_rings__drain(struct outside_rings *r);
+void outside_rings__unmap(struct outside_rings *r);
 
 /* ---- attach.c ---- */
 
@@ -122,11 +123,9 @@ int attach__parse(const char *list, pid_t *out, int cap, const char *flag);
 /* The threads of process @pid into @out (at most @cap). Returns how many (0: gone). */
 int attach__threads(pid_t pid, pid_t *out, int cap);
 /* COMM and MMAP2 records of process @pid as it is now (perf's synthesized ones). */
-void attach__synthesize(struct pout *o, pid_t pid, struct uw_bridge *uw);
+void attach__synthesize(struct perf_out *o, pid_t pid, struct unwind_user *uw);
 /* The kernel's text as perf synthesizes it (for -k). False: kallsyms hides it. */
-bool attach__kernel_map(struct pout *o);
-/* One line saying what permission opening events on another process needs. */
-void attach__say_denied(int err, const char *what);
+bool attach__kernel_map(struct perf_out *o);
 
 /* ---- outside_stat.c ---- */
 
@@ -135,11 +134,11 @@ struct ap_config;
  * Open the counters (cfg->counters) on the @n threads @tids (a command's
  * pid: inherit covers its threads and children). Returns how many are open.
  */
-int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enable_on_exec);
+int outside_stat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enable_on_exec);
 /* The command starts now (its exec): the elapsed time counts from here. */
-void ostat__started(void);
+void outside_stat__started(void);
 /* Read the counters, write @path.stat (and print them with --stat). True when written. */
-bool ostat__finish(const char *path);
+bool outside_stat__finish(const char *path);
 
 /* ---- outside_plan.c ---- */
 
@@ -148,7 +147,7 @@ bool ostat__finish(const char *path);
 #define OUTSIDE_STACK_COPY 8192 /* bytes of user stack per sample, perf's default */
 
 /* What to sample and how: the options (options__parse) as one attr. */
-struct plan {
+struct outside_plan {
 	struct ap_config cfg;
 	struct perf_event_attr attr;  /* the sampling event */
 	struct perf_event_attr track; /* the side-band records' dummy event */
@@ -157,19 +156,21 @@ struct plan {
 };
 
 /* The options (launcher__options()) into @p; those that do not apply said (unless @quiet). 0. */
-int plan__init(struct plan *p, int quiet);
+int outside_plan__init(struct outside_plan *p, int quiet);
 /*
  * The attr: frame-pointer chains (@fp) or register and stack copies; counting
  * from the exec (@enable_on_exec); following new threads and children
  * (@inherit). Settles the event too (cpu-clock where the default cycles is
  * missing): nothing changes the plan afterwards.
  */
-void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit);
+void outside_plan__attr(struct outside_plan *p, bool fp, bool enable_on_exec, bool inherit);
 /* "cpu-clock at 1000 Hz", for the mode line. */
-const char *plan__rate(const struct plan *p);
+const char *outside_plan__rate(const struct outside_plan *p);
+
+/* ---- outside_events.c ---- */
 
 /* The events: for each target, one per CPU; the first on a CPU owns its ring. */
-struct events {
+struct outside_events {
 	int ncpu, *ring_fd; /* per CPU */
 	int *fd;
 	bool *sampling; /* fd[i] samples (else it is a tracking event) */
@@ -179,21 +180,23 @@ struct events {
 	uint64_t *ids;
 };
 
-int events__init(struct events *ev);
+int outside_events__init(struct outside_events *ev);
 /* Open the plan's event on @pid on every CPU. Returns 0, or -errno (not said). */
-int events__add(struct events *ev, const struct plan *p, pid_t pid);
+int outside_events__add(struct outside_events *ev, const struct outside_plan *p, pid_t pid);
 /*
  * The rings are mapped: every event into its CPU's ring (the kernel takes
  * PERF_EVENT_IOC_SET_OUTPUT only to a mapped ring). 0 or -errno.
  */
-int events__redirect(struct events *ev);
+int outside_events__redirect(struct outside_events *ev);
 /* Start (@on) or stop the sampling events (and their inherited copies). 0 or -errno. */
-int events__enable(struct events *ev, bool on);
-void events__close(struct events *ev);
+int outside_events__enable(struct outside_events *ev, bool on);
+void outside_events__close(struct outside_events *ev);
+/* One line saying what permission opening events on another process needs. */
+void outside_events__say_denied(int err, const char *what);
 
 /* ---- outside_windows.c ---- */
 
-struct owin {
+struct outside_windows {
 	uint64_t len;	     /* AUTOPROF_WINDOW in ns; 0: one file */
 	uint64_t first, end; /* the first window's start, the current one's end (ns) */
 	unsigned keep;	     /* AUTOPROF_KEEP: the newest files kept, or 0 for all */
@@ -210,37 +213,37 @@ struct owin {
  * @now (CLOCK_MONOTONIC ns): its file's name into @out. Without windows,
  * @path itself. Returns 0 or -errno.
  */
-int owin__init(struct owin *w, const struct ap_config *cfg, const char *path, uint64_t now,
-	       char *out, size_t cap);
+int outside_windows__init(struct outside_windows *w, const struct ap_config *cfg, const char *path,
+			  uint64_t now, char *out, size_t cap);
 /* Keep @o's side-band records from now on (windows only). */
-void owin__attach(struct owin *w, struct pout *o);
+void outside_windows__attach(struct outside_windows *w, struct perf_out *o);
 /* Is a sample at @time past the window's end? */
-static inline bool owin__due(const struct owin *w, uint64_t time)
+static inline bool outside_windows__due(const struct outside_windows *w, uint64_t time)
 {
 	return w->len && time >= w->end;
 }
 /* End the window: finish @o, start the file of the window @time falls in. 0 or -errno. */
-int owin__rotate(struct owin *w, struct pout *o, uint64_t time);
+int outside_windows__rotate(struct outside_windows *w, struct perf_out *o, uint64_t time);
 /* Free what the windows kept (after the last file is finished). */
-void owin__free(struct owin *w);
+void outside_windows__free(struct outside_windows *w);
 
 /* ---- outside_agg.c ---- */
 
 /* AUTOPROF_AGGREGATE: merge samples by stack (the library's aggregate.c) into @o. 0 or -errno. */
-int oagg__init(struct pout *o, uint64_t now);
+int outside_agg__init(struct perf_out *o, uint64_t now);
 /* Take the sample @rec (@len bytes, at @time): false when merged, true when still to write. */
-bool oagg__fold(void *rec, size_t len, uint64_t time);
+bool outside_agg__fold(void *rec, size_t len, uint64_t time);
 /* Write what is merged (before a window's end, a dump, the end). */
-void oagg__emit(void);
-/* Are samples merged in this run (oagg__init succeeded)? */
-bool oagg__on(void);
+void outside_agg__emit(void);
+/* Are samples merged in this run (outside_agg__init succeeded)? */
+bool outside_agg__on(void);
 
 /* ---- outside_ctl.c ---- */
 
 #define OUTSIDE_CTL_SIGNAL (SIGRTMIN + 4) /* `autoprof ctl`'s requests to the launcher */
 
 /* What an answer says (the library's fields, include/autoprof/control.h). */
-struct octl_state {
+struct outside_ctl_state {
 	bool changed, sampling;
 	uint64_t since, sampled_ns, now, took_ns; /* CLOCK_MONOTONIC ns */
 	uint64_t samples, lost, threads;
@@ -252,15 +255,15 @@ struct octl_state {
  * Publish the endpoints of @prog (the program: 0 for none) and of the
  * launcher, naming @file, and take the request signal. 0 or -errno (said).
  */
-int octl__publish(pid_t prog, const char *file);
+int outside_ctl__publish(pid_t prog, const char *file);
 /* The request that came since the last call (its signal value), or 0. */
-uint64_t octl__take(void);
+uint64_t outside_ctl__take(void);
 /* Answer request @v (op in its low byte) with @st, in both reply files. */
-void octl__answer(uint64_t v, const struct octl_state *st);
+void outside_ctl__answer(uint64_t v, const struct outside_ctl_state *st);
 /* How many threads process @pid has now (0: gone). */
-uint64_t octl__threads(pid_t pid);
+uint64_t outside_ctl__threads(pid_t pid);
 /* Remove the endpoints and their replies; requests are ignored from now on. */
-void octl__withdraw(void);
+void outside_ctl__withdraw(void);
 
 /* ---- outside.c ---- */
 

@@ -18,7 +18,7 @@
 
 static struct ap_sampler sampler = {.aggregate = true};
 static struct ap_thread table; /* only its agg and sampler are used */
-static struct pout *into;
+static struct perf_out *into;
 
 /*
  * aggregate.c's way out: the library's writer there, the launcher's file
@@ -27,11 +27,11 @@ static struct pout *into;
 int writer__append(struct writer *w, const void *buf, size_t len)
 {
 	(void)w;
-	pout__add(into, buf, len);
+	perf_out__add(into, buf, len);
 	return 0;
 }
 
-int oagg__init(struct pout *o, uint64_t now)
+int outside_agg__init(struct perf_out *o, uint64_t now)
 {
 	size_t len = aggregate__bytes(&sampler);
 	void *mem = calloc(1, len);
@@ -44,12 +44,12 @@ int oagg__init(struct pout *o, uint64_t now)
 	return table.agg ? 0 : -EINVAL;
 }
 
-bool oagg__on(void)
+bool outside_agg__on(void)
 {
 	return table.agg != NULL;
 }
 
-bool oagg__fold(void *rec, size_t len, uint64_t time)
+bool outside_agg__fold(void *rec, size_t len, uint64_t time)
 {
 	if (!table.agg)
 		return true;
@@ -59,7 +59,7 @@ bool oagg__fold(void *rec, size_t len, uint64_t time)
 	return aggregate__fold(&table, rec, len) != 0;
 }
 
-void oagg__emit(void)
+void outside_agg__emit(void)
 {
 	if (table.agg)
 		aggregate__emit_all(&table);

@@ -51,14 +51,14 @@ static bool proc_text(pid_t pid, const char *name, char *buf, size_t cap)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	n = ap_read_file(path, buf, cap - 1);
+	n = raw_syscall__read_file(path, buf, cap - 1);
 	if (n <= 0)
 		return false;
 	buf[n] = 0;
 	return true;
 }
 
-uint64_t octl__threads(pid_t pid)
+uint64_t outside_ctl__threads(pid_t pid)
 {
 	char buf[2048], *p;
 
@@ -89,7 +89,7 @@ static bool library_endpoint(const char *path, pid_t pid)
 {
 	char text[8192], start[64];
 
-	if (ap_read_file(path, text, sizeof(text) - 1) <= 0)
+	if (raw_syscall__read_file(path, text, sizeof(text) - 1) <= 0)
 		return false;
 	text[sizeof(text) - 1] = 0;
 	snprintf(start, sizeof(start), "\nstart %llu\n", start_of(pid));
@@ -117,7 +117,7 @@ static int put_file(const char *path, const char *text)
 	return 0;
 }
 
-int octl__publish(pid_t prog, const char *file)
+int outside_ctl__publish(pid_t prog, const char *file)
 {
 	pid_t pids[2] = {prog, getpid()};
 	char dir[4096], text[4800];
@@ -155,7 +155,7 @@ int octl__publish(pid_t prog, const char *file)
 	return err;
 }
 
-uint64_t octl__take(void)
+uint64_t outside_ctl__take(void)
 {
 	if (!pending)
 		return 0;
@@ -171,7 +171,7 @@ static void put_u64(char *buf, size_t cap, const char *key, uint64_t v)
 	snprintf(buf + n, cap - n, "%s %llu\n", key, (unsigned long long)v);
 }
 
-void octl__answer(uint64_t v, const struct octl_state *st)
+void outside_ctl__answer(uint64_t v, const struct outside_ctl_state *st)
 {
 	static char text[4800];
 	char reply[sizeof(endpoint) + 8];
@@ -203,7 +203,7 @@ void octl__answer(uint64_t v, const struct octl_state *st)
 	}
 }
 
-void octl__withdraw(void)
+void outside_ctl__withdraw(void)
 {
 	char reply[sizeof(endpoint) + 8];
 

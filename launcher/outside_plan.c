@@ -2,15 +2,13 @@
 /*
  * outside_plan.c - what an outside run samples and how (outside.h): the
  * options as one perf_event_attr (frame-pointer chains from the kernel, or
- * user register and stack copies to unwind), the events opened one per CPU
- * per target with their rings shared per CPU, and the one line a refused
- * open gets. Not async-signal-safe.
+ * user register and stack copies to unwind), settled once before any target
+ * (outside_events.c opens it). Not async-signal-safe.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,26 +37,7 @@ static int read_int(const char *path)
 {
 	char buf[32];
 
-	return ap_read_file(path, buf, sizeof(buf)) > 0 ? atoi(buf) : -1;
-}
-
-/* One line saying what opening sampling events on another process needs. */
-void attach__say_denied(int err, const char *what)
-{
-	int paranoid = read_int("/proc/sys/kernel/perf_event_paranoid");
-	int scope = read_int("/proc/sys/kernel/yama/ptrace_scope");
-	char yama[160] = "";
-
-	if (scope > 0)
-		snprintf(yama, sizeof(yama),
-			 "; kernel.yama.ptrace_scope is %d: a process not your child needs 0 or "
-			 "CAP_SYS_PTRACE",
-			 scope);
-	fprintf(stderr,
-		"autoprof: cannot open perf events on %s: %s (kernel.perf_event_paranoid is %d: "
-		"2 or less samples what you may ptrace, above needs CAP_PERFMON; another "
-		"user's process needs CAP_SYS_PTRACE%s)\n",
-		what, strerror(err), paranoid, yama);
+	return raw_syscall__read_file(path, buf, sizeof(buf)) > 0 ? atoi(buf) : -1;
 }
 
 /*
@@ -66,7 +45,7 @@ void attach__say_denied(int err, const char *what)
  * missing (no PMU), cpu-clock stands in. Probed on the launcher itself: a
  * missing event is missing for every target.
  */
-static void settle_event(struct plan *p)
+static void settle_event(struct outside_plan *p)
 {
 	long fd;
 
@@ -87,7 +66,7 @@ static void settle_event(struct plan *p)
 	p->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 }
 
-void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
+void outside_plan__attr(struct outside_plan *p, bool fp, bool enable_on_exec, bool inherit)
 {
 	struct perf_event_attr *a = &p->attr;
 	int max_stack = read_int("/proc/sys/kernel/perf_event_max_stack");
@@ -155,120 +134,8 @@ void plan__attr(struct plan *p, bool fp, bool enable_on_exec, bool inherit)
 	settle_event(p);
 }
 
-/* Keep event @fd of CPU @cpu (its ring that CPU's, its id the file's). 0 or -errno. */
-static int keep_fd(struct events *ev, long fd, int cpu, bool sampling)
-{
-	if (ev->nr == ev->cap) {
-		int cap = ev->cap ? ev->cap * 2 : 64;
-		int *v = realloc(ev->fd, (size_t)cap * sizeof(*v));
-		uint64_t *ids = realloc(ev->ids, (size_t)cap * sizeof(*ids));
-		bool *smp = realloc(ev->sampling, (size_t)cap * sizeof(*smp));
-		int *cpus = realloc(ev->cpu, (size_t)cap * sizeof(*cpus));
-
-		if (v)
-			ev->fd = v;
-		if (ids)
-			ev->ids = ids;
-		if (smp)
-			ev->sampling = smp;
-		if (cpus)
-			ev->cpu = cpus;
-		if (!v || !ids || !smp || !cpus) {
-			close((int)fd);
-			return -ENOMEM;
-		}
-		ev->cap = cap;
-	}
-	if (ioctl((int)fd, PERF_EVENT_IOC_ID, &ev->ids[ev->nr]) < 0)
-		ev->ids[ev->nr] = 0;
-	if (ev->ring_fd[cpu] < 0)
-		ev->ring_fd[cpu] = (int)fd;
-	else if (ev->mapped && ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[cpu]) < 0) {
-		int err = -errno;
-
-		close((int)fd);
-		return err;
-	}
-	ev->cpu[ev->nr] = cpu;
-	ev->sampling[ev->nr] = sampling;
-	ev->fd[ev->nr++] = (int)fd;
-	return 0;
-}
-
-/* Open the plan's event on @pid on every CPU, and its tracking event. Returns 0, or -errno (not
- * said). */
-int events__add(struct events *ev, const struct plan *p, pid_t pid)
-{
-	for (int cpu = 0; cpu < ev->ncpu; cpu++) {
-		struct perf_event_attr attr = p->attr, track = p->track;
-		long fd = event_open(&attr, pid, cpu, -1);
-		int err;
-
-		if (fd < 0 && errno == ENODEV)
-			continue; /* an offline CPU */
-		if (fd < 0)
-			return -errno;
-		err = keep_fd(ev, fd, cpu, true);
-		if (err)
-			return err;
-		fd = event_open(&track, pid, cpu, -1);
-		if (fd < 0)
-			return -errno;
-		err = keep_fd(ev, fd, cpu, false);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-int events__redirect(struct events *ev)
-{
-	ev->mapped = true;
-	for (int i = 0; i < ev->nr; i++)
-		if (ev->fd[i] != ev->ring_fd[ev->cpu[i]] &&
-		    ioctl(ev->fd[i], PERF_EVENT_IOC_SET_OUTPUT, ev->ring_fd[ev->cpu[i]]) < 0)
-			return -errno;
-	return 0;
-}
-
-int events__enable(struct events *ev, bool on)
-{
-	int err = 0;
-
-	for (int i = 0; i < ev->nr; i++)
-		if (ev->sampling[i] &&
-		    ioctl(ev->fd[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
-			err = -errno;
-	return err;
-}
-
-int events__init(struct events *ev)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
-	if (ev->ncpu < 1 || ev->ncpu > OUTSIDE_MAX_CPUS)
-		ev->ncpu = ev->ncpu < 1 ? 1 : OUTSIDE_MAX_CPUS;
-	ev->ring_fd = malloc((size_t)ev->ncpu * sizeof(int));
-	if (!ev->ring_fd)
-		return -ENOMEM;
-	for (int i = 0; i < ev->ncpu; i++)
-		ev->ring_fd[i] = -1;
-	return 0;
-}
-
-void events__close(struct events *ev)
-{
-	for (int i = 0; i < ev->nr; i++)
-		close(ev->fd[i]);
-	free(ev->fd);
-	free(ev->ids);
-	free(ev->sampling);
-	free(ev->cpu);
-	free(ev->ring_fd);
-}
-
 /* The options as the library reads them; those that do not apply said. Returns 0. */
-int plan__init(struct plan *p, int quiet)
+int outside_plan__init(struct outside_plan *p, int quiet)
 {
 	static const struct {
 		enum ap_env var;
@@ -307,7 +174,7 @@ int plan__init(struct plan *p, int quiet)
 }
 
 /* How the events sample, for the mode line: "cpu-clock at 1000 Hz". */
-const char *plan__rate(const struct plan *p)
+const char *outside_plan__rate(const struct outside_plan *p)
 {
 	static char buf[128];
 

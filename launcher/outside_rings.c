@@ -20,7 +20,7 @@
 
 #define MAX_CHAIN 1024
 
-int orings__map(struct orings *r, const int *fd, int nr, unsigned pages)
+int outside_rings__map(struct outside_rings *r, const int *fd, int nr, unsigned pages)
 {
 	r->ring = calloc((size_t)nr, sizeof(*r->ring));
 	if (!r->ring)
@@ -35,7 +35,7 @@ int orings__map(struct orings *r, const int *fd, int nr, unsigned pages)
 	return 0;
 }
 
-void orings__unmap(struct orings *r)
+void outside_rings__unmap(struct outside_rings *r)
 {
 	for (int i = 0; i < r->nr; i++)
 		ring__unmap(&r->ring[i]);
@@ -49,7 +49,7 @@ void orings__unmap(struct orings *r)
 /* ring__drain's callback: the record, copied to the end of the round. */
 static void take(void *ctx, const struct perf_event_header *rec, bool last)
 {
-	struct orings *r = ctx;
+	struct outside_rings *r = ctx;
 
 	(void)last;
 	if (r->scratch_len + rec->size > r->scratch_cap) {
@@ -95,10 +95,10 @@ static uint64_t time_of(const struct perf_event_header *h)
 }
 
 /* A sample in the file's format: merged (AUTOPROF_AGGREGATE) or written. */
-static void put_sample(struct orings *r, void *rec, size_t len, uint64_t time)
+static void put_sample(struct outside_rings *r, void *rec, size_t len, uint64_t time)
 {
-	if (oagg__fold(rec, len, time))
-		pout__add(r->out, rec, len);
+	if (outside_agg__fold(rec, len, time))
+		perf_out__add(r->out, rec, len);
 }
 
 static uint64_t rd64(const char **p)
@@ -115,7 +115,7 @@ static uint64_t rd64(const char **p)
  * id, ip, pid/tid, time, cpu, period, then the callchain: the kernel's part
  * (when asked for), PERF_CONTEXT_USER and the unwound user frames.
  */
-static void put_dwarf_sample(struct orings *r, const struct perf_event_header *h)
+static void put_dwarf_sample(struct outside_rings *r, const struct perf_event_header *h)
 {
 	const char *p = (const char *)(h + 1), *end = (const char *)h + h->size;
 	uint64_t out[16 + 2 * MAX_CHAIN], *chain, nr = 0, abi = 0, size = 0, dyn;
@@ -172,9 +172,9 @@ static void put_dwarf_sample(struct orings *r, const struct perf_event_header *h
 	    (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
 		chain[nr++] = PERF_CONTEXT_USER;
 		if (regs && stack && regs <= end)
-			got = uwb__unwind(r->uw, pid, tid, out[4], abi, r->regs_mask,
-					  (const uint8_t *)regs, (const uint8_t *)stack, size,
-					  chain + nr, depth);
+			got = unwind_user__unwind(r->uw, pid, tid, out[4], abi, r->regs_mask,
+						  (const uint8_t *)regs, (const uint8_t *)stack,
+						  size, chain + nr, depth);
 		if (got <= 0 &&
 		    (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER) {
 			chain[nr++] = out[2];
@@ -194,15 +194,15 @@ static void put_dwarf_sample(struct orings *r, const struct perf_event_header *h
 	put_sample(r, out, oh->size, out[4]);
 }
 
-static void put(struct orings *r, const struct perf_event_header *h, uint64_t time)
+static void put(struct outside_rings *r, const struct perf_event_header *h, uint64_t time)
 {
-	struct pout *o = r->out;
+	struct perf_out *o = r->out;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (r->win && owin__due(r->win, time)) {
-			oagg__emit(); /* the window's merged samples, in its file */
-			if (owin__rotate(r->win, o, time) && !r->said_rotate) {
+		if (r->win && outside_windows__due(r->win, time)) {
+			outside_agg__emit(); /* the window's merged samples, in its file */
+			if (outside_windows__rotate(r->win, o, time) && !r->said_rotate) {
 				fprintf(stderr, "autoprof: cannot create a window's file; its "
 						"samples are lost, the next window tries again "
 						"(said once)\n");
@@ -230,7 +230,7 @@ static void put(struct orings *r, const struct perf_event_header *h, uint64_t ti
 
 		snprintf(name, sizeof(name), "%.*s", (int)strnlen(mm->filename, room),
 			 mm->filename);
-		pout__note_file(o, name);
+		perf_out__note_file(o, name);
 		break;
 	}
 	case PERF_RECORD_LOST:
@@ -242,11 +242,11 @@ static void put(struct orings *r, const struct perf_event_header *h, uint64_t ti
 	default:
 		break;
 	}
-	uwb__record(r->uw, h, time);
-	pout__add(o, h, h->size);
+	unwind_user__record(r->uw, h, time);
+	perf_out__add(o, h, h->size);
 }
 
-size_t orings__drain(struct orings *r)
+size_t outside_rings__drain(struct outside_rings *r)
 {
 	static const struct perf_event_header round = {PERF_RECORD_FINISHED_ROUND, 0, 8};
 	char wrap[65536];
@@ -275,7 +275,7 @@ size_t orings__drain(struct orings *r)
 	for (size_t i = 0; i < n; i++)
 		put(r, (const void *)(r->scratch + v[i].off), v[i].time);
 	free(v);
-	if (!oagg__on()) /* merged samples come late, with their first time: no rounds */
-		pout__add(r->out, &round, sizeof(round));
+	if (!outside_agg__on()) /* merged samples come late, with their first time: no rounds */
+		perf_out__add(r->out, &round, sizeof(round));
 	return n;
 }

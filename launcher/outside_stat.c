@@ -32,7 +32,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enable_on_exec)
+int outside_stat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enable_on_exec)
 {
 	const char *list = cfg->counters[0] ? cfg->counters : AUTOPROF_DEFAULT_COUNTERS;
 	bool quiet = ap_quiet;
@@ -59,7 +59,7 @@ int ostat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enab
 	return autoprof.counters.n;
 }
 
-void ostat__started(void)
+void outside_stat__started(void)
 {
 	autoprof.start_time = now_ns();
 }
@@ -86,7 +86,7 @@ static void add(struct ap_counters *sum, const struct ap_counters *t)
 	}
 }
 
-bool ostat__finish(const char *path)
+bool outside_stat__finish(const char *path)
 {
 	struct ap_counters *cs = &autoprof.counters;
 	uint64_t elapsed = now_ns() - autoprof.start_time;

@@ -32,7 +32,7 @@ static void ids_of(const struct perf_event_header *h, uint32_t *pid, uint32_t *t
 }
 
 /* Drop the kept records that @drop says so of; keep the others in order. */
-static void sweep(struct owin *w,
+static void sweep(struct outside_windows *w,
 		  bool (*drop)(const struct perf_event_header *, uint32_t, uint32_t), uint32_t pid,
 		  uint32_t tid)
 {
@@ -83,7 +83,7 @@ static bool name_of_thread(const struct perf_event_header *h, uint32_t pid, uint
 /* pout's note: keep the records a window's file starts with (see the top). */
 static void note(void *ctx, const struct perf_event_header *h)
 {
-	struct owin *w = ctx;
+	struct outside_windows *w = ctx;
 	uint32_t pid, tid;
 
 	if (w->replaying || h->size < 24)
@@ -123,13 +123,13 @@ static void note(void *ctx, const struct perf_event_header *h)
 }
 
 /* base + "." + @stamp into @out; false when too long. */
-static bool join(const struct owin *w, const char *stamp, char *out, size_t cap)
+static bool join(const struct outside_windows *w, const char *stamp, char *out, size_t cap)
 {
 	return snprintf(out, cap, "%s.%s", w->base, stamp) < (int)cap;
 }
 
 /* Remember the new file's stamp; remove the oldest file beyond AUTOPROF_KEEP. */
-static void keep(struct owin *w, const char *stamp)
+static void keep(struct outside_windows *w, const char *stamp)
 {
 	char path[sizeof(w->base) + AP_STAMP_LEN + 2];
 
@@ -145,8 +145,8 @@ static void keep(struct owin *w, const char *stamp)
 	w->kept_count++;
 }
 
-int owin__init(struct owin *w, const struct ap_config *cfg, const char *path, uint64_t now,
-	       char *out, size_t cap)
+int outside_windows__init(struct outside_windows *w, const struct ap_config *cfg, const char *path,
+			  uint64_t now, char *out, size_t cap)
 {
 	char stamp[AP_STAMP_LEN];
 
@@ -168,7 +168,7 @@ int owin__init(struct owin *w, const struct ap_config *cfg, const char *path, ui
 	return 0;
 }
 
-void owin__attach(struct owin *w, struct pout *o)
+void outside_windows__attach(struct outside_windows *w, struct perf_out *o)
 {
 	if (!w->len)
 		return;
@@ -176,7 +176,7 @@ void owin__attach(struct owin *w, struct pout *o)
 	o->note_ctx = w;
 }
 
-int owin__rotate(struct owin *w, struct pout *o, uint64_t time)
+int outside_windows__rotate(struct outside_windows *w, struct perf_out *o, uint64_t time)
 {
 	char stamp[AP_STAMP_LEN], path[sizeof(w->base) + AP_STAMP_LEN + 2];
 	uint64_t start = w->first + (time - w->first) / w->len * w->len;
@@ -186,18 +186,18 @@ int owin__rotate(struct owin *w, struct pout *o, uint64_t time)
 	window_stamp__utc(start, stamp);
 	if (!join(w, stamp, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	err = pout__rotate(o, path);
+	err = perf_out__rotate(o, path);
 	if (o->fd < 0)
 		return err ? err : -EBADF;
 	w->replaying = true;
 	if (w->state_len)
-		pout__add(o, w->state, w->state_len);
+		perf_out__add(o, w->state, w->state_len);
 	w->replaying = false;
 	keep(w, stamp);
 	return err;
 }
 
-void owin__free(struct owin *w)
+void outside_windows__free(struct outside_windows *w)
 {
 	free(w->state);
 	free(w->kept);

@@ -139,7 +139,8 @@ const char *perf_flags__freq(const char *arg, char *buf, size_t cap)
 
 	if (strcmp(arg, "max"))
 		return arg;
-	n = ap_read_file("/proc/sys/kernel/perf_event_max_sample_rate", rate, sizeof(rate));
+	n = raw_syscall__read_file("/proc/sys/kernel/perf_event_max_sample_rate", rate,
+				   sizeof(rate));
 	if (n <= 0)
 		return arg; /* refused by the option check */
 	rate[strcspn(rate, "\n")] = 0;

@@ -60,7 +60,7 @@ static int pwrite_all(int fd, const void *p, size_t len, uint64_t off)
 	return 0;
 }
 
-static int write_header(struct pout *o, const uint64_t *bits)
+static int write_header(struct perf_out *o, const uint64_t *bits)
 {
 	struct perf_file_header h = {
 	    .magic = PERF_FILE_MAGIC,
@@ -75,8 +75,8 @@ static int write_header(struct pout *o, const uint64_t *bits)
 	return pwrite_all(o->fd, &h, sizeof(h), 0);
 }
 
-int pout__open(struct pout *o, const char *path, const struct perf_event_attr *attr,
-	       const char *name, const uint64_t *ids, int n, char **argv)
+int perf_out__open(struct perf_out *o, const char *path, const struct perf_event_attr *attr,
+		   const char *name, const uint64_t *ids, int n, char **argv)
 {
 	struct perf_file_attr fa;
 	char old[4200];
@@ -119,7 +119,7 @@ int pout__open(struct pout *o, const char *path, const struct perf_event_attr *a
 	return err;
 }
 
-void pout__add(struct pout *o, const void *rec, size_t len)
+void perf_out__add(struct perf_out *o, const void *rec, size_t len)
 {
 	if (o->note && len >= sizeof(struct perf_event_header)) {
 		const struct perf_event_header *h = rec;
@@ -146,10 +146,10 @@ void pout__add(struct pout *o, const void *rec, size_t len)
 	memcpy(o->buf + o->len, rec, len);
 	o->len += len;
 	if (o->len >= FLUSH_AT)
-		pout__flush(o);
+		perf_out__flush(o);
 }
 
-void pout__note_file(struct pout *o, const char *name)
+void perf_out__note_file(struct perf_out *o, const char *name)
 {
 	if (name[0] != '/')
 		return; /* [vdso], [heap], //anon: no file */
@@ -170,7 +170,7 @@ void pout__note_file(struct pout *o, const char *name)
 		o->nr_files++;
 }
 
-int pout__flush(struct pout *o)
+int perf_out__flush(struct perf_out *o)
 {
 	int err;
 
@@ -226,7 +226,7 @@ static size_t build_id_of(const char *path, uint8_t *id)
 	return got;
 }
 
-static void feat_build_ids(struct pout *o, struct blob *b)
+static void feat_build_ids(struct perf_out *o, struct blob *b)
 {
 	for (size_t i = 0; i < o->nr_files; i++) {
 		struct perf_record_build_id rec;
@@ -248,7 +248,7 @@ static void feat_build_ids(struct pout *o, struct blob *b)
 	}
 }
 
-static void feat_cmdline(struct pout *o, struct blob *b)
+static void feat_cmdline(struct perf_out *o, struct blob *b)
 {
 	uint32_t n = 1;
 
@@ -264,7 +264,7 @@ static void feat_cpudesc(struct blob *b)
 {
 	static char buf[65536];
 	char *line, *colon, *end;
-	ssize_t n = ap_read_file("/proc/cpuinfo", buf, sizeof(buf) - 1);
+	ssize_t n = raw_syscall__read_file("/proc/cpuinfo", buf, sizeof(buf) - 1);
 
 	buf[n > 0 ? n : 0] = 0;
 	line = strstr(buf, "model name");
@@ -280,7 +280,7 @@ static void feat_cpudesc(struct blob *b)
 	blob_string(b, colon + strspn(colon, " \t"));
 }
 
-static void feat_event_desc(struct pout *o, struct blob *b)
+static void feat_event_desc(struct perf_out *o, struct blob *b)
 {
 	blob_u32(b, 1);
 	blob_u32(b, PERF_FILE_ATTR_SIZE);
@@ -300,7 +300,7 @@ static uint64_t ns_of(clockid_t c)
 }
 
 /* One feature's body into @b; false when this run has none. */
-static bool feature(struct pout *o, int feat, struct blob *b)
+static bool feature(struct perf_out *o, int feat, struct blob *b)
 {
 	struct utsname uts;
 	struct sysinfo si;
@@ -358,13 +358,13 @@ static bool feature(struct pout *o, int feat, struct blob *b)
 	}
 }
 
-int pout__finish(struct pout *o)
+int perf_out__finish(struct perf_out *o)
 {
 	enum { NF = MACHINE_NR_FEATURES };
 	struct perf_file_section table[NF];
 	uint64_t bits[PERF_FEAT_BITS / 64] = {0};
 	struct blob body = {0};
-	int n = 0, err = pout__flush(o);
+	int n = 0, err = perf_out__flush(o);
 
 	if (o->fd < 0) {
 		for (size_t i = 0; i < o->nr_files; i++)
@@ -409,7 +409,7 @@ int pout__finish(struct pout *o)
 	return err ? err : o->err;
 }
 
-int pout__rotate(struct pout *o, const char *path)
+int perf_out__rotate(struct perf_out *o, const char *path)
 {
 	struct perf_event_attr attr = o->attr;
 	uint64_t samples = o->prev_samples + o->samples, lost = o->prev_lost + o->lost;
@@ -423,8 +423,8 @@ int pout__rotate(struct pout *o, const char *path)
 		return -ENOMEM;
 	memcpy(ids, o->ids, (size_t)n * sizeof(*ids));
 	memcpy(name, o->ev_name, sizeof(name));
-	err = pout__finish(o);
-	err2 = pout__open(o, path, &attr, name, ids, n, argv);
+	err = perf_out__finish(o);
+	err2 = perf_out__open(o, path, &attr, name, ids, n, argv);
 	free(ids);
 	o->prev_samples = samples;
 	o->prev_lost = lost;

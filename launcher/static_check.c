@@ -33,7 +33,7 @@ static int open_command(const char *command)
  * Is @command a statically linked ELF program (no dynamic loader, so no
  * LD_PRELOAD)? False for scripts, dynamic programs and what cannot be read.
  */
-bool launcher__is_static(const char *command)
+bool static_check__is_static(const char *command)
 {
 	int fd = open_command(command), interp;
 
@@ -76,7 +76,7 @@ static bool has_section(int fd, const char *const *names)
  * Is @command a Go program: its build id note, its build info or its pc-line
  * table (kept by `go build -ldflags=-s` too)? False for what cannot be read.
  */
-bool launcher__is_go(const char *command)
+bool static_check__is_go(const char *command)
 {
 	static const char *const go_sections[] = {".note.go.buildid", ".go.buildinfo", ".gopclntab",
 						  NULL};
@@ -119,7 +119,7 @@ static bool has_needed(int fd)
  * Does @command link C libraries (DT_NEEDED: a cgo Go program, whose C code
  * may keep no frame pointers)? False for what cannot be read.
  */
-bool launcher__links_libraries(const char *command)
+bool static_check__links_libraries(const char *command)
 {
 	int fd = open_command(command);
 	bool needed;

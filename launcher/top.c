@@ -32,10 +32,10 @@
 #define MAX_TARGETS 4096
 
 static struct {
-	struct plan plan;
-	struct events ev;
-	struct orings rings;
-	struct pout out;
+	struct outside_plan plan;
+	struct outside_events ev;
+	struct outside_rings rings;
+	struct perf_out out;
 	int ring_fds[OUTSIDE_MAX_CPUS], nrings;
 	int rfd; /* the file, read back */
 	uint64_t roff;
@@ -99,7 +99,7 @@ static void read_new(void)
 	static uint64_t buf[1 << 16];
 	size_t have = 0;
 
-	pout__flush(&top.out);
+	perf_out__flush(&top.out);
 	for (;;) {
 		uint64_t end = top.out.end, at = top.roff, want = end - at;
 		ssize_t got;
@@ -241,12 +241,12 @@ static int open_events(void)
 	int n, err = 0;
 
 	if (top.command)
-		return events__add(&top.ev, &top.plan, top.pid);
+		return outside_events__add(&top.ev, &top.plan, top.pid);
 	n = attach__threads(top.pid, tids, MAX_TARGETS);
 	if (!n)
 		return -ESRCH;
 	for (int i = 0; i < n && !err; i++) {
-		err = events__add(&top.ev, &top.plan, tids[i]);
+		err = outside_events__add(&top.ev, &top.plan, tids[i]);
 		if (err == -ESRCH)
 			err = 0; /* the thread ended meanwhile */
 	}
@@ -266,12 +266,12 @@ static int start(const char *path, char **argv)
 	top.rings.callchain = top.plan.dwarf;
 	top.rings.stack_depth = (int)top.plan.cfg.stack_depth;
 	top.rings.regs_mask = top.plan.attr.sample_regs_user;
-	top.rings.uw = top.plan.dwarf ? uwb__new() : NULL;
+	top.rings.uw = top.plan.dwarf ? unwind_user__new() : NULL;
 	top.rings.out = &top.out;
-	err = orings__map(&top.rings, top.ring_fds, top.nrings,
-			  top.plan.dwarf ? 4 * OUTSIDE_RING_PAGES : OUTSIDE_RING_PAGES);
+	err = outside_rings__map(&top.rings, top.ring_fds, top.nrings,
+				 top.plan.dwarf ? 4 * OUTSIDE_RING_PAGES : OUTSIDE_RING_PAGES);
 	if (!err)
-		err = events__redirect(&top.ev); /* every event into its CPU's ring */
+		err = outside_events__redirect(&top.ev); /* every event into its CPU's ring */
 	if (err) {
 		fprintf(stderr, "autoprof: cannot map the sampling rings: %s\n", strerror(-err));
 		return -1;
@@ -285,7 +285,8 @@ static int start(const char *path, char **argv)
 	fa.watermark = 0;
 	fa.wakeup_watermark = 0;
 	fa.mmap = fa.mmap2 = fa.comm = fa.comm_exec = fa.task = 1; /* (the tracking event's) */
-	err = pout__open(&top.out, path, &fa, top.plan.cfg.event_name, top.ev.ids, top.ev.nr, argv);
+	err = perf_out__open(&top.out, path, &fa, top.plan.cfg.event_name, top.ev.ids, top.ev.nr,
+			     argv);
 	if (!err) {
 		top.rfd = open(path, O_RDONLY | O_CLOEXEC);
 		if (top.rfd < 0)
@@ -327,7 +328,7 @@ static void loop(const char *what)
 		bool was_total = top.by_total, was_zero = top.zero;
 
 		poll(pf, (nfds_t)top.nrings + 1, 100);
-		orings__drain(&top.rings);
+		outside_rings__drain(&top.rings);
 		read_keys();
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!top.ended && target_ended(&status))
@@ -397,13 +398,13 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 
 	top.command = argv != NULL;
 	top.keep_file = output_given;
-	if (plan__init(&top.plan, 1) || events__init(&top.ev))
+	if (outside_plan__init(&top.plan, 1) || outside_events__init(&top.ev))
 		return 2;
 	if (!top.command && kill(pid, 0) && errno == ESRCH) {
 		fprintf(stderr, "autoprof: top -p %d: no such process\n", (int)pid);
 		return 2;
 	}
-	plan__attr(&top.plan, top.plan.cfg.callgraph == AP_CG_FP, top.command, true);
+	outside_plan__attr(&top.plan, top.plan.cfg.callgraph == AP_CG_FP, top.command, true);
 	top.pid = top.command ? spawn(argv, &go, &failed) : pid;
 	if (top.pid < 0) {
 		perror("autoprof: top");
@@ -412,7 +413,8 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 	err = open_events();
 	if (err) {
 		if (err == -EACCES || err == -EPERM)
-			attach__say_denied(-err, top.command ? "the command" : "the process");
+			outside_events__say_denied(-err,
+						   top.command ? "the command" : "the process");
 		else
 			fprintf(stderr, "autoprof: cannot open the sampling event %s: %s\n",
 				top.plan.cfg.event_name, strerror(-err));
@@ -440,7 +442,7 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 	sigaction(SIGPIPE, &sa, NULL); /* a closed output: end cleanly, the file removed */
 	if (top.command) {
 		snprintf(what, sizeof(what), "autoprof top: %s (pid %d), %s", argv[0], (int)top.pid,
-			 plan__rate(&top.plan));
+			 outside_plan__rate(&top.plan));
 		if (write(go, "x", 1) != 1)
 			quit_asked = 1;
 		close(go);
@@ -453,20 +455,20 @@ int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 		close(failed);
 	} else {
 		snprintf(what, sizeof(what), "autoprof top: pid %d, %s", (int)pid,
-			 plan__rate(&top.plan));
+			 outside_plan__rate(&top.plan));
 	}
 	if (!why) {
 		tty_raw();
 		loop(what);
 		tty_restore();
 	}
-	orings__drain(&top.rings);
-	events__close(&top.ev);
-	orings__drain(&top.rings);
+	outside_rings__drain(&top.rings);
+	outside_events__close(&top.ev);
+	outside_rings__drain(&top.rings);
 	read_new();
-	err = output_given ? pout__finish(&top.out) : 0;
-	orings__unmap(&top.rings);
-	uwb__free(top.rings.uw);
+	err = output_given ? perf_out__finish(&top.out) : 0;
+	outside_rings__unmap(&top.rings);
+	unwind_user__free(top.rings.uw);
 	close(top.rfd);
 	if (!output_given) {
 		unlink(path);

@@ -13,15 +13,15 @@
 #include "model/model.h"
 #include "outside.h"
 
-struct uw_bridge {
+struct unwind_user {
 	struct machine m;
 	struct unwinder *uw;
 	bool dirty; /* maps added since machine__finish() */
 };
 
-struct uw_bridge *uwb__new(void)
+struct unwind_user *unwind_user__new(void)
 {
-	struct uw_bridge *b = calloc(1, sizeof(*b));
+	struct unwind_user *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return NULL;
@@ -33,7 +33,7 @@ struct uw_bridge *uwb__new(void)
 	return b;
 }
 
-void uwb__record(struct uw_bridge *b, const struct perf_event_header *h, uint64_t time)
+void unwind_user__record(struct unwind_user *b, const struct perf_event_header *h, uint64_t time)
 {
 	const char *p = (const char *)h;
 
@@ -79,9 +79,9 @@ void uwb__record(struct uw_bridge *b, const struct perf_event_header *h, uint64_
 	}
 }
 
-int uwb__unwind(struct uw_bridge *b, uint32_t pid, uint32_t tid, uint64_t time, uint64_t abi,
-		uint64_t mask, const uint8_t *regs, const uint8_t *stack, uint64_t size,
-		uint64_t *out, int max)
+int unwind_user__unwind(struct unwind_user *b, uint32_t pid, uint32_t tid, uint64_t time,
+			uint64_t abi, uint64_t mask, const uint8_t *regs, const uint8_t *stack,
+			uint64_t size, uint64_t *out, int max)
 {
 	struct sample s = {.pid = pid, .tid = tid, .time = time, .has_tid = true, .has_time = true};
 	struct user_stack us = {
@@ -104,7 +104,7 @@ int uwb__unwind(struct uw_bridge *b, uint32_t pid, uint32_t tid, uint64_t time, 
 	return (int)nr;
 }
 
-void uwb__free(struct uw_bridge *b)
+void unwind_user__free(struct unwind_user *b)
 {
 	if (!b)
 		return;

@@ -8,11 +8,22 @@
 # driver.h; no report/ file is over 600 lines; every function a report/ .c
 # file exports starts with its file's name (FILE__, or FILEs__ for the
 # collection of FILE's objects).
+# And the names of the folders in NAMED (launcher/, common/): no file over 600
+# lines, each file's banner (its first comment's first line) names it, each
+# function an object exports (nm) starts with its file's name, no such prefix
+# is used in another folder, and no comment or string names a file that does
+# not exist.
 . "$(dirname "$0")/lib.sh"
 
 cd "$ROOT" || exit 1
 CC=${CC:-cc}
-plan 5
+plan 10
+
+# The folders whose names checks 6-10 hold to. preload/ joins them when its
+# names are settled: add its folders here (preload preload/session
+# preload/handler preload/wrap), with the interposers' libc names (AP_API in
+# wrap/) as the one exception in check 8 (see stand_in).
+NAMED="launcher common"
 
 # 1. Each header alone.
 bad=
@@ -58,4 +69,103 @@ for f in report/*.c report/*/*.c; do
 done
 [ -z "$bad" ]
 ok $? "every exported report function starts with its file's name${bad:+ (not:$bad)}"
+
+# The .c and .h files of the folders $@ (not their subfolders).
+files_in() {
+	for _d in "$@"; do
+		ls "$_d"/*.[ch] 2>/dev/null
+	done
+}
+
+# 6. File sizes.
+bad=$(wc -l $(files_in $NAMED) | awk '$2 != "total" && $1 > 600 { printf "%s (%d) ", $2, $1 }')
+[ -z "$bad" ]
+ok $? "no file of $NAMED over 600 lines${bad:+ ($bad)}"
+
+# 7. Banners: the first comment (after the SPDX line) opens with "NAME - ".
+bad=
+for f in $(files_in $NAMED); do
+	name=$(sed -n '1,5{/^\(\/\*\| \*\) *[A-Za-z0-9_.\/]* - /{s/^\(\/\*\| \*\) *\([A-Za-z0-9_.\/]*\) - .*/\2/p;q}}' "$f")
+	[ "$name" = "$(basename "$f")" ] || bad="$bad $f(${name:-none})"
+done
+[ -z "$bad" ]
+ok $? "each file of $NAMED opens with its own name${bad:+ (not:$bad)}"
+
+# The functions object file $1 defines and exports (nm: T), one a line.
+exported() {
+	nm --defined-only "$1" | awk '$2 == "T" { print $3 }'
+}
+# The stand-ins: functions of the library (declared in a preload/ header)
+# that a launcher file defines in the library's place, for the library code
+# linked into the launcher (outside_agg.c's writer__append for
+# handler/aggregate.c, perf_out.c's control__dir for session/file_machine.c).
+grep -ohE '[A-Za-z_][A-Za-z0-9_]*\(' preload/*.h preload/*/*.h | tr -d '(' | sort -u >"$T/library_names"
+stand_in() {
+	grep -qxF "$1" "$T/library_names"
+}
+
+# 8. Exported functions carry their file's name: FILE, FILE__*, FILEs__*.
+bad=
+for f in $(files_in $NAMED | grep '\.c$'); do
+	o=$B/${f%.c}.o
+	if [ ! -f "$o" ] || [ "$o" -ot "$f" ]; then
+		bad="$bad $o(not built: make)"
+		continue
+	fi
+	b=$(basename "$f" .c)
+	for fn in $(exported "$o"); do
+		case $fn in "$b" | "$b"__* | "$b"s__* | main) ;; *) stand_in "$fn" || bad="$bad $f:$fn" ;; esac
+	done
+done
+[ -z "$bad" ]
+ok $? "every function $NAMED export starts with its file's name${bad:+ (not:$bad)}"
+
+# 9. A prefix (what comes before "__") of NAMED's folders is used in no other
+# folder: "FOLDER FUNCTION" for every function each built object of the tree
+# exports, then "FOLDER PREFIX" but for the stand-ins.
+for f in $(git ls-files 'launcher/*.c' 'common/*.c' 'preload/*.c' 'report/*.c'); do
+	o=$B/${f%.c}.o
+	[ -f "$o" ] && exported "$o" | sed "s|^|$(dirname "$f") |"
+done | awk 'NR == FNR { lib[$1] = 1; next }
+	$2 !~ /^_/ && $2 ~ /__/ && !lib[$2] { sub(/__.*/, "", $2); print $1, $2 }' \
+	"$T/library_names" - | sort -u >"$T/prefixes"
+bad=$(for d in $NAMED; do
+	awk -v d="$d" '$1 == d { print $2 }' "$T/prefixes" | while read -r p; do
+		awk -v d="$d" -v p="$p" '$2 == p && $1 != d { printf "%s__ (%s, %s) ", p, d, $1 }' "$T/prefixes"
+	done
+done)
+[ -z "$bad" ]
+ok $? "no prefix of $NAMED is used in another folder${bad:+ ($bad)}"
+
+# 10. Every file named in NAMED's files exists: in the tree (relative to the
+# root, to the naming file, to include/, preload/ or report/; a bare name
+# anywhere in the tree), in the system's headers, or in a foreign tree named
+# as such (the kernel's tools/perf/). Never outside the tree (../shared/...).
+cc_include=$($CC -print-file-name=include)
+git ls-files | sed 's|.*/||' | sort -u >"$T/basenames"
+bad=
+for f in $(files_in $NAMED); do
+	d=$(dirname "$f")
+	for r in $(grep -ohE '(\.\./)*[A-Za-z0-9_][A-Za-z0-9_./-]*\.(c|h|md|sh|t|map|py|txt)\b' "$f" | sort -u); do
+		case $r in
+		../*)
+			real=$(realpath -m "$d/$r")
+			case $real in "$ROOT"/*) [ -e "$real" ] && continue ;; esac
+			;;
+		tools/perf/*) continue ;;
+		*/*)
+			for base in . "$d" include preload report /usr/include /usr/include/*-linux-gnu "$cc_include"; do
+				[ -e "$base/$r" ] && continue 2
+			done
+			;;
+		*)
+			grep -qxF "$r" "$T/basenames" && continue
+			[ -e "/usr/include/$r" ] || [ -e "$cc_include/$r" ] && continue
+			;;
+		esac
+		bad="$bad $f:$r"
+	done
+done
+[ -z "$bad" ]
+ok $? "every file $NAMED name exists${bad:+ (not:$bad)}"
 done_testing

@@ -45,7 +45,7 @@ static bool is_fault(int sig, const siginfo_t *si)
 void fatal__die(int sig, siginfo_t *si)
 {
 	struct sigaction dfl;
-	pid_t pid = (pid_t)ap_syscall(SYS_getpid), tid = (pid_t)ap_syscall(SYS_gettid);
+	pid_t pid = (pid_t)raw_syscall(SYS_getpid), tid = (pid_t)raw_syscall(SYS_gettid);
 	void (*stop)(void) = __atomic_load_n(&emergency_stop, __ATOMIC_ACQUIRE);
 
 	if (stop)
@@ -56,8 +56,8 @@ void fatal__die(int sig, siginfo_t *si)
 	ap_sigaction(sig, &dfl, NULL);
 	if (is_fault(sig, si))
 		return;
-	if (ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) < 0)
-		ap_syscall(SYS_tgkill, pid, tid, sig);
+	if (raw_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) < 0)
+		raw_syscall(SYS_tgkill, pid, tid, sig);
 }
 
 /* A held signal arrived: a late sample is dropped, anything else is the program's. */

@@ -406,7 +406,7 @@ static void pace(struct ap_thread *t, uint64_t cpu0)
 		return;
 	if (!cpu)
 		cpu = ap_thread_cpu_ns();
-	if (ap_syscall(SYS_getrusage, RUSAGE_THREAD, &ru) < 0)
+	if (raw_syscall(SYS_getrusage, RUSAGE_THREAD, &ru) < 0)
 		return;
 	sys = tv_ns(ru.ru_stime);
 	user = tv_ns(ru.ru_utime);
@@ -466,7 +466,7 @@ static void make_way(int signo, void *ucontext)
 	sigset_t pending, one;
 	siginfo_t si;
 
-	if (ap_syscall(SYS_rt_sigpending, &pending, _NSIG / 8) < 0)
+	if (raw_syscall(SYS_rt_sigpending, &pending, _NSIG / 8) < 0)
 		return;
 	for (int s = 1; s < _NSIG; s++)
 		if (s == signo || sigismember(&((ucontext_t *)ucontext)->uc_sigmask, s))
@@ -476,7 +476,7 @@ static void make_way(int signo, void *ucontext)
 	sigemptyset(&one);
 	sigaddset(&one, signo);
 	for (int i = 0; i < 65536; i++) {
-		if (ap_syscall(SYS_rt_sigtimedwait, &one, &si, &zero, _NSIG / 8) != signo)
+		if (raw_syscall(SYS_rt_sigtimedwait, &one, &si, &zero, _NSIG / 8) != signo)
 			return;
 		if (is_request(&si))
 			hooks.on_request(&si);

@@ -23,7 +23,7 @@
  * One write at a time: the file lock (writer_lock.c).
  *
  * Transient (w->transient): where the hard RLIMIT_NOFILE leaves no number
- * above the program's (ap_fd_costs), the writer keeps no fd between writes,
+ * above the program's (fdtab__costs), the writer keeps no fd between writes,
  * and the program opens as many files as without us: each write opens the
  * file by its path, checks it is still ours, and closes it, in a helper
  * process that has a table of fds of its own (writer_helper.c).
@@ -50,7 +50,7 @@
 static int pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
 {
 	while (n > 0) {
-		long r = ap_syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
+		long r = raw_syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -256,7 +256,7 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	w->fd = ap_move_high(fd, true);
+	w->fd = fdtab__move_high(fd, true);
 	err = writer_fd__identity(w->fd, &w->dev, &w->ino);
 
 	w->nr_events = n;
@@ -292,10 +292,10 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 			err = write_attr(w, i);
 	}
 	if (err) {
-		ap_close(w->fd);
+		fdtab__close(w->fd);
 		unlink(path);
 		w->fd = -1;
-	} else if (ap_fd_costs(w->fd)) {
+	} else if (fdtab__costs(w->fd)) {
 		w->transient = true; /* the program's numbers are all it may have */
 		writer_fd__detach(w);
 	}
@@ -361,7 +361,7 @@ static int op_finish(struct writer *w, void *arg)
 		const struct writer_features *f = w->feat;
 		uint64_t len = f ? f->n * sizeof(struct perf_file_section) + f->len : 0;
 
-		if (ap_syscall(SYS_ftruncate, w->fd, (off_t)(w->end + len)) < 0)
+		if (raw_syscall(SYS_ftruncate, w->fd, (off_t)(w->end + len)) < 0)
 			err = -errno;
 	}
 	return err;
@@ -381,7 +381,7 @@ int writer__finish(struct writer *w, bool tidy)
 	if (live(w)) {
 		err = with_file(w, op_finish, &tidy);
 		if (w->fd >= 0)
-			ap_close(w->fd);
+			fdtab__close(w->fd);
 	}
 	w->fd = -1;
 	w->sealed = true;
@@ -416,20 +416,20 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 	if (live(w) && !writer_fd__attach(w)) {
 		if (!__atomic_load_n(&w->error, __ATOMIC_RELAXED))
 			commit(w, NULL, 0);
-		ap_close(w->fd);
+		fdtab__close(w->fd);
 	}
 	w->fd = -1;
 	w->transient = false;
-	fd = (int)ap_syscall(SYS_openat, AT_FDCWD, path,
-			     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, path,
+			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
 		goto out;
 	}
-	fd = ap_move_high(fd, true);
+	fd = fdtab__move_high(fd, true);
 	err = writer_fd__identity(fd, &dev, &ino);
 	if (err) {
-		ap_close(fd);
+		fdtab__close(fd);
 		goto out;
 	}
 	memcpy(w->path, path, len + 1);
@@ -451,7 +451,7 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 	if (!err)
 		err = commit(w, first, first_len); /* a finished profile, with its features */
 	keep_error(w, err);
-	if (!err && ap_fd_costs(w->fd)) {
+	if (!err && fdtab__costs(w->fd)) {
 		w->transient = true;
 		writer_fd__detach(w);
 	}
@@ -464,7 +464,7 @@ out:
 void writer__abandon(struct writer *w)
 {
 	if (w->fd >= 0)
-		ap_close(w->fd);
+		fdtab__close(w->fd);
 	w->fd = -1;
 	w->transient = false; /* the path is the parent's */
 }
@@ -482,9 +482,9 @@ int writer__reopen(struct writer *w)
 	if (fd < 0 && !(errno == EMFILE && w->transient))
 		return -errno;
 	if (fd >= 0) {
-		fd = ap_move_high(fd, true);
+		fd = fdtab__move_high(fd, true);
 		if (writer_fd__identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
-			ap_close(fd);
+			fdtab__close(fd);
 			return -ESTALE;
 		}
 	}
@@ -492,7 +492,7 @@ int writer__reopen(struct writer *w)
 	w->error = 0;
 	w->sealed = false;
 	w->tail_on_disk = true;
-	w->transient = fd < 0 || ap_fd_costs(fd);
+	w->transient = fd < 0 || fdtab__costs(fd);
 	writer_fd__detach(w);
 	return 0;
 }
@@ -530,12 +530,12 @@ int writer__move_fd(struct writer *w, int min)
 	if (!writer_lock__take(w))
 		return -EBUSY;
 	if (w->fd >= 0) {
-		fd = (int)ap_syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, min);
+		fd = (int)raw_syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, min);
 		if (fd < 0)
-			fd = (int)ap_syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, 3);
+			fd = (int)raw_syscall(SYS_fcntl, w->fd, F_DUPFD_CLOEXEC, 3);
 		if (fd >= 0) {
-			ap_disown(w->fd);
-			__atomic_store_n(&w->fd, ap_own(fd), __ATOMIC_RELEASE);
+			fdtab__disown(w->fd);
+			__atomic_store_n(&w->fd, fdtab__own(fd), __ATOMIC_RELEASE);
 		} else {
 			fd = -errno;
 		}

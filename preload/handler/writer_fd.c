@@ -19,7 +19,7 @@ int writer_fd__identity(int fd, uint64_t *dev, uint64_t *ino)
 {
 	struct stat st;
 
-	if (ap_syscall(SYS_fstat, fd, &st) < 0)
+	if (raw_syscall(SYS_fstat, fd, &st) < 0)
 		return -errno;
 	*dev = (uint64_t)st.st_dev;
 	*ino = (uint64_t)st.st_ino;
@@ -34,7 +34,7 @@ static void say_lost(void)
 	    "autoprof: the program took the profile's file descriptor or replaced the "
 	    "file, and it cannot be opened again; profiling stops here (said once)\n";
 
-	ap_say_once(&said, msg, sizeof(msg) - 1);
+	log__say_once(&said, msg, sizeof(msg) - 1);
 }
 
 /*
@@ -51,22 +51,22 @@ int writer_fd__check(struct writer *w)
 		return -EBADF;
 	if (!writer_fd__identity(w->fd, &dev, &ino) && dev == w->dev && ino == w->ino)
 		return 0;
-	ap_disown(w->fd); /* the number is the program's now: never closed by us */
+	fdtab__disown(w->fd); /* the number is the program's now: never closed by us */
 	w->fd = -1;
-	fd = (int)ap_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || writer_fd__identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
 		if (fd >= 0)
-			ap_syscall(SYS_close, fd);
+			raw_syscall(SYS_close, fd);
 		__atomic_store_n(&w->error, ESTALE, __ATOMIC_RELAXED);
 		say_lost();
 		return -ESTALE;
 	}
-	high = ap_dup_high(fd, true);
+	high = fdtab__dup_high(fd, true);
 	if (high >= 0) {
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 		fd = high;
 	}
-	w->fd = ap_own(fd);
+	w->fd = fdtab__own(fd);
 	return 0;
 }
 
@@ -79,12 +79,12 @@ int writer_fd__check(struct writer *w)
 int writer_fd__open_again(struct writer *w)
 {
 	uint64_t dev, ino;
-	int fd = (int)ap_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
 	if (writer_fd__identity(fd, &dev, &ino) || dev != w->dev || ino != w->ino) {
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 		__atomic_store_n(&w->error, ESTALE, __ATOMIC_RELAXED);
 		say_lost();
 		return -ESTALE;
@@ -106,7 +106,7 @@ int writer_fd__attach(struct writer *w)
 	fd = writer_fd__open_again(w);
 	if (fd < 0)
 		return fd;
-	__atomic_store_n(&w->fd, ap_own(fd), __ATOMIC_RELEASE);
+	__atomic_store_n(&w->fd, fdtab__own(fd), __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -118,5 +118,5 @@ void writer_fd__detach(struct writer *w)
 	if (!w->transient || fd < 0)
 		return;
 	__atomic_store_n(&w->fd, -1, __ATOMIC_RELEASE);
-	ap_close(fd);
+	fdtab__close(fd);
 }

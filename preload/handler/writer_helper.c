@@ -52,11 +52,11 @@ static int quiet_number(void)
 	struct rlimit rl;
 	struct statfs sf;
 
-	if (ap_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) < 0)
+	if (raw_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) < 0)
 		return -1;
 	for (long fd = (long)(rl.rlim_cur < AP_FD_FLOOR ? rl.rlim_cur : AP_FD_FLOOR) - 1; fd >= 0;
 	     fd--) {
-		if (ap_syscall(SYS_fstatfs, fd, &sf) < 0)
+		if (raw_syscall(SYS_fstatfs, fd, &sf) < 0)
 			continue;
 		for (size_t i = 0; i < sizeof(quiet_fs) / sizeof(quiet_fs[0]); i++)
 			if ((unsigned long)sf.f_type == quiet_fs[i])
@@ -76,7 +76,7 @@ static int helper_main(void *arg)
 	int fd = writer_fd__open_again(h->w), spare;
 
 	if (fd == -EMFILE && (spare = quiet_number()) >= 0) {
-		ap_syscall(SYS_close, spare);
+		raw_syscall(SYS_close, spare);
 		fd = writer_fd__open_again(h->w);
 	}
 	if (fd < 0) {
@@ -104,18 +104,18 @@ int writer_helper__run(struct writer *w, write_op op, void *arg)
 	void *stack;
 	long pid;
 
-	stack = (void *)ap_syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	stack = (void *)raw_syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
 		return -EMFILE;
 	sigfillset(&all);
-	ap_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(long));
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(long));
 	/* No exit signal: the program's SIGCHLD and wait() never see it. */
 	pid = clone(helper_main, (char *)stack + size, CLONE_VM | CLONE_VFORK, &h);
-	ap_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
 	if (pid > 0)
-		ap_syscall(SYS_wait4, pid, NULL, __WCLONE, NULL);
-	ap_syscall(SYS_munmap, stack, size);
+		raw_syscall(SYS_wait4, pid, NULL, __WCLONE, NULL);
+	raw_syscall(SYS_munmap, stack, size);
 	errno = saved_errno;
 	if (h.err == -EMFILE) {
 		static int said;
@@ -124,7 +124,7 @@ int writer_helper__run(struct writer *w, write_op op, void *arg)
 		    "RLIMIT_NOFILE allows and the profile could not be "
 		    "written: records are lost until one is free (said once)\n";
 
-		ap_say_once(&said, msg, sizeof(msg) - 1);
+		log__say_once(&said, msg, sizeof(msg) - 1);
 	}
 	return h.err;
 }

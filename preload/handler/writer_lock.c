@@ -29,7 +29,7 @@
  */
 bool writer_lock__take(struct writer *w)
 {
-	int self = (int)ap_syscall(SYS_gettid), mine = self;
+	int self = (int)raw_syscall(SYS_gettid), mine = self;
 	uint64_t deadline = 0;
 
 	for (unsigned i = 0;; i++) {
@@ -40,7 +40,7 @@ bool writer_lock__take(struct writer *w)
 						__ATOMIC_RELAXED))
 			return true;
 		if (HOLDER(cur) == self ||
-		    (i > 0 && ap_syscall(SYS_tgkill, getpid(), HOLDER(cur), 0) < 0 &&
+		    (i > 0 && raw_syscall(SYS_tgkill, getpid(), HOLDER(cur), 0) < 0 &&
 		     errno == ESRCH)) {
 			if (__atomic_compare_exchange_n(&w->lock, &cur, self | (cur & WAITERS),
 							false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -59,7 +59,7 @@ bool writer_lock__take(struct writer *w)
 		    !__atomic_compare_exchange_n(&w->lock, &cur, cur | WAITERS, false,
 						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			continue;
-		ap_syscall(SYS_futex, &w->lock, FUTEX_WAIT_PRIVATE, cur | WAITERS, &nap, NULL, 0);
+		raw_syscall(SYS_futex, &w->lock, FUTEX_WAIT_PRIVATE, cur | WAITERS, &nap, NULL, 0);
 		mine = self | WAITERS; /* others may sleep too: the next unlock wakes one */
 	}
 }
@@ -68,5 +68,5 @@ bool writer_lock__take(struct writer *w)
 void writer_lock__give(struct writer *w)
 {
 	if (__atomic_exchange_n(&w->lock, 0, __ATOMIC_RELEASE) & WAITERS)
-		ap_syscall(SYS_futex, &w->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		raw_syscall(SYS_futex, &w->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }

@@ -64,7 +64,7 @@ static unsigned long long start_ticks(void)
 	char buf[1024], *p;
 	unsigned long long v = 0;
 
-	if (ap_read_file("/proc/self/stat", buf, sizeof(buf)) <= 0)
+	if (raw_syscall__read_file("/proc/self/stat", buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 2,
@@ -140,7 +140,7 @@ void control__publish(void)
 	snprintf(reply_tmp, sizeof(reply_tmp), "%s.reply.tmp", endpoint);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", endpoint);
 	while (!tok)
-		if (ap_syscall(SYS_getrandom, &tok, sizeof(tok), 0) != sizeof(tok))
+		if (raw_syscall(SYS_getrandom, &tok, sizeof(tok), 0) != sizeof(tok))
 			tok = (uint32_t)(ap_now() ^ ((uint64_t)pid << 16));
 	n = snprintf(text, sizeof(text), "%s\npid %d\nstart %llu\nsignal %d\ntoken %u\nfile %s\n",
 		     AP_CONTROL_MAGIC, (int)pid, start_ticks(), autoprof.signo, tok,
@@ -163,8 +163,8 @@ void control__withdraw(void)
 {
 	if (!__atomic_exchange_n(&token, 0, __ATOMIC_SEQ_CST) || !endpoint[0])
 		return;
-	ap_syscall(SYS_unlink, endpoint);
-	ap_syscall(SYS_unlink, reply);
+	raw_syscall(SYS_unlink, endpoint);
+	raw_syscall(SYS_unlink, reply);
 }
 
 /* Is this delivery of the sampling signal a request of `autoprof ctl`? Async-signal-safe. */
@@ -239,14 +239,14 @@ static bool set_paused(bool paused)
 /* Write the answer: written whole to a temporary file, then renamed. Async-signal-safe. */
 static void answer(const char *text)
 {
-	int fd = (int)ap_syscall(SYS_openat, AT_FDCWD, reply_tmp,
-				 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, reply_tmp,
+				  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 	if (fd < 0)
 		return;
-	ap_syscall(SYS_write, fd, text, strlen(text));
-	ap_syscall(SYS_close, fd);
-	ap_syscall(SYS_rename, reply_tmp, reply);
+	raw_syscall(SYS_write, fd, text, strlen(text));
+	raw_syscall(SYS_close, fd);
+	raw_syscall(SYS_rename, reply_tmp, reply);
 }
 
 /* The last request acted on (its signal value) and its answer. */
@@ -265,7 +265,7 @@ static void act(void *arg)
 	int err;
 
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
-	    (pid_t)ap_syscall(SYS_getpid) != autoprof.pid)
+	    (pid_t)raw_syscall(SYS_getpid) != autoprof.pid)
 		return;
 	/* `autoprof ctl` asks again when no answer came (a pending SIGPROF
 	 * absorbs its signal): a request already acted on is answered again. */

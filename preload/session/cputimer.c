@@ -84,10 +84,10 @@ int cputimer__set_armed(struct ap_thread *t, bool on)
 		its.it_interval =
 		    (struct timespec){(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)};
 		its.it_value = its.it_interval;
-		if (ap_syscall(SYS_clock_gettime, clock, &now) == 0)
+		if (raw_syscall(SYS_clock_gettime, clock, &now) == 0)
 			t->last_cpu = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	}
-	if (ap_syscall(SYS_timer_settime, (long)(intptr_t)t->timer, 0, &its, NULL) < 0)
+	if (raw_syscall(SYS_timer_settime, (long)(intptr_t)t->timer, 0, &its, NULL) < 0)
 		return -errno;
 	return 0;
 }
@@ -96,7 +96,7 @@ int cputimer__set_armed(struct ap_thread *t, bool on)
 void cputimer__close(struct ap_thread *t)
 {
 	if (t->is_timer)
-		ap_syscall(SYS_timer_delete, (long)(intptr_t)t->timer);
+		raw_syscall(SYS_timer_delete, (long)(intptr_t)t->timer);
 	t->is_timer = false;
 }
 
@@ -117,7 +117,7 @@ void cputimer__sample(struct ap_thread *t, void *ucontext)
 	unsigned cpu = 0;
 
 	t->last_cpu = now_cpu;
-	if (ap_syscall(SYS_getcpu, &cpu, NULL, NULL) < 0)
+	if (raw_syscall(SYS_getcpu, &cpu, NULL, NULL) < 0)
 		cpu = 0;
 	on_signal__from_context(t, ucontext, ap_now(), cpu, period ? period : 1);
 }

@@ -33,7 +33,7 @@
 static void feat_cmdline(struct blob *b)
 {
 	char buf[8192];
-	ssize_t len = ap_read_file("/proc/self/cmdline", buf, sizeof(buf));
+	ssize_t len = raw_syscall__read_file("/proc/self/cmdline", buf, sizeof(buf));
 	uint32_t n = 1;
 
 	if (len > 0 && buf[len - 1])
@@ -50,7 +50,7 @@ static void feat_cpudesc(struct blob *b)
 {
 	char buf[16384], *line, *colon;
 
-	if (ap_read_file("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
+	if (raw_syscall__read_file("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
 	    (line = strstr(buf, "model name")) && (colon = strchr(line, ':'))) {
 		char *end = strchr(colon, '\n');
 

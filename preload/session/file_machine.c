@@ -39,7 +39,7 @@ const int file_machine__feature_order[MACHINE_NR_FEATURES] = {
 /* A small sysfs or proc file, without its final newline; false when absent. */
 static bool read_line(const char *path, char *buf, size_t cap)
 {
-	ssize_t n = ap_read_file(path, buf, cap);
+	ssize_t n = raw_syscall__read_file(path, buf, cap);
 
 	if (n <= 0)
 		return false;
@@ -89,7 +89,7 @@ static bool feat_cpuid(struct blob *b)
 {
 	static char info[65536];
 	char out[128], *v = NULL, *f = NULL, *m = NULL, *s = NULL;
-	ssize_t n = ap_read_file("/proc/cpuinfo", info, sizeof(info) - 1);
+	ssize_t n = raw_syscall__read_file("/proc/cpuinfo", info, sizeof(info) - 1);
 
 	if (read_line(CPU_SYS "/cpu0/regs/identification/midr_el1", out, sizeof(out))) {
 		blob_string(b, out);
@@ -208,7 +208,7 @@ static bool feat_numa(struct blob *b)
 		ssize_t len;
 
 		snprintf(path, sizeof(path), NODE_SYS "/node%d/meminfo", nodes[i]);
-		len = ap_read_file(path, info, sizeof(info) - 1);
+		len = raw_syscall__read_file(path, info, sizeof(info) - 1);
 		info[len > 0 ? len : 0] = 0;
 		snprintf(path, sizeof(path), NODE_SYS "/node%d/cpulist", nodes[i]);
 		read_line(path, cpus, sizeof(cpus));

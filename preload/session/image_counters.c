@@ -12,7 +12,7 @@
 
 /*
  * Counters whose fds took numbers the program can open (a hard
- * RLIMIT_NOFILE with no room above the program's: ap_fd_costs) are closed,
+ * RLIMIT_NOFILE with no room above the program's: fdtab__costs) are closed,
  * and one line says so: the program opens as many files as without us.
  */
 void image_counters__drop_costly(struct ap_counters *cs)
@@ -21,7 +21,7 @@ void image_counters__drop_costly(struct ap_counters *cs)
 	int n = 0;
 
 	for (int i = 0; i < cs->n; i++)
-		n += cs->c[i].fd >= 0 && ap_fd_costs(cs->c[i].fd);
+		n += cs->c[i].fd >= 0 && fdtab__costs(cs->c[i].fd);
 	if (!n)
 		return;
 	getrlimit(RLIMIT_NOFILE, &rl);

@@ -540,7 +540,7 @@ void lifecycle__exec_failed(void)
  */
 void lifecycle__emergency_stop(void)
 {
-	if (process_events__sandboxed() || (pid_t)ap_syscall(SYS_getpid) != autoprof.pid ||
+	if (process_events__sandboxed() || (pid_t)raw_syscall(SYS_getpid) != autoprof.pid ||
 	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
 		return;
 	control__withdraw();

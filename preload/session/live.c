@@ -104,7 +104,7 @@ static bool spin_trylock(int *l)
 	for (int i = 0; i < SPIN_TRIES; i++) {
 		if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
 			return true;
-		ap_syscall(SYS_sched_yield);
+		raw_syscall(SYS_sched_yield);
 	}
 	return false;
 }

@@ -58,12 +58,12 @@ static void block_all(sigset_t *old)
 	sigset_t all;
 
 	sigfillset(&all);
-	ap_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
 }
 
 static void restore(const sigset_t *old)
 {
-	ap_syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 }
 
 /* xorshift64*: the thread's uniform numbers. */
@@ -115,7 +115,7 @@ static int64_t draw(void)
 /* A thread's first allocation: seed its generator and draw its first interval. */
 static void seed_thread(void)
 {
-	uint64_t s = (uint64_t)ap_syscall(SYS_gettid) * 0x9E3779B97F4A7C15ULL ^ ap_now() ^
+	uint64_t s = (uint64_t)raw_syscall(SYS_gettid) * 0x9E3779B97F4A7C15ULL ^ ap_now() ^
 		     (uintptr_t)&ap_mem;
 
 	ap_mem.rng = s ? s : 1;
@@ -278,7 +278,7 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		b->stack = live__stack_id(shared_chain + 1, nr - 1);
 		live__insert(b);
 		n = memory__put_sample(shared_record, sizeof(shared_record), alloc_id,
-				       (uint32_t)autoprof.pid, (uint32_t)ap_syscall(SYS_gettid),
+				       (uint32_t)autoprof.pid, (uint32_t)raw_syscall(SYS_gettid),
 				       now, b->addr, b->weight, shared_chain, nr, b->size);
 		if (n)
 			writer__append(&autoprof.writer, shared_record, n);

@@ -159,7 +159,7 @@ static struct object *add_object(uintptr_t bias, const ElfW(Phdr) * phdr, int ph
 	len = 0;
 	if (name && name[0] != '/' && strchr(name, '/')) {
 		/* a relative path the loader was given: make it the file's */
-		long got = ap_syscall(SYS_getcwd, o->name, sizeof(o->name) - 2);
+		long got = raw_syscall(SYS_getcwd, o->name, sizeof(o->name) - 2);
 
 		if (got > 0 && o->name[0] == '/') {
 			len = strlen(o->name);

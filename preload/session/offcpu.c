@@ -70,16 +70,16 @@ int offcpu__open_event(struct ap_thread *t)
 	int fd, err;
 
 	kernel_attr(&attr);
-	fd = (int)ap_syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)raw_syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	err = ring__map(&t->off_ring, fd, 2);
-	if (!err && ap_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+	if (!err && raw_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		err = -errno;
 		ring__unmap(&t->off_ring);
 	}
 	t->off_out = 0;
-	ap_syscall(SYS_close, fd);
+	raw_syscall(SYS_close, fd);
 	return err;
 }
 
@@ -209,7 +209,7 @@ __attribute__((noinline)) void offcpu__end(uint64_t since)
 	if (!buffer__enter(t))
 		goto out;
 	/* a vfork child shares our memory: the ring is the parent thread's */
-	if ((uint32_t)ap_syscall(SYS_getpid) != t->sampler->pid)
+	if ((uint32_t)raw_syscall(SYS_getpid) != t->sampler->pid)
 		goto leave;
 	w.pos = t->off_ring.page->data_tail;
 	ring__drain(&t->off_ring, t->scratch, AP_RING_COPY_BYTES, on_switch, &w);

@@ -24,7 +24,8 @@ int perf_event__max_sample_rate(void)
 {
 	char buf[32];
 
-	if (ap_read_file("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf)) <= 0)
+	if (raw_syscall__read_file("/proc/sys/kernel/perf_event_max_sample_rate", buf,
+				   sizeof(buf)) <= 0)
 		return 0;
 	return atoi(buf);
 }
@@ -169,7 +170,7 @@ void perf_event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr 
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, unsigned long fl)
 {
-	return (int)ap_syscall(SYS_perf_event_open, attr, tid, -1, group, fl);
+	return (int)raw_syscall(SYS_perf_event_open, attr, tid, -1, group, fl);
 }
 
 /*
@@ -206,6 +207,6 @@ int perf_event__probe(const struct perf_event_attr *attr)
 
 	if (fd < 0)
 		return -errno;
-	ap_close(fd);
+	fdtab__close(fd);
 	return 0;
 }

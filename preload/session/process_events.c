@@ -33,7 +33,7 @@ void process_events__stop_all_emergency(void)
 	bool locked = false;
 
 	for (int i = 0; i < 1000 && !(locked = registry__trylock()); i++)
-		ap_syscall(SYS_sched_yield);
+		raw_syscall(SYS_sched_yield);
 	for (int i = 0; i <= top; i++) {
 		struct ap_thread *t = registry__at(i);
 
@@ -112,7 +112,7 @@ void process_events__before_seccomp(bool all_threads)
 	samplers__stop_self();
 	sigemptyset(&ours);
 	sigaddset(&ours, autoprof.signo);
-	while (ap_syscall(SYS_rt_sigtimedwait, &ours, NULL, &zero, _NSIG / 8) > 0)
+	while (raw_syscall(SYS_rt_sigtimedwait, &ours, NULL, &zero, _NSIG / 8) > 0)
 		; /* a sample signal already queued would run our handler under the sandbox */
 	sandboxed = true;
 	ap_sigmask(SIG_SETMASK, &old, NULL);

@@ -64,7 +64,7 @@ struct ap_thread *registry__from_fd(int fd)
 		if (!t || (t->fd != fd && t->ramp_fd != fd))
 			continue;
 		if (!self)
-			self = (pid_t)ap_syscall(SYS_gettid);
+			self = (pid_t)raw_syscall(SYS_gettid);
 		if (t->tid == self)
 			return t;
 	}
@@ -92,7 +92,7 @@ static int add_slot(struct ap_thread *t)
  */
 static bool alive(pid_t tid)
 {
-	return !(ap_syscall(SYS_tgkill, getpid(), tid, 0) < 0 && errno == ESRCH);
+	return !(raw_syscall(SYS_tgkill, getpid(), tid, 0) < 0 && errno == ESRCH);
 }
 
 /*
@@ -114,7 +114,7 @@ bool registry__wait_handler(struct ap_thread *t)
 			else if (now > deadline)
 				return false;
 		}
-		ap_syscall(SYS_sched_yield);
+		raw_syscall(SYS_sched_yield);
 	}
 	return true;
 }
@@ -140,7 +140,7 @@ void registry__wait_visitors(void)
 			else if (now > deadline)
 				return;
 		}
-		ap_syscall(SYS_sched_yield);
+		raw_syscall(SYS_sched_yield);
 	}
 }
 
@@ -170,7 +170,7 @@ bool registry__grab(struct ap_thread *t, bool own)
 			else if (now > deadline)
 				return false;
 		}
-		ap_syscall(SYS_sched_yield);
+		raw_syscall(SYS_sched_yield);
 	}
 	if (__atomic_load_n(&t->closed, __ATOMIC_SEQ_CST)) {
 		__atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);

@@ -159,7 +159,7 @@ static bool new_tick(struct ap_thread *t, unsigned batch, struct ring *tick, int
 	return *tick_fd >= 0 && ring__map(tick, *tick_fd, 0) == 0 &&
 	       perf_event__route_signal(
 		   *tick_fd, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), t->tid) == 0 &&
-	       ap_syscall(SYS_ioctl, *tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	       raw_syscall(SYS_ioctl, *tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 }
 
 /*
@@ -184,7 +184,7 @@ bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy)
 	fd = perf_event__open(&attr, t->tid);
 	ok = fd >= 0 && ring__map(&ring, fd, batched_ring_pages(t, copy, batch)) == 0 &&
 	     (batch == t->tick_batch || new_tick(t, batch, &tick, &tick_fd)) &&
-	     ap_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	     raw_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 	if (ok) {
 		on_signal__drain(t, NULL);
 		t->ring = ring;
@@ -201,9 +201,9 @@ bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy)
 		ring__unmap(&tick);
 	}
 	if (fd >= 0)
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 	if (tick_fd >= 0)
-		ap_syscall(SYS_close, tick_fd);
+		raw_syscall(SYS_close, tick_fd);
 	return ok;
 }
 
@@ -244,7 +244,7 @@ int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *ti
 	if (!err)
 		return 0;
 	ring__unmap(&t->tick);
-	ap_syscall(SYS_close, *tick_fd);
+	raw_syscall(SYS_close, *tick_fd);
 	*tick_fd = -1;
 	return err;
 }
@@ -278,7 +278,7 @@ static void open_ramp(struct ap_thread *t, pid_t tid)
 		t->ramp_fd = fd; /* the number its signals carry in si_fd */
 	else
 		ring__unmap(&t->ramp);
-	ap_syscall(SYS_close, fd);
+	raw_syscall(SYS_close, fd);
 }
 
 /* End t's ramp, if it has one. Async-signal-safe (munmap). */
@@ -326,7 +326,7 @@ bool sampler_events__slow_down(struct ap_thread *t)
 	} else if (ok) {
 		ok = perf_event__route_signal(fd, signo, t->tid) == 0;
 	}
-	ok = ok && ap_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	ok = ok && raw_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 	if (ok) {
 		on_signal__drain(t, NULL);
 		t->ring = ring;
@@ -345,9 +345,9 @@ bool sampler_events__slow_down(struct ap_thread *t)
 		t->rate_shift--;
 	}
 	if (fd >= 0)
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 	if (tick_fd >= 0)
-		ap_syscall(SYS_close, tick_fd);
+		raw_syscall(SYS_close, tick_fd);
 	return ok;
 }
 
@@ -386,7 +386,7 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 		return 0;
 	}
 	ring__unmap(&t->ring);
-	ap_syscall(SYS_close, *fd);
+	raw_syscall(SYS_close, *fd);
 	*fd = -1;
 	return err;
 }
@@ -413,7 +413,7 @@ int sampler_events__open_plain(struct ap_thread *t, pid_t tid)
 	if (!err)
 		return 0;
 	ring__unmap(&t->ring);
-	ap_syscall(SYS_close, t->fd);
+	raw_syscall(SYS_close, t->fd);
 	t->fd = -1;
 	return err;
 }
@@ -447,7 +447,7 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 		on_signal__drain(t, NULL);
 		ring__unmap(&old);
 		if (fd >= 0)
-			ap_syscall(SYS_close, fd);
+			raw_syscall(SYS_close, fd);
 		if (err) {
 			ring__unmap(&t->tick);
 			ring__unmap(&t->ring);
@@ -472,7 +472,7 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 	on_signal__drain(t, NULL);
 	ring__unmap(&t->ring);
 	if (fd >= 0)
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 	if (err) {
 		ring__unmap(&ring);
 		t->ring.page = NULL;

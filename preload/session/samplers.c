@@ -61,8 +61,8 @@ int samplers__sync_armed(struct ap_thread *t)
 	/* Batched as threads that start running are, else a signal per sample. */
 	if (autoprof.sampler.batched &&
 	    sampler_events__open_batched(t, t->tid, &sample_fd, &tick_fd) == 0) {
-		err = ap_syscall(SYS_ioctl, sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
-			      ap_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) < 0
+		err = raw_syscall(SYS_ioctl, sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
+			      raw_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) < 0
 			  ? -errno
 			  : 0;
 		if (err) {
@@ -73,19 +73,19 @@ int samplers__sync_armed(struct ap_thread *t)
 			t->batched = true;
 			t->fd = tick_fd;
 		}
-		ap_syscall(SYS_close, sample_fd);
-		ap_syscall(SYS_close, tick_fd);
+		raw_syscall(SYS_close, sample_fd);
+		raw_syscall(SYS_close, tick_fd);
 		return err;
 	}
 	t->batched = false;
 	err = sampler_events__open_plain(t, t->tid);
 	if (err)
 		return err;
-	if (ap_syscall(SYS_ioctl, t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+	if (raw_syscall(SYS_ioctl, t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		err = -errno;
 		ring__unmap(&t->ring);
 	}
-	ap_syscall(SYS_close, t->fd);
+	raw_syscall(SYS_close, t->fd);
 	return err;
 }
 
@@ -123,7 +123,7 @@ static void put_comm(struct ap_thread *t, pid_t tid)
 		prctl(PR_GET_NAME, name);
 	} else {
 		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-		ap_read_file(path, name, sizeof(name));
+		raw_syscall__read_file(path, name, sizeof(name));
 		name[strcspn(name, "\n")] = 0;
 	}
 	t->len += record__comm(t->buf + t->len, t->cap - t->len, (uint32_t)autoprof.pid,
@@ -209,9 +209,9 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	/* The event lives on in its mapping; t->fd stays as the number its
 	 * signals carry in si_fd, never used again. */
 	if (t->fd >= 0)
-		ap_syscall(SYS_close, t->fd);
+		raw_syscall(SYS_close, t->fd);
 	if (sample_fd >= 0)
-		ap_syscall(SYS_close, sample_fd);
+		raw_syscall(SYS_close, sample_fd);
 	/* A `ctl start` or `stop` that went over the registry before t was in
 	 * it: make t follow it now. */
 	if (paused != __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) &&
@@ -228,9 +228,9 @@ out_ring:
 	if (t->is_timer)
 		cputimer__close(t);
 	if (t->fd >= 0)
-		ap_syscall(SYS_close, t->fd);
+		raw_syscall(SYS_close, t->fd);
 	if (sample_fd >= 0)
-		ap_syscall(SYS_close, sample_fd);
+		raw_syscall(SYS_close, sample_fd);
 out_mem:
 	munmap(mem, len);
 	return NULL;

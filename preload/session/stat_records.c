@@ -83,7 +83,7 @@ void stat_records__remove(const struct writer *w)
 	int saved = errno;
 
 	if (stat_path(w, path, sizeof(path)))
-		ap_syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+		raw_syscall(SYS_unlinkat, AT_FDCWD, path, 0);
 	errno = saved;
 }
 
@@ -174,13 +174,13 @@ static void put_cmdline(struct sbuf *b)
 	static char cmd[CMDLINE_CAP];
 	uint32_t n = 1;
 	ssize_t len = 0, r;
-	int fd = (int)ap_syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 
 	while (fd >= 0 && len < (ssize_t)sizeof(cmd) - 1 &&
-	       (r = ap_syscall(SYS_read, fd, cmd + len, sizeof(cmd) - 1 - (size_t)len)) > 0)
+	       (r = raw_syscall(SYS_read, fd, cmd + len, sizeof(cmd) - 1 - (size_t)len)) > 0)
 		len += r;
 	if (fd >= 0)
-		ap_syscall(SYS_close, fd);
+		raw_syscall(SYS_close, fd);
 	if (len > 0 && cmd[len - 1])
 		cmd[len++] = 0; /* cut short: end the last argument */
 	for (ssize_t i = 0; i < len; i++)
@@ -221,7 +221,7 @@ static void put_features(struct sbuf *b, struct perf_file_header *h, const struc
 	struct utsname uts;
 
 	memset(&uts, 0, sizeof(uts));
-	ap_syscall(SYS_uname, &uts);
+	raw_syscall(SYS_uname, &uts);
 	sb_put(b, NULL, NR_STAT_FEATURES * sizeof(struct perf_file_section));
 	for (int i = 0; i < NR_STAT_FEATURES; i++) {
 		struct perf_file_section s = {.offset = b->len};
@@ -302,15 +302,15 @@ int stat_records__write(struct writer *w, const struct ap_counters *cs, int firs
 		return -ENOSPC;
 	}
 	memcpy(file, &h, sizeof(h));
-	fd = (int)ap_syscall(SYS_openat, AT_FDCWD, path,
-			     O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, path,
+			      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
 		errno = saved;
 		return err;
 	}
 	for (size_t done = 0; done < b.len;) {
-		ssize_t r = ap_syscall(SYS_write, fd, file + done, b.len - done);
+		ssize_t r = raw_syscall(SYS_write, fd, file + done, b.len - done);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -320,9 +320,9 @@ int stat_records__write(struct writer *w, const struct ap_counters *cs, int firs
 		}
 		done += (size_t)r;
 	}
-	ap_syscall(SYS_close, fd);
+	raw_syscall(SYS_close, fd);
 	if (err)
-		ap_syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+		raw_syscall(SYS_unlinkat, AT_FDCWD, path, 0);
 	errno = saved;
 	return err;
 }
@@ -371,7 +371,7 @@ void stat_records__print(const struct ap_counters *cs, uint64_t elapsed_ns)
 
 	if (!cs->n)
 		return;
-	n = ap_read_file("/proc/self/cmdline", cmd, sizeof(cmd));
+	n = raw_syscall__read_file("/proc/self/cmdline", cmd, sizeof(cmd));
 	for (ssize_t i = 0; i < n - 1; i++)
 		if (!cmd[i])
 			cmd[i] = ' ';

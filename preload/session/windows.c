@@ -63,7 +63,7 @@ static void keep(const char *s)
 		return;
 	if (kept_count == n) {
 		if (join(path, kept[kept_head]))
-			ap_syscall(SYS_unlink, path);
+			raw_syscall(SYS_unlink, path);
 		kept_head = (kept_head + 1) % n;
 		kept_count--;
 	}
@@ -168,7 +168,7 @@ static void name(struct ap_thread *t, void *arg)
 	while (k)
 		path[n++] = digits[--k];
 	strcpy(path + n, "/comm");
-	ap_read_file(path, comm, sizeof(comm));
+	raw_syscall__read_file(path, comm, sizeof(comm));
 	comm[strcspn(comm, "\n")] = 0;
 	f->len += record__comm(f->buf + f->len, COMM_MAX, t->sampler->pid, (uint32_t)t->tid, comm,
 			       f->time, false);
@@ -212,7 +212,7 @@ static void say_no_file(void)
 				  "the next window tries again (said once)\n";
 
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED) && !ap_quiet)
-		ap_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
+		raw_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
 }
 
 /* windows__end()'s work, on the handler's own stack. Async-signal-safe. */
@@ -224,7 +224,7 @@ static void end_window(void *arg)
 	(void)arg;
 	if (!w || now < __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE) ||
 	    !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
-	    (pid_t)ap_syscall(SYS_getpid) != autoprof.pid ||
+	    (pid_t)raw_syscall(SYS_getpid) != autoprof.pid ||
 	    __atomic_exchange_n(&rotating, 1, __ATOMIC_ACQUIRE))
 		return;
 	if (now >= __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE)) {

@@ -40,7 +40,7 @@ static bool is_fd_dir(const struct stat *st)
 	static dev_t proc_dev;
 	struct stat self;
 
-	if (ap_next_own(0) < 0)
+	if (fdtab__next_own(0) < 0)
 		return false; /* nothing of ours to hide */
 	if (!proc_dev && stat("/proc", &self) == 0)
 		proc_dev = self.st_dev;
@@ -90,7 +90,7 @@ static bool hidden(const char *name)
 	if (name[0] < '0' || name[0] > '9')
 		return false;
 	fd = strtol(name, &end, 10);
-	return !*end && fd <= INT32_MAX && ap_is_own((int)fd);
+	return !*end && fd <= INT32_MAX && fdtab__is_own((int)fd);
 }
 
 AP_API DIR *opendir(const char *name)

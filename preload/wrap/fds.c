@@ -40,19 +40,19 @@ static int *unwind_pipe;
 static bool in_session(void)
 {
 	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
-	       (pid_t)ap_syscall(SYS_getpid) == autoprof.pid;
+	       (pid_t)raw_syscall(SYS_getpid) == autoprof.pid;
 }
 
 /* A new number, at or above min, for our fd, or -errno. */
 static int dup_away(int fd, int min)
 {
-	int nfd = (int)ap_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, min);
+	int nfd = (int)raw_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, min);
 
 	if (nfd < 0)
-		nfd = ap_dup_high(fd, true);
+		nfd = fdtab__dup_high(fd, true);
 	if (nfd < 0)
-		nfd = (int)ap_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
-	return nfd < 0 ? -errno : ap_own(nfd);
+		nfd = (int)raw_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+	return nfd < 0 ? -errno : fdtab__own(nfd);
 }
 
 /*
@@ -74,7 +74,7 @@ static int evict(int fd, int min)
 		if (nfd < 0)
 			return nfd;
 		autoprof.counters.c[i].fd = nfd;
-		ap_disown(fd);
+		fdtab__disown(fd);
 		return 0;
 	}
 	for (int i = 0; unwind_pipe && i < 2; i++) {
@@ -84,10 +84,10 @@ static int evict(int fd, int min)
 		if (nfd < 0)
 			return nfd;
 		__atomic_store_n(&unwind_pipe[i], nfd, __ATOMIC_RELEASE);
-		ap_disown(fd);
+		fdtab__disown(fd);
 		return 0;
 	}
-	ap_disown(fd); /* a holder we do not know: the program takes the number */
+	fdtab__disown(fd); /* a holder we do not know: the program takes the number */
 	return 0;
 }
 
@@ -98,7 +98,7 @@ static int evict(int fd, int min)
  */
 static void make_room(int oldfd, int newfd)
 {
-	if (oldfd == newfd || !ap_is_own(newfd) || !in_session())
+	if (oldfd == newfd || !fdtab__is_own(newfd) || !in_session())
 		return;
 	if (evict(newfd, newfd + 1) < 0) {
 		static int said;
@@ -108,7 +108,7 @@ static void make_room(int oldfd, int newfd)
 			    "the program takes file descriptor %d, the profiler's, and there is no "
 			    "other free; profiling output may stop (said once)",
 			    newfd);
-		ap_disown(newfd);
+		fdtab__disown(newfd);
 	}
 }
 
@@ -155,7 +155,7 @@ static bool ours_calling(const void *caller)
 #define hidden(fd) hidden_from(fd, __builtin_return_address(0))
 static bool hidden_from(int fd, const void *caller)
 {
-	if (!ap_is_own(fd) || ours_calling(caller) || !in_session())
+	if (!fdtab__is_own(fd) || ours_calling(caller) || !in_session())
 		return false;
 	errno = EBADF;
 	return true;
@@ -166,7 +166,7 @@ AP_API int dup2(int oldfd, int newfd)
 	if (hidden(oldfd))
 		return -1;
 	make_room(oldfd, newfd);
-	return (int)ap_syscall(SYS_dup2, oldfd, newfd);
+	return (int)raw_syscall(SYS_dup2, oldfd, newfd);
 }
 
 AP_API int dup3(int oldfd, int newfd, int flags)
@@ -174,7 +174,7 @@ AP_API int dup3(int oldfd, int newfd, int flags)
 	if (hidden(oldfd))
 		return -1;
 	make_room(oldfd, newfd);
-	return (int)ap_syscall(SYS_dup3, oldfd, newfd, flags);
+	return (int)raw_syscall(SYS_dup3, oldfd, newfd, flags);
 }
 
 /*
@@ -185,19 +185,19 @@ AP_API int dup3(int oldfd, int newfd, int flags)
 static int dup_from(int fd, int min, bool cloexec)
 {
 	int cmd = cloexec ? F_DUPFD_CLOEXEC : F_DUPFD;
-	int got = (int)ap_syscall(SYS_fcntl, fd, cmd, min);
+	int got = (int)raw_syscall(SYS_fcntl, fd, cmd, min);
 	int own;
 
 	if (got < 0 || !in_session())
 		return got;
-	own = ap_next_own(min < 0 ? 0 : min);
+	own = fdtab__next_own(min < 0 ? 0 : min);
 	if (own < 0 || own >= got)
 		return got;
 	if (evict(own, got + 1) < 0)
 		return got;
-	if (ap_syscall(SYS_dup3, fd, own, cloexec ? O_CLOEXEC : 0) < 0)
+	if (raw_syscall(SYS_dup3, fd, own, cloexec ? O_CLOEXEC : 0) < 0)
 		return got;
-	ap_syscall(SYS_close, got);
+	raw_syscall(SYS_close, got);
 	return own;
 }
 
@@ -216,7 +216,7 @@ static int fcntl_common(int fd, int cmd, unsigned long arg, const void *caller)
 {
 	if (hidden_from(fd, caller))
 		return -1;
-	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ap_next_own(0) >= 0) {
+	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && fdtab__next_own(0) >= 0) {
 		int r = dup_from(fd, (int)arg, cmd == F_DUPFD_CLOEXEC);
 
 		return r;
@@ -232,7 +232,7 @@ static int fcntl_common(int fd, int cmd, unsigned long arg, const void *caller)
 		if (next)
 			return next(fd, cmd, arg); /* keeps its cancellation point */
 	}
-	return (int)ap_syscall(SYS_fcntl, fd, cmd, arg);
+	return (int)raw_syscall(SYS_fcntl, fd, cmd, arg);
 }
 
 AP_API int fcntl(int fd, int cmd, ...)
@@ -260,12 +260,12 @@ static void say_kept(void)
 
 AP_API int close(int fd)
 {
-	if (ap_is_own(fd) && in_session()) {
+	if (fdtab__is_own(fd) && in_session()) {
 		say_kept();
 		errno = EBADF; /* as for any number the program has not opened */
 		return -1;
 	}
-	return (int)ap_syscall(SYS_close, fd);
+	return (int)raw_syscall(SYS_close, fd);
 }
 
 /* close_range over [first, last] less the profiler's fds. */
@@ -275,24 +275,24 @@ AP_API int close_range(unsigned int first, unsigned int last, int flags)
 	int own;
 
 	if (first > last || !in_session())
-		return (int)ap_syscall(SYS_close_range, first, last,
-				       flags); /* the kernel's answer */
-	own = ap_next_own((int)(first > INT32_MAX ? INT32_MAX : first));
+		return (int)raw_syscall(SYS_close_range, first, last,
+					flags); /* the kernel's answer */
+	own = fdtab__next_own((int)(first > INT32_MAX ? INT32_MAX : first));
 
 	while (own >= 0 && (unsigned int)own <= last) {
 		if ((unsigned int)own > from &&
-		    ap_syscall(SYS_close_range, from, own - 1, flags) < 0)
+		    raw_syscall(SYS_close_range, from, own - 1, flags) < 0)
 			return -1;
 		if (!(flags & CLOSE_RANGE_CLOEXEC))
 			say_kept();
 		from = (unsigned int)own + 1;
 		if (from == 0)
 			return 0;
-		own = ap_next_own(own + 1);
+		own = fdtab__next_own(own + 1);
 	}
 	if (from > last)
 		return 0;
-	return (int)ap_syscall(SYS_close_range, from, last, flags);
+	return (int)raw_syscall(SYS_close_range, from, last, flags);
 }
 
 AP_API void closefrom(int lowfd)
@@ -303,7 +303,7 @@ AP_API void closefrom(int lowfd)
 /*
  * A pipe libunwind makes for itself (its caller is in libunwind) goes high.
  * Where the hard RLIMIT_NOFILE leaves no number above the program's
- * (ap_no_room_high), libunwind goes without, and its call fails with EMFILE
+ * (fdtab__no_room_high), libunwind goes without, and its call fails with EMFILE
  * before any number is taken (libunwind opens it again from a signal handler
  * when it needs it: even a moment's pipe could cost the program its last
  * file); libunwind then takes the memory it would have checked through the
@@ -311,7 +311,7 @@ AP_API void closefrom(int lowfd)
  */
 static bool unwinder_goes_without(void *caller)
 {
-	if (!unwind__owns_pc((uintptr_t)caller) || !ap_no_room_high())
+	if (!unwind__owns_pc((uintptr_t)caller) || !fdtab__no_room_high())
 		return false;
 	errno = EMFILE;
 	return true;
@@ -322,11 +322,11 @@ static int relocate_if_unwinder(int fds[2], void *caller)
 {
 	if (!unwind__owns_pc((uintptr_t)caller))
 		return 0;
-	fds[0] = ap_move_high(fds[0], true);
-	fds[1] = ap_move_high(fds[1], true);
-	if (ap_fd_costs(fds[0]) || ap_fd_costs(fds[1])) { /* the limit changed meanwhile */
-		ap_close(fds[0]);
-		ap_close(fds[1]);
+	fds[0] = fdtab__move_high(fds[0], true);
+	fds[1] = fdtab__move_high(fds[1], true);
+	if (fdtab__costs(fds[0]) || fdtab__costs(fds[1])) { /* the limit changed meanwhile */
+		fdtab__close(fds[0]);
+		fdtab__close(fds[1]);
 		fds[0] = fds[1] = -1;
 		errno = EMFILE;
 		return -1;
@@ -340,14 +340,15 @@ static int relocate_if_unwinder(int fds[2], void *caller)
 AP_API int pipe2(int fds[2], int flags)
 {
 	if (unwinder_goes_without(__builtin_return_address(0)) ||
-	    ap_syscall(SYS_pipe2, fds, flags) < 0)
+	    raw_syscall(SYS_pipe2, fds, flags) < 0)
 		return -1;
 	return relocate_if_unwinder(fds, __builtin_return_address(0));
 }
 
 AP_API int pipe(int fds[2])
 {
-	if (unwinder_goes_without(__builtin_return_address(0)) || ap_syscall(SYS_pipe2, fds, 0) < 0)
+	if (unwinder_goes_without(__builtin_return_address(0)) ||
+	    raw_syscall(SYS_pipe2, fds, 0) < 0)
 		return -1;
 	return relocate_if_unwinder(fds, __builtin_return_address(0));
 }

@@ -236,7 +236,7 @@ static syscall_fn real_syscall;
 /*
  * Before anything else of ours runs: the real syscall() (the program's
  * calls go through the wrapper below, also from its signal handlers; ours
- * use ap_syscall and never come here), and our quick_exit handler,
+ * use raw_syscall and never come here), and our quick_exit handler,
  * registered first so that it runs last, after the program's.
  */
 __attribute__((constructor(101))) static void exits_init(void)
@@ -249,7 +249,7 @@ __attribute__((constructor(101))) static void exits_init(void)
  * syscall(): the exits and seccomp the program makes through it are seen
  * (glibc has no seccomp() function: libseccomp and others call it this way);
  * everything else is passed on untouched. The library's own system calls do
- * not come here (ap_syscall). A thread in seccomp strict mode makes no other
+ * not come here (raw_syscall). A thread in seccomp strict mode makes no other
  * system call here. Async-signal-safe (after exits_init, which runs before
  * any handler is installed).
  */

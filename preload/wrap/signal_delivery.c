@@ -131,7 +131,7 @@ unsigned long signal_delivery__stepped_aside(int *signo)
  */
 static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 {
-	pid_t pid = (pid_t)ap_syscall(SYS_getpid), tid = (pid_t)ap_syscall(SYS_gettid);
+	pid_t pid = (pid_t)raw_syscall(SYS_getpid), tid = (pid_t)raw_syscall(SYS_gettid);
 	struct timespec zero = {0, 0};
 	siginfo_t again = *si, other[8];
 	sigset_t one;
@@ -145,7 +145,7 @@ static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 	}
 	sigemptyset(&one);
 	sigaddset(&one, sig);
-	while (n < 8 && ap_syscall(SYS_rt_sigtimedwait, &one, &other[n], &zero, _NSIG / 8) > 0)
+	while (n < 8 && raw_syscall(SYS_rt_sigtimedwait, &one, &other[n], &zero, _NSIG / 8) > 0)
 		if (!signal_delivery__is_sample(sig, &other[n]))
 			n++; /* the program's: queued again after this one */
 	sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
@@ -155,11 +155,11 @@ static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 	if (si->si_code != SI_TKILL && si->si_code >= 0 && tid != pid)
 		again.si_code = SI_QUEUE;
 	if (si->si_code == SI_TKILL)
-		ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
-	else if (ap_syscall(SYS_rt_sigqueueinfo, pid, sig, &again) < 0)
-		ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
+		raw_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
+	else if (raw_syscall(SYS_rt_sigqueueinfo, pid, sig, &again) < 0)
+		raw_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &again);
 	for (int i = 0; i < n; i++)
-		ap_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &other[i]);
+		raw_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &other[i]);
 	return true;
 }
 
@@ -187,7 +187,7 @@ void signal_delivery__deliver(int sig, siginfo_t *si, void *uc)
 		return;
 	case DFL_STOP:
 		/* The stop is the kernel's; only the stop signal's number differs. */
-		ap_syscall(SYS_tgkill, ap_syscall(SYS_getpid), ap_syscall(SYS_gettid), SIGSTOP);
+		raw_syscall(SYS_tgkill, raw_syscall(SYS_getpid), raw_syscall(SYS_gettid), SIGSTOP);
 		return;
 	case DFL_TERM:
 		sigdelset(&((ucontext_t *)uc)->uc_sigmask, sig);

@@ -79,7 +79,7 @@ static pthread_mutex_t move_lock = PTHREAD_MUTEX_INITIALIZER;
 /* In a forked child the memory is its own: it is the session's process now. */
 static void on_fork_child(void)
 {
-	session_pid = (pid_t)ap_syscall(SYS_getpid);
+	session_pid = (pid_t)raw_syscall(SYS_getpid);
 }
 
 /*
@@ -105,7 +105,7 @@ void signals__init(void)
 {
 	static bool registered;
 
-	session_pid = (pid_t)ap_syscall(SYS_getpid);
+	session_pid = (pid_t)raw_syscall(SYS_getpid);
 	if (!registered && pthread_atfork(NULL, NULL, on_fork_child) == 0)
 		registered = true;
 	resolve();
@@ -119,7 +119,7 @@ void signals__init(void)
  */
 bool signals__foreign(void)
 {
-	return !session_pid || (pid_t)ap_syscall(SYS_getpid) != session_pid;
+	return !session_pid || (pid_t)raw_syscall(SYS_getpid) != session_pid;
 }
 
 /* The real sigaction. Async-signal-safe once signals__init() has run. */
@@ -141,7 +141,7 @@ int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 /* The calling thread's signal mask, past the wrappers. Returns 0 or -errno. Async-signal-safe. */
 int ap_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	return ap_syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) < 0 ? -errno : 0;
+	return raw_syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) < 0 ? -errno : 0;
 }
 
 /*

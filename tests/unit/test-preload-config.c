@@ -104,18 +104,18 @@ int main(void)
 	{
 		char said[256];
 
-		ap_log_capture(said, sizeof(said));
+		log__capture(said, sizeof(said));
 		ok(parse_with("AUTOPROF_VERBOSE", "no", &cfg) == 0 && cfg.verbose == 0 && !said[0],
 		   "AUTOPROF_VERBOSE=no is level 0, without a warning (%s)", said);
 		ok(parse_with("AUTOPROF_VERBOSE", "2", &cfg) == 0 && cfg.verbose == 2,
 		   "AUTOPROF_VERBOSE=2 is level 2");
 		ok(parse_with("AUTOPROF_VERBOSE", "12", &cfg) == -EINVAL && strstr(said, "0 to 9"),
 		   "AUTOPROF_VERBOSE=12 is refused: %s", said);
-		ap_log_capture(said, sizeof(said));
+		log__capture(said, sizeof(said));
 		ok(parse_with("AUTOPROF_VERBOSE", "loud", &cfg) == -EINVAL &&
 		       strstr(said, "'loud' is not a level from 0 to 9, nor yes or no"),
 		   "AUTOPROF_VERBOSE=loud is refused: %s", said);
-		ap_log_capture(NULL, 0);
+		log__capture(NULL, 0);
 	}
 	return tap_done();
 }

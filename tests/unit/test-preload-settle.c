@@ -78,9 +78,9 @@ static int settle(void)
 	int err;
 
 	before = raw;
-	ap_log_capture(said, sizeof(said));
+	log__capture(said, sizeof(said));
 	err = settle__config(&raw, &facts, &out);
-	ap_log_capture(NULL, 0);
+	log__capture(NULL, 0);
 	raw_changed += memcmp(&before, &raw, sizeof(raw)) != 0;
 	return err;
 }
