@@ -49,6 +49,7 @@ cost (signals per sample: the handler's runs over its samples).
 (--out) and prints it.
 """
 import argparse
+import atexit
 import json
 import os
 import random
@@ -189,6 +190,7 @@ def main():
     guard = quiet.Guard("cost", args)
 
     tmp = tempfile.mkdtemp(prefix="autoprof-cost-")
+    atexit.register(shutil.rmtree, tmp, True)  # also when the guard refuses
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("AUTOPROF_", "FLOOR_")) and k != "LD_PRELOAD"}
     base["LC_ALL"] = "C"
@@ -299,7 +301,6 @@ def main():
                     if m:
                         phases[pname] = m.group(1).strip()
     guard.finish()
-    shutil.rmtree(tmp, ignore_errors=True)
 
     data = {"ratio": ratios, "extra_us": extra_us, "plain_cpu": plain_cpu, "phases": phases,
             "rates": rates, "progs": [p for p, _ in progs], "samplers": names,
@@ -366,7 +367,7 @@ def render(data, descs, guard):
       "`floor` is a bare per-thread cpu-clock event (the kernel's sample); `floor+batch` adds "
       "the kernel's part of batching (2 KB stack copies, a tick signalling once per batch of "
       "%s samples, the library's own batch at each rate for 2 KB copies); `autoprof` is the "
-      "library with its defaults (copies shrink to what its walks read, and its batch then "
+      "library with its defaults but for `AUTOPROF_COUNTERS=none` (copies shrink to what its walks read, and its batch then "
       "grows within the same ring; the phases below say how far); `perf -g` is `perf record -e cpu-clock:u -g`, its own process included." %
       "/".join("%d (%d Hz)" % (data["batch"][hz], hz) for hz in rates))
     w("")
