@@ -223,11 +223,6 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
 
 /* The drains of a thread's ramp (a tick at every sample) after its copies last grew. */
 #define AP_RAMP_DRAINS 16
-/* Walks from copies after which 1 in 128 run off makes them larger: not
- * fewer (3 walks of samples in the handler's entry, whose signal frame
- * runs off a 2 KB copy, in the first 384 walks were enough, in 1 run of 3
- * of a shallow loop at 10 kHz, to quadruple the copies for good). */
-#define AP_GROW_WALKS 1024
 /* Walks from copies, none run off, whose deepest read decides a smaller copy. */
 #define AP_SHRINK_WALKS 2048
 /* The smallest copy (AUTOPROF_STACK_COPY's lower bound). */
@@ -267,8 +262,7 @@ static void shrink_copy(struct ap_thread *t)
  * its copies gets an event with copies four times as large, up to the
  * kernel's limit: during its ramp (its first samples, drained one at a
  * time), at its first walk that ran off the end; then at 3 or more such
- * walks that are more than 1 in 128 of its walks, AP_GROW_WALKS or more, since
- * its copies last changed (at 1 in 32, demo's deep
+ * walks that are more than 1 in 128 of its walks (at 1 in 32, demo's deep
  * qsort recursions kept 1.6% of its stacks short of main for good). The
  * ramp ends after AP_RAMP_DRAINS drains since the copies last grew. So a
  * program whose stacks deepen as it starts (python3's imports need 8-32 KB)
@@ -278,8 +272,7 @@ static void adapt_batch(struct ap_thread *t)
 {
 	bool ramping = t->ramp.page != NULL;
 	bool deeper = t->copy_short > 0 &&
-		      (ramping || (t->copy_short >= 3 && t->copy_samples >= AP_GROW_WALKS &&
-				   t->copy_short * 128 >= t->copy_samples));
+		      (ramping || (t->copy_short >= 3 && t->copy_short * 128 >= t->copy_samples));
 
 	if (!t->batched)
 		return;
