@@ -290,9 +290,10 @@ struct ap_thread {
 	/* The backoff (on_signal.c's pace()): the thread samples at its rate
 	 * halved rate_shift times; the current window's start (monotonic), the
 	 * thread's CPU and system time then, its handlers' CPU time since
-	 * (estimated from 1 run in 4), and its handler runs. */
+	 * (estimated from 1 run in 1-4: pace_stride), and its handler runs. */
 	unsigned rate_shift;
 	uint64_t win_start, win_cpu, win_sys, win_user, win_busy, win_runs;
+	unsigned win_n; /* its windows judged */
 };
 
 /*

@@ -254,6 +254,7 @@ static void shrink_copy(struct ap_thread *t)
 	if (want <= from / 4 * 3 && sampler_events__resize_copy(t, want)) {
 		t->copy_shrunk_from = from;
 		t->copy_samples = t->copy_short = 0;
+		t->win_start = 0; /* the backoff: see adapt_batch() */
 	}
 }
 
@@ -282,12 +283,19 @@ static void adapt_batch(struct ap_thread *t)
 		t->copy_shrunk_from = 0;
 		t->copy_fixed = true;
 		t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
+		/* The backoff's window (pace()) starts anew: one that holds the
+		 * events' reopening (perf_event_open, mmap, fcntl, ioctl: system
+		 * calls the steady state does not make, counted four times when
+		 * theirs is the measured run of four) says nothing of what the
+		 * samples cost. */
+		t->win_start = 0;
 		return;
 	}
 	if (deeper && t->copy_bytes < t->copy_max) {
 		sampler_events__grow_copy(t);
 		t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
 		t->ramp_drains = 0;
+		t->win_start = 0;
 		return;
 	}
 	if (ramping && ++t->ramp_drains >= AP_RAMP_DRAINS)
@@ -379,6 +387,21 @@ static void keep_program(struct drain_ctx *ctx)
 #define PACE_HANDLER_PCT  25
 #define PACE_OVERHEAD_PCT 75
 
+/*
+ * 1 handler run of t in this many has its CPU time measured for the backoff
+ * (a system call), counted that many times: about one a 32 samples, at
+ * most 1 in 4. With larger batches fewer, longer runs: measuring 1 in 4 of
+ * them let one cold run (a first walk through new objects), counted four
+ * times, would halve the rate more often than the steady cost says.
+ * Async-signal-safe.
+ */
+static unsigned pace_stride(const struct ap_thread *t)
+{
+	unsigned per = t->batched && t->tick_batch ? 32 / t->tick_batch : 4;
+
+	return per >= 4 ? 4 : per >= 2 ? 2 : 1;
+}
+
 static uint64_t tv_ns(struct timeval tv)
 {
 	return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000ULL;
@@ -393,7 +416,7 @@ static void pace(struct ap_thread *t, uint64_t cpu0)
 
 	if (cpu0) {
 		cpu = ap_thread_cpu_ns(); /* a system call */
-		t->win_busy += 4 * (cpu - cpu0);
+		t->win_busy += pace_stride(t) * (cpu - cpu0);
 	}
 	if (t->win_start && now - t->win_start < PACE_WINDOW_NS)
 		return;
@@ -410,6 +433,12 @@ static void pace(struct ap_thread *t, uint64_t cpu0)
 		if (d < PACE_MIN_CPU_NS)
 			return;
 		ds = dt ? (uint64_t)((double)d * (double)ds / (double)dt) : 0;
+		/* A thread's first window holds its start-up, whose system time
+		 * (loading, page-faulting its data: xz -9 spends 70-93% of its
+		 * first 30-60 ms of CPU in the kernel) is not the samples': the
+		 * handler's own share only, there. */
+		if (!t->win_n++)
+			ds = 0;
 		if ((t->win_busy * 100 > d * PACE_HANDLER_PCT ||
 		     (t->win_busy + ds) * 100 > d * PACE_OVERHEAD_PCT) &&
 		    sampler_events__slow_down(t))
@@ -524,12 +553,13 @@ void on_signal__handle(int signo, siginfo_t *si, void *ucontext)
 		/* Samples taken from now on are of the handler's own work; the
 		 * handler's entry before this is found by its signal frame. */
 		uint64_t entered = ap_now();
-		struct drain_ctx a = {.t = t,
-				      .ucontext = ucontext,
-				      .start = t->sampler->measure_cost ? entered : 0,
-				      .entered = entered,
-				      .cpu0 = (t->win_runs++ & 3) == 0 ? ap_thread_cpu_ns() : 0,
-				      .prog_n = -1};
+		struct drain_ctx a = {
+		    .t = t,
+		    .ucontext = ucontext,
+		    .start = t->sampler->measure_cost ? entered : 0,
+		    .entered = entered,
+		    .cpu0 = t->win_runs++ % pace_stride(t) == 0 ? ap_thread_cpu_ns() : 0,
+		    .prog_n = -1};
 
 		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
 		buffer__leave(t);
