@@ -2,7 +2,7 @@
 /*
  * window_stamp.c - the UTC stamp that names a window's file (AUTOPROF_WINDOW):
  * FILE.yyyymmddThhmmss.mmm, so that the files of a run sort by time. Shared
- * by the library's windows (preload/session/windows.c) and the launcher's
+ * by the library's windows (preload/handler/windows.c) and the launcher's
  * outside mode (launcher/outside_windows.c): both name their files alike.
  */
 #include <stdint.h>

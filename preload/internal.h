@@ -5,17 +5,16 @@
  *
  *   session/lifecycle.c   start, stop, fork, exec: the order of things
  *   session/samplers.c    one sampler per thread: start and stop (samplers.h:
- *                         sampler_events.c its events, registry.c all of them,
- *                         process_events.c deadly signals, reroute, seccomp)
+ *                         sampler_events.c its events, process_events.c deadly
+ *                         signals, reroute, seccomp; handler/registry.c all of them)
  *   session/settle.c      the configuration settled once: clamps, probes, fallbacks
- *   session/perf_event.c  the sampling event's attr; cputimer.c the timer source
- *   session/objects.c     the loaded objects, read without the loader's lock
  *   session/mappings.c    MMAP2 records of what is mapped at start
  *   session/file_features.c, stat_records.c, child_env.c
  *   session/extra_events.c  the attrs after the counters (AUTOPROF_AGGREGATE_CHECK, OFFCPU)
  *   session/offcpu.c        off-CPU time, read when a blocking call returns (wrap/waits.c)
- *   session/control.c     `autoprof ctl PID start|stop|dump|status`, from the handler
- *   session/windows.c     AUTOPROF_WINDOW: one file per window of time
+ *   session/control.c     `autoprof ctl PID start|stop|dump|status`: the endpoint
+ *                         (handler/control_request.c answers; handler/windows.c:
+ *                         AUTOPROF_WINDOW, one file per window of time)
  *
  * The handler layer (handler/handler.h) and the wrappers of libc
  * (wrap/wrap.h) sit beside it; common/common.h is shared with the launcher.
@@ -24,52 +23,13 @@
 #define AUTOPROF_PRELOAD_INTERNAL_H
 
 #include "handler/handler.h"
+#include "handler/setup.h"
 #include "session/settle.h"
-
-/* ---- handler/writer.c, handler/unwind.c: set-up and tear-down, outside any handler ---- */
-
-int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
-const struct writer_features *writer__set_features(struct writer *w,
-						   const struct writer_features *feat);
-void writer__abandon(struct writer *w);
-int writer__reopen(struct writer *w);
-int writer__update_attr(struct writer *w, int i);
-int writer__move_fd(struct writer *w, int min);
-int unwind__init(void);
-void unwind__prime_thread(void);
-
-/* ---- session/perf_event.c: the per-thread sampling event ---- */
-
-int perf_event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr);
-bool perf_event__batched(const struct ap_settled *cfg);
-unsigned perf_event__tick_samples(const struct ap_settled *cfg);
-void perf_event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr,
-			   unsigned samples);
-/* The shortest tick, in ns of the thread's CPU time, and the samples a tick spans at most. */
-#define AP_TICK_MIN_NS 250000ULL
-unsigned perf_event__tick_span(const struct ap_settled *cfg);
-int perf_event__open(struct perf_event_attr *attr, pid_t tid);
-int perf_event__route_signal(int fd, int signo, pid_t tid);
-int perf_event__probe(const struct perf_event_attr *attr);
-int perf_event__max_sample_rate(void);
 
 /* ---- session/mappings.c: the process's mappings ---- */
 
 int mappings__write_all(struct writer *w, pid_t pid);
 int mappings__write_kernel(struct writer *w);
-
-/* ---- session/objects.c: the loaded objects, without the loader's lock ---- */
-
-void objects__init(void);
-void objects__new_file(void);
-uint64_t objects__skipped_busy(void);
-unsigned objects__build_id(uintptr_t addr, uint8_t *id);
-bool objects__ready(void);
-struct dl_phdr_info;
-int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
-void objects__before_dlclose(void);
-void objects__after_dlclose(void);
-void objects__next_window(void);
 
 /* ---- session/samplers.c: starting and stopping the sampling of threads ---- */
 
@@ -80,17 +40,6 @@ void samplers__stop_all(void);
 pid_t samplers__tid_of(pthread_t handle);
 void samplers__rename(pid_t tid, const char *name);
 void samplers__warn_once(int err);
-int samplers__sync_armed(struct ap_thread *t);
-bool samplers__step_aside(void);
-
-/* ---- session/registry.c: every sampled thread ---- */
-
-void registry__forget_all(void);
-void registry__atfork_prepare(void);
-void registry__atfork_parent(void);
-bool registry__grab(struct ap_thread *t, bool own);
-void registry__release(struct ap_thread *t);
-int registry__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
 
 /* ---- session/process_events.c: deadly signals, a taken signal, seccomp ---- */
 
@@ -113,13 +62,6 @@ uint64_t image_counters__save(bool close_them);
 void summary__say_signals(void);
 void summary__say(void);
 
-/* ---- session/control.c, session/windows.c: what the sampling handler calls (its hooks) ---- */
-
-bool control__is_request(const siginfo_t *si);
-void control__on_signal(const siginfo_t *si);
-extern uint64_t ap_window_end; /* AUTOPROF_WINDOW: the current window's end (0: none) */
-void windows__end(bool on_own_stack);
-
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
 void child_env__init(void);
@@ -130,24 +72,17 @@ size_t child_env__count(char *const *envp);
 
 /* ---- wrap/signals.c: sharing signals with the program ---- */
 
-/* Who holds a signal: the program (none), the sampler, or fatal.c. */
-enum { AP_HOLD_NONE, AP_HOLD_SAMPLE, AP_HOLD_FATAL };
-
 void signals__init(void);
-void ap_block_sampling(sigset_t *old);
+void signals__block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
 void signals__release(int sig);
-int signals__holder(int sig);
-void signals__note_sampling(int sig);
-
-/* ---- wrap/signal_delivery.c: a held signal in our handler, counted ---- */
-
-unsigned long signal_delivery__stray_sigios(void); /* SIGIOs of ours dropped */
-unsigned long signal_delivery__stepped_aside(int *signo);
+int signals__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int signals__sigmask(int how, const sigset_t *set, sigset_t *old);
 
 /* ---- wrap/signal_masks.c: the program's masks and waits ---- */
 
 void signal_masks__adopt(int signo);
+/* The calling thread's shadow bit (ap_shadow_signo), for a thread it creates (threads.c). */
 int signal_masks__shadow(void);
 void signal_masks__set_shadow(int signo);
 void signal_masks__before_exec(sigset_t *saved);
@@ -163,14 +98,6 @@ void handlers__take_fatal(int sig);
 /* ---- wrap/threads.c: pthread_create, pthread_setname_np, prctl ---- */
 
 void threads__init(void);
-
-/* ---- session/cputimer.c: the fallback sample source ---- */
-
-int cputimer__open(struct ap_thread *t);
-int cputimer__start(struct ap_thread *t);
-void cputimer__close(struct ap_thread *t);
-void cputimer__retarget(struct ap_thread *t);
-int cputimer__set_armed(struct ap_thread *t, bool on);
 
 /* ---- session/cost.c: AUTOPROF_COST, the handler's phases timed ---- */
 
@@ -220,11 +147,6 @@ void stat_records__remove(const struct writer *w);
 int control__dir(char *out, size_t cap);
 void control__publish(void);
 void control__withdraw(void);
-
-/* ---- session/windows.c: AUTOPROF_WINDOW ---- */
-
-int windows__first_path(char *path, size_t cap);
-void windows__save_prologue(const struct writer *w);
 
 /* ---- session/gocheck.c: a runtime that owns signals and threads ---- */
 

@@ -12,18 +12,21 @@
 # lines, each file's banner (its first comment's first line) names it, each
 # function an object exports (nm) starts with its file's name, no such prefix
 # is used in another folder, and no comment or string names a file that does
-# not exist.
+# not exist. NAMED holds preload/ too, whose interposers (wrap/, AP_API)
+# export libc's names.
+# The preload library's handler layer is closed: preload/handler/ files
+# include only handler/ headers, common.h and include/autoprof/ (no header of
+# the session nor of the wrappers), and their objects refer to no symbol the
+# session's or the wrappers' objects define (checked with nm).
 . "$(dirname "$0")/lib.sh"
 
 cd "$ROOT" || exit 1
 CC=${CC:-cc}
-plan 10
+plan 12
 
-# The folders whose names checks 6-10 hold to. preload/ joins them when its
-# names are settled: add its folders here (preload preload/session
-# preload/handler preload/wrap), with the interposers' libc names (AP_API in
-# wrap/) as the one exception in check 8 (see stand_in).
-NAMED="launcher common"
+# The folders whose names checks 6-10 hold to; in preload/wrap/ the
+# interposers' libc names are the one exception to check 8 (libc_name).
+NAMED="launcher common preload preload/session preload/handler preload/wrap"
 
 # 1. Each header alone.
 bad=
@@ -103,6 +106,13 @@ grep -ohE '[A-Za-z_][A-Za-z0-9_]*\(' preload/*.h preload/*/*.h | tr -d '(' | sor
 stand_in() {
 	grep -qxF "$1" "$T/library_names"
 }
+# libc's own names (and glibc's __ ones), which wrap/'s interposers export.
+nm -D --defined-only "$(ldd "$B/libautoprof.so" | awk '/libc\.so/ { print $3 }')" 2>/dev/null |
+	awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u >"$T/libc_names"
+libc_name() {
+	case $1 in __*) return 0 ;; esac
+	grep -qxF "$1" "$T/libc_names"
+}
 
 # 8. Exported functions carry their file's name: FILE, FILE__*, FILEs__*.
 bad=
@@ -114,7 +124,9 @@ for f in $(files_in $NAMED | grep '\.c$'); do
 	fi
 	b=$(basename "$f" .c)
 	for fn in $(exported "$o"); do
-		case $fn in "$b" | "$b"__* | "$b"s__* | main) ;; *) stand_in "$fn" || bad="$bad $f:$fn" ;; esac
+		case $fn in "$b" | "$b"__* | "$b"s__* | main) continue ;; esac
+		case $f in preload/wrap/*) libc_name "$fn" && continue ;; esac
+		stand_in "$fn" || bad="$bad $f:$fn"
 	done
 done
 [ -z "$bad" ]
@@ -140,19 +152,23 @@ ok $? "no prefix of $NAMED is used in another folder${bad:+ ($bad)}"
 # 10. Every file named in NAMED's files exists: in the tree (relative to the
 # root, to the naming file, to include/, preload/ or report/; a bare name
 # anywhere in the tree), in the system's headers, or in a foreign tree named
-# as such (the kernel's tools/perf/). Never outside the tree (../shared/...).
+# as such (the kernel's tools/perf/, fs/...). Never outside the tree
+# (../shared/...). Comments and strings only: c.map is a member, not a file.
 cc_include=$($CC -print-file-name=include)
 git ls-files | sed 's|.*/||' | sort -u >"$T/basenames"
 bad=
 for f in $(files_in $NAMED); do
 	d=$(dirname "$f")
-	for r in $(grep -ohE '(\.\./)*[A-Za-z0-9_][A-Za-z0-9_./-]*\.(c|h|md|sh|t|map|py|txt)\b' "$f" | sort -u); do
+	# in comments and strings only (not a member access such as c.map)
+	for r in $(perl -0777 -ne 'while (m{/\*(.*?)\*/|"((?:[^"\\\n]|\\.)*)"|//([^\n]*)}gs) { print(($1 // $2 // $3), "\n") }' "$f" |
+		grep -ohE '(\.\./)*[A-Za-z0-9_][A-Za-z0-9_./-]*\.(c|h|md|sh|t|map|py|txt)\b' | sort -u); do
 		case $r in
+		*PID*) continue ;; # a pattern (/tmp/perf-PID.map), not a file
 		../*)
 			real=$(realpath -m "$d/$r")
 			case $real in "$ROOT"/*) [ -e "$real" ] && continue ;; esac
 			;;
-		tools/perf/*) continue ;;
+		tools/perf/* | tools/lib/* | fs/* | kernel/* | mm/*) continue ;; # the kernel's tree
 		*/*)
 			for base in . "$d" include preload report /usr/include /usr/include/*-linux-gnu "$cc_include"; do
 				[ -e "$base/$r" ] && continue 2
@@ -160,7 +176,7 @@ for f in $(files_in $NAMED); do
 			;;
 		*)
 			grep -qxF "$r" "$T/basenames" && continue
-			[ -e "/usr/include/$r" ] || [ -e "$cc_include/$r" ] && continue
+			ls /usr/include/"$r" /usr/include/*-linux-gnu/"$r" "$cc_include/$r" >/dev/null 2>&1 && continue
 			;;
 		esac
 		bad="$bad $f:$r"
@@ -168,4 +184,29 @@ for f in $(files_in $NAMED); do
 done
 [ -z "$bad" ]
 ok $? "every file $NAMED name exists${bad:+ (not:$bad)}"
+
+# 11. The handler includes only its own headers, common.h and include/autoprof/.
+bad=
+for f in preload/handler/*.c preload/handler/*.h; do
+	for h in $(sed -nE 's/^#include "([^"]+)".*/\1/p' "$f"); do
+		case $h in autoprof/* | common.h) continue ;; esac
+		[ -f "preload/handler/$h" ] || bad="$bad $f:$h"
+	done
+done
+[ -z "$bad" ]
+ok $? "handler/ includes no header of the session or the wrappers${bad:+ (in:$bad)}"
+
+# 12. nm: the handler's objects refer to nothing the session or the wrappers
+# define (libc's names excepted: an interposer binds them at run time, and
+# the handler calls none of those; the call graph is in doc/design.md).
+objs() { for _c in preload/"$1"/*.c; do _o=$B/${_c%.c}.o; [ -f "$_o" ] && printf '%s ' "$_o"; done; }
+defined() { nm --defined-only $(objs "$1") 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRVWG]/ { print $3 }' | sort -u; }
+nm -u $(objs handler) 2>/dev/null | awk 'NF == 2 { print $2 }' | sort -u >"$T/handler.u"
+defined session >"$T/session.d"
+nm --defined-only "$B/preload/entry.o" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRVWG]/ { print $3 }' >>"$T/session.d"
+defined wrap >"$T/wrap.d"
+up=$(sort "$T/session.d" | comm -12 "$T/handler.u" -)
+wrap=$(comm -12 "$T/handler.u" "$T/wrap.d" | comm -23 - "$T/libc_names")
+[ -n "$(objs handler)" ] && [ -s "$T/session.d" ] && [ -z "$up$wrap" ]
+ok $? "handler/ objects refer to no symbol of the session or the wrappers${up:+ (session: $(echo $up))}${wrap:+ (wrap: $(echo $wrap))}"
 done_testing

@@ -53,7 +53,7 @@ void fatal__die(int sig, siginfo_t *si)
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	ap_sigaction(sig, &dfl, NULL);
+	signal_table__sigaction(sig, &dfl, NULL);
 	if (is_fault(sig, si))
 		return;
 	if (raw_syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) < 0)

@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * handler.h - the handler layer: everything that runs inside the sampling
- * signal's handler (on_signal.c) or a deadly signal's (fatal.c), and nothing
- * else. Every function declared here is async-signal-safe: no malloc, no
- * stdio, no lock the interrupted program could hold, no cancellation point,
- * errno left as it was. The handler reads its thread's state (struct
- * ap_thread) and, through it, a read-only description of what to sample
- * (struct ap_sampler); it never reads the session (internal.h).
+ * signal's handler (on_signal.c) or a deadly signal's (fatal.c). Every
+ * function declared here is async-signal-safe: no malloc, no stdio, no lock
+ * the interrupted program could hold (ours are tried, or spun on with a
+ * bound), no cancellation point; the handlers leave errno as they found it.
+ * "System calls only" on a declaration means just that (raw_syscall, or libc's
+ * plain wrappers named there). The handler reads its thread's state (struct
+ * ap_thread), through it a read-only description of what to sample (struct
+ * ap_sampler, and the settled configuration: settled.h), and the image as
+ * the session registered it before installing the handler (struct ap_image);
+ * it never reads the session (internal.h) nor calls into it by name: what it
+ * may call of the session is registered (fatal__set_stop, ap_image's
+ * snapshot). tests/layers.t checks that with nm. What the session calls in
+ * handler/ outside any handler is in setup.h. Of the rest of the tree it
+ * uses only common/'s raw system calls (common.h: raw_syscall, log__say_once, the fd
+ * table of fdtab.c, raw_syscall__read_file, window_stamp__utc).
  *
  *   on_signal.c  the sampling handler: our sample, or the program's signal?
  *   chain.c      each sample's call chain (drain.h: one drain's state)
@@ -22,6 +31,19 @@
  *                write at a time, writer_helper.c writes in a helper process)
  *   own_stack.c  the handler's work on a stack of ours
  *   fatal.c      a deadly signal: finish the file, die as the program would
+ *   signal_delivery.c  a held signal that is not a sample: the program's disposition
+ *   signal_table.c     the signals we hold, as the program sees them (wrap/signals.c
+ *                      writes it: setup.h)
+ *   objects.c    the loaded objects, read without the loader's lock (objects.h:
+ *                object_notes.c their notes, object_records.c their MMAP2 records)
+ *   sampler_events.c  a sampled thread's events: opened, replaced from its handler
+ *   perf_event.c a thread's sampling event: its attr, opened, its signal routed
+ *   cputimer.c   the fallback sample source: a CPU-time timer per thread
+ *   image.c      the image as the handlers see it (registered by the session)
+ *   control_request.c  a request of `autoprof ctl` (session/control.c: its endpoint)
+ *   windows.c    AUTOPROF_WINDOW: a window's end, its new file
+ *   registry.c   every sampled thread (set-up in setup.h: what the session calls
+ *                in handler/ outside any handler)
  *   clock.h      the clocks (ap_now: every timestamp in the file)
  */
 #ifndef AUTOPROF_HANDLER_H
@@ -105,7 +127,10 @@ struct ring {
 	size_t map_len;
 };
 
+/* Map fd's ring with data_pages of data (0: the header page only). 0 or -errno. System
+ * calls only (libc's mmap; sysconf(_SC_PAGESIZE), glibc's read of the loader's page size). */
 int ring__map(struct ring *r, int fd, unsigned data_pages);
+/* Unmap it (libc's munmap), which ends an event that has no fd left. */
 void ring__unmap(struct ring *r);
 
 /*
@@ -232,7 +257,7 @@ struct ap_sampler {
 	bool batched;	       /* samples carry registers and a stack copy (cfi.c) */
 	unsigned tick_samples; /* batched: the samples a thread's tick spans */
 	/* What a thread's events are opened with, from its handler too (sampler_events.c): */
-	const struct ap_settled *cfg; /* the settled configuration (session/settle.h), const */
+	const struct ap_settled *cfg; /* the settled configuration (settled.h), const */
 	const int *signo;	      /* the sampling signal now (it moves when the program
 				       * takes it: wrap/signals.c); atomic */
 };
@@ -316,7 +341,10 @@ struct ap_thread {
 	((uint64_t *)((t)->scratch + AP_SCRATCH_BYTES - AP_CFI_BYTES - AP_PROG_BYTES) +            \
 	 (i)*AP_MAX_CHAIN)
 
+/* The calling thread's sampler (NULL: none), and whether it entered seccomp (then no system
+ * call of ours on it): set by the session, read by the thread's handlers (registry.c). */
 extern AP_TLS struct ap_thread *ap_self;
+extern AP_TLS bool ap_sandboxed;
 
 /* The handler of the sampling signal (installed by session/handlers.c). */
 void on_signal__handle(int signo, siginfo_t *si, void *ucontext);
@@ -332,6 +360,26 @@ void buffer__flush(struct ap_thread *t);
 char *buffer__reserve(struct ap_thread *t, size_t len);
 void buffer__maybe_flush(struct ap_thread *t);
 
+/* ---- registry.c: every sampled thread, read without a lock ---- */
+
+/* The calling thread's sampler whose event signals with si_fd fd (attached from outside). */
+struct ap_thread *registry__from_fd(int fd);
+/* Take t from its handler (own: for t's own set-up); false when t stops or the wait ran out. */
+bool registry__grab(struct ap_thread *t, bool own);
+/* Give t back to its handler. */
+void registry__release(struct ap_thread *t);
+/* fn(t, arg) for every thread sampled now, each taken from its handler; how many fn saw. */
+int registry__visit(void (*fn)(struct ap_thread *t, void *arg), void *arg);
+/* Take t out to stop it; false if someone else did. Caller holds the lock (or tried it). */
+bool registry__claim(struct ap_thread *t);
+/* Wait (bounded) until t's handler is not running; true when it left. */
+bool registry__wait_handler(struct ap_thread *t);
+/* Wait (bounded) until no visitor goes over the registry. */
+void registry__wait_visitors(void);
+/* The highest slot used (-1: none), and the thread in slot i. */
+int registry__top(void);
+struct ap_thread *registry__at(int i);
+
 /* ---- aggregate.c: a thread's samples merged by stack (AUTOPROF_AGGREGATE) ---- */
 
 size_t aggregate__bytes(const struct ap_sampler *s);
@@ -343,11 +391,10 @@ void aggregate__maybe_emit(struct ap_thread *t, uint64_t now);
 /* ---- own_stack.c ---- */
 
 /* Call fn(arg) on the stack whose top is stack_top (16-byte aligned by it). */
-void ap_call_on_stack(void *arg, void (*fn)(void *), void *stack_top);
+void own_stack__call(void *arg, void (*fn)(void *), void *stack_top);
 
-/* ---- what the handler uses from elsewhere (each async-signal-safe) ---- */
+/* ---- objects.c: the loaded objects, read without the loader's lock (set-up: setup.h) ---- */
 
-/* session/objects.c: the loaded objects, read without the loader's lock. */
 enum ap_obj_kind {
 	AP_OBJ_LOADER = 1,   /* ld-linux: _dl_*, lazy binding, the loader's lock */
 	AP_OBJ_UNWINDER = 2, /* libunwind: its locks and caches */
@@ -361,44 +408,130 @@ void objects__learn(uintptr_t pc);
 void objects__skipped(void);
 bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
 uint64_t objects__generation(void);
-/* session/object_records.c: the MMAP2 records of the objects a chain touches. */
+/* Whether the table is set up (objects__init ran). */
+bool objects__ready(void);
+/* dl_iterate_phdr() answered from the table: only while this thread unwinds in the handler. */
+struct dl_phdr_info;
+int objects__iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+/* A window's new file starts: every object's records go into it again. */
+void objects__next_window(void);
+
+/* ---- object_records.c: the MMAP2 records of the objects a chain touches ---- */
+
 void object_records__note(struct ap_thread *t, const uint64_t *chain, unsigned nr);
+/* ...for a caller between objects__enter() and objects__leave(). */
 void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsigned nr);
 
-/* session/registry.c: the thread a perf fd's signal belongs to; session/sampler_events.c: a
- * larger stack copy, a lower rate, the end of a thread's ramp (a tick at every sample). */
-struct ap_thread *registry__from_fd(int fd);
+/* ---- image.c: the image as its handlers see it ---- */
+
+/*
+ * What a `autoprof ctl` request and a window's end read and change of the
+ * process image, from any thread's handler: registered by the session
+ * (image__register, setup.h) before the sampling handler is installed; the
+ * pointers stay, what they point to is the session's, read and written
+ * atomically. The session's own code is reached only through snapshot.
+ */
+struct ap_image {
+	const bool *active;	       /* the session profiles this image */
+	const pid_t *pid;	       /* the image's process (a vfork child is not it) */
+	struct writer *writer;	       /* the image's file */
+	const struct ap_settled *cfg;  /* settled before registering, never edited */
+	const struct ap_stats *totals; /* of its threads that ended (folded atomically) */
+	/* Sampling paused (AUTOPROF_START=0, ctl stop), when that last changed and the
+	 * sampling time before (ns): read by the session, changed by a ctl request. */
+	bool *paused;
+	uint64_t *state_since, *sampled_ns;
+	/* AUTOPROF_MEMORY: the live set written into the file at a window's end (NULL:
+	 * none). Async-signal-safe by the session's contract (memory.h). */
+	void (*snapshot)(struct writer *w);
+};
+/* The image as registered (every field NULL before). */
+const struct ap_image *image__get(void);
+
+/* ---- control_request.c: a request of `autoprof ctl` on the sampling signal ---- */
+
+/* Is this delivery of the sampling signal a request of `autoprof ctl`? */
+bool control_request__is_request(const siginfo_t *si);
+/* Act on it and answer it, from the thread it landed on. */
+void control_request__on_signal(const siginfo_t *si);
+
+/* ---- windows.c: AUTOPROF_WINDOW, one file per window of time (set-up: setup.h) ---- */
+
+/* CLOCK_MONOTONIC ns the current window ends at; 0: no windows. Atomic. */
+extern uint64_t ap_window_end;
+/* End the window if the time is past its end, from a handler (on_own_stack: the caller is
+ * on its thread's own handler stack already). */
+void windows__end(bool on_own_stack);
+
+/* ---- sampler_events.c: a sampled thread's events (set-up: setup.h) ---- */
+
+/* Each open returns 0 or -errno with nothing left open. System calls only (raw_syscall, and
+ * libc's mmap and munmap in ring.c). */
+int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd);
+int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd);
+int sampler_events__open_plain(struct ap_thread *t, pid_t tid);
+/* From t's handler: a larger stack copy, a lower rate (false: unchanged), the end of its ramp
+ * (a tick at every sample). */
 void sampler_events__grow_copy(struct ap_thread *t);
 bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy);
 bool sampler_events__slow_down(struct ap_thread *t);
 void sampler_events__end_ramp(struct ap_thread *t);
+/* Make t's events follow paused (ended, or opened again); the caller holds t. 0 or -errno. */
+int sampler_events__sync_armed(struct ap_thread *t, bool paused);
+/* The calling thread stops being sampled for good (the program reads the sampling signal
+ * itself on it): true when it was sampled until then. */
+bool sampler_events__step_aside(void);
 
-/*
- * on_signal.c: what the session lets the sampling handler call, registered
- * before the handler is installed (each async-signal-safe): a request of
- * `autoprof ctl` on the sampling signal (session/control.c), and the end of
- * an AUTOPROF_WINDOW window (session/windows.c; window_end_at: the current
- * window's end, 0: none, atomic).
- */
-struct on_signal_hooks {
-	bool (*is_request)(const siginfo_t *si);
-	void (*on_request)(const siginfo_t *si);
-	void (*window_end)(bool on_own_stack);
-	const uint64_t *window_end_at;
-};
-void on_signal__set_hooks(const struct on_signal_hooks *h);
+/* ---- perf_event.c: the thread's events, opened again from its handler (set-up: setup.h) ---- */
 
-/* session/cputimer.c: the timer source's samples. */
+struct ap_settled;
+/* The tick of a batched sampler for cfg: a cpu-clock event, one signal per `samples`. */
+void perf_event__tick_attr(const struct ap_settled *cfg, struct perf_event_attr *attr,
+			   unsigned samples);
+/* The shortest tick, in ns of the thread's CPU time, and the samples a tick spans at most. */
+#define AP_TICK_MIN_NS 250000ULL
+unsigned perf_event__tick_span(const struct ap_settled *cfg);
+/* Open attr for thread tid (0: the caller), close-on-exec: the fd or -errno. Raw system
+ * calls only. */
+int perf_event__open(struct perf_event_attr *attr, pid_t tid);
+/* Send fd's notifications to thread tid as signal signo: 0 or -errno. Raw system calls only. */
+int perf_event__route_signal(int fd, int signo, pid_t tid);
+
+/* ---- cputimer.c: the timer source (set-up: setup.h) ---- */
+
+/* Is this siginfo our timer's? */
 bool cputimer__is_ours(const siginfo_t *si);
+/* One timer sample of the calling thread, from the signal's context. */
 void cputimer__sample(struct ap_thread *t, void *ucontext);
+/* Arm (on) or disarm t's timer, from any thread holding t (registry__grab). 0 or -errno.
+ * Raw system calls only. */
+int cputimer__set_armed(struct ap_thread *t, bool on);
 
-/* wrap/signals.c: the real sigaction and mask; wrap/signal_delivery.c: the program's own
- * deliveries of a held signal. */
-int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-int ap_sigmask(int how, const sigset_t *set, sigset_t *old);
+/* ---- signal_delivery.c: a held signal in one of our handlers ---- */
+
+/* Is this delivery one of our samples (a late one included)? Async-signal-safe. */
 bool signal_delivery__is_sample(int sig, const siginfo_t *si);
+/* Is this SIGIO the kernel's, for one of our descriptors (counted, dropped)? Async-signal-safe. */
 bool signal_delivery__is_our_sigio(int sig, const siginfo_t *si);
+/* Give a signal that is not ours the program's disposition. Async-signal-safe. */
 void signal_delivery__deliver(int sig, siginfo_t *si, void *uc);
+
+/* ---- signal_table.c: the signals the library holds, as the program sees them ---- */
+
+enum { AP_HOLD_NONE, AP_HOLD_SAMPLE, AP_HOLD_FATAL }; /* who holds a signal */
+/* A consistent copy of sig's holder (returned) and virtual disposition. */
+int signal_table__read(int sig, struct sigaction *out);
+/* Who holds sig (AP_HOLD_*). */
+int signal_table__holder(int sig);
+/* Has sig carried samples at some time? */
+bool signal_table__ever_sampled(int sig);
+/* SA_RESETHAND: the handler ran once; sig's virtual disposition becomes SIG_DFL. */
+void signal_table__reset_handler(int sig, sighandler_t ran);
+/* The real sigaction, registered before any handler is installed. */
+int signal_table__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* The calling thread's shadow bit: the sampling signal the program believes it blocked
+ * (wrap/signal_masks.c keeps it). */
+extern AP_TLS int ap_shadow_signo;
 
 /* fatal.c: a deadly signal. fatal__set_stop registers what finishes the file (the
  * session's emergency stop), before any handler is installed: the handler never

@@ -21,24 +21,6 @@
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 
-/* What the session lets the handler call (on_signal__set_hooks), copied before it is installed. */
-static struct on_signal_hooks hooks;
-
-/*
- * Register the session's hooks: the handler calls up into the session only
- * through them. Before the handler is installed. Not async-signal-safe.
- */
-void on_signal__set_hooks(const struct on_signal_hooks *h)
-{
-	hooks = *h;
-}
-
-/* Is si a request of `autoprof ctl` (the session answers it)? Async-signal-safe. */
-static bool is_request(const siginfo_t *si)
-{
-	return hooks.is_request && hooks.on_request && hooks.is_request(si);
-}
-
 /* Count one sample written for t (totals, time range). Async-signal-safe. */
 static void account(struct ap_thread *t, uint64_t time, uint64_t period, unsigned frames)
 {
@@ -500,8 +482,8 @@ static void make_way(int signo, void *ucontext)
 	for (int i = 0; i < 65536; i++) {
 		if (raw_syscall(SYS_rt_sigtimedwait, &one, &si, &zero, _NSIG / 8) != signo)
 			return;
-		if (is_request(&si))
-			hooks.on_request(&si);
+		if (control_request__is_request(&si))
+			control_request__on_signal(&si);
 		else if (!signal_delivery__is_sample(signo, &si))
 			signal_delivery__deliver(signo, &si, ucontext);
 	}
@@ -519,8 +501,8 @@ void on_signal__handle(int signo, siginfo_t *si, void *ucontext)
 	int saved_errno = errno, cancel;
 	struct ap_thread *t = ap_self;
 
-	if (is_request(si)) {
-		hooks.on_request(si); /* `autoprof ctl`: never the program's */
+	if (control_request__is_request(si)) {
+		control_request__on_signal(si); /* `autoprof ctl`: never the program's */
 		return;
 	}
 	if (!signal_delivery__is_sample(signo, si)) {
@@ -538,7 +520,7 @@ void on_signal__handle(int signo, siginfo_t *si, void *ucontext)
 		if (t && t->is_timer && buffer__enter(t)) {
 			struct drain_ctx a = {.t = t, .ucontext = ucontext, .prog_n = -1};
 
-			ap_call_on_stack(&a, timer_on_stack, t->stack_top);
+			own_stack__call(&a, timer_on_stack, t->stack_top);
 			buffer__leave(t);
 		}
 		goto out;
@@ -561,16 +543,15 @@ void on_signal__handle(int signo, siginfo_t *si, void *ucontext)
 		    .cpu0 = t->win_runs++ % pace_stride(t) == 0 ? ap_thread_cpu_ns() : 0,
 		    .prog_n = -1};
 
-		ap_call_on_stack(&a, drain_on_stack, t->stack_top);
+		own_stack__call(&a, drain_on_stack, t->stack_top);
 		buffer__leave(t);
 		make_way(signo, ucontext);
 	}
 out:
 	/* AUTOPROF_WINDOW: the first sample past the window's end ends it. */
-	if (t && hooks.window_end && hooks.window_end_at &&
-	    t->stats.last_time >= __atomic_load_n(hooks.window_end_at, __ATOMIC_RELAXED) &&
-	    __atomic_load_n(hooks.window_end_at, __ATOMIC_RELAXED))
-		hooks.window_end(false);
+	if (t && t->stats.last_time >= __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED))
+		windows__end(false);
 	pthread_setcancelstate(cancel, NULL);
 	errno = saved_errno;
 }

@@ -17,12 +17,12 @@
 #include "handler.h"
 
 #if defined(__x86_64__)
-/* void ap_call_on_stack(void *arg, void (*fn)(void *), void *stack_top) */
+/* void own_stack__call(void *arg, void (*fn)(void *), void *stack_top) */
 __asm__(".text\n"
-	".globl ap_call_on_stack\n"
-	".hidden ap_call_on_stack\n"
-	".type ap_call_on_stack, @function\n"
-	"ap_call_on_stack:\n"
+	".globl own_stack__call\n"
+	".hidden own_stack__call\n"
+	".type own_stack__call, @function\n"
+	"own_stack__call:\n"
 	"	.cfi_startproc\n"
 	"	pushq %rbp\n"
 	"	.cfi_def_cfa_offset 16\n"
@@ -37,9 +37,9 @@ __asm__(".text\n"
 	"	.cfi_def_cfa %rsp, 8\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
-	".size ap_call_on_stack, .-ap_call_on_stack\n");
+	".size own_stack__call, .-own_stack__call\n");
 #else
-void ap_call_on_stack(void *arg, void (*fn)(void *), void *stack_top)
+void own_stack__call(void *arg, void (*fn)(void *), void *stack_top)
 {
 	(void)stack_top;
 	fn(arg); /* no switch where there is no trampoline: the stack we are on */

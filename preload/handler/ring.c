@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ring.c - read a perf mmap ring buffer, the way libperf's mmap.c does.
+ * ring.c - read a perf mmap ring buffer, the way libperf's tools/lib/perf/mmap.c does.
  *
  * Each ring has exactly one reader (the thread that owns the event, in its
  * signal handler), so there are no locks: data_head is loaded with acquire

@@ -33,7 +33,8 @@
 #include <string.h>
 #include <sys/ucontext.h>
 
-#include "internal.h"
+#include "handler.h"
+#include "setup.h"
 
 /* Samples not unwound because their pc was in code that must not be (atomic). */
 static uint64_t skipped_in_text;

@@ -11,7 +11,8 @@
  * token << 32 | nonce << 8 | command. Our handler (on_signal.c) takes such a
  * delivery as a request, never as a sample or the program's signal, acts on
  * it at once from the thread it landed on, and writes its answer to
- * DIR/PID.reply (through a temporary file and a rename), which ctl reads.
+ * DIR/PID.reply (through a temporary file and a rename), which ctl reads:
+ * that side, which runs in the handler, is handler/control_request.c.
  *
  * No new signal, fd or thread is visible to the program: the signal number
  * is the one the library holds anyway (a program that takes it moves
@@ -19,10 +20,6 @@
  * handler is chained and sees the request first), and the answer's fd lives
  * inside the handler only.
  *
- * Acting from one thread on the others: every thread is taken from its own
- * handler for a moment (samplers.c, registry__visit) to flush its buffer
- * (dump), or to end or make its perf event or disarm or arm its CPU-time
- * timer (stop, start). Blocked threads are never woken up.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,15 +36,7 @@
 #include "internal.h"
 
 /* The endpoint of this image, set up before any request can come. */
-static char endpoint[PATH_MAX], reply[PATH_MAX + 8], reply_tmp[PATH_MAX + 16];
-static uint32_t token; /* 0: no endpoint */
-
-/* A thread's counts, added up over a visit. */
-struct tally {
-	uint64_t samples, lost;
-	int threads;
-	int op;
-};
+static char endpoint[PATH_MAX]; /* its token and reply file: handler/control_request.c */
 
 /*
  * The folder of the endpoints: made 0700 when missing; it must be ours, a
@@ -117,13 +106,13 @@ void control__publish(void)
 	pid_t pid = getpid();
 
 	if (published == pid && image == autoprof.gen)
-		tok = __atomic_load_n(&token, __ATOMIC_SEQ_CST); /* 0 if withdrawn */
+		tok = control_request__token(); /* 0 if withdrawn */
 	published = pid;
 	image = autoprof.gen;
 	if (!tok) /* a new token: none is valid until the file names it. A republish
 		   * (sampling moved) keeps the token valid throughout: a request that
 		   * read the old file must not reach the program as its signal. */
-		__atomic_store_n(&token, 0, __ATOMIC_SEQ_CST);
+		control_request__set_token(0);
 	err = control__dir(dir, sizeof(dir));
 	if (!err && (size_t)snprintf(endpoint, sizeof(endpoint), "%s/%d", dir, (int)pid) >=
 			sizeof(endpoint))
@@ -136,8 +125,7 @@ void control__publish(void)
 	}
 	if (autoprof.top && autoprof.gen == 0 && !tok)
 		sweep(dir);
-	snprintf(reply, sizeof(reply), "%s.reply", endpoint);
-	snprintf(reply_tmp, sizeof(reply_tmp), "%s.reply.tmp", endpoint);
+	control_request__set_reply(endpoint);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", endpoint);
 	while (!tok)
 		if (raw_syscall(SYS_getrandom, &tok, sizeof(tok), 0) != sizeof(tok))
@@ -155,172 +143,14 @@ void control__publish(void)
 		endpoint[0] = 0;
 		return;
 	}
-	__atomic_store_n(&token, tok, __ATOMIC_SEQ_CST);
+	control_request__set_token(tok);
 }
 
 /* Remove this image's endpoint (the process ends or execs). Async-signal-safe. */
 void control__withdraw(void)
 {
-	if (!__atomic_exchange_n(&token, 0, __ATOMIC_SEQ_CST) || !endpoint[0])
+	if (!control_request__take_token() || !endpoint[0])
 		return;
 	raw_syscall(SYS_unlink, endpoint);
-	raw_syscall(SYS_unlink, reply);
-}
-
-/* Is this delivery of the sampling signal a request of `autoprof ctl`? Async-signal-safe. */
-bool control__is_request(const siginfo_t *si)
-{
-	uint32_t tok = __atomic_load_n(&token, __ATOMIC_RELAXED);
-
-	return tok && si->si_code == SI_QUEUE &&
-	       (uint32_t)((uint64_t)(uintptr_t)si->si_value.sival_ptr >> 32) == tok;
-}
-
-/* Append s to buf (of cap bytes, NUL-terminated). Async-signal-safe. */
-static void put(char *buf, size_t cap, const char *s)
-{
-	size_t n = strlen(buf);
-
-	while (*s && n + 1 < cap)
-		buf[n++] = *s++;
-	buf[n] = 0;
-}
-
-/* Append "key value\n". Async-signal-safe. */
-static void put_u64(char *buf, size_t cap, const char *key, uint64_t v)
-{
-	char digits[24];
-	int i = (int)sizeof(digits) - 1;
-
-	digits[i] = 0;
-	do {
-		digits[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(buf, cap, key);
-	put(buf, cap, " ");
-	put(buf, cap, digits + i);
-	put(buf, cap, "\n");
-}
-
-/* One thread, taken from its handler: do the request's part, count. Async-signal-safe. */
-static void visit(struct ap_thread *t, void *arg)
-{
-	struct tally *a = arg;
-
-	/* A batched thread's ring holds samples whose stacks are in their
-	 * copies: drain them before its event ends or its buffer is written. */
-	if ((a->op == AP_CTL_STOP || a->op == AP_CTL_DUMP) && t->batched && t->ring.page)
-		on_signal__drain(t, NULL);
-	if (a->op == AP_CTL_START || a->op == AP_CTL_STOP)
-		samplers__sync_armed(t);
-	if (a->op == AP_CTL_STOP || a->op == AP_CTL_DUMP) {
-		aggregate__emit_all(t); /* AUTOPROF_AGGREGATE: merged records too */
-		buffer__flush(t);
-	}
-	a->samples += t->stats.samples;
-	a->lost += t->stats.lost;
-	a->threads++;
-}
-
-/* Pause or resume sampling; false when it already was. Async-signal-safe. */
-static bool set_paused(bool paused)
-{
-	uint64_t now = ap_now(), since;
-
-	if (__atomic_exchange_n(&autoprof.paused, paused, __ATOMIC_SEQ_CST) == paused)
-		return false;
-	since = __atomic_exchange_n(&autoprof.state_since, now, __ATOMIC_SEQ_CST);
-	if (paused)
-		__atomic_fetch_add(&autoprof.sampled_ns, now - since, __ATOMIC_SEQ_CST);
-	return true;
-}
-
-/* Write the answer: written whole to a temporary file, then renamed. Async-signal-safe. */
-static void answer(const char *text)
-{
-	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, reply_tmp,
-				  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return;
-	raw_syscall(SYS_write, fd, text, strlen(text));
-	raw_syscall(SYS_close, fd);
-	raw_syscall(SYS_rename, reply_tmp, reply);
-}
-
-/* The last request acted on (its signal value) and its answer. */
-static uint64_t last_request;
-static char last_answer[PATH_MAX + 512];
-
-/* control__on_signal()'s work, on the handler's own stack. Async-signal-safe. */
-static void act(void *arg)
-{
-	const siginfo_t *si = arg;
-	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
-	struct tally a = {.op = (int)(v & 0xff)};
-	char text[PATH_MAX + 512] = "";
-	bool changed = false;
-	uint64_t t0 = ap_now();
-	int err;
-
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
-	    (pid_t)raw_syscall(SYS_getpid) != autoprof.pid)
-		return;
-	/* `autoprof ctl` asks again when no answer came (a pending SIGPROF
-	 * absorbs its signal): a request already acted on is answered again. */
-	if (__atomic_exchange_n(&last_request, v, __ATOMIC_SEQ_CST) == v) {
-		answer(last_answer);
-		return;
-	}
-	if (a.op == AP_CTL_START || a.op == AP_CTL_STOP)
-		changed = set_paused(a.op == AP_CTL_STOP);
-	registry__visit(visit, &a);
-	if (a.op == AP_CTL_DUMP)
-		windows__end(true); /* a window past its end, in an idle process: ended now */
-	a.samples += __atomic_load_n(&autoprof.stats.samples, __ATOMIC_RELAXED);
-	a.lost += __atomic_load_n(&autoprof.stats.lost, __ATOMIC_RELAXED);
-
-	put(text, sizeof(text), AP_CONTROL_MAGIC "\n");
-	put_u64(text, sizeof(text), "nonce", (v >> 8) & 0xffffff);
-	put_u64(text, sizeof(text), "op", (uint64_t)a.op);
-	put_u64(text, sizeof(text), "changed", changed);
-	put_u64(text, sizeof(text), "sampling",
-		!__atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST));
-	put_u64(text, sizeof(text), "since",
-		__atomic_load_n(&autoprof.state_since, __ATOMIC_SEQ_CST));
-	put_u64(text, sizeof(text), "sampled_ns",
-		__atomic_load_n(&autoprof.sampled_ns, __ATOMIC_SEQ_CST));
-	put_u64(text, sizeof(text), "now", ap_now());
-	put_u64(text, sizeof(text), "samples", a.samples);
-	put_u64(text, sizeof(text), "lost", a.lost);
-	put_u64(text, sizeof(text), "threads", (uint64_t)a.threads);
-	put_u64(text, sizeof(text), "mode_timer", autoprof.cfg->timer_mode);
-	err = __atomic_load_n(&autoprof.writer.error, __ATOMIC_RELAXED);
-	put_u64(text, sizeof(text), "error", (uint64_t)(err < 0 ? -err : err));
-	put_u64(text, sizeof(text), "arrived", t0);
-	put_u64(text, sizeof(text), "took_ns", ap_now() - t0);
-	put(text, sizeof(text), "file ");
-	put(text, sizeof(text), autoprof.writer.path);
-	put(text, sizeof(text), "\n");
-	memcpy(last_answer, text, sizeof(last_answer));
-	answer(text);
-}
-
-/*
- * Act on a request (control__is_request() said it is one) and answer it,
- * from the thread it landed on: on that thread's own handler stack when it
- * has one (the program's alternate stack may be small; its own handler
- * cannot be running, every signal is blocked in ours). Async-signal-safe.
- */
-void control__on_signal(const siginfo_t *si)
-{
-	int saved_errno = errno;
-	struct ap_thread *t = ap_self;
-
-	if (t && t->stack_top && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
-		ap_call_on_stack((void *)si, act, t->stack_top);
-	else
-		act((void *)si);
-	errno = saved_errno;
+	raw_syscall(SYS_unlink, control_request__reply());
 }

@@ -39,7 +39,7 @@ int handlers__install_sample(int signo)
 	sigdelset(&sa.sa_mask, SIGFPE);
 	sigdelset(&sa.sa_mask, SIGTRAP);
 	sigdelset(&sa.sa_mask, SIGSYS);
-	signals__note_sampling(signo);
+	signal_table__note_sampling(signo);
 	err = signals__hold(signo, AP_HOLD_SAMPLE, &sa);
 	if (err)
 		return err;
@@ -86,9 +86,9 @@ void handlers__take_fatal(int sig)
 void handlers__install_fatal(void)
 {
 	for (int i = 0; i < NR_DEADLY; i++)
-		if (deadly[i] != autoprof.signo && signals__holder(deadly[i]) == AP_HOLD_NONE)
+		if (deadly[i] != autoprof.signo && signal_table__holder(deadly[i]) == AP_HOLD_NONE)
 			handlers__take_fatal(deadly[i]);
 	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
-		if (sig != autoprof.signo && signals__holder(sig) == AP_HOLD_NONE)
+		if (sig != autoprof.signo && signal_table__holder(sig) == AP_HOLD_NONE)
 			handlers__take_fatal(sig);
 }

@@ -240,7 +240,8 @@ static int session_open(bool attach_others)
 	char path[PATH_MAX], fresh[PATH_MAX + 16];
 	int err;
 
-	if (image_path(path, sizeof(path)) || windows__first_path(path, sizeof(path)) ||
+	if (image_path(path, sizeof(path)) ||
+	    windows__first_path(autoprof.cfg, path, sizeof(path)) ||
 	    first_path(path, fresh, sizeof(fresh))) {
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg->output);
 		return -ENAMETOOLONG;
@@ -390,10 +391,15 @@ int lifecycle__start(void)
 	    autoprof.cfg->memory)
 		unwind__init();
 	signals__init();
-	on_signal__set_hooks(&(struct on_signal_hooks){.is_request = control__is_request,
-						       .on_request = control__on_signal,
-						       .window_end = windows__end,
-						       .window_end_at = &ap_window_end});
+	image__register(&(struct ap_image){.active = &autoprof.active,
+					   .pid = &autoprof.pid,
+					   .writer = &autoprof.writer,
+					   .cfg = autoprof.cfg,
+					   .totals = &autoprof.stats,
+					   .paused = &autoprof.paused,
+					   .state_since = &autoprof.state_since,
+					   .sampled_ns = &autoprof.sampled_ns,
+					   .snapshot = memory__snapshot});
 	err = handlers__install_sample(autoprof.signo);
 	if (err) {
 		pr_warn("signal %d already has a handler (%s); not profiling (set AUTOPROF_SIGNAL)",

@@ -74,13 +74,11 @@ void process_events__reroute(int signo)
 	control__publish(); /* `autoprof ctl` sends the new number from now on */
 }
 
-/* The calling thread entered seccomp: no more system calls of ours on it. */
-static AP_TLS bool sandboxed;
-
-/* Did the calling thread enter seccomp (strict or a filter)? Async-signal-safe. */
+/* Did the calling thread enter seccomp (strict or a filter)? (Its flag, ap_sandboxed, is the
+ * handler's: handler/registry.c.) Async-signal-safe. */
 bool process_events__sandboxed(void)
 {
-	return sandboxed;
+	return ap_sandboxed;
 }
 
 /*
@@ -96,7 +94,7 @@ void process_events__before_seccomp(bool all_threads)
 	struct timespec zero = {0, 0};
 	sigset_t old, ours;
 
-	if (sandboxed || !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
+	if (ap_sandboxed || !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
 	    getpid() != autoprof.pid)
 		return;
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
@@ -105,15 +103,15 @@ void process_events__before_seccomp(bool all_threads)
 			all_threads ? "every thread" : "that thread");
 	if (all_threads) {
 		lifecycle__stop();
-		sandboxed = true;
+		ap_sandboxed = true;
 		return;
 	}
-	ap_block_sampling(&old);
+	signals__block_sampling(&old);
 	samplers__stop_self();
 	sigemptyset(&ours);
 	sigaddset(&ours, autoprof.signo);
 	while (raw_syscall(SYS_rt_sigtimedwait, &ours, NULL, &zero, _NSIG / 8) > 0)
 		; /* a sample signal already queued would run our handler under the sandbox */
-	sandboxed = true;
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	ap_sandboxed = true;
+	signals__sigmask(SIG_SETMASK, &old, NULL);
 }

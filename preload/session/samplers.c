@@ -35,85 +35,6 @@
 #define GUARD_BYTES	    4096
 #define PAGE_UP(x)	    (((x) + 4095) & ~(size_t)4095)
 
-AP_TLS struct ap_thread *ap_self;
-
-/*
- * Make t's sample source follow autoprof.paused: paused, its perf event is
- * ended (its ring unmapped: the event has no fd left) or its timer disarmed;
- * running, it gets a new event (or its timer armed). The caller holds t
- * (registry__grab). Returns 0 or -errno. Async-signal-safe (system calls only).
- */
-int samplers__sync_armed(struct ap_thread *t)
-{
-	bool paused = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST);
-	int err, sample_fd = -1, tick_fd = -1;
-
-	if (t->is_timer)
-		return cputimer__set_armed(t, !paused);
-	if (paused) {
-		ring__unmap(&t->ring); /* drops at most the samples not yet drained */
-		ring__unmap(&t->tick); /* batched: the tick that signals */
-		sampler_events__end_ramp(t);
-		return 0;
-	}
-	if (t->ring.page)
-		return 0;
-	/* Batched as threads that start running are, else a signal per sample. */
-	if (autoprof.sampler.batched &&
-	    sampler_events__open_batched(t, t->tid, &sample_fd, &tick_fd) == 0) {
-		err = raw_syscall(SYS_ioctl, sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
-			      raw_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) < 0
-			  ? -errno
-			  : 0;
-		if (err) {
-			ring__unmap(&t->ring);
-			ring__unmap(&t->tick);
-			sampler_events__end_ramp(t);
-		} else {
-			t->batched = true;
-			t->fd = tick_fd;
-		}
-		raw_syscall(SYS_close, sample_fd);
-		raw_syscall(SYS_close, tick_fd);
-		return err;
-	}
-	t->batched = false;
-	err = sampler_events__open_plain(t, t->tid);
-	if (err)
-		return err;
-	if (raw_syscall(SYS_ioctl, t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		err = -errno;
-		ring__unmap(&t->ring);
-	}
-	raw_syscall(SYS_close, t->fd);
-	return err;
-}
-
-/*
- * The calling thread stops being sampled for good, from a handler (the
- * program reads the sampling signal itself on it: signals.c): its samples
- * so far are kept, its events end. Returns whether it was sampled until
- * then. Async-signal-safe.
- */
-bool samplers__step_aside(void)
-{
-	struct ap_thread *t = ap_self;
-	bool had;
-
-	if (!t || !registry__grab(t, true))
-		return false;
-	had = t->ring.page || t->tick.page || t->is_timer;
-	if (t->is_timer)
-		cputimer__set_armed(t, false);
-	if (t->ring.page)
-		on_signal__drain(t, NULL);
-	ring__unmap(&t->tick);
-	sampler_events__end_ramp(t);
-	ring__unmap(&t->ring);
-	registry__release(t);
-	return had;
-}
-
 /* The first record of a thread: its name, before its event is enabled. */
 static void put_comm(struct ap_thread *t, pid_t tid)
 {
@@ -174,7 +95,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 			goto out_mem;
 	} else if (paused) {
 		/* Started paused (AUTOPROF_START=0, `autoprof ctl PID stop`): no
-		 * event until sampling starts (samplers__sync_armed). */
+		 * event until sampling starts (sampler_events__sync_armed). */
 	} else {
 		/* Batched where the sampler says so and the rings fit, else a
 		 * signal per sample. */
@@ -216,7 +137,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	 * it: make t follow it now. */
 	if (paused != __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) &&
 	    registry__grab(t, false)) {
-		samplers__sync_armed(t);
+		sampler_events__sync_armed(t, __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST));
 		registry__release(t);
 	}
 	return t;
@@ -307,14 +228,14 @@ void samplers__stop_self(void)
 
 	if (!t)
 		return;
-	ap_block_sampling(&old);
+	signals__block_sampling(&old);
 	registry__lock();
 	mine = registry__claim(t);
 	registry__unlock();
 	if (mine)
 		finish(t, true);
 	ap_self = NULL;
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Stop every thread still sampling; the process is ending. Not async-signal-safe. */
@@ -324,7 +245,7 @@ void samplers__stop_all(void)
 	int top;
 
 	samplers__stop_self();
-	ap_block_sampling(&old);
+	signals__block_sampling(&old);
 	top = registry__top();
 	for (int i = 0; i <= top; i++) {
 		struct ap_thread *t;
@@ -338,7 +259,7 @@ void samplers__stop_all(void)
 		if (mine)
 			finish(t, false);
 	}
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The kernel tid of a thread of ours, or 0 when it is not one we sample. Not async-signal-safe. */
@@ -371,7 +292,7 @@ void samplers__rename(pid_t tid, const char *name)
 		return;
 	n = record__comm(rec, sizeof(rec), (uint32_t)autoprof.pid, (uint32_t)tid, name, ap_now(),
 			 false);
-	ap_block_sampling(&old);
+	signals__block_sampling(&old);
 	if (t && registry__grab(t, true)) { /* a visitor may be flushing t's buffer */
 		memcpy(buffer__reserve(t, n), rec, n);
 		t->len += n;
@@ -379,7 +300,7 @@ void samplers__rename(pid_t tid, const char *name)
 	} else {
 		writer__append(&autoprof.writer, rec, n);
 	}
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Say once that some thread could not be sampled, and why. Not async-signal-safe. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * loader.c - the loader functions we wrap (session/objects.c keeps the table):
+ * loader.c - the loader functions we wrap (handler/objects.c keeps the table):
  *  - dl_iterate_phdr: the loader's, except while this thread unwinds in the
  *    sampling handler: then our table answers, without the loader's lock;
  *  - dlclose: the table's readers are kept out while the loader unmaps.
@@ -42,6 +42,7 @@ AP_API __attribute__((no_sanitize("address", "undefined"))) int dl_iterate_phdr(
 AP_API int dlclose(void *handle)
 {
 	int ret, err;
+	bool profiled;
 
 	if (!real_dlclose)
 		real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
@@ -49,7 +50,8 @@ AP_API int dlclose(void *handle)
 		return -1;
 	if (!objects__ready())
 		return real_dlclose(handle);
-	objects__before_dlclose();
+	profiled = __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && getpid() == autoprof.pid;
+	objects__before_dlclose(profiled ? &autoprof.writer : NULL, autoprof.pid, autoprof.signo);
 	/* Not under any lock of ours: a constructor run by another thread's
 	 * dlopen, under the loader's lock, may call dlclose too. */
 	ret = real_dlclose(handle);

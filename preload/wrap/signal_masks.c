@@ -27,7 +27,6 @@ static sigtimedwait_fn real_sigtimedwait;
 static signalfd_fn real_signalfd;
 
 /* The sampling signal the program believes blocked on this thread (0: none). */
-static AP_TLS int shadow_signo;
 
 /* Find the real functions (idempotent: dlsym finds the same each time). Not async-signal-safe. */
 static void resolve(void)
@@ -80,9 +79,9 @@ static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t 
 	bool stripped = false, named;
 	const sigset_t *use = set;
 	sigset_t copy;
-	int shadow = shadow_signo, ret;
+	int shadow = ap_shadow_signo, ret;
 
-	if (signals__holder(signo) != AP_HOLD_SAMPLE || unwind__is_profiler_pc((uintptr_t)caller))
+	if (signal_table__holder(signo) != AP_HOLD_SAMPLE || unwind__is_profiler_pc((uintptr_t)caller))
 		return next(how, set, old);
 	named = set && sigismember(set, signo);
 	/* Only a call that changes our state needs to know it is not in a vfork
@@ -101,11 +100,11 @@ static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t 
 	if (!set)
 		return ret;
 	if (how == SIG_SETMASK)
-		shadow_signo = stripped ? signo : 0;
+		ap_shadow_signo = stripped ? signo : 0;
 	else if (how == SIG_BLOCK && stripped)
-		shadow_signo = signo;
+		ap_shadow_signo = signo;
 	else if (how == SIG_UNBLOCK && named)
-		shadow_signo = 0;
+		ap_shadow_signo = 0;
 	return ret;
 }
 
@@ -142,23 +141,23 @@ void signal_masks__adopt(int signo)
 {
 	sigset_t cur, one;
 
-	if (ap_sigmask(SIG_BLOCK, NULL, &cur) || !sigismember(&cur, signo))
+	if (signals__sigmask(SIG_BLOCK, NULL, &cur) || !sigismember(&cur, signo))
 		return;
 	sigemptyset(&one);
 	sigaddset(&one, signo);
-	ap_sigmask(SIG_UNBLOCK, &one, NULL);
-	shadow_signo = signo;
+	signals__sigmask(SIG_UNBLOCK, &one, NULL);
+	ap_shadow_signo = signo;
 }
 
 /* The calling thread's shadow bit, for a thread it creates (threads.c). */
 int signal_masks__shadow(void)
 {
-	return shadow_signo;
+	return ap_shadow_signo;
 }
 
 void signal_masks__set_shadow(int signo)
 {
-	shadow_signo = signo;
+	ap_shadow_signo = signo;
 }
 
 /*
@@ -171,17 +170,17 @@ void signal_masks__before_exec(sigset_t *saved)
 {
 	sigset_t add;
 
-	ap_sigmask(SIG_BLOCK, NULL, saved);
-	if (!shadow_signo)
+	signals__sigmask(SIG_BLOCK, NULL, saved);
+	if (!ap_shadow_signo)
 		return;
 	sigemptyset(&add);
-	sigaddset(&add, shadow_signo);
-	ap_sigmask(SIG_BLOCK, &add, NULL);
+	sigaddset(&add, ap_shadow_signo);
+	signals__sigmask(SIG_BLOCK, &add, NULL);
 }
 
 void signal_masks__exec_failed(const sigset_t *saved)
 {
-	ap_sigmask(SIG_SETMASK, saved, NULL);
+	signals__sigmask(SIG_SETMASK, saved, NULL);
 }
 
 /*
@@ -237,7 +236,7 @@ static int program_wait(const sigset_t *set, siginfo_t *info, const struct times
 				left.tv_sec = left.tv_nsec = 0;
 		}
 		sig = real_sigtimedwait(use, info, timeout ? &left : NULL);
-		if (sig <= 0 || signals__foreign() || signals__holder(sig) != AP_HOLD_SAMPLE ||
+		if (sig <= 0 || signals__foreign() || signal_table__holder(sig) != AP_HOLD_SAMPLE ||
 		    !signal_delivery__is_sample(sig, info))
 			return sig;
 	}

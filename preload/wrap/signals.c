@@ -4,10 +4,11 @@
  *
  * The library holds some signals: the sampling signal (handler/on_signal.c) and the
  * signals whose default action ends the program (fatal.c). For a held
- * signal the kernel has our handler, and this file keeps the program's view,
- * the "virtual" disposition: what the program set, or what the kernel had
- * before we came (SIG_DFL). The wrappers here (the dispositions), in
- * signal_masks.c (masks and waits) and signal_delivery.c (a held signal in
+ * signal the kernel has our handler, and this file keeps the program's view
+ * (in handler/signal_table.c, which the handlers read), the "virtual"
+ * disposition: what the program set, or what the kernel had before we came
+ * (SIG_DFL). The wrappers here (the dispositions), in
+ * signal_masks.c (masks and waits) and handler/signal_delivery.c (a held signal in
  * our handler) show the program only that:
  *
  *  - sigaction/signal/bsd_signal/sysv_signal/siginterrupt: a held signal reads
@@ -15,7 +16,7 @@
  *    setting a handler or SIG_IGN on a deadly signal gives the signal to the
  *    program; on the sampling signal it moves sampling to a free real-time
  *    signal first, or, when none is free (a Go runtime takes them all), keeps
- *    our handler and calls the program's from it (chaining, signal_delivery.c).
+ *    our handler and calls the program's from it (chaining, handler/signal_delivery.c).
  *  - a held signal that is not one of our samples (sent by kill, sigqueue,
  *    raise, a timer of the program...) gets the virtual disposition: SIG_DFL
  *    kills the program by that very signal after the file is finished,
@@ -64,13 +65,8 @@ static sigaction_fn real_sigaction;
 static signal_fn real_signal, real_sysv_signal;
 static siginterrupt_fn real_siginterrupt;
 
-/* The held signals: who holds each and the program's view of it. */
-static unsigned char holder[_NSIG];
-static struct sigaction virt[_NSIG];
-static unsigned seq;	      /* odd while the table changes (read by handlers) */
-static int table_lock;	      /* a spin lock, taken with every signal blocked */
+/* The held signals (who holds each, the program's view of it) are handler/signal_table.c's. */
 static void *restorer;	      /* glibc's sa_restorer, as the kernel reports it */
-static sigset_t ever_sampled; /* numbers that carried samples at some time */
 static sigset_t interest;     /* numbers the program showed it wants */
 static sigset_t interrupting; /* siginterrupt(sig, 1): signal() without SA_RESTART */
 static pid_t session_pid;     /* the process whose memory this is (not a vfork child's) */
@@ -95,6 +91,7 @@ static void resolve(void)
 	real_siginterrupt = (siginterrupt_fn)dlsym(RTLD_NEXT, "siginterrupt");
 	__atomic_store_n(&real_sigaction, (sigaction_fn)dlsym(RTLD_NEXT, "sigaction"),
 			 __ATOMIC_RELEASE);
+	signal_table__set_sigaction(real_sigaction); /* the handlers' (fatal.c's) */
 }
 
 /*
@@ -123,7 +120,7 @@ bool signals__foreign(void)
 }
 
 /* The real sigaction. Async-signal-safe once signals__init() has run. */
-int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+int signals__sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	sigaction_fn fn = __atomic_load_n(&real_sigaction, __ATOMIC_ACQUIRE);
 
@@ -139,7 +136,7 @@ int ap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 }
 
 /* The calling thread's signal mask, past the wrappers. Returns 0 or -errno. Async-signal-safe. */
-int ap_sigmask(int how, const sigset_t *set, sigset_t *old)
+int signals__sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	return raw_syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) < 0 ? -errno : 0;
 }
@@ -147,57 +144,15 @@ int ap_sigmask(int how, const sigset_t *set, sigset_t *old)
 /*
  * Block the sampling signal on the calling thread (around the library's own
  * writes from normal context, so its handler cannot run in the middle);
- * ap_sigmask(SIG_SETMASK, old, NULL) undoes it. Async-signal-safe.
+ * signals__sigmask(SIG_SETMASK, old, NULL) undoes it. Async-signal-safe.
  */
-void ap_block_sampling(sigset_t *old)
+void signals__block_sampling(sigset_t *old)
 {
 	sigset_t block;
 
 	sigemptyset(&block);
 	sigaddset(&block, autoprof.signo);
-	ap_sigmask(SIG_BLOCK, &block, old);
-}
-
-/* Take the table: every signal blocked on this thread, then the spin lock. */
-static void table_enter(sigset_t *old)
-{
-	sigset_t all;
-
-	sigfillset(&all);
-	ap_sigmask(SIG_BLOCK, &all, old);
-	while (__atomic_exchange_n(&table_lock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
-	__atomic_fetch_add(&seq, 1, __ATOMIC_ACQ_REL);
-}
-
-static void table_leave(const sigset_t *old)
-{
-	__atomic_fetch_add(&seq, 1, __ATOMIC_ACQ_REL);
-	__atomic_store_n(&table_lock, 0, __ATOMIC_RELEASE);
-	ap_sigmask(SIG_SETMASK, old, NULL);
-}
-
-/*
- * A consistent copy of sig's holder and virtual disposition, without locks
- * (a writer on another thread is waited out). Async-signal-safe.
- */
-int signals__read_virt(int sig, struct sigaction *out)
-{
-	unsigned s;
-	int who;
-
-	for (;;) {
-		s = __atomic_load_n(&seq, __ATOMIC_ACQUIRE);
-		if (s & 1) {
-			sched_yield();
-			continue;
-		}
-		who = __atomic_load_n(&holder[sig], __ATOMIC_RELAXED);
-		memcpy(out, &virt[sig], sizeof(*out));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&seq, __ATOMIC_RELAXED) == s)
-			return who;
-	}
+	signals__sigmask(SIG_BLOCK, &block, old);
 }
 
 /*
@@ -238,24 +193,24 @@ int signals__hold(int sig, int who, const struct sigaction *ours)
 
 	if (sig <= 0 || sig >= _NSIG || sig == SIGKILL || sig == SIGSTOP)
 		return -EINVAL;
-	table_enter(&old);
-	if (holder[sig] == AP_HOLD_NONE) {
-		if (ap_sigaction(sig, NULL, &cur) < 0)
+	signal_table__enter(&old);
+	if (signal_table__holder(sig) == AP_HOLD_NONE) {
+		if (signals__sigaction(sig, NULL, &cur) < 0)
 			err = -errno;
 		else if (cur.sa_handler != SIG_DFL &&
 			 (cur.sa_handler != SIG_IGN || who == AP_HOLD_FATAL))
 			err = -EBUSY; /* handled, or ignored, which exec must pass on */
 		else
-			virt[sig] = cur;
+			*signal_table__virt(sig) = cur;
 	}
-	if (!err && ap_sigaction(sig, ours, NULL) < 0)
+	if (!err && signals__sigaction(sig, ours, NULL) < 0)
 		err = -errno;
 	if (!err) {
-		__atomic_store_n(&holder[sig], (unsigned char)who, __ATOMIC_RELAXED);
-		if (!restorer && ap_sigaction(sig, NULL, &back) == 0)
+		signal_table__set_holder(sig, who);
+		if (!restorer && signals__sigaction(sig, NULL, &back) == 0)
 			restorer = (void *)back.sa_restorer;
 	}
-	table_leave(&old);
+	signal_table__leave(&old);
 	return err;
 }
 
@@ -266,60 +221,23 @@ void signals__release(int sig)
 
 	if (sig <= 0 || sig >= _NSIG)
 		return;
-	table_enter(&old);
-	if (holder[sig] != AP_HOLD_NONE) {
-		ap_sigaction(sig, &virt[sig], NULL);
-		holder[sig] = AP_HOLD_NONE;
+	signal_table__enter(&old);
+	if (signal_table__holder(sig) != AP_HOLD_NONE) {
+		signals__sigaction(sig, signal_table__virt(sig), NULL);
+		signal_table__set_holder(sig, AP_HOLD_NONE);
 	}
-	table_leave(&old);
-}
-
-/* Who holds sig (AP_HOLD_*). Async-signal-safe. */
-int signals__holder(int sig)
-{
-	return sig > 0 && sig < _NSIG ? __atomic_load_n(&holder[sig], __ATOMIC_RELAXED) : 0;
-}
-
-/* Remember that sig carries samples (its POLL_* deliveries are ours). Not async-signal-safe. */
-void signals__note_sampling(int sig)
-{
-	sigset_t old;
-
-	table_enter(&old);
-	sigaddset(&ever_sampled, sig);
-	table_leave(&old);
-}
-
-/* Has sig carried samples at some time (its POLL_* deliveries are ours)? Async-signal-safe. */
-bool signals__ever_sampled(int sig)
-{
-	return sigismember(&ever_sampled, sig);
-}
-
-/*
- * SA_RESETHAND: the program's handler for sig ran once; its virtual
- * disposition becomes SIG_DFL (the kernel keeps the flags) unless the
- * program set another meanwhile. Async-signal-safe.
- */
-void signals__reset_handler(int sig, sighandler_t ran)
-{
-	sigset_t old;
-
-	table_enter(&old);
-	if (virt[sig].sa_handler == ran)
-		virt[sig].sa_handler = SIG_DFL;
-	table_leave(&old);
+	signal_table__leave(&old);
 }
 
 /* Is sig free to carry samples: at SIG_DFL for the program, and never wanted by it? */
 static bool free_for_sampling(int sig)
 {
 	struct sigaction cur;
-	int who = signals__read_virt(sig, &cur);
+	int who = signal_table__read(sig, &cur);
 
 	if (who == AP_HOLD_SAMPLE || sigismember(&interest, sig))
 		return false;
-	if (who == AP_HOLD_NONE && ap_sigaction(sig, NULL, &cur) < 0)
+	if (who == AP_HOLD_NONE && signals__sigaction(sig, NULL, &cur) < 0)
 		return false;
 	return !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
 }
@@ -346,7 +264,7 @@ static bool move_sampling(int from)
 	bool moved = false;
 
 	if (from != __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE) ||
-	    signals__holder(from) != AP_HOLD_SAMPLE)
+	    signal_table__holder(from) != AP_HOLD_SAMPLE)
 		return true;
 	pthread_mutex_lock(&move_lock);
 	/* Standard signals first (SIGPROF, then SIGVTALRM): pending at most once
@@ -388,11 +306,11 @@ static void note_interest(const sigset_t *set)
 {
 	sigset_t old;
 
-	table_enter(&old);
+	signal_table__enter(&old);
 	for (int s = 1; s < _NSIG; s++)
 		if (sigismember(set, s))
 			sigaddset(&interest, s);
-	table_leave(&old);
+	signal_table__leave(&old);
 }
 
 /*
@@ -406,7 +324,7 @@ const sigset_t *signals__program_set(const sigset_t *set, sigset_t *copy, bool *
 	int signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE);
 
 	*stripped = false;
-	if (!set || signals__holder(signo) != AP_HOLD_SAMPLE || !sigismember(set, signo))
+	if (!set || signal_table__holder(signo) != AP_HOLD_SAMPLE || !sigismember(set, signo))
 		return set;
 	if (!signals__broad(set)) {
 		note_interest(set);
@@ -426,17 +344,17 @@ AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	int ret = 0;
 
 	if (sig <= 0 || sig >= _NSIG || (act && signals__foreign()))
-		return ap_sigaction(sig, act, old);
+		return signals__sigaction(sig, act, old);
 	if (!act) {
 		/* A read: no lock. A vfork child reads its own table (it may have
 		 * changed it with the plain calls it makes). */
-		if (signals__read_virt(sig, &prev) == AP_HOLD_NONE || signals__foreign())
-			return ap_sigaction(sig, NULL, old);
+		if (signal_table__read(sig, &prev) == AP_HOLD_NONE || signals__foreign())
+			return signals__sigaction(sig, NULL, old);
 		if (old)
 			put_old(old, &prev);
 		return 0;
 	}
-	if (act->sa_handler != SIG_DFL && signals__holder(sig) == AP_HOLD_SAMPLE) {
+	if (act->sa_handler != SIG_DFL && signal_table__holder(sig) == AP_HOLD_SAMPLE) {
 		sigset_t one;
 
 		sigemptyset(&one);
@@ -444,35 +362,36 @@ AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		note_interest(&one);
 		move_sampling(sig);
 	}
-	table_enter(&mask);
-	switch (holder[sig]) {
+	signal_table__enter(&mask);
+	switch (signal_table__holder(sig)) {
 	case AP_HOLD_NONE:
-		ret = ap_sigaction(sig, act, old);
+		ret = signals__sigaction(sig, act, old);
 		break;
 	case AP_HOLD_FATAL:
-		prev = virt[sig];
+		prev = *signal_table__virt(sig);
 		if (act && act->sa_handler != SIG_DFL) {
-			ret = ap_sigaction(sig, act, NULL);
+			ret = signals__sigaction(sig, act, NULL);
 			if (ret == 0)
-				holder[sig] = AP_HOLD_NONE;
+				signal_table__set_holder(sig, AP_HOLD_NONE);
 		} else if (act) {
-			normalize(&virt[sig], act);
+			normalize(signal_table__virt(sig), act);
 		}
 		if (ret == 0 && old)
 			put_old(old, &prev);
 		break;
 	case AP_HOLD_SAMPLE:
 		/* Still ours: SIG_DFL, or no free signal to move to (chaining). */
-		prev = virt[sig];
+		prev = *signal_table__virt(sig);
 		if (act)
-			normalize(&virt[sig], act);
+			normalize(signal_table__virt(sig), act);
 		if (old)
 			put_old(old, &prev);
 		break;
 	}
-	table_leave(&mask);
+	signal_table__leave(&mask);
 	/* The program puts a deadly signal back to SIG_DFL: take it again. */
-	if (ret == 0 && act && act->sa_handler == SIG_DFL && signals__holder(sig) == AP_HOLD_NONE &&
+	if (ret == 0 && act && act->sa_handler == SIG_DFL &&
+	    signal_table__holder(sig) == AP_HOLD_NONE &&
 	    __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
 		handlers__take_fatal(sig);
 	return ret;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * signals.h - what the three files that share signals with the program
- * share among themselves: signals.c (the dispositions, held and virtual),
- * signal_delivery.c (a held signal that reached our handler) and
+ * signals.h - what the two files that share signals with the program share
+ * between them: signals.c (the dispositions, held and virtual) and
  * signal_masks.c (masks and waits). The rest of the library sees them
- * through internal.h and handler/handler.h.
+ * through internal.h, and the handler's side (handler/signal_delivery.c,
+ * a held signal that reached our handler) through handler/handler.h.
  */
 #ifndef AUTOPROF_WRAP_SIGNALS_H
 #define AUTOPROF_WRAP_SIGNALS_H
@@ -15,13 +15,6 @@
 
 /* Is the caller outside the session's process (a vfork child)? Async-signal-safe. */
 bool signals__foreign(void);
-/* A consistent copy of sig's holder (returned) and virtual disposition. Async-signal-safe. */
-int signals__read_virt(int sig, struct sigaction *out);
-/* Has sig carried samples at some time? Async-signal-safe. */
-bool signals__ever_sampled(int sig);
-/* SA_RESETHAND: the handler ran once; sig's virtual disposition becomes SIG_DFL. Async-signal-safe.
- */
-void signals__reset_handler(int sig, sighandler_t ran);
 /* Does set hold every real-time signal (a broad set)? */
 bool signals__broad(const sigset_t *set);
 /* The set to pass on for a set of the program's (see signals.c). Not async-signal-safe. */

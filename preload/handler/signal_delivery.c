@@ -5,8 +5,9 @@
  * program's, and then what the program's disposition does with it (its
  * handler chained from ours, SIG_IGN, or the default action: die as the
  * program would, stop). Runs in signal handlers: everything here is
- * async-signal-safe. The dispositions are signals.c's, the shadow masks
- * signal_masks.c's.
+ * async-signal-safe. The dispositions are signal_table.c's (which
+ * wrap/signals.c's wrappers keep), the shadow bit ap_shadow_signo (which
+ * wrap/signal_masks.c's keep).
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "signals.h"
+#include "handler.h"
 
 /* The kernel's SIGIOs for our descriptors, dropped. */
 static unsigned long stray_sigios;
@@ -28,7 +29,7 @@ bool signal_delivery__is_sample(int sig, const siginfo_t *si)
 {
 	if (cputimer__is_ours(si))
 		return true;
-	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && signals__ever_sampled(sig);
+	return si->si_code >= POLL_IN && si->si_code <= POLL_HUP && signal_table__ever_sampled(sig);
 }
 
 /*
@@ -47,8 +48,8 @@ bool signal_delivery__is_our_sigio(int sig, const siginfo_t *si)
 	if (sig != SIGIO || si->si_code != SI_KERNEL)
 		return false;
 	for (int s = SIGRTMIN; s <= SIGRTMAX && !rt; s++)
-		rt = signals__ever_sampled(s);
-	if (!rt || signals__read_virt(SIGIO, &a) == AP_HOLD_NONE || a.sa_handler != SIG_DFL)
+		rt = signal_table__ever_sampled(s);
+	if (!rt || signal_table__read(SIGIO, &a) == AP_HOLD_NONE || a.sa_handler != SIG_DFL)
 		return false;
 	__atomic_fetch_add(&stray_sigios, 1, __ATOMIC_RELAXED);
 	return true;
@@ -94,16 +95,16 @@ static void chain(int sig, siginfo_t *si, void *uc, const struct sigaction *a)
 	int flags = a->sa_flags;
 
 	if (flags & SA_RESETHAND)
-		signals__reset_handler(sig, a->sa_handler);
+		signal_table__reset_handler(sig, a->sa_handler);
 	sigorset(&mask, &mask, &a->sa_mask);
 	if (!(flags & SA_NODEFER))
 		sigaddset(&mask, sig);
-	ap_sigmask(SIG_SETMASK, &mask, &saved);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, &saved, _NSIG / 8);
 	if (flags & SA_SIGINFO)
 		fn(sig, si, uc);
 	else
 		plain(sig);
-	ap_sigmask(SIG_SETMASK, &saved, NULL);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
 }
 
 /* Threads that stepped aside for the program's own sampling signal (see below), and its number. */
@@ -137,9 +138,9 @@ static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 	sigset_t one;
 	int n = 0;
 
-	if (signal_masks__shadow() != sig)
+	if (ap_shadow_signo != sig)
 		return false;
-	if (samplers__step_aside()) {
+	if (sampler_events__step_aside()) {
 		__atomic_store_n(&stepped_signo, sig, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&stepped_aside, 1, __ATOMIC_RELAXED);
 	}
@@ -149,7 +150,7 @@ static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 		if (!signal_delivery__is_sample(sig, &other[n]))
 			n++; /* the program's: queued again after this one */
 	sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
-	signal_masks__set_shadow(0);
+	ap_shadow_signo = 0;
 	/* Sent to this thread, or to the process (then to its shared queue,
 	 * which only the main thread may fill with a kill()'s siginfo). */
 	if (si->si_code != SI_TKILL && si->si_code >= 0 && tid != pid)
@@ -173,9 +174,9 @@ void signal_delivery__deliver(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction a;
 
-	if (signals__holder(sig) == AP_HOLD_SAMPLE && defer_to_program(sig, si, uc))
+	if (signal_table__holder(sig) == AP_HOLD_SAMPLE && defer_to_program(sig, si, uc))
 		return;
-	signals__read_virt(sig, &a);
+	signal_table__read(sig, &a);
 	if (a.sa_handler == SIG_IGN)
 		return;
 	if (a.sa_handler != SIG_DFL) {

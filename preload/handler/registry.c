@@ -6,7 +6,11 @@
  * visits them all from a handler (grab/release hold a thread's own handler
  * off meanwhile), and a thread is stopped exactly once (claim: the `closed`
  * flag decides who). Across fork the lock is held, and the child forgets
- * the parent's threads.
+ * the parent's threads. Also the calling thread's own: its sampler
+ * (ap_self) and whether it entered seccomp (ap_sandboxed).
+ *
+ * The handler's side is declared in handler.h; adding, dropping, the lock
+ * and fork are the session's, outside any handler (setup.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,12 +25,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "samplers.h"
+#include "handler.h"
+#include "setup.h"
 
 /* Threads sampled at once. */
 #define MAX_SLOTS 65536
 /* The longest wait for another thread's handler to leave. */
 #define WAIT_NS 3000000000ULL
+
+AP_TLS struct ap_thread *ap_self;
+AP_TLS bool ap_sandboxed;
 
 /* Every sampled thread; written under registry_lock, read lock-free by the handler. */
 static struct ap_thread **by_slot;
@@ -56,7 +64,7 @@ struct ap_thread *registry__from_fd(int fd)
 	int top = __atomic_load_n(&max_slot, __ATOMIC_ACQUIRE);
 	pid_t self = 0;
 
-	if (process_events__sandboxed())
+	if (ap_sandboxed)
 		return NULL; /* no system call on a thread in seccomp */
 	for (int i = 0; by_slot && i <= top; i++) {
 		struct ap_thread *t = __atomic_load_n(&by_slot[i], __ATOMIC_ACQUIRE);

@@ -10,6 +10,7 @@
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "objects.h"
 
@@ -112,17 +113,21 @@ void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsig
 /*
  * Write the records of every object this file lacks: into the calling
  * thread's buffer when it is sampled (no system call; flushed with its
- * samples), else to the file. Caller holds sync_lock. Not async-signal-safe.
+ * samples), else to the file; the sampling signal signo blocked meanwhile
+ * (its handler could write the same buffer). Caller holds sync_lock. Not
+ * async-signal-safe.
  */
-void object_records__write_unwritten(struct writer *w, pid_t pid)
+void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 {
 	struct ap_thread *t = ap_self;
 	char buf[16384];
 	size_t len = 0;
 	int n = objects__count();
-	sigset_t old;
+	sigset_t old, block;
 
-	ap_block_sampling(&old);
+	sigemptyset(&block);
+	sigaddset(&block, signo);
+	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, _NSIG / 8);
 	if (t && __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
 		t = NULL;
 	for (int i = 0; i < n; i++) {
@@ -144,5 +149,5 @@ void object_records__write_unwritten(struct writer *w, pid_t pid)
 	}
 	if (len)
 		writer__append(w, buf, len);
-	ap_sigmask(SIG_SETMASK, &old, NULL);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 }

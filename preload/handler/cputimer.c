@@ -5,7 +5,8 @@
  * where perf_event_open is refused (seccomp as in Docker's default profile,
  * perf_event_paranoid 3 or more), or when AUTOPROF_MODE=timer asks for it.
  *
- * The signal goes through the same handler, unwinder and writer, recorded as
+ * The rate and the signal are the thread's sampler's (t->sampler), set before
+ * its timer is made. The signal goes through the same handler, unwinder and writer, recorded as
  * a cpu-clock event. CPU-time timers expire on the scheduler tick (250 Hz on
  * a typical kernel), so the rate asked for may not be the rate delivered:
  * every sample carries the thread CPU time that really passed since the one
@@ -20,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "handler.h"
+#include "settled.h"
+#include "setup.h"
 
 #define TIMER_MAGIC 0x41505446 /* "APTF" in si_value: the signal is our timer's */
 
@@ -31,7 +34,7 @@ static int create(struct ap_thread *t, clockid_t clock)
 
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = autoprof.signo;
+	sev.sigev_signo = __atomic_load_n(t->sampler->signo, __ATOMIC_RELAXED);
 	sev.sigev_value.sival_int = TIMER_MAGIC;
 	sev._sigev_un._tid = t->tid;
 	if (timer_create(clock, &sev, &t->timer) < 0)
@@ -49,7 +52,7 @@ int cputimer__open(struct ap_thread *t)
 /* Arm t's timer at the configured rate. Returns 0 or -errno. */
 static int arm(struct ap_thread *t)
 {
-	uint64_t ns = autoprof.cfg->interval_ns;
+	uint64_t ns = t->sampler->cfg->interval_ns;
 	struct itimerspec its = {
 	    .it_interval = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
 	    .it_value = {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)},
@@ -75,7 +78,7 @@ int cputimer__start(struct ap_thread *t)
  */
 int cputimer__set_armed(struct ap_thread *t, bool on)
 {
-	uint64_t ns = autoprof.cfg->interval_ns;
+	uint64_t ns = t->sampler->cfg->interval_ns;
 	struct itimerspec its = {{0, 0}, {0, 0}};
 	clockid_t clock = (clockid_t)((~(unsigned)t->tid << 3) | 6);
 	struct timespec now;

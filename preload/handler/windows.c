@@ -11,7 +11,10 @@
  * buffer written to the old file, which is then finished; the new file gets
  * the header, attrs and features (writer__rotate), each thread's COMM
  * record, and the MMAP2 records of every object again, each before the first
- * sample that needs it (objects.c). No thread is woken up: a window in which
+ * sample that needs it (objects.c), and the session's live set when it
+ * registered one (struct ap_image's snapshot: AUTOPROF_MEMORY). What the
+ * handler reads of the image (its file, pid, whether it is profiled) is
+ * what the session registered (image.c). No thread is woken up: a window in which
  * nothing ran leaves no file, and the file of the last busy window is
  * complete up to each thread's last flush (0.2 s) until the next sample or
  * `autoprof ctl PID dump`.
@@ -26,11 +29,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memory.h"
+#include "handler.h"
+#include "settled.h"
+#include "setup.h"
 
 #define STAMP_LEN AP_STAMP_LEN
 
 uint64_t ap_window_end; /* CLOCK_MONOTONIC ns the current window ends at; 0: no windows */
+
+/* AUTOPROF_WINDOW and AUTOPROF_KEEP, as settled (windows__first_path, before any handler). */
+static uint64_t window_ns;
+static unsigned keep_n;
 
 static char base[PATH_MAX];	/* the image's path, without the window's stamp */
 static uint64_t first_start;	/* the first window's start (CLOCK_MONOTONIC ns) */
@@ -56,7 +65,7 @@ static bool join(char *out, const char *s)
 /* Remember the new file's stamp; remove the oldest file beyond AUTOPROF_KEEP. Async-signal-safe. */
 static void keep(const char *s)
 {
-	unsigned n = autoprof.cfg->keep;
+	unsigned n = keep_n;
 	char path[PATH_MAX];
 
 	if (!n || !kept)
@@ -73,27 +82,29 @@ static void keep(const char *s)
 
 /*
  * The first window's path for an image whose file would be path: path with
- * the stamp of now. Sets up the windows. Returns 0 or -ENAMETOOLONG.
- * Not async-signal-safe.
+ * the stamp of now. Sets up the windows of cfg (AUTOPROF_WINDOW, _KEEP).
+ * Returns 0 or -ENAMETOOLONG. Not async-signal-safe.
  */
-int windows__first_path(char *path, size_t cap)
+int windows__first_path(const struct ap_settled *cfg, char *path, size_t cap)
 {
 	char s[STAMP_LEN];
 
-	if (!autoprof.cfg->window_ns)
+	window_ns = cfg->window_ns;
+	keep_n = cfg->keep;
+	if (!window_ns)
 		return 0;
 	if (strlen(path) + 1 + STAMP_LEN > cap || strlen(path) >= sizeof(base))
 		return -ENAMETOOLONG;
 	strcpy(base, path);
-	if (autoprof.cfg->keep && !kept)
-		kept = calloc(autoprof.cfg->keep, STAMP_LEN);
+	if (keep_n && !kept)
+		kept = calloc(keep_n, STAMP_LEN);
 	kept_head = kept_count = 0;
 	rotating = 0; /* (a forked child: the parent's rotation is not here) */
 	first_start = ap_now();
 	window_stamp__utc(first_start, s);
 	join(path, s);
 	keep(s);
-	__atomic_store_n(&ap_window_end, first_start + autoprof.cfg->window_ns, __ATOMIC_RELEASE);
+	__atomic_store_n(&ap_window_end, first_start + window_ns, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -108,7 +119,7 @@ void windows__save_prologue(const struct writer *w)
 	int fd;
 	char *p;
 
-	if (!autoprof.cfg->window_ns || !len)
+	if (!window_ns || !len)
 		return;
 	fd = open(w->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* the writer's is write-only */
 	p = fd >= 0 ? malloc(len) : NULL;
@@ -180,13 +191,12 @@ static void name(struct ap_thread *t, void *arg)
  * lock (no thread's records can come before them). Async-signal-safe
  * (mmap and munmap are system calls).
  */
-static int next_file(const char *path, uint64_t start)
+static int next_file(struct writer *w, const char *path, uint64_t start)
 {
 	/* A sample still in a thread's ring at the window's end (at most one
 	 * per thread, a few ms old) comes into this file: name its thread
 	 * from the previous window's start on. */
-	struct first f = {.time = start > autoprof.cfg->window_ns ? start - autoprof.cfg->window_ns
-								  : 0};
+	struct first f = {.time = start > window_ns ? start - window_ns : 0};
 	size_t threads = 0;
 	int err;
 
@@ -194,12 +204,12 @@ static int next_file(const char *path, uint64_t start)
 	f.cap = prologue_len + (threads + 16) * COMM_MAX;
 	f.buf = mmap(NULL, f.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (f.buf == MAP_FAILED)
-		return writer__rotate(&autoprof.writer, path, prologue, prologue_len);
+		return writer__rotate(w, path, prologue, prologue_len);
 	if (prologue_len)
 		memcpy(f.buf, prologue, prologue_len);
 	f.len = prologue_len;
 	registry__visit(name, &f);
-	err = writer__rotate(&autoprof.writer, path, f.buf, f.len);
+	err = writer__rotate(w, path, f.buf, f.len);
 	munmap(f.buf, f.cap);
 	return err;
 }
@@ -218,21 +228,23 @@ static void say_no_file(void)
 /* windows__end()'s work, on the handler's own stack. Async-signal-safe. */
 static void end_window(void *arg)
 {
-	uint64_t now = ap_now(), w = autoprof.cfg->window_ns, start;
+	const struct ap_image *img = image__get();
+	uint64_t now = ap_now(), w = window_ns, start;
 	char s[STAMP_LEN], path[PATH_MAX];
 
 	(void)arg;
-	if (!w || now < __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE) ||
-	    !__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
-	    (pid_t)raw_syscall(SYS_getpid) != autoprof.pid ||
+	if (!w || now < __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE) || !img->active ||
+	    !__atomic_load_n(img->active, __ATOMIC_ACQUIRE) ||
+	    (pid_t)raw_syscall(SYS_getpid) != *img->pid ||
 	    __atomic_exchange_n(&rotating, 1, __ATOMIC_ACQUIRE))
 		return;
 	if (now >= __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE)) {
 		start = first_start + (now - first_start) / w * w;
 		registry__visit(flush, NULL);
-		memory__snapshot(&autoprof.writer); /* AUTOPROF_MEMORY: what is live now */
+		if (img->snapshot)
+			img->snapshot(img->writer); /* AUTOPROF_MEMORY: what is live now */
 		window_stamp__utc(start, s);
-		if (join(path, s) && next_file(path, start) == 0) {
+		if (join(path, s) && next_file(img->writer, path, start) == 0) {
 			keep(s);
 			objects__next_window();
 		} else {
@@ -254,10 +266,10 @@ void windows__end(bool on_own_stack)
 {
 	struct ap_thread *t = ap_self;
 
-	if (!autoprof.cfg->window_ns)
+	if (!window_ns)
 		return;
 	if (!on_own_stack && t && t->stack_top && !__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
-		ap_call_on_stack(NULL, end_window, t->stack_top);
+		own_stack__call(NULL, end_window, t->stack_top);
 	else
 		end_window(NULL);
 }

@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "handler.h"
+#include "settled.h"
+#include "setup.h"
 
 /* The highest sample_freq the kernel accepts, or 0 when unknown. */
 int perf_event__max_sample_rate(void)
@@ -176,7 +178,8 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t tid, int group, u
 /*
  * Open attr for thread tid (0 = the caller), close-on-exec. The fd is only
  * held while the thread's sampler is set up (samplers.c closes it), so it is
- * not moved out of the program's range. Returns the fd or -errno.
+ * not moved out of the program's range. Returns the fd or -errno. Raw system
+ * calls only.
  */
 int perf_event__open(struct perf_event_attr *attr, pid_t tid)
 {
@@ -185,16 +188,21 @@ int perf_event__open(struct perf_event_attr *attr, pid_t tid)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Send fd's overflow notifications to thread tid as signal signo. Returns 0 or -errno. */
+/*
+ * Send fd's overflow notifications to thread tid as signal signo. Returns 0
+ * or -errno. Raw system calls only (fcntl() would be our own wrapper,
+ * wrap/fds.c, which ends in the same system calls for our fds).
+ */
 int perf_event__route_signal(int fd, int signo, pid_t tid)
 {
 	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
-	int fl;
+	long fl;
 
-	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, signo) < 0)
+	if (raw_syscall(SYS_fcntl, fd, F_SETOWN_EX, &owner) < 0 ||
+	    raw_syscall(SYS_fcntl, fd, F_SETSIG, (long)signo) < 0)
 		return -errno;
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_ASYNC) < 0)
+	fl = raw_syscall(SYS_fcntl, fd, F_GETFL);
+	if (fl < 0 || raw_syscall(SYS_fcntl, fd, F_SETFL, fl | (long)O_ASYNC) < 0)
 		return -errno;
 	return 0;
 }

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * objects.h - the table of loaded objects (objects.c) as object_records.c
- * reads it to write their MMAP2 records.
+ * objects.h - the table of loaded objects (objects.c) as object_notes.c and
+ * object_records.c read it to describe them and write their MMAP2 records.
  */
-#ifndef AUTOPROF_SESSION_OBJECTS_H
-#define AUTOPROF_SESSION_OBJECTS_H
+#ifndef AUTOPROF_HANDLER_OBJECTS_H
+#define AUTOPROF_HANDLER_OBJECTS_H
 
 #include <link.h>
 
-#include "internal.h"
+#include "handler.h"
+#include "setup.h"
 
 #define MAX_OBJECTS 1024
 #define MAX_SPECIAL 32
@@ -43,7 +44,8 @@ int objects__file_gen(void);
 void object_notes__build_id(struct object *o);
 void object_notes__eh_frame(struct object *o);
 
-/* object_records.c: every object this file lacks, written now. Caller holds the sync lock. */
-void object_records__write_unwritten(struct writer *w, pid_t pid);
+/* object_records.c: every object this file lacks, written now, with the sampling signal signo
+ * blocked meanwhile. Caller holds the sync lock. Not async-signal-safe. */
+void object_records__write_unwritten(struct writer *w, pid_t pid, int signo);
 
 #endif

@@ -486,16 +486,17 @@ bool objects__ready(void)
 
 /*
  * Before the real dlclose: keep the table's readers out (waiting for those in
- * flight), then write the records of objects this file lacks, which may be
- * unloaded now. Not async-signal-safe.
+ * flight), then, when this process is profiled into w (NULL: not), write the
+ * records of objects its file lacks, which may be unloaded now (pid the
+ * process's, signo the sampling signal). Not async-signal-safe.
  */
-void objects__before_dlclose(void)
+void objects__before_dlclose(struct writer *w, pid_t pid, int signo)
 {
 	quiesce();
-	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && getpid() == autoprof.pid) {
+	if (w) {
 		pthread_mutex_lock(&sync_lock);
 		refresh(false);
-		object_records__write_unwritten(&autoprof.writer, autoprof.pid);
+		object_records__write_unwritten(w, pid, signo);
 		pthread_mutex_unlock(&sync_lock);
 	}
 }

@@ -5,8 +5,9 @@
  * drains it and the ramp of its first drains; unbatched: a signal per
  * sample), and replacing them: from the thread's handler when its stack
  * copies grow or its rate backs off, and when the program takes the sampling
- * signal (sampler_events__reopen). A thread keeps no fd: each event lives on
- * in its mapping.
+ * signal (sampler_events__reopen, the one function here that runs outside
+ * any handler only: setup.h). A thread keeps no fd: each event lives on in
+ * its mapping.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "samplers.h"
+#include "handler.h"
+#include "settled.h"
+#include "setup.h"
 
 /* Ring size: a signal per sample keeps rings nearly empty; fp chains are larger. */
 static unsigned ring_pages(const struct ap_thread *t)
@@ -148,7 +151,7 @@ static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, u
 /*
  * A new tick for t spanning batch samples, enabled, into *tick; its fd in
  * *tick_fd (or -1). Returns whether it is running. Async-signal-safe
- * (system calls only).
+ * (system calls only: raw_syscall, and libc's mmap in ring.c).
  */
 static bool new_tick(struct ap_thread *t, unsigned batch, struct ring *tick, int *tick_fd)
 {
@@ -169,7 +172,8 @@ static bool new_tick(struct ap_thread *t, unsigned batch, struct ring *tick, int
  * batch that copy affords (batch_for) when that changes. The new events
  * start before the old ones are drained and unmapped (which ends them): no
  * gap. Returns whether t has the new copies; on failure t keeps its events.
- * Async-signal-safe (system calls only).
+ * Async-signal-safe (system calls only: raw_syscall, and libc's mmap and
+ * munmap in ring.c).
  */
 bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy)
 {
@@ -223,7 +227,8 @@ void sampler_events__grow_copy(struct ap_thread *t)
 /*
  * Open the tick of thread t (tid, 0 = the caller) into t->tick, its signal
  * signo routed to t; its fd in *tick_fd. Returns 0 or -errno with nothing
- * left open. Not async-signal-safe.
+ * left open. Async-signal-safe (system calls only): from a handler too, when
+ * `autoprof ctl start` gives a batched thread its events again.
  */
 int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd)
 {
@@ -256,7 +261,7 @@ int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *ti
  * few walks to copies too small, not whole batches. A second event, not the
  * tick's period changed later: t keeps no fd to change it with, and a tick
  * opened anew would fire out of step with the samples. Without it (a
- * failure) t is only batched from the start. Not async-signal-safe.
+ * failure) t is only batched from the start. Async-signal-safe (system calls only).
  */
 static void open_ramp(struct ap_thread *t, pid_t tid)
 {
@@ -357,7 +362,7 @@ bool sampler_events__slow_down(struct ap_thread *t)
  * ramp (open_ramp). The copy is the size t has learned (a thread sampled
  * again after a pause), else AUTOPROF_STACK_COPY. Returns 0 or -errno with
  * nothing left open (a ring over the locked-memory limit: the caller samples
- * the thread unbatched). Not async-signal-safe.
+ * the thread unbatched). Async-signal-safe (system calls only).
  */
 int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd)
 {
@@ -481,4 +486,81 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 	t->ring = ring;
 	t->fd = fd;
 	__atomic_store_n(&t->closed, 0, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Make t's sample source follow paused (the session's: `autoprof ctl`,
+ * AUTOPROF_START): paused, its perf event is ended (its ring unmapped: the
+ * event has no fd left) or its timer disarmed; running, it gets a new event
+ * (or its timer armed). The caller holds t (registry__grab). Returns 0 or
+ * -errno. Async-signal-safe (system calls only).
+ */
+int sampler_events__sync_armed(struct ap_thread *t, bool paused)
+{
+	int err, sample_fd = -1, tick_fd = -1;
+
+	if (t->is_timer)
+		return cputimer__set_armed(t, !paused);
+	if (paused) {
+		ring__unmap(&t->ring); /* drops at most the samples not yet drained */
+		ring__unmap(&t->tick); /* batched: the tick that signals */
+		sampler_events__end_ramp(t);
+		return 0;
+	}
+	if (t->ring.page)
+		return 0;
+	/* Batched as threads that start running are, else a signal per sample. */
+	if (t->sampler->batched &&
+	    sampler_events__open_batched(t, t->tid, &sample_fd, &tick_fd) == 0) {
+		err = raw_syscall(SYS_ioctl, sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
+			      raw_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) < 0
+			  ? -errno
+			  : 0;
+		if (err) {
+			ring__unmap(&t->ring);
+			ring__unmap(&t->tick);
+			sampler_events__end_ramp(t);
+		} else {
+			t->batched = true;
+			t->fd = tick_fd;
+		}
+		raw_syscall(SYS_close, sample_fd);
+		raw_syscall(SYS_close, tick_fd);
+		return err;
+	}
+	t->batched = false;
+	err = sampler_events__open_plain(t, t->tid);
+	if (err)
+		return err;
+	if (raw_syscall(SYS_ioctl, t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		err = -errno;
+		ring__unmap(&t->ring);
+	}
+	raw_syscall(SYS_close, t->fd);
+	return err;
+}
+
+/*
+ * The calling thread stops being sampled for good, from a handler (the
+ * program reads the sampling signal itself on it: signals.c): its samples
+ * so far are kept, its events end. Returns whether it was sampled until
+ * then. Async-signal-safe.
+ */
+bool sampler_events__step_aside(void)
+{
+	struct ap_thread *t = ap_self;
+	bool had;
+
+	if (!t || !registry__grab(t, true))
+		return false;
+	had = t->ring.page || t->tick.page || t->is_timer;
+	if (t->is_timer)
+		cputimer__set_armed(t, false);
+	if (t->ring.page)
+		on_signal__drain(t, NULL);
+	ring__unmap(&t->tick);
+	sampler_events__end_ramp(t);
+	ring__unmap(&t->ring);
+	registry__release(t);
+	return had;
 }

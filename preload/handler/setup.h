@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * setup.h - what the session calls in handler/ outside any handler: setting
+ * up and tearing down the state the handlers read. None of it is
+ * async-signal-safe unless its comment says so; handler.h declares what
+ * runs in the handlers.
+ */
+#ifndef AUTOPROF_HANDLER_SETUP_H
+#define AUTOPROF_HANDLER_SETUP_H
+
+#include "handler.h"
+
+/* ---- writer.c: the perf.data file ---- */
+
+/* Create path (0600, never through a symlink, an existing file moved to .old) and write the
+ * header, the attrs and their ids (events[0]: the sampling event). 0 or -errno. */
+int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
+/* Make feat the features written after the data from now on (written now); the ones they
+ * replace (the caller frees them), or feat itself when the lock could not be had. */
+const struct writer_features *writer__set_features(struct writer *w,
+						   const struct writer_features *feat);
+/* Close the file as it is (a forked child dropping its parent's writer). */
+void writer__abandon(struct writer *w);
+/* Open a finished file again to append more data (an exec that failed). 0 or -errno. */
+int writer__reopen(struct writer *w);
+/* Write events[i]'s attr again (its period, learned at the end). 0 or -errno. */
+int writer__update_attr(struct writer *w, int i);
+/* Give the file another fd, the lowest free one at or above min (the program wants its
+ * number). The new fd or -errno. */
+int writer__move_fd(struct writer *w, int min);
+
+/* ---- unwind.c: libunwind, set up before the first signal ---- */
+
+/* One-time set-up. Returns 0. */
+int unwind__init(void);
+/* Run one unwind on the calling thread: libunwind's lazy, locking initialisation done. */
+void unwind__prime_thread(void);
+
+/* ---- signal_delivery.c: what it counted, for the closing lines ---- */
+
+/* The SIGIOs of ours dropped. */
+unsigned long signal_delivery__stray_sigios(void);
+/* The threads that stepped aside for the program's own sampling signal, and its number. */
+unsigned long signal_delivery__stepped_aside(int *signo);
+
+/* ---- registry.c: every sampled thread ---- */
+
+/* Put t in the registry. Returns 0 or -errno. */
+int registry__add(struct ap_thread *t);
+/* Take t out again (its start failed). */
+void registry__drop(struct ap_thread *t);
+/* The lock held to claim a thread or go over the table in order. */
+void registry__lock(void);
+void registry__unlock(void);
+/* Try the lock only (the emergency stop: the interrupted code may hold it): glibc's
+ * pthread_mutex_trylock on a normal mutex is one compare-and-swap, it never waits. */
+bool registry__trylock(void);
+/* pthread_atfork: no thread holds the registry across fork. */
+void registry__atfork_prepare(void);
+void registry__atfork_parent(void);
+/* In a forked child: the parent's threads, forgotten unwritten. */
+void registry__forget_all(void);
+
+/* ---- objects.c: the loaded objects, read without the loader's lock ---- */
+
+/* Find the real loader functions and fill the table, once. */
+void objects__init(void);
+/* A new file starts: every object now loaded counts as written to it. */
+void objects__new_file(void);
+/* Samples whose stack or records were skipped because a dlclose was in progress. */
+uint64_t objects__skipped_busy(void);
+/* The build id of the object mapped at addr, into id (20 bytes); its size, 0 if unknown. */
+unsigned objects__build_id(uintptr_t addr, uint8_t *id);
+/* Around the real dlclose: readers kept out, the records of what may be unloaded written
+ * into w first (NULL: this process is not profiled), what was unloaded dropped. */
+void objects__before_dlclose(struct writer *w, pid_t pid, int signo);
+void objects__after_dlclose(void);
+
+/* ---- cputimer.c: the fallback sample source, a CPU-time timer per thread ---- */
+
+/* Create the calling thread's timer for t (t->sampler set), not armed yet. 0 or -errno. */
+int cputimer__open(struct ap_thread *t);
+/* Arm the calling thread's timer; its next sample's period counts from now. 0 or -errno. */
+int cputimer__start(struct ap_thread *t);
+/* Delete t's timer (a system call: the emergency stop's too, async-signal-safe). */
+void cputimer__close(struct ap_thread *t);
+/* Replace t's timer by one that sends the current sampling signal (from another thread). */
+void cputimer__retarget(struct ap_thread *t);
+
+/* ---- perf_event.c: the per-thread sampling event ---- */
+
+struct ap_settled;
+/* Fill attr with the kernel event each thread opens for cfg. Returns 0. */
+int perf_event__sampler_attr(const struct ap_settled *cfg, struct perf_event_attr *attr);
+/* Whether cfg's samples are batched (stack copies, a tick event that drains them). */
+bool perf_event__batched(const struct ap_settled *cfg);
+/* How many samples a batched thread's tick spans once ramped up. */
+unsigned perf_event__tick_samples(const struct ap_settled *cfg);
+/* Can the calling thread open attr? The event is closed again. 0 or -errno. */
+int perf_event__probe(const struct perf_event_attr *attr);
+/* The highest sample_freq the kernel accepts, or 0 when unknown. */
+int perf_event__max_sample_rate(void);
+
+/* ---- sampler_events.c: a sampled thread's perf events ---- */
+
+/* Give t a new event that signals with signo (the program took the old number): t's handler
+ * held off meanwhile. Caller holds the registry lock. */
+void sampler_events__reopen(struct ap_thread *t, int signo);
+
+/* ---- image.c: the image as its handlers see it ---- */
+
+/* Register what the handlers may read and call of the image (copied), before the
+ * sampling handler is installed. */
+void image__register(const struct ap_image *img);
+
+/* ---- control_request.c: the answering side of `autoprof ctl` ---- */
+
+/* The reply file and its temporary next to the endpoint (session/control.c), before the
+ * token that makes requests valid is set. */
+void control_request__set_reply(const char *endpoint);
+/* The request's token: 0 (none valid) or the endpoint's. set and token are atomic; take
+ * (0 from now on, the old one returned) is async-signal-safe. */
+void control_request__set_token(uint32_t tok);
+uint32_t control_request__token(void);
+uint32_t control_request__take_token(void);
+/* The reply file's path (for the endpoint's removal). Async-signal-safe. */
+const char *control_request__reply(void);
+
+/* ---- windows.c: AUTOPROF_WINDOW ---- */
+
+/* The first window's path for an image whose file would be path (the windows of cfg set
+ * up). 0 or -ENAMETOOLONG. */
+int windows__first_path(const struct ap_settled *cfg, char *path, size_t cap);
+/* Keep a copy of the records the image's file starts with, for every window's file. */
+void windows__save_prologue(const struct writer *w);
+
+/* ---- signal_table.c: what wrap/signals.c's wrappers change in it ---- */
+
+/* Take the table (every signal blocked on this thread, the old mask in *old, then its lock);
+ * give it back. Async-signal-safe: a program may call sigaction from its handlers. */
+void signal_table__enter(sigset_t *old);
+void signal_table__leave(const sigset_t *old);
+/* sig's virtual disposition, and who holds sig from now on: between enter and leave. */
+struct sigaction *signal_table__virt(int sig);
+void signal_table__set_holder(int sig, int who);
+/* Remember that sig carries samples (its POLL_* deliveries are ours). */
+void signal_table__note_sampling(int sig);
+/* Register libc's sigaction for the handlers (wrap/signals.c finds it). */
+void signal_table__set_sigaction(int (*fn)(int, const struct sigaction *, struct sigaction *));
+
+#endif /* AUTOPROF_HANDLER_SETUP_H */
