@@ -939,12 +939,12 @@ def main():
            "truth_scale": ctx.truth_scale, "note": args.note}
     tools = make_tools((1000, 10000))
     ctx.guard = quiet.Guard("bench", args, log)
-    ctx.guard.start()
     res["tool_keys"] = [t.key for t in tools]
     res["labels"] = {t.key: t.label + (" %d kHz" % (t.rate // 1000) if t.rate else "")
                      for t in tools}
     res["rates"] = {t.key: t.rate for t in tools}
     try:
+        ctx.guard.start()  # inside: a refusal (SystemExit) removes ctx.tmp too
         phase_startup(ctx, res, startup_runs)
         phase_parts(ctx, res, part_rounds)
         phase_truth(ctx, res, [t for t in tools if t.fmt and t.key != "perf-dwarf@10k"])
