@@ -280,9 +280,11 @@ def main():
                     extra_us.setdefault((pname, hz, sname), []).append(
                         (c - plain) / (plain * hz) * 1e6)
             foreign, steal, secs = guard.round_end()
-            print("cost: round %d/%d done in %.0f s (%.0f s in all; other processes %.2f "
-                  "CPUs, steal %.2f)" % (r + 1, rounds, secs, time.time() - started, foreign,
-                                         steal), file=sys.stderr, flush=True)
+            spent = time.time() - started
+            print("cost: round %d/%d done in %.0f s (%.0f s in all, about %.0f s to go; other "
+                  "processes %.2f CPUs, steal %.2f)" % (
+                      r + 1, rounds, secs, spent, spent / (r + 1) * (rounds - r - 1), foreign,
+                      steal), file=sys.stderr, flush=True)
     except Timeout:
         sys.exit("cost: a run took more than %d s; stopped" % RUN_TIMEOUT)
 
