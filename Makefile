@@ -95,9 +95,12 @@ $(BUILD)/launcher/%.o: launcher/%.c $(DEPS_STAMP)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(BASE) $(LAUNCHER_INC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-# unwind_user.c is the one launcher file that sees the report's types.
+# unwind_user.c and onefile*.c, merge_cmd.c (one run, one file) are the launcher
+# files that see the report's types.
 LAUNCHER_INC = $(LIB_INC)
 $(BUILD)/launcher/unwind_user.o: LAUNCHER_INC = -Ireport -Icommon
+$(BUILD)/launcher/onefile.o $(BUILD)/launcher/onefile_merge.o $(BUILD)/launcher/onefile_features.o \
+	$(BUILD)/launcher/merge_cmd.o: LAUNCHER_INC = -Ireport -Icommon
 
 $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"

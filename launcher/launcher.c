@@ -21,6 +21,7 @@
 #include "autoprof/env.h"
 #include "common.h"
 #include "launcher.h"
+#include "onefile.h"
 #include "outside.h"
 
 #define LIB_NAME "libautoprof.so"
@@ -67,6 +68,7 @@ static void usage(FILE *f)
 		   "       autoprof list [FILTER]   (the event names -e and --counters take)\n"
 		   "       autoprof top [options] -p PID | [--] command   (a live view, as perf "
 		   "top)\n"
+		   "       autoprof merge -o OUT FILE [FILE...]   (per-process files into one)\n"
 		   "Profile command (and nothing else) with libautoprof.so; write perf.data.\n\n"
 		   "options (each sets the AUTOPROF_* variable shown; the variables work\n"
 		   "without the launcher too):\n");
@@ -229,6 +231,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "list"))
 		return list_events__run(argc - 2, argv + 2);
+	if (argc > 1 && !strcmp(argv[1], "merge"))
+		return merge_cmd__run(argc - 1, argv + 1); /* `autoprof merge -o OUT FILE...` */
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return ctl__run(argc - 1, argv + 1); /* `autoprof ctl PID OP` */
 	if (argc > 1 && !strcmp(argv[1], "top")) {   /* `autoprof top [options] -p PID | -- cmd` */
@@ -411,6 +415,6 @@ int main(int argc, char **argv)
 		preload = lib;
 	}
 	setenv("LD_PRELOAD", preload, 1);
-
+	onefile__begin(output); /* the run's files into one at the end */
 	return launcher_run__command(argv + optind, output, quiet);
 }

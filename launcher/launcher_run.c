@@ -23,6 +23,7 @@
 
 #include "common.h"
 #include "launcher.h"
+#include "onefile.h"
 
 static volatile pid_t child;
 
@@ -398,10 +399,13 @@ int launcher_run__command(char **argv, const char *output, int quiet)
 	close(pipefd[0]);
 	if (exec_watch__wait(child, &status) < 0) {
 		exec_watch__end();
+		onefile__finish(argv, quiet);
 		return 126;
 	}
+	onefile__finish(argv, quiet); /* the run's files into one (not with --per-process) */
 	if (!err && !quiet) {
 		launcher_run__list_outputs(output, since);
+		onefile__say_images(quiet);
 		exec_watch__say();
 	}
 	exec_watch__end();

@@ -32,12 +32,20 @@
 
 /* The sample layout of the memory attrs: the file's, with the block and its size. */
 #define AP_MEMORY_SAMPLE_TYPE (AUTOPROF_SAMPLE_TYPE | PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT)
+/* Where a memory SAMPLE record's period is (memory__put_sample's layout). */
+#define AP_MEMORY_PERIOD_AT 56
 
-/* Per-thread sampling state: the bytes left to the next sample, the PRNG, the guard. */
+/*
+ * Per-thread sampling state: the bytes left to the next sample, the PRNG, the
+ * guard. While the guard is up (busy), left is parked at INT64_MAX (its value
+ * kept in held), so that allocations pass straight through the wrappers'
+ * fast path, uncounted.
+ */
 struct ap_mem_thread {
 	int64_t left;  /* bytes before the next sample point; <= 0: a sample is due */
-	uint64_t rng;  /* xorshift state; 0 until the thread's first allocation */
+	uint64_t rng;  /* xorshift state; 0 until the thread's first sampled allocation */
 	unsigned busy; /* inside the profiler: allocations pass straight through */
+	int64_t held;  /* left, while busy */
 };
 
 extern AP_TLS struct ap_mem_thread ap_mem;
@@ -45,9 +53,35 @@ extern AP_TLS struct ap_mem_thread ap_mem;
 extern bool ap_mem_on;
 extern uint64_t ap_mem_interval;
 
+/*
+ * Raise the thread's guard (nested): its allocations and frees pass through.
+ * A handler that interrupts these (and raises the guard itself) sees the
+ * guard up before left is parked, and left restored before the guard is
+ * down: the signal fences keep the compiler to that order.
+ */
+static inline void memory__guard_up(void)
+{
+	if (ap_mem.busy++)
+		return;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ap_mem.held = ap_mem.left;
+	ap_mem.left = INT64_MAX;
+}
+
+static inline void memory__guard_down(void)
+{
+	if (ap_mem.busy == 1)
+		ap_mem.left = ap_mem.held;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ap_mem.busy--;
+}
+
 /* ---- wrap/alloc.c ---- */
 
+/* Do the program's malloc and free reach the wrappers? Not async-signal-safe. */
 bool alloc__interposed(void);
+/* Sample with mean interval and live.c's filter (on), or stop. Async-signal-safe. */
+void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter);
 
 /* ---- session/memory.c ---- */
 
@@ -61,29 +95,19 @@ void memory__stop(struct writer *w);
 void memory__stop_emergency(struct writer *w);
 /* A window's end: its file gets the live set, if the table is free soon. Async-signal-safe. */
 void memory__snapshot(struct writer *w);
+/* ctl dump: the file gets the live set of now, which a later one retires. Async-signal-safe. */
+void memory__dump(struct writer *w);
 /* Allocation samples this image recorded (a file with some is not empty). */
 uint64_t memory__samples(void);
 size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
 			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
 			  unsigned nr, uint64_t size);
-/* The slow path of an allocation of n bytes at p, called from ret: count it down, maybe sample. */
-void memory__allocated(void *p, size_t n, uintptr_t ret);
-
 /*
- * An allocation of n bytes at p returned to the program from ret: the fast
- * path (a subtraction) of the Poisson count-down. Not async-signal-safe (a
- * sample unwinds and takes the live table's lock).
+ * The slow path of an allocation of n bytes at p (not NULL), called from ret:
+ * the thread's count-down reached 0, or n is at least the interval, or the
+ * thread's count is not set up. Keeps errno. Not async-signal-safe.
  */
-static inline void memory__after_alloc(void *p, size_t n, uintptr_t ret)
-{
-	int64_t s = n ? (int64_t)n : 1;
-
-	if (!p || ap_mem.busy)
-		return;
-	if ((uint64_t)s < ap_mem_interval && (ap_mem.left -= s) > 0)
-		return;
-	memory__allocated(p, n, ret);
-}
+void memory__allocated(void *p, size_t n, uintptr_t ret);
 
 /* A sampled block of the live table. */
 struct live_block {
@@ -104,34 +128,40 @@ void memory__put_back(const struct live_block *b);
 /* ---- session/live.c ---- */
 
 int live__init(void);
-uint32_t live__stack_id(const uint64_t *chain, unsigned nr);
+/* The id of a stack (0: unknown); *first: its first use in file generation gen. */
+uint32_t live__stack_id(const uint64_t *chain, unsigned nr, uint32_t gen, bool *first);
 void live__insert(const struct live_block *b);
 bool live__take(uint64_t addr, struct live_block *out);
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
-		uint64_t *bytes, bool wait);
+		uint64_t *bytes, bool wait, bool keep);
 void live__lock_all(void);
 void live__unlock_all(void);
 uint64_t live__untracked(void);
 uint64_t live__footprint(void);
 
-/* live.c's filter: a count of sampled live blocks per hash of their address. */
-#define AP_LIVE_FILTER_BITS 20
-extern uint32_t *ap_live_filter;
+/*
+ * live.c's filter: one bit per 16-byte address modulo 1 MiB (2^16 bits,
+ * 8 KiB), set while some sampled live block is there (live.c keeps the
+ * counts behind the bits). Not a hash: neighbouring blocks share a cache
+ * line of it, so that the frees' lookups follow the program's locality and
+ * do not push its data out of the cache. The free path's test is a load of
+ * it, without a lock: a block's bit is set before its address reaches the
+ * program, so any free of it sees it. False positives only.
+ */
+#define AP_LIVE_FILTER_BITS 16
+extern uint64_t *ap_live_filter;
 
 static inline uint32_t live__filter_index(uint64_t addr)
 {
-	return (uint32_t)(((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - AP_LIVE_FILTER_BITS));
+	return (uint32_t)(addr >> 4) & ((1U << AP_LIVE_FILTER_BITS) - 1);
 }
 
-/*
- * Might the block at p be a sampled one still live? The free path's test, a
- * few loads, without a lock: a block is in the filter before its address
- * reaches the program, so any free of it sees it there. False positives only.
- */
-static inline bool memory__maybe_sampled(void *p)
+/* Is addr's bit set in filter f? A load. */
+static inline bool live__filter_has(const uint64_t *f, uint64_t addr)
 {
-	return p && ap_live_filter && !ap_mem.busy &&
-	       __atomic_load_n(&ap_live_filter[live__filter_index((uintptr_t)p)], __ATOMIC_RELAXED);
+	uint32_t i = live__filter_index(addr);
+
+	return (__atomic_load_n(&f[i >> 6], __ATOMIC_RELAXED) >> (i & 63)) & 1;
 }
 
 #endif /* AUTOPROF_MEMORY_H */

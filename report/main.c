@@ -208,6 +208,49 @@ static void say_empty_exports(const struct session *s, const struct cmdline *c)
 				strcmp(outs[i], "-") ? outs[i] : "standard output", names[i]);
 }
 
+/*
+ * One file named (or ./perf.data): the run's first file of a bare LD_PRELOAD
+ * run; its siblings FILE.PID[.N] of the same run are read too (run_files.c).
+ * Returns 0 or 1 after printing why.
+ */
+static int add_run_files(struct cmdline *c, char ***run, size_t *nr_run)
+{
+	if (run_files__find(c->files[0], run, nr_run, stderr, PROG)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	for (size_t i = 0; i < *nr_run && c->nr_files < MAX_FILES; i++)
+		c->files[c->nr_files++] = (*run)[i];
+	return 0;
+}
+
+/*
+ * --diff BASELINE NEW, one file each: each side's run siblings too, the
+ * baseline's after the baseline. Returns 0 or 1 after printing why.
+ */
+static int add_diff_run_files(struct cmdline *c, char ***run, size_t *nr_run, char ***run2,
+			      size_t *nr_run2)
+{
+	const char *base = c->files[0], *new = c->files[1];
+
+	if (run_files__find(base, run, nr_run, stderr, PROG) ||
+	    run_files__find(new, run2, nr_run2, stderr, PROG)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	if (2 + *nr_run + *nr_run2 > MAX_FILES)
+		return 0;
+	c->nr_files = 0;
+	c->files[c->nr_files++] = base;
+	for (size_t i = 0; i < *nr_run; i++)
+		c->files[c->nr_files++] = (*run)[i];
+	c->nr_base = c->nr_files;
+	c->files[c->nr_files++] = new;
+	for (size_t i = 0; i < *nr_run2; i++)
+		c->files[c->nr_files++] = (*run2)[i];
+	return 0;
+}
+
 /* Print the view the command line asked for. Returns the exit status. */
 static int run(struct session *s, const struct cmdline *c)
 {
@@ -252,6 +295,8 @@ int main(int argc, char **argv)
 	static struct cmdline c;
 	struct csv_overview ov = {0};
 	struct session a, b;
+	char **run_paths = NULL, **run_paths2 = NULL;
+	size_t nr_run = 0, nr_run2 = 0;
 	int status;
 
 	status = cli__parse(&c, argc, argv);
@@ -267,6 +312,11 @@ int main(int argc, char **argv)
 	if (status)
 		goto out_lists;
 	if (c.diff) {
+		if (c.nr_base == 1 && c.nr_files == 2 &&
+		    add_diff_run_files(&c, &run_paths, &nr_run, &run_paths2, &nr_run2)) {
+			status = 1;
+			goto out_lists;
+		}
 		status = load(&a, &c.so, c.files, c.nr_base);
 		if (!status) {
 			status = load(&b, &c.so, c.files + c.nr_base, c.nr_files - c.nr_base);
@@ -284,6 +334,10 @@ int main(int argc, char **argv)
 			session__exit(&b);
 		}
 	} else {
+		if (c.nr_files == 1 && add_run_files(&c, &run_paths, &nr_run)) {
+			status = 1;
+			goto out_lists;
+		}
 		if (c.csv_dir)
 			render_csv__overview_attach(&c.so, &ov);
 		status = load(&a, &c.so, c.files, c.nr_files);
@@ -299,6 +353,8 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 out_lists:
+	run_files__free(run_paths, nr_run);
+	run_files__free(run_paths2, nr_run2);
 	cli__exit(&c);
 	return status;
 }

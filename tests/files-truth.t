@@ -87,9 +87,10 @@ within "$w" 0 1 "at most one line about the PMU for a run with an exec" || diag_
 ! grep -q 'No such file or directory\|Operation not supported' ex.err
 ok $? "no raw errno text in the warnings" || diag_file ex.err
 
-# 17-20: a process tree: each file with its pid, samples and command, most samples first.
+# 17-20: a process tree with --per-process: each file with its pid, samples and command,
+# most samples first.
 mkdir tree && cd tree || exit 1
-"$B/autoprof" -o t.data -- sh -c "$P/split 30 >/dev/null; $P/split 300 >/dev/null" 2>tree.err
+"$B/autoprof" --per-process -o t.data -- sh -c "$P/split 30 >/dev/null; $P/split 300 >/dev/null" 2>tree.err
 first=$(sed -n '/^autoprof: wrote/{n;p;q}' tree.err)
 file=$(echo "$first" | awk '{ print $2 }')
 pid=$(echo "$first" | awk '{ print $4 }')

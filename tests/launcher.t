@@ -38,9 +38,11 @@ ok $? "with a one-line error naming it" || diag_file err.txt
 is "$?" 2 "an unknown flag is a usage error"
 
 "$B/autoprof" -- "$B/progs/life" fork "$B/progs" >/dev/null 2>err.txt
-grep -q '^autoprof: wrote 2 files, one per process image' err.txt &&
-	grep -q '^autoprof:   perf.data\.[0-9]*  *pid [0-9]' err.txt
-ok $? "at the end the launcher names the files the run wrote" || diag_file err.txt
+grep -q '^autoprof: wrote perf.data (' err.txt &&
+	grep -q '^autoprof:   it holds 2 process images' err.txt &&
+	grep -q '^autoprof:     pid [0-9]' err.txt
+ok $? "at the end the launcher names the run's one file and the process images in it" ||
+	diag_file err.txt
 
 "$B/autoprof" -q -- "$B/progs/life" sigsegv "$B/progs" >/dev/null 2>&1
 is "$?" 139 "a command killed by SIGSEGV: the launcher dies of SIGSEGV too (139)"

@@ -11,7 +11,7 @@
 # never notices: same output and exit status.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown" "$B/progs/libearlyalloc.so"
-plan 30
+plan 37
 
 P=$B/progs
 
@@ -106,6 +106,62 @@ ok $? "malloc, calloc, realloc, reallocarray, aligned_alloc, memalign, valloc, p
 is "$(at funcs.data alloc-bytes free_site) $(at funcs.data live-bytes free_site)" "101100 0" \
 	"free: allocated at free_site, nothing live there"
 
+# ---- an end without a live set (SIGKILL) is not "no leaks"; an empty live set is ----
+rm -f go
+profile kill.data "$P/memcases" dump "$PWD/go" >kill.out 2>&1 &
+for i in $(seq 200); do
+	grep -q ready kill.out 2>/dev/null && break
+	sleep 0.1
+done
+kill -KILL "$(awk '/^ready/ { print $2 }' kill.out)"
+wait
+timeout -s KILL 60 "$B/autoprof-report" --leaks kill.data >kill.leaks 2>kill.err
+rc=$?
+[ $rc = 1 ] && [ ! -s kill.leaks ] && [ "$(wc -l <kill.err)" = 1 ] && grep -q 'no live set' kill.err
+ok $? "SIGKILL: --leaks says the file has no live set (status 1), not that nothing leaked" ||
+	diag_file kill.err
+cat >noleak.c <<'SRC'
+#include <stdlib.h>
+int main(void)
+{
+	for (int i = 0; i < 1000; i++)
+		free(malloc(100));
+	return 0;
+}
+SRC
+cc -O2 -o noleak noleak.c
+profile noleak.data env AUTOPROF_MEMORY_INTERVAL=1 ./noleak
+timeout -s KILL 60 "$B/autoprof-report" --leaks noleak.data >noleak.leaks 2>&1
+is "$?:$(cat noleak.leaks)" "0:Leaks: none. No sampled block was still allocated at the end." \
+	"a program that frees everything: --leaks says none (its empty live set is marked)"
+
+# ---- a program linked with jemalloc or tcmalloc (shared): the calls reach us, then theirs ----
+for alloc in jemalloc.so.2 tcmalloc_minimal.so.4; do
+	lib=$(ls /usr/lib/*/lib$alloc 2>/dev/null | head -1)
+	if [ -z "$lib" ]; then
+		skip "lib$alloc is not installed (scripts/install-deps.sh test)"
+		continue
+	fi
+	cc -O2 -g -pthread -o "mem-$alloc" "$ROOT/tests/progs/memcases.c" "$lib" 2>cc.err ||
+		{ ok 1 "memcases linked with lib$alloc builds"; diag_file cc.err; continue; }
+	timeout -s KILL 60 "./mem-$alloc" funcs >plain-$alloc.out 2>&1
+	profile "$alloc.data" env AUTOPROF_MEMORY_INTERVAL=1 "./mem-$alloc" funcs >"$alloc.out" 2>"$alloc.err"
+	bad=""
+	cmp -s "plain-$alloc.out" "$alloc.out" && grep -q 'usable OK' "$alloc.out" || bad="output"
+	ldd "./mem-$alloc" | grep -q "lib$alloc" || bad="$bad not-linked"
+	for want in malloc_site:100100 calloc_site:300600 realloc_site:100300 \
+		reallocarray_site:401600 aligned_alloc_site:512000 memalign_site:100600 \
+		valloc_site:100700 posix_memalign_site:101000; do
+		site=${want%:*} n=${want#*:}
+		[ "$(at "$alloc.data" alloc-bytes $site)" = "$n" ] || bad="$bad $site:$(at "$alloc.data" alloc-bytes $site)"
+		[ "$(at "$alloc.data" live-bytes $site)" = "$n" ] || bad="$bad live-$site"
+	done
+	[ "$(at "$alloc.data" live-bytes free_site)" = 0 ] || bad="$bad live-free_site"
+	[ -z "$bad" ]
+	ok $? "linked with lib$alloc: same output, every site's bytes exact, allocated and live" ||
+		{ diag "$bad"; diag_file "$alloc.err"; }
+done
+
 # ---- realloc moves a sampled block ----
 profile moves.data env AUTOPROF_MEMORY_INTERVAL=1 "$P/memcases" realloc >moves.out 2>&1
 grep -q 'moved yes, contents kept' moves.out
@@ -151,6 +207,25 @@ n=$(wc -l <win.live)
 	sort -n -c win.live
 ok $? "AUTOPROF_WINDOW: each window's file has the live set at its end, growing to 4 MiB ($n windows)" ||
 	diag_file win.live
+
+# ---- ctl dump: the file holds what is live now; a later live set retires it ----
+profile dump.data env AUTOPROF_MEMORY_INTERVAL=1 "$P/memcases" dump "$PWD/go" >dump.out 2>dump.err &
+dpid=$!
+for i in $(seq 200); do
+	grep -q ready dump.out 2>/dev/null && break
+	sleep 0.1
+done
+timeout -s KILL 30 "$B/autoprof" ctl "$(awk '/^ready/ { print $2 }' dump.out)" dump >ctl.out 2>&1
+cp dump.data dump1.data
+touch go
+wait $dpid
+is "$(at dump1.data live-bytes dump_keep) $(at dump1.data live-bytes dump_gone)" "200000 300000" \
+	"ctl dump: the file holds the live set of the moment, by stack" || diag_file ctl.out
+is "$(at dump.data live-bytes dump_keep) $(at dump.data live-bytes dump_gone)" "200000 0" \
+	"...and at the end only the end's live set counts (the dump's is retired in place)"
+timeout -s KILL 60 "$B/autoprof-report" --leaks dump.data >dump.leaks 2>&1
+grep -q dump_keep dump.leaks && ! grep -q dump_gone dump.leaks
+ok $? "...--leaks shows what leaked at the end, not what the dump saw" || diag_file dump.leaks
 
 # ---- an allocator linked into the program ----
 profile own.data "$P/memown" >own.out 2>own.err

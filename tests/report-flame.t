@@ -30,7 +30,7 @@ prof s.data "$B/progs/split" 400
 prof demo.data "$B/progs/demo" 0.3
 prof jit.data "$B/progs/jitmap" 200
 AUTOPROF_KERNEL=1 prof k.data "$B/progs/syscalls"
-"$B/autoprof" -o tree.data sh -c "'$B/progs/split' 300 >/dev/null; '$B/progs/threads' 300 >/dev/null" \
+"$B/autoprof" --per-process -o tree.data sh -c "'$B/progs/split' 300 >/dev/null; '$B/progs/threads' 300 >/dev/null" \
 	>/dev/null 2>&1
 set -- tree.data*
 tree_files="$*" # the process tree's files (nsamples leaves FILE.err beside them)

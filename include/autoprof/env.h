@@ -102,6 +102,9 @@
 	X(ON_WINDOW, LAUNCHER, "on-window", 0, "CMD", "",                                          \
 	  "with --window: run CMD FILE for each finished window file (a failure is said, "         \
 	  "never stops profiling)")                                                                \
+	X(PER_PROCESS, LAUNCHER, "per-process", 0, NULL, "0",                                      \
+	  "one file per process image (FILE, FILE.<pid>, FILE.<pid>.<n>), as a bare LD_PRELOAD "   \
+	  "run writes, instead of the whole run in FILE")                                          \
 	X(COUNTER_FDS, LIB, NULL, 0, "LIST", "",                                                   \
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
 	X(TOP, LIB, NULL, 0, "PID", "",                                                            \

@@ -184,8 +184,11 @@ static void act(void *arg)
 	if (a.op == AP_CTL_START || a.op == AP_CTL_STOP)
 		changed = set_paused(img, a.op == AP_CTL_STOP);
 	registry__visit(visit, &a);
-	if (a.op == AP_CTL_DUMP)
+	if (a.op == AP_CTL_DUMP) {
 		windows__end(true); /* a window past its end, in an idle process: ended now */
+		if (img->dump)
+			img->dump(img->writer); /* AUTOPROF_MEMORY: the live set of now */
+	}
 	a.samples += __atomic_load_n(&img->totals->samples, __ATOMIC_RELAXED);
 	a.lost += __atomic_load_n(&img->totals->lost, __ATOMIC_RELAXED);
 

@@ -213,6 +213,9 @@ struct writer {
 };
 
 int writer__append(struct writer *w, const void *buf, size_t len);
+/* The same, saying where in the file the bytes went; and rewriting them there later. */
+int writer__append_at(struct writer *w, const void *buf, size_t len, uint64_t *at);
+int writer__patch(struct writer *w, uint64_t at, const void *buf, size_t len);
 void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
 int writer__finish(struct writer *w, bool tidy); /* async-signal-safe when !tidy */
 int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len);
@@ -408,6 +411,8 @@ void objects__learn(uintptr_t pc);
 void objects__skipped(void);
 bool objects__eh_frame(uintptr_t pc, const uint8_t **hdr, const uint8_t **end);
 uint64_t objects__generation(void);
+/* The generation of the file being written (bumped when a new file starts). */
+int objects__file_gen(void);
 /* Whether the table is set up (objects__init ran). */
 bool objects__ready(void);
 /* dl_iterate_phdr() answered from the table: only while this thread unwinds in the handler. */
@@ -444,6 +449,9 @@ struct ap_image {
 	/* AUTOPROF_MEMORY: the live set written into the file at a window's end (NULL:
 	 * none). Async-signal-safe by the session's contract (memory.h). */
 	void (*snapshot)(struct writer *w);
+	/* AUTOPROF_MEMORY: the live set written into the file at `ctl dump` (NULL: none);
+	 * a later live set in the same file retires it. Async-signal-safe (memory.h). */
+	void (*dump)(struct writer *w);
 };
 /* The image as registered (every field NULL before). */
 const struct ap_image *image__get(void);

@@ -128,7 +128,10 @@ void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 	sigemptyset(&block);
 	sigaddset(&block, signo);
 	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, _NSIG / 8);
-	if (t && __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
+	/* the buffer taken (as samplers__rename does): a visitor flushing it, or a
+	 * memory sample from a handler of the program that interrupts us here
+	 * (AUTOPROF_MEMORY), would otherwise write into it at the same place */
+	if (t && (__atomic_load_n(&t->closed, __ATOMIC_ACQUIRE) || !registry__grab(t, true)))
 		t = NULL;
 	for (int i = 0; i < n; i++) {
 		struct object *o = objects__at(i);
@@ -149,5 +152,7 @@ void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 	}
 	if (len)
 		writer__append(w, buf, len);
+	if (t)
+		registry__release(t);
 	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 }

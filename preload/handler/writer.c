@@ -311,6 +311,17 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
  */
 int writer__append(struct writer *w, const void *buf, size_t len)
 {
+	uint64_t at;
+
+	return writer__append_at(w, buf, len, &at);
+}
+
+/*
+ * writer__append(), and *at gets the file offset where the bytes went (for
+ * writer__patch). Returns 0 or -errno. Async-signal-safe, as writer__append.
+ */
+int writer__append_at(struct writer *w, const void *buf, size_t len, uint64_t *at)
+{
 	int err;
 
 	if (!len)
@@ -319,7 +330,43 @@ int writer__append(struct writer *w, const void *buf, size_t len)
 		return -EBADF;
 	if (!writer_lock__take(w))
 		return -EBUSY;
+	*at = w->end; /* under the lock: where this commit appends */
 	err = w->sealed ? -EPIPE : with_file(w, op_commit, &(struct chunk){buf, len});
+	writer_lock__give(w);
+	return err;
+}
+
+/* Bytes to write over data already appended. */
+struct patch {
+	const void *buf;
+	size_t len;
+	uint64_t at;
+};
+
+static int op_patch(struct writer *w, void *arg)
+{
+	const struct patch *p = arg;
+
+	return pwrite_all(w->fd, p->buf, p->len, p->at);
+}
+
+/*
+ * Write len bytes over the data at offset at (which writer__append_at gave,
+ * in this same file: the caller checks w->dev and w->ino): records rewritten
+ * in place, their sizes unchanged. Returns 0 or -errno. Async-signal-safe,
+ * as writer__append.
+ */
+int writer__patch(struct writer *w, uint64_t at, const void *buf, size_t len)
+{
+	int err;
+
+	if (!live(w))
+		return -EBADF;
+	if (!writer_lock__take(w))
+		return -EBUSY;
+	err = w->sealed || at < w->data_offset || at + len > w->end
+		  ? -EINVAL
+		  : with_file(w, op_patch, &(struct patch){buf, len, at});
 	writer_lock__give(w);
 	return err;
 }

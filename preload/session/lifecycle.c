@@ -399,7 +399,8 @@ int lifecycle__start(void)
 					   .paused = &autoprof.paused,
 					   .state_since = &autoprof.state_since,
 					   .sampled_ns = &autoprof.sampled_ns,
-					   .snapshot = memory__snapshot});
+					   .snapshot = memory__snapshot,
+					   .dump = memory__dump});
 	err = handlers__install_sample(autoprof.signo);
 	if (err) {
 		pr_warn("signal %d already has a handler (%s); not profiling (set AUTOPROF_SIGNAL)",

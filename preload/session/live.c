@@ -11,9 +11,10 @@
  *  - stacks: open addressing by the chain's hash, each an offset into frames,
  *    an array of [nr, ip...] reserved once (MAP_NORESERVE) and filled as
  *    stacks come; a stack's id is its offset (0: unknown);
- *  - the filter (ap_live_filter): per hash of an address, how many live
- *    blocks have it; every free reads it without the lock, and only a
- *    non-zero count sends the free to the table.
+ *  - the filter (ap_live_filter): per 16-byte address modulo 1 MiB, a bit set while
+ *    some live block has it (the counts behind the bits are 16-bit, sticky
+ *    at their maximum); every free reads its bit without a lock, and only a
+ *    set bit sends the free to the table.
  * Locks: one per shard of the blocks (64, by address, so threads rarely
  * wait for each other) and one for the stacks; spin locks of ours, never
  * held across a call into the program or the allocator; a handler (a
@@ -36,13 +37,13 @@
 #define MAX_STACKS   (1ULL << 24)
 #define FRAMES	     (1ULL << 26) /* u64 entries reserved for stacks: 512 MiB of address space */
 #define FILTER_SLOTS (1ULL << AP_LIVE_FILTER_BITS)
-#define WRITE_BUF    (256 * 1024)
-#define RECORD_ROOM  (128 + (AP_MAX_CHAIN + 2) * 8)
 #define SPIN_TRIES   1000 /* a handler's bounded wait for a lock (sched_yield each) */
 
 struct stack_slot {
 	uint64_t hash;
 	uint32_t off, nr; /* off 0: empty */
+	uint32_t gen;	  /* the last file generation that asked for it */
+	uint32_t pad;
 };
 
 struct shard {
@@ -51,7 +52,9 @@ struct shard {
 	uint64_t mask, count;
 } __attribute__((aligned(64)));
 
-uint32_t *ap_live_filter;
+uint64_t *ap_live_filter;
+static uint16_t *filter_counts;		    /* the live blocks per filter bit; under filter_locks */
+static int filter_locks[FILTER_SLOTS / 64]; /* one per word of bits */
 
 static struct shard shards[SHARDS];
 static int stack_lock;
@@ -75,11 +78,13 @@ static void *map(uint64_t bytes)
  */
 int live__init(void)
 {
-	uint32_t *filter = map(FILTER_SLOTS * sizeof(*filter));
+	uint64_t *filter = map(FILTER_SLOTS / 8);
+
+	filter_counts = map(FILTER_SLOTS * sizeof(*filter_counts));
 
 	stacks = map(MIN_STACKS * sizeof(*stacks));
 	frames = map(FRAMES * sizeof(*frames));
-	if (!filter || !stacks || !frames)
+	if (!filter || !filter_counts || !stacks || !frames)
 		return -ENOMEM;
 	for (unsigned i = 0; i < SHARDS; i++) {
 		shards[i].v = map(MIN_BLOCKS * sizeof(*shards[i].v));
@@ -129,6 +134,30 @@ void live__unlock_all(void)
 	spin_unlock(&stack_lock);
 }
 
+/*
+ * Add d (1 or -1) to the live blocks of addr's filter bit (a count at its
+ * maximum stays there), the bit set while the count is not 0; count and bit
+ * change together under the lock of the bit's word. Called under a shard's
+ * lock (the order: shard, then filter).
+ */
+static void filter_add(uint64_t addr, int d)
+{
+	uint32_t i = live__filter_index(addr);
+	uint16_t *c = &filter_counts[i];
+
+	spin_lock(&filter_locks[i >> 6]);
+	if (*c != UINT16_MAX && (d > 0 || *c)) {
+		*c = (uint16_t)(*c + d);
+		if (*c)
+			__atomic_fetch_or(&ap_live_filter[i >> 6], 1ULL << (i & 63),
+					  __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_and(&ap_live_filter[i >> 6], ~(1ULL << (i & 63)),
+					   __ATOMIC_RELEASE);
+	}
+	spin_unlock(&filter_locks[i >> 6]);
+}
+
 static struct shard *shard_of(uint64_t addr)
 {
 	return &shards[((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - SHARD_BITS)];
@@ -173,13 +202,17 @@ static bool grow_stacks(void)
 
 /*
  * The id of the stack of nr ips (innermost first), added if new; 0 when the
- * tables are full. Takes the stacks' lock. Not async-signal-safe.
+ * tables are full. *first (if not NULL): this is the stack's first use in
+ * file generation gen (its objects' records may be missing from that file).
+ * Takes the stacks' lock. Not async-signal-safe.
  */
-uint32_t live__stack_id(const uint64_t *ips, unsigned nr)
+uint32_t live__stack_id(const uint64_t *ips, unsigned nr, uint32_t gen, bool *first)
 {
 	uint64_t h = hash_chain(ips, nr), i;
 	uint32_t id = 0;
 
+	if (first)
+		*first = true;
 	spin_lock(&stack_lock);
 	if (stack_count + 1 > (stack_mask + 1) / 2 && !grow_stacks())
 		goto out;
@@ -187,12 +220,16 @@ uint32_t live__stack_id(const uint64_t *ips, unsigned nr)
 		if (stacks[i].hash == h && stacks[i].nr == nr &&
 		    !memcmp(frames + stacks[i].off + 1, ips, (size_t)nr * 8)) {
 			id = stacks[i].off;
+			if (first)
+				*first = stacks[i].gen != gen;
+			stacks[i].gen = gen;
 			goto out;
 		}
 	}
 	if (frames_used + nr + 1 > FRAMES || frames_used + nr + 1 > UINT32_MAX)
 		goto out;
-	stacks[i] = (struct stack_slot){.hash = h, .off = (uint32_t)frames_used, .nr = nr};
+	stacks[i] =
+	    (struct stack_slot){.hash = h, .off = (uint32_t)frames_used, .nr = nr, .gen = gen};
 	frames[frames_used] = nr;
 	memcpy(frames + frames_used + 1, ips, (size_t)nr * 8);
 	frames_used += nr + 1;
@@ -256,8 +293,7 @@ void live__insert(const struct live_block *b)
 	i = find(s, b->addr);
 	if (!s->v[i].addr) {
 		s->count++;
-		__atomic_fetch_add(&ap_live_filter[live__filter_index(b->addr)], 1,
-				   __ATOMIC_RELAXED);
+		filter_add(b->addr, 1);
 	}
 	s->v[i] = *b;
 out:
@@ -280,7 +316,7 @@ bool live__take(uint64_t addr, struct live_block *out)
 		goto out;
 	had = true;
 	*out = s->v[i];
-	__atomic_fetch_sub(&ap_live_filter[live__filter_index(addr)], 1, __ATOMIC_RELAXED);
+	filter_add(addr, -1);
 	s->count--;
 	/* backward shift: move up each later entry whose home is not between the hole and it */
 	for (j = (i + 1) & s->mask; s->v[j].addr; j = (j + 1) & s->mask) {
@@ -299,7 +335,8 @@ out:
 /* The bytes of the tables in use (the filter counted whole): the profiler's own memory. */
 uint64_t live__footprint(void)
 {
-	uint64_t n = FILTER_SLOTS * sizeof(*ap_live_filter) + (stack_mask + 1) * sizeof(*stacks) +
+	uint64_t n = FILTER_SLOTS / 8 + FILTER_SLOTS * sizeof(*filter_counts) +
+		     (stack_mask + 1) * sizeof(*stacks) +
 		     __atomic_load_n(&frames_used, __ATOMIC_RELAXED) * sizeof(*frames);
 
 	for (unsigned i = 0; i < SHARDS; i++)
@@ -370,76 +407,146 @@ static void release_shards(void)
 }
 
 /*
+ * The last live set written to the middle of a file (ctl dump), kept until a
+ * later live set is written to the same file: the earlier one is then
+ * retired in place (every record's period set to 0, its size unchanged), so
+ * that a file holds one live set that weighs: its latest. Under snap_lock.
+ */
+static struct {
+	char *buf;
+	size_t len, cap;
+	uint64_t at, dev, ino;
+} kept;
+static int snap_lock;
+
+/* Retire the kept live set if it is in w's file, and forget it. Under snap_lock. */
+static void retire(struct writer *w)
+{
+	struct perf_event_header h;
+
+	if (!kept.buf)
+		return;
+	if (kept.dev == w->dev && kept.ino == w->ino) {
+		for (size_t off = 0; off + AP_MEMORY_PERIOD_AT + 8 <= kept.len; off += h.size) {
+			memcpy(&h, kept.buf + off, sizeof(h));
+			if (h.size < AP_MEMORY_PERIOD_AT + 8)
+				break;
+			memset(kept.buf + off + AP_MEMORY_PERIOD_AT, 0, 8);
+		}
+		writer__patch(w, kept.at, kept.buf, kept.len);
+	}
+	munmap(kept.buf, kept.cap);
+	kept.buf = NULL;
+}
+
+/* The chain of merged entry e into chain (PERF_CONTEXT_USER first); returns its entries. */
+static unsigned chain_of(const struct merged *e, uint64_t *chain)
+{
+	unsigned nr = 1;
+
+	chain[0] = PERF_CONTEXT_USER;
+	if (e->stack) {
+		uint64_t n = frames[e->stack];
+
+		if (n > AP_MAX_CHAIN)
+			n = AP_MAX_CHAIN;
+		memcpy(chain + 1, frames + e->stack + 1, n * 8);
+		nr += (unsigned)n;
+	}
+	if (nr == 1)
+		chain[nr++] = 0;
+	return nr;
+}
+
+/*
  * Write the live set to w as SAMPLE records of the attr id: one per stack
  * and block size, its period the estimated bytes still live, its weight the
  * size; *blocks and *bytes get the sampled blocks and the estimated bytes.
  * The tables are held while the set is merged: waited for (wait), or a
- * bounded time from a handler. Returns 0 or -errno (-EBUSY: not held).
- * Async-signal-safe when !wait.
+ * bounded time from a handler. An empty live set is one record of period 0
+ * and size 0 (its mark). A live set written earlier to the same file
+ * by a call with keep is retired first; with keep, this one is kept to be
+ * retired by the next (a set in the middle of the file: ctl dump). Returns 0
+ * or -errno (-EBUSY: not held). Async-signal-safe when !wait.
  */
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *nblocks,
-		uint64_t *bytes, bool wait)
+		uint64_t *bytes, bool wait, bool keep)
 {
 	uint64_t cap = 16, count = 0, chain[AP_MAX_CHAIN + 2];
 	struct merged *m = NULL;
+	size_t len = 0, room = 0;
 	char *buf = NULL;
-	size_t len = 0;
 	int err = 0;
 
 	*nblocks = *bytes = 0;
 	if (!id)
 		return 0;
-	if (!hold_shards(wait))
+	if (wait)
+		spin_lock(&snap_lock);
+	else if (!spin_trylock(&snap_lock))
 		return -EBUSY;
+	if (!hold_shards(wait)) {
+		spin_unlock(&snap_lock);
+		return -EBUSY;
+	}
 	for (unsigned i = 0; i < SHARDS; i++)
 		count += shards[i].count;
 	*nblocks = count;
-	if (!count) {
-		release_shards();
-		return 0;
-	}
 	while (cap < count * 2)
 		cap *= 2;
-	m = map(cap * sizeof(*m));
-	buf = map(WRITE_BUF);
-	if (m && buf)
+	m = count ? map(cap * sizeof(*m)) : NULL;
+	if (m)
 		merge(m, cap);
 	release_shards(); /* the stacks' frames never move: read without a lock */
-	if (!m || !buf) {
+	retire(w);
+	if (!count) { /* the mark of an empty live set: readers tell it from none written */
+		uint64_t mark[2] = {PERF_CONTEXT_USER, 0};
+		char rec[128];
+
+		len = memory__put_sample(rec, sizeof(rec), id, pid, pid, time, 0, 0, mark, 2, 0);
+		err = writer__append(w, rec, len);
+		len = 0;
+		goto out;
+	}
+	if (!m) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (uint64_t i = 0; i < cap && !err; i++) {
-		unsigned nr = 1;
+	for (uint64_t i = 0; i < cap; i++) /* the records' size, to write them in one append */
+		if (m[i].used)
+			room +=
+			    sizeof(struct perf_event_header) + 9 * 8 + chain_of(&m[i], chain) * 8;
+	room = (room + 4095) & ~(size_t)4095;
+	buf = map(room);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = 0; i < cap; i++) {
+		unsigned nr;
 
 		if (!m[i].used)
 			continue;
 		*bytes += m[i].weight;
-		chain[0] = PERF_CONTEXT_USER;
-		if (m[i].stack) {
-			uint64_t n = frames[m[i].stack];
-
-			if (n > AP_MAX_CHAIN)
-				n = AP_MAX_CHAIN;
-			memcpy(chain + 1, frames + m[i].stack + 1, n * 8);
-			nr += (unsigned)n;
-		}
-		if (nr == 1)
-			chain[nr++] = 0;
-		if (len + RECORD_ROOM > WRITE_BUF) {
-			err = writer__append(w, buf, len);
-			len = 0;
-		}
-		len += memory__put_sample(buf + len, WRITE_BUF - len, id, pid, pid, time, 0,
-					  m[i].weight, chain, nr, m[i].size);
+		nr = chain_of(&m[i], chain);
+		len += memory__put_sample(buf + len, room - len, id, pid, pid, time, 0, m[i].weight,
+					  chain, nr, m[i].size);
 	}
-	if (!err && len)
-		err = writer__append(w, buf, len);
+	err = writer__append_at(w, buf, len, &kept.at);
 	writer__note_times(w, time, time);
+	if (!err && keep) {
+		kept.buf = buf;
+		kept.len = len;
+		kept.cap = room;
+		kept.dev = w->dev;
+		kept.ino = w->ino;
+		buf = NULL;
+	}
 out:
+	spin_unlock(&snap_lock);
 	if (m)
 		munmap(m, cap * sizeof(*m));
 	if (buf)
-		munmap(buf, WRITE_BUF);
+		munmap(buf, room);
 	return err;
 }

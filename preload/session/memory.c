@@ -7,7 +7,7 @@
  * live-bytes records.
  *
  * A sample is taken in the program's context, on the allocating thread,
- * with the thread's guard up (ap_mem.busy: what libunwind and we allocate
+ * with the thread's guard up (memory__guard_up(): what libunwind and we allocate
  * passes straight through, uncounted, and so do the allocations and frees
  * of a handler of the program that interrupts us, which therefore never
  * waits for a table we hold) and the thread's buffer claimed with
@@ -42,6 +42,7 @@ uint64_t ap_mem_interval = 512 * 1024;
 static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
 static uint64_t samples, sampled_bytes, unplaced; /* atomic */
 static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
+static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -219,14 +220,16 @@ static __attribute__((noinline)) unsigned caller_chain(uint64_t *chain, void **t
 	return n;
 }
 
-/* Put a sample's record in t's buffer (entered), the objects it touches first. */
+/* Put a sample's record in t's buffer (entered), the objects it touches first
+ * when the stack is new to this file (a stack seen before had them noted). */
 static void to_thread(struct ap_thread *t, const struct live_block *b, const uint64_t *chain,
-		      unsigned nr, uint64_t now)
+		      unsigned nr, uint64_t now, bool first)
 {
 	char *out;
 	size_t n;
 
-	object_records__note(t, chain, nr);
+	if (first || !b->stack)
+		object_records__note(t, chain, nr);
 	out = buffer__reserve(t, MAX_RECORD);
 	n = memory__put_sample(out, MAX_RECORD, alloc_id, t->sampler->pid, (uint32_t)t->tid, now,
 			       b->addr, b->weight, chain, nr, b->size);
@@ -262,10 +265,12 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
 		void **trace = (void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES);
 
+		bool first;
+
 		nr = caller_chain(chain, trace, depth, ret);
-		b->stack = live__stack_id(chain + 1, nr - 1);
+		b->stack = live__stack_id(chain + 1, nr - 1, (uint32_t)objects__file_gen(), &first);
 		live__insert(b);
-		to_thread(t, b, chain, nr, now);
+		to_thread(t, b, chain, nr, now, first);
 		buffer__leave(t);
 	} else {
 		sigset_t old;
@@ -275,7 +280,7 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		while (__atomic_exchange_n(&shared_lock, 1, __ATOMIC_ACQUIRE))
 			sched_yield();
 		nr = caller_chain(shared_chain, shared_trace, depth, ret);
-		b->stack = live__stack_id(shared_chain + 1, nr - 1);
+		b->stack = live__stack_id(shared_chain + 1, nr - 1, 0, NULL);
 		live__insert(b);
 		n = memory__put_sample(shared_record, sizeof(shared_record), alloc_id,
 				       (uint32_t)autoprof.pid, (uint32_t)raw_syscall(SYS_gettid),
@@ -293,10 +298,9 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 }
 
 /*
- * The slow path of an allocation of n bytes at p from ret (memory.h's
- * memory__after_alloc): the count-down reached 0, or n is at least the
- * interval, or this is the thread's first allocation. Keeps errno. Not
- * async-signal-safe.
+ * The slow path of an allocation of n bytes at p (alloc.c's counted_on()):
+ * the count-down reached 0, or n is at least the interval, or this is the
+ * thread's first allocation. Keeps errno. Not async-signal-safe.
  */
 __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t ret)
 {
@@ -304,10 +308,9 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 	uint64_t k = 0;
 	int saved;
 
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || autoprof.paused)
-		return;
+	if (ap_mem.busy || !__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
+		return; /* inside the profiler (a block of at least the interval), or stopped */
 	saved = errno;
-	ap_mem.busy++;
 	if (!ap_mem.rng) {
 		seed_thread();
 		if (b.size < ap_mem_interval)
@@ -322,9 +325,12 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 		}
 		b.weight = k * ap_mem_interval;
 	}
-	if (b.weight)
+	/* paused (ctl stop) or stopping: the count goes on, the sample is not taken */
+	if (b.weight && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && !autoprof.paused) {
+		memory__guard_up();
 		take_sample(&b, ret);
-	ap_mem.busy--;
+		memory__guard_down();
+	}
 	errno = saved;
 	__asm__ volatile("" ::: "memory");
 }
@@ -335,17 +341,19 @@ bool memory__take(void *p, struct live_block *b)
 {
 	bool had;
 
-	ap_mem.busy++;
+	if (ap_mem.busy)
+		return false; /* a handler of the program, inside the profiler: passes through */
+	memory__guard_up();
 	had = live__take((uintptr_t)p, b);
-	ap_mem.busy--;
+	memory__guard_down();
 	return had;
 }
 
 void memory__put_back(const struct live_block *b)
 {
-	ap_mem.busy++;
+	memory__guard_up();
 	live__insert(b);
-	ap_mem.busy--;
+	memory__guard_down();
 }
 
 /* Append one attr (a software event whose samples carry the block and its size). */
@@ -397,14 +405,14 @@ int memory__file_events(struct writer_event *events, int n)
 /* fork: the live table's lock is held across it, so the child's copy is whole. */
 static void before_fork(void)
 {
-	ap_mem.busy++;
+	memory__guard_up();
 	live__lock_all();
 }
 
 static void after_fork(void)
 {
 	live__unlock_all();
-	ap_mem.busy--;
+	memory__guard_down();
 }
 
 /* The child's live set starts as the parent's; its samples and file are its own. */
@@ -435,6 +443,7 @@ void memory__start(void)
 	}
 	ap_mem_interval = autoprof.cfg->memory_interval;
 	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
+	alloc__sampling(true, ap_mem_interval, ap_live_filter);
 }
 
 /*
@@ -448,9 +457,10 @@ void memory__stop_emergency(struct writer *w)
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
 		return;
-	ap_mem.busy++;
-	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false);
-	ap_mem.busy--;
+	alloc__sampling(false, 0, NULL);
+	memory__guard_up();
+	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false, false);
+	memory__guard_down();
 }
 
 /*
@@ -466,11 +476,33 @@ void memory__snapshot(struct writer *w)
 
 	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
 		return;
-	ap_mem.busy++;
-	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false) ==
-	    -EBUSY)
+	memory__guard_up();
+	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			false) == -EBUSY)
 		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
-	ap_mem.busy--;
+	memory__guard_down();
+}
+
+/*
+ * `autoprof ctl PID dump` (control.c, from a handler, after every thread's
+ * buffer is flushed): the file gets the live set of now, as live-bytes
+ * records; the live set written next to the same file (another dump, a
+ * window's end, the image's end) retires it in place (its periods set to 0),
+ * so that the file always holds one live set that counts. The tables are
+ * waited for a bounded time only (missed dumps are counted and said at the
+ * end). Async-signal-safe.
+ */
+void memory__dump(struct writer *w)
+{
+	uint64_t blocks, bytes;
+
+	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
+		return;
+	memory__guard_up();
+	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			true) == -EBUSY)
+		__atomic_fetch_add(&dumps_missed, 1, __ATOMIC_RELAXED);
+	memory__guard_down();
 }
 
 uint64_t memory__samples(void)
@@ -485,9 +517,11 @@ void memory__stop(struct writer *w)
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
 		return;
-	ap_mem.busy++;
-	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true);
-	ap_mem.busy--;
+	alloc__sampling(false, 0, NULL);
+	memory__guard_up();
+	err =
+	    live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true, false);
+	memory__guard_down();
 	if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	pr_info(
@@ -502,6 +536,9 @@ void memory__stop(struct writer *w)
 		pr_warn(
 		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy)",
 		    (unsigned long long)snapshots_missed);
+	if (dumps_missed)
+		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (the table was busy)",
+			(unsigned long long)dumps_missed);
 	if (live__untracked())
 		pr_warn(
 		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "

@@ -81,7 +81,8 @@ static int program_mask(sigmask_fn next, int how, const sigset_t *set, sigset_t 
 	sigset_t copy;
 	int shadow = ap_shadow_signo, ret;
 
-	if (signal_table__holder(signo) != AP_HOLD_SAMPLE || unwind__is_profiler_pc((uintptr_t)caller))
+	if (signal_table__holder(signo) != AP_HOLD_SAMPLE ||
+	    unwind__is_profiler_pc((uintptr_t)caller))
 		return next(how, set, old);
 	named = set && sigismember(set, signo);
 	/* Only a call that changes our state needs to know it is not in a vfork

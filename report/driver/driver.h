@@ -71,6 +71,9 @@ bool stat_sibling__seen(const struct session *s, const char *path);
  * locations), count a memory event's objects (period / weight, rounded, at
  * least 1) as a sample of its objects event at the same stack. 0 or -ENOMEM.
  */
+/* A memory record of period 0 (a retired live set, an empty one's mark)? Counts it. */
+bool memory_events__weightless(struct session *s, const struct perf_file *pf,
+			       const struct sample *smp);
 int memory_events__count(struct session *s, const struct perf_file *pf, const struct sample *smp,
 			 u32 comm, const u32 *frames, u32 nr);
 

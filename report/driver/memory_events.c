@@ -18,6 +18,26 @@
 	(PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |                      \
 	 PERF_SAMPLE_STACK_USER)
 
+/*
+ * Is this SAMPLE a memory record of period 0: a live set that a later one
+ * in the same file retired (ctl dump), or the mark of an empty live set?
+ * Such records weigh nothing (perf report adds 0 bytes for them, and lists
+ * a stack that has only those at 0.00%); the reader leaves them out of its
+ * samples, counting them (s->memory_zero: a file with a mark has a live
+ * set, if an empty one).
+ */
+bool memory_events__weightless(struct session *s, const struct perf_file *pf,
+			       const struct sample *smp)
+{
+	const struct evattr *ea = &pf->attrs[smp->attr];
+
+	if (smp->period || !(ea->attr.sample_type & PERF_SAMPLE_WEIGHT) || ea->hist < 0 ||
+	    !memory_names__objects_of(s->hists.v[ea->hist].event))
+		return false;
+	s->memory_zero++;
+	return true;
+}
+
 int memory_events__count(struct session *s, const struct perf_file *pf, const struct sample *smp,
 			 u32 comm, const u32 *frames, u32 nr)
 {

@@ -118,6 +118,8 @@ int samples__one(struct session *s, const struct perf_file *pf, const struct rec
 		s->filtered++;
 		return 0;
 	}
+	if (!smp.period && memory_events__weightless(s, pf, &smp))
+		return 0; /* they weigh nothing: not a sample of the report */
 	err = hists__add_stack(&s->hists, ea->hist, smp.pid, smp.tid,
 			       machine__comm_idx(&s->machine, smp.tid, smp.time),
 			       smp.has_cpu ? smp.cpu : UINT32_MAX, frames, nr, smp.period);

@@ -12,6 +12,7 @@
  *   sample.c     SAMPLE payload and the sample_id trailer, driven by sample_type
  *   listing.c    --list: what each profile of a directory holds
  *   rec_pos.c    the time order of record positions
+ *   run_files.c  the per-image files of a run, found from its first file
  * The first stage: uses only util/ (never model/, aggregate/, view/ or the
  * driver, which calls it: report/driver/).
  */
@@ -144,6 +145,28 @@ int features__read_build_ids(struct features *f, const u8 *p, u64 len);
 void features__exit(struct features *f);
 
 /* ---- stat_sibling.c: FILE.stat, the counter totals beside an autoprof profile ---- */
+
+/* ---- run_files.c: the files of a run written one per process image ---- */
+
+/* Feature @bit of @pf (file mode): its @len bytes, or NULL when absent or outside the file. */
+const u8 *run_files__feature(const struct perf_file *pf, int bit, u64 *len);
+/*
+ * Where the file @path starts: the earliest time among its first records
+ * (CLOCK_MONOTONIC for autoprof's files) into *@mono, in real time by its
+ * CLOCK_DATA into *@real (0: no CLOCK_DATA), its first record's process into
+ * *@pid. Returns false (all 0) when the file cannot be read or has no time.
+ */
+bool run_files__start(const char *path, u64 *mono, u64 *real, u32 *pid);
+/*
+ * The siblings of the run's first file @path: PATH.PID and PATH.PID.N
+ * written while its run went on, sorted by name, into *@out (*@nr paths to
+ * free with run_files__free()). A sibling written before the run started is
+ * an earlier run's: one warning line on @warn (prefixed "@prog: ") and left
+ * out. Nothing when @path is itself a descendant's file (PATH ends in .PID of
+ * its process) or standard input. Returns 0 or -ENOMEM.
+ */
+int run_files__find(const char *path, char ***out, size_t *nr, FILE *warn, const char *prog);
+void run_files__free(char **paths, size_t nr);
 
 /* ---- listing.c: autoprof-report --list ---- */
 

@@ -98,6 +98,13 @@ int render_leaks(struct session *s, const struct report_opts *o, FILE *out)
 				"(record one with autoprof --memory, or AUTOPROF_MEMORY=1)\n");
 		return 1;
 	}
+	if ((live < 0 || !s->hists.v[live].nr_samples) && !s->memory_zero) {
+		fprintf(stderr,
+			"autoprof-report: --leaks: the input has no live set: it is written "
+			"at the end of the process, at a window's end and at ctl dump, and this "
+			"process ended without one (SIGKILL, or a live table held too long)\n");
+		return 1;
+	}
 	if (live < 0 || !s->hists.v[live].nr_samples) {
 		fprintf(out, "Leaks: none. No sampled block was still allocated at the end.\n");
 		return 0;
@@ -115,14 +122,21 @@ int render_leaks(struct session *s, const struct report_opts *o, FILE *out)
 	if (objs >= 0)
 		sum(st, objs, true, v, &n, at);
 	qsort(v, n, sizeof(*v), by_bytes);
+	while (n && !v[n - 1].bytes)
+		n--; /* a live set that a later one retired (ctl dump): its records weigh 0 */
 	for (i = 0; i < n; i++)
 		total += v[i].bytes;
-	fprintf(out,
-		"Leaks: memory still allocated at the end, by allocation stack, biggest first\n"
-		"(live-bytes: %llu bytes in %zu stacks; estimates unless recorded with "
-		"AUTOPROF_MEMORY_INTERVAL=1)\n\n",
-		(unsigned long long)total, n);
-	fprintf(out, "%14s  %10s  %6s  %s\n", "Bytes", "Objects", "Share", "Allocated at");
+	if (!n)
+		fprintf(out, "Leaks: none. No sampled block was still allocated at the end.\n");
+	else
+		fprintf(
+		    out,
+		    "Leaks: memory still allocated at the end, by allocation stack, biggest first\n"
+		    "(live-bytes: %llu bytes in %zu stacks; estimates unless recorded with "
+		    "AUTOPROF_MEMORY_INTERVAL=1)\n\n",
+		    (unsigned long long)total, n);
+	if (n)
+		fprintf(out, "%14s  %10s  %6s  %s\n", "Bytes", "Objects", "Share", "Allocated at");
 	for (i = 0; i < n; i++) {
 		fprintf(out, "%14llu  %10llu  %5.1f%%", (unsigned long long)v[i].bytes,
 			(unsigned long long)v[i].objects,

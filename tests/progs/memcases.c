@@ -11,6 +11,10 @@
 //            in_child() 100 x 3000 bytes and exits; the parent waits
 //   term     before_term() leaks 10 x 1 MiB, then the program raises SIGTERM
 //   windows  step() leaks 1 MiB, then spins for 300 ms of CPU time, 4 times
+//   dump F   dump_keep() leaks 100 x 2000 bytes, dump_gone() allocates 100 x
+//            3000 bytes; prints "ready", waits (20 s at most) for file F to
+//            exist (the test runs `autoprof ctl PID dump` meanwhile), frees
+//            dump_gone's blocks and exits
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -221,6 +225,35 @@ static int windows(void)
 	return 0;
 }
 
+__attribute__((noinline)) void dump_keep(void)
+{
+	for (int i = 0; i < 100; i++)
+		keep[nkeep++] = malloc(2000);
+}
+
+static void *gone[100];
+
+__attribute__((noinline)) void dump_gone(void)
+{
+	for (int i = 0; i < 100; i++)
+		gone[i] = malloc(3000);
+}
+
+static int dumps(const char *go)
+{
+	struct timespec tick = {0, 10 * 1000 * 1000};
+
+	dump_keep();
+	dump_gone();
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	for (int i = 0; i < 2000 && access(go, F_OK); i++)
+		nanosleep(&tick, NULL);
+	for (int i = 0; i < 100; i++)
+		free(gone[i]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "funcs";
@@ -235,6 +268,8 @@ int main(int argc, char **argv)
 		return forks();
 	if (!strcmp(mode, "windows"))
 		return windows();
+	if (!strcmp(mode, "dump") && argc > 2)
+		return dumps(argv[2]);
 	if (!strcmp(mode, "term")) {
 		before_term();
 		fflush(stdout);

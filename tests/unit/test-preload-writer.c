@@ -78,7 +78,7 @@ int main(void)
 	uint64_t pos, end;
 	static const struct ap_settled settled = {.event_name = "cpu-clock"};
 
-	plan(23);
+	plan(26);
 	ap_quiet = true;
 	autoprof.cfg = &settled;
 	if (!mkdtemp(dir))
@@ -204,6 +204,33 @@ int main(void)
 		free(f2);
 		unlink(p1);
 		unlink(p2);
+	}
+
+	/* writer__append_at and writer__patch: records rewritten in place (a retired live set). */
+	{
+		char p1[300], a[128], b[128];
+		size_t na = record__comm(a, sizeof(a), 7, 7, "aaaa", 1, false);
+		size_t nb = record__comm(b, sizeof(b), 7, 7, "bbbb", 2, false);
+		uint64_t at1 = 0, at2 = 0;
+		const struct perf_file_header *ph;
+		char *f = NULL;
+		size_t l;
+
+		snprintf(p1, sizeof(p1), "%s/patch", dir);
+		ok(na == nb && writer__open(&w, p1, events, 2) == 0 &&
+		       writer__append_at(&w, a, na, &at1) == 0 &&
+		       writer__append_at(&w, a, na, &at2) == 0 && at2 == at1 + na,
+		   "append_at: each append says its offset, one after the other");
+		ok(writer__patch(&w, at1, b, nb) == 0 &&
+		       writer__patch(&w, at2 + 8, b, nb) == -EINVAL &&
+		       writer__patch(&w, 8, b, nb) == -EINVAL,
+		   "patch: inside the data only");
+		ok(file_features__write(&w) == 0 && (f = slurp(p1, &l)) != NULL &&
+		       (ph = (const void *)f)->data.size == 2 * na && ph->data.offset == at1 &&
+		       !memcmp(f + at1, b, nb) && !memcmp(f + at2, a, na),
+		   "the first record rewritten, the second as it was, the data's size unchanged");
+		free(f);
+		unlink(p1);
 	}
 
 	unlink(path);

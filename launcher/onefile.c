@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * onefile.c - one run, one file: `autoprof -o FILE -- cmd` leaves FILE
+ * holding every process and exec'd image of the run, as `perf record` does.
+ *
+ * The library writes one file per process image (FILE, FILE.<pid>,
+ * FILE.<pid>.<n>: preload/session/lifecycle.c), finished at every flush, so
+ * that any ending keeps a profile and `autoprof ctl PID dump` makes FILE
+ * complete while a service runs. When the command has ended (a signal
+ * included), the launcher merges the files of the run (those names, written
+ * since it started, their first record after its start) into FILE (onefile_merge.c, through
+ * FILE.merging-PID and a rename), moves the FILE.stat of the run's first process's last image
+ * beside it, and removes the merged files. If the launcher itself is killed
+ * (SIGKILL), the per-image files stay as a bare LD_PRELOAD run leaves them,
+ * and `autoprof-report FILE` reads them all. A process of the run that
+ * outlives the command keeps its own file (said in one line).
+ * --per-process (AUTOPROF_PER_PROCESS=1), an -o with %p, and --window (whose
+ * windows are each image's own: they start with each image, so those of two
+ * processes do not line up) keep the per-image files.
+ * Not async-signal-safe.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "autoprof/perf_file.h"
+#include "common.h"
+#include "launcher.h"
+#include "onefile.h"
+#include "read/read.h"
+
+#define SHOWN_IMAGES 10
+
+/* One per-image file of the run. */
+struct part {
+	char *name;
+	int pid, gen; /* from its name: BASE (the first process), BASE.PID, BASE.PID.N */
+	bool live;    /* its process still runs: left as it is */
+	struct file_summary sum;
+};
+
+static struct {
+	bool on;
+	char output[PATH_MAX]; /* as the user gave it */
+	char dir[PATH_MAX];    /* its folder */
+	char base[NAME_MAX + 1];
+	struct timespec since; /* the run's start (real time, as file times) */
+	uint64_t mono_since;   /* and in CLOCK_MONOTONIC, as the records' times */
+	struct part *parts;
+	size_t nr_parts, nr_merged;
+	unsigned live;
+} of;
+
+/* Does process @pid run (not a zombie)? */
+static bool alive(int pid)
+{
+	char path[64], buf[256], *close_paren;
+	FILE *f;
+	bool yes;
+
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	yes = fgets(buf, sizeof(buf), f) && (close_paren = strrchr(buf, ')')) &&
+	      close_paren[1] == ' ' && close_paren[2] != 'Z';
+	fclose(f);
+	return yes;
+}
+
+/* Remove BASE.merging-PID files a killed launcher left (PID gone): never a finished profile. */
+static void remove_stale_merges(void)
+{
+	size_t blen = strlen(of.base);
+	struct dirent *e;
+	DIR *d = opendir(of.dir);
+
+	while (d && (e = readdir(d))) {
+		const char *pid = e->d_name + blen + strlen(".merging-");
+		char path[PATH_MAX + NAME_MAX + 2];
+
+		if (strncmp(e->d_name, of.base, blen) ||
+		    strncmp(e->d_name + blen, ".merging-", 9) || !*pid ||
+		    strspn(pid, "0123456789") != strlen(pid) || alive(atoi(pid)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+int onefile__begin(const char *output)
+{
+	const struct ap_config *cfg = launcher__options();
+	const char *pp = ap_env(AP_ENV_PER_PROCESS);
+	const char *slash = strrchr(output, '/');
+
+	if ((pp && *pp && strcmp(pp, "0")) || strstr(output, "%p") || cfg->window_ns ||
+	    !cfg->follow)
+		return 0; /* per-image files asked for, or a run of one image anyway */
+	if (strlen(output) >= sizeof(of.output) - 32)
+		return 0;
+	snprintf(of.output, sizeof(of.output), "%s", output);
+	snprintf(of.base, sizeof(of.base), "%s", slash ? slash + 1 : output);
+	if (!slash)
+		snprintf(of.dir, sizeof(of.dir), ".");
+	else
+		snprintf(of.dir, sizeof(of.dir), "%.*s",
+			 slash == output ? 1 : (int)(slash - output), output);
+	clock_gettime(CLOCK_REALTIME, &of.since);
+	{
+		struct timespec mono;
+
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		of.mono_since = (uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec;
+	}
+	of.on = *of.base != 0;
+	if (of.on)
+		remove_stale_merges();
+	return 0;
+}
+
+/* Is @name BASE, BASE.PID or BASE.PID.N? Sets @p's pid and gen (BASE: 0, -1). */
+static bool part_name(const char *name, struct part *p)
+{
+	size_t blen = strlen(of.base);
+	const char *n = name + blen;
+	char *end;
+
+	if (strncmp(name, of.base, blen))
+		return false;
+	p->pid = 0;
+	p->gen = -1;
+	if (!*n)
+		return true;
+	if (n[0] != '.' || n[1] < '0' || n[1] > '9')
+		return false;
+	p->pid = (int)strtol(n + 1, &end, 10);
+	p->gen = 0;
+	if (!*end)
+		return true;
+	if (end[0] != '.' || end[1] < '0' || end[1] > '9')
+		return false;
+	p->gen = (int)strtol(end + 1, &end, 10);
+	return !*end;
+}
+
+/* The run's first process's file first, then by pid and exec. */
+static int by_run_order(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	if ((x->gen < 0) != (y->gen < 0)) /* BASE, whatever its pid */
+		return x->gen < 0 ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+/* Written since the run started (file times come from the coarse clock: 20 ms of slack)? */
+static bool this_run(const struct stat *st)
+{
+	int64_t m = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	int64_t t = (int64_t)of.since.tv_sec * 1000000000 + of.since.tv_nsec;
+
+	return S_ISREG(st->st_mode) && m >= t - 20000000;
+}
+
+/* Read the run's per-image files into of.parts. Returns 0 or -errno. */
+static int find_parts(void)
+{
+	DIR *d = opendir(of.dir);
+	struct dirent *e;
+	size_t cap = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		struct part p = {0};
+		char path[PATH_MAX + NAME_MAX + 2];
+		struct stat st;
+		u64 mono, real;
+		u32 pid;
+
+		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
+		if (!part_name(e->d_name, &p) || lstat(path, &st) < 0 || !this_run(&st) ||
+		    (run_files__start(path, &mono, &real, &pid) && mono < of.mono_since) ||
+		    summary__read(path, &p.sum) < 0)
+			continue; /* not a profile of this run (its first record is older) */
+		if (!p.pid)
+			p.pid = p.sum.pid;
+		p.name = strdup(e->d_name);
+		if (p.name && of.nr_parts == cap) {
+			struct part *more = realloc(of.parts, (cap * 2 + 8) * sizeof(p));
+
+			if (more)
+				of.parts = more, cap = cap * 2 + 8;
+		}
+		if (!p.name || of.nr_parts == cap) {
+			free(p.name);
+			closedir(d);
+			return -ENOMEM;
+		}
+		p.live = p.gen >= 0 && alive(p.pid); /* (the first process is gone: waited for) */
+		of.live += p.live;
+		of.parts[of.nr_parts++] = p;
+	}
+	closedir(d);
+	qsort(of.parts, of.nr_parts, sizeof(*of.parts), by_run_order);
+	return 0;
+}
+
+static char *path_of(const char *name, const char *suffix)
+{
+	char *p;
+
+	return asprintf(&p, "%s/%s%s", of.dir, name, suffix) < 0 ? NULL : p;
+}
+
+/* Move a file at @path out of the way to PATH.old, as perf record does. Returns 0 or -errno. */
+static int move_old(const char *path)
+{
+	char old[PATH_MAX + 8];
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	snprintf(old, sizeof(old), "%s.old", path);
+	return rename(path, old) < 0 ? -errno : 0;
+}
+
+/*
+ * The counter totals of the run: the .stat of the first process's last image
+ * (the counters the launcher opened, inherited by the whole tree, go on
+ * across its execs) becomes OUTPUT.stat.
+ */
+static void take_stat(void)
+{
+	const struct part *best = NULL;
+	char *from, *to;
+
+	for (size_t i = 0; i < of.nr_parts; i++) {
+		const struct part *p = &of.parts[i];
+
+		from = path_of(p->name, ".stat");
+		if ((p->gen < 0 || p->pid == of.parts[0].sum.pid) && !p->live && from &&
+		    access(from, F_OK) == 0)
+			best = p; /* sorted: the last exec of the first process */
+		free(from);
+	}
+	if (!best || best->gen < 0)
+		return; /* none, or OUTPUT.stat itself */
+	from = path_of(best->name, ".stat");
+	to = path_of(of.base, ".stat");
+	if (from && to && rename(from, to) < 0)
+		fprintf(stderr, "autoprof: cannot move %s to %s: %s\n", from, to, strerror(errno));
+	free(from);
+	free(to);
+}
+
+/* Remove the merged files (not OUTPUT: replaced) and their .stat. */
+static void clean_up(void)
+{
+	for (size_t i = 0; i < of.nr_parts; i++) {
+		char *path, *stat;
+
+		if (of.parts[i].live || of.parts[i].gen < 0)
+			continue;
+		path = path_of(of.parts[i].name, "");
+		stat = path_of(of.parts[i].name, ".stat");
+		if (path)
+			unlink(path);
+		if (stat)
+			unlink(stat);
+		free(path);
+		free(stat);
+	}
+}
+
+void onefile__finish(char *const *argv, int quiet)
+{
+	char tmp[PATH_MAX + 32], why[3 * PATH_MAX];
+	const char **paths;
+	struct onefile_merged res;
+	size_t n = 0;
+	int err;
+
+	if (!of.on)
+		return;
+	of.on = false;
+	err = find_parts();
+	paths = calloc(of.nr_parts + 1, sizeof(*paths));
+	if (err || !paths) {
+		if (!quiet)
+			fprintf(
+			    stderr,
+			    "autoprof: cannot read %s: %s; the run's files stay one per process\n",
+			    of.dir, strerror(err ? -err : ENOMEM));
+		free(paths);
+		return;
+	}
+	for (size_t i = 0; i < of.nr_parts; i++)
+		if (!of.parts[i].live && !(paths[n++] = path_of(of.parts[i].name, "")))
+			goto out;
+	of.nr_merged = n;
+	if (n < 2)
+		goto out; /* OUTPUT is the run's one file already */
+	snprintf(tmp, sizeof(tmp), "%s.merging-%d", of.output, (int)getpid());
+	err = onefile_merge__files(paths, n, tmp, argv, &res, why, sizeof(why));
+	if (!err && of.parts[0].gen >= 0 && (err = move_old(of.output)) != 0) {
+		/* the first process wrote no OUTPUT: one there is an earlier run's */
+		snprintf(why, sizeof(why), "cannot move %s to %s.old: %s", of.output, of.output,
+			 strerror(-err));
+		unlink(tmp);
+	}
+	if (!err && rename(tmp, of.output) < 0) {
+		err = -errno;
+		snprintf(why, sizeof(why), "%s: %s", of.output, strerror(errno));
+		unlink(tmp);
+	}
+	if (err) {
+		of.nr_merged = 0;
+		if (!quiet)
+			fprintf(stderr,
+				"autoprof: could not merge the run's %zu files into %s (%s); they "
+				"stay one per "
+				"process (autoprof-report %s reads them all)\n",
+				n, of.output, why, of.output);
+		goto out;
+	}
+	take_stat();
+	clean_up();
+	if (of.live && !quiet)
+		fprintf(stderr,
+			"autoprof: %u process%s of the run outlive%s the command: %s own file%s "
+			"beside %s (autoprof-report %s reads %s too)\n",
+			of.live, of.live == 1 ? "" : "es", of.live == 1 ? "s" : "",
+			of.live == 1 ? "its" : "their", of.live == 1 ? " stays" : "s stay",
+			of.output, of.output, of.live == 1 ? "it" : "them");
+out:
+	for (size_t i = 0; i < n; i++)
+		free((char *)paths[i]);
+	free(paths);
+}
+
+/* Most samples first. */
+static int by_samples(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	if (x->sum.samples != y->sum.samples)
+		return x->sum.samples < y->sum.samples ? 1 : -1;
+	return by_run_order(a, b);
+}
+
+void onefile__say_images(int quiet)
+{
+	size_t shown = 0;
+
+	if (quiet || of.nr_merged < 2)
+		goto out;
+	qsort(of.parts, of.nr_parts, sizeof(*of.parts), by_samples);
+	fprintf(stderr, "autoprof:   it holds %zu process images:\n", of.nr_merged);
+	for (size_t i = 0; i < of.nr_parts && shown < SHOWN_IMAGES; i++) {
+		const struct part *p = &of.parts[i];
+
+		if (p->live)
+			continue;
+		fprintf(stderr, "autoprof:     pid %-7d %8llu sample%s, %llu lost  %s\n",
+			p->sum.pid, (unsigned long long)p->sum.samples,
+			p->sum.samples == 1 ? "" : "s", (unsigned long long)p->sum.lost,
+			p->sum.cmd);
+		shown++;
+	}
+	if (of.nr_merged > shown)
+		fprintf(stderr,
+			"autoprof:     and %zu more (autoprof-report --sort pid shows all)\n",
+			of.nr_merged - shown);
+out:
+	for (size_t i = 0; i < of.nr_parts; i++)
+		free(of.parts[i].name);
+	free(of.parts);
+	of.parts = NULL;
+	of.nr_parts = 0;
+}

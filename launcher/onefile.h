@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * onefile.h - one run, one file: under the launcher the per-image files the
+ * library writes are merged into the output at the end (onefile.c, with
+ * onefile_merge.c).
+ */
+#ifndef AUTOPROF_ONEFILE_H
+#define AUTOPROF_ONEFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the merge wrote. */
+struct onefile_merged {
+	uint64_t records, attrs, build_ids;
+	uint64_t first_time, last_time; /* of the records with a time */
+	unsigned remapped_files;	/* inputs whose event ids had to change */
+};
+
+/*
+ * Merge the perf.data files @paths (@nr of them, the run's first process's
+ * first) into the new file @out (created with O_EXCL, mode 0600): one header;
+ * attrs that are equal kept once with the union of their ids (an id that
+ * another attr already has is given a new number, in every record that
+ * carries it); every record of every input, sorted by time (a record that
+ * has none, or 0, takes the time of the next record of its file that has
+ * one, so that its process's maps arrive in order); the features of the
+ * first input, with the build ids of all, EVENT_DESC of the merged attrs,
+ * the span of all sample times, and @argv (NULL-terminated: the command as
+ * the user gave it) as CMDLINE after "autoprof" (NULL: the first input's
+ * CMDLINE). Returns 0, or -errno with
+ * one line in @why (@out is then removed). Not async-signal-safe.
+ */
+int onefile_merge__files(const char *const *paths, size_t nr, const char *out, char *const *argv,
+			 struct onefile_merged *res, char *why, size_t cap);
+
+/*
+ * Before the command runs: unless per-image files were asked for
+ * (--per-process, AUTOPROF_PER_PROCESS=1, an -o with %p, --window) or only
+ * one image is profiled (--follow 0), note the run's start, for
+ * onefile__finish() to merge the files the run writes. Returns 0.
+ */
+int onefile__begin(const char *output);
+/*
+ * After the command ended: merge the run's per-image files (OUTPUT,
+ * OUTPUT.PID, OUTPUT.PID.N written since onefile__begin()) into OUTPUT,
+ * take the first process's last .stat as OUTPUT.stat, remove the merged
+ * files. The file of a process still alive is left as it is (said in one
+ * line unless @quiet); a merge that fails leaves every file and says so.
+ * @argv: the command, for the file's CMDLINE. No-op without onefile__begin().
+ */
+void onefile__finish(char *const *argv, int quiet);
+/* `autoprof merge -o OUT FILE...` (merge_cmd.c). Returns the exit status. */
+int merge_cmd__run(int argc, char **argv);
+/* The closing lines' extra: the images the merged file holds (after onefile__finish). */
+void onefile__say_images(int quiet);
+
+#endif

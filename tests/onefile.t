@@ -1,0 +1,165 @@
+#!/bin/sh
+# One run, one file (issue 24): under the launcher, -o FILE holds the whole
+# run, every process and exec'd image, as perf record writes it, and perf
+# report, perf script, hotspot's parser and autoprof-report read it; the
+# per-image files stay available by --per-process, and autoprof-report reads
+# a bare LD_PRELOAD run's tree from its first file.
+. "$(dirname "$0")/lib.sh"
+needs "$B/autoprof" "$REPORT" "$LIB" "$B/progs/split"
+P=$B/progs
+plan 20
+
+# files BASE: the per-image profiles named after BASE (no .stat, no .old).
+files() { ls "$1" "$1".[0-9]* 2>/dev/null | grep -v '\.stat$' | tr '\n' ' ' | sed 's/ $//'; }
+# rsamples FILE...: the Samples line of autoprof-report FILE...
+rsamples() { "$REPORT" "$@" 2>/dev/null | awk '/^Samples:/ { print $2; exit }'; }
+# sum_samples FILE...: perf script's samples, summed over the files.
+sum_samples() {
+	_s=0
+	for _f in "$@"; do _s=$((_s + $(nsamples "$_f"))); done
+	echo $_s
+}
+
+# 1-6: a shim, as pyenv's: a shell script that works a little, then execs the program.
+mkdir bin
+cat >bin/split <<EOF
+#!/bin/sh
+i=0; while [ \$i -lt 40000 ]; do i=\$((i + 1)); done
+exec "$P/split" "\$@"
+EOF
+chmod +x bin/split
+PATH=$T/bin:$PATH timeout -s KILL 60 "$B/autoprof" -o s.data -- split 300 >s.out 2>s.err
+is "$? $(ls s.data* | tr '\n' ' ')" "0 s.data s.data.stat " \
+	"shim: exit status 0; s.data and its counters s.data.stat hold the run, nothing beside them"
+perf report -i s.data --stdio --no-children --sort dso 2>rep.err >rep.txt
+sh_dso=$(basename "$(readlink -f /bin/sh)")
+grep -q '% *split *$' rep.txt && grep -q "% *$sh_dso *\$" rep.txt && clean_stderr rep.err
+ok $? "shim: perf report reads it cleanly and finds both images: the script's shell ($sh_dso) and split" ||
+	{ diag_file rep.txt; diag_file rep.err; }
+n=$(nsamples s.data)
+sum=$(awk '/^autoprof:     pid/ { s += $4 } END { print s + 0 }' s.err)
+grep -q "^autoprof: wrote s.data ($n samples" s.err && grep -q "it holds 2 process images" s.err &&
+	[ "$sum" = "$n" ]
+ok $? "shim: the closing lines name s.data ($n samples in perf script) and each image, adding up ($sum)" ||
+	diag_file s.err
+perf report -i s.data --header-only 2>/dev/null | grep -q '^# cmdline : autoprof split 300 *$'
+ok $? "shim: the file's command line is the command as given" ||
+	perf report -i s.data --header-only 2>&1 | grep cmdline
+if [ -x "$PERFPARSER" ]; then
+	"$PERFPARSER" --input s.data --print-stats >pp.txt 2>&1
+	grep -q "^samples: $sum\$" pp.txt && grep -q '^samples time violations: 0$' pp.txt &&
+		grep -q '^mmaps time violations: 0$' pp.txt
+	ok $? "shim: hotspot's parser reads every sample ($sum), in time order" || diag_file pp.txt
+else
+	skip "hotspot-perfparser is not installed"
+fi
+is "$(rsamples s.data)" "$sum" "shim: autoprof-report s.data counts the run's samples"
+
+# 7-9: a tree of fork and exec: every process in the one file.
+timeout -s KILL 60 "$B/autoprof" -o t.data -- sh -c "$P/split 200 >/dev/null & $P/split 150 >/dev/null; wait" \
+	>/dev/null 2>t.err
+is "$(files t.data)" "t.data" "tree: one file"
+is "$(perf script -i t.data -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" 2 \
+	"tree: perf script finds both children's samples in it"
+
+# (CPU-time timers measure the period each image delivered: the merged attr gets the
+# average, so autoprof-report counts samples, not aggregated records)
+timeout -s KILL 60 "$B/autoprof" -q --mode timer -o tm.data -- sh -c "$P/split 200 >/dev/null & $P/split 150 >/dev/null; wait" \
+	>/dev/null 2>&1
+n=$(nsamples tm.data)
+[ "$(files tm.data)" = tm.data ] && [ "$n" -gt 0 ] && [ "$(rsamples tm.data)" = "$n" ]
+ok $? "tree with CPU-time timers: one file; autoprof-report counts its $n samples"
+
+# 10: perf record's file is one per run; per-image files stay by a switch.
+timeout -s KILL 60 "$B/autoprof" --per-process -o pp.data -- sh -c "$P/split 100 >/dev/null & $P/split 100 >/dev/null; wait" \
+	>/dev/null 2>pp.err
+a=$(files pp.data | wc -w)
+AUTOPROF_PER_PROCESS=1 timeout -s KILL 60 "$B/autoprof" -o pv.data -- sh -c "$P/split 100 >/dev/null & $P/split 100 >/dev/null; wait" \
+	>/dev/null 2>pv.err
+b=$(files pv.data | wc -w)
+[ "$a" -ge 3 ] && [ "$b" -ge 3 ] && ! grep -q 'unknown' pp.err pv.err
+ok $? "--per-process and AUTOPROF_PER_PROCESS=1 keep one file per process image ($a, $b)" ||
+	{ diag_file pp.err; diag_file pv.err; }
+
+# 11: the command killed by a signal: the merge happens all the same.
+timeout -s KILL 60 "$B/autoprof" -q -o k.data -- sh -c "$P/split 200 >/dev/null; kill -TERM \$\$" >/dev/null 2>&1
+rc=$?
+[ $rc = 143 ] && [ "$(files k.data)" = k.data ] &&
+	perf script -i k.data -F comm 2>/dev/null | grep -q split
+ok $? "a command killed by SIGTERM: its status (143) and one file with the child's samples ($rc)"
+
+# 12: a process that outlives the command keeps its own file, said in one line.
+timeout -s KILL 60 "$B/autoprof" -o o.data -- sh -c "($P/split 1500 >/dev/null &); $P/split 100 >/dev/null" \
+	>/dev/null 2>o.err
+grep -q "^autoprof: 1 process of the run outlives the command: its own file stays beside o.data" o.err
+ok $? "a process outliving the command: one line says its file stays" || diag_file o.err
+i=0
+while pgrep -f "$P/split 1500" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+
+# 13: an earlier run's file beside the output is neither merged nor removed.
+# (z.data.4343 was written a moment ago, as by a run just before: its records are older)
+cp t.data z.data.4242 && touch -d '1 hour ago' z.data.4242 && md5=$(md5sum <z.data.4242)
+cp t.data z.data.4343 && touch z.data.4343
+timeout -s KILL 60 "$B/autoprof" -q -o z.data -- sh -c "$P/split 100 >/dev/null & $P/split 100 >/dev/null; wait" \
+	>/dev/null 2>&1
+[ "$(files z.data)" = "z.data z.data.4242 z.data.4343" ] && [ "$(md5sum <z.data.4242)" = "$md5" ] &&
+	[ "$(perf script -i z.data -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" = 2 ]
+ok $? "earlier runs' z.data.4242 and z.data.4343 stay as they were, z.data holds this run's two children"
+
+# 14: the launcher killed (SIGKILL) before it merged: the per-image files stay, readable,
+# and autoprof-report reads them all from the first.
+"$B/autoprof" -q -o x.data -- sh -c "$P/split 100 >/dev/null; $P/split 600 >/dev/null" >/dev/null 2>&1 &
+lp=$!
+i=0
+while ! pgrep -f "$P/split 600" >/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+sleep 0.2
+kill -KILL $lp
+wait $lp 2>/dev/null
+i=0
+while pgrep -f "$P/split 600" >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.2
+set -- $(files x.data)
+bad=0
+for f in "$@"; do perf script -i "$f" >/dev/null 2>x.err && clean_stderr x.err || bad=$((bad + 1)); done
+want=$(sum_samples "$@")
+is "$# $bad $(rsamples x.data)" "3 0 $want" \
+	"the launcher killed: 3 files, each readable; autoprof-report x.data reads all ($want samples)"
+
+# 15-18: a bare LD_PRELOAD run writes one file per image; autoprof-report reads its tree
+# from the first file, and leaves out (with a warning) an earlier run's file beside it.
+AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=b.data LD_PRELOAD=$LIB sh -c "$P/split 100 >/dev/null; $P/split 150 >/dev/null"
+set -- $(files b.data)
+want=$(sum_samples "$@")
+is "$# $(rsamples b.data)" "3 $want" "a bare run: 3 files; autoprof-report b.data reads all ($want samples)"
+cp "$3" b.data.4242 && touch -d '1 hour ago' b.data.4242
+"$REPORT" b.data >b.txt 2>b.err
+[ "$(awk '/^Samples:/ { print $2; exit }' b.txt)" = "$want" ] &&
+	grep -q "warning: b.data.4242 is not of b.data's run (written before it started): left out" b.err
+ok $? "an earlier run's b.data.4242: left out, said in one line" || diag_file b.err
+rm b.data.4242
+
+# (a shell that takes no sample hands its name to the program it execs: the first file
+# starts at that exec, after the child that ran before it; FILE.stat dates the run)
+AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=h.data LD_PRELOAD=$LIB sh -c "$P/split 100 >/dev/null; sleep 0.3; exec $P/split 200 >/dev/null"
+set -- $(files h.data)
+hwant=$(sum_samples "$@")
+"$REPORT" h.data >h.txt 2>h.err
+is "$# $(awk '/^Samples:/ { print $2; exit }' h.txt) $(wc -c <h.err)" "2 $hwant 0" \
+	"a bare run whose shell execs its program: autoprof-report reads the child that ran before the exec"
+
+# (--diff of two bare runs: each side's tree from its first file)
+"$REPORT" --diff b.data h.data >d.txt 2>d.err
+grep -q "^Baseline: b.data, b.data.[0-9]*, b.data.[0-9]* (.*, $want samples)" d.txt &&
+	grep -q "^New: *h.data, h.data.[0-9]* (.*, $hwant samples)" d.txt
+ok $? "--diff b.data h.data: each side's whole run ($want and $hwant samples)" ||
+	{ diag_file d.txt; diag_file d.err; }
+
+# 19-20: autoprof merge: a bare run's files into one file for perf and hotspot.
+"$B/autoprof" merge -o m.data b.data 2>m.err
+is "$(nsamples m.data)" "$want" "autoprof merge -o m.data b.data: the samples of the 3 files, in one" ||
+	diag_file m.err
+perf report -i m.data --stdio >/dev/null 2>mr.err && clean_stderr mr.err &&
+	[ "$(perf script -i m.data -F comm,pid 2>/dev/null | awk '$1 == "split" { print $2 }' | sort -u | wc -l)" = 2 ]
+ok $? "the merged file reads cleanly in perf report, both programs in it" || diag_file mr.err
+
+done_testing
