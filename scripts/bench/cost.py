@@ -409,8 +409,10 @@ def render(data, descs, guard):
         w("The handler's own phases (`AUTOPROF_COST=1`, %d Hz, one run each; ns per sample, "
           "and the deterministic proxies: samples per handler run = per signal):" % rates[-1])
         w("")
-        for pname, text in data["phases"].items():
-            w("- %s: %s" % (pname, guard.mark(text)))
+        for pname in data["progs"]:
+            text = data["phases"].get(pname)
+            w("- %s: %s" % (pname, guard.mark(text) if text else
+                            "no line (the program closes its stderr before it exits: xz does)"))
         w("")
     if data["failures"]:
         w("Failed runs (left out): " + "; ".join(data["failures"][:10]))
