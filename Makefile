@@ -123,7 +123,7 @@ $(BUILD)/report/%.o: report/%.c $(DEPS_STAMP)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(BASE) -Ireport $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/autoprof-report: $(REPORT_OBJ)
+$(BUILD)/autoprof-report: $(REPORT_OBJ) $(BUILD)/common/env_check.o
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -o $@ $^ $(LDFLAGS) $(REPORT_LIBS)
 
@@ -133,7 +133,7 @@ $(BUILD)/asan/report/%.o: report/%.c $(DEPS_STAMP)
 	@echo "  CC ASAN $<"
 	$(Q)$(CC) $(BASE) -Ireport -O1 -g $(SAN) -MMD -MP -c -o $@ $<
 
-$(BUILD)/asan/autoprof-report: $(REPORT_ASAN_OBJ)
+$(BUILD)/asan/autoprof-report: $(REPORT_ASAN_OBJ) $(BUILD)/common/env_check.o
 	@echo "  LD ASAN $@"
 	$(Q)$(CC) -g $(SAN) -pthread -o $@ $^ $(REPORT_LIBS)
 

@@ -104,14 +104,16 @@ void log__capture(char *buf, size_t len);
 /* A line on stderr the first time only (*said marks it). Async-signal-safe. */
 void log__say_once(int *said, const char *msg, size_t len);
 
-/* ---- common/env_check.c: AUTOPROF_* names the table lacks ---- */
+/* common/env_check.c: env_check__each_unknown() is declared in autoprof/env.h. */
+
+/* ---- common/env_warn.c ---- */
 
 /*
- * Say (pr_warn: not when quiet) one line for each AUTOPROF_* variable of the
- * environment that env.h's table does not have, with the nearest name when
- * one is near. Returns how many. Not async-signal-safe.
+ * Say (pr_warn: not when quiet) one line for each unknown AUTOPROF_* variable
+ * of the environment, with the nearest name when one is near. Returns how many.
+ * Not async-signal-safe.
  */
-int env_check__say_unknown(void);
+int env_warn__say_unknown(void);
 
 /* ---- common/events.c: event names ---- */
 
@@ -198,6 +200,7 @@ struct ap_counters {
 	struct ap_counter c[AP_MAX_COUNTERS];
 	int n;
 	bool adopted;	   /* opened by the launcher */
+	bool paused;	   /* open them disabled (sampling paused): counting__set_enabled */
 	uint64_t start_ns; /* when the launcher exec'd the program (CLOCK_MONOTONIC) */
 };
 
@@ -210,8 +213,9 @@ int counting__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec);
 int counting__adopt(struct ap_counters *cs, const char *spec);
 void counting__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
 void counting__read(struct ap_counters *cs, bool close_them);
+void counting__set_enabled(const struct ap_counters *cs, bool on);
 void counting__close(struct ap_counters *cs);
 void counting__keep_across_exec(struct ap_counters *cs, bool keep);
-int counting__spec(const struct ap_counters *cs, char *buf, size_t cap);
+int counting__spec(const struct ap_counters *cs, uint64_t start_ns, char *buf, size_t cap);
 
 #endif /* AUTOPROF_COMMON_H */

@@ -154,9 +154,11 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 
 		/* A group's siblings follow their leader's enable_on_exec (as perf stat). */
 		counting__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
+		c->attr.disabled |= cs->paused;
 		fd = (int)raw_syscall(SYS_perf_event_open, &c->attr, pid, -1, group_fd, flags);
 		if (fd < 0 && group_fd >= 0) { /* the group does not fit: count it alone */
 			counting__attr(&c->attr, &c->ev, enable_on_exec);
+			c->attr.disabled |= cs->paused;
 			fd = (int)raw_syscall(SYS_perf_event_open, &c->attr, pid, -1, -1, flags);
 		}
 		if (fd < 0) {
@@ -283,6 +285,20 @@ void counting__read(struct ap_counters *cs, bool close_them)
 	}
 }
 
+/*
+ * Let every open counter count (on) or not (!on): sampling started or stopped
+ * (`autoprof ctl`, AUTOPROF_START=0). The kernel applies the ioctl to the
+ * events inherited from the counter too: the whole tree below the process
+ * that opened or adopted them. Async-signal-safe (system calls only).
+ */
+void counting__set_enabled(const struct ap_counters *cs, bool on)
+{
+	for (int i = 0; i < cs->n; i++)
+		if (cs->c[i].fd >= 0)
+			raw_syscall(SYS_ioctl, cs->c[i].fd,
+				    on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+}
+
 /* Close every counter and forget them (a forked child's are its parent's). */
 void counting__close(struct ap_counters *cs)
 {
@@ -302,11 +318,12 @@ void counting__keep_across_exec(struct ap_counters *cs, bool keep)
 
 /*
  * The AUTOPROF_COUNTER_FDS value that hands these counters to the next image:
- * "start:NS,name:fd,name:-,...". Returns 0, or -ENOSPC when it does not fit.
+ * "start:NS,name:fd,name:-,...", NS being @start_ns (when they started, moved
+ * on by the time sampling was paused). Returns 0, or -ENOSPC when it does not fit.
  */
-int counting__spec(const struct ap_counters *cs, char *buf, size_t cap)
+int counting__spec(const struct ap_counters *cs, uint64_t start_ns, char *buf, size_t cap)
 {
-	size_t n = (size_t)snprintf(buf, cap, "start:%llu", (unsigned long long)cs->start_ns);
+	size_t n = (size_t)snprintf(buf, cap, "start:%llu", (unsigned long long)start_ns);
 
 	for (int i = 0; i < cs->n && n < cap; i++) {
 		if (cs->c[i].fd >= 0)

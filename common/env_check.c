@@ -6,7 +6,10 @@
  *
  * The nearest name is suggested: the table's name or launcher flag written
  * as a variable (AUTOPROF_CALL_GRAPH, AUTOPROF_COUNT), one of them a prefix
- * of the other (FREQUENCY, FREQ), or a few letters apart.
+ * of the other (FREQUENCY, FREQ), or a few letters apart. The library and the
+ * launcher say every unknown name (env_warn.c); autoprof-report those meant
+ * for it (AUTOPROF_REPORT_..., or nearest to one of its variables), which
+ * nothing else would say. Only the C library here: the reader links it too.
  */
 #include <string.h>
 #include <strings.h>
@@ -15,10 +18,11 @@
 
 extern char **environ;
 
-/* The table's names (suffix after AUTOPROF_) and flags, row by row. */
-#define ENV_CHECK_ROW(id, who, lf, sf, arg, def, help) {#id, lf},
+/* The table's names (suffix after AUTOPROF_), flags and readers, row by row. */
+#define ENV_CHECK_ROW(id, who, lf, sf, arg, def, help) {#id, lf, AP_READ_##who},
 static const struct {
 	const char *id, *flag;
+	enum ap_env_who who;
 } rows[] = {AUTOPROF_ENV_TABLE(ENV_CHECK_ROW)};
 #undef ENV_CHECK_ROW
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -69,10 +73,10 @@ static unsigned score(const char *name, size_t len, const char *cand)
 	return distance(name, len, c, n) + 1;
 }
 
-/* The table's id nearest @name (@len bytes), or NULL when none is near enough. */
-static const char *nearest(const char *name, size_t len)
+/* The table's row nearest @name (@len bytes), or -1 when none is near enough. */
+static int nearest(const char *name, size_t len)
 {
-	const char *best = NULL;
+	int best = -1;
 	unsigned best_score = len <= 4 ? 2 : len <= 8 ? 3 : 4; /* at most 1, 2, 3 edits */
 
 	for (size_t i = 0; i < NROWS; i++) {
@@ -82,7 +86,7 @@ static const char *nearest(const char *name, size_t len)
 			s = score(name, len, rows[i].flag);
 		if (s < best_score) {
 			best_score = s;
-			best = rows[i].id;
+			best = (int)i;
 		}
 	}
 	return best;
@@ -108,7 +112,7 @@ static bool known(const char *name, size_t len)
 	return false;
 }
 
-int env_check__say_unknown(void)
+int env_check__each_unknown(bool report_only, env_check_say_fn say, void *arg)
 {
 	const size_t plen = strlen(AUTOPROF_ENV_PREFIX);
 	int n = 0;
@@ -116,21 +120,18 @@ int env_check__say_unknown(void)
 	for (char **e = environ; e && *e; e++) {
 		const char *name = *e + plen, *eq = strchr(*e, '=');
 		size_t len;
-		const char *hint;
+		int near;
 
 		if (strncmp(*e, AUTOPROF_ENV_PREFIX, plen) || !eq || eq < name)
 			continue;
 		len = (size_t)(eq - name);
 		if (known(name, len))
 			continue;
-		hint = nearest(name, len);
-		if (hint)
-			pr_warn("unknown variable %.*s; did you mean %s%s?", (int)(eq - *e), *e,
-				AUTOPROF_ENV_PREFIX, hint);
-		else
-			pr_warn("unknown variable %.*s (doc/variables.md lists the AUTOPROF_ "
-				"variables)",
-				(int)(eq - *e), *e);
+		near = nearest(name, len);
+		if (report_only && strncasecmp(name, "REPORT_", 7) &&
+		    (near < 0 || rows[near].who != AP_READ_REPORT))
+			continue;
+		say(*e, (int)(eq - *e), near < 0 ? NULL : rows[near].id, arg);
 		n++;
 	}
 	return n;

@@ -9,7 +9,9 @@
  * if there is one, else one waiting on a futex (a lock, a condition, a
  * join: those waits go on after a handler), else the main thread. Any
  * problem (no such process, another user's, not profiled, gone, no answer)
- * is one line on stderr and exit status 1.
+ * is one line on stderr and exit status 1. The pid of a launcher that runs
+ * its command under the library stands for every process of its run
+ * (ctl_tree.c); one that profiles from outside serves the requests itself.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,7 +36,8 @@ struct endpoint {
 	int pid, signo;
 	unsigned long long start;
 	uint32_t token;
-	int server; /* outside mode: the launcher that serves the requests, or 0 */
+	int server;    /* outside mode: the launcher that serves the requests, or 0 */
+	bool launcher; /* library mode: the launcher's own, for the run (ctl_tree.c) */
 	char file[4096];
 };
 
@@ -105,8 +108,11 @@ static bool proc_stat(const char *path, unsigned long long *start, char *state)
 		      start) == 1;
 }
 
-/* Find and read the endpoint of pid (owned by uid). Returns 0, or 1 after saying why. */
-static int find_endpoint(int pid, uid_t uid, struct endpoint *e)
+/*
+ * Find and read the endpoint of pid (owned by uid). Returns 0, 1 after saying
+ * why, or CTL_ABSENT (silently when quiet) when pid has none.
+ */
+static int find_endpoint(int pid, uid_t uid, struct endpoint *e, bool quiet)
 {
 	char dirs[3][1024], text[8192], v[64];
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
@@ -121,13 +127,14 @@ static int find_endpoint(int pid, uid_t uid, struct endpoint *e)
 		snprintf(e->path, sizeof(e->path), "%s/%d", dirs[i], pid);
 		if (slurp(e->path, text, sizeof(text)) < 0)
 			continue;
+		e->launcher = field_u64(text, "launcher") != 0;
 		if (strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1) ||
-		    !field(text, "token", v, sizeof(v))) {
+		    (!e->launcher && !field(text, "token", v, sizeof(v)))) {
 			fprintf(stderr, "autoprof ctl: %s is not an autoprof control endpoint\n",
 				e->path);
 			return 1;
 		}
-		e->token = (uint32_t)strtoul(v, NULL, 10);
+		e->token = e->launcher ? 0 : (uint32_t)strtoul(v, NULL, 10);
 		e->pid = (int)field_u64(text, "pid");
 		e->signo = (int)field_u64(text, "signal");
 		e->start = field_u64(text, "start");
@@ -136,11 +143,22 @@ static int find_endpoint(int pid, uid_t uid, struct endpoint *e)
 			e->file[0] = 0;
 		return 0;
 	}
+	if (quiet)
+		return CTL_ABSENT;
 	fprintf(stderr,
 		"autoprof ctl: process %d is not profiled by autoprof (no control endpoint in %s "
 		"or %s)\n",
 		pid, dirs[0], dirs[n - 1]);
 	return 1;
+}
+
+/* Is pid an autoprof launcher (its command's name)? */
+static bool is_launcher(int pid)
+{
+	char path[64], comm[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	return slurp(path, comm, sizeof(comm)) > 0 && !strcmp(comm, "autoprof\n");
 }
 
 /*
@@ -216,8 +234,8 @@ static const char *span(uint64_t ns, char *buf, size_t cap)
 	return buf;
 }
 
-/* Say what the answer says, for op. */
-static void print_answer(int pid, int op, const char *text)
+/* Say what the answer says, for op; its counts into a. */
+static void print_answer(int pid, int op, const char *text, struct ctl_answer *out)
 {
 	bool on = field_u64(text, "sampling");
 	uint64_t now = field_u64(text, "now"), since = field_u64(text, "since");
@@ -227,6 +245,10 @@ static void print_answer(int pid, int op, const char *text)
 	char file[4096] = "", a[32], b[32];
 
 	field(text, "file", file, sizeof(file));
+	out->samples = samples;
+	out->lost = lost;
+	out->threads = field_u64(text, "threads");
+	out->sampling = on;
 	switch (op) {
 	case AP_CTL_START:
 		printf("pid %d: sampling %s; file %s\n", pid,
@@ -265,18 +287,23 @@ static int usage(void)
 	return 2;
 }
 
+bool ctl__has_endpoint(int pid)
+{
+	struct endpoint e;
+	struct stat st;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return stat(path, &st) == 0 && find_endpoint(pid, st.st_uid, &e, true) == 0;
+}
+
 /* `autoprof ctl [-t] PID OP`: see the top of the file. */
 int ctl__run(int argc, char **argv)
 {
-	char reply[4200], text[8192], path[128], *end;
+	struct ctl_answer a;
 	bool timing = argc > 1 && !strcmp(argv[1], "-t");
-	struct endpoint e;
-	unsigned long long start;
-	struct stat st;
-	siginfo_t si;
-	uint64_t t0, nonce;
-	int pid, op = 0, tid;
-	char state;
+	char *end;
+	int pid, op = 0;
 
 	argv += timing;
 	argc -= timing;
@@ -293,27 +320,56 @@ int ctl__run(int argc, char **argv)
 		fprintf(stderr, "autoprof ctl: '%s' is not a process id\n", argv[1]);
 		return 1;
 	}
+	return ctl__one(pid, op, timing, false, &a);
+}
+
+int ctl__one(int pid, int op, bool timing, bool in_tree, struct ctl_answer *a)
+{
+	char reply[4200], text[8192], path[128];
+	struct endpoint e;
+	unsigned long long start;
+	struct stat st;
+	siginfo_t si;
+	uint64_t t0, nonce;
+	int tid, rc;
+	char state;
+
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	if (stat(path, &st) < 0) {
+		if (in_tree)
+			return CTL_ABSENT; /* ended meanwhile */
 		fprintf(stderr, "autoprof ctl: no process %d\n", pid);
 		return 1;
 	}
 	if (st.st_uid != getuid() && getuid() != 0) {
+		if (in_tree)
+			return CTL_ABSENT;
 		fprintf(stderr, "autoprof ctl: process %d belongs to another user (uid %u)\n", pid,
 			(unsigned)st.st_uid);
 		return 1;
 	}
-	if (find_endpoint(pid, st.st_uid, &e))
-		return 1;
+	/* `autoprof -- CMD & autoprof ctl $! OP` at once: the launcher may not
+	 * have published its endpoint yet */
+	for (uint64_t begin = mono_ns(); !in_tree && is_launcher(pid) &&
+					 find_endpoint(pid, st.st_uid, &e, true) == CTL_ABSENT &&
+					 mono_ns() - begin < ANSWER_WAIT_NS;)
+		nanosleep(&(struct timespec){0, 20000000}, NULL);
+	rc = find_endpoint(pid, st.st_uid, &e, in_tree);
+	if (rc)
+		return rc;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (!proc_stat(path, &start, &state) || (e.start && start != e.start)) {
 		unlink(e.path);
+		if (in_tree)
+			return CTL_ABSENT;
 		fprintf(stderr,
 			"autoprof ctl: process %d is gone (it left a stale control endpoint, now "
 			"removed)\n",
 			pid);
 		return 1;
 	}
+	if (e.launcher) /* library mode: every profiled process of the run */
+		return in_tree ? CTL_ABSENT : ctl_tree__request(pid, op, timing);
 	if (!e.signo || !e.token) {
 		fprintf(stderr, "autoprof ctl: %s is incomplete\n", e.path);
 		return 1;
@@ -365,7 +421,7 @@ int ctl__run(int argc, char **argv)
 		}
 		nanosleep(&nap, NULL);
 	}
-	print_answer(pid, op, text);
+	print_answer(pid, op, text, a);
 	if (timing)
 		printf("answered in %.3f ms (delivered after %.3f ms, acted on in %.3f ms)\n",
 		       (double)(mono_ns() - t0) / 1e6,

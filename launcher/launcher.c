@@ -158,9 +158,17 @@ void launcher__open_counters(void)
 	ap_quiet = true;
 	if (counting__parse(&cs, opts.counters) || !cs.n)
 		return;
-	counting__open(&cs, true);
+	if (ap_env(AP_ENV_START) && !strcmp(ap_env(AP_ENV_START), "0")) {
+		/* started paused: nothing counted until `autoprof ctl start` (the
+		 * library enables them), not even from the exec on */
+		cs.paused = true;
+		counting__open(&cs, false);
+		counting__keep_across_exec(&cs, true);
+	} else {
+		counting__open(&cs, true);
+	}
 	cs.start_ns = now_ns();
-	if (counting__spec(&cs, spec, sizeof(spec)) == 0)
+	if (counting__spec(&cs, cs.start_ns, spec, sizeof(spec)) == 0)
 		setenv(ap_env_name(AP_ENV_COUNTER_FDS), spec, 1);
 }
 
@@ -357,7 +365,7 @@ int main(int argc, char **argv)
 		bool was_quiet = ap_quiet;
 
 		ap_quiet = quiet;
-		env_check__say_unknown();
+		env_warn__say_unknown();
 		ap_quiet = was_quiet;
 		snprintf(launcher_pid, sizeof(launcher_pid), "%d", (int)getpid());
 		setenv(ap_env_name(AP_ENV_LAUNCHER), launcher_pid, 1);

@@ -139,5 +139,35 @@ void top_names__end(void);
 
 /* `autoprof ctl [-t] PID start|stop|dump|status` (ctl.c). */
 int ctl__run(int argc, char **argv);
+/* What one process answered. */
+struct ctl_answer {
+	unsigned long long samples, lost, threads, sampling;
+};
+#define CTL_ABSENT 3 /* ctl__one: no endpoint (nothing said) */
+/*
+ * Ask process @pid for @op (AP_CTL_*) and say its answer on stdout, its
+ * counts into @a. Returns 0, 1 after one line on stderr, or, when @in_tree
+ * (one of a launcher's descendants), CTL_ABSENT for a process that is not
+ * profiled, gone or another user's, silently. A launcher's pid (library
+ * mode) acts on its run (ctl_tree.c).
+ */
+int ctl__one(int pid, int op, bool timing, bool in_tree, struct ctl_answer *a);
+/* Does process @pid publish a control endpoint (nothing said)? */
+bool ctl__has_endpoint(int pid);
+
+/* ctl_tree.c: `autoprof ctl LAUNCHER_PID OP` in library mode. */
+/*
+ * Publish this launcher's endpoint (it profiles @child, whose output is
+ * @output), and, when started paused and not @quiet, say @child's pid on stderr.
+ */
+void ctl_tree__publish(pid_t child, const char *output, int quiet);
+/* Remove it (the run ends). */
+void ctl_tree__withdraw(void);
+/*
+ * Ask every profiled descendant of @launcher for @op, one after the other,
+ * saying each answer (and, for status, the run's totals). Returns 0, or 1
+ * after saying why (none profiled, or one failed).
+ */
+int ctl_tree__request(int launcher, int op, bool timing);
 
 #endif

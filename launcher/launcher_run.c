@@ -393,11 +393,13 @@ int launcher_run__command(char **argv, const char *output, int quiet)
 	if (write(go[1], "x", 1) != 1)
 		kill(child, SIGKILL);
 	close(go[1]);
+	ctl_tree__publish(child, output, quiet); /* `autoprof ctl $! ...` */
 	handle_signals();
 	if (read(pipefd[0], &err, sizeof(err)) == (ssize_t)sizeof(err))
 		fprintf(stderr, "autoprof: cannot run '%s': %s\n", argv[0], strerror(err));
 	close(pipefd[0]);
 	if (exec_watch__wait(child, &status) < 0) {
+		ctl_tree__withdraw();
 		exec_watch__end();
 		onefile__finish(argv, quiet);
 		return 126;
@@ -408,6 +410,7 @@ int launcher_run__command(char **argv, const char *output, int quiet)
 		onefile__say_images(quiet);
 		exec_watch__say();
 	}
+	ctl_tree__withdraw();
 	exec_watch__end();
 	return launcher_run__end_like(status);
 }

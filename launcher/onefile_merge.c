@@ -290,9 +290,9 @@ static int open_inputs(struct merge *m, const char *const *paths)
 		int err = perf_file__open(&in->pf, paths[f]);
 
 		if (!err && in->pf.pipe)
-			err = -EINVAL, snprintf(in->pf.err, sizeof(in->pf.err), "a pipe-mode file");
+			err = perf_file__fail(&in->pf, -EINVAL, "a pipe-mode file");
 		if (err) {
-			snprintf(m->why, m->cap, "%s: %s", paths[f], in->pf.err);
+			snprintf(m->why, m->cap, "%s: %s", paths[f], perf_file__error(&in->pf));
 			return err;
 		}
 		if (features__read(&in->pf, warn, sizeof(warn)) == -ENOMEM)
@@ -300,7 +300,7 @@ static int open_inputs(struct merge *m, const char *const *paths)
 		/* perf record -z: records compressed; the output holds them plain */
 		if (in->pf.feat.has_comp &&
 		    (err = stream__expand(&in->pf, in->pf.data_off, in->pf.data_end)) != 0) {
-			snprintf(m->why, m->cap, "%s: %s", paths[f], in->pf.err);
+			snprintf(m->why, m->cap, "%s: %s", paths[f], perf_file__error(&in->pf));
 			return err;
 		}
 		for (size_t i = 0; i < in->pf.nr_attrs; i++) {

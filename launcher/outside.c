@@ -161,6 +161,7 @@ static void session_ctl(struct session *s, uint64_t request)
 				op == AP_CTL_START ? "start" : "stop", strerror(-err));
 		if (!s->paused)
 			s->sampled_ns += t0 - s->since;
+		outside_stat__follow(!s->paused, t0, s->since); /* the counters follow */
 		s->paused = !s->paused;
 		s->ever_sampled |= !s->paused;
 		s->since = t0;
@@ -331,6 +332,12 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 	if (!quiet)
 		fprintf(stderr, "autoprof: profiling %s from outside (%s); %s; stacks: %s\n",
 			argv[0], why, outside_plan__rate(&s.plan), s.plan.stacks);
+	if (!quiet && s.paused) /* as in library mode (ctl_tree.c): the pid to start */
+		fprintf(stderr,
+			"autoprof: profiling pid %d, paused until `autoprof ctl %d start` (or "
+			"`autoprof "
+			"ctl %d start`, this launcher)\n",
+			(int)run_child, (int)run_child, (int)getpid());
 	outside_stat__started();
 	if (write(go[1], "x", 1) != 1)
 		return 126;

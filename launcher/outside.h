@@ -11,8 +11,7 @@
  *   perf_out.c     the perf.data file: header, ids, attr, data, features
  *   unwind_user.c  user register + stack copies unwound by report/'s unwinder
  *   attach.c       -p/-t: the targets' threads, their maps and names as records
- *   outside_plan.c the attr: what is sampled and how
- *   outside_events.c the events (per CPU, per target) and their rings' sharing
+ *   outside_plan.c the attr and the events (per CPU, per target)
  *   outside_stat.c the counters and the FILE.stat sibling (the library's stat_records.c)
  */
 #ifndef AUTOPROF_LAUNCHER_OUTSIDE_H
@@ -126,6 +125,8 @@ int attach__threads(pid_t pid, pid_t *out, int cap);
 void attach__synthesize(struct perf_out *o, pid_t pid, struct unwind_user *uw);
 /* The kernel's text as perf synthesizes it (for -k). False: kallsyms hides it. */
 bool attach__kernel_map(struct perf_out *o);
+/* One line saying what permission opening events on another process needs. */
+void outside_events__say_denied(int err, const char *what);
 
 /* ---- outside_stat.c ---- */
 
@@ -137,6 +138,12 @@ struct ap_config;
 int outside_stat__open(const struct ap_config *cfg, const pid_t *tids, int n, bool enable_on_exec);
 /* The command starts now (its exec): the elapsed time counts from here. */
 void outside_stat__started(void);
+/*
+ * Sampling was paused or resumed (`autoprof ctl`) at @now, after the state
+ * that began at @since: the counters count while sampling is on only, and
+ * their elapsed time leaves the paused time out.
+ */
+void outside_stat__follow(bool paused, uint64_t now, uint64_t since);
 /* Read the counters, write @path.stat (and print them with --stat). True when written. */
 bool outside_stat__finish(const char *path);
 
@@ -167,8 +174,6 @@ void outside_plan__attr(struct outside_plan *p, bool fp, bool enable_on_exec, bo
 /* "cpu-clock at 1000 Hz", for the mode line. */
 const char *outside_plan__rate(const struct outside_plan *p);
 
-/* ---- outside_events.c ---- */
-
 /* The events: for each target, one per CPU; the first on a CPU owns its ring. */
 struct outside_events {
 	int ncpu, *ring_fd; /* per CPU */
@@ -191,8 +196,6 @@ int outside_events__redirect(struct outside_events *ev);
 /* Start (@on) or stop the sampling events (and their inherited copies). 0 or -errno. */
 int outside_events__enable(struct outside_events *ev, bool on);
 void outside_events__close(struct outside_events *ev);
-/* One line saying what permission opening events on another process needs. */
-void outside_events__say_denied(int err, const char *what);
 
 /* ---- outside_windows.c ---- */
 

@@ -4,8 +4,9 @@
  * FILE.stat sibling, written by the library's own stat_records.c (linked
  * into the launcher): the counters are opened on the command before its
  * exec (inherit=1, enable_on_exec), or on each thread of a -p/-t target,
- * and read once at the end. The one launcher file that sees the library's
- * session type. Not async-signal-safe.
+ * and read once at the end; they count while sampling is on only
+ * (--start-paused, `autoprof ctl` start/stop: outside_stat__follow). The one
+ * launcher file that sees the library's session type. Not async-signal-safe.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,9 @@ struct ap_session autoprof;
 /* Per-thread counters of a -p/-t target, summed into autoprof.counters at the end. */
 static struct ap_counters *extra;
 static int nr_extra;
-static bool print_stat; /* AUTOPROF_STAT: the table on stderr at the end */
+static bool print_stat;	    /* AUTOPROF_STAT: the table on stderr at the end */
+static bool paused;	    /* sampling is off: the counters are disabled */
+static uint64_t stopped_at; /* when it went off last (0: never on) */
 
 static uint64_t now_ns(void)
 {
@@ -45,12 +48,14 @@ int outside_stat__open(const struct ap_config *cfg, const pid_t *tids, int n, bo
 		ap_quiet = quiet;
 		return 0;
 	}
-	counting__open_task(&autoprof.counters, tids[0], enable_on_exec);
+	paused = !cfg->start;
+	autoprof.counters.paused = paused; /* opened disabled, not enabled by the exec */
+	counting__open_task(&autoprof.counters, tids[0], enable_on_exec && !paused);
 	if (n > 1) {
 		extra = calloc((size_t)n - 1, sizeof(*extra));
 		for (int i = 1; extra && i < n; i++) {
 			extra[nr_extra] = autoprof.counters;
-			counting__open_task(&extra[nr_extra], tids[i], enable_on_exec);
+			counting__open_task(&extra[nr_extra], tids[i], enable_on_exec && !paused);
 			nr_extra++;
 		}
 	}
@@ -62,6 +67,21 @@ int outside_stat__open(const struct ap_config *cfg, const pid_t *tids, int n, bo
 void outside_stat__started(void)
 {
 	autoprof.start_time = now_ns();
+}
+
+void outside_stat__follow(bool pause, uint64_t now, uint64_t since)
+{
+	paused = pause;
+	counting__set_enabled(&autoprof.counters, !pause);
+	for (int i = 0; i < nr_extra; i++)
+		counting__set_enabled(&extra[i], !pause);
+	if (pause) {
+		stopped_at = now;
+	} else { /* the time paused is no time elapsed: the start moves on by it */
+		if (since < autoprof.start_time)
+			since = autoprof.start_time; /* paused from before the exec */
+		autoprof.start_time += now > since ? now - since : 0;
+	}
 }
 
 /* Add thread counters @t to @sum (the first read sets valid). */
@@ -89,7 +109,8 @@ static void add(struct ap_counters *sum, const struct ap_counters *t)
 bool outside_stat__finish(const char *path)
 {
 	struct ap_counters *cs = &autoprof.counters;
-	uint64_t elapsed = now_ns() - autoprof.start_time;
+	uint64_t end = !paused ? now_ns() : stopped_at ? stopped_at : autoprof.start_time;
+	uint64_t elapsed = end > autoprof.start_time ? end - autoprof.start_time : 0;
 	int err;
 
 	if (!cs->n)

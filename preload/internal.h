@@ -56,6 +56,9 @@ int image_counters__start(struct ap_counters *cs, const struct ap_config *cfg);
 void image_counters__drop_costly(struct ap_counters *cs);
 /* Read them (closing them at the very end) into the file's stat records; the time they ran. */
 uint64_t image_counters__save(bool close_them);
+/* Sampling was paused or resumed at @now, after the state that began at @since:
+ * the counters follow. Async-signal-safe. */
+void image_counters__follow(bool paused, uint64_t now, uint64_t since);
 
 /* ---- session/summary.c: the closing lines ---- */
 
@@ -117,7 +120,7 @@ void offcpu__file_attr(struct perf_event_attr *attr);
 void offcpu__thread_start(struct ap_thread *t, pid_t tid);
 int offcpu__open_event(struct ap_thread *t);
 void offcpu__close_event(struct ap_thread *t);
-void offcpu__end(uint64_t since);
+void offcpu__end(uint64_t since, const void *leaf);
 
 /*
  * Where a blocking call's switch records will begin in the calling thread's
@@ -178,6 +181,8 @@ struct ap_session {
 	 * when it last changed, and the sampling time before that (ns). Atomic. */
 	bool paused;
 	uint64_t state_since, sampled_ns;
+	uint64_t on_since;  /* when sampling last went on (0: never in this image) */
+	uint64_t off_since; /* when it last went off (0: never) */
 };
 
 extern struct ap_session autoprof;

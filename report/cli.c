@@ -66,7 +66,8 @@ const char cli_synopsis[] =
 const char cli_description[] =
     "Summarise one or more perf.data files (default ./perf.data) written by\n"
     "autoprof or perf record. Several files (a process tree) merge into one report.\n"
-    "FILE may be a pipe-mode file (perf record -o -), or - for standard input.\n"
+    "FILE may be a pipe-mode file (perf record -o -), or - for standard input, or a\n"
+    "directory: its perf.data files, in name order (a day of windows).\n"
     "An output that is an input or an existing perf.data file is refused.";
 
 const struct cli_option cli_options[] = {
@@ -221,8 +222,8 @@ int cli__usage_error(const char *fmt, const char *arg)
 /* Put the --baseline files first and mark them as the baseline. Returns 0 or 2. */
 static int split_baseline(struct cmdline *c, const char **base, size_t nr_base)
 {
-	if (c->nr_files + nr_base > MAX_FILES)
-		return cli__usage_error("more than %s files", "4096");
+	if (array__reserve(&c->files, &c->cap_files, c->nr_files + nr_base, sizeof(*c->files)))
+		return cli__usage_error("%s", "out of memory");
 	memmove(c->files + nr_base, c->files, c->nr_files * sizeof(*c->files));
 	memcpy(c->files, base, nr_base * sizeof(*base));
 	c->nr_files += nr_base;
@@ -260,10 +261,10 @@ static int diff_sides(struct cmdline *c, const char **base, size_t nr_base, size
 	return 0;
 }
 
-static int add_input(struct cmdline *c, const char *path)
+int cli__add_input(struct cmdline *c, const char *path)
 {
-	if (c->nr_files == MAX_FILES)
-		return cli__usage_error("more than %s files", "4096");
+	if (array__reserve(&c->files, &c->cap_files, c->nr_files + 1, sizeof(*c->files)))
+		return cli__usage_error("%s", "out of memory");
 	c->files[c->nr_files++] = path;
 	return 0;
 }
@@ -313,7 +314,6 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 	struct option longopts[ARRAY_SIZE(cli_options) + 1];
 	char shorts[2 * ARRAY_SIZE(cli_options) + 3];
 	struct filter *f = &c->so.filter;
-	static const char *base[MAX_FILES];
 	size_t nr_base = 0, dashdash = SIZE_MAX;
 	unsigned long v;
 	char *end;
@@ -328,7 +328,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		switch (opt) {
 		case 1:
 		case 'i':
-			if (add_input(c, optarg))
+			if (cli__add_input(c, optarg))
 				return 2;
 			break;
 		case 'e':
@@ -464,9 +464,10 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 			c->speedscope_file = optarg;
 			break;
 		case OPT_BASELINE:
-			if (nr_base == MAX_FILES)
-				return cli__usage_error("more than %s files", "4096");
-			base[nr_base++] = optarg;
+			if (array__reserve(&c->baseline, &c->cap_baseline, nr_base + 1,
+					   sizeof(*c->baseline)))
+				return cli__usage_error("%s", "out of memory");
+			c->baseline[nr_base++] = optarg;
 			c->diff = true;
 			break;
 		case OPT_RAW_COUNTS:
@@ -529,7 +530,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 	if (optind == last + 1 && optind <= argc && !strcmp(argv[optind - 1], "--"))
 		dashdash = c->nr_files; /* getopt stopped at "--" */
 	for (; optind < argc; optind++) {
-		if (add_input(c, argv[optind]))
+		if (cli__add_input(c, argv[optind]))
 			return 2;
 	}
 	views = c->tree + c->folded + c->json + c->diff + c->leaks;
@@ -538,7 +539,7 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 		    "%s", "--tree, --folded, --json, --leaks and --diff exclude each other");
 	if (c->diff && c->csv_dir)
 		return cli__usage_error("%s", "--diff exports no --csv");
-	if (c->diff && diff_sides(c, base, nr_base, dashdash))
+	if (c->diff && diff_sides(c, c->baseline, nr_base, dashdash))
 		return 2;
 	if (c->folded && c->flame_file && !strcmp(c->flame_file, "-"))
 		return cli__usage_error("%s", "--folded and --flamegraph - both write to stdout");
@@ -547,8 +548,8 @@ int cli__parse(struct cmdline *c, int argc, char **argv)
 					"only one of the views and exports can write to stdout");
 	if (c->diff && (c->pprof_file || c->speedscope_file))
 		return cli__usage_error("%s", "--diff exports nothing");
-	if (!c->nr_files)
-		c->files[c->nr_files++] = c->list ? "." : "perf.data";
+	if (!c->nr_files && cli__add_input(c, c->list ? "." : "perf.data"))
+		return 2;
 	c->so.lines =
 	    rows__spec_has(&c->ro.sort, SK_SRCLINE) || c->ro.hot_lines || c->pprof_file || c->json;
 	c->so.cpus = rows__spec_has(&c->ro.sort, SK_CPU);
@@ -563,4 +564,8 @@ void cli__exit(struct cmdline *c)
 		free(c->lists[i]);
 	c->nr_lists = 0;
 	aim__exit(&c->aim);
+	free(c->files);
+	free(c->baseline);
+	c->files = c->baseline = NULL;
+	c->nr_files = c->cap_files = c->cap_baseline = 0;
 }

@@ -9,8 +9,7 @@
 #include "driver/session.h"
 #include "view/view.h"
 
-#define PROG	  "autoprof-report"
-#define MAX_FILES 4096
+#define PROG "autoprof-report"
 
 /* One row of the option table; a row without a name is a group heading. */
 struct cli_option {
@@ -28,8 +27,10 @@ extern const char cli_synopsis[], cli_description[];
 struct cmdline {
 	struct report_opts ro;
 	struct session_opts so;
-	const char *files[MAX_FILES];
-	size_t nr_files;
+	const char **files; /* the inputs as named (a directory: its profiles, main.c) */
+	size_t nr_files, cap_files;
+	const char **baseline; /* --baseline FILE..., while parsing */
+	size_t cap_baseline;
 	size_t nr_base; /* --diff: files[0..nr_base) are the baseline, the rest the new profile */
 	const char *csv_dir, *flame_file;
 	const char *pprof_file, *speedscope_file; /* --pprof, --speedscope: "-" is stdout */
@@ -47,6 +48,8 @@ struct cmdline {
  * status (0 after --help or --version, 2 after printing one usage line).
  */
 int cli__parse(struct cmdline *c, int argc, char **argv);
+/* Add input @path to c->files (no limit). Returns 0, or 2 after one line (out of memory). */
+int cli__add_input(struct cmdline *c, const char *path);
 /* Free what cli__parse() allocated. */
 void cli__exit(struct cmdline *c);
 /* Print --help from the table. */

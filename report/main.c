@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "autoprof/env.h"
 #include "cli.h"
 
 /* stat() of input @path ("-": standard input). Returns 0 or -1. */
@@ -107,24 +108,117 @@ static int check_outputs(const struct cmdline *c)
 	return 0;
 }
 
-/* Open @nr files into @s and read them. Returns 0 or 1 after printing why. */
+/* The inputs, a directory's profiles in place of the directory. */
+struct inputs {
+	char **v;     /* malloc'd paths */
+	bool *listed; /* found in a directory, not named */
+	size_t nr, cap, cap_listed;
+};
+
+/*
+ * The inputs @files (@nr), a directory standing for its profiles (a day of
+ * windows: `autoprof-report /var/tmp/svc/`) in name order, which is time
+ * order for windows, into @in. Returns 0 or 1 after printing why.
+ */
+static int expand_inputs(const char *const *files, size_t nr, struct inputs *in)
+{
+	struct stat st;
+	size_t i, was;
+	bool dir;
+	int err = 0;
+
+	for (i = 0; i < nr && !err; i++) {
+		was = in->nr;
+		dir = strcmp(files[i], "-") && stat(files[i], &st) == 0 && S_ISDIR(st.st_mode);
+		if (dir) {
+			err = listing__dir(files[i], &in->v, &in->nr, &in->cap);
+			if (err)
+				fprintf(stderr, PROG ": %s: %s\n", files[i], strerror(-err));
+			else if (in->nr == was)
+				fprintf(stderr, PROG ": %s: no perf.data files in this directory\n",
+					files[i]);
+			err = err || in->nr == was;
+		} else if (array__reserve(&in->v, &in->cap, in->nr + 1, sizeof(*in->v)) ||
+			   !(in->v[in->nr] = strdup(files[i]))) {
+			fprintf(stderr, PROG ": out of memory\n");
+			err = 1;
+		} else {
+			in->nr++;
+		}
+		if (!err && array__reserve(&in->listed, &in->cap_listed, in->nr, 1)) {
+			fprintf(stderr, PROG ": out of memory\n");
+			err = 1;
+		}
+		while (!err && was < in->nr)
+			in->listed[was++] = dir;
+	}
+	return err;
+}
+
+/*
+ * True, after one line, if @n files are more than the kernel maps at once
+ * for a process (vm.max_map_count, less room for the reader's own: each
+ * input is mapped while the report is made); else mmap or malloc would fail
+ * somewhere in the middle, said as "out of memory".
+ */
+static bool too_many(size_t n)
+{
+	unsigned long max = 0;
+	FILE *f;
+
+	if (n < 4096 || !(f = fopen("/proc/sys/vm/max_map_count", "re")))
+		return false;
+	if (fscanf(f, "%lu", &max) != 1)
+		max = 0;
+	fclose(f);
+	if (!max || n + 2048 <= max)
+		return false;
+	fprintf(stderr,
+		PROG ": %zu files: more than this kernel maps at once for a process "
+		     "(vm.max_map_count %lu, less 2048 for the reader); read them in parts "
+		     "(a day at a time), or raise vm.max_map_count\n",
+		n, max);
+	return true;
+}
+
+/* Open @nr files (or directories of them) into @s and read them. 0, or 1 after printing why. */
 static int load(struct session *s, const struct session_opts *so, const char *const *files,
 		size_t nr)
 {
+	struct inputs in = {0};
 	size_t i;
-	int err = session__init(s);
+	int err = session__init(s), e;
 
 	if (err) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
 	s->opts = *so;
-	for (i = 0; i < nr; i++) {
-		if (session__add_file(s, files[i])) {
-			fprintf(stderr, PROG ": %s\n", s->err);
-			return 1;
-		}
+	err = expand_inputs(files, nr, &in);
+	if (!err && too_many(in.nr))
+		err = 1;
+	if (!err && session__reserve(s, in.nr)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		err = 1;
 	}
+	for (i = 0; i < in.nr; i++) {
+		e = err ? 0 : session__add_file(s, in.v[i]);
+		/* a window removed since its folder was listed (--keep): said, not fatal */
+		if (e == -ENOENT && in.listed[i])
+			session__warn(s,
+				      "%s: removed since its folder was listed (--keep "
+				      "removes old windows): left out",
+				      in.v[i]);
+		else if (e) {
+			fprintf(stderr, PROG ": %s\n", s->err);
+			err = 1;
+		}
+		free(in.v[i]);
+	}
+	free(in.v);
+	free(in.listed);
+	if (err)
+		return 1;
 	err = session__process(s);
 	for (i = 0; i < s->nr_warnings; i++)
 		fprintf(stderr, PROG ": warning: %s\n", s->warnings[i]);
@@ -219,8 +313,9 @@ static int add_run_files(struct cmdline *c, char ***run, size_t *nr_run)
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
-	for (size_t i = 0; i < *nr_run && c->nr_files < MAX_FILES; i++)
-		c->files[c->nr_files++] = (*run)[i];
+	for (size_t i = 0; i < *nr_run; i++)
+		if (cli__add_input(c, (*run)[i]))
+			return 1;
 	return 0;
 }
 
@@ -238,16 +333,18 @@ static int add_diff_run_files(struct cmdline *c, char ***run, size_t *nr_run, ch
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
-	if (2 + *nr_run + *nr_run2 > MAX_FILES)
-		return 0;
 	c->nr_files = 0;
-	c->files[c->nr_files++] = base;
+	if (cli__add_input(c, base))
+		return 1;
 	for (size_t i = 0; i < *nr_run; i++)
-		c->files[c->nr_files++] = (*run)[i];
+		if (cli__add_input(c, (*run)[i]))
+			return 1;
 	c->nr_base = c->nr_files;
-	c->files[c->nr_files++] = new;
+	if (cli__add_input(c, new))
+		return 1;
 	for (size_t i = 0; i < *nr_run2; i++)
-		c->files[c->nr_files++] = (*run2)[i];
+		if (cli__add_input(c, (*run2)[i]))
+			return 1;
 	return 0;
 }
 
@@ -290,6 +387,18 @@ static int run(struct session *s, const struct cmdline *c)
 	return 0;
 }
 
+/* A misspelt AUTOPROF_REPORT_* variable would be ignored without a word: one line. */
+static void say_unknown(const char *var, int len, const char *hint, void *arg)
+{
+	(void)arg;
+	if (hint)
+		fprintf(stderr, PROG ": unknown variable %.*s; did you mean %s%s?\n", len, var,
+			AUTOPROF_ENV_PREFIX, hint);
+	else
+		fprintf(stderr, PROG ": unknown variable %.*s (doc/variables.md lists them)\n", len,
+			var);
+}
+
 int main(int argc, char **argv)
 {
 	static struct cmdline c;
@@ -299,6 +408,7 @@ int main(int argc, char **argv)
 	size_t nr_run = 0, nr_run2 = 0;
 	int status;
 
+	env_check__each_unknown(true, say_unknown, NULL);
 	status = cli__parse(&c, argc, argv);
 	if (status >= 0)
 		goto out_lists;

@@ -7,7 +7,10 @@
  * /tmp/autoprof-UID), lines of "key value" after the magic line:
  *   pid P, start T (field 22 of /proc/P/stat), signal S, token K, file PATH,
  *   and, when P is profiled from outside (launcher/outside_ctl.c), server L:
- *   the request goes to process L (the launcher), not to P.
+ *   the request goes to process L (the launcher), not to P. A launcher that
+ *   runs its command under the library publishes pid, start, "launcher 1",
+ *   child C and file, no token: a request on its pid goes to each profiled
+ *   process among its descendants (launcher/ctl_tree.c).
  * A request is the signal S queued (si_code SI_QUEUE) with the value
  * K << 32 | nonce << 8 | op; the answer is DIR/PID.reply, the magic line
  * then "key value" lines (nonce, sampling, since, samples, lost, file, ...).

@@ -31,6 +31,7 @@
 #ifndef AUTOPROF_ENV_H
 #define AUTOPROF_ENV_H
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #define AUTOPROF_DEFAULT_COUNTERS                                                                  \
@@ -200,5 +201,19 @@ static inline const char *ap_env(enum ap_env v)
 {
 	return getenv(ap_env_name(v));
 }
+
+/*
+ * common/env_check.c (linked into the library, the launcher and the reader):
+ * @say is called for one unknown variable, the "NAME" of "NAME=value" (@len
+ * bytes at @var), with the nearest known name after AUTOPROF_ (or NULL).
+ */
+typedef void (*env_check_say_fn)(const char *var, int len, const char *hint, void *arg);
+/*
+ * Call @say for each AUTOPROF_* variable of the environment that the table
+ * does not have; with @report_only, only those meant for autoprof-report
+ * (AUTOPROF_REPORT_..., or nearest to one of its variables). Returns how many.
+ * Not async-signal-safe.
+ */
+int env_check__each_unknown(bool report_only, env_check_say_fn say, void *arg);
 
 #endif /* AUTOPROF_ENV_H */

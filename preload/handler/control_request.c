@@ -140,6 +140,10 @@ static bool set_paused(const struct ap_image *img, bool paused)
 	since = __atomic_exchange_n(img->state_since, now, __ATOMIC_SEQ_CST);
 	if (paused)
 		__atomic_fetch_add(img->sampled_ns, now - since, __ATOMIC_SEQ_CST);
+	if (img->on_since && img->off_since) /* the latest stretch, for off-CPU time */
+		__atomic_store_n(paused ? img->off_since : img->on_since, now, __ATOMIC_SEQ_CST);
+	if (img->on_pause)
+		img->on_pause(paused, now, since); /* the counters count while on only */
 	return true;
 }
 

@@ -446,6 +446,13 @@ struct ap_image {
 	 * sampling time before (ns): read by the session, changed by a ctl request. */
 	bool *paused;
 	uint64_t *state_since, *sampled_ns;
+	/* The latest stretch of sampling: when it last went on and off (0: never), set by a
+	 * ctl request, read by off-CPU time (session/offcpu.c). NULL: not kept. */
+	uint64_t *on_since, *off_since;
+	/* Sampling was paused or resumed at now after the state that began at since: the
+	 * session's counters follow (NULL: none). Async-signal-safe by the session's contract
+	 * (image_counters.c: ioctls). */
+	void (*on_pause)(bool paused, uint64_t now, uint64_t since);
 	/* AUTOPROF_MEMORY: the live set written into the file at a window's end (NULL:
 	 * none). Async-signal-safe by the session's contract (memory.h). */
 	void (*snapshot)(struct writer *w);

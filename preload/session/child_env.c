@@ -112,9 +112,27 @@ static char *put(char **strings, size_t *left, const char *name, const char *val
 }
 
 /*
+ * When the counters started, for the next image: moved on by the time
+ * sampling has been paused now (image_counters.c moves it at each start), so
+ * that their elapsed time stays the time sampling was on.
+ */
+static uint64_t counters_start(void)
+{
+	uint64_t start = autoprof.counters.start_ns, now = ap_now();
+	uint64_t off = __atomic_load_n(&autoprof.state_since, __ATOMIC_SEQ_CST);
+
+	if (!start)
+		start = autoprof.start_time;
+	if (__atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) && now > off)
+		start += now - (off > start ? off : start);
+	return start;
+}
+
+/*
  * The environment for an exec of the next image: envp (the program's) less
  * its LD_PRELOAD and AUTOPROF_* entries, plus LD_PRELOAD with this library,
- * our AUTOPROF_* variables, AUTOPROF_IMAGE (pid:n:left) and, when this process owns
+ * our AUTOPROF_* variables, AUTOPROF_IMAGE (pid:n:left), AUTOPROF_START as sampling is now
+ * (on or paused) and, when this process owns
  * counters and execs itself (same_process, not a spawned or vfork child),
  * AUTOPROF_COUNTER_FDS. Everything goes into the caller's store
  * (store_len pointers; envp's count plus 64 is enough) and strings, so it
@@ -161,9 +179,16 @@ char **child_env__for_exec(char *const *envp, char **store, size_t store_len, ch
 			snprintf(value, sizeof(value), "%d:%d:%d", (int)autoprof.pid,
 				 lifecycle__next_gen(), (int)lifecycle__file_left());
 			v = value;
+		} else if (i == AP_ENV_START) {
+			/* the next image goes on as this one is now (`autoprof ctl` start/stop);
+			 * unset and on stays unset (on is the default) */
+			v = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) ? "0"
+			    : v							? "1"
+										: NULL;
 		} else if (i == AP_ENV_COUNTER_FDS) {
 			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&
-				    !counting__spec(&autoprof.counters, value, sizeof(value))
+				    !counting__spec(&autoprof.counters, counters_start(), value,
+						    sizeof(value))
 				? value
 				: NULL;
 		}

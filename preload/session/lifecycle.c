@@ -318,6 +318,8 @@ static void after_fork_in_child(void)
 	autoprof.gen = 0;
 	autoprof.start_time = ap_now();
 	autoprof.state_since = autoprof.start_time; /* paused or not, as its parent */
+	autoprof.on_since = autoprof.paused ? 0 : autoprof.start_time;
+	autoprof.off_since = 0;
 	autoprof.sampled_ns = 0;
 	if (autoprof.cfg->follow)
 		session_open(false);
@@ -370,10 +372,12 @@ int lifecycle__start(void)
 	}
 	autoprof.paused = !raw.start; /* AUTOPROF_START=0 */
 	autoprof.state_since = autoprof.start_time;
+	autoprof.on_since = raw.start ? autoprof.start_time : 0;
+	autoprof.off_since = 0;
 	autoprof.pid = getpid();
 	first = find_lineage();
 	if (first && !ap_env(AP_ENV_LAUNCHER))
-		env_check__say_unknown(); /* once per run: the launcher said them */
+		env_warn__say_unknown(); /* once per run: the launcher said them */
 	if (autoprof.top || raw.counter_fds[0]) {
 		err = image_counters__start(&autoprof.counters, &raw);
 		if (err)
@@ -399,6 +403,9 @@ int lifecycle__start(void)
 					   .paused = &autoprof.paused,
 					   .state_since = &autoprof.state_since,
 					   .sampled_ns = &autoprof.sampled_ns,
+					   .on_since = &autoprof.on_since,
+					   .off_since = &autoprof.off_since,
+					   .on_pause = image_counters__follow,
 					   .snapshot = memory__snapshot,
 					   .dump = memory__dump});
 	err = handlers__install_sample(autoprof.signo);

@@ -14,15 +14,19 @@
  *
  * The ring is read when a blocking call of libc returns (wrap/waits.c: the
  * sleeps, poll, select, epoll, read, recv, accept, connect, condition
- * variables, mutexes, semaphores, joins and waits): the thread is back in
- * its own code, right at the wait site, and where the call's records begin
- * in the ring is known (the ring's head when the call began).
+ * variables, mutexes, semaphores, joins and waits; wrap/process.c: futex
+ * waits through syscall()): the thread is back in its own code, right at the
+ * wait site, and where the call's records begin in the ring is known (the
+ * ring's head when the call began).
  * The waits that began inside the call (out/in pairs; preemptions are left
  * out: the thread could run) become one SAMPLE record of offcpu-time whose
- * chain is the caller's stack, period the ns waited, time when the first of
- * them began. Waits elsewhere (a page fault, a call we do not wrap) are
- * counted, not placed. The sampling handler never reads this ring; the
- * thread's buffer is claimed from it with buffer__enter().
+ * chain is the blocking call (the real libc function's address: the leaf
+ * names pthread_mutex_lock, usleep, read ...) above the caller's stack,
+ * period the ns waited, time when the first of them began; only their part
+ * while sampling was on and inside the open window counts (inside()). Waits
+ * elsewhere (a page fault, a call we do not wrap) are counted, not placed.
+ * The sampling handler never reads this ring; the thread's buffer is claimed
+ * from it with buffer__enter().
  */
 #include <errno.h>
 #include <string.h>
@@ -96,16 +100,48 @@ struct wait_sum {
 	bool out_inside;	/* the pending out record is the call's */
 	uint64_t waited, first; /* its waits: ns in all, when the first began */
 	uint64_t elsewhere;	/* waits that began before it */
-	uint64_t last;		/* the latest switch in */
+	uint64_t last;		/* the latest end of a wait counted */
 };
+
+/*
+ * The part of the wait [a, b] (CLOCK_MONOTONIC ns) inside the profile: while
+ * sampling was on (`autoprof ctl` start..stop, AUTOPROF_START) and inside the
+ * window whose file is open (AUTOPROF_WINDOW). Returns its length, and where
+ * it begins in *from; 0 when none of it is. Only the latest stretch of
+ * sampling is known: a wait across a stop, a start and a stop again counts
+ * its part in the last stretch only (less, never more).
+ */
+static uint64_t inside(uint64_t a, uint64_t b, uint64_t *from)
+{
+	/* off first: b is past, so a change after these loads is after b, and a
+	 * start between them shows as the latest stretch, from then on */
+	uint64_t off = __atomic_load_n(&autoprof.off_since, __ATOMIC_SEQ_CST);
+	uint64_t lo = __atomic_load_n(&autoprof.on_since, __ATOMIC_SEQ_CST);
+	uint64_t hi = off > lo ? off : UINT64_MAX;
+	uint64_t end = __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE);
+
+	if (!lo)
+		return 0; /* never on in this image */
+	if (end) {	  /* the open window is [end - length, end) */
+		uint64_t w = autoprof.cfg->window_ns;
+
+		lo = end > w && end - w > lo ? end - w : lo;
+		hi = end < hi ? end : hi;
+	}
+	a = a > lo ? a : lo;
+	b = b < hi ? b : hi;
+	if (b <= a)
+		return 0;
+	*from = a;
+	return b - a;
+}
 
 /* One record of the switch ring: pair outs with ins. */
 static void on_switch(void *arg, const struct perf_event_header *rec, bool last_sample)
 {
 	struct wait_sum *w = arg;
 	struct ap_thread *t = w->t;
-	uint64_t time, out = t->off_out;
-
+	uint64_t time, out = t->off_out, from = 0, len;
 	uint64_t at = w->pos;
 
 	(void)last_sample;
@@ -120,26 +156,28 @@ static void on_switch(void *arg, const struct perf_event_header *rec, bool last_
 		return;
 	}
 	t->off_out = 0;
-	w->last = time;
-	if (!out || time <= out)
+	if (!out || time <= out || !(len = inside(out, time, &from)))
 		return;
+	if (from + len > w->last)
+		w->last = from + len;
 	if (!w->out_inside) {
-		w->elsewhere += time - out;
+		w->elsewhere += len;
 		return;
 	}
-	w->waited += time - out;
+	w->waited += len;
 	if (!w->first)
-		w->first = out;
+		w->first = from;
 }
 
 /*
- * The stack of the blocking call's caller: trace is the fast trace from here;
- * ret, this function's return address, marks where the caller of `skip`
- * frames above us begins. Returns the entries stored in chain (PERF_CONTEXT_USER
- * first), at least 2.
+ * The blocking call's stack: leaf, the real function's address (its first
+ * byte: a symbol lookup finds the libc function the program called), then
+ * the stack of its caller: trace is the fast trace from here; ret, this
+ * function's return address, marks where the caller begins. Returns the
+ * entries stored in chain (PERF_CONTEXT_USER first), at least 2.
  */
 static __attribute__((noinline)) unsigned caller_chain(struct ap_thread *t, uint64_t *chain,
-						       unsigned depth)
+						       unsigned depth, uintptr_t leaf)
 {
 	void **trace = (void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES);
 	uintptr_t ret = (uintptr_t)__builtin_return_address(0);
@@ -151,6 +189,8 @@ static __attribute__((noinline)) unsigned caller_chain(struct ap_thread *t, uint
 	while (i < got && (uintptr_t)trace[i] != ret && (uintptr_t)trace[i] != ret - 1)
 		i++;
 	chain[n++] = PERF_CONTEXT_USER;
+	if (leaf)
+		chain[n++] = leaf;
 	if (i < got)
 		bias = ret - (uintptr_t)trace[i];
 	/* above put_wait: offcpu__end, the wrapper, then the caller of the blocking call */
@@ -162,12 +202,13 @@ static __attribute__((noinline)) unsigned caller_chain(struct ap_thread *t, uint
 	return n;
 }
 
-/* A SAMPLE of offcpu-time at the caller of the blocking call. */
-static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct wait_sum *w)
+/* A SAMPLE of offcpu-time in the blocking call (leaf), under its caller. */
+static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct wait_sum *w,
+					       uintptr_t leaf)
 {
 	uint64_t *chain = (uint64_t *)(t->scratch + AP_RING_COPY_BYTES);
 	uint64_t id = t->sampler->offcpu_id;
-	unsigned nr = caller_chain(t, chain, t->sampler->stack_depth);
+	unsigned nr = caller_chain(t, chain, t->sampler->stack_depth, leaf);
 	char *out;
 	size_t n;
 
@@ -189,13 +230,13 @@ static __attribute__((noinline)) void put_wait(struct ap_thread *t, const struct
 
 /*
  * A blocking call whose records begin at since - 1 in the ring
- * (offcpu__begin) returned on this thread: record its waits at the caller's
- * stack. Keeps errno. Called by the wrappers only, in the program's context
- * (never in a handler). The ring stays mapped while t lives (only t's own
- * thread unmaps it), so it is read before t is claimed: a call that did
- * not switch costs two loads.
+ * (offcpu__begin) returned on this thread: record its waits in leaf (the
+ * real function called, or NULL) above the caller's stack. Keeps errno. Called by the wrappers
+ * only, in the program's context (never in a handler). The ring stays mapped while t lives (only
+ * t's own thread unmaps it), so it is read before t is claimed: a call that did not switch costs
+ * two loads.
  */
-__attribute__((noinline)) void offcpu__end(uint64_t since)
+__attribute__((noinline)) void offcpu__end(uint64_t since, const void *leaf)
 {
 	struct ap_thread *t = ap_self;
 	struct wait_sum w = {.t = t, .start = since - 1};
@@ -208,13 +249,14 @@ __attribute__((noinline)) void offcpu__end(uint64_t since)
 	saved = errno;
 	if (!buffer__enter(t))
 		goto out;
-	/* a vfork child shares our memory: the ring is the parent thread's */
-	if ((uint32_t)raw_syscall(SYS_getpid) != t->sampler->pid)
+	/* a vfork child, or a thread made with a raw clone, shares our memory (and
+	 * TLS): the ring is another thread's */
+	if ((pid_t)raw_syscall(SYS_gettid) != t->tid)
 		goto leave;
 	w.pos = t->off_ring.page->data_tail;
 	ring__drain(&t->off_ring, t->scratch, AP_RING_COPY_BYTES, on_switch, &w);
 	if (w.waited >= MIN_WAIT_NS)
-		put_wait(t, &w);
+		put_wait(t, &w, (uintptr_t)leaf);
 	else if (w.waited)
 		t->stats.offcpu_short += w.waited;
 	t->stats.offcpu_elsewhere += w.elsewhere;

@@ -12,6 +12,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -246,9 +247,30 @@ __attribute__((constructor(101))) static void exits_init(void)
 }
 
 /*
+ * Does system call nr (with futex op op) wait on a futex? The locks,
+ * conditions and parking of runtimes that call it through syscall() (Rust's
+ * std among them): their waits are off-CPU time at libc's syscall, under the
+ * caller (session/offcpu.c). Async-signal-safe.
+ */
+static bool futex_waits(long nr, long op)
+{
+	long cmd = op & ~(long)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+
+	if (nr == SYS_futex)
+		return cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET || cmd == FUTEX_LOCK_PI ||
+		       cmd == FUTEX_LOCK_PI2 || cmd == FUTEX_WAIT_REQUEUE_PI;
+#ifdef SYS_futex_waitv
+	return nr == SYS_futex_waitv;
+#else
+	return false;
+#endif
+}
+
+/*
  * syscall(): the exits and seccomp the program makes through it are seen
- * (glibc has no seccomp() function: libseccomp and others call it this way);
- * everything else is passed on untouched. The library's own system calls do
+ * (glibc has no seccomp() function: libseccomp and others call it this way),
+ * and so are its futex waits (off-CPU time, futex_waits); everything else is
+ * passed on untouched. The library's own system calls do
  * not come here (raw_syscall). A thread in seccomp strict mode makes no other
  * system call here. Async-signal-safe (after exits_init, which runs before
  * any handler is installed).
@@ -275,6 +297,14 @@ AP_API long syscall(long nr, ...)
 	if (!real_syscall) {
 		errno = ENOSYS;
 		return -1;
+	}
+	if (futex_waits(nr, a[1])) { /* AUTOPROF_OFFCPU: a lock or condition of its own */
+		uint64_t since = offcpu__begin();
+		long ret = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+		if (since)
+			offcpu__end(since, (const void *)real_syscall);
+		return ret;
 	}
 	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

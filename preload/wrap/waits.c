@@ -2,7 +2,8 @@
 /*
  * waits.c - the blocking calls of libc, for off-CPU time (AUTOPROF_OFFCPU):
  * each is the real call between offcpu__begin() and offcpu__end(), which
- * records, at the caller's stack, the waits that began inside it
+ * records the waits that began inside it at the real function's address (the
+ * leaf: libc's pthread_mutex_lock, usleep, read ...) above the caller's stack
  * (session/offcpu.c). Without AUTOPROF_OFFCPU, or on a thread that has no
  * switch event, a wrapper is the real call and one load more. errno, the
  * return value and cancellation are the real call's (offcpu__end is no
@@ -46,7 +47,7 @@ int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 			real_##name = (ret(*) params)dlsym(RTLD_NEXT, #name);                      \
 		ap_ret_ = real_##name args;                                                        \
 		if (since)                                                                         \
-			offcpu__end(since);                                                        \
+			offcpu__end(since, (const void *)real_##name);                             \
 		return ap_ret_;                                                                    \
 	}
 

@@ -13,12 +13,6 @@
 
 #include "driver/session.h"
 
-/* The side-band records to apply in time order. */
-struct sides {
-	struct rec_pos *v;
-	size_t nr, cap;
-};
-
 /* ---- session.c ---- */
 
 /* Name the attrs of @pf (EVENT_DESC, else from type/config) and give each its hist. */
@@ -38,8 +32,8 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
  * last side-band record. Returns 0 at the end, or -errno.
  */
 int sideband__scan_file(struct session *s, u32 fi, struct sides *sd, u64 *pos, u64 gap);
-/* Apply the side-band record at @sd to the machine. Returns 0 or -errno. */
-int sideband__apply(struct session *s, const struct rec_pos *sd);
+/* Apply side-band record @rp of @sd to the machine. Returns 0 or -errno. */
+int sideband__apply(struct session *s, const struct sides *sd, const struct rec_pos *rp);
 /* Build the machine from @sd (sorted by time) and set up pass 2. Returns 0 or -errno. */
 int sideband__build_machine(struct session *s, struct sides *sd);
 

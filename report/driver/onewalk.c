@@ -142,7 +142,7 @@ static int spec_walk(struct session *s, struct sides *sd, u64 *pos)
 			return err;
 	}
 	if (ret < 0)
-		session__warn(s, "%s: %s", pf->path, pf->err);
+		session__warn(s, "%s: %s", pf->path, perf_file__error(pf));
 	return 0;
 }
 
@@ -180,7 +180,7 @@ int onewalk__process(struct session *s, struct sides *sd)
 				qsort(sd->v + nr_pre, sd->nr - nr_pre, sizeof(*sd->v),
 				      rec_pos__cmp);
 			for (i = nr_pre; i < sd->nr && !err; i++)
-				err = sideband__apply(s, &sd->v[i]);
+				err = sideband__apply(s, sd, &sd->v[i]);
 			return err ? err : 1;
 		}
 		err = spec_undo(s);

@@ -93,6 +93,37 @@ int session__name_attrs(struct session *s, struct perf_file *pf)
 	return 0;
 }
 
+/*
+ * With many files, the objects take a file's build ids as it is added and
+ * the file keeps only the kernel's (sideband.c's kallsyms look for them): a
+ * day of windows names the same objects in every file. The first file keeps
+ * its own (one walk of a lone file may build the machine again).
+ */
+static int take_build_ids(struct session *s, struct perf_file *pf)
+{
+	int err = 0;
+	size_t i, k;
+
+	/* in file order, as sideband__build_machine() gives them (the first one holds) */
+	for (i = pf == &s->files[1] ? 0 : 1; i < 2 && !err; i++) {
+		const struct features *f = i ? &pf->feat : &s->files[0].feat;
+
+		for (k = 0; k < f->nr_build_ids && !err; k++)
+			err = dsos__set_build_id(&s->machine.dsos, f->build_ids[k].path,
+						 strlen(f->build_ids[k].path), f->build_ids[k].hex);
+	}
+	features__drop_build_ids(&pf->feat, true);
+	return err;
+}
+
+static void sides_free(struct sides *sd)
+{
+	free(sd->v);
+	free(sd->bytes);
+	kvmap__exit(&sd->kept);
+	memset(sd, 0, sizeof(*sd));
+}
+
 /* Add the file @path, or the @len bytes at @buf named @path if @buf is not NULL. */
 static int add_file(struct session *s, const char *path, const void *buf, size_t len)
 {
@@ -105,12 +136,12 @@ static int add_file(struct session *s, const char *path, const void *buf, size_t
 	pf = &s->files[s->nr_files];
 	err = buf ? perf_file__open_mem(pf, path, buf, len) : perf_file__open(pf, path);
 	if (err) {
-		fail(s, err, path, pf->err);
+		fail(s, err, path, perf_file__error(pf));
 		perf_file__close(pf);
 		return err;
 	}
 	s->nr_files++;
-	if (pf->warn[0])
+	if (pf->warn)
 		session__warn(s, "%s: %s", path, pf->warn);
 	err = features__read(pf, warn, sizeof(warn));
 	if (err == -ENOMEM)
@@ -121,14 +152,35 @@ static int add_file(struct session *s, const char *path, const void *buf, size_t
 		/* perf record -z: the data section expanded into plain records */
 		err = stream__expand(pf, pf->data_off, pf->data_end);
 		if (err)
-			return fail(s, err, path, pf->err);
-		if (pf->warn[0])
+			return fail(s, err, path, perf_file__error(pf));
+		if (pf->warn)
 			session__warn(s, "%s: %s", path, pf->warn);
 	}
 	err = session__name_attrs(s, pf);
+	if (!err && s->nr_files > 1)
+		err = take_build_ids(s, pf);
 	if (err)
 		return fail(s, err, path, "out of memory");
+	if (s->many && s->nr_scanned + 1 == s->nr_files) {
+		/* pass 1 now, while its pages are mapped (session__process() does the rest) */
+		u64 pos = pf->data_off;
+
+		err = sideband__scan_file(s, (u32)(s->nr_files - 1), &s->sides, &pos, 0);
+		if (err)
+			return s->err[0] ? err : fail(s, err, path, "out of memory");
+		s->nr_scanned++;
+	}
+	/* its records are read later (a day of windows would otherwise hold every
+	 * file's pages at once) */
+	perf_file__release(pf);
 	return 0;
+}
+
+int session__reserve(struct session *s, size_t nr)
+{
+	if (nr > 1 && !s->nr_files)
+		s->many = s->sides.copy = true;
+	return array__reserve(&s->files, &s->cap_files, nr, sizeof(*s->files));
 }
 
 /*
@@ -208,17 +260,6 @@ static int count_tasks(struct session *s)
 	return err;
 }
 
-/* The period of one sample of @a: its fixed period, or 1 s / freq for the CPU clocks; else 0. */
-static u64 ea_period(const struct perf_event_attr *a)
-{
-	if (!a->freq)
-		return a->sample_period;
-	if (a->type == PERF_TYPE_SOFTWARE && a->sample_freq &&
-	    (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK))
-		return 1000000000ULL / a->sample_freq;
-	return 0;
-}
-
 /*
  * The samples the records stand for: per event with one sample period in
  * every file, its total period over that period when the records carry more
@@ -236,13 +277,14 @@ static void count_stands_for(struct session *s)
 
 		if (memory_names__derived(s->hists.v[h].event))
 			continue; /* alloc-objects, live-objects: the same records again */
+		fixed = fixed && !event_units__wall(s->hists.v[h].event); /* a record is a wait */
 		for (i = 0; i < s->nr_files && fixed; i++) {
 			for (j = 0; j < s->files[i].nr_attrs && fixed; j++) {
 				const struct evattr *ea = &s->files[i].attrs[j];
 
 				if (ea->hist != (int)h)
 					continue;
-				u64 p = ea_period(&ea->attr);
+				u64 p = merged_counts__sample_period(&ea->attr);
 
 				if (!p || (period && period != p))
 					fixed = false;
@@ -280,8 +322,8 @@ static void account_file(struct session *s, const struct perf_file *pf)
  */
 int session__process(struct session *s)
 {
-	struct sides sd = {0};
-	bool spec = onewalk__fits(s);
+	struct sides *sd = &s->sides;
+	bool spec = !s->nr_scanned && onewalk__fits(s);
 	size_t i;
 	int err = 0, done = 0;
 	u64 pos;
@@ -289,20 +331,31 @@ int session__process(struct session *s)
 	/* --focus, --hide...: the stack filter (aggregate/aim.c) */
 	s->hists.aim = s->opts.aim;
 	if (spec) /* pass 1 of the one file (0), and maybe pass 2 (1) */
-		err = done = onewalk__process(s, &sd);
-	for (i = 0; i < s->nr_files && !err && !spec; i++) {
+		err = done = onewalk__process(s, sd);
+	/* Many files (a day of windows) hold their pages only while read, and their
+	 * side-band records are copied in pass 1 (sideband.c); the files added
+	 * after session__reserve() had their pass 1 as they were added */
+	sd->copy = sd->copy || (s->nr_files > 1 && !spec);
+	for (i = s->nr_scanned; i < s->nr_files && !err && !spec; i++) {
 		pos = s->files[i].data_off;
-		err = sideband__scan_file(s, (u32)i, &sd, &pos, 0);
+		err = sideband__scan_file(s, (u32)i, sd, &pos, 0);
+		if (s->nr_files > 1)
+			perf_file__release(&s->files[i]);
 	}
 	if (!err && !done)
-		err = sideband__build_machine(s, &sd);
-	for (i = 0; i < s->nr_files && !err && !done; i++)
+		err = sideband__build_machine(s, sd);
+	for (i = 0; i < s->nr_files && !err && !done; i++) {
 		err = samples__file(s, &s->files[i], UINT64_MAX);
+		if (s->nr_files > 1)
+			perf_file__release(&s->files[i]);
+	}
 	if (err > 0)
 		err = 0;
-	free(sd.v);
+	sides_free(sd);
 	for (i = 0; i < s->nr_files; i++)
 		account_file(s, &s->files[i]);
+	if (!err)
+		merged_counts__apply(s); /* aggregated files: samples, not records */
 	if (!err)
 		err = hists__finish(&s->hists);
 	if (!err)
@@ -378,5 +431,6 @@ void session__exit(struct session *s)
 	unwind_dwarf__free(s->unwinder);
 	counters__exit(&s->counters);
 	kvmap__exit(&s->stats_read);
+	sides_free(&s->sides);
 	memset(s, 0, sizeof(*s));
 }

@@ -30,6 +30,22 @@ struct filter {
 	u64 time_from, time_to; /* ns after the first sample, [from, to) */
 };
 
+/* The side-band records to apply in time order. */
+struct sides {
+	struct rec_pos *v;
+	size_t nr, cap;
+	/* with many files: (hash, size) of each record kept -> its index in v */
+	struct kvmap kept;
+	/*
+	 * With many files (copy set before pass 1): the records themselves, v[].off
+	 * their place here, so applying them reads no file again (a day of windows
+	 * would map each window's pages once more for its COMMs).
+	 */
+	bool copy;
+	u8 *bytes;
+	size_t nr_bytes, cap_bytes;
+};
+
 struct session_opts {
 	bool no_load; /* never open object files or /proc/kallsyms (fuzzing) */
 	bool lines;   /* keep the address of every frame, for source lines */
@@ -63,6 +79,8 @@ struct session {
 	 * more than one period each), else nr_samples.
 	 */
 	u64 stands_for;
+	/* an event's records merge samples (merged_counts.c): so may offcpu-time's merge waits */
+	bool merged;
 	/* the records' bytes of all files as stored, and how many of them were read */
 	u64 data_bytes, read_bytes;
 	u64 unknown_id, bad_samples, bad_records, unknown_records, nr_records;
@@ -78,9 +96,33 @@ struct session {
 	size_t nr_warnings, dropped_warnings;
 	char err[320];
 	struct kvmap stats_read; /* (dev, inode) of the stat files counted (stat_sibling.c) */
+	/*
+	 * Many files (session__reserve() for more than one): pass 1 of each file
+	 * as it is added (its pages are mapped then), into sides; nr_scanned: the
+	 * files done so.
+	 */
+	bool many;
+	struct sides sides;
+	size_t nr_scanned;
 };
 
+/* merged_counts.c: the samples an aggregated file's records stand for. */
+/* The period of one sample of @a: its fixed period, or 1 s / freq for the CPU clocks; else 0. */
+u64 merged_counts__sample_period(const struct perf_event_attr *a);
+/*
+ * Each merged event's (thread, stack) entries count the samples they stand
+ * for, not records, and so do its and the threads' totals (see the file).
+ * Called once the samples are in, before hists__finish().
+ */
+void merged_counts__apply(struct session *s);
+
 int session__init(struct session *s);
+/*
+ * Make room for @nr files in all (a day of windows: one allocation, no
+ * copies); with more than one, each is scanned as it is added (pass 1).
+ * Returns 0 or -ENOMEM.
+ */
+int session__reserve(struct session *s, size_t nr);
 int session__add_file(struct session *s, const char *path);
 int session__add_buffer(struct session *s, const char *name, const void *buf, size_t len);
 int session__process(struct session *s);

@@ -13,12 +13,71 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-static int push_side(struct sides *sd, u64 time, u64 off, u32 file)
+/* Keep side-band record @r of file @file, at @time (a copy of it if sd->copy). */
+static int push_side(struct sides *sd, u64 time, const struct record *r, u32 file)
 {
+	u64 off = r->off;
+
 	if (array__reserve(&sd->v, &sd->cap, sd->nr + 1, sizeof(*sd->v)))
 		return -ENOMEM;
+	if (sd->copy) {
+		if (array__reserve(&sd->bytes, &sd->cap_bytes, sd->nr_bytes + r->h.size, 1))
+			return -ENOMEM;
+		memcpy(sd->bytes + sd->nr_bytes, r->p, r->h.size);
+		off = sd->nr_bytes;
+		sd->nr_bytes += r->h.size;
+	}
 	sd->v[sd->nr++] = (struct rec_pos){time, off, file, 1};
 	return 0;
+}
+
+/* The side-band record @rp of @sd into @r: its copy, or from its file. 0 or -EINVAL. */
+static int side_record(const struct session *s, const struct sides *sd, const struct rec_pos *rp,
+		       struct record *r)
+{
+	if (!sd->copy)
+		return perf_file__record_at(&s->files[rp->file], rp->off, r);
+	memcpy(&r->h, sd->bytes + rp->off, sizeof(r->h));
+	r->p = sd->bytes + rp->off;
+	r->off = rp->off;
+	return 0;
+}
+
+/*
+ * True if MMAP record @r of a session of many files is, byte for byte, one
+ * already kept (the same record at the same time: a window's file repeats
+ * every mapping of its process at time 0, and applying a record twice
+ * changes nothing; COMMs come at their own times). Else remembers @r as the
+ * one its repeats are compared with (pushed next, at index sd->nr).
+ */
+/* A hash of the @n bytes at @p, 8 at a time (records are whole words; a tail is hashed too). */
+static u64 words_hash(const u8 *p, size_t n)
+{
+	u64 h = n, w;
+	size_t i;
+
+	for (i = 0; i < n; i += 8) {
+		w = 0;
+		if (n - i >= 8)
+			w = ld64(p + i);
+		else
+			memcpy(&w, p + i, n - i);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static bool repeated(const struct session *s, struct sides *sd, const struct record *r)
+{
+	u64 h = words_hash(r->p, r->h.size), idx;
+	struct record was;
+
+	if (kvmap__get(&sd->kept, h, r->h.size, &idx))
+		return !side_record(s, sd, &sd->v[idx], &was) && was.h.size == r->h.size &&
+		       !memcmp(was.p, r->p, r->h.size);
+	kvmap__put(&sd->kept, h, r->h.size, sd->nr); /* without it (ENOMEM): kept twice */
+	return false;
 }
 
 static bool known_type(u32 type)
@@ -147,6 +206,9 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
 		s->bad_records++;
 		return 0;
 	}
+	if ((s->many || s->nr_files > 1) &&
+	    (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2) && repeated(s, sd, r))
+		return 0;
 	switch (type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
@@ -158,12 +220,12 @@ int sideband__scan_record(struct session *s, u32 fi, struct sides *sd, const str
 			kallsyms__prefetch(&s->hists.res.ksyms);
 		/* fall through */
 	case PERF_RECORD_COMM:
-		if (push_side(sd, id.time, r->off, fi))
+		if (push_side(sd, id.time, r, fi))
 			return -ENOMEM;
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		if (push_side(sd, REC(struct perf_record_fork, r).time, r->off, fi))
+		if (push_side(sd, REC(struct perf_record_fork, r).time, r, fi))
 			return -ENOMEM;
 		break;
 	case PERF_RECORD_LOST:
@@ -213,7 +275,7 @@ int sideband__scan_file(struct session *s, u32 fi, struct sides *sd, u64 *pos, u
 			return 1;
 	}
 	if (ret < 0)
-		session__warn(s, "%s: %s", pf->path, pf->err);
+		session__warn(s, "%s: %s", pf->path, perf_file__error(pf));
 	return 0;
 }
 
@@ -265,7 +327,7 @@ static int add_module(struct machine *m, const struct perf_record_mmap *mm, cons
 }
 
 /* Apply one side-band record (already validated by sideband__scan_file) to the machine. */
-int sideband__apply(struct session *s, const struct rec_pos *sd)
+int sideband__apply(struct session *s, const struct sides *sides, const struct rec_pos *sd)
 {
 	const struct perf_file *pf = &s->files[sd->file];
 	struct machine *m = &s->machine;
@@ -275,7 +337,7 @@ int sideband__apply(struct session *s, const struct rec_pos *sd)
 	const u8 *p;
 	bool old;
 
-	if (perf_file__record_at(pf, sd->off, &r))
+	if (side_record(s, sides, sd, &r))
 		return 0;
 	fixed = sample__fixed_size(r.h.type);
 	if (sample__id_parse(pf, &r, fixed, &id, &body_end))
@@ -302,11 +364,8 @@ int sideband__apply(struct session *s, const struct rec_pos *sd)
 		    !old) {
 			struct perf_record_mmap2 m2 = REC(struct perf_record_mmap2, &r);
 			char hex[41];
-			size_t k;
 
-			for (k = 0; k < m2.build_id_size && k < 20; k++)
-				sprintf(hex + 2 * k, "%02x", m2.build_id[k]);
-			hex[2 * k] = 0;
+			util__hex(hex, m2.build_id, m2.build_id_size < 20 ? m2.build_id_size : 20);
 			if (dsos__set_build_id(&m->dsos, (const char *)p + fixed, body_end - fixed,
 					       hex))
 				return -ENOMEM;
@@ -387,6 +446,7 @@ static void setup_kernel(struct session *s)
  */
 int sideband__build_machine(struct session *s, struct sides *sd)
 {
+	bool many = s->nr_files > 1;
 	size_t i;
 	int err = 0;
 
@@ -401,11 +461,14 @@ int sideband__build_machine(struct session *s, struct sides *sd)
 						 strlen(f->build_ids[k].path), f->build_ids[k].hex);
 	}
 	for (i = 0; i < sd->nr && !err; i++)
-		err = sideband__apply(s, &sd->v[i]);
+		err = sideband__apply(s, sd, &sd->v[i]);
 	if (!err)
 		err = machine__finish(&s->machine);
 	s->machine.dsos.no_load = s->opts.no_load;
 	setup_kernel(s);
+	/* with many files (one walk of one file may build the machine again) */
+	for (i = 0; many && i < s->nr_files; i++)
+		features__drop_build_ids(&s->files[i].feat, false);
 	s->hists.stacks.lines = s->opts.lines;
 	s->hists.stacks.cpus = s->opts.cpus;
 	return err;

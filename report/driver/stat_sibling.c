@@ -69,7 +69,8 @@ int stat_sibling__read(struct session *s, u32 fi)
 	}
 	memset(&pf, 0, sizeof(pf));
 	if (perf_file__open(&pf, path)) {
-		session__warn(s, "%s: %s; its counter totals are left out", path, pf.err);
+		session__warn(s, "%s: %s; its counter totals are left out", path,
+			      perf_file__error(&pf));
 		goto out;
 	}
 	if (features__read(&pf, warn, sizeof(warn)) == -ENOMEM) {

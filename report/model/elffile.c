@@ -98,7 +98,7 @@ size_t elffile__build_id(Elf *elf, char hex[2 * BUILD_ID_MAX + 1])
 		GElf_Shdr shdr;
 		Elf_Data *data;
 		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off, i;
+		size_t off = 0, name_off, desc_off;
 
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
 			continue;
@@ -112,8 +112,7 @@ size_t elffile__build_id(Elf *elf, char hex[2 * BUILD_ID_MAX + 1])
 			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) != 0 ||
 			    nh.n_descsz == 0 || nh.n_descsz > BUILD_ID_MAX)
 				continue;
-			for (i = 0; i < nh.n_descsz; i++)
-				sprintf(hex + 2 * i, "%02x", desc[i]);
+			util__hex(hex, desc, nh.n_descsz);
 			return nh.n_descsz;
 		}
 	}

@@ -67,6 +67,41 @@ static struct thread *findnew_thread(struct machine *m, u32 pid, u32 tid)
 }
 
 /*
+ * A repeat is compared with at most this many maps added since the one it
+ * repeats; past them it is kept as a map of its own (right, only slower).
+ */
+#define MAX_REPEAT_SCAN 4096
+
+/* True if @a and @b are one object: one path, or one build id (/lib and /usr/lib). */
+static bool same_object(const struct dso *a, const struct dso *b)
+{
+	return a == b || (a->build_id[0] && !strcmp(a->build_id, b->build_id));
+}
+
+/*
+ * True if a map of @p's [start, end) of @dso at @pgoff at @time says nothing
+ * new: map @idx, the last one added of that range, maps the same offset of
+ * the same object in the same epoch, at or before @time, and none added
+ * since lies over it. A window's file repeats every mapping of its process
+ * (each of a day's 1,440 windows): kept once, the maps stay as many as the
+ * mappings, and lookups as quick as in one file. The samples' answers are
+ * the same: the latest map valid at a time is a copy of the first.
+ */
+static bool repeats(const struct proc *p, u64 idx, u64 pgoff, const struct dso *dso, u64 time)
+{
+	const struct map *mp = &p->maps[idx];
+	size_t j;
+
+	if (mp->pgoff != pgoff || !same_object(mp->dso, dso) || mp->epoch != p->nr_execs ||
+	    mp->time > time || mp->end_time != TIME_NEVER || p->nr_maps - idx > MAX_REPEAT_SCAN)
+		return false;
+	for (j = idx + 1; j < p->nr_maps; j++)
+		if (p->maps[j].start < mp->end && p->maps[j].end > mp->start)
+			return false;
+	return true;
+}
+
+/*
  * Record that @pid mapped [start, start + len) of file @name at @pgoff at
  * @time. An anonymous executable mapping (JIT code, see jitmap__is_anon())
  * is, as in perf, a map of /tmp/perf-PID.map at absolute addresses: its
@@ -78,6 +113,7 @@ int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, con
 	char jit[32];
 	struct proc *p;
 	struct dso *dso;
+	u64 end, idx;
 
 	if (!len)
 		return 0;
@@ -90,14 +126,19 @@ int machine__mmap(struct machine *m, u32 pid, u64 start, u64 len, u64 pgoff, con
 	dso = dsos__findnew(&m->dsos, name, name_len);
 	if (!p || !dso)
 		return -ENOMEM;
-	if (array__reserve(&p->maps, &p->cap_maps, p->nr_maps + 1, sizeof(*p->maps)))
+	end = start + len < start ? UINT64_MAX : start + len;
+	if (kvmap__get(&p->same, start, end, &idx) && repeats(p, idx, pgoff, dso, time))
+		return 0;
+	if (array__reserve(&p->maps, &p->cap_maps, p->nr_maps + 1, sizeof(*p->maps)) ||
+	    kvmap__put(&p->same, start, end, p->nr_maps))
 		return -ENOMEM;
 	p->maps[p->nr_maps++] = (struct map){
 	    .start = start,
-	    .end = start + len < start ? UINT64_MAX : start + len,
+	    .end = end,
 	    .pgoff = pgoff,
 	    .time = time,
 	    .end_time = TIME_NEVER,
+	    .epoch = (u32)p->nr_execs, /* until machine__finish() */
 	    .dso = dso,
 	};
 	return 0;
@@ -375,6 +416,7 @@ int machine__finish(struct machine *m)
 
 		if (p->nr_maps > 1)
 			qsort(p->maps, p->nr_maps, sizeof(*p->maps), map_cmp);
+		kvmap__exit(&p->same); /* its indexes are the order of adding */
 		free(p->max_end);
 		p->max_end = malloc((p->nr_maps ? p->nr_maps : 1) * sizeof(*p->max_end));
 		if (!p->max_end)
@@ -458,6 +500,7 @@ void machine__exit(struct machine *m)
 		free(m->procs[i]->maps);
 		free(m->procs[i]->execs);
 		free(m->procs[i]->max_end);
+		kvmap__exit(&m->procs[i]->same);
 		free(m->procs[i]);
 	}
 	free(m->procs);

@@ -228,6 +228,7 @@ struct proc {
 	u64 *max_end; /* prefix maximum of map ends, after machine__finish() */
 	bool simple;  /* maps of one epoch never overlap: (epoch, addr) decides the map */
 	const struct map *last;
+	struct kvmap same; /* (start, end) -> index of the last map of that range added */
 };
 
 /* A name a thread took at a time (COMM records over time; an exec renames). */

@@ -137,7 +137,7 @@ int features__read_build_ids(struct features *f, const u8 *p, u64 len)
 	while (len >= sizeof(struct perf_event_header)) {
 		struct perf_record_build_id rec;
 		struct build_id_note *n;
-		size_t id_len = 20, name_len, i;
+		size_t id_len = 20, name_len;
 
 		memcpy(&rec, p, sizeof(rec.header));
 		if (rec.header.size < fixed || rec.header.size > len)
@@ -155,8 +155,7 @@ int features__read_build_ids(struct features *f, const u8 *p, u64 len)
 			n->path = strndup((const char *)p + fixed, name_len);
 			if (!n->path)
 				return -ENOMEM;
-			for (i = 0; i < id_len; i++)
-				sprintf(n->hex + 2 * i, "%02x", rec.build_id[i]);
+			util__hex(n->hex, rec.build_id, id_len);
 			f->nr_build_ids++;
 		}
 		p += rec.header.size;
@@ -301,13 +300,27 @@ int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len)
 	return read_feature(pf, bit, &c);
 }
 
+void features__drop_build_ids(struct features *f, bool keep_kernel)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->nr_build_ids; i++) {
+		if (keep_kernel && !strcmp(f->build_ids[i].path, "[kernel.kallsyms]"))
+			f->build_ids[n++] = f->build_ids[i];
+		else
+			free(f->build_ids[i].path);
+	}
+	f->nr_build_ids = n;
+	if (!n) {
+		free(f->build_ids);
+		f->build_ids = NULL;
+		f->cap_build_ids = 0;
+	}
+}
+
 void features__exit(struct features *f)
 {
-	size_t i;
-
-	for (i = 0; i < f->nr_build_ids; i++)
-		free(f->build_ids[i].path);
-	free(f->build_ids);
+	features__drop_build_ids(f, false);
 	free(f->hostname);
 	free(f->osrelease);
 	free(f->arch);

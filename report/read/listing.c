@@ -67,7 +67,7 @@ static void walk(struct perf_file *pf, struct listed *l)
 		}
 	}
 	l->lost = l->lost_records > l->lost_samples ? l->lost_records : l->lost_samples;
-	if (ret < 0 && asprintf(&l->partial, "PARTIAL: %s", pf->err) < 0)
+	if (ret < 0 && asprintf(&l->partial, "PARTIAL: %s", perf_file__error(pf)) < 0)
 		l->partial = NULL;
 	else if (ret >= 0 && l->aux &&
 		 asprintf(&l->partial,
@@ -114,33 +114,62 @@ static int by_path(const void *a, const void *b)
 	return strcmp(((const struct listed *)a)->path, ((const struct listed *)b)->path);
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int listing__dir(const char *dir, char ***v, size_t *nr, size_t *cap)
+{
+	bool here = !strcmp(dir, ".");
+	size_t first = *nr;
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char *p;
+
+		if (e->d_name[0] == '.' ||
+		    asprintf(&p, "%s%s%s", here ? "" : dir, here ? "" : "/", e->d_name) < 0)
+			continue;
+		/* a regular file, or a link to one (stat only when readdir cannot say) */
+		if ((e->d_type != DT_REG && ((e->d_type != DT_UNKNOWN && e->d_type != DT_LNK) ||
+					     stat(p, &st) || !S_ISREG(st.st_mode))) ||
+		    !perf_file__has_magic(p) || array__reserve(v, cap, *nr + 1, sizeof(**v))) {
+			free(p);
+			continue;
+		}
+		(*v)[(*nr)++] = p;
+	}
+	closedir(d);
+	qsort(*v + first, *nr - first, sizeof(**v), by_name);
+	return 0;
+}
+
 /* Add @path (a profile, or every profile directly inside a directory) to @v. */
 static int collect(const char *path, struct listed **v, size_t *nr, size_t *cap)
 {
 	struct stat st;
-	struct dirent *e;
-	DIR *d;
 
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		d = opendir(path);
-		if (!d)
-			return -errno;
-		while ((e = readdir(d))) {
-			char *p;
+		char **paths = NULL;
+		size_t n = 0, cap_paths = 0, i;
+		int err = listing__dir(path, &paths, &n, &cap_paths);
 
-			if (e->d_name[0] == '.' ||
-			    asprintf(&p, "%s%s%s", strcmp(path, ".") ? path : "",
-				     strcmp(path, ".") ? "/" : "", e->d_name) < 0)
-				continue;
-			if (stat(p, &st) || !S_ISREG(st.st_mode) || !perf_file__has_magic(p) ||
-			    array__reserve(v, cap, *nr + 1, sizeof(**v))) {
-				free(p);
-				continue;
-			}
-			(*v)[(*nr)++] = (struct listed){.path = p, .from_dir = true};
+		for (i = 0; i < n; i++) {
+			if (!err && array__reserve(v, cap, *nr + 1, sizeof(**v)))
+				err = -ENOMEM;
+			if (err)
+				free(paths[i]);
+			else
+				(*v)[(*nr)++] = (struct listed){.path = paths[i], .from_dir = true};
 		}
-		closedir(d);
-		return 0;
+		free(paths);
+		return err;
 	}
 	if (stat(path, &st))
 		return -errno;

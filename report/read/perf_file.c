@@ -17,6 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The room for what perf_file__fail() and perf_file__warn() say. */
+#define PERF_FILE_MSG 256
+/* Files from this size on are read ahead (MADV_SEQUENTIAL). */
+#define SEQUENTIAL_MIN (1u << 20)
 /*
  * The record walker hands the pages it has passed back to the kernel every
  * this many bytes, so a big file costs a window of memory, not its size.
@@ -32,10 +36,35 @@ int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!pf->err)
+		pf->err = malloc(PERF_FILE_MSG);
 	va_start(ap, fmt);
-	vsnprintf(pf->err, sizeof(pf->err), fmt, ap);
+	if (pf->err)
+		vsnprintf(pf->err, PERF_FILE_MSG, fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+void perf_file__warn(struct perf_file *pf, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!pf->warn)
+		pf->warn = malloc(PERF_FILE_MSG);
+	va_start(ap, fmt);
+	if (pf->warn)
+		vsnprintf(pf->warn, PERF_FILE_MSG, fmt, ap);
+	va_end(ap);
+}
+
+const char *perf_file__error(const struct perf_file *pf)
+{
+	return pf->err ? pf->err : "out of memory";
+}
+
+const char *perf_file__warning(const struct perf_file *pf)
+{
+	return pf->warn ? pf->warn : "";
 }
 
 /* True if [off, off + len) lies inside the file. */
@@ -76,7 +105,8 @@ static int map_file(struct perf_file *pf, const char *path)
 		err = perf_file__fail(pf, -errno, "mmap: %s", strerror(errno));
 	} else {
 		pf->mapped = true;
-		madvise((void *)pf->base, pf->size, MADV_SEQUENTIAL);
+		if (pf->size >= SEQUENTIAL_MIN) /* a window's few KB: no read-ahead to ask for */
+			madvise((void *)pf->base, pf->size, MADV_SEQUENTIAL);
 	}
 out:
 	close(fd);
@@ -177,9 +207,9 @@ static int check_data(struct perf_file *pf)
 			end = h->attrs.offset;
 		pf->data_end = end;
 		pf->data_repaired = true;
-		snprintf(pf->warn, sizeof(pf->warn), "data size in header is %llu, using %llu",
-			 (unsigned long long)h->data.size,
-			 (unsigned long long)(pf->data_end - pf->data_off));
+		perf_file__warn(pf, "data size in header is %llu, using %llu",
+				(unsigned long long)h->data.size,
+				(unsigned long long)(pf->data_end - pf->data_off));
 	}
 	if (overlap(h->attrs.offset, h->attrs.size, pf->data_off, pf->data_end - pf->data_off))
 		return perf_file__fail(pf, -EINVAL, "attrs and data sections overlap");
@@ -261,10 +291,17 @@ static int read_attr(struct perf_file *pf, size_t i)
  */
 int perf_file__finish_attrs(struct perf_file *pf)
 {
+	struct evattr *fit;
 	size_t i;
 
 	if (!pf->nr_attrs)
 		return perf_file__fail(pf, -EINVAL, "no event attributes (HEADER_ATTR records)");
+	/* room for 16 no longer: a day of windows keeps thousands of files open */
+	fit = pf->cap_attrs > pf->nr_attrs ? realloc(pf->attrs, pf->nr_attrs * sizeof(*fit)) : NULL;
+	if (fit) {
+		pf->attrs = fit;
+		pf->cap_attrs = pf->nr_attrs;
+	}
 	/* Which attr a record belongs to is only decidable if they agree on where the id is. */
 	pf->id_pos = calc_id_pos(pf->attrs[0].attr.sample_type);
 	pf->sample_id_all = pf->attrs[0].attr.sample_id_all;
@@ -383,6 +420,8 @@ void perf_file__close(struct perf_file *pf)
 	kvmap__exit(&pf->ids);
 	features__exit(&pf->feat);
 	free(pf->path);
+	free(pf->warn);
+	free(pf->err);
 	memset(pf, 0, sizeof(*pf));
 }
 
@@ -397,6 +436,14 @@ int perf_file__record_at(const struct perf_file *pf, u64 pos, struct record *r)
 	r->p = pf->rbase + pos;
 	r->off = pos;
 	return 0;
+}
+
+void perf_file__release(struct perf_file *pf)
+{
+	if (!pf->mapped || pf->rbase != pf->base || pf->prefault)
+		return;
+	madvise((void *)pf->base, pf->size, MADV_DONTNEED);
+	pf->released = 0;
 }
 
 /*

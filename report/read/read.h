@@ -79,8 +79,10 @@ struct perf_file {
 	 * stopped in them (0: read to the end) */
 	u64 orig_off, orig_end, stop_at;
 	struct features feat;
-	char warn[256]; /* a recoverable problem found by perf_file__open() */
-	char err[256];	/* why the last call failed */
+	/* a recoverable problem found by perf_file__open(), and why the last call failed:
+	 * allocated when said (a day of windows keeps thousands of files); read them with
+	 * perf_file__warning() and perf_file__error() */
+	char *warn, *err;
 };
 
 /* A record: its header (copied, so alignment never matters) and its bytes. */
@@ -108,7 +110,20 @@ int perf_file__open(struct perf_file *pf, const char *path);
 int perf_file__open_mem(struct perf_file *pf, const char *name, const void *buf, size_t len);
 int perf_file__fail(struct perf_file *pf, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Say a recoverable problem of @pf (instead of any said before). */
+void perf_file__warn(struct perf_file *pf, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* What perf_file__fail() said last ("out of memory" if it could not keep it). */
+const char *perf_file__error(const struct perf_file *pf);
+/* What perf_file__warn() said, or "". */
+const char *perf_file__warning(const struct perf_file *pf);
 void perf_file__close(struct perf_file *pf);
+/*
+ * Hand the mapped pages of @pf back to the kernel (read-only file pages:
+ * touching them again reads them back). For a session of many files, each
+ * holding its pages only while it is being read. Not with a prefault thread.
+ */
+void perf_file__release(struct perf_file *pf);
 int perf_file__next_record(struct perf_file *pf, u64 *pos, struct record *r);
 /* Bytes that follow record @r outside its size (TRACING_DATA of either layout, AUXTRACE). */
 u64 perf_file__trailing(const struct record *r);
@@ -143,6 +158,12 @@ int features__read(struct perf_file *pf, char *warn, size_t warn_len);
 int features__read_one(struct perf_file *pf, int bit, const u8 *p, u64 len);
 int features__read_build_ids(struct features *f, const u8 *p, u64 len);
 void features__exit(struct features *f);
+/*
+ * Free the build ids of @f once the session's objects took them; with
+ * @keep_kernel, not the kernel's ("[kernel.kallsyms]": its kallsyms in perf's
+ * build-id cache).
+ */
+void features__drop_build_ids(struct features *f, bool keep_kernel);
 
 /* ---- stat_sibling.c: FILE.stat, the counter totals beside an autoprof profile ---- */
 
@@ -172,6 +193,12 @@ void run_files__free(char **paths, size_t nr);
 
 /* With @strict, a file read only in part (or not at all) makes the status 1. */
 int listing__print(const char *const *paths, size_t nr, FILE *out, bool strict);
+/*
+ * The perf.data files directly inside directory @dir (regular files with a
+ * perf magic, names not starting with '.'), sorted by name, as malloc'd
+ * paths appended to *@v (*@nr of them, room for *@cap). Returns 0 or -errno.
+ */
+int listing__dir(const char *dir, char ***v, size_t *nr, size_t *cap);
 
 /* ---- evname.c ---- */
 
@@ -189,6 +216,14 @@ bool memory_names__in_bytes(const char *ev);
 const char *memory_names__pprof_name(const char *ev, const char **unit);
 /* "Bytes" or "Objects", the text views' column of memory event @ev, or NULL for others. */
 const char *memory_names__column(const char *ev);
+
+/* ---- event_units.c ---- */
+/* Is @ev's period wall-clock nanoseconds, a record one wait (offcpu-time)? */
+bool event_units__wall(const char *ev);
+/* Is @ev a CPU clock (cpu-clock, task-clock: its period is ns of CPU time)? */
+bool event_units__cpu_clock(const char *ev);
+/* The unit of @ev's period: "nanoseconds", "bytes", pprof's memory units, or "count". */
+const char *event_units__period_unit(const char *ev);
 
 /* ---- sample.c ---- */
 

@@ -51,7 +51,7 @@ static int out_fail(struct perf_file *pf, int err, const struct out *o)
 
 /*
  * Decompress one COMPRESSED body @p/@len onto @o, until the input is used up
- * and zstd has nothing more to flush. Returns 0 or -errno with pf->err set.
+ * and zstd has nothing more to flush. Returns 0 or -errno with pf->err set (perf_file__error()).
  */
 static int decompress(struct perf_file *pf, ZSTD_DStream *zs, const u8 *p, size_t len,
 		      struct out *o, u64 off)
@@ -147,10 +147,10 @@ static int pipe_record(struct perf_file *pf, const struct record *r)
 					 r->h.size - fixed);
 		if (err == -ENOMEM)
 			return perf_file__fail(pf, err, "out of memory");
-		if (err && !pf->warn[0])
-			snprintf(pf->warn, sizeof(pf->warn),
-				 "HEADER_FEATURE %llu at offset %llu is malformed",
-				 (unsigned long long)ld64(r->p + 8), (unsigned long long)r->off);
+		if (err && !pf->warn)
+			perf_file__warn(pf, "HEADER_FEATURE %llu at offset %llu is malformed",
+					(unsigned long long)ld64(r->p + 8),
+					(unsigned long long)r->off);
 		return 0;
 	default:
 		return 0;
@@ -179,17 +179,16 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 		u64 left = to - pos, extra;
 
 		if (left < sizeof(r.h)) {
-			snprintf(pf->warn, sizeof(pf->warn),
-				 "truncated record at offset %llu, stopping there",
-				 (unsigned long long)pos);
+			perf_file__warn(pf, "truncated record at offset %llu, stopping there",
+					(unsigned long long)pos);
 			pf->stop_at = pos;
 			break;
 		}
 		memcpy(&r.h, pf->base + pos, sizeof(r.h));
 		if (r.h.size < sizeof(r.h) || r.h.size > left) {
-			snprintf(pf->warn, sizeof(pf->warn),
-				 "bad record at offset %llu (type %u, size %u), stopping there",
-				 (unsigned long long)pos, r.h.type, r.h.size);
+			perf_file__warn(
+			    pf, "bad record at offset %llu (type %u, size %u), stopping there",
+			    (unsigned long long)pos, r.h.type, r.h.size);
 			pf->stop_at = pos;
 			break;
 		}
@@ -197,9 +196,8 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 		r.off = pos;
 		extra = perf_file__trailing(&r);
 		if (extra > left - r.h.size) {
-			snprintf(
-			    pf->warn, sizeof(pf->warn),
-			    "record at offset %llu (type %u) runs past the end, stopping there",
+			perf_file__warn(
+			    pf, "record at offset %llu (type %u) runs past the end, stopping there",
 			    (unsigned long long)pos, r.h.type);
 			pf->stop_at = pos;
 			break;

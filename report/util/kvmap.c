@@ -43,7 +43,7 @@ int kvmap__get(const struct kvmap *m, u64 a, u64 b, u64 *val)
 
 static int grow(struct kvmap *m)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 64, i;
+	size_t ncap = m->cap ? m->cap * 2 : 8, i; /* small: a file's id map has an id or two */
 	struct kvmap_slot *ns = calloc(ncap, sizeof(*ns));
 
 	if (!ns)

@@ -8,13 +8,14 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static u64 hash_str(const char *s, size_t len)
+u64 strset__hash(const void *p, size_t len)
 {
+	const u8 *s = p;
 	u64 h = 0xcbf29ce484222325ULL;
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		h = (h ^ (u8)s[i]) * 0x100000001b3ULL;
+		h = (h ^ s[i]) * 0x100000001b3ULL;
 	return h;
 }
 
@@ -49,7 +50,7 @@ int strset__intern(struct strset *ss, const char *str, size_t len, u32 *id)
 		*id = 0;
 		return 0;
 	}
-	h = hash_str(str, len);
+	h = strset__hash(str, len);
 	for (salt = 0; kvmap__get(&ss->idx, h, salt, &idx); salt++) {
 		if (strlen(ss->v[idx]) == len && !memcmp(ss->v[idx], str, len)) {
 			*id = (u32)idx;

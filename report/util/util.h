@@ -39,6 +39,19 @@ static inline u32 ld32(const void *p)
 	return v;
 }
 
+/* Write @n bytes at @in as 2 * @n lowercase hex digits and a 0 into @out (a build id's text). */
+static inline void util__hex(char *out, const u8 *in, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
 /* ---- kvmap.c: open addressing, keys (a, b), u64 values ---- */
 
 struct kvmap_slot {
@@ -68,6 +81,8 @@ struct strset {
 int strset__intern(struct strset *ss, const char *str, size_t len, u32 *id);
 const char *strset__str(const struct strset *ss, u32 id);
 void strset__exit(struct strset *ss);
+/* FNV-1a of the @len bytes at @p: the strings' hash, and any bytes'. */
+u64 strset__hash(const void *p, size_t len);
 
 /* ---- util/array.c ---- */
 

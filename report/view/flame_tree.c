@@ -102,8 +102,10 @@ int flame_tree__add(struct flame *f, const struct session *s, int hist, int side
 
 	if (!path)
 		return -ENOMEM;
-	/* a memory event's flame graph is weighed by its bytes or objects, not its records */
-	bool by_period = memory_names__column(h->v[hist].event) != NULL;
+	/* a memory event's flame graph is weighed by its bytes or objects, a wall-clock one's
+	 * (offcpu-time) by its time, not their records */
+	bool by_period =
+	    memory_names__column(h->v[hist].event) || event_units__wall(h->v[hist].event);
 
 	if (!f->nr)
 		err = node_of(f, NONE, "all\t", 4, FK_ROOT, &(u32){0});

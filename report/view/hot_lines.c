@@ -15,6 +15,15 @@ struct line_ctx {
 	const struct row *v;
 };
 
+/* A row's count: its samples, or the seconds of a wall-clock event (offcpu-time). */
+static void print_count(FILE *out, const struct hist *hi, u64 samples, u64 period)
+{
+	if (event_units__wall(hi->event))
+		fprintf(out, "%8.3f s  ", (double)period / 1e9);
+	else
+		fprintf(out, "%8llu  ", (unsigned long long)samples);
+}
+
 /* By function, then samples (period) largest first, then line text id. */
 static int line_cmp(const void *pa, const void *pb, void *arg)
 {
@@ -85,8 +94,8 @@ int hot_lines__print(struct session *s, int hist, const struct report_opts *o, F
 		if (o->aim && o->aim->nr_symbols && !(aim__marks(&s->hists, fid) & MARK_SYMBOL))
 			continue;
 		shown++;
-		fprintf(out, "\n%6.2f%%  %8llu  ", output__pct_of(f->self_period, hi->total_period),
-			(unsigned long long)f->self_samples);
+		fprintf(out, "\n%6.2f%%  ", output__pct_of(f->self_period, hi->total_period));
+		print_count(out, hi, f->self_samples, f->self_period);
 		output__print_clean(out, s->hists.res.funcs[fid].name);
 		fprintf(out, "  [");
 		output__print_clean(out, s->hists.res.funcs[fid].object);
@@ -99,9 +108,8 @@ int hot_lines__print(struct session *s, int hist, const struct report_opts *o, F
 
 			if (!has_line(text))
 				continue;
-			fprintf(out, "  %6.2f%%  %8llu  ",
-				output__pct_of(l->self_period, f->self_period),
-				(unsigned long long)l->self_samples);
+			fprintf(out, "  %6.2f%%  ", output__pct_of(l->self_period, f->self_period));
+			print_count(out, hi, l->self_samples, l->self_period);
 			output__print_clean(out, text);
 			fprintf(out, "\n");
 			n++;

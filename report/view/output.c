@@ -114,6 +114,12 @@ void output__print_header(const struct session *s, FILE *out)
 	if (s->hists.aimed_out)
 		fprintf(out, " (%llu outside --focus/--peek/--ignore/-S; percentages of all)",
 			(unsigned long long)s->hists.aimed_out);
+	for (i = 0; i < s->hists.nr; i++) /* offcpu-time: its records are waits */
+		if (s->hists.v[i].nr_samples && event_units__wall(s->hists.v[i].event))
+			fprintf(out, "\nOff-CPU:    %.3f s in %llu %s (%s)",
+				(double)s->hists.v[i].total_period / 1e9,
+				(unsigned long long)s->hists.v[i].nr_samples,
+				s->merged ? "merged records" : "records", s->hists.v[i].event);
 	fprintf(out, "\nLost:       %llu", (unsigned long long)s->lost_total);
 	if (s->lost_total)
 		fprintf(out, " (%.2f%% of samples)",
@@ -293,9 +299,12 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 	int i, last = t->ss->nr - 1;
 
 	const char *mem = memory_names__column(hi->event); /* bytes or objects, not records */
+	bool wall = event_units__wall(hi->event);	   /* offcpu-time: seconds waited */
 
-	fprintf(out, "%7s  %*s", t->by_total ? "Total%" : "Self%", mem ? 12 : 8,
-		mem ? mem : "Samples");
+	fprintf(out, "%7s  %*s", t->by_total ? "Total%" : "Self%", mem || wall ? 12 : 8,
+		mem    ? mem
+		: wall ? "Seconds"
+		       : "Samples");
 	for (i = 0; i < t->ss->nr; i++)
 		print_cell(out, rows__key_title(t->ss->k[i]),
 			   i < last || t->object || t->lines ? t->width[i] : 0);
@@ -309,8 +318,12 @@ static void print_rows(struct table *t, struct session *s, const struct hist *hi
 		u64 period = t->by_total ? row->total_period : row->self_period;
 		u64 samples = t->by_total ? row->total_samples : row->self_samples;
 
-		fprintf(out, "%6.2f%%  %*llu", output__pct_of(period, hi->total_period),
-			mem ? 12 : 8, (unsigned long long)(mem ? period : samples));
+		if (wall)
+			fprintf(out, "%6.2f%%  %12.3f", output__pct_of(period, hi->total_period),
+				(double)period / 1e9);
+		else
+			fprintf(out, "%6.2f%%  %*llu", output__pct_of(period, hi->total_period),
+				mem ? 12 : 8, (unsigned long long)(mem ? period : samples));
 		for (i = 0; i < t->ss->nr; i++) {
 			rows__name(t->rows, &s->hists, &s->machine, t->ss, row, i, buf,
 				   sizeof(buf));
@@ -409,7 +422,11 @@ void output__print(struct session *s, const struct report_opts *o, FILE *out)
 			continue;
 		if (o->event && strcmp(o->event, hi->event))
 			continue;
-		if (with_samples > 1)
+		if (with_samples > 1 && event_units__wall(hi->event))
+			fprintf(out, "\n== %s: %.3f s in %llu %s ==\n", hi->event,
+				(double)hi->total_period / 1e9, (unsigned long long)hi->nr_samples,
+				s->merged ? "merged records" : "records");
+		else if (with_samples > 1)
 			fprintf(out, "\n== %s: %llu samples ==\n", hi->event,
 				(unsigned long long)hi->nr_samples);
 		if (rows__build(&rows, &s->hists, &s->machine, (int)i, &o->sort) == 0) {

@@ -132,6 +132,7 @@ static int write_overview(struct session *s, FILE *f)
 	size_t nr, i, body_end;
 	struct record r;
 	struct sample id;
+	u32 *left = NULL; /* many files: each one's records still to write */
 
 	if (s->opts.visit != render_csv__overview_visit || !ov)
 		return -EINVAL; /* no render_csv__overview_attach() before session__process() */
@@ -139,14 +140,19 @@ static int write_overview(struct session *s, FILE *f)
 	nr = ov->nr;
 	if (nr)
 		qsort(refs, nr, sizeof(*refs), rec_pos__cmp);
+	if (s->nr_files > 1 && (left = calloc(s->nr_files, sizeof(*left))))
+		for (i = 0; i < nr; i++)
+			left[refs[i].file]++;
 	fprintf(f, "time,file,offset,type,name,pid,tid,cpu,size,info\n");
 	for (i = 0; i < nr; i++) {
-		const struct perf_file *pf = &s->files[refs[i].file];
+		struct perf_file *pf = &s->files[refs[i].file];
 		const char *name;
 		bool ok;
 
+		if (left)
+			left[refs[i].file]--;
 		if (perf_file__record_at(pf, refs[i].off, &r))
-			continue;
+			goto next;
 		ok = sample__record_ids(pf, &r, &id, &body_end);
 		name = evname__record_type(r.h.type);
 		if (refs[i].has_time)
@@ -169,7 +175,14 @@ static int write_overview(struct session *s, FILE *f)
 		else
 			fprintf(f, "\"\"");
 		fprintf(f, "\n");
+	next:
+		/* a file's pages go back once its last record is written (a day of windows),
+		 * and after its records without a time, which come first for every file */
+		if (left && (!left[refs[i].file] ||
+			     (!refs[i].time && (i + 1 == nr || refs[i + 1].file != refs[i].file))))
+			perf_file__release(pf);
 	}
+	free(left);
 	return 0;
 }
 

@@ -118,6 +118,15 @@ static void print_files(FILE *out, const struct session *s)
 		fprintf(out, " and %zu more", s->nr_files - 3);
 }
 
+/* " (EVENT, N samples)", or the seconds of a wall-clock event (offcpu-time). */
+static void print_count(FILE *out, const struct hist *h)
+{
+	if (event_units__wall(h->event))
+		fprintf(out, " (%s, %.3f s)", h->event, (double)h->total_period / 1e9);
+	else
+		fprintf(out, " (%s, %llu samples)", h->event, (unsigned long long)h->nr_samples);
+}
+
 /* Print how @b's self shares differ from @a's. Returns 0 or -ENOMEM. */
 int render_diff(struct session *a, struct session *b, const struct report_opts *o, FILE *out)
 {
@@ -132,11 +141,11 @@ int render_diff(struct session *a, struct session *b, const struct report_opts *
 	}
 	fprintf(out, "Baseline: ");
 	print_files(out, a);
-	fprintf(out, " (%s, %llu samples)\nNew:      ", a->hists.v[ha].event,
-		(unsigned long long)a->hists.v[ha].nr_samples);
+	print_count(out, &a->hists.v[ha]);
+	fprintf(out, "\nNew:      ");
 	print_files(out, b);
-	fprintf(out, " (%s, %llu samples)\n", b->hists.v[hb].event,
-		(unsigned long long)b->hists.v[hb].nr_samples);
+	print_count(out, &b->hists.v[hb]);
+	fprintf(out, "\n");
 	err = add_side(&d, a, ha, false);
 	if (!err)
 		err = add_side(&d, b, hb, true);

@@ -27,6 +27,7 @@ struct layout {
 	const struct flame *f;
 	const struct flame_opts *fo;
 	const char *unit; /* what the counts are: samples, or a memory event's bytes or objects */
+	bool wall;	  /* ... or ns of wall-clock time (offcpu-time), shown in seconds */
 	double px;	  /* pixels per sample */
 	double min_px;	  /* narrower frames are left out */
 	double scale;	  /* baseline samples -> new samples (diff) */
@@ -143,8 +144,12 @@ static void put_tooltip(FILE *out, const struct layout *l, u32 i, const char *na
 		escape__xml(out, obj);
 		fprintf(out, obj[0] == '[' ? "" : "]");
 	}
-	fprintf(out, " (%llu %s, %.2f%%", (unsigned long long)n->n[1], l->unit,
-		output__pct_of(n->n[1], f->v[0].n[1]));
+	if (l->wall)
+		fprintf(out, " (%.3f s, %.2f%%", (double)n->n[1] / 1e9,
+			output__pct_of(n->n[1], f->v[0].n[1]));
+	else
+		fprintf(out, " (%llu %s, %.2f%%", (unsigned long long)n->n[1], l->unit,
+			output__pct_of(n->n[1], f->v[0].n[1]));
 	if (l->diff) {
 		double d = delta(l, i), pts = d * 100.0 / (double)f->v[0].n[1];
 
@@ -238,7 +243,10 @@ static void put_controls(FILE *out, const struct layout *l, const char *title, c
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"42\" text-anchor=\"middle\">",
 		w / 2);
 	escape__xml(out, event);
-	fprintf(out, ", %llu %s", (unsigned long long)l->f->v[0].n[1], l->unit);
+	if (l->wall)
+		fprintf(out, ", %.3f s", (double)l->f->v[0].n[1] / 1e9);
+	else
+		fprintf(out, ", %llu %s", (unsigned long long)l->f->v[0].n[1], l->unit);
 	if (l->diff)
 		fprintf(out, " (baseline %llu); red grew, blue shrank%s",
 			(unsigned long long)base_samples,
@@ -268,6 +276,9 @@ static void put_svg(struct flame *f, const struct flame_opts *fo, bool diff, con
 
 	if (memory_names__column(event)) /* weighed by bytes or objects (flame_tree.c) */
 		l.unit = memory_names__in_bytes(event) ? "bytes" : "objects";
+	l.wall = event_units__wall(event);
+	if (l.wall)
+		l.unit = "ns";
 	l.width = fo->width ? (int)fo->width : DEFAULT_WIDTH;
 	l.px = f->v[0].n[1] ? (double)(l.width - 2 * SVG_PAD) / (double)f->v[0].n[1] : 0;
 	l.min_px = fo->min_width;

@@ -47,7 +47,9 @@ int render_folded(struct session *s, const struct report_opts *o, FILE *out)
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
 	/* a memory event's stacks count its bytes or objects (driver/memory_events.c) */
-	by_period = memory_names__column(s->hists.v[hist].event) != NULL;
+	/* ... and a wall-clock event's (offcpu-time) its nanoseconds waited */
+	by_period = memory_names__column(s->hists.v[hist].event) ||
+		    event_units__wall(s->hists.v[hist].event);
 	scratch = malloc(MAX_FRAMES * sizeof(*scratch));
 	if (!scratch)
 		return -ENOMEM;

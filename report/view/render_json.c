@@ -55,9 +55,12 @@ static void put_header(const struct session *s, FILE *out)
 	key_str(out, "hostname", first_feature(s, offsetof(struct features, hostname)), true);
 	key_str(out, "osrelease", first_feature(s, offsetof(struct features, osrelease)), true);
 	key_str(out, "arch", first_feature(s, offsetof(struct features, arch)), true);
-	fprintf(out, "  \"samples\": %llu,\n  \"lost\": %llu,\n  \"throttled\": %llu,\n",
-		(unsigned long long)s->nr_samples, (unsigned long long)s->lost_total,
-		(unsigned long long)s->throttle);
+	/* samples: what the records stand for (an aggregated file's merge them), as the
+	 * closing line and `autoprof ctl status` count them; records: as read */
+	fprintf(out, "  \"samples\": %llu,\n  \"records\": %llu,\n",
+		(unsigned long long)s->stands_for, (unsigned long long)s->nr_samples);
+	fprintf(out, "  \"lost\": %llu,\n  \"throttled\": %llu,\n",
+		(unsigned long long)s->lost_total, (unsigned long long)s->throttle);
 	fprintf(out, "  \"filtered\": %llu,\n", (unsigned long long)s->filtered);
 	fprintf(out, "  \"samples_represented\": %llu,\n", (unsigned long long)s->stands_for);
 	if (s->first_time <= s->last_time)
@@ -310,8 +313,11 @@ static int put_event(struct session *s, const struct report_opts *o, int hist, F
 
 	fprintf(out, "    {\"event\": ");
 	escape__json(out, hi->event);
-	fprintf(out, ", \"samples\": %llu, \"period\": %llu, \"rows\": [",
-		(unsigned long long)hi->nr_samples, (unsigned long long)hi->total_period);
+	/* period_unit: nanoseconds (the CPU clocks, offcpu-time), bytes, objects or count;
+	 * offcpu-time's samples are its waits */
+	fprintf(out, ", \"samples\": %llu, \"period\": %llu, \"period_unit\": \"%s\", \"rows\": [",
+		(unsigned long long)hi->nr_samples, (unsigned long long)hi->total_period,
+		event_units__period_unit(hi->event));
 	err = rows__build(&rows, &s->hists, &s->machine, hist, &o->sort);
 	if (!err)
 		rows__sort(&rows, &s->hists, false);

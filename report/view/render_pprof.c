@@ -75,17 +75,6 @@ static u64 str(struct pprof *p, const char *s)
 	return id;
 }
 
-static bool is_cpu_clock(const char *ev)
-{
-	return !strncmp(ev, "cpu-clock", 9) || !strncmp(ev, "task-clock", 10);
-}
-
-/* Events whose period is nanoseconds: the CPU clocks and autoprof's off-CPU time. */
-static bool is_clock(const char *ev)
-{
-	return is_cpu_clock(ev) || !strcmp(ev, "offcpu-time");
-}
-
 /* ValueType {type, unit} as field @field of the profile. */
 static void value_type(struct pprof *p, u32 field, const char *type, const char *unit)
 {
@@ -101,15 +90,7 @@ static const char *period_name(struct pprof *p, const char *ev)
 {
 	const char *unit, *mem = memory_names__pprof_name(ev, &unit);
 
-	return mem ? mem : p->nr_evs == 1 && is_cpu_clock(ev) ? "cpu" : ev;
-}
-
-/* The unit of event @ev's period. */
-static const char *period_unit(const char *ev)
-{
-	const char *unit, *mem = memory_names__pprof_name(ev, &unit);
-
-	return mem ? unit : is_clock(ev) ? "nanoseconds" : "count";
+	return mem ? mem : p->nr_evs == 1 && event_units__cpu_clock(ev) ? "cpu" : ev;
 }
 
 static void sample_types(struct pprof *p, int main_hist)
@@ -125,11 +106,12 @@ static void sample_types(struct pprof *p, int main_hist)
 		else
 			snprintf(name, sizeof(name), "%s-samples", ev);
 		value_type(p, P_SAMPLE_TYPE, name, "count");
-		value_type(p, P_SAMPLE_TYPE, period_name(p, ev), period_unit(ev));
+		value_type(p, P_SAMPLE_TYPE, period_name(p, ev), event_units__period_unit(ev));
 		if (p->evs[i] == main_hist) {
 			const struct hist *h = &p->s->hists.v[main_hist];
 
-			value_type(p, P_PERIOD_TYPE, period_name(p, ev), period_unit(ev));
+			value_type(p, P_PERIOD_TYPE, period_name(p, ev),
+				   event_units__period_unit(ev));
 			proto__varint(&p->prof, P_PERIOD,
 				      h->nr_samples
 					  ? (h->total_period + h->nr_samples / 2) / h->nr_samples
@@ -438,15 +420,24 @@ static int gzip_to(FILE *out, const u8 *buf, size_t len)
 	return ret == Z_STREAM_END ? 0 : ret == Z_ERRNO ? -EIO : -ENOMEM;
 }
 
+/* The reader, then each command of the files once (a day of windows: a few commands in 11,520). */
 static void comments(struct pprof *p)
 {
+	struct kvmap seen = {0};
+	u64 id, was;
 	size_t i;
 
 	proto__varint(&p->prof, P_COMMENT, str(p, "autoprof-report"));
 	for (i = 0; i < p->s->nr_files; i++) {
-		if (p->s->files[i].feat.cmdline)
-			proto__varint(&p->prof, P_COMMENT, str(p, p->s->files[i].feat.cmdline));
+		if (!p->s->files[i].feat.cmdline)
+			continue;
+		id = str(p, p->s->files[i].feat.cmdline);
+		if (kvmap__get(&seen, id, 0, &was))
+			continue;
+		kvmap__put(&seen, id, 0, 0); /* without it (ENOMEM): said again */
+		proto__varint(&p->prof, P_COMMENT, id);
 	}
+	kvmap__exit(&seen);
 }
 
 static int alloc(struct pprof *p)

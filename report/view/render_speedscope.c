@@ -152,10 +152,10 @@ int render_speedscope(struct session *s, const struct report_opts *o, FILE *out)
 	memset(x.frame_of, 0xff, (nr_funcs + 1) * sizeof(*x.frame_of));
 	if ((size_t)x.hist < s->hists.nr)
 		group(&x);
-	unit = !strncmp(event, "cpu-clock", 9) || !strncmp(event, "task-clock", 10) ? "nanoseconds"
-										    : "none";
-	if (memory_names__in_bytes(event)) /* alloc-bytes, live-bytes */
-		unit = "bytes";
+	/* nanoseconds (the CPU clocks, offcpu-time: ns waited), bytes; else speedscope's "none" */
+	unit = event_units__period_unit(event);
+	if (strcmp(unit, "nanoseconds") && strcmp(unit, "bytes"))
+		unit = "none";
 	for (i = 0; i < s->nr_files && !cmd; i++)
 		cmd = s->files[i].feat.cmdline;
 	fprintf(out, "{\n  \"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n");

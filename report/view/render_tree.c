@@ -29,7 +29,7 @@ static void print_name(const struct session *s, const struct fnode *f, FILE *out
  * @max_depth levels deep.
  */
 static void print_branch(const struct session *s, const struct ftree *t, u32 node, u64 whole,
-			 double min_pct, u32 indent, u32 max_depth, FILE *out)
+			 double min_pct, u32 indent, u32 max_depth, bool wall, FILE *out)
 {
 	u32 depth = 1, n = t->v[node].child;
 
@@ -42,7 +42,10 @@ static void print_branch(const struct session *s, const struct ftree *t, u32 nod
 		if (shown) {
 			fprintf(out, "%*s%.2f%%  ", (int)(2 * (depth + indent)), "", pct);
 			print_name(s, f, out);
-			fprintf(out, "  (%llu)\n", (unsigned long long)f->samples);
+			if (wall) /* offcpu-time: the time waited */
+				fprintf(out, "  (%.3f s)\n", (double)f->period / 1e9);
+			else
+				fprintf(out, "  (%llu)\n", (unsigned long long)f->samples);
 		}
 		if (shown && f->child != UINT32_MAX && depth < max_depth) {
 			n = f->child;
@@ -85,7 +88,12 @@ static void print_heading(const struct session *s, const struct hist *hi, const 
 		fprintf(out, " (recursive x%u)", rec);
 	fprintf(out, "  [");
 	output__print_clean(out, fn->object);
-	if (by_self)
+	if (event_units__wall(hi->event)) /* offcpu-time: the time waited */
+		fprintf(
+		    out, "]  %s %.2f%%, %.3f s\n", by_self ? "total" : "self",
+		    output__pct_of(by_self ? r->total_period : r->self_period, hi->total_period),
+		    (double)(by_self ? r->self_period : r->total_period) / 1e9);
+	else if (by_self)
 		fprintf(out, "]  total %.2f%%, %llu samples\n",
 			output__pct_of(r->total_period, hi->total_period),
 			(unsigned long long)r->self_samples);
@@ -106,22 +114,30 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 	const struct hist *hi;
 	struct rows rows;
 	size_t i, shown = 0;
+	bool wall;
+	char count[64];
 	int err;
 
 	if (hist < 0 || (size_t)hist >= s->hists.nr)
 		return 0;
 	hi = &s->hists.v[hist];
+	wall = event_units__wall(hi->event);
 	err = rows__build(&rows, &s->hists, &s->machine, hist, &by_func);
 	if (err)
 		goto out;
 	rows__sort(&rows, &s->hists, !by_self);
-	fprintf(
-	    out, "Call graph of %s (%s%s, %llu samples; branches under %.2f%% hidden)\n", hi->event,
-	    peek      ? "callers and callees of the --peek matches"
-	    : aimed   ? (o->callers ? "callers of the matches" : "callees of the matches")
-	    : by_self ? "callers of the top functions by self time"
-		      : "callees",
-	    o->no_fold ? "" : ", recursion folded", (unsigned long long)hi->nr_samples, o->min_pct);
+	if (wall) /* offcpu-time: a record per wait (per stack and window, aggregated) */
+		snprintf(count, sizeof(count), "%.3f s in %llu %s", (double)hi->total_period / 1e9,
+			 (unsigned long long)hi->nr_samples,
+			 s->merged ? "merged records" : "records");
+	else
+		snprintf(count, sizeof(count), "%llu samples", (unsigned long long)hi->nr_samples);
+	fprintf(out, "Call graph of %s (%s%s, %s; branches under %.2f%% hidden)\n", hi->event,
+		peek	  ? "callers and callees of the --peek matches"
+		: aimed	  ? (o->callers ? "callers of the matches" : "callees of the matches")
+		: by_self ? "callers of the top functions by self time"
+			  : "callees",
+		o->no_fold ? "" : ", recursion folded", count, o->min_pct);
 	for (i = 0; i < rows.nr && shown < o->top && !err; i++) {
 		const struct row *r = &rows.v[i];
 		struct ftree t = {0}, up = {0};
@@ -146,12 +162,14 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 			print_heading(s, hi, r, by_self, t.v[0].rec, out);
 			if (peek) {
 				fprintf(out, "    callers:\n");
-				print_branch(s, &up, 0, hi->total_period, o->min_pct, 2, 1, out);
+				print_branch(s, &up, 0, hi->total_period, o->min_pct, 2, 1, wall,
+					     out);
 				fprintf(out, "    callees:\n");
-				print_branch(s, &t, 0, hi->total_period, o->min_pct, 2, 1, out);
+				print_branch(s, &t, 0, hi->total_period, o->min_pct, 2, 1, wall,
+					     out);
 			} else {
 				print_branch(s, &t, 0, hi->total_period, o->min_pct, 0,
-					     MAX_TREE_DEPTH, out);
+					     MAX_TREE_DEPTH, wall, out);
 			}
 		}
 		ftree__exit(&t);

@@ -60,10 +60,13 @@ bench: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/a
 # and the ratios, written to scripts/bench/REPORT-SPEED.md. About 5 minutes
 # (most of it perf report on the 2-3 GB dwarf file). Also run by `make bench`.
 # REPORT_SPEED_FLAGS="--runs 3 --keep DIR" reuses recordings kept in DIR.
+# Then a day of windows (issue 26): 8 processes x 1,440 aggregated windows made
+# by scripts/bench/report_day.py into $TMPDIR/autoprof-day (once), read in one
+# report; REPORT_SPEED_FLAGS="--only day" runs that case alone (about a minute).
 REPORT_SPEED_FLAGS ?=
 
 bench-report: $(BUILD)/autoprof-report $(BUILD)/libautoprof.so $(BUILD)/progs/mtwork \
-		$(BENCH_DIR)/mapfloor
+		$(BUILD)/autoprof $(BUILD)/progs/demo $(BENCH_DIR)/mapfloor
 	$(Q)python3 scripts/bench/report_speed.py --build $(BUILD) --out scripts/bench/REPORT-SPEED.md \
 		$(REPORT_SPEED_FLAGS)
 

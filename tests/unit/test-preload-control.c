@@ -66,19 +66,30 @@ static bool has(const char *text, const char *key, const char *value)
 	return strstr(text, line) != NULL;
 }
 
+/* The session's hook for a pause or resume (its counters follow): what it was told. */
+static int pauses, resumes;
+static uint64_t told_now, told_since;
+
+static void on_pause(bool paused, uint64_t now, uint64_t since)
+{
+	*(paused ? &pauses : &resumes) += 1;
+	told_now = now;
+	told_since = since;
+}
+
 int main(void)
 {
 	static struct ap_settled cfg = {.timer_mode = true};
 	static struct writer w = {.fd = -1, .path = "/somewhere/prof.data", .error = -28};
 	static struct ap_stats totals = {.samples = 7, .lost = 2};
 	static bool active = true, paused;
-	static uint64_t since = 5, sampled;
+	static uint64_t since = 5, sampled, on_since = 5, off_since;
 	static pid_t pid;
 	char endpoint[PATH_MAX - 16];
 	const char *text;
 	siginfo_t si;
 
-	plan(21);
+	plan(24);
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;
@@ -113,7 +124,10 @@ int main(void)
 					   .totals = &totals,
 					   .paused = &paused,
 					   .state_since = &since,
-					   .sampled_ns = &sampled});
+					   .sampled_ns = &sampled,
+					   .on_since = &on_since,
+					   .off_since = &off_since,
+					   .on_pause = on_pause});
 	si = request(TOKEN, 3, AP_CTL_STATUS);
 	control_request__on_signal(&si);
 	text = answer();
@@ -133,6 +147,10 @@ int main(void)
 	text = answer();
 	ok(has(text, "changed", "1") && has(text, "sampling", "0"), "stop: paused, said changed");
 	ok(paused && since > 5, "stop: the image's pause state changed, and when");
+	ok(off_since == since && on_since == 5,
+	   "stop: the latest stretch of sampling ends then (off_since), for off-CPU time");
+	ok(pauses == 1 && !resumes && told_now == since && told_since == 5,
+	   "stop: the session's hook is told, with the stop's time and the state's start");
 
 	control_request__on_signal(&si);
 	text = answer();
@@ -148,6 +166,8 @@ int main(void)
 	text = answer();
 	ok(has(text, "changed", "1") && has(text, "sampling", "1") && !paused,
 	   "start: sampling again, said changed");
+	ok(on_since == since && on_since > off_since && pauses == 1 && resumes == 1,
+	   "start: a new stretch from then on (on_since), the hook told once more");
 
 	si = request(TOKEN, 7, AP_CTL_DUMP);
 	control_request__on_signal(&si);

@@ -132,8 +132,8 @@ static void test_records(const struct buf *b)
 	int i = 0, got, samples_ok = 0, ids_ok = 0, bodies_ok = 0, types_ok = 0;
 	bool comm_ok = false, mmap2_ok = false, kmap_ok = false, lost_ok = false;
 
-	ok(perf_file__open_mem(&pf, "built", b->p, b->len) == 0, "the reader opens the file (%s)",
-	   pf.err);
+	got = perf_file__open_mem(&pf, "built", b->p, b->len);
+	ok(got == 0, "the reader opens the file (%s)", got ? perf_file__error(&pf) : "");
 	pos = pf.data_off;
 	while ((got = perf_file__next_record(&pf, &pos, &r)) == 1 && i < nr_sent) {
 		const struct sent *s = &sent[i++];
