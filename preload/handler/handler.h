@@ -79,6 +79,8 @@ struct ap_stats {
 	/* AUTOPROF_COST: the handler's phases, CLOCK_MONOTONIC ns (struct ap_cost order) */
 	uint64_t cost[8];
 	uint64_t slowdowns; /* the thread's rate was halved (on_signal.c's backoff) */
+	uint64_t copied;    /* batched: stack bytes the kernel copied, summed over the samples */
+	uint64_t copy_end;  /* batched: the copy a thread's event asked for at its end, summed */
 };
 
 /* The phases AUTOPROF_COST times (indexes into ap_stats.cost). */
@@ -166,6 +168,8 @@ struct cfi_walk {
 	int signal_at;	    /* the first signal frame crossed: its interrupted pc's index */
 	uint64_t signal_uc; /* ... the address of its ucontext (0: none crossed) */
 	uint64_t signal_sp; /* ... and the interrupted sp */
+	uint64_t reach;	    /* bytes of the copy the walk needed, from its start */
+	uint64_t need;	    /* ran_out: the bytes of copy its next read needed */
 };
 
 int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,
@@ -298,9 +302,15 @@ struct ap_thread {
 	unsigned copy_max;     /* ... the largest it may grow to at its rate */
 	unsigned copy_samples; /* batched samples since the copy size was set */
 	unsigned copy_short;   /* ... whose walk ran off the end of the copy */
-	struct ring ramp;      /* batched: a tick at every sample for its first drains, or none */
-	int ramp_fd;	       /* ... the number its signals carry in si_fd, or -1 */
-	unsigned ramp_drains;  /* ... the drains since it started or the copy last grew */
+	unsigned copy_reach;   /* ... the most bytes of a copy one of their walks needed, */
+	unsigned copy_window;  /* ... in the copy_window walks since it was last reset */
+	unsigned copy_shrunk_from; /* ... the copy before it shrank (0: none): a walk run off
+				      restores it */
+	bool copy_fixed;      /* ... its copies grew back after a shrink: they shrink no more */
+	unsigned tick_batch;  /* batched: the samples its tick spans (sampler_events.c) */
+	struct ring ramp;     /* batched: a tick at every sample for its first drains, or none */
+	int ramp_fd;	      /* ... the number its signals carry in si_fd, or -1 */
+	unsigned ramp_drains; /* ... the drains since it started or the copy last grew */
 	timer_t timer;
 	uint64_t last_cpu;    /* thread CPU time at the last timer sample */
 	int closed;	      /* set once by whoever stops the thread */
@@ -318,9 +328,10 @@ struct ap_thread {
 	/* The backoff (on_signal.c's pace()): the thread samples at its rate
 	 * halved rate_shift times; the current window's start (monotonic), the
 	 * thread's CPU and system time then, its handlers' CPU time since
-	 * (estimated from 1 run in 4), and its handler runs. */
+	 * (estimated from 1 run in 1-4: pace_stride), and its handler runs. */
 	unsigned rate_shift;
 	uint64_t win_start, win_cpu, win_sys, win_user, win_busy, win_runs;
+	unsigned win_n; /* its windows judged */
 };
 
 /*
@@ -497,6 +508,7 @@ int sampler_events__open_plain(struct ap_thread *t, pid_t tid);
 /* From t's handler: a larger stack copy, a lower rate (false: unchanged), the end of its ramp
  * (a tick at every sample). */
 void sampler_events__grow_copy(struct ap_thread *t);
+bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy);
 bool sampler_events__slow_down(struct ap_thread *t);
 void sampler_events__end_ramp(struct ap_thread *t);
 /* Make t's events follow paused (ended, or opened again); the caller holds t. 0 or -errno. */
