@@ -108,15 +108,18 @@ $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
 
 # Outside mode (launcher/outside*.c) drains the rings with the library's ring
-# reader, writes the machine features with its file_machine.c, and unwinds
-# stack copies with the report's model and unwinder.
+# reader, writes the host and machine features with its file_host.c and
+# file_machine.c, and unwinds stack copies with the report's model and unwinder.
 LAUNCHER_SHARED := $(BUILD)/preload/handler/ring.o $(BUILD)/preload/handler/record.o $(BUILD)/preload/handler/aggregate.o $(BUILD)/preload/session/file_machine.o \
+	$(BUILD)/preload/session/file_host.o \
 	$(BUILD)/preload/session/stat_records.o \
 	$(REPORT_CORE:%.c=$(BUILD)/%.o)
 LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LAUNCHER_SHARED)
 $(BUILD)/autoprof: $(LAUNCHER_LINK)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -o $@ $^ $(LDFLAGS) -ldl $(REPORT_LIBS)
+# top_names.c (autoprof top) hashes names with the report's strset__hash (util.h).
+$(BUILD)/launcher/top_names.o: LAUNCHER_INC = -Ireport -Icommon
 
 $(BUILD)/report/%.o: report/%.c $(DEPS_STAMP)
 	@mkdir -p $(@D)

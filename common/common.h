@@ -73,6 +73,15 @@ int elf_interp__has(int fd);
 /* Is @path a program without a dynamic loader (static, static-pie; not ld.so itself)? */
 bool elf_interp__static_program(const char *path);
 
+/* ---- common/old_file.c: the output file that was there before ---- */
+
+/*
+ * Move an existing @path (a symlink is moved, never followed) to PATH.old,
+ * as perf record does. 0 when done or when there is none; -EISDIR for a
+ * directory; else -errno. Not async-signal-safe.
+ */
+int old_file__move_aside(const char *path);
+
 /* ---- common/window_stamp.c: the UTC stamp in a window's file name ---- */
 
 #define AP_STAMP_LEN 20 /* "yyyymmddThhmmss.mmm" and its NUL */
@@ -85,16 +94,16 @@ extern int ap_verbose; /* AUTOPROF_VERBOSE level */
 extern bool ap_quiet;  /* AUTOPROF_QUIET: no warnings either */
 
 /*
- * A warning (not when quiet), a note (AUTOPROF_VERBOSE=1) or a debug line
- * (=2): one line, "autoprof: " first. Not async-signal-safe. Called as
- * pr_warn/pr_info/pr_dbg (uftrace's and the kernel's names for them).
+ * A warning (not when quiet), or a note shown from AUTOPROF_VERBOSE=@level
+ * on (1: pr_info, 2: pr_dbg): one line, "autoprof: " first. Not
+ * async-signal-safe. Called as pr_warn/pr_info/pr_dbg (uftrace's and the
+ * kernel's names for them).
  */
 void log__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log__info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log__dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log__note(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define pr_warn(...) log__warn(__VA_ARGS__)
-#define pr_info(...) log__info(__VA_ARGS__)
-#define pr_dbg(...)  log__dbg(__VA_ARGS__)
+#define pr_info(...) log__note(1, __VA_ARGS__)
+#define pr_dbg(...)  log__note(2, __VA_ARGS__)
 /*
  * Keep the first warning in @buf (@len bytes, without "autoprof: ") instead
  * of printing it, even when quiet; a NULL @buf prints again. Not

@@ -26,7 +26,7 @@ static const struct {
 #undef EVENT_ROW
 };
 
-/* perf's generic cache names (tools/perf/util/evsel.c spells them so). */
+/* perf's generic cache names, as perf's tools/perf/util/evsel.c spells them. */
 static const struct {
 	const char *name;
 	unsigned id;

@@ -3,6 +3,9 @@
  * fdtab.c - which file descriptors are the profiler's own: its perf events,
  * its output file, libunwind's pipe. fds.c keeps the program from closing
  * them; everything in the library closes its own through fdtab__close().
+ * Atomics and raw system calls only, every function async-signal-safe: the
+ * library's signal handlers use the table too (handler/writer_fd.c, and
+ * writer.c's new file at a window's end), so the file stays whole.
  */
 #include <errno.h>
 #include <fcntl.h>

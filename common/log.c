@@ -72,22 +72,11 @@ void log__warn(const char *fmt, ...)
 	va_end(ap_list);
 }
 
-void log__info(const char *fmt, ...)
+void log__note(int level, const char *fmt, ...)
 {
 	va_list ap_list;
 
-	if (ap_quiet || ap_verbose < 1)
-		return;
-	va_start(ap_list, fmt);
-	vlog(fmt, ap_list);
-	va_end(ap_list);
-}
-
-void log__dbg(const char *fmt, ...)
-{
-	va_list ap_list;
-
-	if (ap_quiet || ap_verbose < 2)
+	if (ap_quiet || ap_verbose < level)
 		return;
 	va_start(ap_list, fmt);
 	vlog(fmt, ap_list);

@@ -26,19 +26,19 @@
 
 #define LIB_NAME "libautoprof.so"
 
-struct opt_row {
-	const char *var, *long_flag, *arg, *def, *help;
-	int short_flag;
-	enum ap_env_who who;
-};
-
-static const struct opt_row rows[] = {
+static const struct launcher_row rows[] = {
 #define ROW(id, who, lf, sf, arg, def, help)                                                       \
 	{AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf, AP_READ_##who},
     AUTOPROF_ENV_TABLE(ROW)
 #undef ROW
 };
 #define NROWS (int)(sizeof(rows) / sizeof(rows[0]))
+
+const struct launcher_row *launcher__rows(size_t *n)
+{
+	*n = NROWS;
+	return rows;
+}
 
 /* The flags and variables as the library will read them (validate()): read once. */
 static struct ap_config opts;
@@ -180,7 +180,7 @@ void launcher__open_counters(void)
 static int validate(struct ap_config *cfg)
 {
 	char why[1024], dir[PATH_MAX], *slash;
-	const struct opt_row *row = NULL;
+	const struct launcher_row *row = NULL;
 	bool quiet = ap_quiet;
 	int bad;
 
@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 
 	opterr = 0; /* a bad flag is one line of ours (perf_flags.c), not getopt's and the help */
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		const struct opt_row *row = NULL;
+		const struct launcher_row *row = NULL;
 
 		if (c == 'h') {
 			usage(stdout);

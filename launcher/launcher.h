@@ -5,21 +5,33 @@
 
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+
+#include "autoprof/env.h"
 
 #define O_CLOEXEC_FLAG O_CLOEXEC
 
 struct ap_config;
 /* The flags and AUTOPROF_* variables, read once by main() as the library reads them. */
 const struct ap_config *launcher__options(void);
+
+/* One row of env.h's table as the launcher shows it: a variable and its flag. */
+struct launcher_row {
+	const char *var, *long_flag, *arg, *def, *help; /* long_flag NULL: no flag */
+	int short_flag;
+	enum ap_env_who who;
+};
+/* The rows of env.h's table (--help, getopt, the manual page), @n of them. */
+const struct launcher_row *launcher__rows(size_t *n);
 void launcher__open_counters(void);
 int launcher_run__command(char **argv, const char *output, int quiet);
 /* `autoprof list [FILTER]`: print the event names -e and --counters take. */
 int list_events__run(int argc, char **argv);
 
-/* ---- summary.c: what one profile holds, for the closing lines ---- */
+/* ---- file_summary.c: what one profile holds, for the closing lines ---- */
 
 struct file_summary {
 	int pid;
@@ -28,7 +40,7 @@ struct file_summary {
 	char cmd[256];
 };
 
-int summary__read(const char *path, struct file_summary *s);
+int file_summary__read(const char *path, struct file_summary *s);
 
 /* ---- man.c: autoprof(1) from env.h's table (the hidden --man) ---- */
 

@@ -188,7 +188,7 @@ void launcher_run__list_outputs(const char *output, struct timespec since)
 		if (n == sizeof(outs) / sizeof(outs[0])) {
 			struct file_summary sum;
 
-			summary__read(path, &sum);
+			file_summary__read(path, &sum);
 			more++;
 			more_samples += sum.samples;
 			continue;
@@ -196,7 +196,7 @@ void launcher_run__list_outputs(const char *output, struct timespec since)
 		outs[n].name = strdup(e->d_name);
 		if (!outs[n].name)
 			continue;
-		summary__read(path, &outs[n].sum);
+		file_summary__read(path, &outs[n].sum);
 		n++;
 	}
 	closedir(d);

@@ -12,23 +12,6 @@
 #include "autoprof/env.h"
 #include "launcher.h"
 
-/*
- * Text for troff: backslashes as \e, '-' as \-, a leading '.' or '\'' made
- * literal, a break point after each comma (long lists).
- */
-struct man_row {
-	const char *var, *long_flag, *arg, *def, *help;
-	int short_flag;
-	enum ap_env_who who;
-};
-
-static const struct man_row man_rows[] = {
-#define ROW(id, who, lf, sf, arg, def, help)                                                       \
-	{AUTOPROF_ENV_PREFIX #id, lf, arg, def, help, sf, AP_READ_##who},
-    AUTOPROF_ENV_TABLE(ROW)
-#undef ROW
-};
-
 /* The variables of others the programs read: name, reader, what for. */
 static const char *const others[][3] = {
 #define OTHER(name, who, help) {name, who, help},
@@ -160,10 +143,13 @@ static const char *const tail[] = {
 /* Print autoprof(1) as troff on @f: the options and variables from env.h's table. */
 void man__print(FILE *f)
 {
+	size_t nrows;
+	const struct launcher_row *rows = launcher__rows(&nrows);
+
 	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
 		fprintf(f, "%s\n", head[i]);
-	for (size_t i = 0; i < sizeof(man_rows) / sizeof(man_rows[0]); i++) {
-		const struct man_row *r = &man_rows[i];
+	for (size_t i = 0; i < nrows; i++) {
+		const struct launcher_row *r = &rows[i];
 
 		if (!r->long_flag)
 			continue;
@@ -197,11 +183,11 @@ void man__print(FILE *f)
 	fputs(".SH ENVIRONMENT\nBesides the variables above (which work without the launcher "
 	      "too), the launcher and the library read or set these:\n",
 	      f);
-	for (size_t i = 0; i < sizeof(man_rows) / sizeof(man_rows[0]); i++) {
-		if (man_rows[i].long_flag || man_rows[i].who == AP_READ_REPORT)
+	for (size_t i = 0; i < nrows; i++) {
+		if (rows[i].long_flag || rows[i].who == AP_READ_REPORT)
 			continue;
-		fprintf(f, ".TP\n.B %s\n", man_rows[i].var);
-		troff_put(f, man_rows[i].help);
+		fprintf(f, ".TP\n.B %s\n", rows[i].var);
+		troff_put(f, rows[i].help);
 		fputs(".\n", f);
 	}
 	fputs(".PP\nThey also read these variables of others (autoprof\\-report(1) lists its "

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "launcher.h"
 #include "onefile.h"
 #include "read/read.h"
@@ -35,20 +36,6 @@ static bool same_file(const char *a, const char *b)
 	struct stat x, y;
 
 	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-}
-
-/* Move an existing @path to PATH.old, as -o does. Returns 0 or -errno. */
-static int move_old(const char *path)
-{
-	char old[PATH_MAX + 8];
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	snprintf(old, sizeof(old), "%s.old", path);
-	return rename(path, old) < 0 ? -errno : 0;
 }
 
 /* Copy @from (if it exists) to @to through a temporary file and a rename. */
@@ -137,7 +124,7 @@ int merge_cmd__run(int argc, char **argv)
 		fprintf(stderr, "autoprof merge: %s\n", why);
 		goto out;
 	}
-	err = move_old(out);
+	err = old_file__move_aside(out);
 	if (err || rename(tmp, out) < 0) {
 		err = err ?: -errno;
 		fprintf(stderr, "autoprof merge: %s: %s\n", out, strerror(-err));
@@ -147,7 +134,7 @@ int merge_cmd__run(int argc, char **argv)
 	snprintf(from, sizeof(from), "%s.stat", paths[0]);
 	snprintf(to, sizeof(to), "%s.stat", out);
 	copy_stat(from, to);
-	summary__read(out, &sum);
+	file_summary__read(out, &sum);
 	fprintf(stderr, "autoprof merge: wrote %s (%llu samples, %llu lost) from %zu files\n", out,
 		(unsigned long long)sum.samples, (unsigned long long)sum.lost, n);
 out:

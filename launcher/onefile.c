@@ -195,7 +195,7 @@ static int find_parts(void)
 		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
 		if (!part_name(e->d_name, &p) || lstat(path, &st) < 0 || !this_run(&st) ||
 		    (run_files__start(path, &mono, &real, &pid) && mono < of.mono_since) ||
-		    summary__read(path, &p.sum) < 0)
+		    file_summary__read(path, &p.sum) < 0)
 			continue; /* not a profile of this run (its first record is older) */
 		if (!p.pid)
 			p.pid = p.sum.pid;
@@ -225,20 +225,6 @@ static char *path_of(const char *name, const char *suffix)
 	char *p;
 
 	return asprintf(&p, "%s/%s%s", of.dir, name, suffix) < 0 ? NULL : p;
-}
-
-/* Move a file at @path out of the way to PATH.old, as perf record does. Returns 0 or -errno. */
-static int move_old(const char *path)
-{
-	char old[PATH_MAX + 8];
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	snprintf(old, sizeof(old), "%s.old", path);
-	return rename(path, old) < 0 ? -errno : 0;
 }
 
 /*
@@ -319,7 +305,7 @@ void onefile__finish(char *const *argv, int quiet)
 		goto out; /* OUTPUT is the run's one file already */
 	snprintf(tmp, sizeof(tmp), "%s.merging-%d", of.output, (int)getpid());
 	err = onefile_merge__files(paths, n, tmp, argv, &res, why, sizeof(why));
-	if (!err && of.parts[0].gen >= 0 && (err = move_old(of.output)) != 0) {
+	if (!err && of.parts[0].gen >= 0 && (err = old_file__move_aside(of.output)) != 0) {
 		/* the first process wrote no OUTPUT: one there is an earlier run's */
 		snprintf(why, sizeof(why), "cannot move %s to %s.old: %s", of.output, of.output,
 			 strerror(-err));

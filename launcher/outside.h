@@ -13,6 +13,9 @@
  *   attach.c       -p/-t: the targets' threads, their maps and names as records
  *   outside_plan.c the attr and the events (per CPU, per target)
  *   outside_stat.c the counters and the FILE.stat sibling (the library's stat_records.c)
+ *   outside_windows.c AUTOPROF_WINDOW: one file per window
+ *   outside_agg.c  AUTOPROF_AGGREGATE: samples merged by stack (the library's aggregate.c)
+ *   outside_ctl.c  `autoprof ctl` on the run: its endpoints and answers
  */
 #ifndef AUTOPROF_LAUNCHER_OUTSIDE_H
 #define AUTOPROF_LAUNCHER_OUTSIDE_H

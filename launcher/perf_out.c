@@ -6,7 +6,8 @@
  * 256 KiB writes, and after each the header's data size is rewritten: a
  * launcher killed mid-run leaves a file perf reads up to its last write
  * (without features). The features are those perf record writes; the
- * machine's description comes from preload/session/file_machine.c.
+ * host's and the machine's come from preload/session/file_host.c and
+ * file_machine.c, as in the library's files.
  * Not async-signal-safe.
  */
 #include <elf.h>
@@ -18,18 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysinfo.h>
-#include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "autoprof/perf_file.h"
 #include "outside.h"
 #include "session/blob.h"
 
-#define AUTOPROF_VERSION_STRING "autoprof 0.1"
-#define IDS_AT			sizeof(struct perf_file_header)
-#define FLUSH_AT		(256 * 1024)
+#define IDS_AT	 sizeof(struct perf_file_header)
+#define FLUSH_AT (256 * 1024)
 
 /*
  * file_machine.c keeps the machine's description in the library's control
@@ -79,21 +76,15 @@ int perf_out__open(struct perf_out *o, const char *path, const struct perf_event
 		   const char *name, const uint64_t *ids, int n, char **argv)
 {
 	struct perf_file_attr fa;
-	char old[4200];
-	struct stat st;
 	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path))
 		return -ENAMETOOLONG;
-	if (lstat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return -EISDIR;
-		snprintf(old, sizeof(old), "%s.old", path);
-		if (rename(path, old) < 0)
-			return -errno;
-	}
+	err = old_file__move_aside(path);
+	if (err)
+		return err;
 	o->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (o->fd < 0)
 		return -errno;
@@ -229,22 +220,11 @@ static size_t build_id_of(const char *path, uint8_t *id)
 static void feat_build_ids(struct perf_out *o, struct blob *b)
 {
 	for (size_t i = 0; i < o->nr_files; i++) {
-		struct perf_record_build_id rec;
-		size_t fname = PERF_ALIGN8(strlen(o->files[i]) + 1);
-		char *dst;
+		uint8_t id[20];
+		size_t n = build_id_of(o->files[i], id);
 
-		memset(&rec, 0, sizeof(rec));
-		rec.build_id[20] = (uint8_t)build_id_of(o->files[i], rec.build_id);
-		if (!rec.build_id[20])
-			continue;
-		rec.header.type = PERF_RECORD_HEADER_BUILD_ID;
-		rec.header.misc = PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
-		rec.header.size = (uint16_t)(sizeof(rec) + fname);
-		rec.pid = -1; /* the host machine, as perf writes it */
-		blob_put(b, &rec, sizeof(rec));
-		dst = blob_grow(b, fname);
-		if (dst)
-			memcpy(dst, o->files[i], strlen(o->files[i]));
+		if (n)
+			blob_build_id(b, o->files[i], id, n);
 	}
 }
 
@@ -260,26 +240,6 @@ static void feat_cmdline(struct perf_out *o, struct blob *b)
 		blob_string(b, *a);
 }
 
-static void feat_cpudesc(struct blob *b)
-{
-	static char buf[65536];
-	char *line, *colon, *end;
-	ssize_t n = raw_syscall__read_file("/proc/cpuinfo", buf, sizeof(buf) - 1);
-
-	buf[n > 0 ? n : 0] = 0;
-	line = strstr(buf, "model name");
-	colon = line ? strchr(line, ':') : NULL;
-	if (!colon) {
-		blob_string(b, "unknown");
-		return;
-	}
-	end = strchr(colon, '\n');
-	if (end)
-		*end = 0;
-	colon++;
-	blob_string(b, colon + strspn(colon, " \t"));
-}
-
 static void feat_event_desc(struct perf_out *o, struct blob *b)
 {
 	blob_u32(b, 1);
@@ -291,47 +251,12 @@ static void feat_event_desc(struct perf_out *o, struct blob *b)
 		blob_u64(b, o->ids[i]);
 }
 
-static uint64_t ns_of(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* One feature's body into @b; false when this run has none. */
 static bool feature(struct perf_out *o, int feat, struct blob *b)
 {
-	struct utsname uts;
-	struct sysinfo si;
-	struct timespec res;
-
-	uname(&uts);
 	switch (feat) {
 	case PERF_FEAT_BUILD_ID:
 		feat_build_ids(o, b);
-		return true;
-	case PERF_FEAT_HOSTNAME:
-		blob_string(b, uts.nodename);
-		return true;
-	case PERF_FEAT_OSRELEASE:
-		blob_string(b, uts.release);
-		return true;
-	case PERF_FEAT_VERSION:
-		blob_string(b, AUTOPROF_VERSION_STRING);
-		return true;
-	case PERF_FEAT_ARCH:
-		blob_string(b, uts.machine);
-		return true;
-	case PERF_FEAT_NRCPUS:
-		blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
-		blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
-		return true;
-	case PERF_FEAT_CPUDESC:
-		feat_cpudesc(b);
-		return true;
-	case PERF_FEAT_TOTAL_MEM:
-		blob_u64(b, sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit / 1024);
 		return true;
 	case PERF_FEAT_CMDLINE:
 		feat_cmdline(o, b);
@@ -343,18 +268,8 @@ static bool feature(struct perf_out *o, int feat, struct blob *b)
 		blob_u64(b, o->first_time);
 		blob_u64(b, o->last_time);
 		return true;
-	case PERF_FEAT_CLOCKID:
-		clock_getres(CLOCK_MONOTONIC, &res);
-		blob_u64(b, (uint64_t)res.tv_sec * 1000000000ULL + (uint64_t)res.tv_nsec);
-		return true;
-	case PERF_FEAT_CLOCK_DATA:
-		blob_u32(b, 1);
-		blob_u32(b, CLOCK_MONOTONIC);
-		blob_u64(b, ns_of(CLOCK_REALTIME));
-		blob_u64(b, ns_of(CLOCK_MONOTONIC));
-		return true;
-	default:
-		return file_machine__feature(feat, b, 0);
+	default: /* the host's and the machine's description */
+		return file_host__feature(feat, b) || file_machine__feature(feat, b, 0);
 	}
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "launcher.h"
+#include "util/util.h" /* report/'s: strset__hash */
 
 #define NO_FUNC UINT32_MAX
 
@@ -94,11 +95,7 @@ void top_names__exec(int pid)
 /* The function named @name (interned). */
 static uint64_t name_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
+	return strset__hash(s, strlen(s));
 }
 
 /* Index function @i in the name table (sized for twice the functions' room). */

@@ -5,8 +5,9 @@
  *
  *   session/lifecycle.c   start, stop, fork, exec: the order of things
  *   session/samplers.c    one sampler per thread: start and stop (samplers.h:
- *                         sampler_events.c its events, process_events.c deadly
- *                         signals, reroute, seccomp; handler/registry.c all of them)
+ *                         process_events.c deadly signals, reroute, seccomp;
+ *                         handler/sampler_events.c a thread's events,
+ *                         handler/registry.c all the threads)
  *   session/settle.c      the configuration settled once: clamps, probes, fallbacks
  *   session/mappings.c    MMAP2 records of what is mapped at start
  *   session/file_features.c, stat_records.c, child_env.c
@@ -16,8 +17,12 @@
  *                         (handler/control_request.c answers; handler/windows.c:
  *                         AUTOPROF_WINDOW, one file per window of time)
  *
- * The handler layer (handler/handler.h) and the wrappers of libc
+ * The handler layer (handler/handler.h; what the session calls there
+ * outside any handler: handler/setup.h) and the wrappers of libc
  * (wrap/wrap.h) sit beside it; common/common.h is shared with the launcher.
+ * The session registers with the handler layer what its handlers read
+ * (image__register) and may call (fatal__set_stop, the image's snapshot)
+ * before they are installed; the handlers never read struct ap_session.
  */
 #ifndef AUTOPROF_PRELOAD_INTERNAL_H
 #define AUTOPROF_PRELOAD_INTERNAL_H
@@ -177,8 +182,9 @@ struct ap_session {
 	uint64_t start_time;
 	struct ap_stats stats;	   /* this image's totals, folded from its threads */
 	struct ap_sampler sampler; /* what its threads' handlers read */
-	/* control.c: sampling paused (AUTOPROF_START=0, `autoprof ctl PID stop`);
-	 * when it last changed, and the sampling time before that (ns). Atomic. */
+	/* Sampling paused (AUTOPROF_START=0, `autoprof ctl PID stop`: changed by
+	 * handler/control_request.c through the registered image); when it last
+	 * changed, and the sampling time before that (ns). Atomic. */
 	bool paused;
 	uint64_t state_since, sampled_ns;
 	uint64_t on_since;  /* when sampling last went on (0: never in this image) */

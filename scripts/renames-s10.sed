@@ -1,8 +1,17 @@
 # renames-s10.sed - session 10's renames (issue 23: a function's prefix is its
-# file's name), one sed command a rename, for any branch of the tree:
-#   git grep -lzI "" -- . ":!scripts/renames-s10.sed" | xargs -0 sed -i -E -f scripts/renames-s10.sed
+# file's name), one sed command a rename, for any branch of the tree. Merge
+# the branch that made them first, then rename what the other branch's own
+# code still calls by the old names, and format what changed:
+#   git grep -lzI "" -- . ":!scripts/renames-*.sed" | xargs -0 sed -i -E -f scripts/renames-s10.sed
+#   clang-format -i $(git diff --name-only | grep '\.[ch]$')
+# (Renaming before the merge makes conflicts where code moved: the old file's
+# copy is renamed on one side and gone on the other.)
 # A whole prefix is renamed where every function of it moved with it (so a
-# function another branch adds under the old prefix follows too).
+# function another branch adds under the old prefix follows too). Applying it
+# twice changes nothing. Files moved (git mv, which a merge carries, not this
+# list): launcher/summary.c -> launcher/file_summary.c; outside_plan.c's
+# events -> launcher/outside_events.c; fdtab.c's ap_read_file ->
+# common/raw_syscall.c.
 
 # launcher/outside_agg.c
 s/\boagg__/outside_agg__/g
@@ -68,3 +77,9 @@ s/\bstruct plan\b/struct outside_plan/g
 s/\bstruct events\b/struct outside_events/g
 s/\bstruct octl_state\b/struct outside_ctl_state/g
 s/\bstruct uw_bridge\b/struct unwind_user/g
+
+# launcher/summary.c moved to launcher/file_summary.c (git mv; its struct was
+# file_summary already): summary__ was preload/session/summary.c's prefix too
+s/\bsummary__read\b/file_summary__read/g
+s/\(`summary\.c`\)/(`file_summary.c`)/g
+s/---- summary\.c: what one profile holds/---- file_summary.c: what one profile holds/g

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 PROG=$B/progs/costloop
 needs "$PROG"
-plan 22
+plan 28
 
 # folded FILE: each sample as "sym;sym;...", innermost first, up to main,
 # with runs of descend folded to descend*N; perf script's view.
@@ -147,4 +147,41 @@ cmp -s py16.out py1.out
 ok $? "python3: the same output batched and not"
 within "$(pymain py16.data)" 99 100 "python3, batched: stacks reach _start"
 within "$(pymain py1.data)" 99 100 "python3, unbatched: stacks reach _start"
+
+# Issue 26: fewer signals at high rates (the batch grows with the rate as far
+# as the same ring holds 16 batches), and copies sized to what the walks read
+# (shrunk after 2048 walks that need less; restored, then grown, when the
+# stacks deepen). AUTOPROF_COST says samples per signal, stack bytes copied
+# per sample and a thread's copy at its end.
+costs() {
+	sed -n 's/.* \([0-9.]*\) samples per signal; \([0-9]*\) bytes of stack copied per sample, \([0-9]*\) a thread.s copy at its end.*/\1 \2 \3/p' "$1"
+}
+# at NAME HZ ARGS...: costloop ARGS under the library at HZ, defaults otherwise.
+at() {
+	n=$1 hz=$2
+	shift 2
+	timeout 60 env AUTOPROF_COST=1 AUTOPROF_FREQ="$hz" AUTOPROF_COUNTERS=none \
+		AUTOPROF_OUTPUT="$n.data" LD_PRELOAD="$LIB" "$PROG" "$@" >"$n.out" 2>"$n.err"
+}
+at s10 10000 1.5 1 1
+read -r sps cpb end <<EOF
+$(costs s10.err)
+EOF
+within "$(awk -v x="${sps:-0}" 'BEGIN { printf "%d", 10 * x }')" 120 600 \
+	"10 kHz: 12 or more samples per signal (${sps:-none}; batch 8 took 7)"
+within "${end:-0}" 512 1536 \
+	"10 kHz, shallow stacks: copies of what the walks read (${end:-none} bytes at the end, ${cpb:-?} per sample)"
+within "$(share_main s10.data)" 99 100 "10 kHz, smaller copies: stacks reach main"
+at s1 1000 0.6 1 1
+read -r sps1 _ <<EOF
+$(costs s1.err)
+EOF
+within "$(awk -v x="${sps1:-99}" 'BEGIN { printf "%d", 10 * x }')" 10 85 \
+	"1 kHz: 8 samples per signal at most (${sps1:-none}): drains 8 ms apart at most"
+at d10 10000 3 1 1 100
+read -r _ _ dend <<EOF
+$(costs d10.err)
+EOF
+within "${dend:-0}" 4096 60000 "10 kHz, stacks deepening midway: the copies grew back (${dend:-none} bytes at the end)"
+within "$(share_main d10.data)" 99 100 "10 kHz, stacks deepening midway: stacks reach main"
 done_testing

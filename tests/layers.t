@@ -104,6 +104,7 @@ exported() {
 # handler/aggregate.c, perf_out.c's control__dir for session/file_machine.c).
 grep -ohE '[A-Za-z_][A-Za-z0-9_]*\(' preload/*.h preload/*/*.h | tr -d '(' | sort -u >"$T/library_names"
 stand_in() {
+	case $f in preload/*) return 1 ;; esac # (the library's own are no stand-ins)
 	grep -qxF "$1" "$T/library_names"
 }
 # libc's own names (and glibc's __ ones), which wrap/'s interposers export.
@@ -134,12 +135,12 @@ ok $? "every function $NAMED export starts with its file's name${bad:+ (not:$bad
 
 # 9. A prefix (what comes before "__") of NAMED's folders is used in no other
 # folder: "FOLDER FUNCTION" for every function each built object of the tree
-# exports, then "FOLDER PREFIX" but for the stand-ins.
+# exports, then "FOLDER PREFIX" but for the launcher's stand-ins.
 for f in $(git ls-files 'launcher/*.c' 'common/*.c' 'preload/*.c' 'report/*.c'); do
 	o=$B/${f%.c}.o
 	[ -f "$o" ] && exported "$o" | sed "s|^|$(dirname "$f") |"
 done | awk 'NR == FNR { lib[$1] = 1; next }
-	$2 !~ /^_/ && $2 ~ /__/ && !lib[$2] { sub(/__.*/, "", $2); print $1, $2 }' \
+	$2 !~ /^_/ && $2 ~ /__/ && !($1 !~ /^preload/ && lib[$2]) { sub(/__.*/, "", $2); print $1, $2 }' \
 	"$T/library_names" - | sort -u >"$T/prefixes"
 bad=$(for d in $NAMED; do
 	awk -v d="$d" '$1 == d { print $2 }' "$T/prefixes" | while read -r p; do

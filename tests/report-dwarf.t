@@ -5,43 +5,25 @@
 # within 1 point, the trees and folded stacks reach main, and the ASan+UBSan
 # build reads the file and a truncated copy cleanly.
 #
-# Run from the repository root after `make` (needs build/autoprof-report,
-# build/asan/autoprof-report, build/progs/split and build/progs/truth, which
-# the Makefile builds -O2 -fomit-frame-pointer: only dwarf can unwind them).
+# (Needs build/autoprof-report, build/asan/autoprof-report, build/progs/split
+# and build/progs/truth, which the Makefile builds -O2 -fomit-frame-pointer:
+# only dwarf can unwind them.)
+. "$(dirname "$0")/lib.sh"
 
-cd "$(dirname "$0")/.." || exit 1
-REPORT=build/autoprof-report
-ASAN_REPORT=build/asan/autoprof-report
+ASAN_REPORT=$B/asan/autoprof-report
 TOLERANCE=1
+needs "$REPORT" "$ASAN_REPORT" "$B/progs/split" "$B/progs/truth"
 
-echo "TAP version 13"
-for f in "$REPORT" "$ASAN_REPORT" build/progs/split build/progs/truth; do
-	if [ ! -x "$f" ]; then
-		echo "1..0 # SKIP $f is not built (run make)"
-		exit 0
-	fi
-done
-if ! command -v perf >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf is not installed"
-	exit 0
-fi
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
-if ! perf record -q -F 499 --call-graph dwarf -o "$tmp/split.data" build/progs/split 600 \
+tmp=$T
+if ! perf record -q -F 499 --call-graph dwarf -o "$tmp/split.data" "$B/progs/split" 600 \
 	>"$tmp/record.out" 2>&1 || [ ! -s "$tmp/split.data" ] ||
-	! perf record -q -F 499 --call-graph dwarf -o "$tmp/truth.data" build/progs/truth all 0.4 \
+	! perf record -q -F 499 --call-graph dwarf -o "$tmp/truth.data" "$B/progs/truth" all 0.4 \
 		>>"$tmp/record.out" 2>&1 || [ ! -s "$tmp/truth.data" ]; then
 	echo "1..0 # SKIP perf record --call-graph dwarf does not work here: $(tail -n 1 "$tmp/record.out")"
 	exit 0
 fi
 
-echo "1..14"
-n=0
-ok() { # ok CONDITION_STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+plan 14
 
 # compare NAME COLUMN: perf's top 10 rows by COLUMN (1: children, 2: self) of
 # $tmp/NAME.perf against our table of the same kind; prints the rows that are
@@ -116,3 +98,4 @@ ASAN_OPTIONS=detect_leaks=1 "$ASAN_REPORT" "$tmp/cut.data" >"$tmp/asan.out" 2>"$
 st=$?
 [ $st -lt 2 ] && ! grep -q 'Sanitizer\|runtime error' "$tmp/asan.err"
 ok $? "ASan build reads a truncated dwarf file without a sanitizer report (exit $st)"
+done_testing

@@ -2,30 +2,15 @@
 # report-perf-record.t - autoprof-report on a real `perf record -g` file agrees
 # with `perf report --stdio --no-children` (self shares within 2 points), and the
 # ASan+UBSan build reads the same file, a truncated copy and garbage cleanly.
-#
-# Run from the repository root after `make` (needs build/autoprof-report,
-# build/asan/autoprof-report and build/progs/split).
+# (Needs build/autoprof-report, build/asan/autoprof-report and build/progs/split.)
+. "$(dirname "$0")/lib.sh"
 
-cd "$(dirname "$0")/.." || exit 1
-REPORT=build/autoprof-report
-ASAN_REPORT=build/asan/autoprof-report
-SPLIT=build/progs/split
+ASAN_REPORT=$B/asan/autoprof-report
+SPLIT=$B/progs/split
 TOLERANCE=2
+needs "$REPORT" "$ASAN_REPORT" "$SPLIT"
 
-echo "TAP version 13"
-for f in "$REPORT" "$ASAN_REPORT" "$SPLIT"; do
-	if [ ! -x "$f" ]; then
-		echo "1..0 # SKIP $f is not built (run make)"
-		exit 0
-	fi
-done
-if ! command -v perf >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf is not installed"
-	exit 0
-fi
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+tmp=$T
 data=$tmp/split.data
 if ! perf record -q -e cpu-clock -g -o "$data" "$SPLIT" 500 >"$tmp/record.out" 2>&1 ||
 	[ ! -s "$data" ]; then
@@ -33,12 +18,7 @@ if ! perf record -q -e cpu-clock -g -o "$data" "$SPLIT" 500 >"$tmp/record.out" 2
 	exit 0
 fi
 
-echo "1..12"
-n=0
-ok() { # ok CONDITION_STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
-}
+plan 12
 
 # Self share of a function in perf's and in our first (self) table; empty if absent.
 perf_pct() {
@@ -116,8 +96,4 @@ ok $? "sanitizer build: garbage gives a one-line error and exit 1 (exit $st)"
 st=$?
 [ $st -eq 2 ]
 ok $? "a usage error exits 2 (exit $st)"
-
-if [ "$n" -ne 12 ]; then
-	echo "# ran $n tests, planned 12"
-	exit 1
-fi
+done_testing

@@ -6,16 +6,7 @@
 # counters, source lines, kernel symbols, merging and exit statuses.
 . "$(dirname "$0")/lib.sh"
 
-for f in "$REPORT" "$LIB" "$B/progs/threads" "$B/progs/split" "$B/progs/syscalls"; do
-	if [ ! -x "$f" ] && [ ! -f "$f" ]; then
-		echo "1..0 # SKIP $f is not built (run make)"
-		exit 0
-	fi
-done
-if ! command -v perf >/dev/null 2>&1; then
-	echo "1..0 # SKIP perf is not installed"
-	exit 0
-fi
+needs "$REPORT" "$LIB" "$B/progs/threads" "$B/progs/split" "$B/progs/syscalls"
 plan 37
 
 LD_PRELOAD=$LIB AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=t.data "$B/progs/threads" 400 >/dev/null

@@ -55,11 +55,12 @@
 	  "frame-pointer chains) or none")                                                         \
 	X(STACK_DEPTH, LIB, "stack-depth", 0, "N", "127", "deepest call chain kept, 1..1024")      \
 	X(BATCH, LIB, "batch", 0, "N", "8",                                                        \
-	  "libunwind stacks: one signal per N samples, each sample unwound from a copy of its "    \
-	  "stack (0 or 1: a signal per sample, unwound live)")                                     \
+	  "libunwind stacks: one signal per N samples or more (more at high rates, in the same "   \
+	  "ring), each sample unwound from a copy of its stack (0 or 1: a signal per sample, "     \
+	  "unwound live)")                                                                         \
 	X(STACK_COPY, LIB, "stack-copy", 0, "BYTES", "2048",                                       \
-	  "bytes of user stack each batched sample copies at first (x4 while stacks are deeper), " \
-	  "512..60000")                                                                            \
+	  "bytes of user stack each batched sample copies at first (x4 while stacks are deeper, "  \
+	  "less when they need much less), 512..60000")                                            \
 	X(MODE, LIB, "mode", 0, "MODE", "auto",                                                    \
 	  "sample source: perf (per-thread perf events), timer (per-thread POSIX CPU-time "        \
 	  "timers, at most the kernel tick rate) or auto (perf, else timer where "                 \

@@ -65,13 +65,19 @@ static struct rule cached_rule(struct cfi_cache *cache, uint64_t pc)
 	return e->r;
 }
 
-/* Read the 8 bytes at addr from the copy of [sp, sp + size). */
+/*
+ * Read the 8 bytes at addr from the copy of [sp, sp + size); *reach becomes
+ * at least the bytes of the copy up to them (what a copy must hold for the
+ * walk, adaptive copies: on_signal.c).
+ */
 static bool read_stack(const uint8_t *copy, uint64_t sp, uint64_t size, uint64_t addr,
-		       uint64_t *out)
+		       uint64_t *out, uint64_t *reach)
 {
 	if (addr < sp || addr - sp > size || size - (addr - sp) < 8)
 		return false;
 	memcpy(out, copy + (addr - sp), 8);
+	if (addr - sp + 8 > *reach)
+		*reach = addr - sp + 8;
 	return true;
 }
 
@@ -112,10 +118,14 @@ int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *
 		if (r.frame == FRAME_SIGNAL) {
 			uint64_t uc = sp, isp, iip, ibp;
 
-			if (!read_stack(copy, stack_lo, size, uc + UC_REG(REG_RBP), &ibp) ||
-			    !read_stack(copy, stack_lo, size, uc + UC_REG(REG_RSP), &isp) ||
-			    !read_stack(copy, stack_lo, size, uc + UC_REG(REG_RIP), &iip)) {
+			if (!read_stack(copy, stack_lo, size, uc + UC_REG(REG_RBP), &ibp,
+					&w->reach) ||
+			    !read_stack(copy, stack_lo, size, uc + UC_REG(REG_RSP), &isp,
+					&w->reach) ||
+			    !read_stack(copy, stack_lo, size, uc + UC_REG(REG_RIP), &iip,
+					&w->reach)) {
 				w->ran_out = true;
+				w->need = uc + UC_REG(REG_RIP) + 8 - stack_lo;
 				return n;
 			}
 			if (!w->signal_uc) {
@@ -137,13 +147,15 @@ int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *
 			w->complete = true;
 			return n;
 		}
-		if (!read_stack(copy, stack_lo, size, cfa + (uint64_t)(int64_t)r.ra_off, &ra)) {
-			w->ran_out = cfa + (uint64_t)(int64_t)r.ra_off + 8 > stack_lo + size;
+		if (!read_stack(copy, stack_lo, size, cfa + (uint64_t)(int64_t)r.ra_off, &ra,
+				&w->reach)) {
+			w->need = cfa + (uint64_t)(int64_t)r.ra_off + 8 - stack_lo;
+			w->ran_out = w->need > size;
 			return n;
 		}
 		if (r.rbp_how == SAVED_AT) {
 			bp_known = read_stack(copy, stack_lo, size,
-					      cfa + (uint64_t)(int64_t)r.rbp_off, &bp);
+					      cfa + (uint64_t)(int64_t)r.rbp_off, &bp, &w->reach);
 		} else if (r.rbp_how != SAVED_SAME) {
 			bp_known = false;
 		}

@@ -79,6 +79,8 @@ struct ap_stats {
 	/* AUTOPROF_COST: the handler's phases, CLOCK_MONOTONIC ns (struct ap_cost order) */
 	uint64_t cost[8];
 	uint64_t slowdowns; /* the thread's rate was halved (on_signal.c's backoff) */
+	uint64_t copied;    /* batched: stack bytes the kernel copied, summed over the samples */
+	uint64_t copy_end;  /* batched: the copy a thread's event asked for at its end, summed */
 };
 
 /* The phases AUTOPROF_COST times (indexes into ap_stats.cost). */
@@ -136,21 +138,26 @@ void ring__unmap(struct ring *r);
  * when it does not wrap); last_sample is true for the newest SAMPLE record.
  */
 typedef void (*ring_record_fn)(void *ctx, const struct perf_event_header *rec, bool last_sample);
+/* Hand every record to fn, then release the space (one that wraps is copied to scratch). */
 void ring__drain(struct ring *r, char *scratch, size_t scratch_len, ring_record_fn fn, void *ctx);
-/* Are there records to drain? Async-signal-safe. */
+/* Are there records to drain? */
 bool ring__pending(const struct ring *r);
 
 /* ---- unwind.c: user stacks with libunwind ---- */
 
+/* The interrupted stack of ucontext into ips (at most max; the raw trace in trace, *slow: the
+ * DWARF walk was needed): how many, at least 1, or 0 when it must not be unwound. Only from
+ * the sampling handler (libunwind's conditions: unwind.c's file comment). */
 int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trace_max, bool *slow);
+/* Is pc in libunwind's own code? In libunwind's or this library's? */
 bool unwind__owns_pc(uintptr_t pc);
-bool unwind__in_handler(void);
 bool unwind__is_profiler_pc(uintptr_t pc);
+/* Is this thread unwinding from inside the sampling handler? */
+bool unwind__in_handler(void);
+/* The interrupted pc, sp, and signal return trampoline (0: not on the stack) of ucontext. */
 uint64_t unwind__pc(void *ucontext);
 uint64_t unwind__sp(void *ucontext);
 uint64_t unwind__restorer(void *ucontext);
-uint64_t unwind__skipped_in_text(void);
-int unwind__trace_here(void **trace, int max, uintptr_t *bias);
 
 /* ---- cfi.c: a batched sample's stack copy, unwound with .eh_frame ---- */
 
@@ -161,6 +168,8 @@ struct cfi_walk {
 	int signal_at;	    /* the first signal frame crossed: its interrupted pc's index */
 	uint64_t signal_uc; /* ... the address of its ucontext (0: none crossed) */
 	uint64_t signal_sp; /* ... and the interrupted sp */
+	uint64_t reach;	    /* bytes of the copy the walk needed, from its start */
+	uint64_t need;	    /* ran_out: the bytes of copy its next read needed */
 };
 
 int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,
@@ -208,12 +217,17 @@ struct writer {
 	int nr_events;
 };
 
+/* Append whole records (the features after them), from several threads at once, never from
+ * inside writer__append on the same thread. 0 or -errno (dropped, the first error kept). */
 int writer__append(struct writer *w, const void *buf, size_t len);
 /* The same, saying where in the file the bytes went; and rewriting them there later. */
 int writer__append_at(struct writer *w, const void *buf, size_t len, uint64_t *at);
 int writer__patch(struct writer *w, uint64_t at, const void *buf, size_t len);
+/* Widen the sample time range the features report. */
 void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
-int writer__finish(struct writer *w, bool tidy); /* async-signal-safe when !tidy */
+/* Finish the file (features, final header) and close it. Async-signal-safe when !tidy only. */
+int writer__finish(struct writer *w, bool tidy);
+/* A window's end: finish the file and go on in a new one at path, starting with first. */
 int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len);
 
 /* ---- record.c: building the records we write ---- */
@@ -288,9 +302,15 @@ struct ap_thread {
 	unsigned copy_max;     /* ... the largest it may grow to at its rate */
 	unsigned copy_samples; /* batched samples since the copy size was set */
 	unsigned copy_short;   /* ... whose walk ran off the end of the copy */
-	struct ring ramp;      /* batched: a tick at every sample for its first drains, or none */
-	int ramp_fd;	       /* ... the number its signals carry in si_fd, or -1 */
-	unsigned ramp_drains;  /* ... the drains since it started or the copy last grew */
+	unsigned copy_reach;   /* ... the most bytes of a copy one of their walks needed, */
+	unsigned copy_window;  /* ... in the copy_window walks since it was last reset */
+	unsigned copy_shrunk_from; /* ... the copy before it shrank (0: none): a walk run off
+				      restores it */
+	bool copy_fixed;      /* ... its copies grew back after a shrink: they shrink no more */
+	unsigned tick_batch;  /* batched: the samples its tick spans (sampler_events.c) */
+	struct ring ramp;     /* batched: a tick at every sample for its first drains, or none */
+	int ramp_fd;	      /* ... the number its signals carry in si_fd, or -1 */
+	unsigned ramp_drains; /* ... the drains since it started or the copy last grew */
 	timer_t timer;
 	uint64_t last_cpu;    /* thread CPU time at the last timer sample */
 	int closed;	      /* set once by whoever stops the thread */
@@ -308,9 +328,10 @@ struct ap_thread {
 	/* The backoff (on_signal.c's pace()): the thread samples at its rate
 	 * halved rate_shift times; the current window's start (monotonic), the
 	 * thread's CPU and system time then, its handlers' CPU time since
-	 * (estimated from 1 run in 4), and its handler runs. */
+	 * (estimated from 1 run in 1-4: pace_stride), and its handler runs. */
 	unsigned rate_shift;
 	uint64_t win_start, win_cpu, win_sys, win_user, win_busy, win_runs;
+	unsigned win_n; /* its windows judged */
 };
 
 /*
@@ -346,10 +367,15 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
 
 /* ---- buffer.c: the thread's records, on their way to the file ---- */
 
+/* Take t for its handler: false when it runs already (a nested signal), a visitor holds it
+ * or t stops, and then the handler leaves t alone; buffer__leave gives it back. */
 bool buffer__enter(struct ap_thread *t);
 void buffer__leave(struct ap_thread *t);
+/* Write out t's records (from its handler, or with its signal blocked). */
 void buffer__flush(struct ap_thread *t);
+/* Room for a record of up to len bytes at the end of t's buffer (flushed first if need be). */
 char *buffer__reserve(struct ap_thread *t, size_t len);
+/* After a drain: flush when half full or the flush interval has passed. */
 void buffer__maybe_flush(struct ap_thread *t);
 
 /* ---- registry.c: every sampled thread, read without a lock ---- */
@@ -374,10 +400,15 @@ struct ap_thread *registry__at(int i);
 
 /* ---- aggregate.c: a thread's samples merged by stack (AUTOPROF_AGGREGATE) ---- */
 
+/* The bytes a thread's mapping needs for its table (0 when not merging). */
 size_t aggregate__bytes(const struct ap_sampler *s);
+/* Make an empty table in mem (len bytes from aggregate__bytes, zeroed), its window from now. */
 struct ap_agg *aggregate__place(void *mem, size_t len, uint64_t now);
+/* The record t's handler just built at rec: the bytes to keep (0: a SAMPLE merged). */
 size_t aggregate__fold(struct ap_thread *t, void *rec, size_t len);
+/* Append t's merged records and empty its table (on t's thread, or t held off). */
 void aggregate__emit_all(struct ap_thread *t);
+/* Emit t's table when its window is over (now: a sample's time). */
 void aggregate__maybe_emit(struct ap_thread *t, uint64_t now);
 
 /* ---- own_stack.c ---- */
@@ -477,6 +508,7 @@ int sampler_events__open_plain(struct ap_thread *t, pid_t tid);
 /* From t's handler: a larger stack copy, a lower rate (false: unchanged), the end of its ramp
  * (a tick at every sample). */
 void sampler_events__grow_copy(struct ap_thread *t);
+bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy);
 bool sampler_events__slow_down(struct ap_thread *t);
 void sampler_events__end_ramp(struct ap_thread *t);
 /* Make t's events follow paused (ended, or opened again); the caller holds t. 0 or -errno. */

@@ -205,6 +205,40 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
 
 /* The drains of a thread's ramp (a tick at every sample) after its copies last grew. */
 #define AP_RAMP_DRAINS 16
+/* Walks from copies, none run off, whose deepest read decides a smaller copy. */
+#define AP_SHRINK_WALKS 2048
+/* The smallest copy (AUTOPROF_STACK_COPY's lower bound). */
+#define AP_MIN_COPY 512
+
+/*
+ * After each AP_SHRINK_WALKS walks of a batched thread's copies (its ramp
+ * over), if none ran off the copy's end: copies of what the deepest of
+ * those walks needed, a quarter and 128 bytes more (at least AP_MIN_COPY),
+ * when that is at most 3/4 of the copy now (a walk from main to _start
+ * needs about 920 bytes with glibc 2.36, its start-up frames being large).
+ * The kernel copies that much less per sample, and the same ring holds
+ * larger batches (sampler_events.c's batch_for: fewer signals). Where a
+ * walk then runs off the smaller copy, the copies it had come back at once
+ * (adapt_batch) and never shrink again: that thread loses the stacks of at
+ * most one drain (samples in the exit path's deeper frames, or of a signal
+ * frame, mostly). From the handler only. Async-signal-safe.
+ */
+static void shrink_copy(struct ap_thread *t)
+{
+	unsigned reach = t->copy_reach, from = t->copy_bytes, want;
+
+	t->copy_window = t->copy_reach = 0; /* a new window: the program may change */
+	if (t->copy_fixed || reach > from)
+		return; /* a walk ran off in this window */
+	want = (reach + reach / 4 + 128 + 63) & ~63U;
+	if (want < AP_MIN_COPY)
+		want = AP_MIN_COPY;
+	if (want <= from / 4 * 3 && sampler_events__resize_copy(t, want)) {
+		t->copy_shrunk_from = from;
+		t->copy_samples = t->copy_short = 0;
+		t->win_start = 0; /* the backoff: see adapt_batch() */
+	}
+}
 
 /*
  * After a drain of a batched thread: a thread whose stacks are deeper than
@@ -220,18 +254,36 @@ void on_signal__from_context(struct ap_thread *t, void *ucontext, uint64_t time,
 static void adapt_batch(struct ap_thread *t)
 {
 	bool ramping = t->ramp.page != NULL;
+	bool deeper = t->copy_short > 0 &&
+		      (ramping || (t->copy_short >= 3 && t->copy_short * 128 >= t->copy_samples));
 
 	if (!t->batched)
 		return;
-	if (t->copy_short > 0 && t->copy_bytes < t->copy_max &&
-	    (ramping || (t->copy_short >= 3 && t->copy_short * 128 >= t->copy_samples))) {
+	if (t->copy_shrunk_from && (deeper || t->copy_reach > t->copy_bytes)) {
+		/* Shrunk too far: the copies it had, and no shrinking again. */
+		sampler_events__resize_copy(t, t->copy_shrunk_from);
+		t->copy_shrunk_from = 0;
+		t->copy_fixed = true;
+		t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
+		/* The backoff's window (pace()) starts anew: one that holds the
+		 * events' reopening (perf_event_open, mmap, fcntl, ioctl: system
+		 * calls the steady state does not make, counted four times when
+		 * theirs is the measured run of four) says nothing of what the
+		 * samples cost. */
+		t->win_start = 0;
+		return;
+	}
+	if (deeper && t->copy_bytes < t->copy_max) {
 		sampler_events__grow_copy(t);
-		t->copy_samples = t->copy_short = 0;
+		t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
 		t->ramp_drains = 0;
+		t->win_start = 0;
 		return;
 	}
 	if (ramping && ++t->ramp_drains >= AP_RAMP_DRAINS)
 		sampler_events__end_ramp(t);
+	if (!ramping && t->copy_window >= AP_SHRINK_WALKS)
+		shrink_copy(t);
 }
 
 /*
@@ -317,6 +369,21 @@ static void keep_program(struct drain_ctx *ctx)
 #define PACE_HANDLER_PCT  25
 #define PACE_OVERHEAD_PCT 75
 
+/*
+ * 1 handler run of t in this many has its CPU time measured for the backoff
+ * (a system call), counted that many times: about one a 32 samples, at
+ * most 1 in 4. With larger batches fewer, longer runs: measuring 1 in 4 of
+ * them let one cold run (a first walk through new objects), counted four
+ * times, would halve the rate more often than the steady cost says.
+ * Async-signal-safe.
+ */
+static unsigned pace_stride(const struct ap_thread *t)
+{
+	unsigned per = t->batched && t->tick_batch ? 32 / t->tick_batch : 4;
+
+	return per >= 4 ? 4 : per >= 2 ? 2 : 1;
+}
+
 static uint64_t tv_ns(struct timeval tv)
 {
 	return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000ULL;
@@ -331,7 +398,7 @@ static void pace(struct ap_thread *t, uint64_t cpu0)
 
 	if (cpu0) {
 		cpu = ap_thread_cpu_ns(); /* a system call */
-		t->win_busy += 4 * (cpu - cpu0);
+		t->win_busy += pace_stride(t) * (cpu - cpu0);
 	}
 	if (t->win_start && now - t->win_start < PACE_WINDOW_NS)
 		return;
@@ -348,6 +415,12 @@ static void pace(struct ap_thread *t, uint64_t cpu0)
 		if (d < PACE_MIN_CPU_NS)
 			return;
 		ds = dt ? (uint64_t)((double)d * (double)ds / (double)dt) : 0;
+		/* A thread's first window holds its start-up, whose system time
+		 * (loading, page-faulting its data: xz -9 spends 70-93% of its
+		 * first 30-60 ms of CPU in the kernel) is not the samples': the
+		 * handler's own share only, there. */
+		if (!t->win_n++)
+			ds = 0;
 		if ((t->win_busy * 100 > d * PACE_HANDLER_PCT ||
 		     (t->win_busy + ds) * 100 > d * PACE_OVERHEAD_PCT) &&
 		    sampler_events__slow_down(t))
@@ -462,12 +535,13 @@ void on_signal__handle(int signo, siginfo_t *si, void *ucontext)
 		/* Samples taken from now on are of the handler's own work; the
 		 * handler's entry before this is found by its signal frame. */
 		uint64_t entered = ap_now();
-		struct drain_ctx a = {.t = t,
-				      .ucontext = ucontext,
-				      .start = t->sampler->measure_cost ? entered : 0,
-				      .entered = entered,
-				      .cpu0 = (t->win_runs++ & 3) == 0 ? ap_thread_cpu_ns() : 0,
-				      .prog_n = -1};
+		struct drain_ctx a = {
+		    .t = t,
+		    .ucontext = ucontext,
+		    .start = t->sampler->measure_cost ? entered : 0,
+		    .entered = entered,
+		    .cpu0 = t->win_runs++ % pace_stride(t) == 0 ? ap_thread_cpu_ns() : 0,
+		    .prog_n = -1};
 
 		own_stack__call(&a, drain_on_stack, t->stack_top);
 		buffer__leave(t);

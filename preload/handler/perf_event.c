@@ -106,7 +106,8 @@ bool perf_event__batched(const struct ap_settled *cfg)
 }
 
 /*
- * How many samples a batched thread's tick spans once ramped up: cfg->batch.
+ * How many samples a batched thread's tick spans once ramped up: cfg->batch,
+ * or more at high rates (sampler_events.c's batch_for, per thread).
  * With AUTOPROF_KERNEL the samples taken in the kernel fill the ring while
  * the user-only tick cannot fire: it ticks at about the sampling rate then
  * (perf_event__tick_attr: 13/8 of the period), so a

@@ -33,6 +33,17 @@ static size_t put_string(void *p, const char *s, size_t padded)
 	return padded;
 }
 
+/* The header of a record of @size bytes at @buf; false (nothing written) past @cap. */
+static bool put_header(void *buf, size_t cap, uint32_t type, uint16_t misc, size_t size)
+{
+	struct perf_event_header h = {.type = type, .misc = misc, .size = (uint16_t)size};
+
+	if (size > cap || size > UINT16_MAX)
+		return false;
+	memcpy(buf, &h, sizeof(h));
+	return true;
+}
+
 /* A SAMPLE (of kernel or user code); chain holds nr entries, with context markers. */
 size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t pid, uint32_t tid,
 		      uint64_t time, uint32_t cpu, uint64_t period, const uint64_t *chain,
@@ -40,14 +51,10 @@ size_t record__sample(void *buf, size_t cap, bool kernel, uint64_t ip, uint32_t 
 {
 	size_t size = sizeof(struct perf_event_header) + 7 * sizeof(uint64_t) + nr * 8;
 	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
-	struct perf_event_header h = {.type = PERF_RECORD_SAMPLE,
-				      .misc =
-					  kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
-				      .size = (uint16_t)size};
 
-	if (size > cap || size > UINT16_MAX)
+	if (!put_header(buf, cap, PERF_RECORD_SAMPLE,
+			kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER, size))
 		return 0;
-	memcpy(buf, &h, sizeof(h));
 	*p++ = AP_SAMPLE_ID;		  /* IDENTIFIER */
 	*p++ = ip;			  /* IP */
 	*p++ = (uint64_t)tid << 32 | pid; /* TID: u32 pid, u32 tid */
@@ -66,11 +73,9 @@ size_t record__comm(void *buf, size_t cap, uint32_t pid, uint32_t tid, const cha
 	size_t size = sizeof(struct perf_record_comm) + name + sizeof(struct autoprof_sample_id);
 	struct perf_record_comm *r = buf;
 
-	if (size > cap)
+	if (!put_header(r, cap, PERF_RECORD_COMM,
+			PERF_RECORD_MISC_USER | (exec ? PERF_RECORD_MISC_COMM_EXEC : 0), size))
 		return 0;
-	r->header.type = PERF_RECORD_COMM;
-	r->header.misc = PERF_RECORD_MISC_USER | (exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
-	r->header.size = (uint16_t)size;
 	r->pid = pid;
 	r->tid = tid;
 	put_string(r->comm, comm, name); /* at most 15 bytes: name is 8 or 16 */
@@ -94,9 +99,7 @@ size_t record__mmap2(void *buf, size_t cap, uint32_t pid, uint64_t start, uint64
 	if (size > cap || size > UINT16_MAX)
 		return 0;
 	memset(r, 0, sizeof(*r));
-	r->header.type = PERF_RECORD_MMAP2;
-	r->header.misc = PERF_RECORD_MISC_USER;
-	r->header.size = (uint16_t)size;
+	put_header(r, cap, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, size);
 	r->pid = pid;
 	r->tid = pid;
 	r->start = start;
@@ -125,11 +128,8 @@ size_t record__lost(void *buf, size_t cap, uint32_t pid, uint32_t tid, uint64_t 
 	size_t size = sizeof(struct perf_record_lost) + sizeof(struct autoprof_sample_id);
 	struct perf_record_lost *r = buf;
 
-	if (size > cap)
+	if (!put_header(r, cap, PERF_RECORD_LOST, PERF_RECORD_MISC_USER, size))
 		return 0;
-	r->header.type = PERF_RECORD_LOST;
-	r->header.misc = PERF_RECORD_MISC_USER;
-	r->header.size = (uint16_t)size;
 	r->id = AP_SAMPLE_ID;
 	r->lost = lost;
 	put_trailer(r + 1, pid, tid, time);
@@ -143,11 +143,8 @@ size_t record__throttle(void *buf, size_t cap, uint32_t type, uint32_t pid, uint
 	size_t size = sizeof(struct perf_record_throttle) + sizeof(struct autoprof_sample_id);
 	struct perf_record_throttle *r = buf;
 
-	if (size > cap)
+	if (!put_header(r, cap, type, PERF_RECORD_MISC_USER, size))
 		return 0;
-	r->header.type = type;
-	r->header.misc = PERF_RECORD_MISC_USER;
-	r->header.size = (uint16_t)size;
 	r->time = time;
 	r->id = AP_SAMPLE_ID;
 	r->stream_id = AP_SAMPLE_ID;
@@ -169,9 +166,7 @@ size_t record__kernel_mmap(void *buf, size_t cap, uint64_t start, uint64_t len)
 	if (size > cap)
 		return 0;
 	memset(r, 0, sizeof(*r));
-	r->header.type = PERF_RECORD_MMAP;
-	r->header.misc = PERF_RECORD_MISC_KERNEL;
-	r->header.size = (uint16_t)size;
+	put_header(r, cap, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, size);
 	r->pid = UINT32_MAX;
 	r->tid = 0;
 	r->start = start;

@@ -32,23 +32,34 @@ static unsigned ring_pages(const struct ap_thread *t)
 	return t->sampler->cfg->callgraph == AP_CG_FP ? 4 : 1;
 }
 
-/* Data pages of a batched sampler's ring: room for 16 batches of samples with their stack copies.
- */
-static unsigned batched_ring_pages(const struct ap_thread *t, unsigned copy)
+/* The ring bytes of a batched sample with copy bytes of stack. */
+static size_t batched_record(const struct ap_settled *cfg, unsigned copy)
 {
-	const struct ap_settled *cfg = t->sampler->cfg;
-	size_t rec = 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
+	return 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
+}
+
+/* Data pages for 16 batches of batch samples with copy bytes of stack (a power of two, 8-1024). */
+static unsigned ring_pages_for(const struct ap_settled *cfg, unsigned batch, unsigned copy)
+{
 	/* Room for 16 batches: the tick counts user time only (a signal left
 	 * pending in a system call would end the program's next wait with
 	 * EINTR), so it misses while the thread is in the kernel and the
 	 * samples between two drains vary; with 16 batches of room a run of
 	 * misses long enough to fill the ring is about e^-16 likely. */
-	size_t need = 16 * (size_t)perf_event__tick_span(cfg) * rec;
+	size_t need = 16 * (size_t)batch * batched_record(cfg, copy);
 	unsigned pages = 8;
 
 	while ((size_t)pages * 4096 < need && pages < 1024)
 		pages *= 2;
 	return pages;
+}
+
+/* Data pages of a batched sampler's ring, its tick spanning batch samples (batch_for). */
+static unsigned batched_ring_pages(const struct ap_thread *t, unsigned copy, unsigned batch)
+{
+	unsigned span = perf_event__tick_span(t->sampler->cfg);
+
+	return ring_pages_for(t->sampler->cfg, batch > span ? batch : span, copy);
 }
 
 /* The sampler's attr for a signal per sample: without registers and stack copies. */
@@ -97,6 +108,39 @@ static unsigned copy_limit(const struct ap_thread *t)
 	return lim < AP_MAX_STACK_COPY ? (unsigned)lim : AP_MAX_STACK_COPY;
 }
 
+/* The longest a batched thread's samples wait for their drain: 8 ms of its
+ * CPU time, as AUTOPROF_BATCH's default of 8 waits at the default 1 kHz. */
+#define DRAIN_MAX_NS 8000000ULL
+
+/*
+ * The samples t's tick spans with copies of copy bytes: AUTOPROF_BATCH
+ * (sampler->tick_samples), or more where 16 batches of more fit the ring
+ * AUTOPROF_BATCH's batches would have anyway (at these copies or at
+ * AUTOPROF_STACK_COPY's, whichever is larger; in powers of two) and the
+ * drains stay DRAIN_MAX_NS apart at most: at 10 kHz with 2 KB copies 15
+ * samples a signal instead of 8, in the same 512 KB; with copies that
+ * shrank to 1280 bytes (on_signal.c) 23; at 1 kHz 8 as before. Fewer
+ * signals (each a timer interrupt, an irq_work, a signal frame and
+ * sigreturn) for the same memory and the same margin against a full ring.
+ * Async-signal-safe.
+ */
+static unsigned batch_for(const struct ap_thread *t, unsigned copy)
+{
+	const struct ap_settled *cfg = t->sampler->cfg;
+	unsigned base = t->sampler->tick_samples, span = perf_event__tick_span(cfg);
+	unsigned pages = ring_pages_for(cfg, span, copy);
+	unsigned first = ring_pages_for(cfg, span, cfg->stack_copy);
+	uint64_t period = cfg->interval_ns << t->rate_shift;
+	uint64_t fit, most = period ? DRAIN_MAX_NS / period : base;
+
+	if (base <= 1)
+		return base; /* AUTOPROF_KERNEL: a drain at about every sample */
+	fit = (uint64_t)(pages > first ? pages : first) * 4096 / (16 * batched_record(cfg, copy));
+	if (fit > most)
+		fit = most;
+	return fit > base ? (unsigned)fit : base;
+}
+
 /* The tick attr of t (perf_event__tick_attr) at t's rate. */
 static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, unsigned samples)
 {
@@ -105,38 +149,79 @@ static void tick_attr(const struct ap_thread *t, struct perf_event_attr *attr, u
 }
 
 /*
- * From t's handler, after a drain: replace t's batched sampling event by one
- * whose samples copy four times as much stack (its stacks are deeper than
- * the copies). The new event starts before the old one's ring is drained
- * and unmapped (which ends it): no gap. On failure t keeps its event and
- * stops asking. Async-signal-safe (system calls only: raw_syscall, and libc's
- * mmap and munmap in ring.c).
+ * A new tick for t spanning batch samples, enabled, into *tick; its fd in
+ * *tick_fd (or -1). Returns whether it is running. Async-signal-safe
+ * (system calls only: raw_syscall, and libc's mmap in ring.c).
  */
-void sampler_events__grow_copy(struct ap_thread *t)
+static bool new_tick(struct ap_thread *t, unsigned batch, struct ring *tick, int *tick_fd)
+{
+	struct perf_event_attr ta;
+
+	tick_attr(t, &ta, batch);
+	*tick_fd = perf_event__open(&ta, t->tid);
+	return *tick_fd >= 0 && ring__map(tick, *tick_fd, 0) == 0 &&
+	       perf_event__route_signal(
+		   *tick_fd, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), t->tid) == 0 &&
+	       raw_syscall(SYS_ioctl, *tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+}
+
+/*
+ * From t's handler, after a drain: replace t's batched sampling event by one
+ * whose samples copy copy bytes of stack (more: its stacks are deeper than
+ * the copies; fewer: its walks read much less), and its tick by one at the
+ * batch that copy affords (batch_for) when that changes. The new events
+ * start before the old ones are drained and unmapped (which ends them): no
+ * gap. Returns whether t has the new copies; on failure t keeps its events.
+ * Async-signal-safe (system calls only: raw_syscall, and libc's mmap and
+ * munmap in ring.c).
+ */
+bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy)
 {
 	struct perf_event_attr attr = t->sampler->cfg->attr;
-	unsigned copy = t->copy_bytes * 4 < t->copy_max ? t->copy_bytes * 4 : t->copy_max;
-	struct ring ring = {0}, old = t->ring;
-	int fd;
-
-	if (copy <= t->copy_bytes)
-		return;
+	struct ring ring = {0}, old = t->ring, tick = {0}, old_tick = t->tick;
+	unsigned batch = batch_for(t, copy);
+	int fd, tick_fd = -1;
+	bool ok;
 
 	attr.sample_stack_user = copy;
 	rate_attr(t, &attr);
 	fd = perf_event__open(&attr, t->tid);
-	if (fd >= 0 && ring__map(&ring, fd, batched_ring_pages(t, copy)) == 0 &&
-	    raw_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
+	ok = fd >= 0 && ring__map(&ring, fd, batched_ring_pages(t, copy, batch)) == 0 &&
+	     (batch == t->tick_batch || new_tick(t, batch, &tick, &tick_fd)) &&
+	     raw_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+	if (ok) {
 		on_signal__drain(t, NULL);
 		t->ring = ring;
 		ring__unmap(&old);
+		if (batch != t->tick_batch) {
+			t->tick = tick;
+			ring__unmap(&old_tick);
+			t->fd = tick_fd;
+			t->tick_batch = batch;
+		}
 		t->copy_bytes = copy;
 	} else {
 		ring__unmap(&ring);
-		t->copy_max = t->copy_bytes; /* no more tries */
+		ring__unmap(&tick);
 	}
 	if (fd >= 0)
 		raw_syscall(SYS_close, fd);
+	if (tick_fd >= 0)
+		raw_syscall(SYS_close, tick_fd);
+	return ok;
+}
+
+/*
+ * From t's handler, after a drain: copies four times as large (its stacks
+ * are deeper than the copies), up to t->copy_max. On failure t keeps its
+ * events and stops asking. Async-signal-safe (system calls only).
+ */
+void sampler_events__grow_copy(struct ap_thread *t)
+{
+	unsigned copy = t->copy_bytes * 4 < t->copy_max ? t->copy_bytes * 4 : t->copy_max;
+
+	if (copy > t->copy_bytes && !sampler_events__resize_copy(t, copy))
+		t->copy_max = t->copy_bytes; /* no more tries */
 }
 
 /*
@@ -150,7 +235,7 @@ int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *ti
 	struct perf_event_attr tick;
 	int err;
 
-	tick_attr(t, &tick, t->sampler->tick_samples);
+	tick_attr(t, &tick, t->tick_batch);
 	*tick_fd = perf_event__open(&tick, tid);
 	if (*tick_fd == -EACCES || *tick_fd == -EPERM) {
 		tick.exclude_kernel = 1; /* perf_event_paranoid 2: user time only */
@@ -222,12 +307,14 @@ bool sampler_events__slow_down(struct ap_thread *t)
 	int signo = __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE);
 	struct perf_event_attr attr;
 	int fd, tick_fd = -1;
+	unsigned batch;
 	bool ok;
 
 	if (t->is_timer || !t->ring.page || !t->sampler->cfg->attr.freq ||
 	    (t->sampler->cfg->freq >> (t->rate_shift + 1)) < SLOWEST_HZ)
 		return false;
 	t->rate_shift++;
+	batch = t->batched ? batch_for(t, t->copy_bytes) : 0;
 	if (t->batched) {
 		attr = t->sampler->cfg->attr;
 		attr.sample_stack_user = t->copy_bytes;
@@ -236,17 +323,11 @@ bool sampler_events__slow_down(struct ap_thread *t)
 	}
 	rate_attr(t, &attr);
 	fd = perf_event__open(&attr, t->tid);
-	ok = fd >= 0 &&
-	     ring__map(&ring, fd,
-		       t->batched ? batched_ring_pages(t, t->copy_bytes) : ring_pages(t)) == 0;
+	ok = fd >= 0 && ring__map(&ring, fd,
+				  t->batched ? batched_ring_pages(t, t->copy_bytes, batch)
+					     : ring_pages(t)) == 0;
 	if (ok && t->batched) {
-		struct perf_event_attr ta;
-
-		tick_attr(t, &ta, t->sampler->tick_samples);
-		tick_fd = perf_event__open(&ta, t->tid);
-		ok = tick_fd >= 0 && ring__map(&tick, tick_fd, 0) == 0 &&
-		     perf_event__route_signal(tick_fd, signo, t->tid) == 0 &&
-		     raw_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
+		ok = new_tick(t, batch, &tick, &tick_fd);
 	} else if (ok) {
 		ok = perf_event__route_signal(fd, signo, t->tid) == 0;
 	}
@@ -257,6 +338,7 @@ bool sampler_events__slow_down(struct ap_thread *t)
 		ring__unmap(&old);
 		if (t->batched) {
 			t->tick = tick;
+			t->tick_batch = batch;
 			ring__unmap(&old_tick);
 			sampler_events__end_ramp(t);
 		}
@@ -297,9 +379,10 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 	*fd = perf_event__open(&attr, tid);
 	if (*fd < 0)
 		return *fd;
-	err = ring__map(&t->ring, *fd, batched_ring_pages(t, copy));
+	t->tick_batch = batch_for(t, copy);
+	err = ring__map(&t->ring, *fd, batched_ring_pages(t, copy, t->tick_batch));
 	t->copy_bytes = copy;
-	t->copy_samples = t->copy_short = 0;
+	t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
 	if (!err)
 		err = sampler_events__open_tick(
 		    t, tid, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), tick_fd);

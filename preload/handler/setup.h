@@ -35,6 +35,12 @@ int writer__move_fd(struct writer *w, int min);
 int unwind__init(void);
 /* Run one unwind on the calling thread: libunwind's lazy, locking initialisation done. */
 void unwind__prime_thread(void);
+/* Samples not unwound because they landed in the loader, an unwinder or this library. */
+uint64_t unwind__skipped_in_text(void);
+/* The fast trace of the calling thread from here, in the program's context with every signal
+ * blocked (session/memory.c): entries in trace, *bias to make a caller's entry its return
+ * address. The entries, 0 while a dlclose unmaps or where the fast trace is unusable. */
+int unwind__trace_here(void **trace, int max, uintptr_t *bias);
 
 /* ---- signal_delivery.c: what it counted, for the closing lines ---- */
 

@@ -108,25 +108,6 @@ static int write_attr(struct writer *w, int i)
 }
 
 /*
- * Move an existing file at path to path.old, as perf record does. A symlink
- * is moved, never followed. Returns 0 or -errno.
- */
-static int move_old(const char *path)
-{
-	char old[PATH_MAX + 8];
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	snprintf(old, sizeof(old), "%s.old", path);
-	if (rename(path, old) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
  * Under the lock: run op with the file attached. A transient writer writes
  * through a helper, so that no number of the program's is ever taken, not
  * even for the time of a write (another of its threads may be opening its
@@ -250,7 +231,7 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 	if (n < 1 || n > AP_MAX_EVENTS)
 		return -EINVAL;
 	strcpy(w->path, path);
-	err = move_old(path);
+	err = old_file__move_aside(path);
 	if (err)
 		return err;
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -74,6 +74,39 @@ static inline void blob_string(struct blob *b, const char *s)
 		memcpy(p, s, n);
 }
 
+/*
+ * A HEADER_BUILD_ID entry (the build ids feature): the @size bytes (at most
+ * 20) of build id @id of the file @path, on the host machine (pid -1, as perf
+ * writes it).
+ */
+static inline void blob_build_id(struct blob *b, const char *path, const void *id, size_t size)
+{
+	size_t fname = PERF_ALIGN8(strlen(path) + 1);
+	struct perf_record_build_id rec;
+	char *dst;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.header.type = PERF_RECORD_HEADER_BUILD_ID;
+	rec.header.misc = PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
+	rec.header.size = (uint16_t)(sizeof(rec) + fname);
+	rec.pid = -1;
+	memcpy(rec.build_id, id, size);
+	rec.build_id[20] = (uint8_t)size;
+	blob_put(b, &rec, sizeof(rec));
+	dst = blob_grow(b, fname);
+	if (dst)
+		memcpy(dst, path, strlen(path));
+}
+
+/* ---- file_host.c: the host's features, the same in both writers ---- */
+
+/*
+ * Append the body of feature @feat to @b when it is one of the host's (host
+ * name, OS release, version, architecture, CPU counts and description, total
+ * memory, CLOCKID, CLOCK_DATA): true; false (nothing appended) for any other.
+ */
+bool file_host__feature(int feat, struct blob *b);
+
 /* ---- file_machine.c: the machine's description, as perf record writes it ---- */
 
 bool file_machine__feature(int feat, struct blob *b, size_t max_len);

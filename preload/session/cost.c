@@ -31,8 +31,12 @@ void cost__say(const struct ap_stats *s)
 	pr_warn(
 	    "cost: %.0f samples in %.0f handler runs; per sample: handler %.0f ns = unwind "
 	    "%.0f + object records %.0f + record %.0f + flush %.0f + drain and entry %.0f; "
-	    "from the newest sample to its handler (batched: to the tick's) %.0f ns; %.1f frames",
+	    "from the newest sample to its handler (batched: to the tick's) %.0f ns; %.1f frames; "
+	    "%.1f samples per signal; %.0f bytes of stack copied per sample, %.0f a thread's "
+	    "copy at its end",
 	    n, h, all / n, unwind / n, note / n, rec / n, flush / n,
 	    (all - unwind - note - rec - flush) / n, (double)s->cost[AP_COST_DELAY] / h,
-	    (double)s->frames / (double)(s->samples ? s->samples : 1));
+	    (double)s->frames / (double)(s->samples ? s->samples : 1), n / h,
+	    (double)s->copied / (double)(s->samples ? s->samples : 1),
+	    (double)s->copy_end / (double)(s->threads ? s->threads : 1));
 }

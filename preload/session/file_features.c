@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * file_features.c - the feature sections perf reads after the data: host, OS,
- * CPUs, memory, command line, event names, sample time range, clock and the
- * build ids of every loaded object (so perf checks it opens the same binary).
+ * file_features.c - the feature sections perf reads after the data: command
+ * line, event names, sample time range and the build ids of every loaded
+ * object (so perf checks it opens the same binary); the host's (file_host.c)
+ * and the machine's (file_machine.c) come from their files.
  *
  * Laid out when the file is opened and again at the end, outside any handler;
  * the writer writes them after the data at every append.
@@ -15,15 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sysinfo.h>
-#include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "blob.h"
 #include "internal.h"
-
-#define AUTOPROF_VERSION_STRING "autoprof 0.1"
 
 /*
  * The recording command, as perf writes its own: "autoprof" and the
@@ -46,25 +42,6 @@ static void feat_cmdline(struct blob *b)
 		blob_string(b, buf + i);
 }
 
-static void feat_cpudesc(struct blob *b)
-{
-	char buf[16384], *line, *colon;
-
-	if (raw_syscall__read_file("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
-	    (line = strstr(buf, "model name")) && (colon = strchr(line, ':'))) {
-		char *end = strchr(colon, '\n');
-
-		if (end)
-			*end = 0;
-		colon++;
-		while (*colon == ' ' || *colon == '\t')
-			colon++;
-		blob_string(b, colon);
-		return;
-	}
-	blob_string(b, "unknown");
-}
-
 static void feat_event_desc(struct blob *b, const struct writer *w)
 {
 	blob_u32(b, (uint32_t)w->nr_events);
@@ -75,18 +52,6 @@ static void feat_event_desc(struct blob *b, const struct writer *w)
 		blob_string(b, w->events[i].name);
 		blob_u64(b, w->events[i].id);
 	}
-}
-
-static void feat_clock_data(struct blob *b)
-{
-	struct timespec mono, real;
-
-	clock_gettime(CLOCK_REALTIME, &real);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	blob_u32(b, 1);
-	blob_u32(b, CLOCK_MONOTONIC);
-	blob_u64(b, (uint64_t)real.tv_sec * 1000000000ULL + (uint64_t)real.tv_nsec);
-	blob_u64(b, (uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec);
 }
 
 /* One BUILD_ID entry per loaded object that has a GNU build-id note. */
@@ -127,22 +92,7 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 				break;
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
 			    !memcmp(name, "GNU", 4) && nh->n_descsz <= 20) {
-				size_t fname = PERF_ALIGN8(strlen(path) + 1);
-				struct perf_record_build_id rec;
-				char *dst;
-
-				memset(&rec, 0, sizeof(rec));
-				rec.header.type = PERF_RECORD_HEADER_BUILD_ID;
-				rec.header.misc =
-				    PERF_RECORD_MISC_USER | PERF_RECORD_MISC_BUILD_ID_SIZE;
-				rec.header.size = (uint16_t)(sizeof(rec) + fname);
-				rec.pid = -1; /* the host machine, as perf writes it */
-				memcpy(rec.build_id, desc, nh->n_descsz);
-				rec.build_id[20] = (uint8_t)nh->n_descsz;
-				blob_put(b, &rec, sizeof(rec));
-				dst = blob_grow(b, fname);
-				if (dst)
-					memcpy(dst, path, strlen(path));
+				blob_build_id(b, path, desc, nh->n_descsz);
 				return 0;
 			}
 		}
@@ -163,14 +113,10 @@ static struct writer_features *prepare(struct writer *w, bool final)
 {
 	struct writer_features *p = calloc(1, sizeof(*p));
 	struct blob body = {0};
-	struct utsname uts;
-	struct sysinfo si;
-	struct timespec res;
 
 	if (!p)
 		return NULL;
 	p->sample_time = SIZE_MAX;
-	uname(&uts);
 	for (int i = 0; i < NR_FEATURES; i++) {
 		size_t start = body.len;
 		bool have = true;
@@ -178,29 +124,6 @@ static struct writer_features *prepare(struct writer *w, bool final)
 		switch (file_machine__feature_order[i]) {
 		case PERF_FEAT_BUILD_ID:
 			dl_iterate_phdr(add_build_id, &body);
-			break;
-		case PERF_FEAT_HOSTNAME:
-			blob_string(&body, uts.nodename);
-			break;
-		case PERF_FEAT_OSRELEASE:
-			blob_string(&body, uts.release);
-			break;
-		case PERF_FEAT_VERSION:
-			blob_string(&body, AUTOPROF_VERSION_STRING);
-			break;
-		case PERF_FEAT_ARCH:
-			blob_string(&body, uts.machine);
-			break;
-		case PERF_FEAT_NRCPUS:
-			blob_u32(&body, (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
-			blob_u32(&body, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
-			break;
-		case PERF_FEAT_CPUDESC:
-			feat_cpudesc(&body);
-			break;
-		case PERF_FEAT_TOTAL_MEM:
-			blob_u64(&body,
-				 sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit / 1024);
 			break;
 		case PERF_FEAT_CMDLINE:
 			feat_cmdline(&body);
@@ -213,16 +136,9 @@ static struct writer_features *prepare(struct writer *w, bool final)
 			blob_u64(&body, 0); /* filled in by the writer at each write */
 			blob_u64(&body, 0);
 			break;
-		case PERF_FEAT_CLOCKID:
-			clock_getres(CLOCK_MONOTONIC, &res);
-			blob_u64(&body,
-				 (uint64_t)res.tv_sec * 1000000000ULL + (uint64_t)res.tv_nsec);
-			break;
-		case PERF_FEAT_CLOCK_DATA:
-			feat_clock_data(&body);
-			break;
-		default: /* the machine's description */
-			have = file_machine__feature(file_machine__feature_order[i], &body,
+		default: /* the host's and the machine's description */
+			have = file_host__feature(file_machine__feature_order[i], &body) ||
+			       file_machine__feature(file_machine__feature_order[i], &body,
 						     final ? 0 : MACHINE_EARLY_MAX);
 			break;
 		}

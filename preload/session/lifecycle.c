@@ -433,6 +433,24 @@ out_counters:
 }
 
 /*
+ * What both endings of this image (its exit, its exec) begin with: false
+ * when the session is not this process's or has ended already; else the
+ * session ends here: the ctl endpoints withdrawn, every sampler stopped, the
+ * live set written. Not async-signal-safe.
+ */
+static bool stand_down(void)
+{
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
+	    getpid() != autoprof.pid)
+		return false;
+	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+	control__withdraw();
+	samplers__stop_all();
+	memory__stop(&autoprof.writer); /* the live set */
+	return true;
+}
+
+/*
  * Stop every sampler and finish the file: at exit, _exit, or before exec.
  * Only the process that opened the file writes it. A descendant's file with
  * no sample in it is removed, so a build's hundreds of short processes leave
@@ -444,13 +462,8 @@ void lifecycle__stop(void)
 	bool empty;
 	int err;
 
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
-	    getpid() != autoprof.pid)
+	if (!stand_down())
 		return;
-	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
-	control__withdraw();
-	samplers__stop_all();
-	memory__stop(&autoprof.writer); /* the live set */
 	elapsed = image_counters__save(true);
 	if (autoprof.cfg->stat)
 		stat_records__print(&autoprof.counters, elapsed);
@@ -479,13 +492,8 @@ void lifecycle__stop(void)
  */
 void lifecycle__before_exec(void)
 {
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
-	    getpid() != autoprof.pid)
+	if (!stand_down())
 		return;
-	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
-	control__withdraw();
-	samplers__stop_all();
-	memory__stop(&autoprof.writer);
 	image_counters__save(false);
 	/* CPU samples only: an image that just execs (sh -c, env) hands its name on,
 	 * whether or not one of its few allocations was sampled */

@@ -203,6 +203,7 @@ static void finish(struct ap_thread *t, bool own)
 		on_signal__drain(t, NULL);
 	buffer__flush(t);
 	aggregate__emit_all(t);
+	t->stats.copy_end = t->batched ? t->copy_bytes : 0;
 	buffer__fold_stats(&autoprof.stats, &t->stats);
 	ring__unmap(&t->tick);
 	sampler_events__end_ramp(t);

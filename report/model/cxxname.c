@@ -53,6 +53,19 @@ static size_t operator_len(const char *s)
 }
 
 /*
+ * Is @s[*i] the keyword "operator" (not the end of a longer name)? Then *i
+ * moves to the last character of the operator it names, for a loop's i++ to
+ * step past it.
+ */
+static bool skip_operator(const char *s, size_t *i)
+{
+	if (!starts(s + *i, "operator") || (*i && is_ident(s[*i - 1])))
+		return false;
+	*i += 8 + operator_len(s + *i + 8) - 1;
+	return true;
+}
+
+/*
  * The index of the bracket closing the one at @s[open] ('<' or '('), or
  * the string's length if unbalanced. Angle brackets of operator names
  * inside are skipped.
@@ -62,12 +75,8 @@ static size_t match_close(const char *s, size_t open)
 	size_t i, depth = 0;
 
 	for (i = open; s[i]; i++) {
-		if (starts(s + i, "operator") && (i == 0 || !is_ident(s[i - 1]))) {
-			i += 8;
-			i += operator_len(s + i);
-			i--;
+		if (skip_operator(s, &i))
 			continue;
-		}
 		if (s[i] == '<' || s[i] == '(')
 			depth++;
 		else if ((s[i] == '>' || s[i] == ')') && --depth == 0)
@@ -169,10 +178,8 @@ static void elide_templates(char *s, size_t keep)
 	for (i = 0; s[i]; i++) {
 		size_t close;
 
-		if (starts(s + i, "operator") && (i == 0 || !is_ident(s[i - 1]))) {
-			i += 8 + operator_len(s + i + 8) - 1;
+		if (skip_operator(s, &i))
 			continue;
-		}
 		if (s[i] != '<' || i == 0)
 			continue;
 		close = match_close(s, i);
@@ -206,10 +213,8 @@ static void elide_params(char *s)
 	for (i = 0; s[i]; i++) {
 		size_t close;
 
-		if (starts(s + i, "operator") && (i == 0 || !is_ident(s[i - 1]))) {
-			i += 8 + operator_len(s + i + 8) - 1;
+		if (skip_operator(s, &i))
 			continue;
-		}
 		if (s[i] == '<') {
 			i = match_close(s, i);
 			if (!s[i])
@@ -239,11 +244,8 @@ static size_t scope_starts(const char *s, size_t *starts_at, size_t max)
 	size_t i, n = 0, depth = 0;
 
 	for (i = 0; s[i]; i++) {
-		if (starts(s + i, "operator") && (i == 0 || !is_ident(s[i - 1]))) {
-			i += 8 + operator_len(s + i + 8);
-			i--;
+		if (skip_operator(s, &i))
 			continue;
-		}
 		if (s[i] == '<' || s[i] == '(' || s[i] == '{')
 			depth++;
 		else if ((s[i] == '>' || s[i] == ')' || s[i] == '}') && depth)

@@ -8,16 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static u64 hash_bytes(const char *s, size_t len)
-{
-	u64 h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ (u8)s[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /*
  * Names of mappings that are not object files we can or should open: the
  * kernel's [vdso], [heap], //anon ..., devices, shared memory, and /proc or
@@ -71,7 +61,7 @@ struct dso *dsos__findnew(struct dsos *d, const char *path, size_t len)
 	struct dso *dso;
 
 	len = strnlen(path, len);
-	h = hash_bytes(path, len);
+	h = strset__hash(path, len);
 	for (salt = 0; kvmap__get(&d->by_hash, h, salt, &idx); salt++) {
 		dso = d->v[idx];
 		if (strlen(dso->path) == len && !memcmp(dso->path, path, len))
@@ -112,7 +102,7 @@ int dsos__set_build_id(struct dsos *d, const char *path, size_t len, const char 
 	len = strnlen(path, len);
 	if (!len || !hex[0] || strlen(hex) > 2 * BUILD_ID_MAX)
 		return 0;
-	h = hash_bytes(path, len);
+	h = strset__hash(path, len);
 	for (salt = 0; kvmap__get(&d->by_hash, h, salt, &idx); salt++) {
 		struct dso *dso = d->v[idx];
 

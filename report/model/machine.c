@@ -167,20 +167,14 @@ static int add_name(struct machine *m, struct thread *t, u64 time, const char *c
 u32 machine__comm_idx_slow(const struct machine *m, u32 tid, u64 time)
 {
 	const struct thread *t = machine__find_thread(m, tid);
-	u32 lo = 0, hi;
+	u32 after; /* the first name taken after @time */
+
+	_Static_assert(offsetof(struct comm_at, time) == 0, "array__upper keys on the first u64");
 
 	if (!t || t->nr_names < 2)
 		return 0;
-	hi = t->nr_names;
-	while (lo < hi) { /* the first name taken after @time */
-		u32 mid = lo + (hi - lo) / 2;
-
-		if (t->names[mid].time <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo : 1; /* before its first name: that one */
+	after = (u32)array__upper(t->names, t->nr_names, sizeof(*t->names), time);
+	return after ? after : 1; /* before its first name: that one */
 }
 
 const char *machine__task_comm(const struct machine *m, u32 pid, u32 tid, u32 idx)
@@ -313,17 +307,7 @@ static int map_epoch_cmp(const void *pa, const void *pb)
 /* The epoch of @time in @p: how many of its execs happened at or before it. */
 u32 machine__proc_epoch(const struct proc *p, u64 time)
 {
-	size_t lo = 0, hi = p->nr_execs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->execs[mid] <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (u32)lo;
+	return (u32)array__upper(p->execs, p->nr_execs, sizeof(*p->execs), time);
 }
 
 /* How many overlapping maps machine__finish() compares a map with before it gives up on it. */

@@ -244,19 +244,11 @@ static size_t read_got_slots(Elf *elf, struct got_slot **slots)
 
 static const struct got_slot *find_got_slot(const struct got_slot *v, size_t nr, u64 got)
 {
-	size_t lo = 0, hi = nr;
+	size_t i = array__upper(v, nr, sizeof(*v), got);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	_Static_assert(offsetof(struct got_slot, got) == 0, "array__upper keys on the first u64");
 
-		if (v[mid].got == got)
-			return &v[mid];
-		if (v[mid].got < got)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i && v[i - 1].got == got ? &v[i - 1] : NULL;
 }
 
 /*

@@ -3,9 +3,10 @@
  * sample.c - decode a SAMPLE payload and the sample_id trailer of other
  * records, generically from the attr's sample_type and read_format.
  *
- * Fields come in kernel order (FACTS 1.8). sample__parse() stops after
- * CALLCHAIN; sample__user_stack() reads the dwarf fields that follow. Every field is bounds-checked
- * against the record; a short record is -EINVAL, never a read past it.
+ * Fields come in the kernel's order (perf_event_open(2), PERF_RECORD_SAMPLE).
+ * sample__parse() stops after CALLCHAIN; sample__user_stack() reads the dwarf
+ * fields that follow. Every field is bounds-checked against the record; a
+ * short record is -EINVAL, never a read past it.
  */
 #include "read/read.h"
 

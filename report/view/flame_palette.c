@@ -31,7 +31,7 @@ bool flame_palette__valid(const char *name)
 /* Three numbers in [0, 1) from the name: the first from its start, as flamegraph.pl --hash. */
 static void hash3(const char *name, size_t len, double v[3])
 {
-	unsigned long long h = 0xcbf29ce484222325ULL;
+	u64 h = strset__hash(name, len);
 	double w = 1, max = 1, acc = 0;
 	size_t i;
 
@@ -41,8 +41,6 @@ static void hash3(const char *name, size_t len, double v[3])
 		w *= 0.7;
 	}
 	v[0] = acc / max;
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ULL;
 	v[1] = (double)(h & 0xffff) / 65536.0;
 	v[2] = (double)((h >> 16) & 0xffff) / 65536.0;
 }

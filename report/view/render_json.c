@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * render_json.c - --json: the whole report as one JSON object for scripts,
- * documented in docs/json-format.md: the header fields, the counters, every
+ * documented in doc/json-format.md: the header fields, the counters, every
  * function seen (name, object, source line), and per sampled event every row
  * (by the --sort keys, function by default), every function's self and
  * total counts and self time per source line (json_lines.c), per-thread
@@ -26,6 +26,18 @@ static void key_str(FILE *out, const char *key, const char *val, bool comma)
 	else
 		fprintf(out, "null");
 	fprintf(out, "%s\n", comma ? "," : "");
+}
+
+/* A function's or a row's samples and periods, self and total, in percent of @all. */
+static void put_counts(FILE *out, u64 self_samples, u64 self_period, u64 total_samples,
+		       u64 total_period, u64 all)
+{
+	fprintf(out,
+		"\"self_samples\": %llu, \"self_period\": %llu, \"self_percent\": %.4f, "
+		"\"total_samples\": %llu, \"total_period\": %llu, \"total_percent\": %.4f",
+		(unsigned long long)self_samples, (unsigned long long)self_period,
+		output__pct_of(self_period, all), (unsigned long long)total_samples,
+		(unsigned long long)total_period, output__pct_of(total_period, all));
 }
 
 static const char *first_feature(const struct session *s, size_t off)
@@ -185,13 +197,9 @@ static int put_functions(struct session *s, int hist, FILE *out)
 
 		fprintf(out, "%s\n      {\"id\": %u, \"function\": ", i ? "," : "", ids[i]);
 		escape__json(out, s->hists.res.funcs[ids[i]].name);
-		fprintf(out,
-			", \"self_samples\": %llu, \"self_period\": %llu, \"self_percent\": %.4f, "
-			"\"total_samples\": %llu, \"total_period\": %llu, \"total_percent\": %.4f",
-			(unsigned long long)fs->self_samples, (unsigned long long)fs->self_period,
-			output__pct_of(fs->self_period, hi->total_period),
-			(unsigned long long)fs->total_samples, (unsigned long long)fs->total_period,
-			output__pct_of(fs->total_period, hi->total_period));
+		fprintf(out, ", ");
+		put_counts(out, fs->self_samples, fs->self_period, fs->total_samples,
+			   fs->total_period, hi->total_period);
 		json_lines__put(&jl, ids[i], out);
 		fprintf(out, "}");
 	}
@@ -343,13 +351,9 @@ static int put_event(struct session *s, const struct report_opts *o, int hist, F
 			escape__json(out, s->hists.res.funcs[r->fid].object);
 			fprintf(out, ", ");
 		}
-		fprintf(out,
-			"\"self_samples\": %llu, \"self_period\": %llu, \"self_percent\": %.4f, "
-			"\"total_samples\": %llu, \"total_period\": %llu, \"total_percent\": %.4f}",
-			(unsigned long long)r->self_samples, (unsigned long long)r->self_period,
-			output__pct_of(r->self_period, hi->total_period),
-			(unsigned long long)r->total_samples, (unsigned long long)r->total_period,
-			output__pct_of(r->total_period, hi->total_period));
+		put_counts(out, r->self_samples, r->self_period, r->total_samples, r->total_period,
+			   hi->total_period);
+		fprintf(out, "}");
 	}
 	fprintf(out, "%s]", shown ? "\n    " : "");
 	rows__exit(&rows);

@@ -35,7 +35,8 @@ bench-overhead: $(BENCH_OVERHEAD_DEPS)
 # truth, stacks, delivered rate, output size, report speed; then the
 # per-sample cost at 1, 4 and 10 kHz (bench-cost below, scripts/bench/COST.md). Installs the
 # packages it needs, writes scripts/bench/RESULTS.md (raw: build/bench/bench.json).
-# About 10 minutes on 2 cores; BENCH_FLAGS="--quick" for a 1-round smoke run.
+# About 15 minutes on 2 cores; BENCH_FLAGS="--quick" for a 1-round smoke run;
+# BENCH_FLAGS=--busy-ok (and COST_FLAGS=--busy-ok) on a busy machine.
 # Not part of `make check`.
 BENCH_FLAGS ?=
 
@@ -87,19 +88,29 @@ bench: bench-service
 
 .PHONY: bench-service
 
-# make bench-cost (issue 15): the per-sample cost of sampling, part by part:
-# build/progs/costloop (shallow, deep, 4 threads) and xz, python3, sort,
-# plain and under the floor, the floor with a signal per sample, autoprof
-# batched and unbatched, and perf record -g, at 1, 4 and 10 kHz, interleaved
-# round by round; the handler's own phases (AUTOPROF_COST=1). Writes
-# scripts/bench/COST.md. About 15 minutes; COST_FLAGS="--rounds 3 --rates 10000".
+# make bench-cost (issues 15, 26): the per-sample cost of sampling, part by
+# part: build/progs/costloop (shallow, 2 x CPUs threads, deep), xz -9, python3,
+# sort, plain and under the floor, floor+batch, the floor with a signal per
+# sample, autoprof batched and unbatched, and perf record -g, at 1, 4 and
+# 10 kHz, interleaved within each round; the handler's own phases
+# (AUTOPROF_COST=1). Refuses a busy machine (exit 3; COST_FLAGS=--busy-ok
+# marks every figure instead). Writes scripts/bench/COST.md. About 10-15
+# minutes; COST_FLAGS="--rounds 3 --rates 10000" etc.
+# make bench-cost-quick: issue 26's three shapes x 1, 4, 10 kHz x plain,
+# floor, floor+batch, autoprof, perf -g, 5 rounds, about 7-8 minutes; writes
+# build/bench/cost-quick.md (doc/benchmarks.md: how to read it).
 COST_FLAGS ?=
+COST_DEPS := $(BUILD)/libautoprof.so $(BENCH_DIR)/libfloor.so $(BUILD)/progs/costloop
 
-bench-cost: $(BUILD)/libautoprof.so $(BENCH_DIR)/libfloor.so $(BUILD)/progs/costloop
+bench-cost: $(COST_DEPS)
 	$(Q)python3 scripts/bench/cost.py --build $(BUILD) --out scripts/bench/COST.md \
 		--raw $(BENCH_DIR)/cost.json $(COST_FLAGS)
 
-.PHONY: bench-cost
+bench-cost-quick: $(COST_DEPS)
+	$(Q)python3 scripts/bench/cost.py --quick --build $(BUILD) --out $(BENCH_DIR)/cost-quick.md \
+		--raw $(BENCH_DIR)/cost-quick.json $(COST_FLAGS)
+
+.PHONY: bench-cost bench-cost-quick
 
 # ---------------------------------------------------------------------------
 # make bench-outside (issue 20, doc/outside.md): outside mode against perf

@@ -42,6 +42,9 @@ import tempfile
 import time
 import types
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import quiet  # noqa: E402
+
 RATES = (1000, 10000)
 MODES = ("libunwind", "fp", "none")
 TARGET_FLOOR_RATIO = 1.3      # autoprof overhead <= 1.3 x the floor's, at 1 kHz, libunwind
@@ -51,6 +54,7 @@ TARGET_MAIN_FRACTION = 0.99   # libunwind stacks reaching main
 RUN_TIMEOUT = 120             # seconds; a run that takes longer is killed and reported
 POST_LOOP_ESTIMATE = 75       # seconds the phases after the timing loop take, for the budget
 NOISY_FOREIGN = 0.10          # foreign CPU (fraction of one CPU) above which a run is "noisy"
+MARK = ""                     # " (busy)" when the figures were made on a busy machine
 
 PERF_RECORD_LOST = 2
 PERF_RECORD_SAMPLE = 9
@@ -76,13 +80,13 @@ def rate_name(hz):
 def pct(x, digits=1):
     if x is None:
         return "n/a"
-    return "%+.*f%%" % (digits, 100.0 * x)
+    return "%+.*f%%%s" % (digits, 100.0 * x, MARK)
 
 
 def pp(x, digits=1):
     if x is None:
         return "n/a"
-    return "%+.*f pp" % (digits, 100.0 * x)
+    return "%+.*f pp%s" % (digits, 100.0 * x, MARK)
 
 
 def quartiles(values):
@@ -308,6 +312,7 @@ def main():
     ap.add_argument("--quiet-wait", type=float, default=45,
                     help="seconds in all to spend waiting for a quiet machine before rounds")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    quiet.add_arguments(ap, quiet_wait=False)
     args = ap.parse_args()
     out_path = args.out or os.path.join(args.build, "bench", "overhead.md")
     started = time.time()
@@ -378,6 +383,8 @@ def run_all(args, need, tmp, out_path, started):
         return env
 
     phases = {}
+    guard = quiet.Guard("overhead", args, log)
+    guard.start()
     t_phase = time.time()
 
     # -- warm-up: every configuration once on a small scale, untimed
@@ -408,6 +415,7 @@ def run_all(args, need, tmp, out_path, started):
         log("round %d/%d (other load %.0f%% of a CPU, waited %.1f s)"
             % (r + 1, args.rounds, 100 * load, waited))
         t_round = time.time()
+        guard.round_begin()
         order = configs[r % len(configs):] + configs[:r % len(configs)]
         for cfg in order:
             for wl, argv, _ in workloads:
@@ -416,6 +424,7 @@ def run_all(args, need, tmp, out_path, started):
                 res["file"] = env_for(cfg, wl, "r%d" % r).get("AUTOPROF_OUTPUT")
                 results[(cfg[0], wl)].append(res)
                 own_cpu += res["cpu"]
+        guard.round_end("timing round %d" % (r + 1))
         round_secs.append(time.time() - t_round)
         rounds_done += 1
     loop_busy1, loop_steal1 = proc_stat()
@@ -532,6 +541,9 @@ def run_all(args, need, tmp, out_path, started):
     header["max_rate_end"] = read_first("/proc/sys/kernel/perf_event_max_sample_rate", "?")
     header["loadavg_end"] = read_first("/proc/loadavg", "?")
     header["duration"] = time.time() - started
+    guard.finish()
+    header["busy"] = guard.reasons
+    header["guard"] = guard.summary()
 
     data = {
         "params": {"rounds": rounds_done, "rounds_asked": args.rounds,
@@ -611,8 +623,10 @@ def collect_header(args, bin_):
 # ---------------------------------------------------------------- report
 
 def render(data):
+    global MARK
     args = types.SimpleNamespace(**data["params"])
     h = data["header"]
+    MARK = " " + quiet.BUSY_MARK if h.get("busy") else ""
     configs = [(c[0], c[1], c[2], None) for c in data["configs"]]
     workloads = [(wl, [prog], desc) for wl, prog, desc in data["workloads"]]
     results = {tuple(k.split("|")): v for k, v in data["results"].items()}
@@ -655,6 +669,8 @@ def render(data):
       "processes to use < %.0f%% of a CPU: waited %.0f s in all; %d of %d rounds started on a "
       "busy machine |" % (args.quiet_wait, 100 * NOISY_FOREIGN, h["waited"], h["noisy_starts"],
                           args.rounds))
+    if h.get("guard"):
+        w("| quiet machine | %s |" % h["guard"])
     w("| duration | %.0f s (%s) |" % (h["duration"], ", ".join(
         "%s %.0f s" % (k, v) for k, v in h["phases"].items())))
     w("")

@@ -6,7 +6,9 @@
  * under DEPTH frames of descend() under worker() and main(). Built -O2
  * without frame pointers by the Makefile.
  *
- * usage: costloop [seconds-of-work [depth [threads]]]   (defaults 1.0, 1, 1)
+ * usage: costloop [seconds-of-work [depth [threads [depth2]]]]   (defaults 1.0, 1, 1)
+ *        (with depth2, the second half of each thread's work runs under
+ *        depth2 frames: a program whose stacks deepen midway)
  *        (the work is a fixed number of iterations, calibrated so that
  *        1.0 is about a second of CPU on this class of machine)
  * With COSTLOOP_CPU set, the CPU seconds the threads spent in the work (each
@@ -24,7 +26,7 @@
 
 static volatile uint64_t sink;
 static long iterations;
-static int depth;
+static int depth, depth2 = -1;
 static uint64_t work_ns; /* summed over the threads (atomically) */
 
 static uint64_t thread_cpu_ns(void)
@@ -62,7 +64,14 @@ static __attribute__((noinline)) uint64_t descend(int level, long n, uint64_t x)
 static void *worker(void *arg)
 {
 	uint64_t t0 = thread_cpu_ns();
-	uint64_t r = descend(depth, iterations, (uint64_t)(uintptr_t)arg);
+	uint64_t r;
+
+	if (depth2 < 0) {
+		r = descend(depth, iterations, (uint64_t)(uintptr_t)arg);
+	} else {
+		r = descend(depth, iterations / 2, (uint64_t)(uintptr_t)arg);
+		r += descend(depth2, iterations - iterations / 2, r);
+	}
 
 	__atomic_add_fetch(&work_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
 	sink += r;
@@ -76,8 +85,10 @@ int main(int argc, char **argv)
 	pthread_t tid[MAX_THREADS];
 
 	depth = argc > 2 ? atoi(argv[2]) : 1;
-	if (seconds <= 0 || depth < 0 || depth > 10000 || threads < 1 || threads > MAX_THREADS) {
-		fprintf(stderr, "usage: costloop [seconds [depth [threads]]]\n");
+	depth2 = argc > 4 ? atoi(argv[4]) : -1;
+	if (seconds <= 0 || depth < 0 || depth > 10000 || threads < 1 || threads > MAX_THREADS ||
+	    depth2 > 10000 || (argc > 4 && depth2 < 0)) {
+		fprintf(stderr, "usage: costloop [seconds [depth [threads [depth2]]]]\n");
 		return 2;
 	}
 	iterations = (long)(seconds * ITERS_PER_SECOND / threads);

@@ -52,6 +52,62 @@ static inline void put_hdr(struct buf *b, u32 type, u16 misc, u16 size)
 	put(b, &h, sizeof(h));
 }
 
+/* The sample_id trailer (AUTOPROF_SAMPLE_TYPE) a non-sample record ends with. */
+static inline void synth_trailer(struct buf *b, u32 pid, u32 tid, u64 time, u64 id)
+{
+	struct autoprof_sample_id t = {pid, tid, time, 0, 0, id};
+
+	put(b, &t, sizeof(t));
+}
+
+/*
+ * A SAMPLE in AUTOPROF_SAMPLE_TYPE (IDENTIFIER IP TID TIME CPU PERIOD
+ * CALLCHAIN) on CPU 0: the @nr entries at @chain, the callchain claiming
+ * @claimed_nr (a bad file's may claim more than it holds).
+ */
+static inline void synth_sample(struct buf *b, u16 misc, u64 id, u64 ip, u32 pid, u32 tid, u64 time,
+				u64 period, const u64 *chain, u64 nr, u64 claimed_nr)
+{
+	put_hdr(b, PERF_RECORD_SAMPLE, misc, (u16)(8 + 8 * 7 + 8 * nr));
+	put64(b, id);
+	put64(b, ip);
+	put32(b, pid);
+	put32(b, tid);
+	put64(b, time);
+	put64(b, 0);
+	put64(b, period);
+	put64(b, claimed_nr);
+	if (nr)
+		put(b, chain, nr * 8);
+}
+
+/* A COMM of @pid/@tid named @name (its 16 bytes), with the trailer of @id. */
+static inline void synth_comm(struct buf *b, u16 misc, u32 pid, u32 tid, const char *name, u64 time,
+			      u64 id)
+{
+	char comm[16] = "";
+
+	snprintf(comm, sizeof(comm), "%s", name);
+	put_hdr(b, PERF_RECORD_COMM, misc, 8 + 8 + 16 + 32);
+	put32(b, pid);
+	put32(b, tid);
+	put(b, comm, sizeof(comm));
+	synth_trailer(b, pid, tid, time, id);
+}
+
+/* A LOST of @lost records of event @id, then a LOST_SAMPLES of @lost_samples. */
+static inline void synth_losses(struct buf *b, u64 id, u64 lost, u64 lost_samples, u32 pid,
+				u64 time, u64 time_samples)
+{
+	put_hdr(b, PERF_RECORD_LOST, 0, 24 + 32);
+	put64(b, id);
+	put64(b, lost);
+	synth_trailer(b, pid, pid, time, id);
+	put_hdr(b, PERF_RECORD_LOST_SAMPLES, 0, 16 + 32);
+	put64(b, lost_samples);
+	synth_trailer(b, pid, pid, time_samples, id);
+}
+
 /*
  * The start of a perf.data file in @b (emptied first): its header, one
  * sample id @id and one cpu-clock attr of @period sampling
@@ -126,6 +182,26 @@ static inline int find_text_map(u64 want, struct text_map *map)
 	}
 	fclose(f);
 	return -ENOENT;
+}
+
+/* The MMAP2 of @map (r-x, private) in process @pid at @time, with the trailer of @id. */
+static inline void synth_mmap2(struct buf *b, const struct text_map *map, u32 pid, u64 time, u64 id)
+{
+	size_t len = strlen(map->path);
+
+	put_hdr(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
+		(u16)(sizeof(struct perf_record_mmap2) + PERF_ALIGN8(len + 1) +
+		      sizeof(struct autoprof_sample_id)));
+	put32(b, pid);
+	put32(b, pid);
+	put64(b, map->start);
+	put64(b, map->end - map->start);
+	put64(b, map->pgoff);
+	put(b, (u8[24]){0}, 24);	   /* maj, min, ino, ino_generation */
+	put(b, (u8[8]){5, 0, 0, 0, 2}, 8); /* prot r-x, flags private */
+	put(b, map->path, len + 1);
+	put(b, (u8[8]){0}, PERF_ALIGN8(len + 1) - len - 1);
+	synth_trailer(b, pid, pid, time, id);
 }
 
 #endif /* AUTOPROF_TEST_SYNTH_H */

@@ -71,40 +71,16 @@ static int find_self_map(void)
 	return find_text_map((u64)(uintptr_t)&test_target_fn, &self_map);
 }
 
-static void put_trailer(struct buf *b, u32 pid, u32 tid, u64 time, u64 id)
-{
-	struct autoprof_sample_id t = {pid, tid, time, 0, 0, id};
-
-	put(b, &t, sizeof(t));
-}
-
+/* A sample whose IP is its chain's first address (after the context marker). */
 static void put_sample(struct buf *b, u16 misc, u64 id, u32 pid, u32 tid, u64 time, u64 period,
 		       const u64 *chain, u64 nr, u64 claimed_nr)
 {
-	u16 size = (u16)(8 + 8 * 7 + 8 * nr);
-
-	put_hdr(b, PERF_RECORD_SAMPLE, misc, size);
-	put64(b, id);	    /* IDENTIFIER */
-	put64(b, chain[1]); /* IP */
-	put32(b, pid);	    /* TID */
-	put32(b, tid);
-	put64(b, time);	      /* TIME */
-	put64(b, 0);	      /* CPU, res */
-	put64(b, period);     /* PERIOD */
-	put64(b, claimed_nr); /* CALLCHAIN */
-	put(b, chain, nr * 8);
+	synth_sample(b, misc, id, chain[1], pid, tid, time, period, chain, nr, claimed_nr);
 }
 
 static void put_comm(struct buf *b, u32 pid, u32 tid, const char *name, u16 misc, u64 time)
 {
-	char comm[16] = "";
-
-	snprintf(comm, sizeof(comm), "%s", name);
-	put_hdr(b, PERF_RECORD_COMM, misc, 8 + 8 + 16 + 32);
-	put32(b, pid);
-	put32(b, tid);
-	put(b, comm, sizeof(comm));
-	put_trailer(b, pid, tid, time, ID_MAIN);
+	synth_comm(b, misc, pid, tid, name, time, ID_MAIN);
 }
 
 static void put_string(struct buf *b, const char *s)
@@ -133,8 +109,6 @@ static void build(struct buf *b, unsigned flags, struct layout *lay)
 	u64 chain_o[] = {PERF_CONTEXT_USER, other, caller_ret, caller_ret};
 	u64 chain_k[] = {PERF_CONTEXT_KERNEL, 0xffffffff81000000ULL, PERF_CONTEXT_USER, target};
 	size_t nr_attrs = flags & F_TWO_ATTRS ? 2 : 1, i, feat_table;
-	u16 mmap_size;
-	char path[4096];
 
 	memset(b, 0, sizeof(*b));
 	h.magic = PERF_FILE_MAGIC;
@@ -162,20 +136,7 @@ static void build(struct buf *b, unsigned flags, struct layout *lay)
 	/* data */
 	lay->data_off = b->len;
 	put_comm(b, PID, PID, "synthetic", 0, 0);
-	snprintf(path, sizeof(path), "%s", self_map.path);
-	mmap_size = (u16)(sizeof(struct perf_record_mmap2) + PERF_ALIGN8(strlen(path) + 1) +
-			  sizeof(struct autoprof_sample_id));
-	put_hdr(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, mmap_size);
-	put32(b, PID);
-	put32(b, PID);
-	put64(b, self_map.start);
-	put64(b, self_map.end - self_map.start);
-	put64(b, self_map.pgoff);
-	put(b, (u8[24]){0}, 24);	   /* maj, min, ino, ino_generation */
-	put(b, (u8[8]){5, 0, 0, 0, 2}, 8); /* prot r-x, flags private */
-	put(b, path, strlen(path) + 1);
-	put(b, (u8[8]){0}, PERF_ALIGN8(strlen(path) + 1) - strlen(path) - 1);
-	put_trailer(b, PID, PID, flags & F_LATE_MAP ? T0 + 5000 : 0, ID_MAIN);
+	synth_mmap2(b, &self_map, PID, flags & F_LATE_MAP ? T0 + 5000 : 0, ID_MAIN);
 	if (flags & F_FORK) {
 		put_hdr(b, PERF_RECORD_FORK, 0, sizeof(struct perf_record_fork) + 32);
 		put32(b, CHILD);
@@ -183,7 +144,7 @@ static void build(struct buf *b, unsigned flags, struct layout *lay)
 		put32(b, CHILD);
 		put32(b, PID);
 		put64(b, T0 + 50);
-		put_trailer(b, CHILD, CHILD, T0 + 50, ID_MAIN);
+		synth_trailer(b, CHILD, CHILD, T0 + 50, ID_MAIN);
 	}
 
 	put_sample(b, PERF_RECORD_MISC_USER, ID_MAIN, PID, PID, T0 + 100, 3, chain_t, 3, 3);
@@ -216,13 +177,7 @@ static void build(struct buf *b, unsigned flags, struct layout *lay)
 		put_hdr(b, 50, 0, 16);
 		put64(b, 0);
 	}
-	put_hdr(b, PERF_RECORD_LOST, 0, 24 + 32);
-	put64(b, ID_MAIN);
-	put64(b, 5);
-	put_trailer(b, PID, PID, T0 + 750, ID_MAIN);
-	put_hdr(b, PERF_RECORD_LOST_SAMPLES, 0, 16 + 32);
-	put64(b, 2);
-	put_trailer(b, PID, PID, T0 + 760, ID_MAIN);
+	synth_losses(b, ID_MAIN, 5, 2, PID, T0 + 750, T0 + 760);
 	put_hdr(b, PERF_RECORD_FINISHED_ROUND, 0, 8);
 	lay->data_size = b->len - lay->data_off;
 

@@ -22,25 +22,10 @@
 
 static char tmp_path[64];
 
-static void put_trailer(struct buf *b, u32 pid, u32 tid, u64 time)
-{
-	struct autoprof_sample_id t = {pid, tid, time, 0, 0, ID};
-
-	put(b, &t, sizeof(t));
-}
-
-/* A sample at @ip with no callchain (IDENTIFIER IP TID TIME CPU PERIOD CALLCHAIN). */
+/* A sample at @ip with no callchain. */
 static void put_sample_at(struct buf *b, u16 misc, u64 ip, u64 time)
 {
-	put_hdr(b, PERF_RECORD_SAMPLE, misc, 8 + 8 * 7);
-	put64(b, ID);
-	put64(b, ip);
-	put32(b, PID);
-	put32(b, PID);
-	put64(b, time);
-	put64(b, 0);
-	put64(b, 1);
-	put64(b, 0);
+	synth_sample(b, misc, ID, ip, PID, PID, time, 1, NULL, 0, 0);
 }
 
 static void put_sample(struct buf *b, u64 time)
@@ -61,19 +46,12 @@ static void put_kmap(struct buf *b, u64 start, u64 len, const char *name)
 	put64(b, len);
 	put64(b, 0);
 	put(b, path, sizeof(path));
-	put_trailer(b, UINT32_MAX, 0, 0);
+	synth_trailer(b, UINT32_MAX, 0, 0, ID);
 }
 
 static void put_comm(struct buf *b, const char *name, u16 misc, u64 time)
 {
-	char comm[16] = "";
-
-	snprintf(comm, sizeof(comm), "%s", name);
-	put_hdr(b, PERF_RECORD_COMM, misc, 8 + 8 + 16 + 32);
-	put32(b, PID);
-	put32(b, PID);
-	put(b, comm, sizeof(comm));
-	put_trailer(b, PID, PID, time);
+	synth_comm(b, misc, PID, PID, name, time, ID);
 }
 
 /*
@@ -111,13 +89,7 @@ static void build(struct buf *b, size_t cut, bool kernel)
 	put_comm(b, "echo", PERF_RECORD_MISC_COMM_EXEC, T0 + 30);
 	put_sample(b, T0 + 40);
 	put_sample(b, T0 + 50);
-	put_hdr(b, PERF_RECORD_LOST, 0, 24 + 32);
-	put64(b, ID);
-	put64(b, 5);
-	put_trailer(b, PID, PID, T0 + 60);
-	put_hdr(b, PERF_RECORD_LOST_SAMPLES, 0, 16 + 32);
-	put64(b, 5);
-	put_trailer(b, PID, PID, T0 + 60);
+	synth_losses(b, ID, 5, 5, PID, T0 + 60, T0 + 60);
 	b->len -= cut;
 	synth_file_end(b, data_off);
 }

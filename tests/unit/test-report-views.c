@@ -58,41 +58,19 @@ static int find_self_map(void)
 	return find_text_map((u64)(uintptr_t)&leaf_a, &self_map);
 }
 
-static void put_trailer(struct buf *b, u32 pid, u32 tid, u64 time, u64 id)
-{
-	struct autoprof_sample_id t = {pid, tid, time, 0, 0, id};
-
-	put(b, &t, sizeof(t));
-}
-
 /* A sample in @tid whose leaf is @leaf, called from mid_fn, main_fn. */
 static void put_sample(struct buf *b, u32 tid, u64 time, u64 leaf)
 {
 	u64 chain[] = {PERF_CONTEXT_USER, leaf, (u64)(uintptr_t)&mid_fn + 3,
 		       (u64)(uintptr_t)&main_fn + 3};
 
-	put_hdr(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (u16)(8 + 8 * 7 + sizeof(chain)));
-	put64(b, ID_CLK);
-	put64(b, leaf);
-	put32(b, PID);
-	put32(b, tid);
-	put64(b, time);
-	put64(b, 0);
-	put64(b, 1000);
-	put64(b, ARRAY_SIZE(chain));
-	put(b, chain, sizeof(chain));
+	synth_sample(b, PERF_RECORD_MISC_USER, ID_CLK, leaf, PID, tid, time, 1000, chain,
+		     ARRAY_SIZE(chain), ARRAY_SIZE(chain));
 }
 
 static void put_comm(struct buf *b, u32 tid, const char *name)
 {
-	char comm[16] = "";
-
-	snprintf(comm, sizeof(comm), "%s", name);
-	put_hdr(b, PERF_RECORD_COMM, 0, 8 + 8 + 16 + 32);
-	put32(b, PID);
-	put32(b, tid);
-	put(b, comm, sizeof(comm));
-	put_trailer(b, PID, tid, 0, ID_CLK);
+	synth_comm(b, 0, PID, tid, name, 0, ID_CLK);
 }
 
 static void put_stat(struct buf *b, u64 id, u32 thread, u64 val)
@@ -111,9 +89,7 @@ static void build(struct buf *b)
 {
 	struct perf_file_header h = {0};
 	u64 a = (u64)(uintptr_t)&leaf_a + 2, lb = (u64)(uintptr_t)&leaf_b + 2;
-	size_t data_off, i, len = strlen(self_map.path);
-	u16 mmap_size = (u16)(sizeof(struct perf_record_mmap2) + PERF_ALIGN8(len + 1) +
-			      sizeof(struct autoprof_sample_id));
+	size_t data_off, i;
 
 	memset(b, 0, sizeof(*b));
 	h.magic = PERF_FILE_MAGIC;
@@ -139,17 +115,7 @@ static void build(struct buf *b)
 	data_off = b->len;
 	put_comm(b, PID, "main");
 	put_comm(b, TID2, "worker");
-	put_hdr(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, mmap_size);
-	put32(b, PID);
-	put32(b, PID);
-	put64(b, self_map.start);
-	put64(b, self_map.end - self_map.start);
-	put64(b, self_map.pgoff);
-	put(b, (u8[24]){0}, 24);
-	put(b, (u8[8]){5, 0, 0, 0, 2}, 8);
-	put(b, self_map.path, len + 1);
-	put(b, (u8[8]){0}, PERF_ALIGN8(len + 1) - len - 1);
-	put_trailer(b, PID, PID, 0, ID_CLK);
+	synth_mmap2(b, &self_map, PID, 0, ID_CLK);
 	for (i = 0; i < 10; i++)
 		put_sample(b, i < 6 ? PID : TID2, T0 + i * 10000000ULL, i < 4 ? a : lb);
 	put_stat(b, ID_TASK, 0, TASK_CLK / 2);

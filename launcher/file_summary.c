@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * summary.c - what one profile holds, for the launcher's closing lines: its
- * process (the first COMM record), its command (the CMDLINE feature, without
- * the recorder's own first word), its samples and lost samples. Reads the
- * header and walks the record headers of the data section only.
+ * file_summary.c - what one profile holds, for the launcher's closing
+ * lines: its process (the first COMM record), its command (the CMDLINE
+ * feature, without the recorder's own first word), its samples and lost
+ * samples. Reads the header and walks the record headers of the data section
+ * only.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -106,7 +107,7 @@ static bool merging(void)
  * Fill @s from the profile at @path. Returns 0, or -1 when it is not a
  * perf.data file this can read (then only the name is known).
  */
-int summary__read(const char *path, struct file_summary *s)
+int file_summary__read(const char *path, struct file_summary *s)
 {
 	struct perf_file_header h;
 	struct perf_file_section sec;
