@@ -7,7 +7,8 @@
  * call). Before the window's end nothing happens; after it, the registered
  * snapshot is called with the image's writer, the file goes on in a new one
  * named by the window's stamp, and the oldest beyond AUTOPROF_KEEP goes; for
- * another process, or a session that stopped, nothing happens.
+ * another process, or a session that stopped, nothing happens. Under the
+ * launcher (an epoch) the windows count from the epoch, not from the start.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -73,7 +74,7 @@ int main(void)
 	char base[PATH_MAX - 64], path[PATH_MAX], first[PATH_MAX];
 	uint64_t end;
 
-	plan(13);
+	plan(14);
 	ap_quiet = true;
 	pid = getpid();
 	if (!mkdtemp(dir))
@@ -135,6 +136,23 @@ int main(void)
 		ok(windows__first_path(&none, p, sizeof(p)) == 0 &&
 		       !strcmp(p + strlen(dir), "/x.data"),
 		   "without AUTOPROF_WINDOW the path is the file's own");
+	}
+
+	/* Under the launcher (AUTOPROF_WINDOW_EPOCH): windows count from its start. */
+	{
+		uint64_t epoch =
+		    (ap_now() - WINDOW_NS - WINDOW_NS / 2) / 1000000 * 1000000 - 500000;
+		struct ap_settled at = {.window_ns = WINDOW_NS, .window_epoch = epoch};
+		char p[PATH_MAX], s[AP_STAMP_LEN];
+
+		snprintf(p, sizeof(p), "%s/e.data", dir);
+		window_stamp__utc(epoch + WINDOW_NS, s);
+		ok(windows__first_path(&at, p, sizeof(p)) == 0 &&
+		       !strcmp(p + strlen(dir) + strlen("/e.data."), s) &&
+		       __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE) == epoch + 2 * WINDOW_NS,
+		   "with an epoch 1.5 windows ago: the window under way, epoch + 1 window (%s), "
+		   "ends at epoch + 2",
+		   p + strlen(dir) + 1);
 	}
 
 	{
