@@ -58,8 +58,8 @@ static struct {
 	unsigned live;
 } of;
 
-/* Does process @pid run (not a zombie)? */
-static bool alive(int pid)
+/* Does process @pid run (not a zombie)? (onefile.h) */
+bool onefile__alive(int pid)
 {
 	char path[64], buf[256], *close_paren;
 	FILE *f;
@@ -90,7 +90,7 @@ static void remove_stale_merges(void)
 
 		if (strncmp(e->d_name, of.base, blen) ||
 		    strncmp(e->d_name + blen, ".merging-", 9) || !*pid ||
-		    strspn(pid, "0123456789") != strlen(pid) || alive(atoi(pid)))
+		    strspn(pid, "0123456789") != strlen(pid) || onefile__alive(atoi(pid)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
 		unlink(path);
@@ -211,7 +211,8 @@ static int find_parts(void)
 			closedir(d);
 			return -ENOMEM;
 		}
-		p.live = p.gen >= 0 && alive(p.pid); /* (the first process is gone: waited for) */
+		p.live = p.gen >= 0 &&
+			 onefile__alive(p.pid); /* (the first process is gone: waited for) */
 		of.live += p.live;
 		of.parts[of.nr_parts++] = p;
 	}

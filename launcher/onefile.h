@@ -43,6 +43,8 @@ int onefile_merge__files(const char *const *paths, size_t nr, const char *out, c
  * onefile__finish() to merge the files the run writes. Returns 0.
  */
 int onefile__begin(const char *output);
+/* Does process @pid run (not a zombie)? Unknown (no /proc) counts as yes. */
+bool onefile__alive(int pid);
 /*
  * After the command ended: merge the run's per-image files (OUTPUT,
  * OUTPUT.PID, OUTPUT.PID.N written since onefile__begin()) into OUTPUT,

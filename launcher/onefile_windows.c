@@ -86,25 +86,6 @@ static uint64_t mono_now(void)
 	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
-/* Does process @pid run (not a zombie)? */
-static bool alive(int pid)
-{
-	char path[64], buf[256], *paren;
-	FILE *f;
-	bool yes;
-
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	yes = fgets(buf, sizeof(buf), f) && (paren = strrchr(buf, ')')) && paren[1] == ' ' &&
-	      paren[2] != 'Z';
-	fclose(f);
-	return yes;
-}
-
 /*
  * Is @name a window file of the run: BASE, ".pid" and ".n" parts, then
  * ".yyyymmddThhmmss.mmm"? Sets @k, the window's index from the epoch.
@@ -228,7 +209,7 @@ static void find_parts(void)
 	for (size_t i = 0; i < wn.nr_parts; i++) {
 		struct wpart *p = &wn.parts[i];
 
-		p->open = p->pid <= 0 || alive(p->pid);
+		p->open = p->pid <= 0 || onefile__alive(p->pid);
 		for (size_t j = 0; j < wn.nr_parts && p->open; j++)
 			if (wn.parts[j].pid == p->pid && wn.parts[j].k > p->k)
 				p->open = false;

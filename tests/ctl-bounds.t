@@ -14,13 +14,6 @@ SVC=$B/progs/service
 DIR=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/autoprof}
 [ -n "$DIR" ] && [ -d "$DIR" ] || DIR=/tmp/autoprof-$(id -u)
 
-until_ok() {
-	for _i in $(seq 50); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # reply_ns PID KEY: a field of the last answer to `autoprof ctl PID` (ns).
 reply_ns() { sed -n "s/^$2 //p" "$DIR/$1.reply"; }
 # counter FILE NAME: a counter's value as autoprof-report prints it.

@@ -11,13 +11,6 @@ plan 12
 A=$B/autoprof
 SVC=$B/progs/service
 
-until_ok() {
-	for _i in $(seq 50); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # Two workers spin 1.5 s; stopped at 2 s (every buffer is in the file then), ends at 2.5 s.
 "$A" --aggregate -o a.data -- "$SVC" 2 1.5 2.5 >a.out 2>a.err &

@@ -13,14 +13,6 @@ SVC=$B/progs/service
 DIR=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/autoprof}
 [ -n "$DIR" ] && [ -d "$DIR" ] || DIR=/tmp/autoprof-$(id -u)
 
-# until_ok CMD...: run CMD every 0.1 s until it succeeds (at most 5 s).
-until_ok() {
-	for _i in $(seq 50); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 field() { sed -n "s/^$1: \([0-9]*\).*/\1/p" "$2"; }
 
 # One process: the service, started paused under the launcher.

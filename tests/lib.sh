@@ -66,6 +66,14 @@ needs() {
 	fi
 }
 
+# until_ok CMD...: run CMD every 0.1 s until it succeeds (at most 5 s).
+until_ok() {
+	for _i in $(seq 50); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
 skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $1"; }
 diag() { echo "# $*"; }
 diag_file() { sed 's/^/#   /' "$1"; }

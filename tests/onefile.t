@@ -144,13 +144,14 @@ AUTOPROF_QUIET=1 AUTOPROF_OUTPUT=h.data LD_PRELOAD=$LIB sh -c "$P/split 100 >/de
 set -- $(files h.data)
 hwant=$(sum_samples "$@")
 "$REPORT" h.data >h.txt 2>h.err
-is "$# $(awk '/^Samples:/ { print $2; exit }' h.txt) $(wc -c <h.err)" "2 $hwant 0" \
+# (2 files, or 3 when the forked sleep took a sample of its own)
+is "$(($# >= 2)) $(awk '/^Samples:/ { print $2; exit }' h.txt) $(wc -c <h.err)" "1 $hwant 0" \
 	"a bare run whose shell execs its program: autoprof-report reads the child that ran before the exec"
 
 # (--diff of two bare runs: each side's tree from its first file)
 "$REPORT" --diff b.data h.data >d.txt 2>d.err
 grep -q "^Baseline: b.data, b.data.[0-9]*, b.data.[0-9]* (.*, $want samples)" d.txt &&
-	grep -q "^New: *h.data, h.data.[0-9]* (.*, $hwant samples)" d.txt
+	grep -Eq "^New: *h.data(, h.data.[0-9.]+)+ \(.*, $hwant samples\)" d.txt
 ok $? "--diff b.data h.data: each side's whole run ($want and $hwant samples)" ||
 	{ diag_file d.txt; diag_file d.err; }
 
