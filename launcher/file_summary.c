@@ -103,6 +103,7 @@ static bool merging(void)
 	return launcher__options()->aggregate;
 }
 
+#define SUMMARY_DROP_BYTES (8u << 20) /* pages handed back every 8 MiB read (a power of 2) */
 /*
  * Fill @s from the profile at @path. Returns 0, or -1 when it is not a
  * perf.data file this can read (then only the name is known).
@@ -112,7 +113,7 @@ int file_summary__read(const char *path, struct file_summary *s)
 	struct perf_file_header h;
 	struct perf_file_section sec;
 	const uint8_t *p;
-	uint64_t pos, end;
+	uint64_t pos, end, dropped;
 	struct stat st;
 	uint64_t clock_id, period = 0;
 	bool one_attr;
@@ -140,10 +141,18 @@ int file_summary__read(const char *path, struct file_summary *s)
 	end = h.data.offset + h.data.size;
 	if (end > (uint64_t)st.st_size || end < h.data.offset)
 		end = (uint64_t)st.st_size;
-	for (pos = h.data.offset; pos + sizeof(struct perf_event_header) <= end;) {
+	(void)madvise((void *)p, (size_t)st.st_size, MADV_SEQUENTIAL);
+	for (pos = h.data.offset, dropped = 0; pos + sizeof(struct perf_event_header) <= end;) {
 		struct perf_event_header eh;
 		uint64_t v;
 
+		/* Hand back the pages read (a file of 900 MB is not held resident). */
+		if (pos - dropped >= SUMMARY_DROP_BYTES) {
+			uint64_t to = pos & ~(uint64_t)(SUMMARY_DROP_BYTES - 1);
+
+			(void)madvise((void *)(p + dropped), (size_t)(to - dropped), MADV_DONTNEED);
+			dropped = to;
+		}
 		memcpy(&eh, p + pos, sizeof(eh));
 		if (eh.size < sizeof(eh) || pos + eh.size > end)
 			break;
