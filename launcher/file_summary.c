@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -66,18 +67,34 @@ static void read_cmdline(const uint8_t *p, const struct perf_file_section *s, ch
 		out[cap - 1] = 0;
 }
 
+static int cmp_id(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Is @id one of the CPU-time event's @ids (sorted)? */
+static bool is_clock_id(const uint64_t *ids, size_t n, uint64_t id)
+{
+	return bsearch(&id, ids, n, sizeof(*ids), cmp_id) != NULL;
+}
+
 /*
  * The id of the file's first event when it counts CPU time in ns (cpu-clock,
  * task-clock: its samples' periods add up to the time they stand for), else 0.
  */
 static uint64_t clock_event_id(const uint8_t *p, size_t size, const struct perf_file_header *h,
-			       uint64_t *period)
+			       uint64_t *period, uint64_t **ids, size_t *nr_ids)
 {
 	struct perf_event_attr ea;
 	struct perf_file_attr a;
 	uint32_t type;
 	uint64_t config, id;
+	size_t n;
 
+	*ids = NULL;
+	*nr_ids = 0;
 	if (h->attr_size != sizeof(a) || h->attrs.size < sizeof(a) || h->attrs.offset > size ||
 	    size - h->attrs.offset < sizeof(a))
 		return 0;
@@ -86,9 +103,15 @@ static uint64_t clock_event_id(const uint8_t *p, size_t size, const struct perf_
 	memcpy(&config, a.attr + 8, 8);
 	if (type != PERF_TYPE_SOFTWARE ||
 	    (config != PERF_COUNT_SW_CPU_CLOCK && config != PERF_COUNT_SW_TASK_CLOCK) ||
-	    a.ids.size < 8 || a.ids.offset > size || size - a.ids.offset < 8)
+	    a.ids.size < 8 || a.ids.offset > size || size - a.ids.offset < a.ids.size)
 		return 0;
 	memcpy(&id, p + a.ids.offset, 8);
+	n = (size_t)(a.ids.size / 8);
+	if ((*ids = malloc(n * sizeof(**ids)))) {
+		memcpy(*ids, p + a.ids.offset, n * sizeof(**ids));
+		qsort(*ids, n, sizeof(**ids), cmp_id);
+		*nr_ids = n;
+	}
 	memset(&ea, 0, sizeof(ea));
 	memcpy(&ea, a.attr, sizeof(ea) < sizeof(a.attr) ? sizeof(ea) : sizeof(a.attr));
 	/* The ns one sample stands for: its period, or one tick of its frequency. */
@@ -115,7 +138,8 @@ int file_summary__read(const char *path, struct file_summary *s)
 	const uint8_t *p;
 	uint64_t pos, end, dropped;
 	struct stat st;
-	uint64_t clock_id, period = 0;
+	uint64_t clock_id, period = 0, *clock_ids = NULL;
+	size_t nr_clock_ids = 0;
 	bool one_attr;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -135,7 +159,7 @@ int file_summary__read(const char *path, struct file_summary *s)
 		munmap((void *)p, (size_t)st.st_size);
 		return -1;
 	}
-	clock_id = clock_event_id(p, (size_t)st.st_size, &h, &period);
+	clock_id = clock_event_id(p, (size_t)st.st_size, &h, &period, &clock_ids, &nr_clock_ids);
 	/* One attr (outside mode: one event per CPU, each with its id): every sample is its. */
 	one_attr = h.attrs.size == h.attr_size;
 	end = h.data.offset + h.data.size;
@@ -157,10 +181,18 @@ int file_summary__read(const char *path, struct file_summary *s)
 		if (eh.size < sizeof(eh) || pos + eh.size > end)
 			break;
 		if (eh.type == PERF_RECORD_SAMPLE) {
-			s->samples++;
 			/* IDENTIFIER, IP, TID, TIME, CPU, PERIOD (record.c's layout) */
+			memcpy(&v, p + pos + 8, 8);
+			/* A sample of another event (off-CPU, memory): counted apart. */
+			if (clock_id && !one_attr && nr_clock_ids && eh.size >= 16 &&
+			    !is_clock_id(clock_ids, nr_clock_ids, v)) {
+				s->other++;
+				pos += eh.size;
+				continue;
+			}
+			s->samples++;
 			if (clock_id && eh.size >= 56 &&
-			    (one_attr || !memcmp(p + pos + 8, &clock_id, 8))) {
+			    (one_attr || nr_clock_ids || v == clock_id)) {
 				memcpy(&v, p + pos + 48, 8);
 				s->clock_ns += v;
 				s->clock_samples++;
@@ -191,5 +223,6 @@ int file_summary__read(const char *path, struct file_summary *s)
 	if (feature(p, (size_t)st.st_size, &h, PERF_FEAT_CMDLINE, &sec))
 		read_cmdline(p, &sec, s->cmd, sizeof(s->cmd));
 	munmap((void *)p, (size_t)st.st_size);
+	free(clock_ids);
 	return 0;
 }

@@ -35,8 +35,9 @@ int list_events__run(int argc, char **argv);
 
 struct file_summary {
 	int pid;
-	uint64_t samples, lost;
+	uint64_t samples, lost; /* samples of the CPU event (of every event without one) */
 	uint64_t clock_samples, clock_ns; /* samples of a CPU-time event, and their periods */
+	uint64_t other;			  /* SAMPLE records of the other events (off-CPU, memory) */
 	char cmd[256];
 };
 

@@ -125,8 +125,13 @@ static const char *counts(const struct file_summary *s, char *buf, size_t cap)
 	if (s->clock_samples && s->clock_ns)
 		snprintf(rate, sizeof(rate), " at %.0f Hz",
 			 (double)s->clock_samples * 1e9 / (double)s->clock_ns);
-	snprintf(buf, cap, "%llu sample%s%s, %llu lost", (unsigned long long)s->samples,
-		 s->samples == 1 ? "" : "s", rate, (unsigned long long)s->lost);
+	char other[64] = "";
+
+	if (s->other)
+		snprintf(other, sizeof(other), ", %llu record%s of other events",
+			 (unsigned long long)s->other, s->other == 1 ? "" : "s");
+	snprintf(buf, cap, "%llu sample%s%s, %llu lost%s", (unsigned long long)s->samples,
+		 s->samples == 1 ? "" : "s", rate, (unsigned long long)s->lost, other);
 	return buf;
 }
 
@@ -162,7 +167,7 @@ struct timespec launcher_run__now(void)
  */
 void launcher_run__list_outputs(const char *output, struct timespec since)
 {
-	char copy[PATH_MAX], copy2[PATH_MAX], path[PATH_MAX * 2], num[64];
+	char copy[PATH_MAX], copy2[PATH_MAX], path[PATH_MAX * 2], num[128];
 	struct output outs[256];
 	const char *dir, *base, *pre;
 	uint64_t more_samples = 0;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 21
+plan 22
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -83,4 +83,14 @@ if perf stat -x, -e cycles true 2>&1 | grep -q "not supported"; then
 else
 	skip "the machine has cycles: the library would not refuse"
 fi
+# The closing line counts the CPU event's samples; the records of the other
+# events (here the allocations of --memory) are named apart, not added to them.
+"$B/autoprof" --memory --memory-interval 1 -o mem.data -- "$B/progs/memtruth" >/dev/null 2>mem.err
+cpu=$(perf report -i mem.data --stdio --sort sym 2>/dev/null | awk '/^# Samples: .* of event .cpu-clock/ { print $3; exit }')
+line=$(grep 'wrote mem.data' mem.err)
+case $cpu in *K) cpu= ;; esac
+echo "$line" | grep -Eq "wrote mem.data \($cpu samples at [0-9]+ Hz, [0-9]+ lost, [0-9]+ records of other events" &&
+	[ -n "$cpu" ]
+ok $? "with --memory the closing line's samples are the CPU event's ($cpu), the allocations named apart" ||
+	{ diag "$line"; diag_file mem.err; }
 done_testing

@@ -56,8 +56,8 @@ want=$(awk '$2 == "churn_small" { print $3 }' m.out)
 "$REPORT" -e alloc-bytes --flamegraph m.svg m.data && grep -q "churn_small \[memtruth\] ($want bytes" m.svg
 ok $? "--flamegraph -e alloc-bytes: frames weighed by bytes"
 "$REPORT" -e live-bytes --speedscope m.speedscope.json m.data &&
-	python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["profiles"][0]; sys.exit(not (p["unit"] == "bytes" and sum(p["weights"]) == 17081312))' m.speedscope.json
-ok $? "--speedscope -e live-bytes: weights in bytes"
+	python3 -c 'import json, sys; ps = json.load(open(sys.argv[1]))["profiles"]; sys.exit(not (all(p["unit"] == "bytes" for p in ps) and sum(sum(p["weights"]) for p in ps) == 17081312))' m.speedscope.json
+ok $? "--speedscope -e live-bytes: weights in bytes (one profile a thread, adding up to what is live)"
 
 if command -v go >/dev/null; then
 	"$REPORT" --pprof m.pb.gz m.data 2>pprof.err
