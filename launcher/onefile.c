@@ -58,6 +58,18 @@ static struct {
 	unsigned live;
 } of;
 
+/* The folder and the name of @output (onefile.h). */
+void onefile__split(const char *output, char *dir, size_t dir_cap, char *base, size_t base_cap)
+{
+	const char *slash = strrchr(output, '/');
+
+	snprintf(base, base_cap, "%s", slash ? slash + 1 : output);
+	if (!slash)
+		snprintf(dir, dir_cap, ".");
+	else
+		snprintf(dir, dir_cap, "%.*s", slash == output ? 1 : (int)(slash - output), output);
+}
+
 /* Does process @pid run (not a zombie)? (onefile.h) */
 bool onefile__alive(int pid)
 {
@@ -103,7 +115,6 @@ int onefile__begin(const char *output)
 {
 	const struct ap_config *cfg = launcher__options();
 	const char *pp = ap_env(AP_ENV_PER_PROCESS);
-	const char *slash = strrchr(output, '/');
 
 	if ((pp && *pp && strcmp(pp, "0")) || strstr(output, "%p") || cfg->window_ns ||
 	    !cfg->follow)
@@ -111,12 +122,7 @@ int onefile__begin(const char *output)
 	if (strlen(output) >= sizeof(of.output) - 32)
 		return 0;
 	snprintf(of.output, sizeof(of.output), "%s", output);
-	snprintf(of.base, sizeof(of.base), "%s", slash ? slash + 1 : output);
-	if (!slash)
-		snprintf(of.dir, sizeof(of.dir), ".");
-	else
-		snprintf(of.dir, sizeof(of.dir), "%.*s",
-			 slash == output ? 1 : (int)(slash - output), output);
+	onefile__split(output, of.dir, sizeof(of.dir), of.base, sizeof(of.base));
 	clock_gettime(CLOCK_REALTIME, &of.since);
 	{
 		struct timespec mono;

@@ -45,6 +45,8 @@ int onefile_merge__files(const char *const *paths, size_t nr, const char *out, c
 int onefile__begin(const char *output);
 /* Does process @pid run (not a zombie)? Unknown (no /proc) counts as yes. */
 bool onefile__alive(int pid);
+/* Split @output into its folder ("." when it has none) and its name. */
+void onefile__split(const char *output, char *dir, size_t dir_cap, char *base, size_t base_cap);
 /*
  * After the command ended: merge the run's per-image files (OUTPUT,
  * OUTPUT.PID, OUTPUT.PID.N written since onefile__begin()) into OUTPUT,

@@ -119,7 +119,6 @@ void onefile_windows__begin(const char *output, char *const *argv, int quiet)
 {
 	const struct ap_config *cfg = launcher__options();
 	const char *pp = ap_env(AP_ENV_PER_PROCESS);
-	const char *slash = strrchr(output, '/');
 	struct timespec rt;
 	uint64_t now;
 	char buf[32];
@@ -128,12 +127,7 @@ void onefile_windows__begin(const char *output, char *const *argv, int quiet)
 	    !cfg->follow || strlen(output) >= sizeof(wn.output) - 64)
 		return; /* per-image files asked for, or one image */
 	snprintf(wn.output, sizeof(wn.output), "%s", output);
-	snprintf(wn.base, sizeof(wn.base), "%s", slash ? slash + 1 : output);
-	if (!slash)
-		snprintf(wn.dir, sizeof(wn.dir), ".");
-	else
-		snprintf(wn.dir, sizeof(wn.dir), "%.*s",
-			 slash == output ? 1 : (int)(slash - output), output);
+	onefile__split(output, wn.dir, sizeof(wn.dir), wn.base, sizeof(wn.base));
 	if (!*wn.base)
 		return;
 	onefile_wstat__remove_stale(wn.dir, wn.base);

@@ -11,11 +11,21 @@ plan 15
 
 A=$B/autoprof
 SVC=$B/progs/service
-DIR=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/autoprof}
-[ -n "$DIR" ] && [ -d "$DIR" ] || DIR=/tmp/autoprof-$(id -u)
+DIR=$(ctl_dir)
 
 # reply_ns PID KEY: a field of the last answer to `autoprof ctl PID` (ns).
 reply_ns() { sed -n "s/^$2 //p" "$DIR/$1.reply"; }
+# on_between PID WAIT ON: once PID answers, wait WAIT s, then start it for ON s
+# and stop it; t0 and t1 are the start's and the stop's times (ns, its replies).
+on_between() {
+	until_ok "$A" ctl "$1" status
+	sleep "$2"
+	"$A" ctl "$1" start >/dev/null 2>&1
+	t0=$(reply_ns "$1" since)
+	sleep "$3"
+	"$A" ctl "$1" stop >/dev/null 2>&1
+	t1=$(reply_ns "$1" since)
+}
 # counter FILE NAME: a counter's value as autoprof-report prints it.
 counter() { "$REPORT" "$1" 2>/dev/null | awk -v n="$2" '$0 ~ /^Counters:/ { on = 1 } on && $0 ~ " " n " " { print $1; exit }'; }
 elapsed() { "$REPORT" "$1" 2>/dev/null | awk '/seconds time elapsed/ { print $1; exit }'; }
@@ -25,13 +35,7 @@ elapsed() { "$REPORT" "$1" 2>/dev/null | awk '/seconds time elapsed/ { print $1;
 AUTOPROF_START=0 AUTOPROF_OFFCPU=1 AUTOPROF_COUNTERS=task-clock AUTOPROF_QUIET=1 \
 	AUTOPROF_OUTPUT=s.data LD_PRELOAD=$LIB "$SVC" 2 1 3 >s.out 2>s.err &
 pid=$!
-until_ok "$A" ctl $pid status
-sleep 0.4
-"$A" ctl $pid start >/dev/null 2>&1
-t0=$(reply_ns $pid since)
-sleep 1
-"$A" ctl $pid stop >/dev/null 2>&1
-t1=$(reply_ns $pid since)
+on_between $pid 0.4 1
 wait $pid
 is "$?" 0 "the service ends normally"
 diag "started at $t0 ns, stopped at $t1 ns"
@@ -91,13 +95,7 @@ timeout -s KILL 30 "$A" --outside --start-paused -q -o on.data -- "$SVC" 1 0.5 1
 is "$(counter on.data task-clock)" 0.00 "never started, from outside: task-clock counts nothing"
 "$A" --outside --start-paused -q -o os.data -- "$SVC" 2 1.5 2.5 >/dev/null 2>&1 &
 L=$!
-until_ok "$A" ctl $L status
-sleep 0.3
-"$A" ctl $L start >/dev/null 2>&1
-t0=$(reply_ns $L since)
-sleep 0.5
-"$A" ctl $L stop >/dev/null 2>&1
-t1=$(reply_ns $L since)
+on_between $L 0.3 0.5
 wait $L
 on=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }')
 within "$(elapsed os.data)" "$(awk -v o="$on" 'BEGIN { print o - 0.005 }')" "$(awk -v o="$on" 'BEGIN { print o + 0.005 }')" \

@@ -10,8 +10,7 @@ plan 20
 
 A=$B/autoprof
 SVC=$B/progs/service
-DIR=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/autoprof}
-[ -n "$DIR" ] && [ -d "$DIR" ] || DIR=/tmp/autoprof-$(id -u)
+DIR=$(ctl_dir)
 
 field() { sed -n "s/^$1: \([0-9]*\).*/\1/p" "$2"; }
 

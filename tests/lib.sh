@@ -66,6 +66,12 @@ needs() {
 	fi
 }
 
+# ctl_dir: the folder where `autoprof ctl` finds its endpoints and replies.
+ctl_dir() {
+	_d=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/autoprof}
+	[ -n "$_d" ] && [ -d "$_d" ] || _d=/tmp/autoprof-$(id -u)
+	echo "$_d"
+}
 # until_ok CMD...: run CMD every 0.1 s until it succeeds (at most 5 s).
 until_ok() {
 	for _i in $(seq 50); do
