@@ -122,16 +122,6 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def proc_stat():
-    """(busy, steal) CPU seconds of the whole machine so far."""
-    hz = os.sysconf("SC_CLK_TCK")
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    fields += [0] * (10 - len(fields))
-    user, nice, system, idle, iowait, irq, softirq, steal = fields[:8]
-    return (user + nice + system + irq + softirq) / hz, steal / hz
-
-
 def sha256_short(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -157,7 +147,7 @@ class Runner:
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
             (os.POSIX_SPAWN_OPEN, 2, err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
         ]
-        busy0, _ = proc_stat()
+        busy0, _ = quiet.machine_cpu()
         t0 = time.perf_counter_ns()
         pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
         killed = False
@@ -173,7 +163,7 @@ class Runner:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, old)
         t1 = time.perf_counter_ns()
-        busy1, _ = proc_stat()
+        busy1, _ = quiet.machine_cpu()
         cpu = ru.ru_utime + ru.ru_stime
         code = os.waitstatus_to_exitcode(status)
         if killed:
@@ -210,9 +200,9 @@ def wait_quiet(max_wait, window=0.5):
     a window, or max_wait seconds. Returns (seconds waited, last load)."""
     t0 = time.time()
     while True:
-        b0, _ = proc_stat()
+        b0, _ = quiet.machine_cpu()
         time.sleep(window)
-        b1, _ = proc_stat()
+        b1, _ = quiet.machine_cpu()
         load = (b1 - b0) / window
         waited = time.time() - t0
         if load < NOISY_FOREIGN or waited >= max_wait:
@@ -395,7 +385,7 @@ def run_all(args, need, tmp, out_path, started):
 
     # -- the timing loop, round-robin, rotating the starting configuration
     results = {(cfg[0], wl): [] for cfg in configs for wl, _, _ in workloads}
-    loop_busy0, loop_steal0 = proc_stat()
+    loop_busy0, loop_steal0 = quiet.machine_cpu()
     loop_t0 = time.time()
     own_cpu = 0.0
     wait_left, round_loads, round_secs = args.quiet_wait, [], []
@@ -427,7 +417,7 @@ def run_all(args, need, tmp, out_path, started):
         guard.round_end("timing round %d" % (r + 1))
         round_secs.append(time.time() - t_round)
         rounds_done += 1
-    loop_busy1, loop_steal1 = proc_stat()
+    loop_busy1, loop_steal1 = quiet.machine_cpu()
     loop_secs = time.time() - loop_t0
     foreign_loop = max(0.0, (loop_busy1 - loop_busy0) - own_cpu) / loop_secs
     steal_loop = (loop_steal1 - loop_steal0) / loop_secs
