@@ -287,6 +287,7 @@ static void build_getopt(struct option *lo, char *shorts)
 					  : o->arg[0] == '[' ? optional_argument
 							     : required_argument,
 					  NULL, o->key};
+		*sp = 0; /* strchr reads what is written so far, never the array's garbage */
 		if (o->key < 256 && !strchr(shorts, o->key)) {
 			*sp++ = (char)o->key;
 			if (o->arg)
