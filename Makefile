@@ -36,7 +36,7 @@ REPORT_SRC := $(wildcard report/*.c report/*/*.c)
 REPORT_CORE := $(filter-out report/main.c,$(REPORT_SRC))
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
 REPORT_ASAN_OBJ := $(REPORT_SRC:%.c=$(BUILD)/asan/%.o)
-REPORT_LIBS := -lelf -ldw -ldebuginfod -lz -lzstd -liberty
+REPORT_LIBS := -lelf -ldw -lz -lzstd -liberty -ldl
 
 # Unit tests: tests/unit/test-report-*.c link the report core,
 # tests/unit/test-preload-*.c the preload library's objects.
