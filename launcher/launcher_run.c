@@ -201,7 +201,8 @@ void launcher_run__list_outputs(const char *output, struct timespec since)
 		outs[n].name = strdup(e->d_name);
 		if (!outs[n].name)
 			continue;
-		file_summary__read(path, &outs[n].sum);
+		if (!onefile__summary(dir, e->d_name, &outs[n].sum))
+			file_summary__read(path, &outs[n].sum); /* (not read already) */
 		n++;
 	}
 	closedir(d);

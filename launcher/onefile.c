@@ -56,6 +56,7 @@ static struct {
 	struct part *parts;
 	size_t nr_parts, nr_merged;
 	unsigned live;
+	bool rewrote; /* OUTPUT is the merge of the parts (read again to summarise it) */
 } of;
 
 /* The folder and the name of @output (onefile.h). */
@@ -333,6 +334,7 @@ void onefile__finish(char *const *argv, int quiet)
 				n, of.output, why, of.output);
 		goto out;
 	}
+	of.rewrote = true;
 	take_stat();
 	clean_up();
 	if (of.live && !quiet)
@@ -346,6 +348,16 @@ out:
 	for (size_t i = 0; i < n; i++)
 		free((char *)paths[i]);
 	free(paths);
+}
+
+bool onefile__summary(const char *dir, const char *name, struct file_summary *s)
+{
+	for (size_t i = 0; i < of.nr_parts && !of.rewrote && !strcmp(dir, of.dir); i++)
+		if (!of.parts[i].live && !strcmp(of.parts[i].name, name)) {
+			*s = of.parts[i].sum;
+			return true;
+		}
+	return false;
 }
 
 /* Most samples first. */
