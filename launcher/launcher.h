@@ -60,6 +60,9 @@ struct file_summary {
 };
 
 int file_summary__read(const char *path, struct file_summary *s);
+/* The same but the samples and lost samples (left 0): its process (the first COMM
+ * record) and command only, without a pass over the whole file. */
+int file_summary__read_head(const char *path, struct file_summary *s);
 
 /* ---- man.c: autoprof(1) from env.h's table (the hidden --man) ---- */
 
