@@ -186,9 +186,10 @@ void launcher_run__list_outputs(const char *output, struct timespec since)
 	while ((e = readdir(d))) {
 		struct stat st;
 
+		if (!is_output(e->d_name, base))
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (!is_output(e->d_name, base) || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    older(&st.st_mtim, &since))
+		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || older(&st.st_mtim, &since))
 			continue;
 		if (n == sizeof(outs) / sizeof(outs[0])) {
 			struct file_summary sum;

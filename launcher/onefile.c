@@ -203,8 +203,10 @@ static int find_parts(bool counts)
 		u64 mono, real;
 		u32 pid;
 
+		if (!part_name(e->d_name, &p))
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
-		if (!part_name(e->d_name, &p) || lstat(path, &st) < 0 || !this_run(&st) ||
+		if (lstat(path, &st) < 0 || !this_run(&st) ||
 		    (run_files__start(path, &mono, &real, &pid) && mono < of.mono_since) ||
 		    (counts ? file_summary__read(path, &p.sum)
 			    : file_summary__read_head(path, &p.sum)) < 0)
