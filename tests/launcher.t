@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 27
+plan 29
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -127,4 +127,14 @@ rc2=$?
 	[ "$(wc -l <alone.err)" = 1 ]
 ok $? "autoprof without autoprof-outside: the outside mode is one line and 127, the library's mode runs" ||
 	diag_file alone.err
+# `autoprof ... & autoprof ctl $! OP` at once: $! is the shell's child before
+# it execs the launcher (here held 0.2 s); ctl waits for it to become autoprof,
+# then autoprof-outside, and answers.
+for mode in --outside --per-process; do
+	sh -c '(sleep 0.2; exec "$1/autoprof" $2 -q -o race.data -- sleep 0.5) & "$1/autoprof" ctl $! status
+		wait' sh "$B" $mode >race.txt 2>&1
+	grep -q '^pid [0-9]*: sampling on' race.txt
+	ok $? "autoprof $mode -- CMD & autoprof ctl \$! status, before the child's exec: answered" ||
+		diag_file race.txt
+done
 done_testing
