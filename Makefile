@@ -124,7 +124,7 @@ LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LAUNCHER_SHARE
 $(BUILD)/launcher.a: $(LAUNCHER_LINK)
 	@echo "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
-$(BUILD)/autoprof: $(BUILD)/launcher/main.o
+$(BUILD)/autoprof: $(BUILD)/launcher/main.o | $(BUILD)/autoprof-outside # (it execs it)
 $(BUILD)/autoprof-outside: $(BUILD)/launcher/outside_main.o
 $(BUILD)/autoprof $(BUILD)/autoprof-outside: $(BUILD)/launcher.a
 	@echo "  LD      $@"
