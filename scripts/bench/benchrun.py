@@ -61,16 +61,16 @@ def run(argv, env, err=None, stdin=None, append=False, timeout=120, out=None):
 
 def timed(argv, env, tmp, **kw):
     """run() under /usr/bin/time: its Result with maxrss_kb the tree's peak
-    RSS as /usr/bin/time saw it (not this Python process's), cpu the tree's
-    user + system time from the same rusage."""
+    RSS as /usr/bin/time saw it (not this Python process's); cpu stays
+    wait4's (microseconds, where /usr/bin/time prints hundredths), which
+    includes /usr/bin/time's own few hundred microseconds."""
     path = os.path.join(tmp, "time.out")
-    r = run(["/usr/bin/time", "-f", "%U %S %M", "-o", path] + list(argv), env, **kw)
+    r = run(["/usr/bin/time", "-f", "%M", "-o", path] + list(argv), env, **kw)
     try:
         with open(path) as f:
-            u, s, m = f.read().split()[-3:]
-        return Result(r.wall, float(u) + float(s), int(m), r.status)
-    except (OSError, ValueError):
-        return Result(r.wall, r.cpu, None, r.status)
+            return r._replace(maxrss_kb=int(f.read().split()[-1]))
+    except (OSError, ValueError, IndexError):
+        return r._replace(maxrss_kb=None)
 
 
 def med_range(v, digits=3):
@@ -94,6 +94,19 @@ def _proc_table():
         fields = s[rp + 2:].split()
         out[int(name)] = (int(fields[1]), s[lp + 1:rp])
     return out
+
+
+def _name(pid, comm):
+    """comm, or where the kernel cut it at 15 characters the program's name
+    from its command line (heaptrack_interpret)."""
+    if len(comm) < 15:
+        return comm
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            arg0 = os.path.basename(f.read().split(b"\0")[0].decode(errors="replace"))
+        return arg0 if arg0.startswith(comm) else comm
+    except OSError:
+        return comm
 
 
 def _vmhwm_kb(pid):
@@ -129,9 +142,11 @@ class Poller:
             hwm = _vmhwm_kb(p)
             if hwm is None:
                 continue
-            comm = table.get(p, (0, "?"))[1]
+            comm = _name(p, table.get(p, (0, "?"))[1])
             e = self.peak.setdefault(p, [comm, 0])
-            e[0], e[1] = comm, max(e[1], hwm)
+            if e[0] != comm:  # it exec'd: a new address space, the fork's copy was not its own
+                e[0], e[1] = comm, 0
+            e[1] = max(e[1], hwm)
 
     def watch(self, popen):
         """Poll until @popen's process exits; returns its exit status."""
