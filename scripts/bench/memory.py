@@ -341,6 +341,7 @@ def main():
     tools = [t for t in TOOLS if (t != "heaptrack" or shutil.which("heaptrack")) and
              (t != "gperftools" or (tcmalloc and args.gperftools != "none"))]
     guard = quiet.Guard("memory", args, log)
+    guard.start()  # before anything: a busy machine is refused at once
 
     tmp = tempfile.mkdtemp(prefix="autoprof-memory-bench.")
     try:
@@ -365,7 +366,6 @@ def main():
                 return True
             return i == 0 and prog != "small"
 
-        guard.start()
         started = time.time()
         runs_of, x_plain, x_autoprof = {}, {}, {}
         for prog in programs:
