@@ -825,10 +825,9 @@ def targets(res):
             ("autoprof (LD_PRELOAD)", "preloaded"), ("autoprof (launcher)", "launcher"),
             ("autoprof (launcher --memory)", "launcher --memory")) if sc.get(k))
     dm = st.get("autoprof (launcher --memory)", {}).get("med")
+    mem = "" if dm is None else ", %.2f ms with --memory" % (dm - st["unprofiled"]["med"])
     rows.append(("start-up cost on /bin/true < 3 ms", "%.2f ms preloaded (%.2f ms with the "
-                 "launcher%s)%s%s" % (d, dl, ", %.2f ms with --memory" % (dm - st["unprofiled"]["med"])
-                                      if dm is not None else "", cpu, MARK),
-                 verdict(d < T_STARTUP_MS)))
+                 "launcher%s)%s%s" % (d, dl, mem, cpu, MARK), verdict(d < T_STARTUP_MS)))
     # 4. shares
     for key in ("ap-lu@1k", "ap-fp@1k", "ap-lu@10k", "ap-fp@10k"):
         r = res["truth"][key]

@@ -288,8 +288,9 @@ def render(data, guard):
     w("One polled run per program and tool (each process's VmHWM, read every 5 ms: a "
       "process's growth in its last 5 ms is missed). The program: its own process, the "
       "profiler's tables inside it included (plain and gperftools run one process: there "
-      "the tree's exact peak); over plain: what the tool adds inside the program. The profiler's processes: each one's peak, by name (their sum is an upper "
-      "bound of their use at any one time). Tree: /usr/bin/time's peak of the largest "
+      "the tree's exact peak); over plain: what the tool adds inside the program. The "
+      "profiler's processes: each one's peak, by name (their sum is an upper bound of their "
+      "use at any one time). Tree: /usr/bin/time's peak of the largest "
       "process, exact.")
     w("")
     w("| program | tool | program's peak RSS MB | over plain MB | profiler's processes, "
