@@ -46,7 +46,7 @@ cost (signals per sample: the handler's runs over its samples).
 
 --quick: the lead's quiet measurement: the three shapes x 1, 4, 10 kHz x
 {plain, floor, floor+batch, autoprof, perf -g}, 5 rounds, runs of about
-1.6-2 s of CPU each (7-8 minutes on the 2-CPU VM). Writes a Markdown table
+1.6-2 s of CPU each (5.4 minutes on the quiet 2-CPU VM, 2026-11-26). Writes a Markdown table
 (--out) and prints it.
 """
 import argparse
