@@ -20,7 +20,8 @@ import signal
 import statistics
 import time
 
-Result = collections.namedtuple("Result", "wall cpu maxrss_kb status")
+# cpu = user + sys; timed_out: killed at the timeout (status is then -9)
+Result = collections.namedtuple("Result", "wall cpu user sys maxrss_kb status timed_out")
 
 
 class Timeout(Exception):
@@ -31,11 +32,13 @@ def _alarm(_s, _f):
     raise Timeout()
 
 
-def run(argv, env, err=None, stdin=None, append=False, timeout=120, out=None):
+def run(argv, env, err=None, stdin=None, append=False, timeout=120, out=None,
+        raise_timeout=True):
     """Run argv (found on PATH) with env; stdin from @stdin (default
     /dev/null), stdout to @out (default /dev/null), stderr to @err (default
-    /dev/null; appended when @append). Returns a Result; raises Timeout
-    (after killing and reaping the child) past @timeout seconds."""
+    /dev/null; appended when @append). Returns a Result. Past @timeout
+    seconds the child is killed and reaped, then Timeout raised, or with
+    raise_timeout=False its Result returned (timed_out set)."""
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     actions = [(os.POSIX_SPAWN_OPEN, 0, stdin or os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, out or os.devnull, flags if out else os.O_WRONLY,
@@ -46,17 +49,20 @@ def run(argv, env, err=None, stdin=None, append=False, timeout=120, out=None):
     pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions)
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(max(1, int(timeout)))
+    timed_out = False
     try:
         _, status, ru = os.wait4(pid, 0)
-    except (Timeout, KeyboardInterrupt):
+    except (Timeout, KeyboardInterrupt) as e:
         os.kill(pid, signal.SIGKILL)
-        os.wait4(pid, 0)
-        raise
+        _, status, ru = os.wait4(pid, 0)
+        if raise_timeout or not isinstance(e, Timeout):
+            raise
+        timed_out = True
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
-    return Result(time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, ru.ru_maxrss,
-                  os.waitstatus_to_exitcode(status))
+    return Result(time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, ru.ru_utime,
+                  ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status), timed_out)
 
 
 def timed(argv, env, tmp, **kw):

@@ -9,7 +9,7 @@ the whole run, a clock thread, a main thread blocked in read()):
   * the disk used by a run of --minutes (default 1; --full: 10) at 1 kHz with
     AUTOPROF_WINDOW=60s and AUTOPROF_AGGREGATE=1 (passed through: the
     library may or may not know it), extrapolated to 10 minutes when shorter;
-  * the extra resident memory (VmRSS, the peak over the run, polled) of the
+  * the extra resident memory (the peak over the run: VmHWM, polled) of the
     profiled service against the same service unprofiled.
 
 Prints a Markdown report on stdout and writes it to --out (and the raw
@@ -37,6 +37,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchrun  # noqa: E402
 import quiet  # noqa: E402
 
 TARGET_LATENCY_MS = 100.0
@@ -48,26 +49,15 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def rss_kb(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def run_service(build, seconds, env, cwd):
-    """Run the service for `seconds`, polling its RSS; returns (peak RSS kB, pid)."""
+    """Run the service for `seconds`; returns (its peak RSS kB, pid): its own
+    high-water mark (VmHWM), polled until it exits."""
     svc = os.path.join(build, "progs", "service")
     p = subprocess.Popen([svc, "4", str(seconds), str(seconds)], env=env, cwd=cwd,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = 0
-    while p.poll() is None:
-        peak = max(peak, rss_kb(p.pid))
-        time.sleep(0.25)
+    poller = benchrun.Poller(p.pid, interval=0.25)
+    poller.watch(p)
+    peak = poller.peak.get(p.pid, [None, 0])[1]
     err = p.stderr.read().decode(errors="replace").strip()
     if err:
         log(f"service said: {err}")
