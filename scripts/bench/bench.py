@@ -128,21 +128,6 @@ def machine_info(root):
 
 # ---------------------------------------------------------------- running
 
-def peak_rss_kb(argv, env, errlog):
-    """Peak RSS of argv in kB, from /usr/bin/time (wait4's ru_maxrss of a child
-    spawned by this large Python process would start at this process's own)."""
-    fd, path = tempfile.mkstemp()
-    os.close(fd)
-    try:
-        run(["/usr/bin/time", "-f", "%M", "-o", path] + argv, env, errlog)
-        with open(path) as f:
-            return int(f.read().split()[-1])
-    except (OSError, ValueError, IndexError):
-        return None
-    finally:
-        os.unlink(path)
-
-
 def run(argv, env, errlog, stdin=None):
     """Run argv (stdout to /dev/null, stderr appended to errlog); return wall,
     cpu (user + system of the tree, from wait4), status (-9: killed after
@@ -518,7 +503,8 @@ def phase_report(ctx, res, scale, runs):
             r = run(argv, ctx.env, ctx.errlog("report"))
             times[n].append(r["wall"])
             if i == 0:
-                rss[n].append(peak_rss_kb(argv, ctx.env, ctx.errlog("report")))
+                rss[n].append(benchrun.timed(argv, ctx.env, err=ctx.errlog("report"), append=True,
+                                             timeout=RUN_TIMEOUT, raise_timeout=False).maxrss_kb)
     res["report"] = {"samples": samples, "lost": lost, "bytes": os.path.getsize(out),
                      "scale": scale,
                      "readers": {n: {"wall": summary(times[n]), "rss_kb": med([x for x in rss[n] if x])}

@@ -18,6 +18,7 @@ import collections
 import os
 import signal
 import statistics
+import tempfile
 import time
 
 # cpu = user + sys; timed_out: killed at the timeout (status is then -9)
@@ -65,18 +66,22 @@ def run(argv, env, err=None, stdin=None, append=False, timeout=120, out=None,
                   ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status), timed_out)
 
 
-def timed(argv, env, tmp, **kw):
+def timed(argv, env, **kw):
     """run() under /usr/bin/time: its Result with maxrss_kb the tree's peak
-    RSS as /usr/bin/time saw it (not this Python process's); cpu stays
-    wait4's (microseconds, where /usr/bin/time prints hundredths), which
-    includes /usr/bin/time's own few hundred microseconds."""
-    path = os.path.join(tmp, "time.out")
-    r = run(["/usr/bin/time", "-f", "%M", "-o", path] + list(argv), env, **kw)
+    RSS as /usr/bin/time saw it (not this Python process's; None if it said
+    nothing); cpu stays wait4's (microseconds, where /usr/bin/time prints
+    hundredths), which includes /usr/bin/time's own few hundred microseconds."""
+    fd, path = tempfile.mkstemp(prefix="benchrun-time.")
+    os.close(fd)
     try:
-        with open(path) as f:
-            return r._replace(maxrss_kb=int(f.read().split()[-1]))
-    except (OSError, ValueError, IndexError):
-        return r._replace(maxrss_kb=None)
+        r = run(["/usr/bin/time", "-f", "%M", "-o", path] + list(argv), env, **kw)
+        try:
+            with open(path) as f:
+                return r._replace(maxrss_kb=int(f.read().split()[-1]))
+        except (OSError, ValueError, IndexError):
+            return r._replace(maxrss_kb=None)
+    finally:
+        os.unlink(path)
 
 
 def med_range(v, digits=3):

@@ -357,8 +357,7 @@ def main():
             argv, extra = command(tool, progs[prog][0], launcher, tcmalloc, out_dir)
             env = dict(base, **progs[prog][1], **extra)
             fresh(out_dir)
-            r = benchrun.timed(argv, env, tmp, err=os.path.join(tmp, "run.err"),
-                               timeout=RUN_TIMEOUT)
+            r = benchrun.timed(argv, env, err=os.path.join(tmp, "run.err"), timeout=RUN_TIMEOUT)
             return {"cpu": r.cpu, "rss_kb": r.maxrss_kb, "status": r.status,
                     "written": written(out_dir)}
 
