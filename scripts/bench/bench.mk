@@ -55,15 +55,16 @@ BENCH_GUARD ?=
 #                   720 runs of about 0.7 s of CPU; the quick form's 225
 #                   runs took 5.4 minutes)
 #   report_speed.py bench-report below -> scripts/bench/REPORT-SPEED.md;
-#                   about 5 minutes, plus a few minutes the first time to
-#                   make the day of windows
+#                   about 5 minutes (not re-measured since issue 12), plus
+#                   a few minutes the first time to make the day of windows
 #   service.py      bench-service below -> build/bench/service.md; about
-#                   2.5 minutes (two 1-minute runs and the ctl requests)
+#                   2.5 minutes (estimated: two 1-minute runs and 60 ctl
+#                   requests)
 #   memory.py       bench-memory below -> build/bench/memory.md; about 13
 #                   minutes (estimated from its programs' plain times and
 #                   the ratios in doc/memory.md)
-# About 40 minutes in all. Installs the packages it needs. Not part of
-# `make check`.
+# About 40 minutes in all (each report says how long it took). Installs the
+# packages it needs. Not part of `make check`.
 BENCH_FLAGS ?=
 
 $(BUILD)/.deps-bench: scripts/install-deps.sh
@@ -112,7 +113,7 @@ bench-report: $(BUILD)/autoprof-report $(BUILD)/libautoprof.so $(BUILD)/progs/mt
 # latency, the disk use of a 4-thread service at 1 kHz with
 # AUTOPROF_WINDOW=60s and AUTOPROF_AGGREGATE=1 (1 minute, extrapolated to 10;
 # BENCH_SERVICE_FLAGS="--full" runs the 10 minutes), and its extra resident
-# memory; writes build/bench/service.md. About 2.5 minutes.
+# memory; writes build/bench/service.md. About 2.5 minutes (estimated).
 BENCH_SERVICE_FLAGS ?=
 
 bench-service: $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report \

@@ -184,6 +184,7 @@ def main():
                     help="the day's windows (made there once, then reused)")
     quiet.add_arguments(ap)
     a = ap.parse_args()
+    started = time.time()
     guard = quiet.Guard('report_speed', a)
     guard.start()
     if a.only == 'day':
@@ -226,8 +227,9 @@ def main():
         lines = [
             '# autoprof-report vs perf report --stdio (make bench-report)',
             '',
-            'Medians of %d runs; %s, %d CPUs. %s' %
-            (a.runs, time.strftime('%Y-%m-%d'), os.cpu_count(), guard.summary()),
+            'Medians of %d runs; %s, %d CPUs, %.1f minutes. %s' %
+            (a.runs, time.strftime('%Y-%m-%d'), os.cpu_count(), (time.time() - started) / 60,
+             guard.summary()),
             '',
             '| file | samples | MB | ours wall | perf wall | wall ratio | ours CPU | perf CPU | '
             'CPU ratio | ours RSS | perf RSS | memory | map floor | 20x needs |',

@@ -112,6 +112,7 @@ def main():
     a = ap.parse_args()
     guard = quiet.Guard("service", a, log)
     guard.start()
+    started = time.time()
     minutes = 10.0 if a.full else a.minutes
     build = os.path.abspath(a.build)
     lib = os.path.join(build, "libautoprof.so")
@@ -163,8 +164,8 @@ def main():
              f"{minutes:g} min run{'' if minutes >= 10 else ', extrapolated to 10 min'}.", "",
              "Took effect: from `autoprof ctl` queueing the request to the end of the "
              "library's work on it (delivery + action); answered: the round trip as "
-             f"`autoprof ctl` sees it, its own wake-ups included. {os.cpu_count()} CPUs. "
-             + guard.summary(), "",
+             f"`autoprof ctl` sees it, its own wake-ups included. {os.cpu_count()} CPUs, "
+             f"{(time.time() - started) / 60:.1f} minutes. " + guard.summary(), "",
              "| request | took effect, median ms | max ms | answered, median ms | max ms "
              "| target |", "|---|---|---|---|---|---|"]
     for op in ("start", "stop", "dump", "status"):
