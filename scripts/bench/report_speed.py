@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """report_speed.py - autoprof-report against `perf report --stdio` on files of
-300 thousand samples or more (issue 12): wall time, CPU time and peak RSS,
-medians over a few runs, and the ratios, in one table.
+300 thousand samples or more (issue 12): wall time and CPU time, medians
+over a few runs, peak RSS (one more run, under /usr/bin/time), and the
+ratios, in one table.
 
 Files, all of build/progs/mtwork (4 threads, -O2 -fomit-frame-pointer):
   g          perf record -F 20000 -g               (frame pointers: user stacks cut short)
@@ -55,31 +56,37 @@ RUN_TIMEOUT = 600
 DAY_GOAL_S = 2.0         # issue 26: 8 processes x 1,440 windows in one report
 
 
-def run(cmd):
-    """Run @cmd with output discarded; (wall s, cpu s, peak RSS KiB) of the child.
-    (The peak RSS is wait4's: this small script's own high-water mark is below
-    every reader's.)"""
-    r = benchrun.run(cmd, os.environ, timeout=RUN_TIMEOUT)
+def run(cmd, rss=False):
+    """Run @cmd with output discarded; (wall s, cpu s, peak RSS KiB) of the
+    child. wait4's peak RSS of a child of this script is at least this
+    script's own (exec keeps the old address space's high-water mark: 15 MB
+    here, above a small file's reader), so with @rss it runs under
+    /usr/bin/time for that figure (and a millisecond more of wall time);
+    without it the RSS is None."""
+    r = (benchrun.timed if rss else benchrun.run)(cmd, os.environ, timeout=RUN_TIMEOUT)
     if r.status != 0:
         sys.exit('report_speed: %s failed (status %d)' % (' '.join(cmd), r.status))
-    return r.wall, r.cpu, r.maxrss_kb
+    return r.wall, r.cpu, r.maxrss_kb if rss else None
 
 
 def interleaved(cmds, runs, guard, what):
-    """Run cmds in turns, runs times each; the medians of each (wall, CPU, RSS).
-    Each turn is a round of @guard (named after @what).
+    """Run cmds in turns, runs times each; the medians of each (wall, CPU),
+    and its peak RSS from one more run before the turns (which also warms the
+    page cache). Each turn is a round of @guard (named after @what).
 
     In turns, so all find the file's pages in the same state: this VM's
     DAMON pages out page cache left idle for some seconds, and a 3 GB dwarf
     file measured after the other files' perf runs was partly on disk again
     for the first reader only."""
+    rss = [run(cmd, rss=True)[2] for cmd in cmds]
     res = [[] for _ in cmds]
     for turn in range(runs):
         guard.round_begin()
         for r, cmd in zip(res, cmds):
             r.append(run(cmd))
         guard.round_end('%s, turn %d' % (what, turn + 1))
-    return [tuple(statistics.median(x[i] for x in r) for i in range(3)) for r in res]
+    return [tuple(statistics.median(x[i] for x in r) for i in range(2)) + (m,)
+            for r, m in zip(res, rss)]
 
 
 def day_rows(report, build, folder, runs, guard):
