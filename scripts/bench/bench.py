@@ -47,7 +47,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchrun  # noqa: E402
 import quiet  # noqa: E402
-from cost import lib_batch  # noqa: E402
+from cost import lib_batch, python_loop  # noqa: E402
 
 LIBPROFILER_CANDIDATES = (
     "/usr/lib/x86_64-linux-gnu/libprofiler.so.0",
@@ -421,8 +421,8 @@ def workloads(ctx, quick):
          [ctx.costloop, "1.5", "1", str(ctx.oversub)], True),
         ("xz9", "xz -9 -T1, 3 MB of text", ["xz", "-9", "-T1", "-c", ctx.xztext], False),
         ("xz", "xz -0 -T1, 10 MB of text", ["xz", "-T1", "-0", "-c", ctx.text], False),
-        ("python3", "python3 loop", ["/usr/bin/python3", "-c",
-                                     "s=0\nfor i in range(10000000): s+=i*i%7"], False),
+        ("python3", "python3 loop, 12M iterations in a function",
+         python_loop(12_000_000), False),
         ("sort", "sort 900k lines, 1 thread", ["sort", "--parallel=1", "-S", "256M",
                                                "-k2,2n", "-k1,1", ctx.sorttxt], False),
     ]
@@ -892,6 +892,7 @@ def main():
     ctx.env = {k: v for k, v in os.environ.items()
                if not k.startswith(("AUTOPROF_", "FLOOR_", "CPUPROFILE")) and k != "LD_PRELOAD"}
     ctx.env["LC_ALL"] = "C"
+    ctx.env["PYTHONHASHSEED"] = "0"  # the interpreter's dictionaries the same in every run
     logs = os.path.join(ctx.tmp, "logs")
     os.makedirs(logs)
     ctx.errlog = lambda name: os.path.join(logs, name.replace("@", "-") + ".log")

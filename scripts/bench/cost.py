@@ -110,6 +110,14 @@ def run(argv, env, err_path):
     return r.cpu, r.status
 
 
+def python_loop(iters):
+    """argv of python3 running a loop of iters iterations of `s += i * i % 7`
+    inside a function (see main(): at module level its cost depends on the
+    string hash seed); run it with PYTHONHASHSEED=0."""
+    return ["/usr/bin/python3", "-c", "def f(n):\n    s = 0\n    for i in range(n):\n"
+            "        s += i * i %% 7\n    return s\nf(%d)" % iters]
+
+
 def make_text(path, megabytes):
     """A generated text (words of a fixed vocabulary, the same every time):
     compressible like prose, not like a repeated line."""
@@ -220,9 +228,7 @@ def main():
     real = {
         "xz9": ["xz", "-9", "-T1", "-c", text],
         "xz": ["xz", "-T1", "-0", "-c", text],
-        "python3": ["/usr/bin/python3", "-c",
-                    "def f(n):\n    s = 0\n    for i in range(n):\n        s += i * i %% 7\n"
-                    "    return s\nf(%d)" % int(PY_ITERS * seconds)],
+        "python3": python_loop(int(PY_ITERS * seconds)),
         "sort": ["sort", "--parallel=1", "-S", "%dM" % max(256, 4 * sort_mb), "-k2,2",
                  "-k1,1n", sorttext],
     }

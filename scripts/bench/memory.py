@@ -143,7 +143,8 @@ def build_programs(tmp, quick):
             sys.exit("memory: %s failed" % " ".join(cmd))
     return {"map": ([os.path.join(tmp, "map")], {}),
             "small": ([os.path.join(tmp, "small")], {}),
-            "python": ([os.path.realpath(sys.executable), py], {"PYTHONMALLOC": "malloc"})}
+            "python": ([os.path.realpath(sys.executable), py],
+                       {"PYTHONMALLOC": "malloc", "PYTHONHASHSEED": "0"})}
 
 
 def command(tool, argv, launcher, tcmalloc, out_dir):
@@ -348,7 +349,7 @@ def main():
     try:
         progs = build_programs(tmp, args.quick)
         base = {k: v for k, v in os.environ.items()
-                if not k.startswith(("AUTOPROF_", "HEAPPROFILE", "PYTHONMALLOC"))
+                if not k.startswith(("AUTOPROF_", "HEAPPROFILE", "PYTHONMALLOC", "PYTHONHASHSEED"))
                 and k != "LD_PRELOAD"}
         base["LC_ALL"] = "C"
         out_dir = os.path.join(tmp, "out")
