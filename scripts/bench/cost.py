@@ -402,7 +402,7 @@ def render(data, descs, guard):
     w("")
     w("## Extra CPU time per sample asked, microseconds: median")
     w("")
-    w("| program | rate | plain CPU s | " + " | ".join(names) + " |")
+    w("| program | rate | plain CPU s, median [min-max] | " + " | ".join(names) + " |")
     w("|---|---:|---:|" + "---:|" * len(names))
     for pname in data["progs"]:
         pc = data["plain_cpu"].get(pname)
@@ -411,7 +411,7 @@ def render(data, descs, guard):
             for s in names:
                 v = data["extra_us"].get((pname, hz, s))
                 cells.append(guard.mark("%.1f" % statistics.median(v)) if v else "-")
-            w("| %s | %d Hz | %s | %s |" % (pname, hz, "%.2f" % statistics.median(pc) if pc
+            w("| %s | %d Hz | %s | %s |" % (pname, hz, guard.mark(med_range(pc, 2)) if pc
                                             else "-", " | ".join(cells)))
     w("")
     if data["phases"]:

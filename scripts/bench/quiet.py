@@ -3,8 +3,8 @@
 A CPU-time ratio measured while other processes compete for the CPUs is not
 a measurement of the profiler: perf record's separate process, the kernel's
 sampling interrupts and a signal per batch all cost more or less depending on
-who else runs. So every timing benchmark (bench.py, overhead.py, cost.py)
-goes through a Guard:
+who else runs. So every timing benchmark (bench.py, overhead.py, cost.py,
+report_speed.py, service.py, memory.py) goes through a Guard:
 
   before the first round  the 1-minute load average must be at most
                           --max-load (it waits up to --quiet-wait seconds for
