@@ -11,7 +11,7 @@
 needs "$B/progs/costloop"
 [ -e "$B/bench/libfloor.so" ] || make -C "$ROOT" -s "$B/bench/libfloor.so" >make.log 2>&1
 needs "$B/bench/libfloor.so"
-plan 19
+plan 20
 
 COST="python3 $ROOT/scripts/bench/cost.py --build $B --only floor --programs shallow:1:1 --rates 1000 --rounds 1 --seconds 0.05 --no-phases --quiet-wait 0"
 
@@ -45,6 +45,13 @@ wait "$burner" 2>/dev/null
 is "$st" 3 "other processes' CPU during a round: exit status 3" || diag_file foreign.err
 grep -Eq 'other processes used [0-9.]+ CPUs (before the first round|during round 1)' foreign.err
 ok $? "... saying so" || diag_file foreign.err
+
+# cost.py's real programs are sized with --seconds like costloop (sort's text
+# and python3's loop; xz9's text): the report says how big.
+timeout -s KILL 60 $COST --programs sort,python3,xz9 --max-load 1000 --max-foreign 1000 \
+	--seconds 0.02 --out sized.md >sized.out 2>sized.err
+grep -q '^Programs: sort = `sort .*SORTTEXT`; python3 = `python3 -c .*f(160000)'"'"'`.*TEXT = 0\.0 MB of generated words; SORTTEXT = 0\.6 MB of generated words\.$' sized.md
+ok $? "cost.py sizes sort's text and python3's loop with --seconds" || diag_file sized.md
 
 # The other guarded benchmarks refuse the same way, before anything is run.
 for script in report_speed service memory; do
