@@ -47,7 +47,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchrun  # noqa: E402
 import quiet  # noqa: E402
-from cost import lib_batch, python_loop  # noqa: E402
+from cost import lib_batch, make_text, python_loop  # noqa: E402
 
 LIBPROFILER_CANDIDATES = (
     "/usr/lib/x86_64-linux-gnu/libprofiler.so.0",
@@ -904,25 +904,18 @@ def main():
     ctx.truth_scale = 1 if args.quick else 3
     report_scale, report_runs = (1, 1) if args.quick else (10, 3)
 
-    # Inputs of the real programs: generated, the same every time.
+    # Inputs of the real programs: generated, the same every time (the
+    # words' text is cost.py's).
     import random
-    rnd = random.Random(6)
-    words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(2, 9)))
-             for _ in range(5000)]
     ctx.text = os.path.join(ctx.tmp, "text.txt")
-    with open(ctx.text, "w") as f:
-        n = 0
-        while n < 10_000_000:
-            line = " ".join(rnd.choice(words) for _ in range(12)) + "\n"
-            f.write(line)
-            n += len(line)
+    make_text(ctx.text, 10.0)
     ctx.xztext = os.path.join(ctx.tmp, "xz.txt")
-    with open(ctx.text) as src, open(ctx.xztext, "w") as dst:
-        dst.write(src.read(3_000_000))
+    make_text(ctx.xztext, 3.0)
+    rnd = random.Random(6)
     ctx.sorttxt = os.path.join(ctx.tmp, "sort.txt")
     with open(ctx.sorttxt, "w") as f:
         for _ in range(900_000):
-            f.write("%s %d\n" % ("".join(rnd.choice("abcdefghijklmnop") for _ in range(6)),
+            f.write("%s %d\n" % ("".join(rnd.choices("abcdefghijklmnop", k=6)),
                                  rnd.randrange(10 ** 6)))
 
     res = {"machine": machine_info(root), "rounds": rounds, "heavy_rounds": heavy,
