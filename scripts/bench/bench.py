@@ -640,8 +640,8 @@ def render(res):
     cbase = (sc.get("unprofiled") or {}).get("med")
     for k, s in st.items():
         c = sc.get(k)
-        P("| %s | %.2f%s | %.2f | %.2f | %+.2f%s | %s | %s |" % (
-            k, s["med"], MARK, s["min"], s["max"], s["med"] - base, MARK,
+        P("| %s | %.2f%s | %.2f%s | %.2f%s | %+.2f%s | %s | %s |" % (
+            k, s["med"], MARK, s["min"], MARK, s["max"], MARK, s["med"] - base, MARK,
             "%.2f [%.2f-%.2f]%s" % (c["med"], c["min"], c["max"], MARK) if c else "n/a",
             "%+.2f%s" % (c["med"] - cbase, MARK) if c and cbase is not None else "n/a"))
     P("")
