@@ -32,7 +32,10 @@ bench-overhead: $(BENCH_OVERHEAD_DEPS)
 .PHONY: bench-overhead
 
 # ---------------------------------------------------------------------------
-# Every timing benchmark below refuses a busy machine (scripts/bench/quiet.py:
+# Every timing benchmark here (bench-overhead above; bench, bench-report,
+# bench-service, bench-cost, bench-cost-quick, bench-memory below; not
+# bench-outside-cost, which prints the load average only) refuses a busy
+# machine (scripts/bench/quiet.py:
 # the 1-minute load average at the start, waited for up to --quiet-wait s;
 # other processes' CPU and steal during each round): one line on stderr,
 # exit status 3. Each takes the same flags, --busy-ok (report anyway, every
