@@ -35,10 +35,9 @@ bench-overhead: $(BENCH_OVERHEAD_DEPS)
 # Every timing benchmark here (bench-overhead above; bench, bench-report,
 # bench-service, bench-cost, bench-cost-quick, bench-memory below; not
 # bench-outside-cost, which prints the load average only) refuses a busy
-# machine (scripts/bench/quiet.py:
-# the 1-minute load average at the start, waited for up to --quiet-wait s;
-# other processes' CPU and steal during each round): one line on stderr,
-# exit status 3. Each takes the same flags, --busy-ok (report anyway, every
+# machine (scripts/bench/quiet.py: the 1-minute load average at the start,
+# waited for up to --quiet-wait s; other processes' CPU and steal during
+# each round): one line on stderr, exit status 3. Each takes the same flags, --busy-ok (report anyway, every
 # figure marked "(busy)"), --max-load L, --max-foreign C, --quiet-wait S
 # (doc/benchmarks.md), in its own variable (BENCH_FLAGS, COST_FLAGS,
 # REPORT_SPEED_FLAGS, BENCH_SERVICE_FLAGS, MEMORY_FLAGS, BENCH_ARGS), and
