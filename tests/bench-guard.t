@@ -3,15 +3,15 @@
 # cost.py refuses to report (exit 3, one line) when the load average is above
 # --max-load before the first round, or when other processes use more than
 # --max-foreign CPUs during a round; with --busy-ok it reports, every figure
-# marked. report_speed.py, service.py and memory.py (bench-report,
-# bench-service, bench-memory) refuse the same way; service.py and
-# memory.py mark every figure with --busy-ok. No timing is asserted: only
-# what the guard decides and says.
+# marked. report_speed.py, service.py, memory.py and outside-cost.sh
+# (bench-report, bench-service, bench-memory, bench-outside-cost) refuse the
+# same way; service.py and memory.py mark every figure with --busy-ok. No
+# timing is asserted: only what the guard decides and says.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/costloop"
 [ -e "$B/bench/libfloor.so" ] || make -C "$ROOT" -s "$B/bench/libfloor.so" >make.log 2>&1
 needs "$B/bench/libfloor.so"
-plan 20
+plan 23
 
 COST="python3 $ROOT/scripts/bench/cost.py --build $B --only floor --programs shallow:1:1 --rates 1000 --rounds 1 --seconds 0.05 --no-phases --quiet-wait 0"
 
@@ -64,6 +64,39 @@ for script in report_speed service memory; do
 	ok $? "$script.py on a busy machine: exit status 3, one line saying why, no report" ||
 		{ diag "exit status $st"; diag_file "$script.err"; }
 done
+
+# A shell script's guard (quiet.py's command line, bench-outside-cost): the
+# same refusal; and a round in which another process burns a CPU is refused
+# at its end (or before the first round, if the machine was busy already).
+Q="python3 $ROOT/scripts/bench/quiet.py"
+timeout -s KILL 30 $Q start shell-bench refused.state --max-load -1 --quiet-wait 0 2>sh.err
+st=$?
+[ "$st" = 3 ] && [ "$(wc -l <sh.err)" = 1 ] &&
+	grep -q '^shell-bench: refusing to report: the machine is busy: load average' sh.err
+ok $? "quiet.py start on a busy machine: exit status 3, one line saying why" ||
+	{ diag "exit status $st"; diag_file sh.err; }
+timeout -s KILL 20 sh -c 'while :; do :; done' &
+burner=$!
+(timeout -s KILL 30 $Q start shell-bench g.state --max-load 1000 --max-foreign 0.3 --quiet-wait 0 &&
+	times >t && $Q begin g.state t && sleep 1 && times >t &&
+	timeout -s KILL 30 $Q end g.state "round 1" t) 2>sh2.err
+st=$?
+kill "$burner" 2>/dev/null
+wait "$burner" 2>/dev/null
+[ "$st" = 3 ] && grep -Eq '^shell-bench: refusing to report: the machine is busy: other processes used [0-9.]+ CPUs (before the first round|during round 1)' sh2.err
+ok $? "quiet.py end: other processes' CPU during a shell round, exit status 3" ||
+	{ diag "exit status $st"; diag_file sh2.err; }
+if [ -x /usr/bin/time ] && command -v perf >/dev/null; then
+	RUNS=1 OUT=oc.tsv timeout -s KILL 30 sh "$ROOT/scripts/bench/outside-cost.sh" --max-load -1 \
+		--quiet-wait 0 >oc.out 2>oc.err
+	st=$?
+	[ "$st" = 3 ] && [ "$(wc -l <oc.err)" = 1 ] && [ ! -s oc.out ] &&
+		grep -q '^outside-cost: refusing to report: the machine is busy' oc.err
+	ok $? "outside-cost.sh on a busy machine: exit status 3, one line, no table" ||
+		{ diag "exit status $st"; diag_file oc.err; }
+else
+	skip "outside-cost.sh: needs /usr/bin/time and perf (sh scripts/install-deps.sh bench)"
+fi
 
 # bench-service with --busy-ok: every figure marked (a 1-second service).
 timeout -s KILL 90 python3 "$ROOT/scripts/bench/service.py" --build "$B" --minutes 0.02 \

@@ -33,16 +33,18 @@ bench-overhead: $(BENCH_OVERHEAD_DEPS)
 
 # ---------------------------------------------------------------------------
 # Every timing benchmark here (bench-overhead above; bench, bench-report,
-# bench-service, bench-cost, bench-cost-quick, bench-memory below; not
-# bench-outside-cost, which prints the load average only) refuses a busy
-# machine (scripts/bench/quiet.py: the 1-minute load average at the start,
-# waited for up to --quiet-wait s; other processes' CPU and steal during
-# each round): one line on stderr, exit status 3. Each takes the same flags, --busy-ok (report anyway, every
-# figure marked "(busy)"), --max-load L, --max-foreign C, --quiet-wait S
-# (doc/benchmarks.md), in its own variable (BENCH_FLAGS, COST_FLAGS,
-# REPORT_SPEED_FLAGS, BENCH_SERVICE_FLAGS, MEMORY_FLAGS, BENCH_ARGS), and
-# in BENCH_GUARD for all of them at once: `make bench BENCH_GUARD=--busy-ok`.
-# The durations below are for a quiet 2-CPU VM; those not measured say so.
+# bench-service, bench-cost, bench-cost-quick, bench-outside-cost,
+# bench-memory below) refuses a busy machine (scripts/bench/quiet.py; the
+# shell script through its command line): the 1-minute load average at the
+# start, waited for up to --quiet-wait s, and other processes' CPU and steal
+# during each round; one line on stderr, exit status 3. Each takes the same
+# flags, --busy-ok (report anyway, every figure marked "(busy)"),
+# --max-load L, --max-foreign C, --quiet-wait S (doc/benchmarks.md), in its
+# own variable (BENCH_FLAGS, COST_FLAGS, REPORT_SPEED_FLAGS,
+# BENCH_SERVICE_FLAGS, MEMORY_FLAGS, BENCH_ARGS, BENCH_OUTSIDE_COST_FLAGS),
+# and in BENCH_GUARD for all of them at once: `make bench
+# BENCH_GUARD=--busy-ok`. The durations below are for a quiet 2-CPU VM;
+# those not measured say so.
 BENCH_GUARD ?=
 
 # make bench (issues 6, 25, 26): runs, one after the other (each waits for
@@ -165,11 +167,14 @@ bench-outside: $(BUILD)/autoprof
 # floor) on a static C program, raw clone threads and Go CGO_ENABLED=0:
 # medians of BENCH_OUTSIDE_COST_RUNS interleaved rounds (default 7), with
 # the load average; a Markdown table on stdout, the raw times in
-# build/bench/outside-cost.tsv. Timing: run it on a quiet machine.
+# build/bench/outside-cost.tsv. Refuses a busy machine like the others
+# (BENCH_OUTSIDE_COST_FLAGS=--busy-ok marks every figure instead).
 BENCH_OUTSIDE_COST_RUNS ?= 7
+BENCH_OUTSIDE_COST_FLAGS ?=
 
 bench-outside-cost: $(BUILD)/autoprof
-	$(Q)RUNS=$(BENCH_OUTSIDE_COST_RUNS) OUT=$(BENCH_DIR)/outside-cost.tsv sh scripts/bench/outside-cost.sh
+	$(Q)RUNS=$(BENCH_OUTSIDE_COST_RUNS) OUT=$(BENCH_DIR)/outside-cost.tsv sh scripts/bench/outside-cost.sh \
+		$(BENCH_GUARD) $(BENCH_OUTSIDE_COST_FLAGS)
 
 .PHONY: bench-outside-cost
 
