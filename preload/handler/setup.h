@@ -31,9 +31,10 @@ int writer__move_fd(struct writer *w, int min);
 
 /* ---- unwind.c: libunwind, set up before the first signal ---- */
 
-/* One-time set-up. Returns 0. */
-int unwind__init(void);
-/* Run one unwind on the calling thread: libunwind's lazy, locking initialisation done. */
+/* One-time set-up; fast: every sampled thread makes its fast-trace table at start. Returns 0. */
+int unwind__init(bool fast);
+/* Run one unwind on the calling thread: libunwind's lazy, locking initialisation done (and its
+ * fast-trace table made, where unwind__init was told so). */
 void unwind__prime_thread(void);
 /* Samples not unwound because they landed in the loader, an unwinder or this library. */
 uint64_t unwind__skipped_in_text(void);

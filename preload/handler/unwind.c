@@ -18,9 +18,14 @@
  *    ip's frame layout (CFA = rsp or rbp + offset) in a per-thread table, so
  *    a warm sample costs a few loads per frame instead of a DWARF step. It
  *    starts in the handler and crosses the signal frame; we keep what
- *    follows the interrupted pc. The table is made by unwind__prime_thread(),
- *    outside any handler. When the trace does not reach the signal frame,
- *    an unw_init_local2(UNW_INIT_SIGNAL_FRAME) + unw_step() walk does it;
+ *    follows the interrupted pc. The table (256 KB a thread, written whole:
+ *    64 page faults) is made by unwind__prime_thread(), outside any handler,
+ *    only where the fast trace is the usual walk (a signal per sample,
+ *    memory samples); a batched sampler walks its stack copies with cfi.c
+ *    and needs libunwind's walk only now and then, for the program's stack
+ *    under a sample of the handler's own work. Without the table, and when
+ *    the trace does not reach the signal frame, an
+ *    unw_init_local2(UNW_INIT_SIGNAL_FRAME) + unw_step() walk does it;
  *  - libunwind blocks every signal with sigprocmask around its cache lock,
  *    twice per frame: in our handler, whose sa_mask already blocks them all,
  *    those calls are redundant, and the signals.c wrappers skip them while
@@ -50,6 +55,12 @@ static AP_TLS bool unwinding_in_handler;
 static bool fast_trace;
 static uintptr_t trace_bias;
 
+/* Threads make their fast-trace table at start (unwind__init's want_trace). */
+static bool want_trace;
+
+/* This thread's fast-trace table is made (outside any handler). */
+static AP_TLS bool trace_ready;
+
 /* Learn trace_bias from one unw_backtrace() whose answer is known. Not async-signal-safe. */
 static __attribute__((noinline)) void probe_fast_trace(void)
 {
@@ -63,19 +74,24 @@ static __attribute__((noinline)) void probe_fast_trace(void)
 	__asm__ volatile("" ::: "memory"); /* not a tail call: the caller's frame must stay */
 }
 
-/* One-time set-up, outside any handler. Returns 0. Not async-signal-safe. */
-int unwind__init(void)
+/*
+ * One-time set-up, outside any handler; with fast, every sampled thread
+ * makes its fast-trace table at start. Returns 0. Not async-signal-safe.
+ */
+int unwind__init(bool fast)
 {
 	objects__init();
-	probe_fast_trace();
+	want_trace = fast;
+	if (fast)
+		probe_fast_trace();
 	unwind__prime_thread();
 	return 0;
 }
 
 /*
  * Run one unwind on the calling thread so that libunwind's lazy, locking
- * initialisation (and this thread's trace table) is done before the first
- * signal. Not async-signal-safe.
+ * initialisation (and, where wanted, this thread's trace table) is done
+ * before the first signal. Not async-signal-safe.
  */
 void unwind__prime_thread(void)
 {
@@ -83,8 +99,10 @@ void unwind__prime_thread(void)
 	unw_cursor_t cursor;
 	void *trace[2];
 
-	if (fast_trace)
+	if (want_trace && fast_trace) {
 		unw_backtrace(trace, 2);
+		trace_ready = true;
+	}
 	if (unw_getcontext(&ctx) || unw_init_local(&cursor, &ctx))
 		return;
 	unw_step(&cursor);
@@ -200,7 +218,7 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trac
 		return 0;   /* a dlclose is unmapping: no object may be read now */
 	objects__learn(pc); /* a library loaded since: its unwind tables */
 	unwinding_in_handler = true;
-	if (fast_trace && trace && trace_max > 0)
+	if (fast_trace && trace_ready && trace && trace_max > 0)
 		n = fast_stack(pc, ips, max, trace, trace_max);
 	*slow = n == 0;
 	if (n == 0 && unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {

@@ -391,9 +391,12 @@ int lifecycle__start(void)
 	if (autoprof.top && !autoprof.execd && !autoprof.cfg->timer_mode)
 		say_missing_pmu(&autoprof.counters, autoprof.cfg->fell_back);
 	image_counters__drop_costly(&autoprof.counters);
+	/* libunwind's fast trace walks every sample of a signal-per-sample
+	 * sampler and every memory sample; batched samplers walk their copies */
 	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode ||
 	    autoprof.cfg->memory)
-		unwind__init();
+		unwind__init(autoprof.cfg->timer_mode || autoprof.cfg->memory ||
+			     !perf_event__batched(autoprof.cfg));
 	signals__init();
 	image__register(&(struct ap_image){.active = &autoprof.active,
 					   .pid = &autoprof.pid,
