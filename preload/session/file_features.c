@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,63 @@ static void feat_event_desc(struct blob *b, const struct writer *w)
 	}
 }
 
+/*
+ * The file names of the objects the last layout named: an object still
+ * loaded at the same address under the same name is not resolved again
+ * (realpath() is a readlink per path component: 32 system calls a layout
+ * for a no-op C program, 4 objects).
+ */
+struct known_path {
+	uintptr_t addr;
+	char *name, *path;
+};
+static struct known_path *known;
+static size_t nr_known, cap_known;
+
+/* The file of the object info names, into path; false when there is none (deleted since). */
+static bool object_path(const struct dl_phdr_info *info, char *path)
+{
+	struct known_path *k;
+
+	for (size_t i = 0; i < nr_known; i++)
+		if (known[i].addr == info->dlpi_addr && !strcmp(known[i].name, info->dlpi_name)) {
+			strcpy(path, known[i].path);
+			return true;
+		}
+	if (!info->dlpi_name[0]) {
+		ssize_t n = readlink("/proc/self/exe", path, PATH_MAX - 1);
+
+		if (n <= 0)
+			return false;
+		path[n] = 0;
+	} else if (!strncmp(info->dlpi_name, "linux-vdso", 10) ||
+		   !strncmp(info->dlpi_name, "linux-gate", 10)) {
+		strcpy(path, "[vdso]"); /* as perf names it: readers find its copy by build id */
+	} else if (!realpath(info->dlpi_name, path)) {
+		return false;
+	}
+	if (nr_known == cap_known) {
+		size_t cap = cap_known ? 2 * cap_known : 16;
+		struct known_path *more = realloc(known, cap * sizeof(*known));
+
+		if (!more)
+			return true;
+		known = more;
+		cap_known = cap;
+	}
+	k = &known[nr_known];
+	k->addr = info->dlpi_addr;
+	k->name = strdup(info->dlpi_name);
+	k->path = strdup(path);
+	if (k->name && k->path)
+		nr_known++;
+	else {
+		free(k->name);
+		free(k->path);
+	}
+	return true;
+}
+
 /* One BUILD_ID entry per loaded object that has a GNU build-id note. */
 static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -61,18 +119,8 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	char path[PATH_MAX];
 	(void)size;
 
-	if (!info->dlpi_name[0]) {
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-		if (n <= 0)
-			return 0;
-		path[n] = 0;
-	} else if (!strncmp(info->dlpi_name, "linux-vdso", 10) ||
-		   !strncmp(info->dlpi_name, "linux-gate", 10)) {
-		strcpy(path, "[vdso]"); /* as perf names it: readers find its copy by build id */
-	} else if (!realpath(info->dlpi_name, path)) {
+	if (!object_path(info, path))
 		return 0; /* objects deleted since */
-	}
 
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -98,6 +146,38 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The host's features (file_host.c) and the command line, read once per
+ * image (uname, sysconf's /sys files, /proc/cpuinfo, sysinfo,
+ * /proc/self/cmdline: 20 system calls a layout); CLOCK_DATA, a reading of
+ * the clocks, is made at each layout.
+ */
+static struct blob host[PERF_FEAT_PMU_CAPS + 1], cmdline;
+static signed char host_said[PERF_FEAT_PMU_CAPS + 1]; /* 0 unknown, 1 said, -1 not the host's */
+
+/* Append the host's feature feat to b as file_host__feature() would; false when not the host's. */
+static bool host_feature(int feat, struct blob *b)
+{
+	if (feat < 0 || feat > PERF_FEAT_PMU_CAPS || feat == PERF_FEAT_CLOCK_DATA)
+		return file_host__feature(feat, b);
+	if (!host_said[feat]) {
+		struct blob c = {0};
+
+		if (!file_host__feature(feat, &c))
+			host_said[feat] = -1;
+		else if (c.err)
+			return file_host__feature(feat, b); /* out of memory: not kept */
+		else {
+			host[feat] = c;
+			host_said[feat] = 1;
+		}
+	}
+	if (host_said[feat] < 0)
+		return false;
+	blob_put(b, host[feat].p, host[feat].len);
+	return true;
 }
 
 /* The longest machine description in the features rewritten after every flush. */
@@ -126,7 +206,9 @@ static struct writer_features *prepare(struct writer *w, bool final)
 			dl_iterate_phdr(add_build_id, &body);
 			break;
 		case PERF_FEAT_CMDLINE:
-			feat_cmdline(&body);
+			if (!cmdline.len)
+				feat_cmdline(&cmdline);
+			blob_put(&body, cmdline.p, cmdline.len);
 			break;
 		case PERF_FEAT_EVENT_DESC:
 			feat_event_desc(&body, w);
@@ -137,7 +219,7 @@ static struct writer_features *prepare(struct writer *w, bool final)
 			blob_u64(&body, 0);
 			break;
 		default: /* the host's and the machine's description */
-			have = file_host__feature(file_machine__feature_order[i], &body) ||
+			have = host_feature(file_machine__feature_order[i], &body) ||
 			       file_machine__feature(file_machine__feature_order[i], &body,
 						     final ? 0 : MACHINE_EARLY_MAX);
 			break;
