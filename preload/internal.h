@@ -83,6 +83,8 @@ size_t child_env__count(char *const *envp);
 void signals__init(void);
 void signals__block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
+/* signals__hold() for each of sigs[0..n), taking the table once; failures are left as they are. */
+void signals__hold_all(const int *sigs, int n, int who, const struct sigaction *ours);
 void signals__release(int sig);
 int signals__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int signals__sigmask(int how, const sigset_t *set, sigset_t *old);

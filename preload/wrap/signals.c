@@ -185,15 +185,13 @@ static void normalize(struct sigaction *v, const struct sigaction *act)
  * held already changes holder and keeps the program's view. Returns 0,
  * -EBUSY (the program handles it) or -errno. Not async-signal-safe.
  */
-int signals__hold(int sig, int who, const struct sigaction *ours)
+static int hold_locked(int sig, int who, const struct sigaction *ours)
 {
 	struct sigaction cur, back;
-	sigset_t old;
 	int err = 0;
 
 	if (sig <= 0 || sig >= _NSIG || sig == SIGKILL || sig == SIGSTOP)
 		return -EINVAL;
-	signal_table__enter(&old);
 	if (signal_table__holder(sig) == AP_HOLD_NONE) {
 		if (signals__sigaction(sig, NULL, &cur) < 0)
 			err = -errno;
@@ -210,8 +208,33 @@ int signals__hold(int sig, int who, const struct sigaction *ours)
 		if (!restorer && signals__sigaction(sig, NULL, &back) == 0)
 			restorer = (void *)back.sa_restorer;
 	}
+	return err;
+}
+
+int signals__hold(int sig, int who, const struct sigaction *ours)
+{
+	sigset_t old;
+	int err;
+
+	signal_table__enter(&old);
+	err = hold_locked(sig, who, ours);
 	signal_table__leave(&old);
 	return err;
+}
+
+/*
+ * signals__hold() for each of the n signals in sigs, the table taken once
+ * (two system calls fewer a signal: the deadly ones are 50 at start-up).
+ * Not async-signal-safe.
+ */
+void signals__hold_all(const int *sigs, int n, int who, const struct sigaction *ours)
+{
+	sigset_t old;
+
+	signal_table__enter(&old);
+	for (int i = 0; i < n; i++)
+		hold_locked(sigs[i], who, ours);
+	signal_table__leave(&old);
 }
 
 /* Give sig back to the program with its virtual disposition. Not async-signal-safe. */
