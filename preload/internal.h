@@ -34,6 +34,10 @@
 /* ---- session/mappings.c: the process's mappings ---- */
 
 int mappings__write_all(struct writer *w, pid_t pid);
+/* Read /proc/self/maps for the file starting now (its records, its objects' file names). */
+void mappings__load(void);
+/* The file mapped executable at addr (symbolic links resolved) in that reading; false if none. */
+bool mappings__file_at(uintptr_t addr, char *out, size_t cap);
 int mappings__write_kernel(struct writer *w);
 
 /* ---- session/samplers.c: starting and stopping the sampling of threads ---- */

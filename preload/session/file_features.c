@@ -68,6 +68,15 @@ struct known_path {
 static struct known_path *known;
 static size_t nr_known, cap_known;
 
+/* The address of info's first executable segment (0: none). */
+static uintptr_t first_text(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X))
+			return info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+	return 0;
+}
+
 /* The file of the object info names, into path; false when there is none (deleted since). */
 static bool object_path(const struct dl_phdr_info *info, char *path)
 {
@@ -78,7 +87,11 @@ static bool object_path(const struct dl_phdr_info *info, char *path)
 			strcpy(path, known[i].path);
 			return true;
 		}
-	if (!info->dlpi_name[0]) {
+	if (strncmp(info->dlpi_name, "linux-vdso", 10) &&
+	    strncmp(info->dlpi_name, "linux-gate", 10) &&
+	    mappings__file_at(first_text(info), path, PATH_MAX)) {
+		/* the kernel's name, from the reading the file's records came from */
+	} else if (!info->dlpi_name[0]) {
 		ssize_t n = readlink("/proc/self/exe", path, PATH_MAX - 1);
 
 		if (n <= 0)

@@ -251,6 +251,7 @@ static int session_open(bool attach_others)
 		pr_warn("cannot create %s: %s; not profiling", fresh, strerror(-err));
 		return err;
 	}
+	mappings__load(); /* one reading: the records and the features' file names */
 	file_features__early(&autoprof.writer); /* the file is finished after every append */
 	err = mappings__write_all(&autoprof.writer, autoprof.pid);
 	if (!err && autoprof.cfg->kernel && mappings__write_kernel(&autoprof.writer) &&

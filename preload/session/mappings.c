@@ -89,28 +89,115 @@ static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgof
 	return 0;
 }
 
+/* /proc/self/maps as read at the start of a file (mappings__load), until its records are written.
+ */
+static char *maps;
+static size_t maps_len;
+
+/* Read /proc/self/maps whole into maps. Returns 0 or -errno. */
+static int load_maps(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t cap = 16384;
+	char *buf = NULL;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	maps_len = 0;
+	for (;;) {
+		if (!buf || cap - maps_len < 4097) {
+			char *more = realloc(buf, cap *= 2);
+
+			if (!more) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = more;
+		}
+		n = read(fd, buf + maps_len, cap - maps_len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		maps_len += (size_t)n;
+	}
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return -errno;
+	}
+	buf[maps_len] = 0;
+	free(maps);
+	maps = buf;
+	return 0;
+}
+
+/*
+ * Read this process's mappings for the file about to start: its MMAP2
+ * records (mappings__write_all) and the file names of the objects its
+ * features name (mappings__file_at) come from this one reading. Not
+ * async-signal-safe.
+ */
+void mappings__load(void)
+{
+	load_maps();
+}
+
+/*
+ * The file mapped (executable) at addr, as the kernel names it (symbolic
+ * links resolved), from the reading mappings__load() made for the file
+ * starting now; false when there is none, or when the file was deleted.
+ * Not async-signal-safe.
+ */
+bool mappings__file_at(uintptr_t addr, char *out, size_t cap)
+{
+	const char *line = maps;
+
+	while (line && *line) {
+		const char *next = strchr(line, '\n');
+		size_t len = next ? (size_t)(next - line) : strlen(line);
+		uint64_t start, end, pgoff, ino;
+		uint32_t maj, min, prot, flags;
+		char copy[PATH_MAX + 128], *name;
+
+		if (len < sizeof(copy)) {
+			memcpy(copy, line, len);
+			copy[len] = 0;
+			if (!parse_line(copy, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags,
+					&name) &&
+			    addr >= start && addr < end)
+				return name[0] == '/' && !strstr(name, " (deleted)") &&
+				       snprintf(out, cap, "%s", name) < (int)cap;
+		}
+		line = next ? next + 1 : NULL;
+	}
+	return false;
+}
+
 /*
  * Append an MMAP2 record for every executable mapping of this process, at
  * time 0 (perf applies them before any sample), each with its object's build
- * id where the object table knows it. Returns 0 or -errno. Objects loaded
- * later are described by objects.c, one by one. Not async-signal-safe.
+ * id where the object table knows it; the reading is dropped then. Returns 0
+ * or -errno. Objects loaded later are described by objects.c, one by one.
+ * Not async-signal-safe.
  */
 static int write_maps(struct writer *w, pid_t pid)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
 	size_t cap = 64 * 1024, len = 0;
-	char *buf, *line = NULL;
-	size_t line_cap = 0;
+	char *buf, *line;
 	int err = 0;
 
-	if (!f)
-		return -errno;
+	if (!maps && (err = load_maps()))
+		return err; /* not loaded for this file (mappings__load) */
 	buf = malloc(cap);
 	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out;
 	}
-	while (getline(&line, &line_cap, f) > 0) {
+	for (line = maps; *line;) {
+		char *next = strchr(line, '\n');
 		uint64_t start, end, pgoff, ino;
 		uint32_t maj, min, prot, flags;
 		uint8_t bid[20];
@@ -118,8 +205,16 @@ static int write_maps(struct writer *w, pid_t pid)
 		char *name;
 		size_t n;
 
-		if (parse_line(line, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags, &name))
+		if (next)
+			*next++ = 0;
+		else
+			next = line + strlen(line);
+		if (parse_line(line, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags,
+			       &name)) {
+			line = next;
 			continue;
+		}
+		line = next;
 		bid_size = name[0] == '/' ? objects__build_id(start, bid) : 0;
 		n = record__mmap2(buf + len, cap - len, (uint32_t)pid, start, end - start, pgoff,
 				  maj, min, ino, prot, flags, name, 0, bid, bid_size);
@@ -135,9 +230,10 @@ static int write_maps(struct writer *w, pid_t pid)
 	}
 	if (!err)
 		err = writer__append(w, buf, len);
-	free(line);
 	free(buf);
-	fclose(f);
+out:
+	free(maps);
+	maps = NULL;
 	return err;
 }
 
