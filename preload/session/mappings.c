@@ -161,8 +161,11 @@ bool mappings__file_at(uintptr_t addr, char *out, size_t cap)
 		uint64_t start, end, pgoff, ino;
 		uint32_t maj, min, prot, flags;
 		char copy[PATH_MAX + 128], *name;
+		const char *p = line;
 
-		if (len < sizeof(copy)) {
+		/* the range first: the line is copied and parsed whole only for addr's */
+		if (parse_num(&p, 16, &start) && parse_char(&p, '-') && parse_num(&p, 16, &end) &&
+		    addr >= start && addr < end && len < sizeof(copy)) {
 			memcpy(copy, line, len);
 			copy[len] = 0;
 			if (!parse_line(copy, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags,
