@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,10 +110,16 @@ static int file_events(struct writer_event *events)
 /* Sample the threads that started before us (another library's constructor). */
 static void attach_other_threads(void)
 {
-	DIR *d = opendir("/proc/self/task");
 	pid_t self = gettid();
 	struct dirent *e;
+	struct stat st;
+	DIR *d;
 
+	/* The task folder's link count is 2 + the threads: a single-threaded
+	 * process (nearly every one) need not list it. */
+	if (stat("/proc/self/task", &st) == 0 && st.st_nlink == 3)
+		return;
+	d = opendir("/proc/self/task");
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
