@@ -15,10 +15,11 @@
 /* Create path (0600, never through a symlink, an existing file moved to .old) and write the
  * header, the attrs and their ids (events[0]: the sampling event). 0 or -errno. */
 int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
-/* Make feat the features written after the data from now on (written now); the ones they
- * replace (the caller frees them), or feat itself when the lock could not be had. */
+/* Make feat the features written after the data from now on (written now with now, else by the
+ * next append or the finish); the ones they replace (the caller frees them), or feat itself
+ * when the lock could not be had. */
 const struct writer_features *writer__set_features(struct writer *w,
-						   const struct writer_features *feat);
+						   const struct writer_features *feat, bool now);
 /* Close the file as it is (a forked child dropping its parent's writer). */
 void writer__abandon(struct writer *w);
 /* Open a finished file again to append more data (an exec that failed). 0 or -errno. */
