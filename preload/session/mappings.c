@@ -65,14 +65,12 @@ static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgof
 	    !parse_char(&p, ' '))
 		return -EINVAL;
 	perms = p;
-	if (strnlen(perms, 4) < 4)
-		return -EINVAL;
+	if (strnlen(perms, 4) < 4 || perms[2] != 'x')
+		return -EINVAL; /* not executable: no record (checked first: most lines) */
 	p += 4;
 	if (!parse_char(&p, ' ') || !parse_num(&p, 16, pgoff) || !parse_char(&p, ' ') ||
 	    !parse_num(&p, 16, &ma) || !parse_char(&p, ':') || !parse_num(&p, 16, &mi) ||
 	    !parse_char(&p, ' ') || !parse_num(&p, 10, ino))
-		return -EINVAL;
-	if (perms[2] != 'x')
 		return -EINVAL;
 	*maj = (uint32_t)ma;
 	*min = (uint32_t)mi;
@@ -89,24 +87,74 @@ static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgof
 	return 0;
 }
 
-/* /proc/self/maps as read at the start of a file (mappings__load), until its records are written.
- */
-static char *maps;
-static size_t maps_len;
+/* An executable mapping of the reading, as its MMAP2 record describes it. */
+struct map_line {
+	uint64_t start, end, pgoff, ino;
+	uint32_t maj, min, prot, flags;
+	const char *name; /* in maps */
+};
 
-/* Read /proc/self/maps whole into maps. Returns 0 or -errno. */
+/* /proc/self/maps as read at the start of a file (mappings__load), until its records are written:
+ * the text, and its executable mappings in order. */
+static char *maps;
+static struct map_line *lines;
+static size_t nr_lines;
+
+/* Drop the reading. */
+static void drop_maps(void)
+{
+	free(maps);
+	free(lines);
+	maps = NULL;
+	lines = NULL;
+	nr_lines = 0;
+}
+
+/* Index the executable mappings of the text in maps (which the names now end in). 0 or -ENOMEM. */
+static int index_maps(void)
+{
+	size_t cap = 0;
+
+	for (char *line = maps; *line;) {
+		char *next = strchr(line, '\n');
+		struct map_line m;
+		char *name;
+
+		if (next)
+			*next++ = 0;
+		else
+			next = line + strlen(line);
+		if (!parse_line(line, &m.start, &m.end, &m.pgoff, &m.maj, &m.min, &m.ino, &m.prot,
+				&m.flags, &name)) {
+			if (nr_lines == cap) {
+				struct map_line *more =
+				    realloc(lines, (cap = cap ? 2 * cap : 32) * sizeof(*lines));
+
+				if (!more)
+					return -ENOMEM;
+				lines = more;
+			}
+			m.name = name;
+			lines[nr_lines++] = m;
+		}
+		line = next;
+	}
+	return 0;
+}
+
+/* Read /proc/self/maps whole and index it. Returns 0 or -errno. */
 static int load_maps(void)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	size_t cap = 16384;
+	size_t cap = 16384, len = 0;
 	char *buf = NULL;
 	ssize_t n;
 
+	drop_maps();
 	if (fd < 0)
 		return -errno;
-	maps_len = 0;
 	for (;;) {
-		if (!buf || cap - maps_len < 4097) {
+		if (!buf || cap - len < 4097) {
 			char *more = realloc(buf, cap *= 2);
 
 			if (!more) {
@@ -116,21 +164,24 @@ static int load_maps(void)
 			}
 			buf = more;
 		}
-		n = read(fd, buf + maps_len, cap - maps_len - 1);
+		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		maps_len += (size_t)n;
+		len += (size_t)n;
 	}
 	close(fd);
 	if (n < 0) {
 		free(buf);
 		return -errno;
 	}
-	buf[maps_len] = 0;
-	free(maps);
+	buf[len] = 0;
 	maps = buf;
+	if (index_maps()) {
+		drop_maps();
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -153,28 +204,12 @@ void mappings__load(void)
  */
 bool mappings__file_at(uintptr_t addr, char *out, size_t cap)
 {
-	const char *line = maps;
+	for (size_t i = 0; i < nr_lines; i++) {
+		const struct map_line *m = &lines[i];
 
-	while (line && *line) {
-		const char *next = strchr(line, '\n');
-		size_t len = next ? (size_t)(next - line) : strlen(line);
-		uint64_t start, end, pgoff, ino;
-		uint32_t maj, min, prot, flags;
-		char copy[PATH_MAX + 128], *name;
-		const char *p = line;
-
-		/* the range first: the line is copied and parsed whole only for addr's */
-		if (parse_num(&p, 16, &start) && parse_char(&p, '-') && parse_num(&p, 16, &end) &&
-		    addr >= start && addr < end && len < sizeof(copy)) {
-			memcpy(copy, line, len);
-			copy[len] = 0;
-			if (!parse_line(copy, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags,
-					&name) &&
-			    addr >= start && addr < end)
-				return name[0] == '/' && !strstr(name, " (deleted)") &&
-				       snprintf(out, cap, "%s", name) < (int)cap;
-		}
-		line = next ? next + 1 : NULL;
+		if (addr >= m->start && addr < m->end)
+			return m->name[0] == '/' && !strstr(m->name, " (deleted)") &&
+			       snprintf(out, cap, "%s", m->name) < (int)cap;
 	}
 	return false;
 }
@@ -189,7 +224,7 @@ bool mappings__file_at(uintptr_t addr, char *out, size_t cap)
 static int write_maps(struct writer *w, pid_t pid)
 {
 	size_t cap = 64 * 1024, len = 0;
-	char *buf, *line;
+	char *buf;
 	int err = 0;
 
 	if (!maps && (err = load_maps()))
@@ -199,44 +234,28 @@ static int write_maps(struct writer *w, pid_t pid)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (line = maps; *line;) {
-		char *next = strchr(line, '\n');
-		uint64_t start, end, pgoff, ino;
-		uint32_t maj, min, prot, flags;
+	for (size_t i = 0; i < nr_lines && !err; i++) {
+		const struct map_line *m = &lines[i];
 		uint8_t bid[20];
-		unsigned bid_size;
-		char *name;
-		size_t n;
+		unsigned bid_size = m->name[0] == '/' ? objects__build_id(m->start, bid) : 0;
+		size_t n = record__mmap2(buf + len, cap - len, (uint32_t)pid, m->start,
+					 m->end - m->start, m->pgoff, m->maj, m->min, m->ino,
+					 m->prot, m->flags, m->name, 0, bid, bid_size);
 
-		if (next)
-			*next++ = 0;
-		else
-			next = line + strlen(line);
-		if (parse_line(line, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags,
-			       &name)) {
-			line = next;
-			continue;
-		}
-		line = next;
-		bid_size = name[0] == '/' ? objects__build_id(start, bid) : 0;
-		n = record__mmap2(buf + len, cap - len, (uint32_t)pid, start, end - start, pgoff,
-				  maj, min, ino, prot, flags, name, 0, bid, bid_size);
 		if (!n) {
 			err = writer__append(w, buf, len);
 			len = 0;
-			n = record__mmap2(buf, cap, (uint32_t)pid, start, end - start, pgoff, maj,
-					  min, ino, prot, flags, name, 0, bid, bid_size);
+			n = record__mmap2(buf, cap, (uint32_t)pid, m->start, m->end - m->start,
+					  m->pgoff, m->maj, m->min, m->ino, m->prot, m->flags,
+					  m->name, 0, bid, bid_size);
 		}
 		len += n;
-		if (err)
-			break;
 	}
 	if (!err)
 		err = writer__append(w, buf, len);
 	free(buf);
 out:
-	free(maps);
-	maps = NULL;
+	drop_maps();
 	return err;
 }
 
