@@ -37,6 +37,8 @@ int unwind__init(bool fast);
 /* Run one unwind on the calling thread: libunwind's lazy, locking initialisation done (and its
  * fast-trace table made, where unwind__init was told so). */
 void unwind__prime_thread(void);
+/* Make the calling thread's fast-trace table now (its sampler is a signal per sample). */
+void unwind__prime_trace(void);
 /* Samples not unwound because they landed in the loader, an unwinder or this library. */
 uint64_t unwind__skipped_in_text(void);
 /* The fast trace of the calling thread from here, in the program's context with every signal

@@ -35,6 +35,7 @@
 #include <dlfcn.h>
 #include <libunwind.h>
 #include <link.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/ucontext.h>
 
@@ -82,10 +83,29 @@ int unwind__init(bool fast)
 {
 	objects__init();
 	want_trace = fast;
-	if (fast)
-		probe_fast_trace();
 	unwind__prime_thread();
 	return 0;
+}
+
+/*
+ * Make the calling thread's fast-trace table (and learn, once, what the
+ * trace stores: probe_fast_trace), where unwind__init was not told every
+ * thread needs one: a thread whose sampler is a signal per sample (its
+ * batched events did not fit, or it starts paused). Outside any handler.
+ * Not async-signal-safe.
+ */
+void unwind__prime_trace(void)
+{
+	static pthread_once_t probed = PTHREAD_ONCE_INIT;
+	void *trace[2];
+
+	if (trace_ready)
+		return;
+	pthread_once(&probed, probe_fast_trace);
+	if (fast_trace) {
+		unw_backtrace(trace, 2);
+		trace_ready = true;
+	}
 }
 
 /*
@@ -97,12 +117,9 @@ void unwind__prime_thread(void)
 {
 	unw_context_t ctx;
 	unw_cursor_t cursor;
-	void *trace[2];
 
-	if (want_trace && fast_trace) {
-		unw_backtrace(trace, 2);
-		trace_ready = true;
-	}
+	if (want_trace)
+		unwind__prime_trace();
 	if (unw_getcontext(&ctx) || unw_init_local(&cursor, &ctx))
 		return;
 	unw_step(&cursor);
