@@ -20,6 +20,8 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
  * when the lock could not be had. */
 const struct writer_features *writer__set_features(struct writer *w,
 						   const struct writer_features *feat, bool now);
+/* Seal the file and close it, writing nothing more (it is about to be removed). */
+void writer__discard(struct writer *w);
 /* Close the file as it is (a forked child dropping its parent's writer). */
 void writer__abandon(struct writer *w);
 /* Open a finished file again to append more data (an exec that failed). 0 or -errno. */

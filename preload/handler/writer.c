@@ -489,6 +489,23 @@ out:
 	return err;
 }
 
+/*
+ * Seal the file and close it with nothing more written: it is about to be
+ * removed (an image of a descendant that took no sample). Not
+ * async-signal-safe.
+ */
+void writer__discard(struct writer *w)
+{
+	bool locked = writer_lock__take(w);
+
+	if (w->fd >= 0)
+		fdtab__close(w->fd);
+	w->fd = -1;
+	w->sealed = true;
+	if (locked)
+		writer_lock__give(w);
+}
+
 /* Close the file as it is (a forked child dropping its parent's writer). */
 void writer__abandon(struct writer *w)
 {

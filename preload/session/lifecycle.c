@@ -462,6 +462,19 @@ static bool stand_down(void)
 }
 
 /*
+ * A descendant's image that took no sample leaves no file (a build's hundreds
+ * of short processes leave no litter): its file and FILE.stat are removed as
+ * they are, without the features of the end laid out and written first.
+ * Not async-signal-safe.
+ */
+static void remove_file(void)
+{
+	writer__discard(&autoprof.writer);
+	unlink(autoprof.writer.path);
+	stat_records__remove(&autoprof.writer);
+}
+
+/*
  * Stop every sampler and finish the file: at exit, _exit, or before exec.
  * Only the process that opened the file writes it. A descendant's file with
  * no sample in it is removed, so a build's hundreds of short processes leave
@@ -480,13 +493,13 @@ void lifecycle__stop(void)
 		stat_records__print(&autoprof.counters, elapsed);
 	record_delivered_period();
 	empty = !autoprof.stats.samples && !memory__samples() && !autoprof.top;
-	err = file_features__write(&autoprof.writer);
-	if (err)
-		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
-			strerror(-err));
 	if (empty) {
-		unlink(autoprof.writer.path);
-		stat_records__remove(&autoprof.writer);
+		remove_file(); /* not finished first: nobody reads it */
+	} else {
+		err = file_features__write(&autoprof.writer);
+		if (err)
+			pr_warn("writing %s failed: %s; the profile is cut short",
+				autoprof.writer.path, strerror(-err));
 	}
 	summary__say();
 	summary__say_signals();
@@ -511,14 +524,10 @@ void lifecycle__before_exec(void)
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	autoprof.file_left = false;
 	record_delivered_period();
-	if (file_features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
-		if (autoprof.top) {
-			autoprof.file_left = true;
-		} else {
-			unlink(autoprof.writer.path);
-			stat_records__remove(&autoprof.writer);
-		}
-	}
+	if (autoprof.exec_keeps_name && !autoprof.top)
+		remove_file(); /* not finished first: nobody reads it */
+	else if (file_features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
+		autoprof.file_left = true;
 	counting__keep_across_exec(&autoprof.counters, true);
 	autoprof.exec_pending = true;
 }
