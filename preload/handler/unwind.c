@@ -115,14 +115,18 @@ void unwind__prime_trace(void)
  */
 void unwind__prime_thread(void)
 {
+	static AP_TLS bool primed; /* a forked child's thread is its parent's: primed there */
 	unw_context_t ctx;
 	unw_cursor_t cursor;
 
 	if (want_trace)
 		unwind__prime_trace();
+	if (primed)
+		return;
 	if (unw_getcontext(&ctx) || unw_init_local(&cursor, &ctx))
 		return;
 	unw_step(&cursor);
+	primed = true;
 }
 
 /* The interrupted pc (or, with sp, the stack pointer) of a signal context. */
