@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <link.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,50 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /*
+ * The BUILD_ID body as last laid out, and the loader's counts of objects
+ * loaded and unloaded then: while they stay the same (no dlopen, no
+ * dlclose), the body is too, and the objects' notes and program headers are
+ * not read again (in a forked child, whose file-backed pages the kernel maps
+ * anew, that was a page fault each).
+ */
+static struct blob bids;
+static unsigned long long bids_adds, bids_subs;
+
+static int loader_counts(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned long long *c = data;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1; /* the counts are in every entry: the first is enough */
+}
+
+/* Append the BUILD_ID body of the objects loaded now to b. */
+static void build_ids(struct blob *b)
+{
+	unsigned long long c[2] = {0, 0};
+
+	dl_iterate_phdr(loader_counts, c);
+	if (!c[0] || !bids.len || c[0] != bids_adds || c[1] != bids_subs) {
+		struct blob fresh = {0};
+
+		dl_iterate_phdr(add_build_id, &fresh);
+		if (fresh.err) {
+			free(fresh.p);
+			dl_iterate_phdr(add_build_id, b); /* out of memory: not kept */
+			return;
+		}
+		free(bids.p);
+		bids = fresh;
+		bids_adds = c[0];
+		bids_subs = c[1];
+	}
+	blob_put(b, bids.p, bids.len);
+}
+
+/*
  * The host's features (file_host.c) and the command line, read once per
  * image (uname, sysconf's /sys files, /proc/cpuinfo, sysinfo,
  * /proc/self/cmdline: 20 system calls a layout); CLOCK_DATA, a reading of
@@ -216,7 +261,7 @@ static struct writer_features *prepare(struct writer *w, bool final)
 
 		switch (file_machine__feature_order[i]) {
 		case PERF_FEAT_BUILD_ID:
-			dl_iterate_phdr(add_build_id, &body);
+			build_ids(&body);
 			break;
 		case PERF_FEAT_CMDLINE:
 			if (!cmdline.len)
