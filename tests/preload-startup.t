@@ -7,8 +7,8 @@
 # every object), a signal table taken once per deadly signal, libunwind's
 # fast-trace table made by a sampler that walks its stack copies instead.
 # Measured here: 659 system calls before (64 readlink, 179 rt_sigprocmask,
-# 107 rt_sigaction), 362 after; /bin/true alone makes 29. Page faults: 292
-# before, 220 after (plain: about 60).
+# 107 rt_sigaction), 340 after; /bin/true alone makes 29. Page faults: 292
+# before, about 220 after (plain: about 60).
 . "$(dirname "$0")/lib.sh"
 needs "$LIB"
 if ! command -v strace >/dev/null 2>&1; then
