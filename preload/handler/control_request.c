@@ -73,10 +73,16 @@ uint32_t control_request__take_token(void)
 	return __atomic_exchange_n(&token, 0, __ATOMIC_SEQ_CST);
 }
 
-/* The reply file's path, or NULL when no reply was written to it. Async-signal-safe. */
+/* The reply file's path. Async-signal-safe. */
 const char *control_request__reply(void)
 {
-	return __atomic_load_n(&replied, __ATOMIC_SEQ_CST) ? reply : NULL;
+	return reply;
+}
+
+/* Was a reply written to it (by this process)? Async-signal-safe. */
+bool control_request__replied(void)
+{
+	return __atomic_load_n(&replied, __ATOMIC_SEQ_CST);
 }
 
 /* Is this delivery of the sampling signal a request of `autoprof ctl`? Async-signal-safe. */

@@ -135,10 +135,10 @@ void control_request__set_reply(const char *endpoint);
 void control_request__set_token(uint32_t tok);
 uint32_t control_request__token(void);
 uint32_t control_request__take_token(void);
-/* The reply file's path (for the endpoint's removal), NULL when none was written.
- * Async-signal-safe.
- */
+/* The reply file's path (for the endpoint's removal). Async-signal-safe. */
 const char *control_request__reply(void);
+/* Was a reply written to it by this process? Async-signal-safe. */
+bool control_request__replied(void);
 
 /* ---- windows.c: AUTOPROF_WINDOW ---- */
 

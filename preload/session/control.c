@@ -152,12 +152,9 @@ void control__publish(void)
 /* Remove this image's endpoint (the process ends or execs). Async-signal-safe. */
 void control__withdraw(void)
 {
-	const char *reply;
-
 	if (!control_request__take_token() || !endpoint[0])
 		return;
-	reply = control_request__reply();
 	raw_syscall(SYS_unlink, endpoint);
-	if (reply) /* no request answered: no reply file of ours */
-		raw_syscall(SYS_unlink, reply);
+	if (control_request__replied()) /* else no request was answered: no reply file */
+		raw_syscall(SYS_unlink, control_request__reply());
 }
