@@ -128,6 +128,8 @@ void memory__put_back(const struct live_block *b);
 /* ---- session/live.c ---- */
 
 int live__init(void);
+/* Pin [addr, addr + len) in the filter for good (alloc.c's arena). Not async-signal-safe. */
+void live__filter_pin(uint64_t addr, uint64_t len);
 /* The id of a stack (0: unknown); *first: its first use in file generation gen. */
 uint32_t live__stack_id(const uint64_t *chain, unsigned nr, uint32_t gen, bool *first);
 void live__insert(const struct live_block *b);

@@ -158,6 +158,23 @@ static void filter_add(uint64_t addr, int d)
 	spin_unlock(&filter_locks[i >> 6]);
 }
 
+/*
+ * Set the filter's bits of [addr, addr + len) for good (their counts at the
+ * maximum, which no free lowers): alloc.c's arena, whose frees the wrapper
+ * then sends to its slow path. Not async-signal-safe.
+ */
+void live__filter_pin(uint64_t addr, uint64_t len)
+{
+	for (uint64_t a = addr & ~(uint64_t)15; a < addr + len; a += 16) {
+		uint32_t i = live__filter_index(a);
+
+		spin_lock(&filter_locks[i >> 6]);
+		filter_counts[i] = UINT16_MAX;
+		__atomic_fetch_or(&ap_live_filter[i >> 6], 1ULL << (i & 63), __ATOMIC_RELEASE);
+		spin_unlock(&filter_locks[i >> 6]);
+	}
+}
+
 static struct shard *shard_of(uint64_t addr)
 {
 	return &shards[((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - SHARD_BITS)];

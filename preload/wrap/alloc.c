@@ -30,6 +30,9 @@
 
 #ifndef __SANITIZE_ADDRESS__ /* an ASan build (unit tests) keeps the sanitizer's own malloc */
 
+/* The hot wrappers: no frame pointer (the library is built with them), so no frame at all. */
+#define AP_FAST __attribute__((optimize("omit-frame-pointer")))
+
 /*
  * The real functions and what the fast paths read, together (read-mostly:
  * written at the lookup, at start and at stop only; the first cache line
@@ -37,8 +40,8 @@
  */
 struct real_alloc {
 	const uint64_t *filter; /* live.c's filter while sampling, else NULL */
-	uint64_t big;		/* malloc(n >= big) takes the slow path: 0 until the lookup */
-	uint64_t interval;	/* the mean interval while sampling, else UINT64_MAX */
+	uint64_t big1; /* malloc(n) with n - 1 >= big1 takes the slow path: 0 until the lookup */
+	uint64_t interval; /* the mean interval while sampling, else UINT64_MAX */
 	void *(*malloc)(size_t);
 	void (*free)(void *);
 	void *(*calloc)(size_t, size_t);
@@ -58,7 +61,10 @@ struct real_alloc {
 	void *(*libc_pvalloc)(size_t);
 };
 
-static struct real_alloc real __attribute__((aligned(64))) = {.interval = UINT64_MAX};
+static void free_first(void *p);
+
+static struct real_alloc real
+    __attribute__((aligned(64))) = {.interval = UINT64_MAX, .free = free_first};
 static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
 static AP_TLS bool resolving;
 
@@ -66,8 +72,14 @@ static AP_TLS bool resolving;
 #define PROBE_SIZE (SIZE_MAX - 4095)
 static AP_TLS bool probe_seen;
 
-/* The bootstrap arena: blocks of [size_t size, pad, data...], 16-byte aligned. */
-#define ARENA_BYTES (64 * 1024)
+/*
+ * The bootstrap arena: blocks of [size_t size, pad, data...], 16-byte aligned.
+ * glibc 2.36's dlsym takes nothing from it when the functions are found; a
+ * lookup that fails takes its message (a few hundred bytes). Small, because
+ * its addresses are pinned in live.c's filter while sampling (free then
+ * tests the filter only): 1/64 of the filter's bits.
+ */
+#define ARENA_BYTES (16 * 1024)
 static char arena[ARENA_BYTES] __attribute__((aligned(16)));
 static size_t arena_used; /* atomic */
 
@@ -102,12 +114,15 @@ static size_t arena_size(const void *p)
 	return n;
 }
 
-/* malloc's threshold: the probe's size, or the mean interval while sampling. */
-static uint64_t threshold(void)
+/*
+ * malloc's threshold less 1 (big1): the probe's size, or the mean interval
+ * while sampling; n - 1 >= big1 sends malloc(0) to the slow path too.
+ */
+static uint64_t threshold1(void)
 {
 	uint64_t i = __atomic_load_n(&real.interval, __ATOMIC_RELAXED);
 
-	return i < PROBE_SIZE ? i : PROBE_SIZE;
+	return (i < PROBE_SIZE ? i : PROBE_SIZE) - 1;
 }
 
 #define LOOK(field, name) real.field = (__typeof__(real.field))dlsym(RTLD_NEXT, name)
@@ -118,6 +133,7 @@ static uint64_t threshold(void)
  */
 static void resolve(void)
 {
+	void (*free_fn)(void *);
 	int idle = 0;
 
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 || resolving)
@@ -132,7 +148,9 @@ static void resolve(void)
 	LOOK(malloc, "malloc");
 	LOOK(calloc, "calloc");
 	LOOK(realloc, "realloc");
-	LOOK(free, "free");
+	free_fn = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	if (free_fn) /* never NULL: free calls it without a test */
+		__atomic_store_n(&real.free, free_fn, __ATOMIC_RELEASE);
 	LOOK(posix_memalign, "posix_memalign");
 	LOOK(aligned_alloc, "aligned_alloc");
 	LOOK(memalign, "memalign");
@@ -148,7 +166,7 @@ static void resolve(void)
 	LOOK(libc_pvalloc, "__libc_pvalloc");
 	resolving = false;
 	if (real.malloc)
-		__atomic_store_n(&real.big, threshold(), __ATOMIC_RELEASE);
+		__atomic_store_n(&real.big1, threshold1(), __ATOMIC_RELEASE);
 	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 }
 
@@ -214,7 +232,8 @@ static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
 	return p;
 }
 
-/* malloc's rare cases: the lookup not done, the probe, a block of at least the interval. */
+/* malloc's rare cases: the lookup not done, the probe, malloc(0), a block of at least the interval.
+ */
 static __attribute__((noinline)) void *malloc_slow(size_t n, uintptr_t ret)
 {
 	if (n == PROBE_SIZE) {
@@ -226,17 +245,30 @@ static __attribute__((noinline)) void *malloc_slow(size_t n, uintptr_t ret)
 	return do_malloc(real.malloc, n, ret);
 }
 
-AP_API void *malloc(size_t n)
+/* A sample is due (malloc counted n down already): the real call, then the sample. */
+static __attribute__((noinline)) void *malloc_sample(size_t n, uintptr_t ret)
 {
-	void *p;
+	void *p = real.malloc(n);
 
-	if (__builtin_expect(n >= __atomic_load_n(&real.big, __ATOMIC_RELAXED), 0))
+	if (p)
+		memory__allocated(p, n, ret);
+	return p; /* failed: the count stays due, the next allocation is the sample */
+}
+
+/*
+ * The fast path (n from 1 to below the interval, the lookup done): while
+ * sampling, a thread-local subtraction; then a tail call of the real malloc.
+ * No frame of its own (the wrappers are built without frame pointers: a
+ * frame is 3 instructions of the 10 here).
+ */
+AP_API AP_FAST void *malloc(size_t n)
+{
+	if (__builtin_expect(n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))
 		return malloc_slow(n, RET);
-	if (!__atomic_load_n(&real.filter, __ATOMIC_RELAXED))
-		return real.malloc(n); /* not sampling */
-	p = real.malloc(n);
-	counted_on(p, n, RET);
-	return p;
+	if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED) &&
+	    __builtin_expect((ap_mem.left -= (int64_t)n) <= 0, 0))
+		return malloc_sample(n, RET);
+	return real.malloc(n);
 }
 
 /* calloc's work for both names: sampled as n * size bytes (the real call refused an overflow). */
@@ -265,24 +297,46 @@ static void *arena_realloc(void *p, size_t n)
 	return q;
 }
 
-/* The block at p, maybe sampled, leaves the program: out of the live table
- * first, so that no other thread can be given its address while it is still
- * there; then fn frees it. */
-static __attribute__((noinline)) void free_sampled(void (*fn)(void *), void *p)
+/*
+ * free's rare cases while sampling (the filter's bit is set): the arena's
+ * block (its bits are pinned), NULL, or a block maybe sampled: out of the
+ * live table first, so that no other thread can be given its address while
+ * it is still there; then fn frees it.
+ */
+static __attribute__((noinline)) void free_slow(void (*fn)(void *), void *p)
 {
 	struct live_block b;
 
-	memory__take(p, &b);
+	if (in_arena(p))
+		return;
+	if (p)
+		memory__take(p, &b);
 	fn(p);
 }
 
-AP_API void free(void *p)
+/* free before the lookup: look the functions up, then free (never the arena's: free tests it). */
+static void free_first(void *p)
 {
-	if (__builtin_expect(in_arena(p), 0))
+	resolve();
+	if (real.free != free_first)
+		real.free(p);
+}
+
+/*
+ * While sampling, the filter's bit (the arena's addresses have theirs set);
+ * else a test of the arena. Then a tail call of the real free.
+ */
+AP_API AP_FAST void free(void *p)
+{
+	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
+
+	if (f) {
+		if (__builtin_expect(live__filter_has(f, (uintptr_t)p), 0))
+			return free_slow(real.free, p);
+	} else if (__builtin_expect(in_arena(p), 0)) {
 		return;
-	if (__builtin_expect(maybe_sampled(p), 0) && p)
-		return free_sampled(real.free, p);
-	REAL(free, (void)0, p);
+	}
+	real.free(p);
 }
 
 /* realloc's work for both names: p's sampled block goes, q's may come. */
@@ -401,9 +455,10 @@ AP_API void __libc_free(void *p)
 {
 	if (__builtin_expect(in_arena(p), 0))
 		return;
-	if (__builtin_expect(maybe_sampled(p), 0) && p)
-		return free_sampled(real.libc_free, p);
-	REAL(libc_free, (void)0, p);
+	FIRST(libc_free, (void)0);
+	if (__builtin_expect(maybe_sampled(p), 0))
+		return free_slow(real.libc_free, p);
+	real.libc_free(p);
 }
 
 AP_API void *__libc_memalign(size_t align, size_t n)
@@ -426,15 +481,22 @@ AP_API void *__libc_pvalloc(size_t n)
 
 /*
  * Sample allocations of mean interval (on), with live.c's filter, or stop
- * (on false: each wrapper is then the real call and a test or two). Stores
- * only: async-signal-safe.
+ * (on false: each wrapper is then the real call and a test or two). The
+ * first start pins the arena's addresses in the filter (free then sends
+ * them to free_slow). Stores only when !on: async-signal-safe then.
  */
 void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 {
+	static bool pinned;
+
+	if (on && !pinned) {
+		live__filter_pin((uintptr_t)arena, ARENA_BYTES);
+		pinned = true;
+	}
 	__atomic_store_n(&real.interval, on ? interval : UINT64_MAX, __ATOMIC_RELAXED);
 	__atomic_store_n(&real.filter, on ? filter : NULL, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 && real.malloc)
-		__atomic_store_n(&real.big, threshold(), __ATOMIC_RELAXED);
+		__atomic_store_n(&real.big1, threshold1(), __ATOMIC_RELAXED);
 }
 
 #else /* an ASan build: no wrappers, nothing to tell them */
