@@ -125,6 +125,21 @@ bool memory__take(void *p, struct live_block *b);
 /* Put back a block memory__take() took (the realloc that would free it failed). */
 void memory__put_back(const struct live_block *b);
 
+/* ---- session/memory_stack.c ---- */
+
+/* Once before sampling: operator new's code, what a thread's exit needs. Not async-signal-safe. */
+void memory_stack__init(void);
+void memory_stack__find_new(void);
+/* Is pc in C++'s operator new (a sample's stack starts at its caller)? */
+bool memory_stack__in_new(uint64_t pc);
+/*
+ * The allocation's stack into out (at most max): return addresses from the
+ * frame that returns to ret on, walked with .eh_frame rules on the live
+ * stack. Returns the entries, -1 when ret is not on the stack, 0 when
+ * libunwind must walk. Not async-signal-safe.
+ */
+int memory_stack__chain(uint64_t ret, uint64_t *out, int max);
+
 /* ---- session/live.c ---- */
 
 int live__init(void);

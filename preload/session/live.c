@@ -93,7 +93,7 @@ int live__init(void)
 		shards[i].mask = MIN_BLOCKS - 1;
 	}
 	stack_mask = MIN_STACKS - 1;
-	__atomic_store_n(&ap_live_filter, filter, __ATOMIC_RELEASE);
+	__atomic_store_n(&ap_live_filter, filter, __ATOMIC_SEQ_CST); /* alloc.c's arena_alloc */
 	return 0;
 }
 
@@ -160,11 +160,14 @@ static void filter_add(uint64_t addr, int d)
 
 /*
  * Set the filter's bits of [addr, addr + len) for good (their counts at the
- * maximum, which no free lowers): alloc.c's arena, whose frees the wrapper
- * then sends to its slow path. Not async-signal-safe.
+ * maximum, which no free lowers): alloc.c's arena blocks, whose frees the
+ * wrapper then sends to its slow path. Nothing before live__init(). Not
+ * async-signal-safe.
  */
 void live__filter_pin(uint64_t addr, uint64_t len)
 {
+	if (!__atomic_load_n(&ap_live_filter, __ATOMIC_SEQ_CST))
+		return;
 	for (uint64_t a = addr & ~(uint64_t)15; a < addr + len; a += 16) {
 		uint32_t i = live__filter_index(a);
 

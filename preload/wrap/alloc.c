@@ -74,12 +74,14 @@ static AP_TLS bool probe_seen;
 
 /*
  * The bootstrap arena: blocks of [size_t size, pad, data...], 16-byte aligned.
- * glibc 2.36's dlsym takes nothing from it when the functions are found; a
- * lookup that fails takes its message (a few hundred bytes). Small, because
- * its addresses are pinned in live.c's filter while sampling (free then
- * tests the filter only): 1/64 of the filter's bits.
+ * glibc 2.36's dlsym takes nothing from it when the functions are found (a
+ * lookup that fails takes its message). The addresses handed out are pinned
+ * in live.c's filter once it exists (free tests only the filter while
+ * sampling): by arena_alloc, or at the start of sampling for the earlier
+ * ones; both sides' sequentially consistent accesses make one of them see
+ * the other.
  */
-#define ARENA_BYTES (16 * 1024)
+#define ARENA_BYTES (64 * 1024)
 static char arena[ARENA_BYTES] __attribute__((aligned(16)));
 static size_t arena_used; /* atomic */
 
@@ -98,11 +100,13 @@ static void *arena_alloc(size_t n, size_t align)
 	if (n > ARENA_BYTES || align > 4096)
 		return NULL;
 	need = ((n + 15) & ~(size_t)15) + align;
-	old = __atomic_fetch_add(&arena_used, need, __ATOMIC_RELAXED);
+	old = __atomic_fetch_add(&arena_used, need, __ATOMIC_SEQ_CST);
 	if (old + need > ARENA_BYTES)
 		return NULL;
 	at = (((size_t)(arena + old) + 16 + align - 1) & ~(align - 1)) - (size_t)arena;
 	memcpy(arena + at - 16, &n, sizeof(n));
+	if (__atomic_load_n(&ap_live_filter, __ATOMIC_SEQ_CST))
+		live__filter_pin((uintptr_t)arena + old, need);
 	return arena + at;
 }
 
@@ -298,7 +302,7 @@ static void *arena_realloc(void *p, size_t n)
 }
 
 /*
- * free's rare cases while sampling (the filter's bit is set): the arena's
+ * free's rare cases while sampling (the filter's bit is set): an arena's
  * block (its bits are pinned), NULL, or a block maybe sampled: out of the
  * live table first, so that no other thread can be given its address while
  * it is still there; then fn frees it.
@@ -323,7 +327,7 @@ static void free_first(void *p)
 }
 
 /*
- * While sampling, the filter's bit (the arena's addresses have theirs set);
+ * While sampling, the filter's bit (the arena's blocks have theirs set);
  * else a test of the arena. Then a tail call of the real free.
  */
 AP_API AP_FAST void free(void *p)
@@ -482,15 +486,17 @@ AP_API void *__libc_pvalloc(size_t n)
 /*
  * Sample allocations of mean interval (on), with live.c's filter, or stop
  * (on false: each wrapper is then the real call and a test or two). The
- * first start pins the arena's addresses in the filter (free then sends
- * them to free_slow). Stores only when !on: async-signal-safe then.
+ * first start pins the arena's blocks in the filter (free then sends them
+ * to free_slow). Stores only when !on: async-signal-safe then.
  */
 void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 {
 	static bool pinned;
 
-	if (on && !pinned) {
-		live__filter_pin((uintptr_t)arena, ARENA_BYTES);
+	if (on && !pinned) { /* the arena's blocks handed out before the filter was there */
+		size_t used = __atomic_load_n(&arena_used, __ATOMIC_SEQ_CST);
+
+		live__filter_pin((uintptr_t)arena, used < ARENA_BYTES ? used : ARENA_BYTES);
 		pinned = true;
 	}
 	__atomic_store_n(&real.interval, on ? interval : UINT64_MAX, __ATOMIC_RELAXED);
