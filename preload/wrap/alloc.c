@@ -169,7 +169,7 @@ static void resolve(void)
 	LOOK(libc_valloc, "__libc_valloc");
 	LOOK(libc_pvalloc, "__libc_pvalloc");
 	resolving = false;
-	if (real.malloc)
+	if (real.malloc && real.calloc && real.realloc) /* the fast paths call them untested */
 		__atomic_store_n(&real.big1, threshold1(), __ATOMIC_RELEASE);
 	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 }
@@ -284,14 +284,40 @@ static void *do_calloc(void *(*fn)(size_t, size_t), size_t n, size_t size, uintp
 	return p;
 }
 
-AP_API void *calloc(size_t n, size_t size)
+/* calloc's rare cases: as malloc's, and an overflow (the real call refuses it). */
+static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size, uintptr_t ret)
 {
 	FIRST(calloc, size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16));
-	return do_calloc(real.calloc, n, size, RET);
+	return do_calloc(real.calloc, n, size, ret);
+}
+
+/* A sample is due (calloc counted s = n * size down already). */
+static __attribute__((noinline)) void *calloc_sample(size_t n, size_t size, uintptr_t ret)
+{
+	void *p = real.calloc(n, size);
+
+	if (p)
+		memory__allocated(p, n * size, ret);
+	return p;
+}
+
+/* malloc's fast path, for n * size bytes. */
+AP_API AP_FAST void *calloc(size_t n, size_t size)
+{
+	size_t s;
+
+	if (__builtin_expect(__builtin_mul_overflow(n, size, &s) ||
+				 s - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED),
+			     0))
+		return calloc_slow(n, size, RET);
+	if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED) &&
+	    __builtin_expect((ap_mem.left -= (int64_t)s) <= 0, 0))
+		return calloc_sample(n, size, RET);
+	return real.calloc(n, size);
 }
 
 /* A block of the arena moved to the real allocator (the arena's is never freed). */
-static void *arena_realloc(void *p, size_t n)
+static __attribute__((noinline)) void *arena_realloc(void *p, size_t n)
 {
 	size_t old = arena_size(p);
 	void *q = malloc(n);
@@ -356,12 +382,45 @@ static void *do_realloc(void *(*fn)(void *, size_t), void *p, size_t n, uintptr_
 	return q;
 }
 
-AP_API void *realloc(void *p, size_t n)
+/* realloc's rare cases: as malloc's, an arena's block, a block maybe sampled. */
+static __attribute__((noinline)) void *realloc_slow(void *p, size_t n, uintptr_t ret)
 {
 	if (p && in_arena(p))
 		return arena_realloc(p, n);
 	FIRST(realloc, p ? NULL : arena_alloc(n, 16));
-	return do_realloc(real.realloc, p, n, RET);
+	return do_realloc(real.realloc, p, n, ret);
+}
+
+/* A sample is due (realloc counted n down already; p was not sampled). */
+static __attribute__((noinline)) void *realloc_sample(void *p, size_t n, uintptr_t ret)
+{
+	void *q = real.realloc(p, n);
+
+	if (q)
+		memory__allocated(q, n, ret);
+	return q;
+}
+
+/*
+ * While sampling, p's filter bit (the arena's blocks have theirs set) and
+ * malloc's count; else a test of the arena. Then a tail call of the real
+ * realloc.
+ */
+AP_API AP_FAST void *realloc(void *p, size_t n)
+{
+	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))
+		return realloc_slow(p, n, RET);
+	if (f) {
+		if (__builtin_expect(p && live__filter_has(f, (uintptr_t)p), 0))
+			return realloc_slow(p, n, RET);
+		if (__builtin_expect((ap_mem.left -= (int64_t)n) <= 0, 0))
+			return realloc_sample(p, n, RET);
+	} else if (__builtin_expect(p && in_arena(p), 0)) {
+		return arena_realloc(p, n);
+	}
+	return real.realloc(p, n);
 }
 
 AP_API void *reallocarray(void *p, size_t n, size_t size)
@@ -501,7 +560,8 @@ void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 	}
 	__atomic_store_n(&real.interval, on ? interval : UINT64_MAX, __ATOMIC_RELAXED);
 	__atomic_store_n(&real.filter, on ? filter : NULL, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 && real.malloc)
+	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 && real.malloc && real.calloc &&
+	    real.realloc)
 		__atomic_store_n(&real.big1, threshold1(), __ATOMIC_RELAXED);
 }
 
