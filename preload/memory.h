@@ -5,8 +5,9 @@
  *
  *   wrap/alloc.c       malloc & co interposed, the real ones found without
  *                      allocating (a static arena serves dlsym's own calls)
- *   session/memory.c   the Poisson sampling, each sample's stack, its record
- *                      of alloc-bytes; the attrs; start, stop, fork
+ *   session/memory.c   the Poisson sampling, each sample's record of
+ *                      alloc-bytes; the attrs; start, stop, fork
+ *   session/memory_stack.c  each sample's stack, walked on the live stack
  *   session/live.c     the sampled blocks still live, by address, and their
  *                      stacks; written as live-bytes records at the end
  *

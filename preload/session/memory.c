@@ -12,9 +12,10 @@
  * of a handler of the program that interrupts us, which therefore never
  * waits for a table we hold) and the thread's buffer claimed with
  * buffer__enter() (our sampling handler then leaves the thread alone: its
- * records wait in the ring for the next signal). The stack is libunwind's
- * fast trace from here, cut at the allocator's caller, with the loader's
- * objects read from our lock-free table. The record goes to the thread's
+ * records wait in the ring for the next signal). The stack, from the
+ * allocator's caller on, is walked by memory_stack.c with the objects'
+ * .eh_frame rules (read from our lock-free table of objects), or by
+ * libunwind's fast trace where that walk cannot follow. The record goes to the thread's
  * buffer; a thread without one (started before the library, or whose
  * buffer a visitor holds) writes through a static buffer, with every signal
  * blocked (raw rt_sigprocmask: the program's view of its mask is its own).
@@ -29,9 +30,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 
 #include "memory.h"
 
