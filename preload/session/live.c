@@ -15,8 +15,9 @@
  *    some live block has it (the counts behind the bits are 16-bit, sticky
  *    at their maximum); every free reads its bit without a lock, and only a
  *    set bit sends the free to the table.
- * Locks: one per shard of the blocks (64, by address, so threads rarely
- * wait for each other) and one for the stacks; spin locks of ours, never
+ * Locks: one per shard of the blocks (64, by bits 10 to 15 of the address,
+ * so threads rarely wait for each other; a shard's lock also covers the
+ * filter's words of its addresses) and one for the stacks; spin locks of ours, never
  * held across a call into the program or the allocator; a handler (a
  * window's end, a deadly signal) waits for them a bounded time only.
  */
@@ -53,8 +54,7 @@ struct shard {
 } __attribute__((aligned(64)));
 
 uint64_t *ap_live_filter;
-static uint16_t *filter_counts;		    /* the live blocks per filter bit; under filter_locks */
-static int filter_locks[FILTER_SLOTS / 64]; /* one per word of bits */
+static uint16_t *filter_counts; /* the live blocks per filter bit; under its word's shard's lock */
 
 static struct shard shards[SHARDS];
 static int stack_lock;
@@ -135,27 +135,30 @@ void live__unlock_all(void)
 }
 
 /*
+ * The shard of the blocks at addr: the shard of addr's word of the filter
+ * (bits 10 to 15 of the address), so that a word's bits change under one
+ * lock, its shard's, with plain stores (free reads them without a lock).
+ */
+static struct shard *shard_of(uint64_t addr)
+{
+	return &shards[(live__filter_index(addr) >> 6) & (SHARDS - 1)];
+}
+
+/*
  * Add d (1 or -1) to the live blocks of addr's filter bit (a count at its
- * maximum stays there), the bit set while the count is not 0; count and bit
- * change together under the lock of the bit's word. Called under a shard's
- * lock (the order: shard, then filter).
+ * maximum stays there), the bit set while the count is not 0. Under addr's
+ * shard's lock, the only writer of the bit's word.
  */
 static void filter_add(uint64_t addr, int d)
 {
 	uint32_t i = live__filter_index(addr);
 	uint16_t *c = &filter_counts[i];
+	uint64_t *w = &ap_live_filter[i >> 6], bit = 1ULL << (i & 63);
 
-	spin_lock(&filter_locks[i >> 6]);
-	if (*c != UINT16_MAX && (d > 0 || *c)) {
-		*c = (uint16_t)(*c + d);
-		if (*c)
-			__atomic_fetch_or(&ap_live_filter[i >> 6], 1ULL << (i & 63),
-					  __ATOMIC_RELEASE);
-		else
-			__atomic_fetch_and(&ap_live_filter[i >> 6], ~(1ULL << (i & 63)),
-					   __ATOMIC_RELEASE);
-	}
-	spin_unlock(&filter_locks[i >> 6]);
+	if (*c == UINT16_MAX || (d < 0 && !*c))
+		return;
+	*c = (uint16_t)(*c + d);
+	__atomic_store_n(w, *c ? *w | bit : *w & ~bit, __ATOMIC_RELEASE);
 }
 
 /*
@@ -169,18 +172,15 @@ void live__filter_pin(uint64_t addr, uint64_t len)
 	if (!__atomic_load_n(&ap_live_filter, __ATOMIC_SEQ_CST))
 		return;
 	for (uint64_t a = addr & ~(uint64_t)15; a < addr + len; a += 16) {
+		struct shard *s = shard_of(a);
 		uint32_t i = live__filter_index(a);
 
-		spin_lock(&filter_locks[i >> 6]);
+		spin_lock(&s->lock);
 		filter_counts[i] = UINT16_MAX;
-		__atomic_fetch_or(&ap_live_filter[i >> 6], 1ULL << (i & 63), __ATOMIC_RELEASE);
-		spin_unlock(&filter_locks[i >> 6]);
+		__atomic_store_n(&ap_live_filter[i >> 6], ap_live_filter[i >> 6] | 1ULL << (i & 63),
+				 __ATOMIC_RELEASE);
+		spin_unlock(&s->lock);
 	}
-}
-
-static struct shard *shard_of(uint64_t addr)
-{
-	return &shards[((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - SHARD_BITS)];
 }
 
 static uint64_t block_home(uint64_t addr, uint64_t mask)
