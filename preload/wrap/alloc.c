@@ -178,14 +178,6 @@ static void resolve(void)
 
 #define RET ((uintptr_t)__builtin_return_address(0))
 
-/* The real call of fn, or the arena while this thread looks the functions up. */
-#define REAL(fn, arena_call, ...)                                                                  \
-	({                                                                                         \
-		if (__builtin_expect(!real.fn, 0))                                                 \
-			resolve();                                                                 \
-		real.fn ? real.fn(__VA_ARGS__) : (arena_call);                                     \
-	})
-
 /*
  * At a wrapper's start: the real function known, or (while this thread looks
  * them up, from dlsym) the wrapper returns arena_ret.
@@ -251,14 +243,23 @@ static __attribute__((noinline)) void *malloc_slow(size_t n, uintptr_t ret)
 	return do_malloc(real.malloc, n, ret);
 }
 
-/* A sample is due (malloc counted n down already): the real call, then the sample. */
-static __attribute__((noinline)) void *malloc_sample(size_t n, uintptr_t ret)
-{
-	void *p = real.malloc(n);
+enum { DUE_MALLOC, DUE_CALLOC, DUE_REALLOC };
 
-	if (p)
-		memory__allocated(p, n, ret);
-	return p; /* failed: the count stays due, the next allocation is the sample */
+/*
+ * A sample is due (a fast path counted the bytes down already): the real
+ * call (malloc(n), calloc(n, size) or realloc(p, n)), then the sample; a
+ * call that fails leaves the count due (the next allocation is the sample).
+ */
+static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, size_t size,
+						  uintptr_t ret)
+{
+	void *q = fn == DUE_MALLOC   ? real.malloc(n)
+		  : fn == DUE_CALLOC ? real.calloc(n, size)
+				     : real.realloc(p, n);
+
+	if (q)
+		memory__allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
+	return q;
 }
 
 /*
@@ -273,7 +274,7 @@ AP_API AP_FAST void *malloc(size_t n)
 		return malloc_slow(n, RET);
 	if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED) &&
 	    __builtin_expect((ap_mem.left -= (int64_t)n) <= 0, 0))
-		return malloc_sample(n, RET);
+		return sample_due(DUE_MALLOC, NULL, n, 0, RET);
 	return real.malloc(n);
 }
 
@@ -293,16 +294,6 @@ static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size, uintpt
 	return do_calloc(real.calloc, n, size, ret);
 }
 
-/* A sample is due (calloc counted s = n * size down already). */
-static __attribute__((noinline)) void *calloc_sample(size_t n, size_t size, uintptr_t ret)
-{
-	void *p = real.calloc(n, size);
-
-	if (p)
-		memory__allocated(p, n * size, ret);
-	return p;
-}
-
 /* malloc's fast path, for n * size bytes. */
 AP_API AP_FAST void *calloc(size_t n, size_t size)
 {
@@ -314,7 +305,7 @@ AP_API AP_FAST void *calloc(size_t n, size_t size)
 		return calloc_slow(n, size, RET);
 	if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED) &&
 	    __builtin_expect((ap_mem.left -= (int64_t)s) <= 0, 0))
-		return calloc_sample(n, size, RET);
+		return sample_due(DUE_CALLOC, NULL, n, size, RET);
 	return real.calloc(n, size);
 }
 
@@ -393,16 +384,6 @@ static __attribute__((noinline)) void *realloc_slow(void *p, size_t n, uintptr_t
 	return do_realloc(real.realloc, p, n, ret);
 }
 
-/* A sample is due (realloc counted n down already; p was not sampled). */
-static __attribute__((noinline)) void *realloc_sample(void *p, size_t n, uintptr_t ret)
-{
-	void *q = real.realloc(p, n);
-
-	if (q)
-		memory__allocated(q, n, ret);
-	return q;
-}
-
 /*
  * While sampling, p's filter bit (the arena's blocks have theirs set) and
  * malloc's count; else a test of the arena. Then a tail call of the real
@@ -418,7 +399,7 @@ AP_API AP_FAST void *realloc(void *p, size_t n)
 		if (__builtin_expect(p && live__filter_has(f, (uintptr_t)p), 0))
 			return realloc_slow(p, n, RET);
 		if (__builtin_expect((ap_mem.left -= (int64_t)n) <= 0, 0))
-			return realloc_sample(p, n, RET);
+			return sample_due(DUE_REALLOC, p, n, 0, RET);
 	} else if (__builtin_expect(p && in_arena(p), 0)) {
 		return arena_realloc(p, n);
 	}
@@ -491,7 +472,8 @@ AP_API size_t malloc_usable_size(void *p)
 {
 	if (p && in_arena(p))
 		return arena_size(p);
-	return REAL(usable, (size_t)0, p);
+	FIRST(usable, (size_t)0);
+	return real.usable(p);
 }
 
 /* glibc's own names, which some programs call directly: sampled the same way. */
