@@ -153,9 +153,9 @@ void aggregate__maybe_emit(struct ap_thread *t, uint64_t now)
  * it first when full (counted in t's stats: the end of the run says so).
  * Async-signal-safe.
  */
-static void merge(struct ap_thread *t, struct ap_agg *a, const char *rec, size_t len, size_t at)
+static void merge(struct ap_thread *t, struct ap_agg *a, const char *rec, size_t len, size_t at,
+		  uint64_t h)
 {
-	uint64_t h = key_hash(rec, len, at);
 	uint32_t i;
 
 	if (a->used >= MAX_USED || a->pool_len + len > sizeof(a->pool)) {
@@ -206,14 +206,14 @@ size_t aggregate__fold(struct ap_thread *t, void *rec, size_t len)
 	if (h.type != PERF_RECORD_SAMPLE)
 		return len;
 	if (!t->sampler->check_id) {
-		merge(t, a, rec, len, AT_PERIOD);
+		merge(t, a, rec, len, AT_PERIOD, key_hash(rec, len, AT_PERIOD));
 		return 0;
 	}
 	memcpy(&id, (char *)rec + 8, 8);
 	if (id != AP_SAMPLE_ID)
 		return len; /* only the sampling event has a merged twin */
 	memcpy((char *)rec + 8, &t->sampler->check_id, 8);
-	merge(t, a, rec, len, AT_PERIOD);
+	merge(t, a, rec, len, AT_PERIOD, key_hash(rec, len, AT_PERIOD));
 	memcpy((char *)rec + 8, &id, 8);
 	return len;
 }
@@ -223,16 +223,18 @@ size_t aggregate__fold(struct ap_thread *t, void *rec, size_t len)
  * byte at (after the time, cpu and whatever else the merge forgets: a memory
  * record's block address), into t's table when t merges its samples
  * (AUTOPROF_AGGREGATE, not _CHECK: then every record stays as it is).
+ * hash: the caller's hash of the key (equal keys, equal hashes: a stack's
+ * id and the block's size for memory records), or 0 to hash the record.
  * Returns the bytes to keep in t's buffer: 0 when merged. Call it as
  * aggregate__fold (t entered). Async-signal-safe.
  */
-size_t aggregate__fold_at(struct ap_thread *t, void *rec, size_t len, size_t at)
+size_t aggregate__fold_at(struct ap_thread *t, void *rec, size_t len, size_t at, uint64_t hash)
 {
 	struct ap_agg *a = t->agg;
 
 	if (!a || !t->sampler->aggregate || t->sampler->check_id || at < KEY_HEAD_END ||
 	    len < at + 16 || len > sizeof(a->pool))
 		return len;
-	merge(t, a, rec, len, at);
+	merge(t, a, rec, len, at, hash ? hash : key_hash(rec, len, at));
 	return 0;
 }

@@ -409,8 +409,8 @@ struct ap_agg *aggregate__place(void *mem, size_t len, uint64_t now);
 size_t aggregate__fold(struct ap_thread *t, void *rec, size_t len);
 /* The same for a SAMPLE laid out with its period at byte at (memory records): merged only when
  * t merges (AUTOPROF_AGGREGATE without _CHECK), the time, cpu and what else lies before the
- * period left out of the key. */
-size_t aggregate__fold_at(struct ap_thread *t, void *rec, size_t len, size_t at);
+ * period left out of the key; hash: the caller's hash of the key, or 0 (the record's). */
+size_t aggregate__fold_at(struct ap_thread *t, void *rec, size_t len, size_t at, uint64_t hash);
 /* Append t's merged records and empty its table (on t's thread, or t held off). */
 void aggregate__emit_all(struct ap_thread *t);
 /* Empty t's table without writing it (a forked child's copy), its window from now. */

@@ -233,7 +233,7 @@ static void to_thread(struct ap_thread *t, const struct live_block *b, const uin
 	out = buffer__reserve(t, MAX_RECORD);
 	n = memory__put_sample(out, MAX_RECORD, alloc_id, t->sampler->pid, (uint32_t)t->tid, now,
 			       b->addr, b->weight, chain, nr, b->size);
-	t->len += memory_agg__fold(t, out, n); /* AUTOPROF_AGGREGATE: merged, or kept */
+	t->len += memory_agg__fold(t, out, n, b->stack); /* AUTOPROF_AGGREGATE: merged, or kept */
 	if (!t->stats.first_time)
 		t->stats.first_time = now;
 	if (now > t->stats.last_time)
@@ -285,7 +285,7 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		n = memory__put_sample(shared_record, sizeof(shared_record), alloc_id,
 				       (uint32_t)autoprof.pid, (uint32_t)raw_syscall(SYS_gettid),
 				       now, b->addr, b->weight, shared_chain, nr, b->size);
-		if (n && !memory_agg__fold_shared(shared_record, n, now))
+		if (n && !memory_agg__fold_shared(shared_record, n, now, b->stack))
 			writer__append(&autoprof.writer, shared_record, n);
 		writer__note_times(&autoprof.writer, now, now);
 		__atomic_store_n(&shared_lock, 0, __ATOMIC_RELEASE);

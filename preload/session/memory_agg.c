@@ -59,17 +59,35 @@ int memory_agg__start(void)
 }
 
 /*
- * The alloc-bytes record of len bytes at rec, just built in t's buffer (t
- * entered): the bytes to keep there, 0 when it merged. Async-signal-safe.
+ * The key's hash of an alloc-bytes record at rec whose chain has the id
+ * stack in live.c's table (0: none, then the record is hashed): the id, the
+ * block's size (the record's last word) and the thread: equal records, equal
+ * ids. Async-signal-safe.
  */
-size_t memory_agg__fold(struct ap_thread *t, void *rec, size_t len)
+static uint64_t key_hash(const void *rec, size_t len, uint32_t stack)
+{
+	uint64_t size, tid;
+
+	if (!stack)
+		return 0;
+	memcpy(&size, (const char *)rec + len - 8, 8);
+	memcpy(&tid, (const char *)rec + 24, 8);
+	return ((uint64_t)stack * 0x9E3779B97F4A7C15ULL ^ size * 0xff51afd7ed558ccdULL ^ tid) | 1;
+}
+
+/*
+ * The alloc-bytes record of len bytes at rec, just built in t's buffer (t
+ * entered), its chain's id stack: the bytes to keep there, 0 when it merged.
+ * Async-signal-safe.
+ */
+size_t memory_agg__fold(struct ap_thread *t, void *rec, size_t len, uint32_t stack)
 {
 	static const uint64_t none;
 
 	if (!merging || !len)
 		return len;
 	memcpy((char *)rec + ADDR_AT, &none, 8);
-	return aggregate__fold_at(t, rec, len, AP_MEMORY_PERIOD_AT);
+	return aggregate__fold_at(t, rec, len, AP_MEMORY_PERIOD_AT, key_hash(rec, len, stack));
 }
 
 /*
@@ -77,7 +95,7 @@ size_t memory_agg__fold(struct ap_thread *t, void *rec, size_t len)
  * threads, every signal blocked): false when rec is to be written as it is.
  * Async-signal-safe.
  */
-bool memory_agg__fold_shared(void *rec, size_t len, uint64_t now)
+bool memory_agg__fold_shared(void *rec, size_t len, uint64_t now, uint32_t stack)
 {
 	static const uint64_t none;
 	bool merged;
@@ -88,7 +106,8 @@ bool memory_agg__fold_shared(void *rec, size_t len, uint64_t now)
 	while (__atomic_exchange_n(&shared_lock, 1, __ATOMIC_ACQUIRE))
 		raw_syscall(SYS_sched_yield); /* a handler writing the table out */
 	aggregate__maybe_emit(&shared, now);
-	merged = !aggregate__fold_at(&shared, rec, len, AP_MEMORY_PERIOD_AT);
+	merged =
+	    !aggregate__fold_at(&shared, rec, len, AP_MEMORY_PERIOD_AT, key_hash(rec, len, stack));
 	__atomic_store_n(&shared_lock, 0, __ATOMIC_RELEASE);
 	return merged;
 }
