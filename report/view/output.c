@@ -83,7 +83,8 @@ const char *output__count_noun(const struct session *s, const char *ev)
 {
 	if (event_units__wall(ev))
 		return s->merged ? "merged records" : "records";
-	if (s->merged && (memory_names__in_bytes(ev) || memory_names__derived(ev)))
+	if ((s->merged || s->memory_merged) &&
+	    (memory_names__in_bytes(ev) || memory_names__derived(ev)))
 		return "merged records"; /* alloc-bytes: per thread, stack and size, per window */
 	return "samples";
 }
