@@ -12,7 +12,7 @@
 # perf report and autoprof-report), the launcher's one file and `autoprof merge`.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memagg" "$B/progs/memcases" "$B/progs/libearlyalloc.so"
-plan 27
+plan 28
 
 P=$B/progs
 A=$B/autoprof
@@ -196,6 +196,8 @@ want=$(awk '$1 == "site" && $2 == "churn" { n += $3 } END { print n }' run.out)
 leak=$(awk '$1 == "site" && $2 == "keep" { n += $4 } END { print n }' run.out)
 is "$(at run.data alloc-bytes churn) $(at run.data live-bytes keep)" "$want $leak" \
 	"launcher, two processes: the merged file holds both processes' merged records" || diag_file run.err
+timeout -s KILL 60 "$PERFPARSER" --input run.data --print-stats >pp2.out 2>&1
+ok $? "hotspot's perfparser reads the launcher's merged file" || diag_file pp2.out
 mkdir lw
 (cd lw && timeout -s KILL 60 "$A" -q --memory --memory-interval 1 --aggregate --window 200ms \
 	-o w.data -- sh -c "$P/memagg 2 6 60 240; $P/memagg 1 4 60 240" >../lw.out 2>../lw.err)
