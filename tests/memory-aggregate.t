@@ -7,12 +7,13 @@
 # ("site NAME BYTES LEAKED BLOCKS"): 4 threads, two sites, 240 block sizes.
 # Also: a thread without a sampler (libearlyalloc), fork, a table that fills
 # (5000 sizes: said once at the end, nothing dropped), AUTOPROF_AGGREGATE at
-# the default interval (the file's bytes are the library's own count), the
+# the default interval (the file's bytes are the library's own count, each site within
+# sampling error of tests/progs/memtruth's truth), the
 # windows (the library's and the launcher's merged ones, each read alike by
 # perf report and autoprof-report), the launcher's one file and `autoprof merge`.
 . "$(dirname "$0")/lib.sh"
-needs "$B/progs/memagg" "$B/progs/memcases" "$B/progs/libearlyalloc.so"
-plan 28
+needs "$B/progs/memagg" "$B/progs/memcases" "$B/progs/memtruth" "$B/progs/libearlyalloc.so"
+plan 29
 
 P=$B/progs
 A=$B/autoprof
@@ -144,6 +145,20 @@ inf=$(bytes d.data alloc-bytes | awk '{ n += $2 } END { print n + 0 }')
 [ -n "$said" ] && [ "$said" -gt 0 ]
 ok $? "default interval: the library sampled" || diag_file d.err
 is "$inf" "$said" "default interval: the merged records' bytes add up to the library's estimate"
+
+# each site's bytes within sampling error: 5 standard errors (1 / sqrt(bytes / 512 KiB): 3%
+# for 600 MB) of what tests/progs/memtruth allocated, for the sites above 100 MB
+timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_AGGREGATE=1 AUTOPROF_OUTPUT=t.data \
+	LD_PRELOAD="$LIB" "$P/memtruth" >t.out 2>t.err
+bad=""
+while read -r _ site alloc _; do
+	[ "$alloc" -gt 100000000 ] || continue
+	got=$(at t.data alloc-bytes "$site")
+	awk -v g="$got" -v a="$alloc" 'BEGIN { e = 5 / sqrt(a / 524288); exit !(g > a * (1 - e) && g < a * (1 + e)) }' ||
+		bad="$bad $site:$got/$alloc"
+done <t.out
+[ -z "$bad" ] && grep -q '^site churn_small' t.out
+ok $? "default interval: each site's estimated bytes within sampling error of the truth" || diag "$bad"
 
 # ---- a table that fills: written early, said once, nothing dropped ----
 profile full.data 1 "$P/memagg" 1 2 0 5000 >full.out 2>full.err
