@@ -34,7 +34,8 @@ library's figures are judged against, so they come from the same rounds).
 Programs (issue 26's shapes first): shallow = build/progs/costloop, one
 thread, one frame above the hot loop; oversub = the same with twice as many
 threads as CPUs (at least 4); xz9 = `xz -9 -T1` on a generated text; deep =
-costloop 60 frames deep; python3 and sort.
+costloop 60 frames deep; python3 (a loop in a function) and sort (a
+generated text of SORT_MB MB a second), each about as long as costloop.
 
 The machine must be quiet (quiet.py): a busy machine makes the harness
 refuse to report (exit 3, one line), or with --busy-ok mark every figure.
@@ -45,7 +46,7 @@ cost (signals per sample: the handler's runs over its samples).
 
 --quick: the lead's quiet measurement: the three shapes x 1, 4, 10 kHz x
 {plain, floor, floor+batch, autoprof, perf -g}, 5 rounds, runs of about
-1.6-2 s of CPU each (7-8 minutes on the 2-CPU VM). Writes a Markdown table
+1.6-2 s of CPU each (5.4 minutes on the quiet 2-CPU VM, 2026-11-26). Writes a Markdown table
 (--out) and prints it.
 """
 import argparse
@@ -57,13 +58,14 @@ import re
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchrun  # noqa: E402
 import quiet  # noqa: E402
+from benchrun import Timeout, med_range  # noqa: E402
 
 RUN_TIMEOUT = 120
 LIB_BATCH = 8            # AUTOPROF_BATCH's default (include/autoprof/env.h)
@@ -80,6 +82,10 @@ DEFAULT_SAMPLERS = ["floor", "floor+signal", "floor+batch", "autoprof", "autopro
 QUICK_SAMPLERS = ["floor", "floor+batch", "autoprof", "perf -g"]
 ALWAYS = ["floor", "floor+batch"]
 SHAPES = "shallow,oversub,xz9"
+# Per --seconds (see main(): every program about the same CPU time).
+XZ_MB = 1.0              # xz -9's input, MB
+SORT_MB = 30             # sort's input, MB
+PY_ITERS = 8e6           # python3's loop, iterations
 DEFAULT_PROGRAMS = SHAPES + ",deep,python3,sort"
 
 
@@ -97,33 +103,19 @@ def lib_batch(hz, copy=2048):
     return max(LIB_BATCH, min(fit, int(0.008 * hz)))
 
 
-class Timeout(Exception):
-    pass
-
-
-def _alarm(_s, _f):
-    raise Timeout()
-
-
 def run(argv, env, err_path):
     """Run argv (stdout to /dev/null, stderr to err_path); (CPU seconds, with
     the children it waited for, perf record's included; exit status)."""
-    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 2, err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)]
-    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(RUN_TIMEOUT)
-    try:
-        _, status, ru = os.wait4(pid, 0)
-    except (Timeout, KeyboardInterrupt):
-        os.kill(pid, signal.SIGKILL)
-        os.wait4(pid, 0)
-        raise
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-    return ru.ru_utime + ru.ru_stime, os.waitstatus_to_exitcode(status)
+    r = benchrun.run(argv, env, err=err_path, timeout=RUN_TIMEOUT)
+    return r.cpu, r.status
+
+
+def python_loop(iters):
+    """argv of python3 running a loop of iters iterations of `s += i * i % 7`
+    inside a function (see main(): at module level its cost depends on the
+    string hash seed); run it with PYTHONHASHSEED=0."""
+    return ["/usr/bin/python3", "-c", "def f(n):\n    s = 0\n    for i in range(n):\n"
+            "        s += i * i %% 7\n    return s\nf(%d)" % iters]
 
 
 def make_text(path, megabytes):
@@ -136,7 +128,7 @@ def make_text(path, megabytes):
     with open(path, "w") as f:
         i = 0
         while n < limit:
-            line = "%d %s\n" % (i, " ".join(rnd.choice(words) for _ in range(11)))
+            line = "%d %s\n" % (i, " ".join(rnd.choices(words, k=11)))
             f.write(line)
             n += len(line)
             i += 1
@@ -194,6 +186,7 @@ def main():
     base = {k: v for k, v in os.environ.items()
             if not k.startswith(("AUTOPROF_", "FLOOR_")) and k != "LD_PRELOAD"}
     base["LC_ALL"] = "C"
+    base["PYTHONHASHSEED"] = "0"
 
     def samplers(hz):
         f = dict(base, LD_PRELOAD=floor, FLOOR_FREQ=str(hz))
@@ -215,14 +208,29 @@ def main():
         return [(n,) + s[n] for n in names]
 
     # The programs; inputs generated once.
+    # Every program runs about the same CPU time at the same --seconds (about
+    # 0.6-0.8 s plain at 1.0 on the lead's quiet VM, as costloop 1.0 does), so
+    # that its ratios measure samples, not its start-up (bench.py's start-up
+    # table measures that apart). Sized by instruction counts (callgrind):
+    # xz -9 reads 1.0 MB a second (1.2 G instructions, 0.55 s measured);
+    # sort reads SORT_MB (1 MB: 31.5 M instructions, 0.01 s measured; 30 MB:
+    # 1.52 G); python3's loop runs PY_ITERS iterations inside a
+    # function, 750 instructions each: at module level every name is a dict
+    # lookup in __main__'s globals whose probes depend on the string hash seed
+    # (1,345 instructions an iteration with PYTHONHASHSEED=1, about 1,600 with 3:
+    # +18% between runs of the same command), in a function the names are
+    # slots and the count moved 0.1% with the seed; PYTHONHASHSEED=0 is set
+    # for every run anyway, so the start-up's dictionaries are the same too.
     text = os.path.join(tmp, "text.txt")
+    sorttext = os.path.join(tmp, "sort.txt")
+    sort_mb = SORT_MB * seconds
     ncpu = os.cpu_count() or 2
     real = {
         "xz9": ["xz", "-9", "-T1", "-c", text],
         "xz": ["xz", "-T1", "-0", "-c", text],
-        "python3": ["/usr/bin/python3", "-c",
-                    "s=0\nfor i in range(%d): s+=i*i%%7" % int(6e6 * seconds)],
-        "sort": ["sort", "--parallel=1", "-S", "256M", "-k2,2", "-k1,1n", text],
+        "python3": python_loop(int(PY_ITERS * seconds)),
+        "sort": ["sort", "--parallel=1", "-S", "%dM" % max(256, 4 * sort_mb), "-k2,2",
+                 "-k1,1n", sorttext],
     }
     shapes = {"shallow": "1:1", "oversub": "1:%d" % max(4, 2 * ncpu), "deep": "60:1"}
     progs, descs = [], []
@@ -230,9 +238,13 @@ def main():
         if spec in real:
             argv = real[spec]
             progs.append((spec, [shutil.which(argv[0]) or argv[0]] + argv[1:]))
-            descs.append("%s = `%s`" % (spec, " ".join(
-                "TEXT" if x == text else os.path.basename(x) if i == 0 else x.replace("\n", "; ")
-                for i, x in enumerate(argv))))
+            if spec == "python3":
+                descs.append("python3 = `python3 -c 'def f(n): ...; f(%d)'` (a loop of `s += i "
+                             "* i %% 7` in a function; PYTHONHASHSEED=0)" % int(PY_ITERS * seconds))
+            else:
+                descs.append("%s = `%s`" % (spec, " ".join(
+                    "TEXT" if x == text else "SORTTEXT" if x == sorttext else
+                    os.path.basename(x) if i == 0 else x for i, x in enumerate(argv))))
             continue
         name, _, shape = spec.partition(":")
         shape = shape or shapes.get(name)
@@ -243,9 +255,11 @@ def main():
         descs.append("%s = `costloop %g %s %s` (%s frame(s) above the hot loop, %s thread(s); "
                      "-O2 -fomit-frame-pointer)" % (name, seconds, depth, threads, depth, threads))
     if any(a[-1] == text for _, a in progs):
-        # About as much CPU for xz -9 as costloop SECONDS takes.
-        make_text(text, 1.0 * seconds)
+        make_text(text, XZ_MB * seconds)
         descs.append("TEXT = %.1f MB of generated words" % (os.path.getsize(text) / 1e6))
+    if any(a[-1] == sorttext for _, a in progs):
+        make_text(sorttext, sort_mb)
+        descs.append("SORTTEXT = %.1f MB of generated words" % (os.path.getsize(sorttext) / 1e6))
 
     guard.start()
     ratios, extra_us = {}, {}      # (prog, hz, sampler) -> [per round]
@@ -322,11 +336,6 @@ def main():
             f.write(text_out)
 
 
-def med_range(v, digits=3):
-    fmt = "%%.%df" % digits
-    return (fmt + " [" + fmt + "-" + fmt + "]") % (statistics.median(v), min(v), max(v))
-
-
 def verdicts(data, pname, hz):
     """Issue 26's targets for one row: [(what, MET/MISSED, note)]."""
     R = data["ratio"]
@@ -393,7 +402,7 @@ def render(data, descs, guard):
     w("")
     w("## Extra CPU time per sample asked, microseconds: median")
     w("")
-    w("| program | rate | plain CPU s | " + " | ".join(names) + " |")
+    w("| program | rate | plain CPU s, median [min-max] | " + " | ".join(names) + " |")
     w("|---|---:|---:|" + "---:|" * len(names))
     for pname in data["progs"]:
         pc = data["plain_cpu"].get(pname)
@@ -402,7 +411,7 @@ def render(data, descs, guard):
             for s in names:
                 v = data["extra_us"].get((pname, hz, s))
                 cells.append(guard.mark("%.1f" % statistics.median(v)) if v else "-")
-            w("| %s | %d Hz | %s | %s |" % (pname, hz, "%.2f" % statistics.median(pc) if pc
+            w("| %s | %d Hz | %s | %s |" % (pname, hz, guard.mark(med_range(pc, 2)) if pc
                                             else "-", " | ".join(cells)))
     w("")
     if data["phases"]:

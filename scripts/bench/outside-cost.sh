@@ -20,10 +20,14 @@
 # perf's process writing its file): /usr/bin/time's user and system times of
 # the profiler command, which count every descendant it waited for. The table
 # gives, per program and mode, the median over the rounds and its ratio to
-# the program alone, with the load average at the start and at the end (a
-# loaded machine makes every number noise: run it on a quiet one).
+# the program alone. A loaded machine makes every number noise: like every
+# timing benchmark it refuses a busy one (scripts/bench/quiet.py, through
+# its command line: the load average at the start, other processes' CPU
+# during each round; exit status 3, one line), or with --busy-ok marks
+# every figure.
 #
-#   sh scripts/bench/outside-cost.sh            (RUNS=7 rounds; from the repository)
+#   sh scripts/bench/outside-cost.sh [--busy-ok] [--max-load L] [--max-foreign C]
+#                                    [--quiet-wait S]   (RUNS=7 rounds; from the repository)
 #   RUNS=1 EVENT=cycles sh scripts/bench/outside-cost.sh
 #
 # EVENT (default cpu-clock: the same event for both tools, and the one a VM
@@ -56,6 +60,9 @@ done
 	exit 1
 }
 cd "$W" || exit 1
+QUIET="python3 $ROOT/scripts/bench/quiet.py"
+GUARD=$W/guard
+$QUIET start outside-cost "$GUARD" "$@" || exit $?
 
 cc -static -O2 -g -o hot-static "$SRC/hot.c" || exit 1
 GO=$(command -v go || echo /usr/lib/go/bin/go)
@@ -108,11 +115,10 @@ run() {
 		t.out | tail -1
 }
 
-load() { cut -d' ' -f1-3 /proc/loadavg; }
-
-LOAD0=$(load)
 printf 'program\tmode\tround\tcpu_s\n' >"$OUT"
 for r in $(seq "$RUNS"); do
+	times >"$W/times"
+	$QUIET begin "$GUARD" "$W/times"
 	for p in $PROGRAMS; do
 		_want=$(status_of "$p")
 		for m in $(modes_of "$p"); do
@@ -122,16 +128,18 @@ for r in $(seq "$RUNS"); do
 			rm -f a.data* p.data*
 		done
 	done
+	times >"$W/times"
+	$QUIET end "$GUARD" "round $r" "$W/times" || exit $?
 done
-LOAD1=$(load)
+MARK=$($QUIET mark "$GUARD")
 
-echo "Outside mode's CPU cost at 1 kHz ($EVENT), medians of $RUNS interleaved rounds;"
-echo "load average at start $LOAD0, at end $LOAD1. The floor is perf record without -g"
+echo "Outside mode's CPU cost at 1 kHz ($EVENT), medians of $RUNS interleaved rounds."
+echo "$($QUIET summary "$GUARD") The floor is perf record without -g"
 echo "(the bare kernel event, no stacks). CPU = user + system of the whole tree, profiler included."
 echo
 echo "| program | mode | CPU s (median) | vs plain | overhead over plain |"
 echo "|---|---|---|---|---|"
-awk -F'\t' 'NR > 1 && $4 != "fail" { v[$1 "\t" $2] = v[$1 "\t" $2] " " $4; order[$1 "\t" $2] = NR }
+awk -F'\t' -v mark="$MARK" 'NR > 1 && $4 != "fail" { v[$1 "\t" $2] = v[$1 "\t" $2] " " $4; order[$1 "\t" $2] = NR }
 	function median(s,   a, n, i, j, t) {
 		n = split(s, a, " ")
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -145,9 +153,9 @@ awk -F'\t' 'NR > 1 && $4 != "fail" { v[$1 "\t" $2] = v[$1 "\t" $2] " " $4; order
 		for (i = 1; i <= n; i++) {
 			split(keys[i], pm, "\t")
 			base = m[pm[1] "\tplain"]
-			printf "| %s | %s | %.3f | %s | %s |\n", pm[1], pm[2], m[keys[i]],
-				base ? sprintf("%.3f", m[keys[i]] / base) : "-",
-				base ? sprintf("%+.1f%%", 100 * (m[keys[i]] - base) / base) : "-"
+			printf "| %s | %s | %.3f%s | %s | %s |\n", pm[1], pm[2], m[keys[i]], mark,
+				base ? sprintf("%.3f%s", m[keys[i]] / base, mark) : "-",
+				base ? sprintf("%+.1f%%%s", 100 * (m[keys[i]] - base) / base, mark) : "-"
 		}
 	}' "$OUT"
 echo

@@ -33,7 +33,6 @@ import os
 import platform
 import re
 import shutil
-import signal
 import statistics
 import struct
 import subprocess
@@ -43,6 +42,7 @@ import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchrun  # noqa: E402
 import quiet  # noqa: E402
 
 RATES = (1000, 10000)
@@ -59,14 +59,6 @@ MARK = ""                     # " (busy)" when the figures were made on a busy m
 PERF_RECORD_LOST = 2
 PERF_RECORD_SAMPLE = 9
 PERF_RECORD_LOST_SAMPLES = 13
-
-
-class RunTimeout(Exception):
-    pass
-
-
-def _alarm(_signum, _frame):
-    raise RunTimeout()
 
 
 def log(msg):
@@ -143,40 +135,21 @@ class Runner:
         other processes used meanwhile), status."""
         err_path = os.path.join(self.tmp, "stderr-%s.log" % stderr_name)
         self.stderr_files.add(err_path)
-        actions = [
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, err_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
-        ]
         busy0, _ = quiet.machine_cpu()
-        t0 = time.perf_counter_ns()
-        pid = os.posix_spawn(argv[0], argv, env, file_actions=actions)
-        killed = False
-        old = signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(RUN_TIMEOUT)
-        try:
-            _, status, ru = os.wait4(pid, 0)
-        except RunTimeout:
-            os.kill(pid, signal.SIGKILL)
-            _, status, ru = os.wait4(pid, 0)
-            killed = True
-        finally:
-            signal.alarm(0)
-            signal.signal(signal.SIGALRM, old)
-        t1 = time.perf_counter_ns()
+        r = benchrun.run(argv, env, err=err_path, append=True, timeout=RUN_TIMEOUT,
+                         raise_timeout=False)
         busy1, _ = quiet.machine_cpu()
-        cpu = ru.ru_utime + ru.ru_stime
-        code = os.waitstatus_to_exitcode(status)
-        if killed:
-            self.failures.append((stderr_name + " (killed after %d s)" % RUN_TIMEOUT, code))
-        elif code != 0:
-            self.failures.append((stderr_name, code))
+        if r.timed_out:
+            self.failures.append((stderr_name + " (killed after %d s)" % RUN_TIMEOUT, r.status))
+        elif r.status != 0:
+            self.failures.append((stderr_name, r.status))
         return {
-            "wall": (t1 - t0) / 1e9,
-            "cpu": cpu,
-            "user": ru.ru_utime,
-            "sys": ru.ru_stime,
-            "foreign": max(0.0, (busy1 - busy0) - cpu),
-            "status": code,
+            "wall": r.wall,
+            "cpu": r.cpu,
+            "user": r.user,
+            "sys": r.sys,
+            "foreign": max(0.0, (busy1 - busy0) - r.cpu),
+            "status": r.status,
         }
 
     def stderr_notes(self):

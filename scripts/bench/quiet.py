@@ -3,8 +3,8 @@
 A CPU-time ratio measured while other processes compete for the CPUs is not
 a measurement of the profiler: perf record's separate process, the kernel's
 sampling interrupts and a signal per batch all cost more or less depending on
-who else runs. So every timing benchmark (bench.py, overhead.py, cost.py)
-goes through a Guard:
+who else runs. So every timing benchmark (bench.py, overhead.py, cost.py,
+report_speed.py, service.py, memory.py) goes through a Guard:
 
   before the first round  the 1-minute load average must be at most
                           --max-load (it waits up to --quiet-wait seconds for
@@ -19,8 +19,22 @@ goes through a Guard:
 If either fails, the benchmark refuses to report: one line on stderr, exit
 status 3. With --busy-ok it reports anyway, every figure marked with
 BUSY_MARK and a line saying why.
+
+A shell script uses the same guard through this file's command line, its
+state kept in a file between the calls, and its own CPU time told by the
+shell's `times` (the shell's and its waited-for children's), written to a
+file by the shell itself (`$(times)` would be a subshell's, without them):
+
+  python3 quiet.py start NAME STATE [--busy-ok] [--max-load L] ...   # exit 3: refused
+  times >T; python3 quiet.py begin STATE T
+  times >T; python3 quiet.py end STATE LABEL T                       # exit 3: refused
+  python3 quiet.py mark STATE        # prints " (busy)" or nothing, for each figure
+  python3 quiet.py summary STATE     # the sentence for the report's header
 """
+import argparse
+import json
 import os
+import re
 import resource
 import sys
 import time
@@ -71,18 +85,22 @@ def own_cpu():
 
 
 class Span:
-    """Other processes' CPU use over an interval: start it, then read it."""
+    """Other processes' CPU use over an interval: start it, then read it.
+    own0: the benchmark's own CPU seconds at the start (default: this
+    process's and its children's, own_cpu())."""
 
-    def __init__(self):
+    def __init__(self, own0=None):
         self.busy0, self.steal0 = machine_cpu()
-        self.own0 = own_cpu()
+        self.own0 = own_cpu() if own0 is None else own0
         self.t0 = time.monotonic()
 
-    def read(self):
-        """(foreign CPUs on average, steal CPUs on average, seconds) so far."""
+    def read(self, own=None):
+        """(foreign CPUs on average, steal CPUs on average, seconds) so far;
+        own: the benchmark's own CPU seconds now (default own_cpu())."""
         busy, steal = machine_cpu()
         secs = max(time.monotonic() - self.t0, 1e-6)
-        foreign = max(0.0, (busy - self.busy0) - (own_cpu() - self.own0))
+        own = own_cpu() if own is None else own
+        foreign = max(0.0, (busy - self.busy0) - (own - self.own0))
         return foreign / secs, (steal - self.steal0) / secs, secs
 
 
@@ -129,12 +147,13 @@ class Guard:
                       (foreign, self.max_foreign))
 
     # -- around each round
-    def round_begin(self):
-        self._span = Span()
+    def round_begin(self, own0=None):
+        self._span = Span(own0)
 
-    def round_end(self, label=None):
-        """Close the round (named label in messages); returns its (foreign, steal, seconds)."""
-        r = self._span.read()
+    def round_end(self, label=None, own=None):
+        """Close the round (named label in messages); returns its (foreign, steal, seconds).
+        own0 and own: the benchmark's own CPU seconds (Span), for a shell script."""
+        r = self._span.read(own)
         self.rounds.append(r)
         foreign, steal, _ = r
         label = label or "round %d" % len(self.rounds)
@@ -185,3 +204,81 @@ class Guard:
                     "%s; do not compare them with quiet runs. " % ("; ".join(self.reasons),
                                                                     BUSY_MARK)) + text
         return text
+
+
+# -- the command line, for shell scripts
+
+def _shell_cpu(path):
+    """CPU seconds in the file @path holding the output of the shell's `times`
+    (the shell's own user and system times, then its children's), summed."""
+    with open(path) as f:
+        return sum(int(m) * 60 + float(sec)
+                   for m, sec in re.findall(r"(\d+)m([0-9.]+)s", f.read()))
+
+
+def _load(path):
+    with open(path) as f:
+        st = json.load(f)
+    args = argparse.Namespace(**st["args"])
+    g = Guard(st["name"], args)
+    g.reasons, g.rounds = st["reasons"], [tuple(r) for r in st["rounds"]]
+    g.load_start, g.load_end = st["load_start"], st.get("load_end")
+    if st.get("span"):
+        g._span = Span.__new__(Span)
+        g._span.busy0, g._span.steal0, g._span.own0, g._span.t0 = st["span"]
+    return g, st
+
+
+def _save(path, g, st):
+    st.update(reasons=g.reasons, rounds=g.rounds, load_start=g.load_start,
+              load_end=g.load_end,
+              span=[g._span.busy0, g._span.steal0, g._span.own0, g._span.t0] if g._span
+              else None)
+    with open(path, "w") as f:
+        json.dump(st, f)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="quiet.py", description="the busy-machine guard, "
+                                 "for shell scripts (see the module's comment)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("start")
+    p.add_argument("name")
+    p.add_argument("state")
+    add_arguments(p)
+    p = sub.add_parser("begin")
+    p.add_argument("state")
+    p.add_argument("times")
+    p = sub.add_parser("end")
+    p.add_argument("state")
+    p.add_argument("label")
+    p.add_argument("times")
+    for cmd in ("mark", "summary"):
+        sub.add_parser(cmd).add_argument("state")
+    a = ap.parse_args(argv)
+    if a.cmd == "start":
+        g = Guard(a.name, a)
+        st = {"name": a.name, "args": {k: getattr(a, k) for k in
+                                       ("busy_ok", "max_load", "max_foreign", "quiet_wait")}}
+        g.start()  # exits 3 when refused
+        _save(a.state, g, st)
+        return 0
+    g, st = _load(a.state)
+    if a.cmd == "begin":
+        g.round_begin(_shell_cpu(a.times))
+    elif a.cmd == "end":
+        # this process's own CPU so far is the benchmark's too (the shell has not waited for it)
+        g.round_end(a.label, _shell_cpu(a.times) + own_cpu())  # exits 3 when refused
+        g.finish()
+    elif a.cmd == "mark":
+        print(" " + BUSY_MARK if g.reasons else "")
+        return 0
+    elif a.cmd == "summary":
+        print(g.summary())
+        return 0
+    _save(a.state, g, st)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -21,6 +21,11 @@ the union of each process's recorded windows.
 The set is cached: a folder that holds a complete set made with the same
 parameters (DIR.manifest beside it) is used as it is.
 
+It measures nothing, so it has no busy-machine guard: a busy machine
+changes how many samples a window holds, not what a reader is measured on;
+report_speed.py, which times the reading, refuses a busy machine
+(quiet.py) before it asks for the set.
+
 usage: report_day.py [--build build] [--procs 8] [--windows 1440] DIR
 Prints DIR's summary (files, bytes) on stderr and the folder on stdout.
 """

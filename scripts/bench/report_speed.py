@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """report_speed.py - autoprof-report against `perf report --stdio` on files of
-300 thousand samples or more (issue 12): wall time, CPU time and peak RSS,
-medians over a few runs, and the ratios, in one table.
+300 thousand samples or more (issue 12): wall time and CPU time, medians
+over a few runs, peak RSS (one more run, under /usr/bin/time), and the
+ratios, in one table.
 
 Files, all of build/progs/mtwork (4 threads, -O2 -fomit-frame-pointer):
   g          perf record -F 20000 -g               (frame pointers: user stacks cut short)
@@ -29,8 +30,14 @@ load average before and after, with the same for one process's 1,440
 windows (the reference: memory should not grow with the files). `--only day`
 runs this case alone (about a minute).
 
+The machine must be quiet (quiet.py, as for cost.py and bench.py): the
+load average at the start, and other processes' CPU during each turn of
+the readers; a busy machine makes it refuse (exit 3, one line) before
+anything is recorded, or with --busy-ok report with every figure marked.
+
 usage: report_speed.py [--build build] [--out FILE] [--runs N] [--scale S] [--keep DIR]
-                       [--only day|files] [--day DIR]
+                       [--only day|files] [--day DIR] [--busy-ok] [--max-load L]
+                       [--max-foreign C] [--quiet-wait S]
 """
 import argparse
 import os
@@ -41,34 +48,48 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchrun  # noqa: E402
+import quiet  # noqa: E402
 
-def run(cmd, env=None):
-    """Run @cmd with output discarded; (wall s, cpu s, peak RSS KiB) of the child."""
-    with open(os.devnull, 'wb') as null:
-        t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=null, stderr=null, env=env)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.monotonic() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit('report_speed: %s failed (status %d)' % (' '.join(cmd), status))
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+RUN_TIMEOUT = 600
+DAY_GOAL_S = 2.0         # issue 26: 8 processes x 1,440 windows in one report
 
 
-def interleaved(cmds, runs):
-    """Run cmds in turns, runs times each; the medians of each (wall, CPU, RSS).
+def run(cmd, rss=False):
+    """Run @cmd with output discarded; (wall s, cpu s, peak RSS KiB) of the
+    child. wait4's peak RSS of a child of this script is at least this
+    script's own (exec keeps the old address space's high-water mark: 15 MB
+    here, above a small file's reader), so with @rss it runs under
+    /usr/bin/time for that figure (and a millisecond more of wall time);
+    without it the RSS is None."""
+    r = (benchrun.timed if rss else benchrun.run)(cmd, os.environ, timeout=RUN_TIMEOUT)
+    if r.status != 0:
+        sys.exit('report_speed: %s failed (status %d)' % (' '.join(cmd), r.status))
+    return r.wall, r.cpu, r.maxrss_kb if rss else None
+
+
+def interleaved(cmds, runs, guard, what):
+    """Run cmds in turns, runs times each; the medians of each (wall, CPU),
+    and its peak RSS from one more run before the turns (which also warms the
+    page cache). Each turn is a round of @guard (named after @what).
 
     In turns, so all find the file's pages in the same state: this VM's
     DAMON pages out page cache left idle for some seconds, and a 3 GB dwarf
     file measured after the other files' perf runs was partly on disk again
     for the first reader only."""
+    rss = [run(cmd, rss=True)[2] for cmd in cmds]
     res = [[] for _ in cmds]
-    for _ in range(runs):
+    for turn in range(runs):
+        guard.round_begin()
         for r, cmd in zip(res, cmds):
             r.append(run(cmd))
-    return [tuple(statistics.median(x[i] for x in r) for i in range(3)) for r in res]
+        guard.round_end('%s, turn %d' % (what, turn + 1))
+    return [tuple(statistics.median(x[i] for x in r) for i in range(2)) + (m,)
+            for r, m in zip(res, rss)]
 
 
-def day_rows(report, build, folder, runs):
+def day_rows(report, build, folder, runs, guard):
     """The day case: (name, files, bytes, (wall, cpu, rss), load before, load after)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import report_day
@@ -88,12 +109,12 @@ def day_rows(report, build, folder, runs):
         size = sum(os.path.getsize(os.path.join(d, x)) for x in os.listdir(d))
         run([report, d])  # warm: the page cache, the objects' symbols
         before = os.getloadavg()[0]
-        res = interleaved([[report, d]], runs)[0]
+        res = interleaved([[report, d]], runs, guard, name)[0]
         rows.append((name, n, size, res, before, os.getloadavg()[0]))
     return rows
 
 
-def day_lines(rows, runs):
+def day_lines(rows, runs, guard):
     lines = [
         '',
         '### A day of a service in windows (issue 26)',
@@ -108,9 +129,16 @@ def day_lines(rows, runs):
         '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ]
     for name, n, size, r, before, after in rows:
-        lines.append('| %s | %d | %.0f | %.3f s | %.3f s | %.1f MB | %.0f us | %.1f | %.1f |' %
-                     (name, n, size / 1e6, r[0], r[1], r[2] / 1024, r[1] / n * 1e6,
+        m = guard.mark
+        lines.append('| %s | %d | %.0f | %s | %s | %s | %s | %.1f | %.1f |' %
+                     (name, n, size / 1e6, m('%.3f s' % r[0]), m('%.3f s' % r[1]),
+                      m('%.1f MB' % (r[2] / 1024)), m('%.0f us' % (r[1] / n * 1e6)),
                       before, after))
+    name, n, size, r, _, _ = rows[-1]
+    lines += ['', guard.mark('Goal (issue 26), %s in under %g s: %s (wall %.3f s, CPU %.3f s); '
+                             'peak RSS %.1f MB against %.1f MB for one process.' % (
+                                 name, DAY_GOAL_S, 'MET' if r[0] < DAY_GOAL_S else '**MISSED**',
+                                 r[0], r[1], r[2] / 1024, rows[0][3][2] / 1024))]
     return lines
 
 
@@ -161,12 +189,19 @@ def main():
     ap.add_argument('--day', default=os.path.join(os.environ.get('TMPDIR', '/tmp'),
                                                   'autoprof-day'),
                     help="the day's windows (made there once, then reused)")
+    quiet.add_arguments(ap)
     a = ap.parse_args()
+    started = time.time()
+    guard = quiet.Guard('report_speed', a)
+    guard.start()
     if a.only == 'day':
         report = os.path.join(a.build, 'autoprof-report')
+        rows = day_rows(report, a.build, a.day, a.runs, guard)
+        guard.finish()
         lines = ['# autoprof-report over a day of windows (make bench-report, --only day)', '',
-                 '%s, %d CPUs.' % (time.strftime('%Y-%m-%d'), os.cpu_count())]
-        lines += day_lines(day_rows(report, a.build, a.day, a.runs), a.runs)
+                 '%s, %d CPUs. %s' % (time.strftime('%Y-%m-%d'), os.cpu_count(),
+                                      guard.summary())]
+        lines += day_lines(rows, a.runs, guard)
         print('\n'.join(lines))
         return
     report = os.path.join(a.build, 'autoprof-report')
@@ -189,32 +224,39 @@ def main():
             n = samples_of(report, path)  # also warms the page cache again, just before
             ours, theirs, floor = interleaved([[report, path],
                                                ['perf', 'report', '-i', path, '--stdio'],
-                                               [mapfloor, path]], a.runs)
+                                               [mapfloor, path]], a.runs, guard,
+                                              'the %s file' % name)
             rows.append((name, n, os.path.getsize(path), ours, theirs, floor))
+        day = (day_rows(report, a.build, a.day, a.runs, guard) if a.only != 'files'
+               else None)
+        guard.finish()
+        m = guard.mark
         lines = [
             '# autoprof-report vs perf report --stdio (make bench-report)',
             '',
-            'Medians of %d runs; %s, %d CPUs, load average %.1f at the end.' %
-            (a.runs, time.strftime('%Y-%m-%d'), os.cpu_count(), os.getloadavg()[0]),
+            'Medians of %d runs; %s, %d CPUs, %.1f minutes. %s' %
+            (a.runs, time.strftime('%Y-%m-%d'), os.cpu_count(), (time.time() - started) / 60,
+             guard.summary()),
             '',
             '| file | samples | MB | ours wall | perf wall | wall ratio | ours CPU | perf CPU | '
             'CPU ratio | ours RSS | perf RSS | memory | map floor | 20x needs |',
             '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
         ]
         for name, n, size, o, p, f in rows:
-            lines.append('| %s | %d | %.0f | %.3f s | %.3f s | %.1fx | %.3f s | %.3f s | %.1fx | '
-                         '%.1f MB | %.1f MB | 1/%.1f | %.3f s | %.3f s |' %
-                         (name, n, size / 1e6, o[0], p[0], p[0] / o[0], o[1], p[1],
-                          p[1] / max(o[1], 1e-3), o[2] / 1024, p[2] / 1024, p[2] / o[2],
-                          f[0], p[0] / 20))
+            cells = ['%.3f s' % o[0], '%.3f s' % p[0], '%.1fx' % (p[0] / o[0]),
+                     '%.3f s' % o[1], '%.3f s' % p[1], '%.1fx' % (p[1] / max(o[1], 1e-3)),
+                     '%.1f MB' % (o[2] / 1024), '%.1f MB' % (p[2] / 1024),
+                     '1/%.1f' % (p[2] / o[2]), '%.3f s' % f[0], '%.3f s' % (p[0] / 20)]
+            lines.append('| %s | %d | %.0f | %s |' % (name, n, size / 1e6,
+                                                     ' | '.join(m(c) for c in cells)))
         lines += [
             '',
             'map floor: build/bench/mapfloor (scripts/bench/mapfloor.c), the kernel '
             'mapping and unmapping the file\'s records once on one CPU and nothing else, '
             'in the same turns (wall); 20x needs: perf wall / 20.',
         ]
-        if a.only != 'files':
-            lines += day_lines(day_rows(report, a.build, a.day, a.runs), a.runs)
+        if day is not None:
+            lines += day_lines(day, a.runs, guard)
         text = '\n'.join(lines) + '\n'
         print(text)
         # the notes under the table (from the first '## ' heading on) are kept

@@ -9,14 +9,18 @@ the whole run, a clock thread, a main thread blocked in read()):
   * the disk used by a run of --minutes (default 1; --full: 10) at 1 kHz with
     AUTOPROF_WINDOW=60s and AUTOPROF_AGGREGATE=1 (passed through: the
     library may or may not know it), extrapolated to 10 minutes when shorter;
-  * the extra resident memory (VmRSS, the peak over the run, polled) of the
+  * the extra resident memory (the peak over the run: VmHWM, polled) of the
     profiled service against the same service unprofiled.
 
 Prints a Markdown report on stdout and writes it to --out (and the raw
 numbers to its .json). A benchmark, not a test: the exit status does not
-depend on the numbers.
+depend on the numbers, only on the machine: it must be quiet (quiet.py, as
+for cost.py and bench.py: the load average at the start, other processes'
+CPU during each of the three parts), or it refuses (exit 3, one line) before
+running anything; with --busy-ok it reports with every figure marked.
 
 usage: service.py [--build DIR] [--out FILE] [--minutes M] [--full] [--requests N]
+                  [--busy-ok] [--max-load L] [--max-foreign C] [--quiet-wait S]
 Run it with `make bench-service` (BENCH_SERVICE_FLAGS="--full").
 """
 
@@ -32,6 +36,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchrun  # noqa: E402
+import quiet  # noqa: E402
+
 TARGET_LATENCY_MS = 100.0
 TARGET_DISK_MB = 20.0       # 10 minutes, windows and aggregation
 TARGET_RSS_MB = 10.0
@@ -41,26 +49,15 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def rss_kb(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def run_service(build, seconds, env, cwd):
-    """Run the service for `seconds`, polling its RSS; returns (peak RSS kB, pid)."""
+    """Run the service for `seconds`; returns (its peak RSS kB, pid): its own
+    high-water mark (VmHWM), polled until it exits."""
     svc = os.path.join(build, "progs", "service")
     p = subprocess.Popen([svc, "4", str(seconds), str(seconds)], env=env, cwd=cwd,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = 0
-    while p.poll() is None:
-        peak = max(peak, rss_kb(p.pid))
-        time.sleep(0.25)
+    poller = benchrun.Poller(p.pid, interval=0.25)
+    poller.watch(p)
+    peak = poller.peak.get(p.pid, [None, 0])[1]
     err = p.stderr.read().decode(errors="replace").strip()
     if err:
         log(f"service said: {err}")
@@ -99,6 +96,7 @@ def latencies(build, lib, requests, tmp):
                 res[op].append(ctl(build, p.pid, op))
                 time.sleep(0.05)
     finally:
+        p.terminate()  # its time is up: the requests are answered
         p.wait()
     return res
 
@@ -110,7 +108,11 @@ def main():
     ap.add_argument("--minutes", type=float, default=1.0)
     ap.add_argument("--full", action="store_true", help="the full 10 minutes")
     ap.add_argument("--requests", type=int, default=15)
+    quiet.add_arguments(ap)
     a = ap.parse_args()
+    guard = quiet.Guard("service", a, log)
+    guard.start()
+    started = time.time()
     minutes = 10.0 if a.full else a.minutes
     build = os.path.abspath(a.build)
     lib = os.path.join(build, "libautoprof.so")
@@ -118,18 +120,24 @@ def main():
     raw = {"minutes": minutes}
     try:
         log(f"ctl latency: {a.requests} rounds of start, dump, status, stop")
+        guard.round_begin()
         lat = latencies(build, lib, a.requests, tmp)
+        guard.round_end("the ctl requests")
         raw["latency_ms"] = lat
 
         seconds = int(minutes * 60)
         log(f"unprofiled service, {seconds} s")
+        guard.round_begin()
         plain_kb, _ = run_service(build, seconds, dict(os.environ), tmp)
+        guard.round_end("the unprofiled service")
         log(f"profiled service, {seconds} s, 1 kHz, AUTOPROF_WINDOW=60s AUTOPROF_AGGREGATE=1")
         wdir = os.path.join(tmp, "windows")
         os.mkdir(wdir)
         env = dict(os.environ, LD_PRELOAD=lib, AUTOPROF_QUIET="1", AUTOPROF_FREQ="1000",
                    AUTOPROF_WINDOW="60s", AUTOPROF_AGGREGATE="1")
+        guard.round_begin()
         prof_kb, _ = run_service(build, seconds, env, wdir)
+        guard.round_end("the profiled service")
         files = sorted(glob.glob(os.path.join(wdir, "perf.data*")))
         size = sum(os.path.getsize(f) for f in files)
         # An aggregated record stands for many samples, its period their sum:
@@ -145,6 +153,9 @@ def main():
                    bytes=size, records=records, samples=round(period / 1e6))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    guard.finish()
+    raw["busy"] = guard.reasons
+    m = guard.mark
 
     ten = raw["bytes"] * 10.0 / minutes
     extra = (raw["profiled_rss_kb"] - raw["plain_rss_kb"]) / 1024.0
@@ -153,31 +164,31 @@ def main():
              f"{minutes:g} min run{'' if minutes >= 10 else ', extrapolated to 10 min'}.", "",
              "Took effect: from `autoprof ctl` queueing the request to the end of the "
              "library's work on it (delivery + action); answered: the round trip as "
-             "`autoprof ctl` sees it, its own wake-ups included. Load average at the end: "
-             f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.", "",
+             f"`autoprof ctl` sees it, its own wake-ups included. {os.cpu_count()} CPUs, "
+             f"{(time.time() - started) / 60:.1f} minutes. " + guard.summary(), "",
              "| request | took effect, median ms | max ms | answered, median ms | max ms "
              "| target |", "|---|---|---|---|---|---|"]
     for op in ("start", "stop", "dump", "status"):
         eff = [x[0] for x in raw["latency_ms"][op]]
         rt = [x[1] for x in raw["latency_ms"][op]]
-        lines.append(f"| {op} | {statistics.median(eff):.2f} | {max(eff):.2f} | "
-                     f"{statistics.median(rt):.2f} | {max(rt):.2f} | "
+        lines.append(f"| {op} | {m('%.2f' % statistics.median(eff))} | {m('%.2f' % max(eff))} | "
+                     f"{m('%.2f' % statistics.median(rt))} | {m('%.2f' % max(rt))} | "
                      f"<= {TARGET_LATENCY_MS:g} ms |")
     lines += ["", "| measure | value | target |", "|---|---|---|",
               f"| window files | {raw['files']} | |",
               f"| samples (CPU time sampled / 1 ms) | {raw['samples']} | |",
               f"| SAMPLE records in the files | {raw['records']} | |",
-              f"| bytes per sample | {raw['bytes'] / max(1, raw['samples']):.1f} | |",
-              f"| disk, {minutes:g} min | {raw['bytes'] / 1e6:.2f} MB | |",
-              f"| disk, 10 min{'' if minutes >= 10 else ' (extrapolated)'} | {ten / 1e6:.2f} MB "
-              f"| <= {TARGET_DISK_MB:g} MB |",
+              f"| bytes per sample | {m('%.1f' % (raw['bytes'] / max(1, raw['samples'])))} | |",
+              f"| disk, {minutes:g} min | {m('%.2f MB' % (raw['bytes'] / 1e6))} | |",
+              f"| disk, 10 min{'' if minutes >= 10 else ' (extrapolated)'} | "
+              f"{m('%.2f MB' % (ten / 1e6))} | <= {TARGET_DISK_MB:g} MB |",
               f"| disk, 10 min at the full rate (4 threads x 1 kHz x 600 s, "
               f"{raw['bytes'] / max(1, raw['samples']):.1f} bytes/sample) | "
-              f"{4 * 1000 * 600 * raw['bytes'] / max(1, raw['samples']) / 1e6:.1f} MB "
+              f"{m('%.1f MB' % (4 * 1000 * 600 * raw['bytes'] / max(1, raw['samples']) / 1e6))} "
               f"| <= {TARGET_DISK_MB:g} MB |",
-              f"| peak RSS unprofiled | {raw['plain_rss_kb'] / 1024:.1f} MB | |",
-              f"| peak RSS profiled | {raw['profiled_rss_kb'] / 1024:.1f} MB | |",
-              f"| extra RSS | {extra:.1f} MB | <= {TARGET_RSS_MB:g} MB |", ""]
+              f"| peak RSS unprofiled | {m('%.1f MB' % (raw['plain_rss_kb'] / 1024))} | |",
+              f"| peak RSS profiled | {m('%.1f MB' % (raw['profiled_rss_kb'] / 1024))} | |",
+              f"| extra RSS | {m('%.1f MB' % extra)} | <= {TARGET_RSS_MB:g} MB |", ""]
     text = "\n".join(lines)
     print(text)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
