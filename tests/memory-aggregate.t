@@ -5,7 +5,7 @@
 # --memory-interval 1 on a long run stays small; every reader gives the same
 # totals as without aggregation. tests/progs/memagg knows its allocations
 # ("site NAME BYTES LEAKED BLOCKS"): 4 threads, two sites, 240 block sizes.
-# Also: a thread without a sampler (libearlyalloc), fork, a table that fills
+# Also: a thread without a sampler (libearlyalloc), fork, ctl dump, a table that fills
 # (5000 sizes: said once at the end, nothing dropped), AUTOPROF_AGGREGATE at
 # the default interval (the file's bytes are the library's own count, each site within
 # sampling error of tests/progs/memtruth's truth), the
@@ -13,7 +13,7 @@
 # perf report and autoprof-report), the launcher's one file and `autoprof merge`.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memagg" "$B/progs/memcases" "$B/progs/memtruth" "$B/progs/libearlyalloc.so"
-plan 29
+plan 31
 
 P=$B/progs
 A=$B/autoprof
@@ -184,6 +184,25 @@ child=$(awk '/^child/ { print $2 }' fork.out)
 is "$(at fork.data live-bytes before_fork) $(at fork.data.$child live-bytes before_fork) $(at fork.data.$child live-bytes in_child) $(at fork.data.$child alloc-bytes in_child) $(at fork.data alloc-bytes in_child)" \
 	"100000 100000 300000 300000 0" \
 	"fork: the child's merged records are its own, its live set starts as its parent's"
+
+# ---- ctl dump: the merged records so far, then the live set of the moment ----
+rm -f go
+profile dump.data 1 "$P/memcases" dump "$PWD/go" >dump.out 2>dump.err &
+dpid=$!
+for i in $(seq 200); do
+	grep -q ready dump.out 2>/dev/null && break
+	sleep 0.1
+done
+timeout -s KILL 30 "$A" ctl "$(awk '/^ready/ { print $2 }' dump.out)" dump >ctl.out 2>&1
+cp dump.data dump1.data
+touch go
+wait $dpid
+is "$(at dump1.data alloc-bytes dump_keep) $(at dump1.data alloc-bytes dump_gone) $(at dump1.data live-bytes dump_keep) $(at dump1.data live-bytes dump_gone)" \
+	"200000 300000 200000 300000" \
+	"ctl dump: the file holds the merged allocations so far and the live set of the moment" ||
+	diag_file ctl.out
+is "$(at dump.data alloc-bytes dump_gone) $(at dump.data live-bytes dump_gone)" "300000 0" \
+	"...and at the end each allocation once, the live set of the end"
 
 # ---- the library's windows: each window's file whole ----
 mkdir win
