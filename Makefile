@@ -30,13 +30,15 @@ COMMON_SRC := $(wildcard common/*.c)
 LIB_SRC := $(wildcard preload/*.c preload/*/*.c) $(COMMON_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_CORE := $(filter-out preload/entry.c,$(LIB_SRC))
-LAUNCHER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard launcher/*.c))
+# launcher/main.c and outside_main.c are the mains of autoprof and autoprof-outside.
+LAUNCHER_MAINS := launcher/main.c launcher/outside_main.c
+LAUNCHER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(LAUNCHER_MAINS),$(wildcard launcher/*.c)))
 LIB_INC := -Ipreload -Icommon
 REPORT_SRC := $(wildcard report/*.c report/*/*.c)
 REPORT_CORE := $(filter-out report/main.c,$(REPORT_SRC))
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
 REPORT_ASAN_OBJ := $(REPORT_SRC:%.c=$(BUILD)/asan/%.o)
-REPORT_LIBS := -lelf -ldw -ldebuginfod -lz -lzstd -liberty
+REPORT_LIBS := -lelf -ldw -lz -liberty -ldl
 
 # Unit tests: tests/unit/test-report-*.c link the report core,
 # tests/unit/test-preload-*.c the preload library's objects.
@@ -47,7 +49,7 @@ PROG_SRC := $(filter-out tests/progs/lib%.c,$(wildcard tests/progs/*.c))
 PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(BUILD)/progs/%) \
 	$(patsubst tests/progs/%.c,$(BUILD)/progs/%.so,$(wildcard tests/progs/lib*.c))
 
-TARGETS := $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report
+TARGETS := $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-outside $(BUILD)/autoprof-report
 # The manual pages, printed by each program's hidden --man from its option table.
 MAN_PAGES := $(BUILD)/man/autoprof.1 $(BUILD)/man/autoprof-report.1
 DEPS_STAMP := $(BUILD)/.deps-build
@@ -114,10 +116,20 @@ LAUNCHER_SHARED := $(BUILD)/preload/handler/ring.o $(BUILD)/preload/handler/reco
 	$(BUILD)/preload/session/file_host.o \
 	$(BUILD)/preload/session/stat_records.o \
 	$(REPORT_CORE:%.c=$(BUILD)/%.o)
+# Both programs link one archive of it all, which gives each only the objects
+# its main reaches: autoprof (main.c) leaves the modes that profile from
+# outside to autoprof-outside (outside_main.c), and with them the reader's
+# model and, --as-needed, libdw and its libraries (launcher.c says why).
 LAUNCHER_LINK := $(LAUNCHER_OBJ) $(COMMON_SRC:%.c=$(BUILD)/%.o) $(LAUNCHER_SHARED)
-$(BUILD)/autoprof: $(LAUNCHER_LINK)
+$(BUILD)/launcher.a: $(LAUNCHER_LINK)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/autoprof: $(BUILD)/launcher/main.o | $(BUILD)/autoprof-outside # (it execs it)
+$(BUILD)/autoprof-outside: $(BUILD)/launcher/outside_main.o
+$(BUILD)/autoprof $(BUILD)/autoprof-outside: $(BUILD)/launcher.a
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) -pthread -o $@ $^ $(LDFLAGS) -ldl $(REPORT_LIBS)
+	$(Q)$(CC) $(CFLAGS) -pthread -o $@ $(filter %.o,$^) $(filter %.a,$^) $(LDFLAGS) -Wl,--as-needed \
+		-ldl $(REPORT_LIBS)
 # top_names.c (autoprof top) hashes names with the report's strset__hash (util.h).
 $(BUILD)/launcher/top_names.o: LAUNCHER_INC = -Ireport -Icommon
 
@@ -193,6 +205,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/autoprof/doc
 	install -m 755 $(BUILD)/autoprof $(BUILD)/autoprof-report $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libautoprof.so $(DESTDIR)$(PREFIX)/lib/autoprof/
+	install -m 755 $(BUILD)/autoprof-outside $(DESTDIR)$(PREFIX)/lib/autoprof/
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/
 	install -m 644 doc/*.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/doc/

@@ -152,13 +152,32 @@ static int find_endpoint(int pid, uid_t uid, struct endpoint *e, bool quiet)
 	return 1;
 }
 
-/* Is pid an autoprof launcher (its command's name)? */
+/*
+ * Is pid an autoprof launcher, or may it be one an instant from now? Its
+ * name is autoprof, or autoprof-outside (which it becomes for a mode that
+ * profiles from outside, cut to the kernel's 15 characters), or it was
+ * forked under a second ago and still has its parent's name: the shell's
+ * child of `autoprof ... & autoprof ctl $! OP` before its exec.
+ */
 static bool is_launcher(int pid)
 {
-	char path[64], comm[64];
+	char path[64], comm[64], parent[64], stat[1024], up[64], *p;
+	unsigned long long start;
+	int ppid;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	return slurp(path, comm, sizeof(comm)) > 0 && !strcmp(comm, "autoprof\n");
+	if (slurp(path, comm, sizeof(comm)) <= 0)
+		return false;
+	if (!strcmp(comm, "autoprof\n") || !strcmp(comm, "autoprof-outsid\n"))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (slurp(path, stat, sizeof(stat)) <= 0 || !(p = strrchr(stat, ')')) ||
+	    sscanf(p + 2, "%*c %d", &ppid) != 1 || !proc_stat(path, &start, &(char){0}) ||
+	    slurp("/proc/uptime", up, sizeof(up)) <= 0 ||
+	    strtod(up, NULL) - (double)start / (double)sysconf(_SC_CLK_TCK) > 1.0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", ppid);
+	return slurp(path, parent, sizeof(parent)) > 0 && !strcmp(comm, parent);
 }
 
 /*

@@ -139,6 +139,20 @@ static void drain(void)
 		ring__drain(&rings[i], wrap, sizeof(wrap), take, NULL);
 }
 
+/*
+ * Did the events hang up? The kernel says POLLHUP once the command is
+ * exiting and no process of its tree holds an inherited copy: no record
+ * comes any more, and polling again returns at once until the command can
+ * be waited for (a spin, long under a tracer that stops it at its exit).
+ */
+static bool hung_up(void)
+{
+	for (int i = 0; i < nr; i++)
+		if (pfd[i].revents & POLLHUP)
+			return true;
+	return false;
+}
+
 static void on_child(int sig)
 {
 	(void)sig; /* only to cut ppoll short */
@@ -165,7 +179,11 @@ pid_t exec_watch__wait(pid_t child, int *status)
 	sigaction(SIGCHLD, &sa, &old_sa);
 	/* SIGCHLD is blocked but in ppoll: its end cannot slip between the two calls. */
 	while ((got = waitpid(child, status, WNOHANG)) == 0 || (got < 0 && errno == EINTR)) {
-		ppoll(pfd, (nfds_t)nr, &second, &old);
+		if (ppoll(pfd, (nfds_t)nr, &second, &old) > 0 && hung_up()) {
+			while ((got = waitpid(child, status, 0)) < 0 && errno == EINTR)
+				;
+			break;
+		}
 		drain();
 	}
 	sigaction(SIGCHLD, &old_sa, NULL);

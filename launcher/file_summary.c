@@ -127,11 +127,8 @@ static bool merging(void)
 }
 
 #define SUMMARY_DROP_BYTES (8u << 20) /* pages handed back every 8 MiB read (a power of 2) */
-/*
- * Fill @s from the profile at @path. Returns 0, or -1 when it is not a
- * perf.data file this can read (then only the name is known).
- */
-int file_summary__read(const char *path, struct file_summary *s)
+/* Fill @s from @path: with @counts its samples and lost samples too (a pass over the data). */
+static int summarise(const char *path, struct file_summary *s, bool counts)
 {
 	struct perf_file_header h;
 	struct perf_file_section sec;
@@ -208,6 +205,8 @@ int file_summary__read(const char *path, struct file_summary *s)
 
 			memcpy(&pid, p + pos + 8, 4);
 			s->pid = (int)pid;
+			if (!counts)
+				break;
 		}
 		pos += eh.size;
 	}
@@ -225,4 +224,18 @@ int file_summary__read(const char *path, struct file_summary *s)
 	munmap((void *)p, (size_t)st.st_size);
 	free(clock_ids);
 	return 0;
+}
+
+/*
+ * Fill @s from the profile at @path. Returns 0, or -1 when it is not a
+ * perf.data file this can read (then only the name is known).
+ */
+int file_summary__read(const char *path, struct file_summary *s)
+{
+	return summarise(path, s, true);
+}
+
+int file_summary__read_head(const char *path, struct file_summary *s)
+{
+	return summarise(path, s, false);
 }

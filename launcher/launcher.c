@@ -6,6 +6,14 @@
  * include/autoprof/env.h), puts libautoprof.so in LD_PRELOAD, runs the
  * command as its child (launcher_run.c) and ends as the command ended: same
  * exit status, same signal. At the end it says which files were written.
+ *
+ * Two programs run this main (launcher__main()): autoprof (main.c) and
+ * autoprof-outside (outside_main.c). The modes that profile from outside
+ * (--outside, static and Go programs, -p/-t, `autoprof top`) link the
+ * reader's model and libdw (and their libraries); autoprof leaves them out,
+ * so that a run of the library's mode loads none of it, and execs
+ * autoprof-outside in its place (same pid, same arguments, nothing said yet)
+ * when the command line asks for one of them.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,9 +30,9 @@
 #include "common.h"
 #include "launcher.h"
 #include "onefile.h"
-#include "outside.h"
 
-#define LIB_NAME "libautoprof.so"
+#define LIB_NAME     "libautoprof.so"
+#define OUTSIDE_NAME "autoprof-outside"
 
 static const struct launcher_row rows[] = {
 #define ROW(id, who, lf, sf, arg, def, help)                                                       \
@@ -106,11 +114,32 @@ static void usage(FILE *f)
 		help_text__man("autoprof", man, sizeof(man)));
 }
 
-/* Find libautoprof.so: beside this binary (build/) or in ../lib/autoprof (installed). */
-static int find_lib(char *out, size_t cap)
+/* Find @name: beside this binary (build/) or in ../lib/autoprof (installed). */
+static int find_beside(const char *name, char *out, size_t cap)
 {
 	char self[PATH_MAX], *dir;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	dir = dirname(self);
+	snprintf(out, cap, "%s/%s", dir, name);
+	if (access(out, R_OK) == 0)
+		return 0;
+	snprintf(out, cap, "%s/../lib/autoprof/%s", dir, name);
+	if (access(out, R_OK) == 0 && realpath(out, self)) {
+		snprintf(out, cap, "%s", self);
+		return 0;
+	}
+	fprintf(stderr, "autoprof: cannot find %s beside %s or in %s/../lib/autoprof\n", name, dir,
+		dir);
+	return -1;
+}
+
+/* Find libautoprof.so: AUTOPROF_LIB, else beside this binary or in ../lib/autoprof. */
+static int find_lib(char *out, size_t cap)
+{
 	const char *env = ap_env(AP_ENV_LIB);
 
 	if (env && *env) {
@@ -119,21 +148,23 @@ static int find_lib(char *out, size_t cap)
 		fprintf(stderr, "autoprof: AUTOPROF_LIB='%s': %s\n", env, strerror(errno));
 		return -1;
 	}
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	dir = dirname(self);
-	snprintf(out, cap, "%s/%s", dir, LIB_NAME);
-	if (access(out, R_OK) == 0)
-		return 0;
-	snprintf(out, cap, "%s/../lib/autoprof/%s", dir, LIB_NAME);
-	if (access(out, R_OK) == 0 && realpath(out, self)) {
-		snprintf(out, cap, "%s", self);
-		return 0;
-	}
-	fprintf(stderr, "autoprof: cannot find %s beside %s or in %s/../lib/autoprof\n", LIB_NAME,
-		dir, dir);
-	return -1;
+	return find_beside(LIB_NAME, out, cap);
+}
+
+/*
+ * A mode that profiles from outside, in autoprof: become autoprof-outside
+ * with the same arguments (@argv as main() had it), which runs it. Returns
+ * only on failure (said): exit status 127.
+ */
+static int exec_outside(char **argv)
+{
+	char path[PATH_MAX];
+
+	if (find_beside(OUTSIDE_NAME, path, sizeof(path)))
+		return 127;
+	execv(path, argv);
+	fprintf(stderr, "autoprof: cannot run %s: %s\n", path, strerror(errno));
+	return 127;
 }
 
 static uint64_t now_ns(void)
@@ -224,7 +255,7 @@ static int validate(struct ap_config *cfg)
 	return 0;
 }
 
-int main(int argc, char **argv)
+int launcher__main(int argc, char **argv, const struct launcher_outside *out)
 {
 	struct option longopts[NROWS + 8];
 	char shortopts[3 * NROWS + 8] = "+:hp:t:", freq[32], launcher_pid[24];
@@ -234,7 +265,7 @@ int main(int argc, char **argv)
 	bool outside = false, threads = false, top_mode = false;
 	char *end;
 	char lib[PATH_MAX], *preload;
-	const char *old, *output, *hook;
+	const char *old, *output, *hook, *why = NULL;
 	int c, i, n = 0, quiet;
 
 	if (argc > 1 && !strcmp(argv[1], "list"))
@@ -244,6 +275,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return ctl__run(argc - 1, argv + 1); /* `autoprof ctl PID OP` */
 	if (argc > 1 && !strcmp(argv[1], "top")) {   /* `autoprof top [options] -p PID | -- cmd` */
+		if (!out)
+			return exec_outside(argv);
 		top_mode = true;
 		argv[1] = argv[0];
 		argc--;
@@ -358,6 +391,17 @@ int main(int argc, char **argv)
 
 	if (validate(&opts))
 		return 2;
+	if (outside)
+		why = "--outside";
+	else if (top_mode || id_list)
+		why = NULL; /* (their own modes) */
+	else if (static_check__is_static(argv[optind]))
+		why = "statically linked: LD_PRELOAD cannot enter it";
+	else if (static_check__is_go(argv[optind]))
+		why = "a Go program: its runtime takes the signals and makes its threads with raw "
+		      "clone";
+	if ((id_list || why) && !out)
+		return exec_outside(argv); /* (getopt's "+": @argv as it came) */
 	output = opts.output;
 	quiet = opts.quiet;
 	perf_flags__say(quiet);
@@ -375,9 +419,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "autoprof: top watches one process: -p PID or a command\n");
 			return 2;
 		}
-		if (id_list && attach__parse(id_list, ids, 1, "-p") < 0)
+		if (id_list && out->parse_ids(id_list, ids, 1, "-p") < 0)
 			return 2;
-		return top__run(id_list ? NULL : argv + optind, id_list ? ids[0] : 0, output,
+		return out->top(id_list ? NULL : argv + optind, id_list ? ids[0] : 0, output,
 				ap_env(AP_ENV_OUTPUT) && *ap_env(AP_ENV_OUTPUT));
 	}
 	hook = ap_env(AP_ENV_ON_WINDOW);
@@ -390,24 +434,17 @@ int main(int argc, char **argv)
 	if (hook && *hook && on_window__start(hook, output, quiet))
 		return 2;
 	if (id_list) {
-		int nids = attach__parse(id_list, ids, (int)(sizeof(ids) / sizeof(ids[0])),
-					 threads ? "-t" : "-p");
+		int nids = out->parse_ids(id_list, ids, (int)(sizeof(ids) / sizeof(ids[0])),
+					  threads ? "-t" : "-p");
 
 		if (nids < 0)
 			return 2;
-		nids = outside__attach(ids, nids, threads, duration, output, quiet);
+		nids = out->attach(ids, nids, threads, duration, output, quiet);
 		on_window__finish(); /* the last windows' hooks */
 		return nids;
 	}
-	if (outside)
-		return outside__run(argv + optind, output, quiet, "--outside");
-	if (static_check__is_static(argv[optind]))
-		return outside__run(argv + optind, output, quiet,
-				    "statically linked: LD_PRELOAD cannot enter it");
-	if (static_check__is_go(argv[optind]))
-		return outside__run(argv + optind, output, quiet,
-				    "a Go program: its runtime takes the signals and makes its "
-				    "threads with raw clone");
+	if (why)
+		return out->run(argv + optind, output, quiet, why);
 	if (find_lib(lib, sizeof(lib)))
 		return 127;
 	if (opts.verbose && !quiet)

@@ -27,6 +27,24 @@ struct launcher_row {
 /* The rows of env.h's table (--help, getopt, the manual page), @n of them. */
 const struct launcher_row *launcher__rows(size_t *n);
 void launcher__open_counters(void);
+
+/*
+ * The modes that profile from outside (outside*.c, attach.c, top*.c): they
+ * link the reader's model and libdw, so only autoprof-outside has them.
+ */
+struct launcher_outside {
+	int (*run)(char **argv, const char *output, int quiet, const char *why);
+	int (*attach)(const pid_t *ids, int n, bool threads, double duration, const char *output,
+		      int quiet);
+	int (*parse_ids)(const char *list, pid_t *out, int cap, const char *flag);
+	int (*top)(char **argv, pid_t pid, const char *output, bool output_given);
+};
+/*
+ * main() of autoprof (@out NULL: a command line that needs a mode of @out
+ * execs autoprof-outside, beside this binary or in ../lib/autoprof, with the
+ * same arguments) and of autoprof-outside. Returns the exit status.
+ */
+int launcher__main(int argc, char **argv, const struct launcher_outside *out);
 int launcher_run__command(char **argv, const char *output, int quiet);
 /* `autoprof list [FILTER]`: print the event names -e and --counters take. */
 int list_events__run(int argc, char **argv);
@@ -42,6 +60,9 @@ struct file_summary {
 };
 
 int file_summary__read(const char *path, struct file_summary *s);
+/* The same but the samples and lost samples (left 0): its process (the first COMM
+ * record) and command only, without a pass over the whole file. */
+int file_summary__read_head(const char *path, struct file_summary *s);
 
 /* ---- man.c: autoprof(1) from env.h's table (the hidden --man) ---- */
 

@@ -186,9 +186,10 @@ void launcher_run__list_outputs(const char *output, struct timespec since)
 	while ((e = readdir(d))) {
 		struct stat st;
 
+		if (!is_output(e->d_name, base))
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (!is_output(e->d_name, base) || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    older(&st.st_mtim, &since))
+		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || older(&st.st_mtim, &since))
 			continue;
 		if (n == sizeof(outs) / sizeof(outs[0])) {
 			struct file_summary sum;
@@ -201,7 +202,8 @@ void launcher_run__list_outputs(const char *output, struct timespec since)
 		outs[n].name = strdup(e->d_name);
 		if (!outs[n].name)
 			continue;
-		file_summary__read(path, &outs[n].sum);
+		if (!onefile__summary(dir, e->d_name, &outs[n].sum))
+			file_summary__read(path, &outs[n].sum); /* (not read already) */
 		n++;
 	}
 	closedir(d);

@@ -56,6 +56,8 @@ static struct {
 	struct part *parts;
 	size_t nr_parts, nr_merged;
 	unsigned live;
+	bool counted; /* the parts' samples were counted (the closing lines show them) */
+	bool rewrote; /* OUTPUT is the merge of the parts (read again to summarise it) */
 } of;
 
 /* The folder and the name of @output (onefile.h). */
@@ -182,8 +184,11 @@ static bool this_run(const struct stat *st)
 	return S_ISREG(st->st_mode) && m >= t - 20000000;
 }
 
-/* Read the run's per-image files into of.parts. Returns 0 or -errno. */
-static int find_parts(void)
+/*
+ * Read the run's per-image files into of.parts: their process and command,
+ * and with @counts their samples (for the closing lines). Returns 0 or -errno.
+ */
+static int find_parts(bool counts)
 {
 	DIR *d = opendir(of.dir);
 	struct dirent *e;
@@ -198,10 +203,13 @@ static int find_parts(void)
 		u64 mono, real;
 		u32 pid;
 
+		if (!part_name(e->d_name, &p))
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
-		if (!part_name(e->d_name, &p) || lstat(path, &st) < 0 || !this_run(&st) ||
+		if (lstat(path, &st) < 0 || !this_run(&st) ||
 		    (run_files__start(path, &mono, &real, &pid) && mono < of.mono_since) ||
-		    file_summary__read(path, &p.sum) < 0)
+		    (counts ? file_summary__read(path, &p.sum)
+			    : file_summary__read_head(path, &p.sum)) < 0)
 			continue; /* not a profile of this run (its first record is older) */
 		if (!p.pid)
 			p.pid = p.sum.pid;
@@ -293,7 +301,8 @@ void onefile__finish(char *const *argv, int quiet)
 	if (!of.on)
 		return;
 	of.on = false;
-	err = find_parts();
+	of.counted = !quiet;
+	err = find_parts(of.counted);
 	paths = calloc(of.nr_parts + 1, sizeof(*paths));
 	if (err || !paths) {
 		if (!quiet)
@@ -333,6 +342,7 @@ void onefile__finish(char *const *argv, int quiet)
 				n, of.output, why, of.output);
 		goto out;
 	}
+	of.rewrote = true;
 	take_stat();
 	clean_up();
 	if (of.live && !quiet)
@@ -346,6 +356,17 @@ out:
 	for (size_t i = 0; i < n; i++)
 		free((char *)paths[i]);
 	free(paths);
+}
+
+bool onefile__summary(const char *dir, const char *name, struct file_summary *s)
+{
+	for (size_t i = 0; i < of.nr_parts && of.counted && !of.rewrote && !strcmp(dir, of.dir);
+	     i++)
+		if (!of.parts[i].live && !strcmp(of.parts[i].name, name)) {
+			*s = of.parts[i].sum;
+			return true;
+		}
+	return false;
 }
 
 /* Most samples first. */

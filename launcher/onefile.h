@@ -75,6 +75,13 @@ void onefile_windows__finish(void);
 bool onefile_windows__merged(void);
 /* `autoprof merge -o OUT FILE...` (merge_cmd.c). Returns the exit status. */
 int merge_cmd__run(int argc, char **argv);
+/*
+ * The summary onefile__finish() read of the run's file @dir/@name into @s,
+ * when that file is still as it was read: not merged into OUTPUT, its
+ * process gone. False otherwise (read it again).
+ */
+struct file_summary;
+bool onefile__summary(const char *dir, const char *name, struct file_summary *s);
 /* The closing lines' extra: the images the merged file holds (after onefile__finish). */
 void onefile__say_images(int quiet);
 

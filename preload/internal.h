@@ -34,6 +34,10 @@
 /* ---- session/mappings.c: the process's mappings ---- */
 
 int mappings__write_all(struct writer *w, pid_t pid);
+/* Read /proc/self/maps for the file starting now (its records, its objects' file names). */
+void mappings__load(void);
+/* The file mapped executable at addr (symbolic links resolved) in that reading; false if none. */
+bool mappings__file_at(uintptr_t addr, char *out, size_t cap);
 int mappings__write_kernel(struct writer *w);
 
 /* ---- session/samplers.c: starting and stopping the sampling of threads ---- */
@@ -83,6 +87,8 @@ size_t child_env__count(char *const *envp);
 void signals__init(void);
 void signals__block_sampling(sigset_t *old);
 int signals__hold(int sig, int who, const struct sigaction *ours);
+/* signals__hold() for each of sigs[0..n), taking the table once; failures are left as they are. */
+void signals__hold_all(const int *sigs, int n, int who, const struct sigaction *ours);
 void signals__release(int sig);
 int signals__sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int signals__sigmask(int how, const sigset_t *set, sigset_t *old);

@@ -5,8 +5,9 @@
  *
  *   wrap/alloc.c       malloc & co interposed, the real ones found without
  *                      allocating (a static arena serves dlsym's own calls)
- *   session/memory.c   the Poisson sampling, each sample's stack, its record
- *                      of alloc-bytes; the attrs; start, stop, fork
+ *   session/memory.c   the Poisson sampling, each sample's record of
+ *                      alloc-bytes; the attrs; start, stop, fork
+ *   session/memory_stack.c  each sample's stack, walked on the live stack
  *   session/live.c     the sampled blocks still live, by address, and their
  *                      stacks; written as live-bytes records at the end
  *
@@ -142,9 +143,26 @@ bool memory__take(void *p, struct live_block *b);
 /* Put back a block memory__take() took (the realloc that would free it failed). */
 void memory__put_back(const struct live_block *b);
 
+/* ---- session/memory_stack.c ---- */
+
+/* Once before sampling: operator new's code, what a thread's exit needs. Not async-signal-safe. */
+void memory_stack__init(void);
+void memory_stack__find_new(void);
+/* Is pc in C++'s operator new (a sample's stack starts at its caller)? */
+bool memory_stack__in_new(uint64_t pc);
+/*
+ * The allocation's stack into out (at most max): return addresses from the
+ * frame that returns to ret on, walked with .eh_frame rules on the live
+ * stack. Returns the entries, -1 when ret is not on the stack, 0 when
+ * libunwind must walk. Not async-signal-safe.
+ */
+int memory_stack__chain(uint64_t ret, uint64_t *out, int max);
+
 /* ---- session/live.c ---- */
 
 int live__init(void);
+/* Pin [addr, addr + len) in the filter for good (alloc.c's arena). Not async-signal-safe. */
+void live__filter_pin(uint64_t addr, uint64_t len);
 /* The id of a stack (0: unknown); *first: its first use in file generation gen. */
 uint32_t live__stack_id(const uint64_t *chain, unsigned nr, uint32_t gen, bool *first);
 void live__insert(const struct live_block *b);

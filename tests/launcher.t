@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 22
+plan 29
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -93,4 +93,48 @@ echo "$line" | grep -Eq "wrote mem.data \($cpu samples at [0-9]+ Hz, [0-9]+ lost
 	[ -n "$cpu" ]
 ok $? "with --memory the closing line's samples are the CPU event's ($cpu), the allocations named apart" ||
 	{ diag "$line"; diag_file mem.err; }
+# The launcher's fixed cost: a run of the library's mode loads none of the
+# reader's libraries (libdw, libdebuginfod and the ~30 of libcurl it pulled
+# in: 37 shared objects relocated at every run, before main); autoprof-report
+# loads libdebuginfod only when DEBUGINFOD_URLS asks (elffile.c).
+"$B/autoprof" -q -o maps.data -- sh -c 'cat /proc/$PPID/maps' >maps.txt 2>/dev/null
+heavy=$(awk '$6 ~ /\.so/ { n = $6; sub(/.*\//, "", n); print n }' maps.txt | sort -u |
+	grep -E '^lib(dw|debuginfod|curl|gnutls|crypto|ssl|ldap|krb5)[-.]' | tr '\n' ' ')
+grep -q 'libc\.so' maps.txt && [ -z "$heavy" ]
+ok $? "the launcher of a plain run maps none of the reader's libraries${heavy:+ (maps: $heavy)}" ||
+	diag "$(awk '$6 ~ /\.so/ { print $6 }' maps.txt | sort -u | tr '\n' ' ')"
+LD_DEBUG=libs "$REPORT" --version >/dev/null 2>libs.txt
+! grep -Eq 'lib(debuginfod|curl)' libs.txt && grep -q 'calling init' libs.txt
+ok $? "autoprof-report starts without libdebuginfod or libcurl" || diag "$(grep -c 'calling init' libs.txt) inits"
+
+# The modes that profile from outside are autoprof-outside's: autoprof
+# becomes it (exec: same pid, the command its child), a plain run stays autoprof.
+"$B/autoprof" -q -o plain.data -- sh -c 'readlink /proc/$PPID/exe' >exe.txt 2>/dev/null
+sh -c '"$1/autoprof" -q --outside -o out2.data -- sh -c "echo \$PPID; readlink /proc/\$PPID/exe" >>exe.txt 2>/dev/null &
+	echo $! >pid.txt; wait' sh "$B"
+[ "$(sed -n 1p exe.txt)" = "$(cd "$B" && pwd -P)/autoprof" ]
+ok $? "a plain run: the launcher is autoprof" || diag_file exe.txt
+[ "$(sed -n 2p exe.txt)" = "$(cat pid.txt)" ] &&
+	[ "$(sed -n 3p exe.txt)" = "$(cd "$B" && pwd -P)/autoprof-outside" ] && [ -s out2.data ]
+ok $? "--outside: autoprof became autoprof-outside, same pid, the command its child, the file written" ||
+	{ diag "launcher pid $(cat pid.txt)"; diag_file exe.txt; }
+mkdir -p alone && cp "$B/autoprof" alone/
+AUTOPROF_LIB="$B/libautoprof.so" ./alone/autoprof -q -o alone.data --outside -- true 2>alone.err
+rc=$?
+AUTOPROF_LIB="$B/libautoprof.so" ./alone/autoprof -q -o alone.data -- true 2>>alone.err
+rc2=$?
+[ "$rc" = 127 ] && [ "$rc2" = 0 ] && grep -q "cannot find autoprof-outside" alone.err &&
+	[ "$(wc -l <alone.err)" = 1 ]
+ok $? "autoprof without autoprof-outside: the outside mode is one line and 127, the library's mode runs" ||
+	diag_file alone.err
+# `autoprof ... & autoprof ctl $! OP` at once: $! is the shell's child before
+# it execs the launcher (here held 0.2 s); ctl waits for it to become autoprof,
+# then autoprof-outside, and answers.
+for mode in --outside --per-process; do
+	sh -c '(sleep 0.2; exec "$1/autoprof" $2 -q -o race.data -- sleep 0.5) & "$1/autoprof" ctl $! status
+		wait' sh "$B" $mode >race.txt 2>&1
+	grep -q '^pid [0-9]*: sampling on' race.txt
+	ok $? "autoprof $mode -- CMD & autoprof ctl \$! status, before the child's exec: answered" ||
+		diag_file race.txt
+done
 done_testing

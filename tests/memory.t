@@ -11,7 +11,7 @@
 # never notices: same output and exit status.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown" "$B/progs/libearlyalloc.so"
-plan 37
+plan 38
 
 P=$B/progs
 
@@ -173,6 +173,13 @@ is "$(at moves.data live-bytes moving_site) $(at moves.data live-bytes grow_site
 profile thr.data env AUTOPROF_MEMORY_INTERVAL=1 "$P/memcases" threads >thr.out 2>&1
 is "$(at thr.data alloc-bytes maker) $(at thr.data live-bytes maker) $(at thr.data live-bytes kept)" \
 	"10240000 0 77700" "blocks freed by another thread leave the live set; the kept ones stay"
+# whole stacks (memory_stack.c's walk, or libunwind's): each allocation's
+# reaches the outermost frame, _start or a thread's clone3
+"$REPORT" --folded -e alloc-objects one.data thr.data 2>folded.err |
+	awk '{ t += $NF } /^(_start|clone3|__clone|clone);/ { w += $NF }
+		END { printf "%d of %d\n", w, t; exit !(t > 50000 && w >= 0.99 * t) }' >whole.txt
+ok $? "every allocation: 99% of the stacks whole, from _start or clone3 ($(cat whole.txt))" ||
+	diag_file folded.err
 
 # ---- a thread started before the library's constructor: no sampler of its own ----
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT=early.data \

@@ -30,6 +30,7 @@
 
 /* The reply file of this image's endpoint, set up before any request can come. */
 static char reply[PATH_MAX + 8], reply_tmp[PATH_MAX + 16];
+static int replied;    /* a reply was written to it (its removal at the end is needed); atomic */
 static uint32_t token; /* 0: no endpoint */
 
 /* A thread's counts, added up over a visit. */
@@ -45,7 +46,12 @@ struct tally {
  */
 void control_request__set_reply(const char *endpoint)
 {
-	snprintf(reply, sizeof(reply), "%s.reply", endpoint);
+	char path[sizeof(reply)];
+
+	snprintf(path, sizeof(path), "%s.reply", endpoint);
+	if (strcmp(path, reply)) /* another process's: none written to it yet */
+		__atomic_store_n(&replied, 0, __ATOMIC_SEQ_CST);
+	snprintf(reply, sizeof(reply), "%s", path);
 	snprintf(reply_tmp, sizeof(reply_tmp), "%s.reply.tmp", endpoint);
 }
 
@@ -71,6 +77,12 @@ uint32_t control_request__take_token(void)
 const char *control_request__reply(void)
 {
 	return reply;
+}
+
+/* Was a reply written to it (by this process)? Async-signal-safe. */
+bool control_request__replied(void)
+{
+	return __atomic_load_n(&replied, __ATOMIC_SEQ_CST);
 }
 
 /* Is this delivery of the sampling signal a request of `autoprof ctl`? Async-signal-safe. */
@@ -155,6 +167,7 @@ static void answer(const char *text)
 
 	if (fd < 0)
 		return;
+	__atomic_store_n(&replied, 1, __ATOMIC_SEQ_CST);
 	raw_syscall(SYS_write, fd, text, strlen(text));
 	raw_syscall(SYS_close, fd);
 	raw_syscall(SYS_rename, reply_tmp, reply);

@@ -58,11 +58,12 @@ static size_t records_size(const struct object *o)
 static bool claim(struct object *o)
 {
 	int gen = objects__file_gen();
-	int old = __atomic_load_n(&o->written_gen, __ATOMIC_ACQUIRE);
+	int *written = objects__written_gen(o);
+	int old = __atomic_load_n(written, __ATOMIC_ACQUIRE);
 
 	if (old == gen || !o->name[0])
 		return false;
-	return __atomic_compare_exchange_n(&o->written_gen, &old, gen, false, __ATOMIC_ACQ_REL,
+	return __atomic_compare_exchange_n(written, &old, gen, false, __ATOMIC_ACQ_REL,
 					   __ATOMIC_RELAXED);
 }
 

@@ -43,6 +43,10 @@
 
 static struct object table[MAX_OBJECTS];
 static int nr_slots; /* slots ever claimed; atomic */
+/* Per slot, apart from the slots (a page for all, not one each, is written by a refresh):
+ * the file generation its records went to (atomic), the refresh that saw it last (outside
+ * handlers only). */
+static int written_gen[MAX_OBJECTS], seen[MAX_OBJECTS];
 
 static struct {
 	uintptr_t lo, hi;
@@ -178,8 +182,8 @@ static struct object *add_object(uintptr_t bias, const ElfW(Phdr) * phdr, int ph
 	object_notes__eh_frame(o);
 	o->kind = (uint8_t)kind_of(o->name, bias);
 	o->loaded_after = loaded_after;
-	o->seen = refresh_no;
-	__atomic_store_n(&o->written_gen, 0, __ATOMIC_RELAXED);
+	seen[o - table] = refresh_no;
+	__atomic_store_n(&written_gen[o - table], 0, __ATOMIC_RELAXED);
 	adds++;
 	if (o->kind)
 		for (int i = 0; i < phnum; i++)
@@ -335,7 +339,7 @@ static int refresh_one(struct dl_phdr_info *info, size_t size, void *prev_sync)
 
 		if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) == SLOT_READY &&
 		    o->bias == info->dlpi_addr && o->phdr == info->dlpi_phdr) {
-			o->seen = refresh_no;
+			seen[i] = refresh_no;
 			return 0;
 		}
 	}
@@ -364,7 +368,7 @@ static void refresh(bool prune)
 	n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
 	for (int i = 0; i < n && i < MAX_OBJECTS; i++)
 		if (__atomic_load_n(&table[i].state, __ATOMIC_ACQUIRE) == SLOT_READY &&
-		    table[i].seen != refresh_no) {
+		    seen[i] != refresh_no) {
 			__atomic_store_n(&table[i].state, SLOT_FREE, __ATOMIC_RELEASE);
 			subs++;
 			pruned = true;
@@ -428,7 +432,7 @@ void objects__new_file(void)
 	gen = __atomic_add_fetch(&file_gen, 1, __ATOMIC_ACQ_REL);
 	n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
 	for (int i = 0; i < n && i < MAX_OBJECTS; i++)
-		__atomic_store_n(&table[i].written_gen, gen, __ATOMIC_RELEASE);
+		__atomic_store_n(&written_gen[i], gen, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sync_lock);
 }
 
@@ -541,6 +545,12 @@ int objects__count(void)
 struct object *objects__at(int i)
 {
 	return __atomic_load_n(&table[i].state, __ATOMIC_ACQUIRE) == SLOT_READY ? &table[i] : NULL;
+}
+
+/* The file generation o's MMAP2 records went to (atomic). Async-signal-safe. */
+int *objects__written_gen(const struct object *o)
+{
+	return &written_gen[o - table];
 }
 
 /* The generation of the current file (records are written once per generation). Async-signal-safe.

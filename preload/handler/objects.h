@@ -18,9 +18,7 @@
 enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
 
 struct object {
-	int state;	 /* SLOT_*; atomic */
-	int written_gen; /* the file generation its MMAP2 records went to; atomic */
-	int seen;	 /* the refresh that saw it last (outside handlers only) */
+	int state; /* SLOT_*; atomic */
 	uintptr_t lo, hi, bias;
 	const ElfW(Phdr) * phdr;
 	uint16_t phnum;
@@ -38,6 +36,9 @@ int objects__count(void);
 struct object *objects__at(int i);
 /* The current file's generation. Async-signal-safe. */
 int objects__file_gen(void);
+/* The file generation o's MMAP2 records went to (atomic). Kept apart from the slots, with the
+ * refreshes' marks: a refresh in a forked child wrote a page of each slot (a copy each). */
+int *objects__written_gen(const struct object *o);
 
 /* object_notes.c: o's build id, and its .eh_frame_hdr and the end of the segment holding it
  * (NULL when it has none), from its program headers. Async-signal-safe. */

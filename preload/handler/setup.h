@@ -15,10 +15,13 @@
 /* Create path (0600, never through a symlink, an existing file moved to .old) and write the
  * header, the attrs and their ids (events[0]: the sampling event). 0 or -errno. */
 int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
-/* Make feat the features written after the data from now on (written now); the ones they
- * replace (the caller frees them), or feat itself when the lock could not be had. */
+/* Make feat the features written after the data from now on (written now with now, else by the
+ * next append or the finish); the ones they replace (the caller frees them), or feat itself
+ * when the lock could not be had. */
 const struct writer_features *writer__set_features(struct writer *w,
-						   const struct writer_features *feat);
+						   const struct writer_features *feat, bool now);
+/* Seal the file and close it, writing nothing more (it is about to be removed). */
+void writer__discard(struct writer *w);
 /* Close the file as it is (a forked child dropping its parent's writer). */
 void writer__abandon(struct writer *w);
 /* Open a finished file again to append more data (an exec that failed). 0 or -errno. */
@@ -31,10 +34,13 @@ int writer__move_fd(struct writer *w, int min);
 
 /* ---- unwind.c: libunwind, set up before the first signal ---- */
 
-/* One-time set-up. Returns 0. */
-int unwind__init(void);
-/* Run one unwind on the calling thread: libunwind's lazy, locking initialisation done. */
+/* One-time set-up; fast: every sampled thread makes its fast-trace table at start. Returns 0. */
+int unwind__init(bool fast);
+/* Run one unwind on the calling thread: libunwind's lazy, locking initialisation done (and its
+ * fast-trace table made, where unwind__init was told so). */
 void unwind__prime_thread(void);
+/* Make the calling thread's fast-trace table now (its sampler is a signal per sample). */
+void unwind__prime_trace(void);
 /* Samples not unwound because they landed in the loader, an unwinder or this library. */
 uint64_t unwind__skipped_in_text(void);
 /* The fast trace of the calling thread from here, in the program's context with every signal
@@ -131,6 +137,8 @@ uint32_t control_request__token(void);
 uint32_t control_request__take_token(void);
 /* The reply file's path (for the endpoint's removal). Async-signal-safe. */
 const char *control_request__reply(void);
+/* Was a reply written to it by this process? Async-signal-safe. */
+bool control_request__replied(void);
 
 /* ---- windows.c: AUTOPROF_WINDOW ---- */
 

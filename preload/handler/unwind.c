@@ -18,9 +18,14 @@
  *    ip's frame layout (CFA = rsp or rbp + offset) in a per-thread table, so
  *    a warm sample costs a few loads per frame instead of a DWARF step. It
  *    starts in the handler and crosses the signal frame; we keep what
- *    follows the interrupted pc. The table is made by unwind__prime_thread(),
- *    outside any handler. When the trace does not reach the signal frame,
- *    an unw_init_local2(UNW_INIT_SIGNAL_FRAME) + unw_step() walk does it;
+ *    follows the interrupted pc. The table (256 KB a thread, written whole:
+ *    64 page faults) is made by unwind__prime_thread(), outside any handler,
+ *    only where the fast trace is the usual walk (a signal per sample,
+ *    memory samples); a batched sampler walks its stack copies with cfi.c
+ *    and needs libunwind's walk only now and then, for the program's stack
+ *    under a sample of the handler's own work. Without the table, and when
+ *    the trace does not reach the signal frame, an
+ *    unw_init_local2(UNW_INIT_SIGNAL_FRAME) + unw_step() walk does it;
  *  - libunwind blocks every signal with sigprocmask around its cache lock,
  *    twice per frame: in our handler, whose sa_mask already blocks them all,
  *    those calls are redundant, and the signals.c wrappers skip them while
@@ -30,6 +35,7 @@
 #include <dlfcn.h>
 #include <libunwind.h>
 #include <link.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/ucontext.h>
 
@@ -50,6 +56,12 @@ static AP_TLS bool unwinding_in_handler;
 static bool fast_trace;
 static uintptr_t trace_bias;
 
+/* Threads make their fast-trace table at start (unwind__init's want_trace). */
+static bool want_trace;
+
+/* This thread's fast-trace table is made (outside any handler). */
+static AP_TLS bool trace_ready;
+
 /* Learn trace_bias from one unw_backtrace() whose answer is known. Not async-signal-safe. */
 static __attribute__((noinline)) void probe_fast_trace(void)
 {
@@ -63,31 +75,58 @@ static __attribute__((noinline)) void probe_fast_trace(void)
 	__asm__ volatile("" ::: "memory"); /* not a tail call: the caller's frame must stay */
 }
 
-/* One-time set-up, outside any handler. Returns 0. Not async-signal-safe. */
-int unwind__init(void)
+/*
+ * One-time set-up, outside any handler; with fast, every sampled thread
+ * makes its fast-trace table at start. Returns 0. Not async-signal-safe.
+ */
+int unwind__init(bool fast)
 {
 	objects__init();
-	probe_fast_trace();
+	want_trace = fast;
 	unwind__prime_thread();
 	return 0;
 }
 
 /*
+ * Make the calling thread's fast-trace table (and learn, once, what the
+ * trace stores: probe_fast_trace), where unwind__init was not told every
+ * thread needs one: a thread whose sampler is a signal per sample (its
+ * batched events did not fit, or it starts paused). Outside any handler.
+ * Not async-signal-safe.
+ */
+void unwind__prime_trace(void)
+{
+	static pthread_once_t probed = PTHREAD_ONCE_INIT;
+	void *trace[2];
+
+	if (trace_ready)
+		return;
+	pthread_once(&probed, probe_fast_trace);
+	if (fast_trace) {
+		unw_backtrace(trace, 2);
+		trace_ready = true;
+	}
+}
+
+/*
  * Run one unwind on the calling thread so that libunwind's lazy, locking
- * initialisation (and this thread's trace table) is done before the first
- * signal. Not async-signal-safe.
+ * initialisation (and, where wanted, this thread's trace table) is done
+ * before the first signal. Not async-signal-safe.
  */
 void unwind__prime_thread(void)
 {
+	static AP_TLS bool primed; /* a forked child's thread is its parent's: primed there */
 	unw_context_t ctx;
 	unw_cursor_t cursor;
-	void *trace[2];
 
-	if (fast_trace)
-		unw_backtrace(trace, 2);
+	if (want_trace)
+		unwind__prime_trace();
+	if (primed)
+		return;
 	if (unw_getcontext(&ctx) || unw_init_local(&cursor, &ctx))
 		return;
 	unw_step(&cursor);
+	primed = true;
 }
 
 /* The interrupted pc (or, with sp, the stack pointer) of a signal context. */
@@ -200,7 +239,7 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trac
 		return 0;   /* a dlclose is unmapping: no object may be read now */
 	objects__learn(pc); /* a library loaded since: its unwind tables */
 	unwinding_in_handler = true;
-	if (fast_trace && trace && trace_max > 0)
+	if (fast_trace && trace_ready && trace && trace_max > 0)
 		n = fast_stack(pc, ips, max, trace, trace_max);
 	*slow = n == 0;
 	if (n == 0 && unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {

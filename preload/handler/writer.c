@@ -361,12 +361,13 @@ void writer__note_times(struct writer *w, uint64_t first, uint64_t last)
 
 /*
  * Make feat the features written after the data from now on, and write them
- * now. Returns the features they replace (the caller frees them: no append
- * uses them any more), or feat itself when the lock could not be had.
- * Not async-signal-safe (the caller's own handler must not be appending).
+ * now unless the caller's next step writes them anyway (an append, the
+ * finish: !now). Returns the features they replace (the caller frees them:
+ * no append uses them any more), or feat itself when the lock could not be
+ * had. Not async-signal-safe (the caller's own handler must not be appending).
  */
 const struct writer_features *writer__set_features(struct writer *w,
-						   const struct writer_features *feat)
+						   const struct writer_features *feat, bool now)
 {
 	const struct writer_features *old;
 
@@ -374,7 +375,7 @@ const struct writer_features *writer__set_features(struct writer *w,
 		return feat;
 	old = w->feat;
 	w->feat = feat;
-	if (live(w) && !w->sealed)
+	if (now && live(w) && !w->sealed)
 		with_file(w, op_commit, &(struct chunk){NULL, 0});
 	writer_lock__give(w);
 	return old;
@@ -486,6 +487,23 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 out:
 	writer_lock__give(w);
 	return err;
+}
+
+/*
+ * Seal the file and close it with nothing more written: it is about to be
+ * removed (an image of a descendant that took no sample). Not
+ * async-signal-safe.
+ */
+void writer__discard(struct writer *w)
+{
+	bool locked = writer_lock__take(w);
+
+	if (w->fd >= 0)
+		fdtab__close(w->fd);
+	w->fd = -1;
+	w->sealed = true;
+	if (locked)
+		writer_lock__give(w);
 }
 
 /* Close the file as it is (a forked child dropping its parent's writer). */

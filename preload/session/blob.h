@@ -24,7 +24,9 @@ static inline void *blob_grow(struct blob *b, size_t n)
 	if (b->err)
 		return NULL;
 	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
+		/* small to start: a process keeps a dozen small bodies (the host's,
+		 * the machine's), and a 4 KB buffer each touched a page each */
+		size_t cap = b->cap ? b->cap * 2 : 64;
 		char *p;
 
 		while (cap < b->len + n)

@@ -133,8 +133,11 @@ void control__publish(void)
 	n = snprintf(text, sizeof(text), "%s\npid %d\nstart %llu\nsignal %d\ntoken %u\nfile %s\n",
 		     AP_CONTROL_MAGIC, (int)pid, start_ticks(), autoprof.signo, tok,
 		     autoprof.writer.path);
-	unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) { /* left by a process of this pid that died here */
+		unlink(tmp);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
 	if (fd < 0 || write(fd, text, (size_t)n) != n || close(fd) < 0 || rename(tmp, endpoint)) {
 		pr_warn("no control endpoint (%s: %s); `autoprof ctl` cannot reach this process",
 			endpoint, strerror(errno));
@@ -152,5 +155,6 @@ void control__withdraw(void)
 	if (!control_request__take_token() || !endpoint[0])
 		return;
 	raw_syscall(SYS_unlink, endpoint);
-	raw_syscall(SYS_unlink, control_request__reply());
+	if (control_request__replied()) /* else no request was answered: no reply file */
+		raw_syscall(SYS_unlink, control_request__reply());
 }

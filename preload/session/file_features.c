@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,76 @@ static void feat_event_desc(struct blob *b, const struct writer *w)
 	}
 }
 
+/*
+ * The file names of the objects the last layout named: an object still
+ * loaded at the same address under the same name is not resolved again
+ * (realpath() is a readlink per path component: 32 system calls a layout
+ * for a no-op C program, 4 objects).
+ */
+struct known_path {
+	uintptr_t addr;
+	char *name, *path;
+};
+static struct known_path *known;
+static size_t nr_known, cap_known;
+
+/* The address of info's first executable segment (0: none). */
+static uintptr_t first_text(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X))
+			return info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+	return 0;
+}
+
+/* The file of the object info names, into path; false when there is none (deleted since). */
+static bool object_path(const struct dl_phdr_info *info, char *path)
+{
+	struct known_path *k;
+
+	for (size_t i = 0; i < nr_known; i++)
+		if (known[i].addr == info->dlpi_addr && !strcmp(known[i].name, info->dlpi_name)) {
+			strcpy(path, known[i].path);
+			return true;
+		}
+	if (strncmp(info->dlpi_name, "linux-vdso", 10) &&
+	    strncmp(info->dlpi_name, "linux-gate", 10) &&
+	    mappings__file_at(first_text(info), path, PATH_MAX)) {
+		/* the kernel's name, from the reading the file's records came from */
+	} else if (!info->dlpi_name[0]) {
+		ssize_t n = readlink("/proc/self/exe", path, PATH_MAX - 1);
+
+		if (n <= 0)
+			return false;
+		path[n] = 0;
+	} else if (!strncmp(info->dlpi_name, "linux-vdso", 10) ||
+		   !strncmp(info->dlpi_name, "linux-gate", 10)) {
+		strcpy(path, "[vdso]"); /* as perf names it: readers find its copy by build id */
+	} else if (!realpath(info->dlpi_name, path)) {
+		return false;
+	}
+	if (nr_known == cap_known) {
+		size_t cap = cap_known ? 2 * cap_known : 16;
+		struct known_path *more = realloc(known, cap * sizeof(*known));
+
+		if (!more)
+			return true;
+		known = more;
+		cap_known = cap;
+	}
+	k = &known[nr_known];
+	k->addr = info->dlpi_addr;
+	k->name = strdup(info->dlpi_name);
+	k->path = strdup(path);
+	if (k->name && k->path)
+		nr_known++;
+	else {
+		free(k->name);
+		free(k->path);
+	}
+	return true;
+}
+
 /* One BUILD_ID entry per loaded object that has a GNU build-id note. */
 static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -61,18 +133,8 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	char path[PATH_MAX];
 	(void)size;
 
-	if (!info->dlpi_name[0]) {
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-		if (n <= 0)
-			return 0;
-		path[n] = 0;
-	} else if (!strncmp(info->dlpi_name, "linux-vdso", 10) ||
-		   !strncmp(info->dlpi_name, "linux-gate", 10)) {
-		strcpy(path, "[vdso]"); /* as perf names it: readers find its copy by build id */
-	} else if (!realpath(info->dlpi_name, path)) {
+	if (!object_path(info, path))
 		return 0; /* objects deleted since */
-	}
 
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -100,6 +162,82 @@ static int add_build_id(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/*
+ * The BUILD_ID body as last laid out, and the loader's counts of objects
+ * loaded and unloaded then: while they stay the same (no dlopen, no
+ * dlclose), the body is too, and the objects' notes and program headers are
+ * not read again (in a forked child, whose file-backed pages the kernel maps
+ * anew, that was a page fault each).
+ */
+static struct blob bids;
+static unsigned long long bids_adds, bids_subs;
+
+static int loader_counts(struct dl_phdr_info *info, size_t size, void *data)
+{
+	unsigned long long *c = data;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1; /* the counts are in every entry: the first is enough */
+}
+
+/* Append the BUILD_ID body of the objects loaded now to b. */
+static void build_ids(struct blob *b)
+{
+	unsigned long long c[2] = {0, 0};
+
+	dl_iterate_phdr(loader_counts, c);
+	if (!c[0] || !bids.len || c[0] != bids_adds || c[1] != bids_subs) {
+		struct blob fresh = {0};
+
+		dl_iterate_phdr(add_build_id, &fresh);
+		if (fresh.err) {
+			free(fresh.p);
+			dl_iterate_phdr(add_build_id, b); /* out of memory: not kept */
+			return;
+		}
+		free(bids.p);
+		bids = fresh;
+		bids_adds = c[0];
+		bids_subs = c[1];
+	}
+	blob_put(b, bids.p, bids.len);
+}
+
+/*
+ * The host's features (file_host.c) and the command line, read once per
+ * image (uname, sysconf's /sys files, /proc/cpuinfo, sysinfo,
+ * /proc/self/cmdline: 20 system calls a layout); CLOCK_DATA, a reading of
+ * the clocks, is made at each layout.
+ */
+static struct blob host[PERF_FEAT_PMU_CAPS + 1], cmdline;
+static signed char host_said[PERF_FEAT_PMU_CAPS + 1]; /* 0 unknown, 1 said, -1 not the host's */
+
+/* Append the host's feature feat to b as file_host__feature() would; false when not the host's. */
+static bool host_feature(int feat, struct blob *b)
+{
+	if (feat < 0 || feat > PERF_FEAT_PMU_CAPS || feat == PERF_FEAT_CLOCK_DATA)
+		return file_host__feature(feat, b);
+	if (!host_said[feat]) {
+		struct blob c = {0};
+
+		if (!file_host__feature(feat, &c))
+			host_said[feat] = -1;
+		else if (c.err)
+			return file_host__feature(feat, b); /* out of memory: not kept */
+		else {
+			host[feat] = c;
+			host_said[feat] = 1;
+		}
+	}
+	if (host_said[feat] < 0)
+		return false;
+	blob_put(b, host[feat].p, host[feat].len);
+	return true;
+}
+
 /* The longest machine description in the features rewritten after every flush. */
 #define MACHINE_EARLY_MAX 8192
 #define NR_FEATURES	  MACHINE_NR_FEATURES
@@ -123,10 +261,12 @@ static struct writer_features *prepare(struct writer *w, bool final)
 
 		switch (file_machine__feature_order[i]) {
 		case PERF_FEAT_BUILD_ID:
-			dl_iterate_phdr(add_build_id, &body);
+			build_ids(&body);
 			break;
 		case PERF_FEAT_CMDLINE:
-			feat_cmdline(&body);
+			if (!cmdline.len)
+				feat_cmdline(&cmdline);
+			blob_put(&body, cmdline.p, cmdline.len);
 			break;
 		case PERF_FEAT_EVENT_DESC:
 			feat_event_desc(&body, w);
@@ -137,7 +277,7 @@ static struct writer_features *prepare(struct writer *w, bool final)
 			blob_u64(&body, 0);
 			break;
 		default: /* the host's and the machine's description */
-			have = file_host__feature(file_machine__feature_order[i], &body) ||
+			have = host_feature(file_machine__feature_order[i], &body) ||
 			       file_machine__feature(file_machine__feature_order[i], &body,
 						     final ? 0 : MACHINE_EARLY_MAX);
 			break;
@@ -172,8 +312,9 @@ static void release(const struct writer_features *p)
 /*
  * Give the writer the features as they are now, so that every append from
  * here on leaves a finished file (@final: every section, however long; else
- * a long machine description waits for the final set). Returns 0 or
- * -ENOMEM. Not async-signal-safe.
+ * a long machine description waits for the final set). They are written by
+ * the caller's next step (the first records, the finish), not here: five
+ * system calls fewer each. Returns 0 or -ENOMEM. Not async-signal-safe.
  */
 static int install(struct writer *w, bool final)
 {
@@ -183,7 +324,7 @@ static int install(struct writer *w, bool final)
 
 	if (!p)
 		return -ENOMEM;
-	old = writer__set_features(w, p);
+	old = writer__set_features(w, p, false);
 	if (old == p) {
 		release(p); /* the writer is busy: it keeps the features it has */
 		return -EBUSY;

@@ -6,6 +6,7 @@
  * total memory, and the clock the samples are timed by (CLOCKID, CLOCK_DATA).
  * Laid out as perf record lays them out. Not async-signal-safe.
  */
+#include <stdbool.h>
 #include <string.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
@@ -55,7 +56,8 @@ static void feat_clock_data(struct blob *b)
 
 bool file_host__feature(int feat, struct blob *b)
 {
-	struct utsname uts;
+	static struct utsname uts; /* one uname for the three features of a layout */
+	static bool uts_read;
 	struct sysinfo si;
 	struct timespec res;
 
@@ -63,7 +65,8 @@ bool file_host__feature(int feat, struct blob *b)
 	case PERF_FEAT_HOSTNAME:
 	case PERF_FEAT_OSRELEASE:
 	case PERF_FEAT_ARCH:
-		uname(&uts);
+		if (feat == PERF_FEAT_HOSTNAME || !uts_read) /* the first of them in a layout */
+			uts_read = uname(&uts) == 0;
 		blob_string(b, feat == PERF_FEAT_HOSTNAME    ? uts.nodename
 			       : feat == PERF_FEAT_OSRELEASE ? uts.release
 							     : uts.machine);

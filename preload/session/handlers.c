@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "internal.h"
@@ -64,31 +65,51 @@ static const int deadly[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,  SIGSEGV, SIGA
 			     SIGTRAP, SIGIO,   SIGPWR,	  SIGSTKFLT};
 #define NR_DEADLY (int)(sizeof(deadly) / sizeof(deadly[0]))
 
+/* The deadly handler's disposition. */
+static void fatal_action(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_sigaction = fatal__on_deadly;
+	sa->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigfillset(&sa->sa_mask); /* nothing else runs on this thread meanwhile */
+}
+
+/* Does sig's default action leave the program running (or can it not be caught)? */
+static bool harmless(int sig)
+{
+	return sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD || sig == SIGCONT ||
+	       sig == SIGURG || sig == SIGWINCH || sig == SIGTSTP || sig == SIGTTIN ||
+	       sig == SIGTTOU;
+}
+
 /* Take sig with the deadly handler, keeping the program's view. Not async-signal-safe. */
 void handlers__take_fatal(int sig)
 {
 	struct sigaction sa;
 
-	if (sig == SIGKILL || sig == SIGSTOP || sig == SIGCHLD || sig == SIGCONT || sig == SIGURG ||
-	    sig == SIGWINCH || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+	if (harmless(sig))
 		return; /* default actions that do not end the program */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = fatal__on_deadly;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigfillset(&sa.sa_mask); /* nothing else runs on this thread meanwhile */
+	fatal_action(&sa);
 	signals__hold(sig, AP_HOLD_FATAL, &sa);
 }
 
 /*
  * Take every deadly signal that is still at its default action, the
- * real-time ones too (except the sampling signal). Not async-signal-safe.
+ * real-time ones too (except the sampling signal), in one pass over the
+ * signal table. Not async-signal-safe.
  */
 void handlers__install_fatal(void)
 {
+	int sigs[NR_DEADLY + 64], n = 0;
+	struct sigaction sa;
+
 	for (int i = 0; i < NR_DEADLY; i++)
 		if (deadly[i] != autoprof.signo && signal_table__holder(deadly[i]) == AP_HOLD_NONE)
-			handlers__take_fatal(deadly[i]);
-	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+			sigs[n++] = deadly[i];
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX && n < (int)(sizeof(sigs) / sizeof(sigs[0]));
+	     sig++)
 		if (sig != autoprof.signo && signal_table__holder(sig) == AP_HOLD_NONE)
-			handlers__take_fatal(sig);
+			sigs[n++] = sig;
+	fatal_action(&sa);
+	signals__hold_all(sigs, n, AP_HOLD_FATAL, &sa);
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,10 +110,16 @@ static int file_events(struct writer_event *events)
 /* Sample the threads that started before us (another library's constructor). */
 static void attach_other_threads(void)
 {
-	DIR *d = opendir("/proc/self/task");
 	pid_t self = gettid();
 	struct dirent *e;
+	struct stat st;
+	DIR *d;
 
+	/* The task folder's link count is 2 + the threads: a single-threaded
+	 * process (nearly every one) need not list it. */
+	if (stat("/proc/self/task", &st) == 0 && st.st_nlink == 3)
+		return;
+	d = opendir("/proc/self/task");
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
@@ -251,6 +258,7 @@ static int session_open(bool attach_others)
 		pr_warn("cannot create %s: %s; not profiling", fresh, strerror(-err));
 		return err;
 	}
+	mappings__load(); /* one reading: the records and the features' file names */
 	file_features__early(&autoprof.writer); /* the file is finished after every append */
 	err = mappings__write_all(&autoprof.writer, autoprof.pid);
 	if (!err && autoprof.cfg->kernel && mappings__write_kernel(&autoprof.writer) &&
@@ -391,9 +399,12 @@ int lifecycle__start(void)
 	if (autoprof.top && !autoprof.execd && !autoprof.cfg->timer_mode)
 		say_missing_pmu(&autoprof.counters, autoprof.cfg->fell_back);
 	image_counters__drop_costly(&autoprof.counters);
+	/* libunwind's fast trace walks every sample of a signal-per-sample
+	 * sampler and every memory sample; batched samplers walk their copies */
 	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode ||
 	    autoprof.cfg->memory)
-		unwind__init();
+		unwind__init(autoprof.cfg->timer_mode || autoprof.cfg->memory ||
+			     !perf_event__batched(autoprof.cfg));
 	signals__init();
 	image__register(&(struct ap_image){.active = &autoprof.active,
 					   .pid = &autoprof.pid,
@@ -451,6 +462,19 @@ static bool stand_down(void)
 }
 
 /*
+ * A descendant's image that took no sample leaves no file (a build's hundreds
+ * of short processes leave no litter): its file and FILE.stat are removed as
+ * they are, without the features of the end laid out and written first.
+ * Not async-signal-safe.
+ */
+static void remove_file(void)
+{
+	writer__discard(&autoprof.writer);
+	unlink(autoprof.writer.path);
+	stat_records__remove(&autoprof.writer);
+}
+
+/*
  * Stop every sampler and finish the file: at exit, _exit, or before exec.
  * Only the process that opened the file writes it. A descendant's file with
  * no sample in it is removed, so a build's hundreds of short processes leave
@@ -469,13 +493,13 @@ void lifecycle__stop(void)
 		stat_records__print(&autoprof.counters, elapsed);
 	record_delivered_period();
 	empty = !autoprof.stats.samples && !memory__samples() && !autoprof.top;
-	err = file_features__write(&autoprof.writer);
-	if (err)
-		pr_warn("writing %s failed: %s; the profile is cut short", autoprof.writer.path,
-			strerror(-err));
 	if (empty) {
-		unlink(autoprof.writer.path);
-		stat_records__remove(&autoprof.writer);
+		remove_file(); /* not finished first: nobody reads it */
+	} else {
+		err = file_features__write(&autoprof.writer);
+		if (err)
+			pr_warn("writing %s failed: %s; the profile is cut short",
+				autoprof.writer.path, strerror(-err));
 	}
 	summary__say();
 	summary__say_signals();
@@ -500,14 +524,10 @@ void lifecycle__before_exec(void)
 	autoprof.exec_keeps_name = !autoprof.stats.samples;
 	autoprof.file_left = false;
 	record_delivered_period();
-	if (file_features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name) {
-		if (autoprof.top) {
-			autoprof.file_left = true;
-		} else {
-			unlink(autoprof.writer.path);
-			stat_records__remove(&autoprof.writer);
-		}
-	}
+	if (autoprof.exec_keeps_name && !autoprof.top)
+		remove_file(); /* not finished first: nobody reads it */
+	else if (file_features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
+		autoprof.file_left = true;
 	counting__keep_across_exec(&autoprof.counters, true);
 	autoprof.exec_pending = true;
 }

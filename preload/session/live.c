@@ -3,9 +3,8 @@
  * live.c - the sampled blocks still live (AUTOPROF_MEMORY), by address, and
  * the stacks they were allocated at, deduplicated.
  *
- * Three tables in memory of our own (mmap: never the allocator we watch,
- * and copied whole into a forked child, whose live set starts as its
- * parent's):
+ * Three tables in memory of our own (mmap: never the allocator we watch;
+ * copied whole into a forked child, whose live set starts as its parent's):
  *  - blocks: open addressing by address, linear probing, deletion by
  *    backward shift; doubled at half full, up to MAX_BLOCKS;
  *  - stacks: open addressing by the chain's hash, each an offset into frames,
@@ -15,8 +14,10 @@
  *    some live block has it (the counts behind the bits are 16-bit, sticky
  *    at their maximum); every free reads its bit without a lock, and only a
  *    set bit sends the free to the table.
- * Locks: one per shard of the blocks (64, by address, so threads rarely
- * wait for each other) and one for the stacks; spin locks of ours, never
+ * Locks: one per shard of the blocks (64, by bits 10 to 15 of the address,
+ * so threads rarely wait for each other; a shard's lock also covers the
+ * filter's words of its addresses) and one for adding a stack (a stack
+ * seen before is found without a lock); spin locks of ours, never
  * held across a call into the program or the allocator; a handler (a
  * window's end, a deadly signal) waits for them a bounded time only.
  */
@@ -41,9 +42,13 @@
 
 struct stack_slot {
 	uint64_t hash;
-	uint32_t off, nr; /* off 0: empty */
-	uint32_t gen;	  /* the last file generation that asked for it */
-	uint32_t pad;
+	uint32_t off, nr;  /* off 0: empty; set last (release), never changed after */
+	uint32_t gen, pad; /* gen: the last file generation that asked for it (relaxed) */
+};
+
+struct stack_table { /* published whole (release); a grown one replaces it, the old one kept */
+	uint64_t mask;
+	struct stack_slot s[];
 };
 
 struct shard {
@@ -53,13 +58,13 @@ struct shard {
 } __attribute__((aligned(64)));
 
 uint64_t *ap_live_filter;
-static uint16_t *filter_counts;		    /* the live blocks per filter bit; under filter_locks */
-static int filter_locks[FILTER_SLOTS / 64]; /* one per word of bits */
+static uint16_t *filter_counts; /* the live blocks per filter bit; under its word's shard's lock */
 
 static struct shard shards[SHARDS];
-static int stack_lock;
-static struct stack_slot *stacks;
-static uint64_t stack_mask, stack_count;
+static int stack_lock;		   /* for adding a stack; finding one takes no lock */
+static struct stack_table *stacks; /* atomic pointer; its count under stack_lock: */
+static uint64_t stack_count;
+static uint64_t stacks_retired;	 /* bytes of the tables grown out of (kept: readers) */
 static uint64_t *frames;	 /* append-only, never moved: read without the lock */
 static uint64_t frames_used = 1; /* offset 0 is the unknown stack */
 static uint64_t untracked;	 /* blocks not followed: a table was full; atomic */
@@ -82,18 +87,18 @@ int live__init(void)
 
 	filter_counts = map(FILTER_SLOTS * sizeof(*filter_counts));
 
-	stacks = map(MIN_STACKS * sizeof(*stacks));
+	stacks = map(sizeof(*stacks) + MIN_STACKS * sizeof(stacks->s[0]));
 	frames = map(FRAMES * sizeof(*frames));
 	if (!filter || !filter_counts || !stacks || !frames)
 		return -ENOMEM;
+	stacks->mask = MIN_STACKS - 1;
 	for (unsigned i = 0; i < SHARDS; i++) {
 		shards[i].v = map(MIN_BLOCKS * sizeof(*shards[i].v));
 		if (!shards[i].v)
 			return -ENOMEM;
 		shards[i].mask = MIN_BLOCKS - 1;
 	}
-	stack_mask = MIN_STACKS - 1;
-	__atomic_store_n(&ap_live_filter, filter, __ATOMIC_RELEASE);
+	__atomic_store_n(&ap_live_filter, filter, __ATOMIC_SEQ_CST); /* alloc.c's arena_alloc */
 	return 0;
 }
 
@@ -135,32 +140,50 @@ void live__unlock_all(void)
 }
 
 /*
+ * The shard of the blocks at addr: the shard of addr's word of the filter
+ * (bits 10 to 15 of the address), so that a word's bits change under one
+ * lock, its shard's, with plain stores (free reads them without a lock).
+ */
+static struct shard *shard_of(uint64_t addr)
+{
+	return &shards[(live__filter_index(addr) >> 6) & (SHARDS - 1)];
+}
+
+/*
  * Add d (1 or -1) to the live blocks of addr's filter bit (a count at its
- * maximum stays there), the bit set while the count is not 0; count and bit
- * change together under the lock of the bit's word. Called under a shard's
- * lock (the order: shard, then filter).
+ * maximum stays there), the bit set while the count is not 0. Under addr's
+ * shard's lock, the only writer of the bit's word.
  */
 static void filter_add(uint64_t addr, int d)
 {
 	uint32_t i = live__filter_index(addr);
 	uint16_t *c = &filter_counts[i];
+	uint64_t *w = &ap_live_filter[i >> 6], bit = 1ULL << (i & 63);
 
-	spin_lock(&filter_locks[i >> 6]);
-	if (*c != UINT16_MAX && (d > 0 || *c)) {
-		*c = (uint16_t)(*c + d);
-		if (*c)
-			__atomic_fetch_or(&ap_live_filter[i >> 6], 1ULL << (i & 63),
-					  __ATOMIC_RELEASE);
-		else
-			__atomic_fetch_and(&ap_live_filter[i >> 6], ~(1ULL << (i & 63)),
-					   __ATOMIC_RELEASE);
-	}
-	spin_unlock(&filter_locks[i >> 6]);
+	if (*c == UINT16_MAX || (d < 0 && !*c))
+		return;
+	*c = (uint16_t)(*c + d);
+	__atomic_store_n(w, *c ? *w | bit : *w & ~bit, __ATOMIC_RELEASE);
 }
 
-static struct shard *shard_of(uint64_t addr)
+/*
+ * Set the filter's bits of [addr, addr + len) for good (their counts at the
+ * maximum, which no free lowers): alloc.c's arena blocks, whose frees the
+ * wrapper then sends to its slow path. Nothing before live__init(). Not
+ * async-signal-safe.
+ */
+void live__filter_pin(uint64_t addr, uint64_t len)
 {
-	return &shards[((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - SHARD_BITS)];
+	if (!__atomic_load_n(&ap_live_filter, __ATOMIC_SEQ_CST))
+		return;
+	for (uint64_t a = addr & ~(uint64_t)15; a < addr + len; a += 16) {
+		struct shard *s = shard_of(a);
+
+		spin_lock(&s->lock);
+		filter_counts[live__filter_index(a)] = UINT16_MAX - 1;
+		filter_add(a, 1); /* to the maximum, where it stays */
+		spin_unlock(&s->lock);
+	}
 }
 
 static uint64_t block_home(uint64_t addr, uint64_t mask)
@@ -177,66 +200,87 @@ static uint64_t hash_chain(const uint64_t *ips, unsigned nr)
 	return h ? h : 1;
 }
 
-/* Double the stack slots (under stack_lock). Returns false when they cannot grow. */
+/* Double the stack slots (under stack_lock; the old table is kept: a thread
+ * may be reading it). Returns false when they cannot grow. */
 static bool grow_stacks(void)
 {
-	uint64_t cap = (stack_mask + 1) * 2, mask = cap - 1;
-	struct stack_slot *bigger;
+	struct stack_table *t = stacks, *bigger;
+	uint64_t cap = (t->mask + 1) * 2, mask = cap - 1;
 
-	if (cap > MAX_STACKS || !(bigger = map(cap * sizeof(*bigger))))
+	if (cap > MAX_STACKS || !(bigger = map(sizeof(*bigger) + cap * sizeof(bigger->s[0]))))
 		return false;
-	for (uint64_t i = 0; i <= stack_mask; i++) {
-		uint64_t j = stacks[i].hash & mask;
+	bigger->mask = mask;
+	for (uint64_t i = 0; i <= t->mask; i++) {
+		uint64_t j = t->s[i].hash & mask;
 
-		if (!stacks[i].off)
+		if (!t->s[i].off)
 			continue;
-		while (bigger[j].off)
+		while (bigger->s[j].off)
 			j = (j + 1) & mask;
-		bigger[j] = stacks[i];
+		bigger->s[j] = t->s[i];
 	}
-	munmap(stacks, (stack_mask + 1) * sizeof(*stacks));
-	stacks = bigger;
-	stack_mask = mask;
+	__atomic_store_n(&stacks, bigger, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&stacks_retired, sizeof(*t) + (t->mask + 1) * sizeof(t->s[0]),
+			   __ATOMIC_RELAXED);
 	return true;
+}
+
+/* The slot of the stack of nr ips and hash h in t, or of the empty slot where it would go. */
+static uint64_t find_stack(const struct stack_table *t, uint64_t h, const uint64_t *ips,
+			   unsigned nr)
+{
+	uint64_t i = h & t->mask;
+	uint32_t off;
+
+	for (; (off = __atomic_load_n(&t->s[i].off, __ATOMIC_ACQUIRE)); i = (i + 1) & t->mask)
+		if (t->s[i].hash == h && t->s[i].nr == nr &&
+		    !memcmp(frames + off + 1, ips, (size_t)nr * 8))
+			break;
+	return i;
 }
 
 /*
  * The id of the stack of nr ips (innermost first), added if new; 0 when the
  * tables are full. *first (if not NULL): this is the stack's first use in
- * file generation gen (its objects' records may be missing from that file).
- * Takes the stacks' lock. Not async-signal-safe.
+ * file generation gen (its objects' records may be missing from that file;
+ * two threads may both be told so). A stack seen before is found without a
+ * lock; a new one is added under the stacks' lock. Not async-signal-safe.
  */
 uint32_t live__stack_id(const uint64_t *ips, unsigned nr, uint32_t gen, bool *first)
 {
 	uint64_t h = hash_chain(ips, nr), i;
-	uint32_t id = 0;
+	struct stack_table *t = __atomic_load_n(&stacks, __ATOMIC_ACQUIRE);
+	struct stack_slot *slot;
+	bool added = false;
+	uint32_t id;
 
-	if (first)
-		*first = true;
-	spin_lock(&stack_lock);
-	if (stack_count + 1 > (stack_mask + 1) / 2 && !grow_stacks())
-		goto out;
-	for (i = h & stack_mask; stacks[i].off; i = (i + 1) & stack_mask) {
-		if (stacks[i].hash == h && stacks[i].nr == nr &&
-		    !memcmp(frames + stacks[i].off + 1, ips, (size_t)nr * 8)) {
-			id = stacks[i].off;
-			if (first)
-				*first = stacks[i].gen != gen;
-			stacks[i].gen = gen;
-			goto out;
+	i = find_stack(t, h, ips, nr);
+	if (!__atomic_load_n(&t->s[i].off, __ATOMIC_ACQUIRE)) {
+		spin_lock(&stack_lock);
+		if (stack_count + 1 <= (stacks->mask + 1) / 2 || grow_stacks()) {
+			t = stacks;
+			i = find_stack(t, h, ips, nr); /* another thread may have added it */
+			added = !t->s[i].off && frames_used + nr + 1 <= FRAMES &&
+				frames_used + nr + 1 <= UINT32_MAX;
 		}
+		if (added) {
+			frames[frames_used] = nr;
+			memcpy(frames + frames_used + 1, ips, (size_t)nr * 8);
+			t->s[i].hash = h;
+			t->s[i].nr = nr;
+			__atomic_store_n(&t->s[i].off, (uint32_t)frames_used, __ATOMIC_RELEASE);
+			__atomic_store_n(&frames_used, frames_used + nr + 1, __ATOMIC_RELAXED);
+			stack_count++;
+		}
+		spin_unlock(&stack_lock);
+		if (!t->s[i].off)
+			return 0; /* the tables are full */
 	}
-	if (frames_used + nr + 1 > FRAMES || frames_used + nr + 1 > UINT32_MAX)
-		goto out;
-	stacks[i] =
-	    (struct stack_slot){.hash = h, .off = (uint32_t)frames_used, .nr = nr, .gen = gen};
-	frames[frames_used] = nr;
-	memcpy(frames + frames_used + 1, ips, (size_t)nr * 8);
-	frames_used += nr + 1;
-	stack_count++;
-	id = stacks[i].off;
-out:
-	spin_unlock(&stack_lock);
+	slot = &t->s[i];
+	id = slot->off;
+	if (first)
+		*first = added || __atomic_load_n(&slot->gen, __ATOMIC_RELAXED) != gen;
+	__atomic_store_n(&slot->gen, gen, __ATOMIC_RELAXED);
 	return id;
 }
 
@@ -335,8 +379,9 @@ out:
 /* The bytes of the tables in use (the filter counted whole): the profiler's own memory. */
 uint64_t live__footprint(void)
 {
-	uint64_t n = FILTER_SLOTS / 8 + FILTER_SLOTS * sizeof(*filter_counts) +
-		     (stack_mask + 1) * sizeof(*stacks) +
+	uint64_t n = FILTER_SLOTS / 8 + FILTER_SLOTS * sizeof(*filter_counts) + sizeof(*stacks) +
+		     (stacks->mask + 1) * sizeof(stacks->s[0]) +
+		     __atomic_load_n(&stacks_retired, __ATOMIC_RELAXED) +
 		     __atomic_load_n(&frames_used, __ATOMIC_RELAXED) * sizeof(*frames);
 
 	for (unsigned i = 0; i < SHARDS; i++)

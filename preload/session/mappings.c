@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +16,67 @@
 
 #include "internal.h"
 
+/* Read a number in base 16 or 10 at *p, up to the first other character; false when none. */
+static bool parse_num(const char **p, unsigned base, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	for (;; s++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else
+			break;
+		v = v * base + d;
+	}
+	if (s == *p)
+		return false;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+/* Step over the character c at *p; false when another is there. */
+static bool parse_char(const char **p, char c)
+{
+	if (**p != c)
+		return false;
+	(*p)++;
+	return true;
+}
+
 /*
- * Parse one maps line into its fields; returns 0, or -EINVAL for a line that
- * is not executable or not a mapping a sample can land in.
+ * Parse one maps line ("start-end perms pgoff maj:min ino   name") into its
+ * fields; returns 0, or -EINVAL for a line that is not executable or not a
+ * mapping a sample can land in. By hand: sscanf took 4,000 instructions a
+ * line, a third of the library's start-up.
  */
 static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgoff, uint32_t *maj,
 		      uint32_t *min, uint64_t *ino, uint32_t *prot, uint32_t *flags, char **name)
 {
-	char perms[8];
-	int pos = 0;
+	const char *p = line, *perms;
+	uint64_t ma, mi;
 
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", start, end,
-		   perms, pgoff, maj, min, ino, &pos) < 7 ||
-	    !pos)
+	if (!parse_num(&p, 16, start) || !parse_char(&p, '-') || !parse_num(&p, 16, end) ||
+	    !parse_char(&p, ' '))
 		return -EINVAL;
-	if (perms[2] != 'x')
+	perms = p;
+	if (strnlen(perms, 4) < 4 || perms[2] != 'x')
+		return -EINVAL; /* not executable: no record (checked first: most lines) */
+	p += 4;
+	if (!parse_char(&p, ' ') || !parse_num(&p, 16, pgoff) || !parse_char(&p, ' ') ||
+	    !parse_num(&p, 16, &ma) || !parse_char(&p, ':') || !parse_num(&p, 16, &mi) ||
+	    !parse_char(&p, ' ') || !parse_num(&p, 10, ino))
 		return -EINVAL;
-	*name = line + pos;
+	*maj = (uint32_t)ma;
+	*min = (uint32_t)mi;
+	while (*p == ' ')
+		p++;
+	*name = line + (p - line);
 	(*name)[strcspn(*name, "\n")] = 0;
 	if (!strcmp(*name, "[vsyscall]"))
 		return -EINVAL; /* a kernel address, never sampled in user mode */
@@ -42,55 +87,175 @@ static int parse_line(char *line, uint64_t *start, uint64_t *end, uint64_t *pgof
 	return 0;
 }
 
+/* An executable mapping of the reading, as its MMAP2 record describes it. */
+struct map_line {
+	uint64_t start, end, pgoff, ino;
+	uint32_t maj, min, prot, flags;
+	const char *name; /* in maps */
+};
+
+/* /proc/self/maps as read at the start of a file (mappings__load), until its records are written:
+ * the text, and its executable mappings in order. */
+static char *maps;
+static struct map_line *lines;
+static size_t nr_lines;
+
+/* Drop the reading. */
+static void drop_maps(void)
+{
+	free(maps);
+	free(lines);
+	maps = NULL;
+	lines = NULL;
+	nr_lines = 0;
+}
+
+/* Index the executable mappings of the text in maps (which the names now end in). 0 or -ENOMEM. */
+static int index_maps(void)
+{
+	size_t cap = 0;
+
+	for (char *line = maps; *line;) {
+		char *next = strchr(line, '\n');
+		struct map_line m;
+		char *name;
+
+		if (next)
+			*next++ = 0;
+		else
+			next = line + strlen(line);
+		if (!parse_line(line, &m.start, &m.end, &m.pgoff, &m.maj, &m.min, &m.ino, &m.prot,
+				&m.flags, &name)) {
+			if (nr_lines == cap) {
+				struct map_line *more =
+				    realloc(lines, (cap = cap ? 2 * cap : 32) * sizeof(*lines));
+
+				if (!more)
+					return -ENOMEM;
+				lines = more;
+			}
+			m.name = name;
+			lines[nr_lines++] = m;
+		}
+		line = next;
+	}
+	return 0;
+}
+
+/* Read /proc/self/maps whole and index it. Returns 0 or -errno. */
+static int load_maps(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t cap = 16384, len = 0;
+	char *buf = NULL;
+	ssize_t n;
+
+	drop_maps();
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (!buf || cap - len < 4097) {
+			char *more = realloc(buf, cap *= 2);
+
+			if (!more) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = more;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return -errno;
+	}
+	buf[len] = 0;
+	maps = buf;
+	if (index_maps()) {
+		drop_maps();
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Read this process's mappings for the file about to start: its MMAP2
+ * records (mappings__write_all) and the file names of the objects its
+ * features name (mappings__file_at) come from this one reading. Not
+ * async-signal-safe.
+ */
+void mappings__load(void)
+{
+	load_maps();
+}
+
+/*
+ * The file mapped (executable) at addr, as the kernel names it (symbolic
+ * links resolved), from the reading mappings__load() made for the file
+ * starting now; false when there is none, or when the file was deleted.
+ * Not async-signal-safe.
+ */
+bool mappings__file_at(uintptr_t addr, char *out, size_t cap)
+{
+	for (size_t i = 0; i < nr_lines; i++) {
+		const struct map_line *m = &lines[i];
+
+		if (addr >= m->start && addr < m->end)
+			return m->name[0] == '/' && !strstr(m->name, " (deleted)") &&
+			       snprintf(out, cap, "%s", m->name) < (int)cap;
+	}
+	return false;
+}
+
 /*
  * Append an MMAP2 record for every executable mapping of this process, at
  * time 0 (perf applies them before any sample), each with its object's build
- * id where the object table knows it. Returns 0 or -errno. Objects loaded
- * later are described by objects.c, one by one. Not async-signal-safe.
+ * id where the object table knows it; the reading is dropped then. Returns 0
+ * or -errno. Objects loaded later are described by objects.c, one by one.
+ * Not async-signal-safe.
  */
 static int write_maps(struct writer *w, pid_t pid)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
 	size_t cap = 64 * 1024, len = 0;
-	char *buf, *line = NULL;
-	size_t line_cap = 0;
+	char *buf;
 	int err = 0;
 
-	if (!f)
-		return -errno;
+	if (!maps && (err = load_maps()))
+		return err; /* not loaded for this file (mappings__load) */
 	buf = malloc(cap);
 	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out;
 	}
-	while (getline(&line, &line_cap, f) > 0) {
-		uint64_t start, end, pgoff, ino;
-		uint32_t maj, min, prot, flags;
+	for (size_t i = 0; i < nr_lines && !err; i++) {
+		const struct map_line *m = &lines[i];
 		uint8_t bid[20];
-		unsigned bid_size;
-		char *name;
-		size_t n;
+		unsigned bid_size = m->name[0] == '/' ? objects__build_id(m->start, bid) : 0;
+		size_t n = record__mmap2(buf + len, cap - len, (uint32_t)pid, m->start,
+					 m->end - m->start, m->pgoff, m->maj, m->min, m->ino,
+					 m->prot, m->flags, m->name, 0, bid, bid_size);
 
-		if (parse_line(line, &start, &end, &pgoff, &maj, &min, &ino, &prot, &flags, &name))
-			continue;
-		bid_size = name[0] == '/' ? objects__build_id(start, bid) : 0;
-		n = record__mmap2(buf + len, cap - len, (uint32_t)pid, start, end - start, pgoff,
-				  maj, min, ino, prot, flags, name, 0, bid, bid_size);
 		if (!n) {
 			err = writer__append(w, buf, len);
 			len = 0;
-			n = record__mmap2(buf, cap, (uint32_t)pid, start, end - start, pgoff, maj,
-					  min, ino, prot, flags, name, 0, bid, bid_size);
+			n = record__mmap2(buf, cap, (uint32_t)pid, m->start, m->end - m->start,
+					  m->pgoff, m->maj, m->min, m->ino, m->prot, m->flags,
+					  m->name, 0, bid, bid_size);
 		}
 		len += n;
-		if (err)
-			break;
 	}
 	if (!err)
 		err = writer__append(w, buf, len);
-	free(line);
 	free(buf);
-	fclose(f);
+out:
+	drop_maps();
 	return err;
 }
 

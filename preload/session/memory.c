@@ -12,9 +12,10 @@
  * of a handler of the program that interrupts us, which therefore never
  * waits for a table we hold) and the thread's buffer claimed with
  * buffer__enter() (our sampling handler then leaves the thread alone: its
- * records wait in the ring for the next signal). The stack is libunwind's
- * fast trace from here, cut at the allocator's caller, with the loader's
- * objects read from our lock-free table. The record goes to the thread's
+ * records wait in the ring for the next signal). The stack, from the
+ * allocator's caller on, is walked by memory_stack.c with the objects'
+ * .eh_frame rules (read from our lock-free table of objects), or by
+ * libunwind's fast trace where that walk cannot follow. The record goes to the thread's
  * buffer; a thread without one (started before the library, or whose
  * buffer a visitor holds) writes through a static buffer, with every signal
  * blocked (raw rt_sigprocmask: the program's view of its mask is its own).
@@ -29,9 +30,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 
 #include "memory.h"
 
@@ -155,68 +153,42 @@ size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint
 	return len;
 }
 
-/* C++'s operator new and new[] (all their forms): a sample's stack starts at their caller. */
-static const char *const new_names[] = {"_Znwm",
-					"_Znam",
-					"_ZnwmRKSt9nothrow_t",
-					"_ZnamRKSt9nothrow_t",
-					"_ZnwmSt11align_val_t",
-					"_ZnamSt11align_val_t",
-					"_ZnwmSt11align_val_tRKSt9nothrow_t",
-					"_ZnamSt11align_val_tRKSt9nothrow_t"};
-#define NR_NEW (sizeof(new_names) / sizeof(new_names[0]))
-static uintptr_t new_lo[NR_NEW], new_hi[NR_NEW];
-
-/* Find operator new's code where the program has one (libstdc++'s, or its own). */
-static void find_operator_new(void)
-{
-	for (size_t i = 0; i < NR_NEW; i++) {
-		void *f = dlsym(RTLD_DEFAULT, new_names[i]);
-		const ElfW(Sym) *sym = NULL;
-		Dl_info info;
-
-		if (f && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
-			new_lo[i] = (uintptr_t)f;
-			new_hi[i] = (uintptr_t)f + sym->st_size;
-		}
-	}
-}
-
-static bool in_operator_new(uintptr_t pc)
-{
-	for (size_t i = 0; i < NR_NEW; i++)
-		if (pc >= new_lo[i] && pc < new_hi[i])
-			return true;
-	return false;
-}
-
 /*
- * The allocation's stack into chain (PERF_CONTEXT_USER first): the fast
- * trace from here, from the frame that returns to ret (the allocator's
- * caller) on. Returns the entries, at least 2.
+ * The allocation's stack into chain (PERF_CONTEXT_USER first), from the
+ * frame that returns to ret (the allocator's caller) on: walked by
+ * memory_stack.c (own: the thread's buffer is entered), else with
+ * libunwind's fast trace. Returns the entries, at least 2.
  */
 static __attribute__((noinline)) unsigned caller_chain(uint64_t *chain, void **trace,
-						       unsigned depth, uintptr_t ret)
+						       unsigned depth, uintptr_t ret, bool own)
 {
 	uintptr_t bias = 0;
 	int got = 0, i = 0;
 	unsigned n = 0;
 
-	if (autoprof.cfg->callgraph != AP_CG_NONE) /* AUTOPROF_CALLGRAPH=none: the caller only */
-		got = unwind__trace_here(trace, (int)depth + 24, &bias);
-
+	chain[n++] = PERF_CONTEXT_USER;
+	if (autoprof.cfg->callgraph == AP_CG_NONE) /* AUTOPROF_CALLGRAPH=none: the caller only */
+		goto caller;
+	if (own) {
+		got = memory_stack__chain(ret, chain + 1, (int)depth);
+		if (got > 0)
+			return (unsigned)got + 1;
+		if (got < 0)
+			goto caller;
+	}
+	got = unwind__trace_here(trace, (int)depth + 24, &bias);
 	while (i < got && (uintptr_t)trace[i] + bias != ret)
 		i++;
-	chain[n++] = PERF_CONTEXT_USER;
-	if (i == got) {
-		chain[n++] = ret; /* not found (no fast trace, a dlclose): the caller only */
-		return n;
-	}
-	while (i + 1 < got && in_operator_new((uintptr_t)trace[i] + bias - 1))
+	if (i == got)
+		goto caller; /* not found (no fast trace, a dlclose) */
+	while (i + 1 < got && memory_stack__in_new((uintptr_t)trace[i] + bias - 1))
 		i++; /* operator new's caller allocated */
 	for (; i < got && n < depth + 1; i++)
 		chain[n++] = (uintptr_t)trace[i] + bias;
 	__asm__ volatile("" ::: "memory"); /* not a tail call: our frame must stay */
+	return n;
+caller:
+	chain[n++] = ret;
 	return n;
 }
 
@@ -267,7 +239,7 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 
 		bool first;
 
-		nr = caller_chain(chain, trace, depth, ret);
+		nr = caller_chain(chain, trace, depth, ret, true);
 		b->stack = live__stack_id(chain + 1, nr - 1, (uint32_t)objects__file_gen(), &first);
 		live__insert(b);
 		to_thread(t, b, chain, nr, now, first);
@@ -279,7 +251,7 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		block_all(&old); /* the handler must not come in while we append to the file */
 		while (__atomic_exchange_n(&shared_lock, 1, __ATOMIC_ACQUIRE))
 			sched_yield();
-		nr = caller_chain(shared_chain, shared_trace, depth, ret);
+		nr = caller_chain(shared_chain, shared_trace, depth, ret, false);
 		b->stack = live__stack_id(shared_chain + 1, nr - 1, 0, NULL);
 		live__insert(b);
 		n = memory__put_sample(shared_record, sizeof(shared_record), alloc_id,
@@ -439,7 +411,8 @@ void memory__start(void)
 			return;
 		}
 		pthread_atfork(before_fork, after_fork, after_fork_child);
-		find_operator_new();
+		memory_stack__init();
+		memory_stack__find_new();
 		once = true;
 	}
 	err = memory_agg__start();

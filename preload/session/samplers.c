@@ -163,11 +163,17 @@ out_mem:
  */
 int samplers__start(void)
 {
+	struct ap_thread *t;
 	int err;
 
 	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND)
 		unwind__prime_thread();
-	return thread_open(0, &err) ? 0 : err;
+	t = thread_open(0, &err);
+	/* A signal per sample (batched events that did not fit, a paused start)
+	 * walks the live stack at every sample: with the fast trace. */
+	if (t && !t->batched && !t->is_timer && autoprof.cfg->callgraph == AP_CG_LIBUNWIND)
+		unwind__prime_trace();
+	return t ? 0 : err;
 }
 
 /*

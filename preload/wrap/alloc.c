@@ -12,13 +12,15 @@
  * the functions up, allocations come from a small static arena, whose blocks
  * free, realloc and malloc_usable_size recognise (and never pass on).
  *
- * Without AUTOPROF_MEMORY (real.filter NULL) each wrapper is the real call
- * and a test or two (malloc 14 instructions, free 12, callgrind); with it,
- * an allocation costs a thread-local subtraction more (counted_on) and a
- * free a load of live.c's filter (maybe_sampled), unless it was sampled
- * (malloc 30, free 20). What the fast paths read shares one cache line
- * (struct real_alloc). Contents, sizes and alignment are the real
- * allocator's; errno is the real call's.
+ * Without AUTOPROF_MEMORY (real.filter NULL) malloc, calloc, realloc and
+ * free are a test or two and a tail call of the real function, without a
+ * frame of their own (malloc 8 instructions, free 9, callgrind); with it,
+ * an allocation costs a thread-local subtraction more, counted before the
+ * real call, and a free the test of live.c's filter instead of the arena's
+ * (malloc 14, free 12); the rest (a sample due, a block maybe sampled, the
+ * first calls, big blocks) is in functions of their own. What the fast
+ * paths read shares one cache line (struct real_alloc). Contents, sizes and
+ * alignment are the real allocator's; errno is the real call's.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,6 +32,9 @@
 
 #ifndef __SANITIZE_ADDRESS__ /* an ASan build (unit tests) keeps the sanitizer's own malloc */
 
+/* The hot wrappers: no frame pointer (the library is built with them), so no frame at all. */
+#define AP_FAST __attribute__((optimize("omit-frame-pointer")))
+
 /*
  * The real functions and what the fast paths read, together (read-mostly:
  * written at the lookup, at start and at stop only; the first cache line
@@ -37,8 +42,8 @@
  */
 struct real_alloc {
 	const uint64_t *filter; /* live.c's filter while sampling, else NULL */
-	uint64_t big;		/* malloc(n >= big) takes the slow path: 0 until the lookup */
-	uint64_t interval;	/* the mean interval while sampling, else UINT64_MAX */
+	uint64_t big1; /* malloc(n) with n - 1 >= big1 takes the slow path: 0 until the lookup */
+	uint64_t interval; /* the mean interval while sampling, else UINT64_MAX */
 	void *(*malloc)(size_t);
 	void (*free)(void *);
 	void *(*calloc)(size_t, size_t);
@@ -58,7 +63,10 @@ struct real_alloc {
 	void *(*libc_pvalloc)(size_t);
 };
 
-static struct real_alloc real __attribute__((aligned(64))) = {.interval = UINT64_MAX};
+static void free_first(void *p);
+
+static struct real_alloc real
+    __attribute__((aligned(64))) = {.interval = UINT64_MAX, .free = free_first};
 static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
 static AP_TLS bool resolving;
 
@@ -66,7 +74,15 @@ static AP_TLS bool resolving;
 #define PROBE_SIZE (SIZE_MAX - 4095)
 static AP_TLS bool probe_seen;
 
-/* The bootstrap arena: blocks of [size_t size, pad, data...], 16-byte aligned. */
+/*
+ * The bootstrap arena: blocks of [size_t size, pad, data...], 16-byte aligned.
+ * glibc 2.36's dlsym takes nothing from it when the functions are found (a
+ * lookup that fails takes its message). The addresses handed out are pinned
+ * in live.c's filter once it exists (free tests only the filter while
+ * sampling): by arena_alloc, or at the start of sampling for the earlier
+ * ones; both sides' sequentially consistent accesses make one of them see
+ * the other.
+ */
 #define ARENA_BYTES (64 * 1024)
 static char arena[ARENA_BYTES] __attribute__((aligned(16)));
 static size_t arena_used; /* atomic */
@@ -86,11 +102,13 @@ static void *arena_alloc(size_t n, size_t align)
 	if (n > ARENA_BYTES || align > 4096)
 		return NULL;
 	need = ((n + 15) & ~(size_t)15) + align;
-	old = __atomic_fetch_add(&arena_used, need, __ATOMIC_RELAXED);
+	old = __atomic_fetch_add(&arena_used, need, __ATOMIC_SEQ_CST);
 	if (old + need > ARENA_BYTES)
 		return NULL;
 	at = (((size_t)(arena + old) + 16 + align - 1) & ~(align - 1)) - (size_t)arena;
 	memcpy(arena + at - 16, &n, sizeof(n));
+	if (__atomic_load_n(&ap_live_filter, __ATOMIC_SEQ_CST))
+		live__filter_pin((uintptr_t)arena + old, need);
 	return arena + at;
 }
 
@@ -102,12 +120,15 @@ static size_t arena_size(const void *p)
 	return n;
 }
 
-/* malloc's threshold: the probe's size, or the mean interval while sampling. */
-static uint64_t threshold(void)
+/*
+ * malloc's threshold less 1 (big1): the probe's size, or the mean interval
+ * while sampling; n - 1 >= big1 sends malloc(0) to the slow path too.
+ */
+static uint64_t threshold1(void)
 {
 	uint64_t i = __atomic_load_n(&real.interval, __ATOMIC_RELAXED);
 
-	return i < PROBE_SIZE ? i : PROBE_SIZE;
+	return (i < PROBE_SIZE ? i : PROBE_SIZE) - 1;
 }
 
 #define LOOK(field, name) real.field = (__typeof__(real.field))dlsym(RTLD_NEXT, name)
@@ -118,6 +139,7 @@ static uint64_t threshold(void)
  */
 static void resolve(void)
 {
+	void (*free_fn)(void *);
 	int idle = 0;
 
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 || resolving)
@@ -132,7 +154,9 @@ static void resolve(void)
 	LOOK(malloc, "malloc");
 	LOOK(calloc, "calloc");
 	LOOK(realloc, "realloc");
-	LOOK(free, "free");
+	free_fn = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	if (free_fn) /* never NULL: free calls it without a test */
+		__atomic_store_n(&real.free, free_fn, __ATOMIC_RELEASE);
 	LOOK(posix_memalign, "posix_memalign");
 	LOOK(aligned_alloc, "aligned_alloc");
 	LOOK(memalign, "memalign");
@@ -147,20 +171,12 @@ static void resolve(void)
 	LOOK(libc_valloc, "__libc_valloc");
 	LOOK(libc_pvalloc, "__libc_pvalloc");
 	resolving = false;
-	if (real.malloc)
-		__atomic_store_n(&real.big, threshold(), __ATOMIC_RELEASE);
+	if (real.malloc && real.calloc && real.realloc) /* the fast paths call them untested */
+		__atomic_store_n(&real.big1, threshold1(), __ATOMIC_RELEASE);
 	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 }
 
 #define RET ((uintptr_t)__builtin_return_address(0))
-
-/* The real call of fn, or the arena while this thread looks the functions up. */
-#define REAL(fn, arena_call, ...)                                                                  \
-	({                                                                                         \
-		if (__builtin_expect(!real.fn, 0))                                                 \
-			resolve();                                                                 \
-		real.fn ? real.fn(__VA_ARGS__) : (arena_call);                                     \
-	})
 
 /*
  * At a wrapper's start: the real function known, or (while this thread looks
@@ -214,7 +230,8 @@ static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
 	return p;
 }
 
-/* malloc's rare cases: the lookup not done, the probe, a block of at least the interval. */
+/* malloc's rare cases: the lookup not done, the probe, malloc(0), a block of at least the interval.
+ */
 static __attribute__((noinline)) void *malloc_slow(size_t n, uintptr_t ret)
 {
 	if (n == PROBE_SIZE) {
@@ -226,17 +243,39 @@ static __attribute__((noinline)) void *malloc_slow(size_t n, uintptr_t ret)
 	return do_malloc(real.malloc, n, ret);
 }
 
-AP_API void *malloc(size_t n)
-{
-	void *p;
+enum { DUE_MALLOC, DUE_CALLOC, DUE_REALLOC };
 
-	if (__builtin_expect(n >= __atomic_load_n(&real.big, __ATOMIC_RELAXED), 0))
+/*
+ * A sample is due (a fast path counted the bytes down already): the real
+ * call (malloc(n), calloc(n, size) or realloc(p, n)), then the sample; a
+ * call that fails leaves the count due (the next allocation is the sample).
+ */
+static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, size_t size,
+						  uintptr_t ret)
+{
+	void *q = fn == DUE_MALLOC   ? real.malloc(n)
+		  : fn == DUE_CALLOC ? real.calloc(n, size)
+				     : real.realloc(p, n);
+
+	if (q)
+		memory__allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
+	return q;
+}
+
+/*
+ * The fast path (n from 1 to below the interval, the lookup done): while
+ * sampling, a thread-local subtraction; then a tail call of the real malloc.
+ * No frame of its own (the wrappers are built without frame pointers: a
+ * frame is 3 instructions of the 10 here).
+ */
+AP_API AP_FAST void *malloc(size_t n)
+{
+	if (__builtin_expect(n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))
 		return malloc_slow(n, RET);
-	if (!__atomic_load_n(&real.filter, __ATOMIC_RELAXED))
-		return real.malloc(n); /* not sampling */
-	p = real.malloc(n);
-	counted_on(p, n, RET);
-	return p;
+	if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED) &&
+	    __builtin_expect((ap_mem.left -= (int64_t)n) <= 0, 0))
+		return sample_due(DUE_MALLOC, NULL, n, 0, RET);
+	return real.malloc(n);
 }
 
 /* calloc's work for both names: sampled as n * size bytes (the real call refused an overflow). */
@@ -248,14 +287,30 @@ static void *do_calloc(void *(*fn)(size_t, size_t), size_t n, size_t size, uintp
 	return p;
 }
 
-AP_API void *calloc(size_t n, size_t size)
+/* calloc's rare cases: as malloc's, and an overflow (the real call refuses it). */
+static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size, uintptr_t ret)
 {
 	FIRST(calloc, size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16));
-	return do_calloc(real.calloc, n, size, RET);
+	return do_calloc(real.calloc, n, size, ret);
+}
+
+/* malloc's fast path, for n * size bytes. */
+AP_API AP_FAST void *calloc(size_t n, size_t size)
+{
+	size_t s;
+
+	if (__builtin_expect(__builtin_mul_overflow(n, size, &s) ||
+				 s - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED),
+			     0))
+		return calloc_slow(n, size, RET);
+	if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED) &&
+	    __builtin_expect((ap_mem.left -= (int64_t)s) <= 0, 0))
+		return sample_due(DUE_CALLOC, NULL, n, size, RET);
+	return real.calloc(n, size);
 }
 
 /* A block of the arena moved to the real allocator (the arena's is never freed). */
-static void *arena_realloc(void *p, size_t n)
+static __attribute__((noinline)) void *arena_realloc(void *p, size_t n)
 {
 	size_t old = arena_size(p);
 	void *q = malloc(n);
@@ -265,24 +320,46 @@ static void *arena_realloc(void *p, size_t n)
 	return q;
 }
 
-/* The block at p, maybe sampled, leaves the program: out of the live table
- * first, so that no other thread can be given its address while it is still
- * there; then fn frees it. */
-static __attribute__((noinline)) void free_sampled(void (*fn)(void *), void *p)
+/*
+ * free's rare cases while sampling (the filter's bit is set): an arena's
+ * block (its bits are pinned), NULL, or a block maybe sampled: out of the
+ * live table first, so that no other thread can be given its address while
+ * it is still there; then fn frees it.
+ */
+static __attribute__((noinline)) void free_slow(void (*fn)(void *), void *p)
 {
 	struct live_block b;
 
-	memory__take(p, &b);
+	if (in_arena(p))
+		return;
+	if (p)
+		memory__take(p, &b);
 	fn(p);
 }
 
-AP_API void free(void *p)
+/* free before the lookup: look the functions up, then free (never the arena's: free tests it). */
+static void free_first(void *p)
 {
-	if (__builtin_expect(in_arena(p), 0))
+	resolve();
+	if (real.free != free_first)
+		real.free(p);
+}
+
+/*
+ * While sampling, the filter's bit (the arena's blocks have theirs set);
+ * else a test of the arena. Then a tail call of the real free.
+ */
+AP_API AP_FAST void free(void *p)
+{
+	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
+
+	if (f) {
+		if (__builtin_expect(live__filter_has(f, (uintptr_t)p), 0))
+			return free_slow(real.free, p);
+	} else if (__builtin_expect(in_arena(p), 0)) {
 		return;
-	if (__builtin_expect(maybe_sampled(p), 0) && p)
-		return free_sampled(real.free, p);
-	REAL(free, (void)0, p);
+	}
+	real.free(p);
 }
 
 /* realloc's work for both names: p's sampled block goes, q's may come. */
@@ -298,12 +375,35 @@ static void *do_realloc(void *(*fn)(void *, size_t), void *p, size_t n, uintptr_
 	return q;
 }
 
-AP_API void *realloc(void *p, size_t n)
+/* realloc's rare cases: as malloc's, an arena's block, a block maybe sampled. */
+static __attribute__((noinline)) void *realloc_slow(void *p, size_t n, uintptr_t ret)
 {
 	if (p && in_arena(p))
 		return arena_realloc(p, n);
 	FIRST(realloc, p ? NULL : arena_alloc(n, 16));
-	return do_realloc(real.realloc, p, n, RET);
+	return do_realloc(real.realloc, p, n, ret);
+}
+
+/*
+ * While sampling, p's filter bit (the arena's blocks have theirs set) and
+ * malloc's count; else a test of the arena. Then a tail call of the real
+ * realloc.
+ */
+AP_API AP_FAST void *realloc(void *p, size_t n)
+{
+	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))
+		return realloc_slow(p, n, RET);
+	if (f) {
+		if (__builtin_expect(p && live__filter_has(f, (uintptr_t)p), 0))
+			return realloc_slow(p, n, RET);
+		if (__builtin_expect((ap_mem.left -= (int64_t)n) <= 0, 0))
+			return sample_due(DUE_REALLOC, p, n, 0, RET);
+	} else if (__builtin_expect(p && in_arena(p), 0)) {
+		return arena_realloc(p, n);
+	}
+	return real.realloc(p, n);
 }
 
 AP_API void *reallocarray(void *p, size_t n, size_t size)
@@ -372,7 +472,8 @@ AP_API size_t malloc_usable_size(void *p)
 {
 	if (p && in_arena(p))
 		return arena_size(p);
-	return REAL(usable, (size_t)0, p);
+	FIRST(usable, (size_t)0);
+	return real.usable(p);
 }
 
 /* glibc's own names, which some programs call directly: sampled the same way. */
@@ -401,9 +502,10 @@ AP_API void __libc_free(void *p)
 {
 	if (__builtin_expect(in_arena(p), 0))
 		return;
-	if (__builtin_expect(maybe_sampled(p), 0) && p)
-		return free_sampled(real.libc_free, p);
-	REAL(libc_free, (void)0, p);
+	FIRST(libc_free, (void)0);
+	if (__builtin_expect(maybe_sampled(p), 0))
+		return free_slow(real.libc_free, p);
+	real.libc_free(p);
 }
 
 AP_API void *__libc_memalign(size_t align, size_t n)
@@ -426,15 +528,25 @@ AP_API void *__libc_pvalloc(size_t n)
 
 /*
  * Sample allocations of mean interval (on), with live.c's filter, or stop
- * (on false: each wrapper is then the real call and a test or two). Stores
- * only: async-signal-safe.
+ * (on false: each wrapper is then the real call and a test or two). The
+ * first start pins the arena's blocks in the filter (free then sends them
+ * to free_slow). Stores only when !on: async-signal-safe then.
  */
 void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 {
+	static bool pinned;
+
+	if (on && !pinned) { /* the arena's blocks handed out before the filter was there */
+		size_t used = __atomic_load_n(&arena_used, __ATOMIC_SEQ_CST);
+
+		live__filter_pin((uintptr_t)arena, used < ARENA_BYTES ? used : ARENA_BYTES);
+		pinned = true;
+	}
 	__atomic_store_n(&real.interval, on ? interval : UINT64_MAX, __ATOMIC_RELAXED);
 	__atomic_store_n(&real.filter, on ? filter : NULL, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 && real.malloc)
-		__atomic_store_n(&real.big, threshold(), __ATOMIC_RELAXED);
+	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 && real.malloc && real.calloc &&
+	    real.realloc)
+		__atomic_store_n(&real.big1, threshold1(), __ATOMIC_RELAXED);
 }
 
 #else /* an ASan build: no wrappers, nothing to tell them */

@@ -185,15 +185,13 @@ static void normalize(struct sigaction *v, const struct sigaction *act)
  * held already changes holder and keeps the program's view. Returns 0,
  * -EBUSY (the program handles it) or -errno. Not async-signal-safe.
  */
-int signals__hold(int sig, int who, const struct sigaction *ours)
+static int hold_locked(int sig, int who, const struct sigaction *ours)
 {
 	struct sigaction cur, back;
-	sigset_t old;
 	int err = 0;
 
 	if (sig <= 0 || sig >= _NSIG || sig == SIGKILL || sig == SIGSTOP)
 		return -EINVAL;
-	signal_table__enter(&old);
 	if (signal_table__holder(sig) == AP_HOLD_NONE) {
 		if (signals__sigaction(sig, NULL, &cur) < 0)
 			err = -errno;
@@ -210,8 +208,60 @@ int signals__hold(int sig, int who, const struct sigaction *ours)
 		if (!restorer && signals__sigaction(sig, NULL, &back) == 0)
 			restorer = (void *)back.sa_restorer;
 	}
+	return err;
+}
+
+int signals__hold(int sig, int who, const struct sigaction *ours)
+{
+	sigset_t old;
+	int err;
+
+	signal_table__enter(&old);
+	err = hold_locked(sig, who, ours);
 	signal_table__leave(&old);
 	return err;
+}
+
+/*
+ * Take sig, which nobody holds, for fatal.c when it is at SIG_DFL, in one
+ * system call: ours goes in and the old disposition comes back. One that
+ * was not at SIG_DFL is put back as it was; a delivery to another thread
+ * meanwhile reached our handler, which waits for the table (taken) and then
+ * finds the program's disposition in it, as it would have without us.
+ */
+static void take_fatal_locked(int sig, const struct sigaction *ours)
+{
+	struct sigaction cur;
+
+	if (signals__sigaction(sig, ours, &cur) < 0)
+		return;
+	*signal_table__virt(sig) = cur;
+	if (cur.sa_handler != SIG_DFL)
+		signals__sigaction(sig, &cur, NULL); /* handled or ignored: the program's */
+	else
+		signal_table__set_holder(sig, AP_HOLD_FATAL);
+}
+
+/*
+ * signals__hold() for each of the n signals in sigs, the table taken once,
+ * and for fatal.c a signal nobody holds in one system call (three fewer a
+ * signal: the deadly ones are 50 at start-up). Not async-signal-safe.
+ */
+void signals__hold_all(const int *sigs, int n, int who, const struct sigaction *ours)
+{
+	sigset_t old;
+
+	signal_table__enter(&old);
+	for (int i = 0; i < n; i++) {
+		int sig = sigs[i];
+
+		if (who == AP_HOLD_FATAL && restorer && sig > 0 && sig < _NSIG && sig != SIGKILL &&
+		    sig != SIGSTOP && signal_table__holder(sig) == AP_HOLD_NONE)
+			take_fatal_locked(sig, ours);
+		else
+			hold_locked(sig, who, ours);
+	}
+	signal_table__leave(&old);
 }
 
 /* Give sig back to the program with its virtual disposition. Not async-signal-safe. */

@@ -6,16 +6,20 @@
  * -dbgsym packages); the .gnu_debuglink name beside the object, in .debug/
  * beside it and under D/<the object's dir>/; last, when DEBUGINFOD_URLS is
  * set, the debuginfod servers by build id (elfutils' libdebuginfod, which
- * keeps what it fetched in its cache). A debug file whose build id differs
+ * keeps what it fetched in its cache; loaded with dlopen() only then, as
+ * libdw does: linked, it and libcurl's ~30 libraries were loaded and
+ * relocated at every start of autoprof and autoprof-report). A debug file whose build id differs
  * from the object's is not used. The object itself is its path, or the copy
  * of the recorded build that perf's build-id cache keeps (buildid.c).
  */
 #include "model/model.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -164,6 +168,39 @@ static bool try_debug_file(struct elf_handle *eh, const char *path, const char *
 	return false;
 }
 
+/* libdebuginfod's client, opened on the first question (NULL: it could not be, said once). */
+static struct {
+	debuginfod_client *client;
+	typeof(debuginfod_find_debuginfo) *find;
+	bool failed;
+} dbgd;
+
+/*
+ * Load libdebuginfod.so.1 with dlopen() and begin a client. False (and one
+ * line on stderr the first time) when it is not installed or will not begin.
+ */
+static bool debuginfod_open(void)
+{
+	typeof(debuginfod_begin) *begin;
+	void *lib;
+
+	if (dbgd.client || dbgd.failed)
+		return dbgd.client != NULL;
+	dbgd.failed = true;
+	lib = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (!lib) {
+		fprintf(stderr, "%s: DEBUGINFOD_URLS is set but debuginfod is not asked: %s\n",
+			program_invocation_short_name, dlerror());
+		return false;
+	}
+	begin = (typeof(begin))dlsym(lib, "debuginfod_begin");
+	dbgd.find = (typeof(dbgd.find))dlsym(lib, "debuginfod_find_debuginfo");
+	if (!begin || !dbgd.find || !(dbgd.client = begin()))
+		return false;
+	dbgd.failed = false;
+	return true;
+}
+
 /*
  * The debug file of build id @hex from the debuginfod servers of
  * DEBUGINFOD_URLS (through libdebuginfod, which caches what it fetched),
@@ -171,20 +208,14 @@ static bool try_debug_file(struct elf_handle *eh, const char *path, const char *
  */
 static bool try_debuginfod(struct elf_handle *eh, const char *hex)
 {
-	static debuginfod_client *client;
-	static bool failed;
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	char *path = NULL;
 	bool ok;
 	int fd;
 
-	if (!urls || !urls[0] || !hex[0] || failed)
+	if (!urls || !urls[0] || !hex[0] || !debuginfod_open())
 		return false;
-	if (!client && !(client = debuginfod_begin())) {
-		failed = true;
-		return false;
-	}
-	fd = debuginfod_find_debuginfo(client, (const unsigned char *)hex, 0, &path);
+	fd = dbgd.find(dbgd.client, (const unsigned char *)hex, 0, &path);
 	if (fd < 0)
 		return false;
 	close(fd);

@@ -6,7 +6,9 @@
  * The records are copied in order; the body of each COMPRESSED record is
  * decompressed in place of it with libzstd's streaming decoder (one
  * ZSTD_DStream for the whole file, as perf writes one frame per record and a
- * record may straddle two of them). Pipe-mode header records (HEADER_ATTR,
+ * record may straddle two of them; libzstd is loaded with dlopen() at the
+ * first such record, so that the many readers of plain files, the launcher
+ * first, do not load it at every start). Pipe-mode header records (HEADER_ATTR,
  * HEADER_FEATURE, EVENT_UPDATE) are applied to @pf on the way; the payloads
  * that follow TRACING_DATA and AUXTRACE records outside their size are
  * skipped. The result is then walked by perf_file__next_record() like any
@@ -18,13 +20,57 @@
  */
 #include "read/read.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <zstd.h>
 
 #define MAX_EXPAND_BASE	 (64ULL << 20)
 #define MAX_EXPAND_RATIO 128ULL
+
+/* The libzstd functions used, by their names. */
+#define ZSTD_USED(X)                                                                               \
+	X(ZSTD_createDStream)                                                                      \
+	X(ZSTD_initDStream)                                                                        \
+	X(ZSTD_DCtx_setParameter)                                                                  \
+	X(ZSTD_decompressStream)                                                                   \
+	X(ZSTD_DStreamOutSize)                                                                     \
+	X(ZSTD_freeDStream)                                                                        \
+	X(ZSTD_isError)                                                                            \
+	X(ZSTD_getErrorName)
+
+static struct {
+#define ZSTD_MEMBER(fn) typeof(fn) *fn;
+	ZSTD_USED(ZSTD_MEMBER)
+#undef ZSTD_MEMBER
+	char why[256]; /* why libzstd could not be loaded, or "" */
+} zstd;
+
+static void zstd_load_once(void)
+{
+	void *lib = dlopen("libzstd.so.1", RTLD_LAZY | RTLD_LOCAL);
+
+	if (!lib) {
+		snprintf(zstd.why, sizeof(zstd.why), "%s", dlerror());
+		return;
+	}
+#define ZSTD_SYM(fn)                                                                               \
+	if (!zstd.why[0] && !(zstd.fn = (typeof(zstd.fn))dlsym(lib, #fn)))                         \
+		snprintf(zstd.why, sizeof(zstd.why), "libzstd.so.1 has no " #fn);
+	ZSTD_USED(ZSTD_SYM)
+#undef ZSTD_SYM
+}
+
+/* Load libzstd (once, thread-safe). Returns NULL, or why it could not be. */
+static const char *zstd_load(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, zstd_load_once);
+	return zstd.why[0] ? zstd.why : NULL;
+}
 
 struct out {
 	u8 *v;
@@ -60,7 +106,7 @@ static int decompress(struct perf_file *pf, ZSTD_DStream *zs, const u8 *p, size_
 	bool full = false;
 
 	while (in.pos < in.size || full) {
-		size_t want = ZSTD_DStreamOutSize(), ret, in_was = in.pos;
+		size_t want = zstd.ZSTD_DStreamOutSize(), ret, in_was = in.pos;
 		ZSTD_outBuffer ob;
 
 		if (o->nr == o->max)
@@ -70,11 +116,11 @@ static int decompress(struct perf_file *pf, ZSTD_DStream *zs, const u8 *p, size_
 		if (array__reserve(&o->v, &o->cap, o->nr + want, 1))
 			return perf_file__fail(pf, -ENOMEM, "out of memory");
 		ob = (ZSTD_outBuffer){o->v + o->nr, want, 0};
-		ret = ZSTD_decompressStream(zs, &ob, &in);
-		if (ZSTD_isError(ret))
-			return perf_file__fail(pf, -EINVAL,
-					       "COMPRESSED record at offset %llu: zstd: %s",
-					       (unsigned long long)off, ZSTD_getErrorName(ret));
+		ret = zstd.ZSTD_decompressStream(zs, &ob, &in);
+		if (zstd.ZSTD_isError(ret))
+			return perf_file__fail(
+			    pf, -EINVAL, "COMPRESSED record at offset %llu: zstd: %s",
+			    (unsigned long long)off, zstd.ZSTD_getErrorName(ret));
 		o->nr += ob.pos;
 		full = ob.pos == ob.size;
 		if (!ob.pos && in.pos == in_was)
@@ -168,6 +214,7 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 {
 	struct out o = {0};
 	ZSTD_DStream *zs = NULL;
+	const char *why;
 	u64 pos = from;
 	int err = 0;
 
@@ -212,13 +259,18 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 				    pf->feat.comp_type);
 				break;
 			}
+			if (!zs && (why = zstd_load()) != NULL) {
+				err = perf_file__fail(pf, -ENOSYS,
+						      "COMPRESSED records need libzstd: %s", why);
+				break;
+			}
 			if (!zs) {
-				zs = ZSTD_createDStream();
+				zs = zstd.ZSTD_createDStream();
 				/* perf's level-1 frames use small windows: 16 MiB caps a hostile
 				 * one */
-				if (!zs || ZSTD_isError(ZSTD_initDStream(zs)) ||
-				    ZSTD_isError(
-					ZSTD_DCtx_setParameter(zs, ZSTD_d_windowLogMax, 24))) {
+				if (!zs || zstd.ZSTD_isError(zstd.ZSTD_initDStream(zs)) ||
+				    zstd.ZSTD_isError(
+					zstd.ZSTD_DCtx_setParameter(zs, ZSTD_d_windowLogMax, 24))) {
 					err = perf_file__fail(pf, -ENOMEM, "out of memory");
 					break;
 				}
@@ -241,7 +293,8 @@ int stream__expand(struct perf_file *pf, u64 from, u64 to)
 		memcpy(o.v + o.nr, r.p, r.h.size);
 		o.nr += r.h.size;
 	}
-	ZSTD_freeDStream(zs);
+	if (zs)
+		zstd.ZSTD_freeDStream(zs);
 	if (err) {
 		free(o.v);
 		return err;
