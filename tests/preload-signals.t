@@ -13,7 +13,7 @@ RUN=$P/sigrun
 export AUTOPROF_QUIET=1 AUTOPROF_FREQ=2000
 TO="timeout 60"
 
-plan 34
+plan 35
 
 # same NAME ARGS...: stdout and end (via sigrun) plain and profiled are equal;
 # the profiled run writes $T/NAME.data, checked by readable.
@@ -237,6 +237,21 @@ else
 	skip "no go"
 	skip "no go"
 	skip "no go"
+fi
+
+# Signals ignored before exec (nohup, sh background jobs, daemons): the kernel
+# keeps them at SIG_IGN with flags 0 and no restorer; read back raw, they are
+# exactly so preloaded (an exchange put back through glibc's sigaction added
+# SA_RESTORER and its restorer: nohup'd make check failed hostile.t).
+TRAP="trap '' HUP INT PIPE TERM; exec $P/sigview kernel"
+$TO sh -c "$TRAP" | grep ' IGN ' >kign.plain
+AUTOPROF_OUTPUT=$T/kign.data LD_PRELOAD=$LIB $TO sh -c "$TRAP" 2>kign.err | grep ' IGN ' >kign.prof
+if [ "$(wc -l <kign.plain)" -ge 4 ] && cmp -s kign.plain kign.prof; then
+	ok 0 "inherited SIG_IGN: handler, flags, restorer and mask read back raw as plain"
+else
+	ok 1 "inherited SIG_IGN: handler, flags, restorer and mask read back raw as plain"
+	diff kign.plain kign.prof | head -10 | sed 's/^/#   /'
+	diag_file kign.err
 fi
 
 done_testing

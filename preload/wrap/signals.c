@@ -223,29 +223,12 @@ int signals__hold(int sig, int who, const struct sigaction *ours)
 }
 
 /*
- * Take sig, which nobody holds, for fatal.c when it is at SIG_DFL, in one
- * system call: ours goes in and the old disposition comes back. One that
- * was not at SIG_DFL is put back as it was; a delivery to another thread
- * meanwhile reached our handler, which waits for the table (taken) and then
- * finds the program's disposition in it, as it would have without us.
- */
-static void take_fatal_locked(int sig, const struct sigaction *ours)
-{
-	struct sigaction cur;
-
-	if (signals__sigaction(sig, ours, &cur) < 0)
-		return;
-	*signal_table__virt(sig) = cur;
-	if (cur.sa_handler != SIG_DFL)
-		signals__sigaction(sig, &cur, NULL); /* handled or ignored: the program's */
-	else
-		signal_table__set_holder(sig, AP_HOLD_FATAL);
-}
-
-/*
- * signals__hold() for each of the n signals in sigs, the table taken once,
- * and for fatal.c a signal nobody holds in one system call (three fewer a
- * signal: the deadly ones are 50 at start-up). Not async-signal-safe.
+ * signals__hold() for each of the n signals in sigs, the table taken once.
+ * A signal nobody holds is read first and written only at SIG_DFL: an
+ * exchange in one call would put an inherited SIG_IGN (nohup, sh background
+ * jobs) or a handler with its own restorer back through glibc, which adds
+ * SA_RESTORER and its restorer, and ignored signals would reach our handler
+ * meanwhile. Not async-signal-safe.
  */
 void signals__hold_all(const int *sigs, int n, int who, const struct sigaction *ours)
 {
@@ -253,13 +236,7 @@ void signals__hold_all(const int *sigs, int n, int who, const struct sigaction *
 
 	signal_table__enter(&old);
 	for (int i = 0; i < n; i++) {
-		int sig = sigs[i];
-
-		if (who == AP_HOLD_FATAL && restorer && sig > 0 && sig < _NSIG && sig != SIGKILL &&
-		    sig != SIGSTOP && signal_table__holder(sig) == AP_HOLD_NONE)
-			take_fatal_locked(sig, ours);
-		else
-			hold_locked(sig, who, ours);
+		hold_locked(sigs[i], who, ours);
 	}
 	signal_table__leave(&old);
 }

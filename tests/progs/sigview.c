@@ -11,6 +11,9 @@
  *   chain    a handler on every real-time signal (as Go's runtime does),
  *            then SIGRTMIN+5 sent to itself: SA_SIGINFO, SA_RESETHAND
  *   ign      SIGRTMIN+5 ignored, then sent to itself
+ *   kernel   every signal's disposition as the kernel stores it (raw
+ *            rt_sigaction: handler, flags, restorer set or not, mask), first
+ *            thing in main: inherited SIG_IGN reads back flags 0, no restorer
  *   kill SIG spin, then kill(getpid(), SIG)
  *   exec     block every signal, exec itself (execd: print the mask)
  *   spin MS  spin MS ms of CPU time (sent a signal from outside meanwhile)
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -250,6 +254,28 @@ static void mode_ign(void)
 	printf("alive\n");
 }
 
+/* The kernel's struct sigaction on x86-64 and most others. */
+struct kernel_sigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	unsigned long mask;
+};
+
+static void mode_kernel(void)
+{
+	for (int sig = 1; sig < 65; sig++) {
+		struct kernel_sigaction k = {0};
+
+		if (sig == SIGKILL || sig == SIGSTOP ||
+		    syscall(SYS_rt_sigaction, sig, NULL, &k, sizeof(k.mask)) < 0)
+			continue;
+		printf("kernel %d %s flags %#lx restorer %s mask %#lx\n", sig,
+		       kind((void (*)(int))k.handler), k.flags, k.restorer ? "set" : "NULL",
+		       k.mask);
+	}
+}
+
 static void *spinner(void *arg)
 {
 	(void)arg;
@@ -291,6 +317,8 @@ int main(int argc, char **argv)
 		mode_wait();
 	else if (!strcmp(mode, "chain"))
 		mode_chain();
+	else if (!strcmp(mode, "kernel"))
+		mode_kernel();
 	else if (!strcmp(mode, "ign"))
 		mode_ign();
 	else if (!strcmp(mode, "kill")) {
