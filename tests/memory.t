@@ -11,7 +11,7 @@
 # never notices: same output and exit status.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memtruth" "$B/progs/memcases" "$B/progs/memown" "$B/progs/libearlyalloc.so"
-plan 38
+plan 39
 
 P=$B/progs
 
@@ -254,11 +254,15 @@ if g++ -O2 -g -o memcxx "$ROOT/tests/progs/memcxx.cpp" 2>cxx.err; then
 	ok $? "C++: same output"
 	is "$(at cxx.data alloc-bytes leaky) $(at cxx.data live-bytes leaky)" "100000 100000" \
 		"C++: new[] is an allocation at its caller (not at operator new), leaked"
+	profile cxx1.data env AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_STACK_DEPTH=1 ./memcxx >/dev/null 2>cxx1.err
+	is "$(at cxx1.data alloc-bytes leaky)" "100000" \
+		"C++: with AUTOPROF_STACK_DEPTH=1 too (the one frame is operator new's caller)"
 	perf report -i cxx.data --stdio --no-children -g none --sort sym 2>/dev/null |
 		awk '/^# Samples: .* of event / { on = ($0 ~ "event .live-bytes.$"); next } on && /%/' >cxx.live
 	! grep -q 'Rb_tree\|mapping' cxx.live
 	ok $? "C++: a std::map destroyed leaves nothing live" || diag_file cxx.live
 else
+	skip "no g++"
 	skip "no g++"
 	skip "no g++"
 	skip "no g++"

@@ -313,8 +313,8 @@ static int walk(struct rules **tp, uint64_t pc, uint64_t sp, uint64_t bp, uint64
 				break; /* as deep as asked */
 		} else if (pc == ret) {
 			out[n++] = pc;
-			if (n >= max)
-				break;
+			if (n >= max && !memory_stack__in_new(pc - 1))
+				break; /* inside operator new: its caller is the frame */
 		} else if (++skip > 24) {
 			*tp = t;
 			return -1;
