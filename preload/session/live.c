@@ -257,9 +257,13 @@ uint32_t live__stack_id(const uint64_t *ips, unsigned nr, uint32_t gen, bool *fi
 	i = find_stack(t, h, ips, nr);
 	if (!__atomic_load_n(&t->s[i].off, __ATOMIC_ACQUIRE)) {
 		spin_lock(&stack_lock);
-		if (stack_count + 1 <= (stacks->mask + 1) / 2 || grow_stacks()) {
+		/* Again under the lock, in the current table: another thread may
+		 * have added it, or filled slot i (of a stale table) with another. */
+		t = stacks;
+		i = find_stack(t, h, ips, nr);
+		if (!t->s[i].off && (stack_count + 1 <= (stacks->mask + 1) / 2 || grow_stacks())) {
 			t = stacks;
-			i = find_stack(t, h, ips, nr); /* another thread may have added it */
+			i = find_stack(t, h, ips, nr);
 			added = !t->s[i].off && frames_used + nr + 1 <= FRAMES &&
 				frames_used + nr + 1 <= UINT32_MAX;
 		}

@@ -195,8 +195,14 @@ static bool debuginfod_open(void)
 	}
 	begin = (typeof(begin))dlsym(lib, "debuginfod_begin");
 	dbgd.find = (typeof(dbgd.find))dlsym(lib, "debuginfod_find_debuginfo");
-	if (!begin || !dbgd.find || !(dbgd.client = begin()))
+	if (!begin || !dbgd.find || !(dbgd.client = begin())) {
+		fprintf(stderr, "%s: DEBUGINFOD_URLS is set but debuginfod is not asked: %s\n",
+			program_invocation_short_name,
+			!begin || !dbgd.find ? "libdebuginfod.so.1 lacks debuginfod_begin or "
+					       "debuginfod_find_debuginfo"
+					     : "debuginfod_begin() failed");
 		return false;
+	}
 	dbgd.failed = false;
 	return true;
 }
