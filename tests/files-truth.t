@@ -6,7 +6,7 @@
 # whose closing lines say which file holds which command.
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$B/autoprof-report" "$B/progs/split"
-plan 25
+plan 26
 
 P=$B/progs
 # A sample's first line in perf script: comm, tid, time, period, event.
@@ -143,4 +143,14 @@ machine m2.data >m2.mach
 ok $? "the machine's description kept in $cdir/machine gives the same sections" ||
 	diff m1.mach m2.mach | sed 's/^/#   /'
 is "$(grep -c '/cache/index' m2.strace)" 0 "an image started with it kept reads no sysfs cache file"
+# A forked child that writes its title over argv (nginx, postgres): its
+# file's cmdline section is its own at its end, not its parent's.
+mkdir -p rt
+AUTOPROF_OUTPUT=$T/rt/r.data AUTOPROF_QUIET=1 timeout -s KILL 60 env LD_PRELOAD="$LIB" \
+	"$P/retitle" padding-argument-long-enough >rt.out 2>rt.err
+for f in rt/r.data*; do perf report --header-only -i "$f" 2>/dev/null | grep '^# cmdline'; done >rt.cmd
+grep -q '^# cmdline : autoprof retitle-child-title *$' rt.cmd &&
+	grep -q "^# cmdline : autoprof $P/retitle padding-argument-long-enough *\$" rt.cmd
+ok $? "a forked child's retitled command line is its file's cmdline; the parent's its own" ||
+	diag_file rt.cmd
 done_testing

@@ -209,10 +209,12 @@ static void build_ids(struct blob *b)
 /*
  * The host's features (file_host.c) and the command line, read once per
  * image (uname, sysconf's /sys files, /proc/cpuinfo, sysinfo,
- * /proc/self/cmdline: 20 system calls a layout); CLOCK_DATA, a reading of
+ * /proc/self/cmdline: 20 system calls a layout; the command line read again
+ * at the end of a forked child's file); CLOCK_DATA, a reading of
  * the clocks, is made at each layout.
  */
 static struct blob host[PERF_FEAT_PMU_CAPS + 1], cmdline;
+static pid_t cmdline_pid; /* the process whose command line cmdline holds */
 static signed char host_said[PERF_FEAT_PMU_CAPS + 1]; /* 0 unknown, 1 said, -1 not the host's */
 
 /* Append the host's feature feat to b as file_host__feature() would; false when not the host's. */
@@ -264,8 +266,13 @@ static struct writer_features *prepare(struct writer *w, bool final)
 			build_ids(&body);
 			break;
 		case PERF_FEAT_CMDLINE:
-			if (!cmdline.len)
+			/* A forked child's file reads its own at its end: nginx or
+			 * postgres children write their title over argv. */
+			if (!cmdline.len || (final && cmdline_pid != getpid())) {
+				cmdline.len = 0;
 				feat_cmdline(&cmdline);
+				cmdline_pid = getpid();
+			}
 			blob_put(&body, cmdline.p, cmdline.len);
 			break;
 		case PERF_FEAT_EVENT_DESC:
