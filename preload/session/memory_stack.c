@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "handler/eh_frame.h"
 #include "memory.h"
@@ -188,11 +190,19 @@ static void on_thread_exit(void *unused)
 		munmap(r, table_bytes(r->mask + 1));
 }
 
-/* Once, before sampling starts: the key whose destructor frees a thread's table. */
+static void learn_thread(void);
+
+/* Once, before sampling starts: the key whose destructor frees a thread's table, and the main
+ * thread's stack. */
 void memory_stack__init(void)
 {
 	if (!key_state)
 		key_state = pthread_key_create(&exit_key, on_thread_exit) ? -1 : 1;
+	/* The main thread's stack now, outside the program's malloc: glibc
+	 * finds it by reading /proc/self/maps (fopen, getrlimit), which a
+	 * sample inside malloc must not do (seccomp, descriptor numbers). */
+	if (!stack_hi && syscall(SYS_gettid) == getpid())
+		learn_thread();
 }
 
 static inline uint32_t slot_of(uint64_t pc, uint32_t mask)
