@@ -273,8 +273,8 @@ fi
 # memory start, not in the first sample (a seccomp filter set meanwhile,
 # descriptor numbers other threads see).
 printf '%s\n' '#include <stdlib.h>' '#include <unistd.h>' 'void *volatile keep;' \
-	'int main(void) { write(1, "main\\n", 5); keep = malloc(1000);' \
-	'write(1, "after\\n", 6); free(keep); return 0; }' >m1.c
+	'int main(void) { write(1, "main\n", 5); keep = malloc(1000);' \
+	'write(1, "after\n", 6); free(keep); return 0; }' >m1.c
 if command -v strace >/dev/null && cc -O1 -o m1 m1.c 2>m1.err; then
 	AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT=$T/m1.data timeout -s KILL 60 strace -o m1.st \
 		-e trace=write,openat env AUTOPROF_MEMORY=1 LD_PRELOAD="$LIB" ./m1 >m1.out 2>&1
