@@ -184,6 +184,7 @@ static void export_lineage(const struct ap_settled *cfg)
 	setenv(ap_env_name(AP_ENV_OUTPUT), cfg->output, 1);
 	snprintf(buf, sizeof(buf), "%d", (int)autoprof.pid);
 	setenv(ap_env_name(AP_ENV_TOP), buf, 1);
+	probe_cache__export();
 	if (!cfg->follow)
 		child_env__drop_preload();
 }
@@ -341,8 +342,8 @@ static int settle(const struct ap_config *raw, bool first)
 {
 	static struct ap_settled settled;
 	char cwd[PATH_MAX], missing[512];
-	struct settle_facts facts = {.max_rate = perf_event__max_sample_rate(),
-				     .probe = perf_event__probe,
+	struct settle_facts facts = {.max_rate = perf_event__max_sample_rate,
+				     .probe = probe_cache__probe,
 				     .cwd = first ? getcwd(cwd, sizeof(cwd)) : NULL,
 				     .say_timers = autoprof.top && !autoprof.execd};
 	int err;
