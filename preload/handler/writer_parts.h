@@ -8,6 +8,8 @@
 #ifndef AUTOPROF_HANDLER_WRITER_PARTS_H
 #define AUTOPROF_HANDLER_WRITER_PARTS_H
 
+#include <sys/uio.h>
+
 #include "handler.h"
 
 /* One write of the writer's, run with w->fd attached; 0 or -errno. */
@@ -29,5 +31,14 @@ void writer_lock__give(struct writer *w);
 
 /* writer_helper.c: run op in a helper; op's result or -EMFILE (said once). Async-signal-safe. */
 int writer_helper__run(struct writer *w, write_op op, void *arg);
+
+/* writer_file.c, each async-signal-safe, 0 or -errno: pwritev/pwrite until done; events[i]'s
+ * attr and the offset of its id; the header and every attr with its id (a new file); under the
+ * lock, w->path made (never through a symlink) with its head and the records staged so far. */
+int writer_file__pwritev_all(int fd, struct iovec *iov, int n, uint64_t off);
+int writer_file__pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+int writer_file__write_attr(struct writer *w, int i);
+int writer_file__write_head(struct writer *w);
+int writer_file__create(struct writer *w);
 
 #endif

@@ -254,7 +254,10 @@ static int session_open(bool attach_others)
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg->output);
 		return -ENAMETOOLONG;
 	}
-	err = writer__open(&autoprof.writer, fresh, events, file_events(events));
+	/* a descendant's file is made at its first flush: one that never samples makes none */
+	err = writer__open(&autoprof.writer, fresh, events, file_events(events),
+			   !autoprof.top && !autoprof.replace_file && !autoprof.cfg->window_ns &&
+			       !autoprof.cfg->memory);
 	if (err) {
 		pr_warn("cannot create %s: %s; not profiling", fresh, strerror(-err));
 		return err;
@@ -286,6 +289,7 @@ static int session_open(bool attach_others)
 	if (attach_others)
 		attach_other_threads();
 	control__publish();
+	writer__staging(&autoprof.writer, false); /* the first flush makes the file */
 	pr_info(
 	    "sampling %s%s at %llu %s with %s stacks into %s", autoprof.cfg->event_name,
 	    autoprof.cfg->timer_mode ? " with CPU-time timers" : "",
@@ -295,15 +299,10 @@ static int session_open(bool attach_others)
 	return 0;
 
 out_file:
+	if (writer__created(&autoprof.writer))
+		unlink(autoprof.writer.path);
 	writer__abandon(&autoprof.writer);
-	unlink(autoprof.writer.path);
 	return err;
-}
-
-/* Forget the per-image totals (a new image or a forked child starts from zero). */
-static void reset_totals(void)
-{
-	memset(&autoprof.stats, 0, sizeof(autoprof.stats));
 }
 
 /*
@@ -321,7 +320,7 @@ static void after_fork_in_child(void)
 		return;
 	writer__abandon(&autoprof.writer);
 	counting__close(&autoprof.counters);
-	reset_totals();
+	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
 	autoprof.pid = getpid();
 	autoprof.top = false;
 	autoprof.gen = 0;
@@ -457,6 +456,7 @@ static bool stand_down(void)
 		return false;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
+	writer__staging(&autoprof.writer, true); /* a file not made yet: only if not empty */
 	samplers__stop_all();
 	memory__stop(&autoprof.writer); /* the live set */
 	return true;
@@ -464,22 +464,23 @@ static bool stand_down(void)
 
 /*
  * A descendant's image that took no sample leaves no file (a build's hundreds
- * of short processes leave no litter): its file and FILE.stat are removed as
- * they are, without the features of the end laid out and written first.
- * Not async-signal-safe.
+ * of short processes leave no litter): its file (if it was made: writer.c
+ * makes a descendant's at its first flush) and FILE.stat are removed as they
+ * are, without the features of the end written first. Async-signal-safe.
  */
 static void remove_file(void)
 {
+	bool made = writer__created(&autoprof.writer);
+
 	writer__discard(&autoprof.writer);
-	unlink(autoprof.writer.path);
+	if (made)
+		unlink(autoprof.writer.path);
 	stat_records__remove(&autoprof.writer);
 }
 
 /*
- * Stop every sampler and finish the file: at exit, _exit, or before exec.
- * Only the process that opened the file writes it. A descendant's file with
- * no sample in it is removed, so a build's hundreds of short processes leave
- * no litter. Not async-signal-safe.
+ * Stop every sampler and finish the file: at exit, _exit, or before exec. Only the process
+ * that opened the file writes it; a descendant's with no sample is removed. Not AS-safe.
  */
 void lifecycle__stop(void)
 {
@@ -567,8 +568,8 @@ void lifecycle__exec_failed(void)
 		writer__abandon(&autoprof.writer);
 		return;
 	}
-	reset_totals();
-	autoprof.replace_file = autoprof.file_left; /* this image's own empty file */
+	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
+	autoprof.replace_file = autoprof.file_left;	    /* this image's own empty file */
 	autoprof.file_left = false;
 	if (session_open(false) == 0)
 		memory__start();
@@ -587,12 +588,12 @@ void lifecycle__emergency_stop(void)
 	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
 		return;
 	control__withdraw();
+	writer__staging(&autoprof.writer, true);
 	process_events__stop_all_emergency();
 	memory__stop_emergency(&autoprof.writer);
 	image_counters__save(false);
-	file_features__write_emergency(&autoprof.writer);
-	if (!autoprof.stats.samples && !memory__samples() && !autoprof.top) {
-		unlink(autoprof.writer.path);
-		stat_records__remove(&autoprof.writer);
-	}
+	if (autoprof.stats.samples || memory__samples() || autoprof.top)
+		file_features__write_emergency(&autoprof.writer);
+	else
+		remove_file(); /* not finished first: nobody reads it */
 }
