@@ -217,7 +217,7 @@ struct writer {
 	int nr_events;
 	/* Deferred (writer__open(defer)): no file yet; it is made at the first append after
 	 * writer__staging(false), the appends before it kept in staged (under lock). */
-	bool deferred, staging;
+	bool deferred, staging, making; /* making: a helper creates it (writer_helper.c) */
 	char *staged;
 	size_t staged_len, staged_cap;
 };

@@ -96,27 +96,42 @@ int writer_file__write_head(struct writer *w)
 	return err;
 }
 
+/* The new file's head and the records staged so far, written on w->fd. 0 or -errno. */
+static int op_make(struct writer *w, void *arg)
+{
+	int err = writer_file__write_head(w);
+
+	(void)arg;
+	return err ? err : writer_file__pwrite_all(w->fd, w->staged, w->staged_len, w->data_offset);
+}
+
 /*
  * Under the lock: make w->path's file (never through a symlink) with its
- * header and attrs, then the records staged so far. Returns 0 or -errno.
+ * header and attrs, then the records staged so far. Where the program holds
+ * every fd its limit allows, a helper makes and writes it, and the writer is
+ * transient from then on (writer_helper.c). Returns 0 or -errno.
  * Async-signal-safe (raw system calls: a deferred file is made by whichever
  * append comes first, a handler's too).
  */
 int writer_file__create(struct writer *w)
 {
-	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, w->path,
-				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int err;
+	int fd = writer_fd__make(w), err;
 
 	w->deferred = false;
+	if (fd == -EMFILE || fd == -ENFILE) {
+		w->making = w->transient = true;
+		err = writer_helper__run(w, op_make, NULL);
+		w->making = false;
+		if (err && w->ino) /* made, not written */
+			raw_syscall(SYS_unlink, w->path);
+		if (err)
+			w->transient = false, w->dev = w->ino = 0;
+		return err;
+	}
 	if (fd < 0)
-		return -errno;
+		return fd;
 	w->fd = fdtab__move_high(fd, true);
-	err = writer_fd__identity(w->fd, &w->dev, &w->ino);
-	if (!err)
-		err = writer_file__write_head(w);
-	if (!err)
-		err = writer_file__pwrite_all(w->fd, w->staged, w->staged_len, w->data_offset);
+	err = op_make(w, NULL);
 	if (err) {
 		fdtab__close(w->fd);
 		raw_syscall(SYS_unlink, w->path);

@@ -17,11 +17,13 @@ typedef int (*write_op)(struct writer *w, void *arg);
 
 /* writer_fd.c, each async-signal-safe: fd's device and inode (0 or -errno); w->fd checked to
  * be the file still (or opened again by path); the file opened by its path, checked to be
- * ours (fd or -errno; raw system calls only: the helper runs it); a transient writer's fd
+ * ours (fd or -errno; raw system calls only: the helper runs it); the file made, its identity
+ * learnt (fd or -errno; the helper runs it too); a transient writer's fd
  * for one write, and closed after it. */
 int writer_fd__identity(int fd, uint64_t *dev, uint64_t *ino);
 int writer_fd__check(struct writer *w);
 int writer_fd__open_again(struct writer *w);
+int writer_fd__make(struct writer *w);
 int writer_fd__attach(struct writer *w);
 void writer_fd__detach(struct writer *w);
 
