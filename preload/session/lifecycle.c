@@ -254,10 +254,11 @@ static int session_open(bool attach_others)
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg->output);
 		return -ENAMETOOLONG;
 	}
-	/* a descendant's file is made at its first flush: one that never samples makes none */
+	/* a descendant's file made at its first flush: one that never samples makes none (not
+	 * under the launcher, which finds a run's processes that outlive it by their files) */
 	err = writer__open(&autoprof.writer, fresh, events, file_events(events),
 			   !autoprof.top && !autoprof.replace_file && !autoprof.cfg->window_ns &&
-			       !autoprof.cfg->memory);
+			       !autoprof.cfg->memory && !ap_env(AP_ENV_LAUNCHER));
 	if (err) {
 		pr_warn("cannot create %s: %s; not profiling", fresh, strerror(-err));
 		return err;
@@ -463,10 +464,9 @@ static bool stand_down(void)
 }
 
 /*
- * A descendant's image that took no sample leaves no file (a build's hundreds
- * of short processes leave no litter): its file (if it was made: writer.c
- * makes a descendant's at its first flush) and FILE.stat are removed as they
- * are, without the features of the end written first. Async-signal-safe.
+ * A descendant's image that took no sample leaves no file (a build's short processes leave no
+ * litter): its file (if made: a descendant's is made at its first flush) and FILE.stat are
+ * removed as they are, without the features of the end written first. Async-signal-safe.
  */
 static void remove_file(void)
 {
