@@ -15,7 +15,7 @@ if ! command -v strace >/dev/null 2>&1; then
 	echo "1..0 # SKIP strace is not installed"
 	exit 0
 fi
-plan 14
+plan 16
 
 PROG=/bin/true
 # An empty control folder: the first process of a run sweeps the endpoints
@@ -99,6 +99,18 @@ AUTOPROF_FREQ=900000 LD_PRELOAD="$LIB" AUTOPROF_OUTPUT=hi.data AUTOPROF_QUIET=0 
 grep -q "AUTOPROF_FREQ=900000 is above kernel.perf_event_max_sample_rate; using" hi.err &&
 	[ -s hi.data ]
 ok $? "a rate above the kernel's limit is still clamped to it, and said" || diag_file hi.err
+
+# A descendant's file is made at its first flush: the two that never sample
+# make none (before: each created, wrote and removed NAME.<pid>); the run's
+# first process keeps its file whatever (a profile with 0 samples says why).
+rm -f lz.data*
+strace -f -qq -e trace=openat,unlink -o lz.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=lz.data \
+	sh -c "$PROG; $PROG"
+is "$(grep -c 'lz\.data\.[0-9]*"' lz.txt)" 0 \
+	"descendants that take no sample create and remove no file" || diag_file lz.txt
+[ -z "$(ls lz.data.[0-9]* 2>/dev/null)" ] && perf report --header-only -i lz.data 2>/dev/null |
+	grep -q 'event : name = cpu-clock\|event : name = cycles'
+ok $? "the run's first process keeps its file, readable by perf" || ls lz.data*
 
 # A batched sampler's ring at 1 kHz: 16 batches of 8 samples with 2 KB copies
 # are 8% above 256 KB, and a power of two twice that (512 KB, allocated and
