@@ -183,8 +183,8 @@ int main(void)
 
 		snprintf(p1, sizeof(p1), "%s/win.1", dir);
 		snprintf(p2, sizeof(p2), "%s/win.2", dir);
-		ok(writer__open(&w, p1, events, 2, false) == 0 && writer__append(&w, comm, c) == 0 &&
-		       writer__append(&w, comm, c) == 0,
+		ok(writer__open(&w, p1, events, 2, false) == 0 &&
+		       writer__append(&w, comm, c) == 0 && writer__append(&w, comm, c) == 0,
 		   "a window's file gets two records");
 		ok(writer__rotate(&w, p2, comm, c) == 0 && writer__append(&w, comm, c) == 0 &&
 		       !strcmp(w.path, p2),
