@@ -22,6 +22,10 @@
  * would otherwise unwind it out of the handler in the middle of a write).
  * One write at a time: the file lock (writer_lock.c).
  *
+ * Deferred (writer__open(defer): a descendant of a bare LD_PRELOAD run):
+ * the file is made by the first append after the start (writer_file.c),
+ * with the records staged until then; one that never samples makes none.
+ *
  * Transient (w->transient): where the hard RLIMIT_NOFILE leaves no number
  * above the program's (fdtab__costs), the writer keeps no fd between writes,
  * and the program opens as many files as without us: each write opens the
