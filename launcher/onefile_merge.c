@@ -13,7 +13,7 @@
  * rounds, or all at once without FINISHED_ROUND) but hands a record of time
  * 0 on at once: the maps an image's file starts with (time 0) would reach
  * perf before the earlier image's samples of the same pid. Each such record
- * takes the time of the next record of its file that has one, and the
+ * takes the earliest time of the records after it in its file, and the
  * output is sorted by time: a FINISHED_ROUND every ROUND_RECORDS records
  * bounds what a reader queues.
  * Not async-signal-safe.
@@ -191,7 +191,7 @@ static bool dropped(const struct record *r)
 
 /*
  * Index every record of input @f in file order with its time (has_time 2:
- * a time word of 0 to be given the next record's time). Returns 0 or -ENOMEM.
+ * a time word of 0 to be given the earliest time after it). Returns 0 or -ENOMEM.
  */
 static int index_input(struct merge *m, u32 f)
 {
@@ -224,12 +224,15 @@ static int index_input(struct merge *m, u32 f)
 			ma->period_sum += id.period;
 		}
 	}
-	/* a record without a time takes the next one's (the last ones: the one before) */
+	/* a record without a time takes the earliest of the records after it in its file (not
+	 * the next one's: an aggregated file's merged records carry their first sample's time and
+	 * come after records of later times); the last ones: the one before */
+	carry = UINT64_MAX;
 	for (size_t i = m->nr_idx; i-- > first;)
 		if (m->idx[i].has_time == 1)
-			carry = m->idx[i].time;
+			carry = m->idx[i].time < carry ? m->idx[i].time : carry;
 		else
-			m->idx[i].time = carry;
+			m->idx[i].time = carry == UINT64_MAX ? 0 : carry;
 	carry = 0;
 	for (size_t i = first; i < m->nr_idx; i++)
 		if (m->idx[i].has_time == 1)

@@ -110,6 +110,23 @@ size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint
  */
 void memory__allocated(void *p, size_t n, uintptr_t ret);
 
+/* ---- session/memory_agg.c: AUTOPROF_AGGREGATE for alloc-bytes ---- */
+
+/* Map the process's table (threads without a sampler) when merging. 0 or -errno. */
+int memory_agg__start(void);
+/* An alloc-bytes record built in t's buffer (t entered), stack its chain's id in live.c's table
+ * (0: none): the bytes to keep, 0 when merged. Async-signal-safe. */
+size_t memory_agg__fold(struct ap_thread *t, void *rec, size_t len, uint32_t stack);
+/* The same on a thread without a sampler (every signal blocked): true when merged.
+ * Async-signal-safe. */
+bool memory_agg__fold_shared(void *rec, size_t len, uint64_t now, uint32_t stack);
+/* Write the process's table out (waited for a bounded time). Async-signal-safe. */
+void memory_agg__flush(void);
+/* In a forked child: empty the process's table (the parent's records). */
+void memory_agg__forget(void);
+/* The image's end: the table written, the times it filled early counted in autoprof.stats. */
+void memory_agg__stop(void);
+
 /* A sampled block of the live table. */
 struct live_block {
 	uint64_t addr, size, weight; /* weight: the estimated bytes it stands for */

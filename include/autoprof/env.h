@@ -81,7 +81,8 @@
 	  "(NAME.<pid>, NAME.<pid>.<n> after the n-th exec)")                                      \
 	X(AGGREGATE, LIB, "aggregate", 0, NULL, "0",                                               \
 	  "merge a thread's samples with the same stack into one record per window (0.2 s "        \
-	  "growing to 10 s), its period the sum: files of a few bytes per sample")                 \
+	  "growing to 10 s), its period the sum: files of a few bytes per sample; with "           \
+	  "--memory, its allocations per stack and block size too")                                \
 	X(OFFCPU, LIB, "off-cpu", 0, NULL, "0",                                                    \
 	  "record where threads wait off the CPU (sleep, locks, I/O) and for how long, as the "    \
 	  "event offcpu-time (period in ns)")                                                      \

@@ -36,10 +36,14 @@
 #define FIRST_NS   200000000ULL	   /* the first window: 0.2 s, then twice as long each time */
 #define PAGE_UP(x) (((x) + 4095) & ~(size_t)4095)
 
-/* Offsets in our SAMPLE record (record.c): header, id, ip, tid, time, cpu, period, nr, chain. */
+/*
+ * Offsets in our SAMPLE record (record.c): header, id, ip, tid, time, cpu,
+ * period, nr, chain. The key is the record but for what lies between the tid
+ * and the end of the period (time, cpu: and in a memory record, memory.c's
+ * layout, the block's address), so a layout is told by its period's offset.
+ */
 #define KEY_HEAD_END 32 /* header, id, ip, pid/tid */
 #define AT_PERIOD    48
-#define KEY_TAIL     56 /* nr and the chain, to the end */
 
 struct slot {
 	uint64_t hash;
@@ -73,14 +77,15 @@ struct ap_agg *aggregate__place(void *mem, size_t len, uint64_t now)
 	return a;
 }
 
-/* A 64-bit hash of the key words of a record of len bytes. Async-signal-safe. */
-static uint64_t key_hash(const char *rec, size_t len)
+/* A 64-bit hash of the key words of a record of len bytes whose period is at
+ * offset at. Async-signal-safe. */
+static uint64_t key_hash(const char *rec, size_t len, size_t at)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL, w;
 
 	for (size_t i = 0; i + 8 <= len; i += 8) {
 		if (i == KEY_HEAD_END)
-			i = KEY_TAIL;
+			i = at + 8;
 		memcpy(&w, rec + i, 8);
 		h ^= w;
 		h *= 0xff51afd7ed558ccdULL;
@@ -89,10 +94,11 @@ static uint64_t key_hash(const char *rec, size_t len)
 	return h;
 }
 
-/* Do records a and b (len bytes each) have the same key? Async-signal-safe. */
-static bool same_key(const char *a, const char *b, size_t len)
+/* Do records a and b (len bytes each, b's period at at) have the same key? The
+ * head holds the event's id, and one event has one layout. Async-signal-safe. */
+static bool same_key(const char *a, const char *b, size_t len, size_t at)
 {
-	return !memcmp(a, b, KEY_HEAD_END) && !memcmp(a + KEY_TAIL, b + KEY_TAIL, len - KEY_TAIL);
+	return !memcmp(a, b, KEY_HEAD_END) && !memcmp(a + at + 8, b + at + 8, len - at - 8);
 }
 
 /*
@@ -113,6 +119,22 @@ void aggregate__emit_all(struct ap_thread *t)
 	a->pool_len = 0;
 }
 
+/* Empty t's table without writing it (a forked child's copy of its parent's), its window
+ * starting at now. Async-signal-safe. */
+void aggregate__drop(struct ap_thread *t, uint64_t now)
+{
+	struct ap_agg *a = t->agg;
+
+	if (!a)
+		return;
+	if (a->used)
+		memset(a->slots, 0, sizeof(a->slots));
+	a->used = 0;
+	a->pool_len = 0;
+	a->window_start = now;
+	a->window_len = FIRST_NS;
+}
+
 /* Emit t's table when its window is over; now is a sample's time. Async-signal-safe. */
 void aggregate__maybe_emit(struct ap_thread *t, uint64_t now)
 {
@@ -126,15 +148,20 @@ void aggregate__maybe_emit(struct ap_thread *t, uint64_t now)
 		a->window_len = a->window_len * 2 < WINDOW_NS ? a->window_len * 2 : WINDOW_NS;
 }
 
-/* Merge the SAMPLE rec (len bytes) into a's table, emitting it first when full. Async-signal-safe.
+/*
+ * Merge the SAMPLE rec (len bytes, its period at at) into a's table, emitting
+ * it first when full (counted in t's stats: the end of the run says so).
+ * Async-signal-safe.
  */
-static void merge(struct ap_thread *t, struct ap_agg *a, const char *rec, size_t len)
+static void merge(struct ap_thread *t, struct ap_agg *a, const char *rec, size_t len, size_t at,
+		  uint64_t h)
 {
-	uint64_t h = key_hash(rec, len);
 	uint32_t i;
 
-	if (a->used >= MAX_USED || a->pool_len + len > sizeof(a->pool))
+	if (a->used >= MAX_USED || a->pool_len + len > sizeof(a->pool)) {
 		aggregate__emit_all(t);
+		t->stats.agg_full++;
+	}
 	for (i = (uint32_t)h & (SLOTS - 1);; i = (i + 1) & (SLOTS - 1)) {
 		struct slot *s = &a->slots[i];
 
@@ -147,12 +174,12 @@ static void merge(struct ap_thread *t, struct ap_agg *a, const char *rec, size_t
 			a->used++;
 			return;
 		}
-		if (s->hash == h && s->len == len && same_key(a->pool + s->off - 1, rec, len)) {
-			char *period = a->pool + s->off - 1 + AT_PERIOD;
+		if (s->hash == h && s->len == len && same_key(a->pool + s->off - 1, rec, len, at)) {
+			char *period = a->pool + s->off - 1 + at;
 			uint64_t sum, add;
 
 			memcpy(&sum, period, 8);
-			memcpy(&add, rec + AT_PERIOD, 8);
+			memcpy(&add, rec + at, 8);
 			sum += add;
 			memcpy(period, &sum, 8);
 			return;
@@ -173,20 +200,41 @@ size_t aggregate__fold(struct ap_thread *t, void *rec, size_t len)
 	struct ap_agg *a = t->agg;
 	uint64_t id;
 
-	if (!a || len < KEY_TAIL + 8 || len > sizeof(a->pool))
+	if (!a || len < AT_PERIOD + 16 || len > sizeof(a->pool))
 		return len;
 	memcpy(&h, rec, sizeof(h));
 	if (h.type != PERF_RECORD_SAMPLE)
 		return len;
 	if (!t->sampler->check_id) {
-		merge(t, a, rec, len);
+		merge(t, a, rec, len, AT_PERIOD, key_hash(rec, len, AT_PERIOD));
 		return 0;
 	}
 	memcpy(&id, (char *)rec + 8, 8);
 	if (id != AP_SAMPLE_ID)
 		return len; /* only the sampling event has a merged twin */
 	memcpy((char *)rec + 8, &t->sampler->check_id, 8);
-	merge(t, a, rec, len);
+	merge(t, a, rec, len, AT_PERIOD, key_hash(rec, len, AT_PERIOD));
 	memcpy((char *)rec + 8, &id, 8);
 	return len;
+}
+
+/*
+ * Merge the SAMPLE record of len bytes at rec, laid out with its period at
+ * byte at (after the time, cpu and whatever else the merge forgets: a memory
+ * record's block address), into t's table when t merges its samples
+ * (AUTOPROF_AGGREGATE, not _CHECK: then every record stays as it is).
+ * hash: the caller's hash of the key (equal keys, equal hashes: a stack's
+ * id and the block's size for memory records), or 0 to hash the record.
+ * Returns the bytes to keep in t's buffer: 0 when merged. Call it as
+ * aggregate__fold (t entered). Async-signal-safe.
+ */
+size_t aggregate__fold_at(struct ap_thread *t, void *rec, size_t len, size_t at, uint64_t hash)
+{
+	struct ap_agg *a = t->agg;
+
+	if (!a || !t->sampler->aggregate || t->sampler->check_id || at < KEY_HEAD_END ||
+	    len < at + 16 || len > sizeof(a->pool))
+		return len;
+	merge(t, a, rec, len, at, hash ? hash : key_hash(rec, len, at));
+	return 0;
 }

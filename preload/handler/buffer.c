@@ -93,6 +93,7 @@ void buffer__fold_stats(struct ap_stats *total, const struct ap_stats *t)
 	__atomic_fetch_add(&total->slowdowns, t->slowdowns, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->copied, t->copied, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->copy_end, t->copy_end, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&total->agg_full, t->agg_full, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total->threads, 1, __ATOMIC_RELAXED);
 	ap_atomic_min_nz(&total->first_time, t->first_time);
 	ap_atomic_max(&total->last_time, t->last_time);

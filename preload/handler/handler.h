@@ -81,6 +81,7 @@ struct ap_stats {
 	uint64_t slowdowns; /* the thread's rate was halved (on_signal.c's backoff) */
 	uint64_t copied;    /* batched: stack bytes the kernel copied, summed over the samples */
 	uint64_t copy_end;  /* batched: the copy a thread's event asked for at its end, summed */
+	uint64_t agg_full;  /* AUTOPROF_AGGREGATE: its table written early, being full */
 };
 
 /* The phases AUTOPROF_COST times (indexes into ap_stats.cost). */
@@ -411,8 +412,14 @@ size_t aggregate__bytes(const struct ap_sampler *s);
 struct ap_agg *aggregate__place(void *mem, size_t len, uint64_t now);
 /* The record t's handler just built at rec: the bytes to keep (0: a SAMPLE merged). */
 size_t aggregate__fold(struct ap_thread *t, void *rec, size_t len);
+/* The same for a SAMPLE laid out with its period at byte at (memory records): merged only when
+ * t merges (AUTOPROF_AGGREGATE without _CHECK), the time, cpu and what else lies before the
+ * period left out of the key; hash: the caller's hash of the key, or 0 (the record's). */
+size_t aggregate__fold_at(struct ap_thread *t, void *rec, size_t len, size_t at, uint64_t hash);
 /* Append t's merged records and empty its table (on t's thread, or t held off). */
 void aggregate__emit_all(struct ap_thread *t);
+/* Empty t's table without writing it (a forked child's copy), its window from now. */
+void aggregate__drop(struct ap_thread *t, uint64_t now);
 /* Emit t's table when its window is over (now: a sample's time). */
 void aggregate__maybe_emit(struct ap_thread *t, uint64_t now);
 

@@ -548,9 +548,12 @@ void on_signal__handle(int signo, siginfo_t *si, void *ucontext)
 		make_way(signo, ucontext);
 	}
 out:
-	/* AUTOPROF_WINDOW: the first sample past the window's end ends it. */
+	/* AUTOPROF_WINDOW: the first sample past the window's end ends it; not while the thread
+	 * is held (the signal interrupted a memory sample of this thread, or a visitor has it):
+	 * its records would miss their window's file, the next signal ends it. */
 	if (t && t->stats.last_time >= __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED) &&
-	    __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED))
+	    __atomic_load_n(&ap_window_end, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
 		windows__end(false);
 	pthread_setcancelstate(cancel, NULL);
 	errno = saved_errno;

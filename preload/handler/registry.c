@@ -156,7 +156,9 @@ void registry__wait_visitors(void)
  * Take t for a visitor (or, with own, for t's own set-up): its handler is
  * then held off as if it were running (a sampling signal meanwhile leaves
  * its record in the ring for the next one). Waits (bounded) while t's
- * handler runs. False when t is stopping or the wait ran out.
+ * handler runs. False when t is stopping or the wait ran out, and at once
+ * when t is the calling thread and entered (by the code the caller's handler
+ * interrupted: a memory sample, its own handler), which no wait frees.
  * Async-signal-safe.
  */
 bool registry__grab(struct ap_thread *t, bool own)
@@ -170,6 +172,10 @@ bool registry__grab(struct ap_thread *t, bool own)
 		if (__atomic_compare_exchange_n(&t->in_handler, &cur, 2, false, __ATOMIC_SEQ_CST,
 						__ATOMIC_SEQ_CST))
 			break;
+		/* entered by the code this handler interrupted (its own handler, a memory
+		 * sample): no wait frees it; a visitor's hold (2, another thread's) is waited */
+		if (cur == 1 && t == ap_self)
+			return false;
 		if (i % 64 == 63) {
 			uint64_t now = ap_now();
 

@@ -238,6 +238,10 @@ static void end_window(void *arg)
 	char s[STAMP_LEN], path[PATH_MAX];
 
 	(void)arg;
+	/* not from a handler that interrupted its own thread's hold (a memory sample, a nested
+	 * signal in its handler): that thread's records would miss the file; later, then */
+	if (ap_self && __atomic_load_n(&ap_self->in_handler, __ATOMIC_SEQ_CST))
+		return;
 	if (!w || now < __atomic_load_n(&ap_window_end, __ATOMIC_ACQUIRE) || !img->active ||
 	    !__atomic_load_n(img->active, __ATOMIC_ACQUIRE) ||
 	    (pid_t)raw_syscall(SYS_getpid) != *img->pid ||

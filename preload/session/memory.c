@@ -205,7 +205,7 @@ static void to_thread(struct ap_thread *t, const struct live_block *b, const uin
 	out = buffer__reserve(t, MAX_RECORD);
 	n = memory__put_sample(out, MAX_RECORD, alloc_id, t->sampler->pid, (uint32_t)t->tid, now,
 			       b->addr, b->weight, chain, nr, b->size);
-	t->len += n;
+	t->len += memory_agg__fold(t, out, n, b->stack); /* AUTOPROF_AGGREGATE: merged, or kept */
 	if (!t->stats.first_time)
 		t->stats.first_time = now;
 	if (now > t->stats.last_time)
@@ -257,7 +257,7 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		n = memory__put_sample(shared_record, sizeof(shared_record), alloc_id,
 				       (uint32_t)autoprof.pid, (uint32_t)raw_syscall(SYS_gettid),
 				       now, b->addr, b->weight, shared_chain, nr, b->size);
-		if (n)
+		if (n && !memory_agg__fold_shared(shared_record, n, now, b->stack))
 			writer__append(&autoprof.writer, shared_record, n);
 		writer__note_times(&autoprof.writer, now, now);
 		__atomic_store_n(&shared_lock, 0, __ATOMIC_RELEASE);
@@ -391,6 +391,7 @@ static void after_fork(void)
 static void after_fork_child(void)
 {
 	samples = sampled_bytes = unplaced = 0;
+	memory_agg__forget();
 	after_fork();
 }
 
@@ -414,6 +415,11 @@ void memory__start(void)
 		memory_stack__find_new();
 		once = true;
 	}
+	err = memory_agg__start();
+	if (err)
+		pr_warn("AUTOPROF_AGGREGATE: cannot map the memory records' table: %s; the "
+			"alloc-bytes records of threads without a sampler are not merged",
+			strerror(-err));
 	ap_mem_interval = autoprof.cfg->memory_interval;
 	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
 	alloc__sampling(true, ap_mem_interval, ap_live_filter);
@@ -432,6 +438,7 @@ void memory__stop_emergency(struct writer *w)
 		return;
 	alloc__sampling(false, 0, NULL);
 	memory__guard_up();
+	memory_agg__flush();
 	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false, false);
 	memory__guard_down();
 }
@@ -450,6 +457,7 @@ void memory__snapshot(struct writer *w)
 	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
 		return;
 	memory__guard_up();
+	memory_agg__flush();
 	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
 			false) == -EBUSY)
 		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
@@ -472,6 +480,7 @@ void memory__dump(struct writer *w)
 	if (!__atomic_load_n(&ap_mem_on, __ATOMIC_ACQUIRE) || !live_id)
 		return;
 	memory__guard_up();
+	memory_agg__flush();
 	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
 			true) == -EBUSY)
 		__atomic_fetch_add(&dumps_missed, 1, __ATOMIC_RELAXED);
@@ -492,6 +501,7 @@ void memory__stop(struct writer *w)
 		return;
 	alloc__sampling(false, 0, NULL);
 	memory__guard_up();
+	memory_agg__stop();
 	err =
 	    live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true, false);
 	memory__guard_down();

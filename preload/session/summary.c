@@ -21,6 +21,11 @@ void summary__say_signals(void)
 			"was halved %llu times in all (the rate delivered is in the samples' "
 			"periods)",
 			(unsigned long long)autoprof.stats.slowdowns);
+	if (autoprof.stats.agg_full)
+		pr_warn("--aggregate: a table of merged records filled %llu times before its "
+			"window's end and was written out early each time (the file is larger: "
+			"more distinct stacks than it holds); no sample was dropped",
+			(unsigned long long)autoprof.stats.agg_full);
 	n = signal_delivery__stepped_aside(&signo);
 	if (n)
 		pr_warn("the program reads signal %d itself on %lu thread%s that block%s it "

@@ -12,6 +12,7 @@
 #include "driver/driver.h"
 
 #include <errno.h>
+#include <string.h>
 
 /* Fields between CALLCHAIN and WEIGHT that this reader does not step over. */
 #define BEFORE_WEIGHT                                                                              \
@@ -54,6 +55,10 @@ int memory_events__count(struct session *s, const struct perf_file *pf, const st
 	size = ld64(smp->rest);
 	if (!size)
 		return 0;
+	/* one allocation's record holds its block; a merged one (AUTOPROF_AGGREGATE) address 0 */
+	if (!smp->addr && (ea->attr.sample_type & PERF_SAMPLE_ADDR) &&
+	    !strcmp(objects_ev, "alloc-objects"))
+		s->memory_merged = true;
 	objects = (smp->period + size / 2) / size;
 	h = hists__findnew_event(&s->hists, objects_ev);
 	if (h < 0)

@@ -87,7 +87,8 @@ struct session {
 	u64 type_counts[PERF_RECORD_LAST_KNOWN];
 	bool branch_noted, read_noted; /* the warnings about branch stacks and group reads given */
 	u64 guest_samples;	       /* perf kvm: not resolved */
-	u64 memory_zero; /* memory records of period 0 (live sets retired, empty): skipped */
+	u64 memory_zero;    /* memory records of period 0 (live sets retired, empty): skipped */
+	bool memory_merged; /* an alloc-bytes record of address 0: merged (AUTOPROF_AGGREGATE) */
 	u64 aux_records, aux_bytes, aux_truncated; /* AUX-area traces: not decoded */
 	u32 unknown_types[4]; /* first few unknown record types, for the warning */
 	u64 first_time, last_time;

@@ -236,6 +236,7 @@ struct sample {
 	u64 id;
 	u32 cpu;
 	u64 period;
+	u64 addr;	      /* PERF_SAMPLE_ADDR's word, 0 without one */
 	u64 nr_chain;	      /* callchain entries */
 	const u8 *chain;      /* nr_chain unaligned u64s inside the mapped file */
 	const u8 *rest, *end; /* the fields after CALLCHAIN, for sample__user_stack() */

@@ -98,6 +98,7 @@ int sample__parse(const struct perf_file *pf, const struct record *r, struct sam
 	}
 	if (type & PERF_SAMPLE_ADDR) {
 		NEED(8);
+		s->addr = ld64(p);
 		p += 8;
 	}
 	if (type & PERF_SAMPLE_ID) {

@@ -79,6 +79,16 @@ static void print_host(const struct session *s, FILE *out)
 	}
 }
 
+const char *output__count_noun(const struct session *s, const char *ev)
+{
+	if (event_units__wall(ev))
+		return s->merged ? "merged records" : "records";
+	if ((s->merged || s->memory_merged) &&
+	    (memory_names__in_bytes(ev) || memory_names__derived(ev)))
+		return "merged records"; /* alloc-bytes: per thread, stack and size, per window */
+	return "samples";
+}
+
 /* The summary: files, command, host, events, samples, lost, duration, tasks. */
 void output__print_header(const struct session *s, FILE *out)
 {
@@ -96,8 +106,8 @@ void output__print_header(const struct session *s, FILE *out)
 		fprintf(out, "%s", sep);
 		output__print_clean(out, s->hists.v[i].event);
 		if (with_samples > 1)
-			fprintf(out, " (%llu samples)",
-				(unsigned long long)s->hists.v[i].nr_samples);
+			fprintf(out, " (%llu %s)", (unsigned long long)s->hists.v[i].nr_samples,
+				output__count_noun(s, s->hists.v[i].event));
 		sep = ", ";
 	}
 	fprintf(out, "%s\n",
@@ -427,8 +437,9 @@ void output__print(struct session *s, const struct report_opts *o, FILE *out)
 				(double)hi->total_period / 1e9, (unsigned long long)hi->nr_samples,
 				s->merged ? "merged records" : "records");
 		else if (with_samples > 1)
-			fprintf(out, "\n== %s: %llu samples ==\n", hi->event,
-				(unsigned long long)hi->nr_samples);
+			fprintf(out, "\n== %s: %llu %s ==\n", hi->event,
+				(unsigned long long)hi->nr_samples,
+				output__count_noun(s, hi->event));
 		if (rows__build(&rows, &s->hists, &s->machine, (int)i, &o->sort) == 0) {
 			keep_symbols(&rows, s, o);
 			print_table(s, (int)i, o, &rows, false, out);

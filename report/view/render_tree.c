@@ -131,7 +131,8 @@ int render_tree(struct session *s, const struct report_opts *o, FILE *out)
 			 (unsigned long long)hi->nr_samples,
 			 s->merged ? "merged records" : "records");
 	else
-		snprintf(count, sizeof(count), "%llu samples", (unsigned long long)hi->nr_samples);
+		snprintf(count, sizeof(count), "%llu %s", (unsigned long long)hi->nr_samples,
+			 output__count_noun(s, hi->event));
 	fprintf(out, "Call graph of %s (%s%s, %s; branches under %.2f%% hidden)\n", hi->event,
 		peek	  ? "callers and callees of the --peek matches"
 		: aimed	  ? (o->callers ? "callers of the matches" : "callees of the matches")

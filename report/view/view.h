@@ -59,6 +59,9 @@ void escape__json(FILE *out, const char *str);
 void escape__csv(FILE *out, const char *str);
 void output__func_source(struct session *s, u32 fid, char *buf, size_t len);
 double output__pct_of(u64 part, u64 whole);
+/* What event @ev's count counts: "samples", or in an aggregated file "merged records" for the
+ * events whose records merge by stack without a count of samples (memory, off-CPU). */
+const char *output__count_noun(const struct session *s, const char *ev);
 
 void output__print(struct session *s, const struct report_opts *o, FILE *out);
 void output__print_header(const struct session *s, FILE *out);
