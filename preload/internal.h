@@ -69,6 +69,14 @@ uint64_t image_counters__save(bool close_them);
  * the counters follow. Async-signal-safe. */
 void image_counters__follow(bool paused, uint64_t now, uint64_t since);
 
+/* ---- session/probe_cache.c: a missing hardware event, probed once per run ---- */
+
+/* perf_event__probe(attr), or the refusal the run's first process found for
+ * the same attr (AUTOPROF_PROBED). 0 or -errno. Not async-signal-safe. */
+int probe_cache__probe(const struct perf_event_attr *attr);
+/* The run's first process: hand the refusal it found to its descendants. */
+void probe_cache__export(void);
+
 /* ---- session/summary.c: the closing lines ---- */
 
 void summary__say_signals(void);

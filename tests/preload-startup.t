@@ -15,7 +15,7 @@ if ! command -v strace >/dev/null 2>&1; then
 	echo "1..0 # SKIP strace is not installed"
 	exit 0
 fi
-plan 10
+plan 16
 
 PROG=/bin/true
 # An empty control folder: the first process of a run sweeps the endpoints
@@ -77,4 +77,46 @@ within "$((single - batched))" 40 1000 \
 	"a batched sampler makes no fast-trace table ($batched page faults; $single with a signal per sample)"
 [ -s f.data ] && perf script -i f.data >/dev/null 2>&1
 ok $? "the file of a signal-per-sample run is readable"
+
+# Settling probes the sampling event once per process: the kernel's rate limit
+# is read only when the probe refuses the rate (4 system calls a process before),
+# and a cycles event the machine lacks is probed by the run's first process only
+# (AUTOPROF_PROBED), not once more by every descendant.
+rm -f sh.data*
+strace -f -qq -e trace=openat,perf_event_open -o sh.txt -E LD_PRELOAD="$LIB" \
+	-E AUTOPROF_OUTPUT=sh.data sh -c "$PROG; $PROG; $PROG"
+is "$(grep -c 'perf_event_max_sample_rate' sh.txt)" 0 \
+	"the kernel's rate limit is not read at a rate within it" || diag_file sh.txt
+missing=$(grep 'config=PERF_COUNT_HW_CPU_CYCLES, sample_freq=' sh.txt | grep -c ENOENT)
+if [ "$missing" -gt 0 ]; then
+	is "$missing" 1 "a missing cycles event is probed once in a run of 4 processes" ||
+		diag_file sh.txt
+else
+	skip "the machine has a cycles event"
+fi
+rm -f hi.data*
+AUTOPROF_FREQ=900000 LD_PRELOAD="$LIB" AUTOPROF_OUTPUT=hi.data AUTOPROF_QUIET=0 "$PROG" 2>hi.err
+grep -q "AUTOPROF_FREQ=900000 is above kernel.perf_event_max_sample_rate; using" hi.err &&
+	[ -s hi.data ]
+ok $? "a rate above the kernel's limit is still clamped to it, and said" || diag_file hi.err
+
+# A descendant's file is made at its first flush: the two that never sample
+# make none (before: each created, wrote and removed NAME.<pid>); the run's
+# first process keeps its file whatever (a profile with 0 samples says why).
+rm -f lz.data*
+strace -f -qq -e trace=openat,unlink -o lz.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=lz.data \
+	sh -c "$PROG; $PROG"
+is "$(grep -c 'lz\.data\.[0-9]*"' lz.txt)" 0 \
+	"descendants that take no sample create and remove no file" || diag_file lz.txt
+[ -z "$(ls lz.data.[0-9]* 2>/dev/null)" ] && perf report --header-only -i lz.data 2>/dev/null |
+	grep -q 'event : name = cpu-clock\|event : name = cycles'
+ok $? "the run's first process keeps its file, readable by perf" || ls lz.data*
+
+# A batched sampler's ring at 1 kHz: 16 batches of 8 samples with 2 KB copies
+# are 8% above 256 KB, and a power of two twice that (512 KB, allocated and
+# zeroed by the kernel at mmap, charged to perf_event_mlock_kb) left half of
+# it unused; 15 batches fit 256 KB (64 data pages and the header page).
+strace -f -qq -e trace=mmap -o ring.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=ring.data "$PROG"
+ring=$(awk '/MAP_SHARED/ { sub(/^[^,]*, /, ""); sub(/,.*/, ""); if ($1 + 0 > m) m = $1 + 0 } END { print m + 0 }' ring.txt)
+within "$ring" 1 266240 "a batched sampler's ring at 1 kHz is 65 pages ($ring bytes)" || diag_file ring.txt
 done_testing

@@ -114,6 +114,9 @@
 	  "set by the launcher: counters it opened with enable_on_exec (name:fd,...)")             \
 	X(TOP, LIB, NULL, 0, "PID", "",                                                            \
 	  "set by the library: the first profiled process of the run")                             \
+	X(PROBED, LIB, NULL, 0, "HASH:ERRNO", "",                                                  \
+	  "set by the library: the sampling event the run's first process found missing "          \
+	  "(its attr's hash, the error), not probed again by its descendants")                     \
 	X(LAUNCHER, LIB, NULL, 0, "PID", "",                                                       \
 	  "set by the launcher: it checked the run's AUTOPROF_* names, so the library does not "   \
 	  "say them again")                                                                        \

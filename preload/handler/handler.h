@@ -216,6 +216,11 @@ struct writer {
 	const struct writer_features *feat; /* what follows the data; under lock */
 	struct writer_event events[AP_MAX_EVENTS]; /* as written to the file */
 	int nr_events;
+	/* Deferred (writer__open(defer)): no file yet; it is made at the first append after
+	 * writer__staging(false), the appends before it kept in staged (under lock). */
+	bool deferred, staging, making; /* making: a helper creates it (writer_helper.c) */
+	char *staged;
+	size_t staged_len, staged_cap;
 };
 
 /* Append whole records (the features after them), from several threads at once, never from

@@ -38,19 +38,36 @@ static size_t batched_record(const struct ap_settled *cfg, unsigned copy)
 	return 128 + copy + (cfg->kernel ? 8 * (cfg->stack_depth + 2) : 0);
 }
 
-/* Data pages for 16 batches of batch samples with copy bytes of stack (a power of two, 8-1024). */
+/* The longest a batched thread's samples wait for their drain: 8 ms of its
+ * CPU time, as AUTOPROF_BATCH's default of 8 waits at the default 1 kHz. */
+#define DRAIN_MAX_NS 8000000ULL
+
+/*
+ * Data pages for 16 batches of batch samples with copy bytes of stack (a
+ * power of two, 8-1024); 15 where the rate keeps the batch at
+ * AUTOPROF_BATCH (1 kHz and below: drains DRAIN_MAX_NS apart are 8 samples
+ * or fewer, so room beyond the batches is never used by a larger batch,
+ * batch_for) and 15 fit a power of two that 16 do not: at 1 kHz with 2 KB
+ * copies 8 x 2176 x 16 bytes is 8% above 256 KB, and the kernel would
+ * allocate and zero 512 KB per thread at mmap (and charge it to
+ * perf_event_mlock_kb), half of it for nothing.
+ */
 static unsigned ring_pages_for(const struct ap_settled *cfg, unsigned batch, unsigned copy)
 {
 	/* Room for 16 batches: the tick counts user time only (a signal left
 	 * pending in a system call would end the program's next wait with
 	 * EINTR), so it misses while the thread is in the kernel and the
 	 * samples between two drains vary; with 16 batches of room a run of
-	 * misses long enough to fill the ring is about e^-16 likely. */
-	size_t need = 16 * (size_t)batch * batched_record(cfg, copy);
+	 * misses long enough to fill the ring is about e^-16 likely (e^-15
+	 * with 15). */
+	size_t one = (size_t)batch * batched_record(cfg, copy), need = 16 * one;
+	uint64_t most = cfg->interval_ns ? DRAIN_MAX_NS / cfg->interval_ns : 0;
 	unsigned pages = 8;
 
 	while ((size_t)pages * 4096 < need && pages < 1024)
 		pages *= 2;
+	if (most <= cfg->batch && pages > 8 && (size_t)pages / 2 * 4096 >= 15 * one)
+		pages /= 2;
 	return pages;
 }
 
@@ -107,10 +124,6 @@ static unsigned copy_limit(const struct ap_thread *t)
 		lim = cfg->stack_copy;
 	return lim < AP_MAX_STACK_COPY ? (unsigned)lim : AP_MAX_STACK_COPY;
 }
-
-/* The longest a batched thread's samples wait for their drain: 8 ms of its
- * CPU time, as AUTOPROF_BATCH's default of 8 waits at the default 1 kHz. */
-#define DRAIN_MAX_NS 8000000ULL
 
 /*
  * The samples t's tick spans with copies of copy bytes: AUTOPROF_BATCH

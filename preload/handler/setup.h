@@ -13,8 +13,15 @@
 /* ---- writer.c: the perf.data file ---- */
 
 /* Create path (0600, never through a symlink, an existing file moved to .old) and write the
- * header, the attrs and their ids (events[0]: the sampling event). 0 or -errno. */
-int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n);
+ * header, the attrs and their ids (events[0]: the sampling event); with defer, made only at the
+ * first append after writer__staging(false) (the appends before it kept). 0 or -errno. */
+int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n,
+		 bool defer);
+/* A deferred writer's appends kept in memory from now on (its start, its end: the finish makes
+ * the file, a discard drops them), or not (the next append makes the file). */
+void writer__staging(struct writer *w, bool on);
+/* Is the writer's file on disk (made by this writer)? */
+bool writer__created(const struct writer *w);
 /* Make feat the features written after the data from now on (written now with now, else by the
  * next append or the finish); the ones they replace (the caller frees them), or feat itself
  * when the lock could not be had. */

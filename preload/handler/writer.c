@@ -22,6 +22,10 @@
  * would otherwise unwind it out of the handler in the middle of a write).
  * One write at a time: the file lock (writer_lock.c).
  *
+ * Deferred (writer__open(defer): a descendant of a bare LD_PRELOAD run):
+ * the file is made by the first append after the start (writer_file.c),
+ * with the records staged until then; one that never samples makes none.
+ *
  * Transient (w->transient): where the hard RLIMIT_NOFILE leaves no number
  * above the program's (fdtab__costs), the writer keeps no fd between writes,
  * and the program opens as many files as without us: each write opens the
@@ -32,6 +36,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -46,67 +51,6 @@
 #define SIZE_AT		offsetof(struct perf_file_header, data.size)
 #define BITS_AT		offsetof(struct perf_file_header, adds_features)
 
-/* pwritev until done. Returns 0 or -errno. Async-signal-safe (no cancellation point). */
-static int pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
-{
-	while (n > 0) {
-		long r = raw_syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EIO;
-		off += (uint64_t)r;
-		while (n > 0 && (size_t)r >= iov->iov_len) {
-			r -= (long)iov->iov_len;
-			iov++;
-			n--;
-		}
-		if (n > 0) {
-			iov->iov_base = (char *)iov->iov_base + r;
-			iov->iov_len -= (size_t)r;
-		}
-	}
-	return 0;
-}
-
-/* pwrite until done. Returns 0 or -errno. Async-signal-safe. */
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	struct iovec iov = {(void *)buf, len};
-
-	return len ? pwritev_all(fd, &iov, 1, off) : 0;
-}
-
-/* Write the whole header (a new file). Returns 0 or -errno. */
-static int write_header(struct writer *w, uint64_t data_size, const uint64_t *bits)
-{
-	struct perf_file_header h = {
-	    .magic = PERF_FILE_MAGIC,
-	    .size = sizeof(h),
-	    .attr_size = sizeof(struct perf_file_attr),
-	    .attrs = {ATTRS_OFFSET(w->nr_events), w->nr_events * sizeof(struct perf_file_attr)},
-	    .data = {w->data_offset, data_size},
-	};
-
-	if (bits)
-		memcpy(h.adds_features, bits, sizeof(h.adds_features));
-	return pwrite_all(w->fd, &h, sizeof(h), 0);
-}
-
-/* Write events[i]'s attr and the offset of its id. Returns 0 or -errno. */
-static int write_attr(struct writer *w, int i)
-{
-	struct perf_file_attr fa;
-
-	memset(&fa, 0, sizeof(fa));
-	memcpy(fa.attr, &w->events[i].attr, PERF_FILE_ATTR_SIZE);
-	fa.ids.offset = IDS_OFFSET + (uint64_t)i * sizeof(uint64_t);
-	fa.ids.size = sizeof(uint64_t);
-	return pwrite_all(w->fd, &fa, sizeof(fa),
-			  ATTRS_OFFSET(w->nr_events) + (uint64_t)i * sizeof(fa));
-}
-
 /*
  * Under the lock: run op with the file attached. A transient writer writes
  * through a helper, so that no number of the program's is ever taken, not
@@ -118,6 +62,8 @@ static int with_file(struct writer *w, write_op op, void *arg)
 {
 	int err;
 
+	if (w->deferred)
+		return 0; /* nothing on disk yet: the creation writes what is in memory */
 	if (!w->transient) {
 		err = writer_fd__check(w);
 		return err ? err : op(w, arg);
@@ -145,7 +91,7 @@ static int commit(struct writer *w, const void *buf, size_t len)
 	_Static_assert(sizeof(tail) == sizeof(struct perf_file_header) - SIZE_AT, "header tail");
 	if (w->tail_on_disk) {
 		memset(tail.bits, 0, sizeof(tail.bits));
-		err = pwrite_all(w->fd, tail.bits, sizeof(tail.bits), BITS_AT);
+		err = writer_file__pwrite_all(w->fd, tail.bits, sizeof(tail.bits), BITS_AT);
 		if (err)
 			return err;
 		w->tail_on_disk = false;
@@ -171,7 +117,7 @@ static int commit(struct writer *w, const void *buf, size_t len)
 						  f->len - st - sizeof(times)};
 		}
 	}
-	err = pwritev_all(w->fd, iov, n, w->end);
+	err = writer_file__pwritev_all(w->fd, iov, n, w->end);
 	if (err)
 		return err;
 	w->end = base;
@@ -179,7 +125,7 @@ static int commit(struct writer *w, const void *buf, size_t len)
 	tail.size = w->end - w->data_offset;
 	if (f)
 		memcpy(tail.bits, f->bits, sizeof(tail.bits));
-	err = pwrite_all(w->fd, &tail, sizeof(tail), SIZE_AT);
+	err = writer_file__pwrite_all(w->fd, &tail, sizeof(tail), SIZE_AT);
 	if (!err)
 		w->tail_on_disk = f != NULL;
 	return err;
@@ -211,18 +157,22 @@ static int op_commit(struct writer *w, void *arg)
 /* Is there a file to write (an fd, or a path opened per write)? Async-signal-safe. */
 static bool live(const struct writer *w)
 {
-	return __atomic_load_n(&w->fd, __ATOMIC_RELAXED) >= 0 || w->transient;
+	return __atomic_load_n(&w->fd, __ATOMIC_RELAXED) >= 0 || w->transient || w->deferred;
 }
 
 /*
  * Create path (mode 0600, never through a symlink, an existing file moved to
- * .old) and write the header, the attrs and their ids. events[0] is the
- * sampling event; every attr gets the sample format our records use, so all
- * share one id position. Returns 0 or -errno. Not async-signal-safe.
+ * .old) and write the header, the attrs and their ids; or, with defer, only
+ * move an existing file aside: the file is made at the first append after
+ * writer__staging(false) (the appends until then are kept, up to 64 KB), so that
+ * a process that never samples makes none. events[0] is the sampling
+ * event; every attr gets the sample format our records use, so all share one
+ * id position. Returns 0 or -errno. Not async-signal-safe.
  */
-int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n)
+int writer__open(struct writer *w, const char *path, const struct writer_event *events, int n,
+		 bool defer)
 {
-	int fd, err;
+	int err;
 
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
@@ -234,17 +184,9 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 	err = old_file__move_aside(path);
 	if (err)
 		return err;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	w->fd = fdtab__move_high(fd, true);
-	err = writer_fd__identity(w->fd, &w->dev, &w->ino);
-
 	w->nr_events = n;
 	w->data_offset = w->end = DATA_OFFSET(n);
-	if (!err)
-		err = write_header(w, 0, NULL);
-	for (int i = 0; i < n && !err; i++) {
+	for (int i = 0; i < n; i++) {
 		struct writer_event *e = &w->events[i];
 
 		*e = events[i];
@@ -267,20 +209,45 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		 * have kernel samples. Counters still count kernel work where
 		 * permitted; their totals are STAT records. */
 		e->attr.exclude_kernel = events[0].attr.exclude_kernel;
-		err = pwrite_all(w->fd, &e->id, sizeof(e->id),
-				 IDS_OFFSET + (uint64_t)i * sizeof(e->id));
-		if (!err)
-			err = write_attr(w, i);
 	}
-	if (err) {
-		fdtab__close(w->fd);
-		unlink(path);
-		w->fd = -1;
-	} else if (fdtab__costs(w->fd)) {
-		w->transient = true; /* the program's numbers are all it may have */
-		writer_fd__detach(w);
+	w->staged_cap = defer ? 64 * 1024 : 0;
+	w->staged = defer ? malloc(w->staged_cap) : NULL;
+	if (w->staged) {
+		w->deferred = w->staging = true;
+		return 0;
 	}
-	return err;
+	return writer_file__create(w);
+}
+
+/* A deferred writer's appends are staged (at its start, at its end), or make the file (between:
+ * its first flush). Async-signal-safe. */
+void writer__staging(struct writer *w, bool on)
+{
+	if (writer_lock__take(w)) {
+		w->staging = on && w->deferred;
+		writer_lock__give(w);
+	}
+}
+
+/* Was the file made (is there one on disk, ours)? */
+bool writer__created(const struct writer *w)
+{
+	return w->ino != 0; /* its identity, known once made (writer_file__create) */
+}
+
+/*
+ * Under the lock, a deferred writer's append: kept while staging if it fits,
+ * else the file is made first. Returns 0 or -errno. Async-signal-safe.
+ */
+static int deferred_append(struct writer *w, const void *buf, size_t len)
+{
+	if (w->staging && w->staged_len + len <= w->staged_cap) {
+		memcpy(w->staged + w->staged_len, buf, len);
+		w->staged_len += len;
+		w->end += len;
+		return 0;
+	}
+	return keep_error(w, writer_file__create(w));
 }
 
 /*
@@ -312,7 +279,9 @@ int writer__append_at(struct writer *w, const void *buf, size_t len, uint64_t *a
 	if (!writer_lock__take(w))
 		return -EBUSY;
 	*at = w->end; /* under the lock: where this commit appends */
-	err = w->sealed ? -EPIPE : with_file(w, op_commit, &(struct chunk){buf, len});
+	err = w->sealed ? -EPIPE : w->deferred ? deferred_append(w, buf, len) : 0;
+	if (!err && !w->sealed && !w->deferred)
+		err = with_file(w, op_commit, &(struct chunk){buf, len});
 	writer_lock__give(w);
 	return err;
 }
@@ -328,7 +297,7 @@ static int op_patch(struct writer *w, void *arg)
 {
 	const struct patch *p = arg;
 
-	return pwrite_all(w->fd, p->buf, p->len, p->at);
+	return writer_file__pwrite_all(w->fd, p->buf, p->len, p->at);
 }
 
 /*
@@ -345,9 +314,12 @@ int writer__patch(struct writer *w, uint64_t at, const void *buf, size_t len)
 		return -EBADF;
 	if (!writer_lock__take(w))
 		return -EBUSY;
-	err = w->sealed || at < w->data_offset || at + len > w->end
-		  ? -EINVAL
-		  : with_file(w, op_patch, &(struct patch){buf, len, at});
+	if (w->sealed || at < w->data_offset || at + len > w->end)
+		err = -EINVAL;
+	else if (w->deferred) /* still staged: at is within them */
+		err = (memcpy(w->staged + (at - w->data_offset), buf, len), 0);
+	else
+		err = with_file(w, op_patch, &(struct patch){buf, len, at});
 	writer_lock__give(w);
 	return err;
 }
@@ -407,6 +379,10 @@ int writer__finish(struct writer *w, bool tidy)
 	bool locked = writer_lock__take(w);
 	int err = -EBADF;
 
+	if (w->deferred && !w->sealed) /* a profile: made now (an empty one is discarded) */
+		keep_error(w, writer_file__create(w));
+	if (!live(w) && w->error) /* the file could not be made: why */
+		err = -w->error;
 	if (live(w)) {
 		err = with_file(w, op_finish, &tidy);
 		if (w->fd >= 0)
@@ -470,13 +446,7 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 	__atomic_store_n(&w->error, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->first_time, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->last_time, 0, __ATOMIC_RELAXED);
-	err = write_header(w, 0, NULL);
-	for (int i = 0; i < w->nr_events && !err; i++) {
-		err = pwrite_all(w->fd, &w->events[i].id, sizeof(w->events[i].id),
-				 IDS_OFFSET + (uint64_t)i * sizeof(uint64_t));
-		if (!err)
-			err = write_attr(w, i);
-	}
+	err = writer_file__write_head(w);
 	if (!err)
 		err = commit(w, first, first_len); /* a finished profile, with its features */
 	keep_error(w, err);
@@ -489,10 +459,17 @@ out:
 	return err;
 }
 
+/* Drop what a deferred writer kept (the file was made, or never will be). Not async-signal-safe. */
+static void drop_staged(struct writer *w)
+{
+	free(w->staged);
+	w->staged = NULL;
+	w->staged_len = w->staged_cap = 0;
+}
+
 /*
  * Seal the file and close it with nothing more written: it is about to be
- * removed (an image of a descendant that took no sample). Not
- * async-signal-safe.
+ * removed (an image of a descendant that took no sample). Async-signal-safe.
  */
 void writer__discard(struct writer *w)
 {
@@ -502,6 +479,7 @@ void writer__discard(struct writer *w)
 		fdtab__close(w->fd);
 	w->fd = -1;
 	w->sealed = true;
+	w->deferred = false; /* its staged records are dropped with the process */
 	if (locked)
 		writer_lock__give(w);
 }
@@ -513,6 +491,8 @@ void writer__abandon(struct writer *w)
 		fdtab__close(w->fd);
 	w->fd = -1;
 	w->transient = false; /* the path is the parent's */
+	w->deferred = false;
+	drop_staged(w);
 }
 
 /*
@@ -546,7 +526,7 @@ int writer__reopen(struct writer *w)
 /* writer__update_attr's write (arg: the attr's index). */
 static int op_attr(struct writer *w, void *arg)
 {
-	return write_attr(w, *(int *)arg);
+	return writer_file__write_attr(w, *(int *)arg);
 }
 
 /* Write events[i]'s attr again (its period, learned at the end). Not async-signal-safe. */

@@ -93,6 +93,27 @@ int writer_fd__open_again(struct writer *w)
 }
 
 /*
+ * Make w's file (never through a symlink) and learn its identity: the fd, or
+ * -errno. Raw system calls only (the helper runs it). Async-signal-safe.
+ */
+int writer_fd__make(struct writer *w)
+{
+	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, w->path,
+				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = writer_fd__identity(fd, &w->dev, &w->ino);
+	if (err) {
+		raw_syscall(SYS_close, fd);
+		raw_syscall(SYS_unlink, w->path);
+		return err;
+	}
+	return fd;
+}
+
+/*
  * Under the lock: give w an fd on its file for one write (check_fd, or for
  * a transient writer a fresh one, writer_fd__detach() closes it). Returns 0 or -errno.
  * Async-signal-safe.

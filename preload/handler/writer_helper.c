@@ -67,17 +67,17 @@ static int quiet_number(void)
 
 /*
  * The helper's body: free a number in its own copy of the fd table, open the
- * file on it, run the write with it as w->fd (our memory: the caller waits,
- * holding the lock), and exit. Raw system calls only.
+ * file on it (or make it: a deferred file, writer_file.c), run the write with it as w->fd (our
+ * memory: the caller waits, holding the lock), and exit. Raw system calls only.
  */
 static int helper_main(void *arg)
 {
 	struct helper *h = arg;
-	int fd = writer_fd__open_again(h->w), spare;
+	int fd = h->w->making ? writer_fd__make(h->w) : writer_fd__open_again(h->w), spare;
 
 	if (fd == -EMFILE && (spare = quiet_number()) >= 0) {
 		raw_syscall(SYS_close, spare);
-		fd = writer_fd__open_again(h->w);
+		fd = h->w->making ? writer_fd__make(h->w) : writer_fd__open_again(h->w);
 	}
 	if (fd < 0) {
 		h->err = fd;

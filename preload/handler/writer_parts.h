@@ -8,6 +8,8 @@
 #ifndef AUTOPROF_HANDLER_WRITER_PARTS_H
 #define AUTOPROF_HANDLER_WRITER_PARTS_H
 
+#include <sys/uio.h>
+
 #include "handler.h"
 
 /* One write of the writer's, run with w->fd attached; 0 or -errno. */
@@ -15,11 +17,13 @@ typedef int (*write_op)(struct writer *w, void *arg);
 
 /* writer_fd.c, each async-signal-safe: fd's device and inode (0 or -errno); w->fd checked to
  * be the file still (or opened again by path); the file opened by its path, checked to be
- * ours (fd or -errno; raw system calls only: the helper runs it); a transient writer's fd
+ * ours (fd or -errno; raw system calls only: the helper runs it); the file made, its identity
+ * learnt (fd or -errno; the helper runs it too); a transient writer's fd
  * for one write, and closed after it. */
 int writer_fd__identity(int fd, uint64_t *dev, uint64_t *ino);
 int writer_fd__check(struct writer *w);
 int writer_fd__open_again(struct writer *w);
+int writer_fd__make(struct writer *w);
 int writer_fd__attach(struct writer *w);
 void writer_fd__detach(struct writer *w);
 
@@ -29,5 +33,14 @@ void writer_lock__give(struct writer *w);
 
 /* writer_helper.c: run op in a helper; op's result or -EMFILE (said once). Async-signal-safe. */
 int writer_helper__run(struct writer *w, write_op op, void *arg);
+
+/* writer_file.c, each async-signal-safe, 0 or -errno: pwritev/pwrite until done; events[i]'s
+ * attr and the offset of its id; the header and every attr with its id (a new file); under the
+ * lock, w->path made (never through a symlink) with its head and the records staged so far. */
+int writer_file__pwritev_all(int fd, struct iovec *iov, int n, uint64_t off);
+int writer_file__pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+int writer_file__write_attr(struct writer *w, int i);
+int writer_file__write_head(struct writer *w);
+int writer_file__create(struct writer *w);
 
 #endif

@@ -184,6 +184,7 @@ static void export_lineage(const struct ap_settled *cfg)
 	setenv(ap_env_name(AP_ENV_OUTPUT), cfg->output, 1);
 	snprintf(buf, sizeof(buf), "%d", (int)autoprof.pid);
 	setenv(ap_env_name(AP_ENV_TOP), buf, 1);
+	probe_cache__export();
 	if (!cfg->follow)
 		child_env__drop_preload();
 }
@@ -253,7 +254,11 @@ static int session_open(bool attach_others)
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg->output);
 		return -ENAMETOOLONG;
 	}
-	err = writer__open(&autoprof.writer, fresh, events, file_events(events));
+	/* a descendant's file made at its first flush: one that never samples makes none (not
+	 * under the launcher, which finds a run's processes that outlive it by their files) */
+	err = writer__open(&autoprof.writer, fresh, events, file_events(events),
+			   !autoprof.top && !autoprof.replace_file && !autoprof.cfg->window_ns &&
+			       !autoprof.cfg->memory && !ap_env(AP_ENV_LAUNCHER));
 	if (err) {
 		pr_warn("cannot create %s: %s; not profiling", fresh, strerror(-err));
 		return err;
@@ -285,6 +290,7 @@ static int session_open(bool attach_others)
 	if (attach_others)
 		attach_other_threads();
 	control__publish();
+	writer__staging(&autoprof.writer, false); /* the first flush makes the file */
 	pr_info(
 	    "sampling %s%s at %llu %s with %s stacks into %s", autoprof.cfg->event_name,
 	    autoprof.cfg->timer_mode ? " with CPU-time timers" : "",
@@ -294,15 +300,10 @@ static int session_open(bool attach_others)
 	return 0;
 
 out_file:
+	if (writer__created(&autoprof.writer))
+		unlink(autoprof.writer.path);
 	writer__abandon(&autoprof.writer);
-	unlink(autoprof.writer.path);
 	return err;
-}
-
-/* Forget the per-image totals (a new image or a forked child starts from zero). */
-static void reset_totals(void)
-{
-	memset(&autoprof.stats, 0, sizeof(autoprof.stats));
 }
 
 /*
@@ -320,7 +321,7 @@ static void after_fork_in_child(void)
 		return;
 	writer__abandon(&autoprof.writer);
 	counting__close(&autoprof.counters);
-	reset_totals();
+	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
 	autoprof.pid = getpid();
 	autoprof.top = false;
 	autoprof.gen = 0;
@@ -341,8 +342,8 @@ static int settle(const struct ap_config *raw, bool first)
 {
 	static struct ap_settled settled;
 	char cwd[PATH_MAX], missing[512];
-	struct settle_facts facts = {.max_rate = perf_event__max_sample_rate(),
-				     .probe = perf_event__probe,
+	struct settle_facts facts = {.max_rate = perf_event__max_sample_rate,
+				     .probe = probe_cache__probe,
 				     .cwd = first ? getcwd(cwd, sizeof(cwd)) : NULL,
 				     .say_timers = autoprof.top && !autoprof.execd};
 	int err;
@@ -456,29 +457,30 @@ static bool stand_down(void)
 		return false;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	control__withdraw();
+	writer__staging(&autoprof.writer, true); /* a file not made yet: only if not empty */
 	samplers__stop_all();
 	memory__stop(&autoprof.writer); /* the live set */
 	return true;
 }
 
 /*
- * A descendant's image that took no sample leaves no file (a build's hundreds
- * of short processes leave no litter): its file and FILE.stat are removed as
- * they are, without the features of the end laid out and written first.
- * Not async-signal-safe.
+ * A descendant's image that took no sample leaves no file (a build's short processes leave no
+ * litter): its file (if made: a descendant's is made at its first flush) and FILE.stat are
+ * removed as they are, without the features of the end written first. Async-signal-safe.
  */
 static void remove_file(void)
 {
+	bool made = writer__created(&autoprof.writer);
+
 	writer__discard(&autoprof.writer);
-	unlink(autoprof.writer.path);
+	if (made)
+		unlink(autoprof.writer.path);
 	stat_records__remove(&autoprof.writer);
 }
 
 /*
- * Stop every sampler and finish the file: at exit, _exit, or before exec.
- * Only the process that opened the file writes it. A descendant's file with
- * no sample in it is removed, so a build's hundreds of short processes leave
- * no litter. Not async-signal-safe.
+ * Stop every sampler and finish the file: at exit, _exit, or before exec. Only the process
+ * that opened the file writes it; a descendant's with no sample is removed. Not AS-safe.
  */
 void lifecycle__stop(void)
 {
@@ -566,8 +568,8 @@ void lifecycle__exec_failed(void)
 		writer__abandon(&autoprof.writer);
 		return;
 	}
-	reset_totals();
-	autoprof.replace_file = autoprof.file_left; /* this image's own empty file */
+	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
+	autoprof.replace_file = autoprof.file_left;	    /* this image's own empty file */
 	autoprof.file_left = false;
 	if (session_open(false) == 0)
 		memory__start();
@@ -586,12 +588,12 @@ void lifecycle__emergency_stop(void)
 	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
 		return;
 	control__withdraw();
+	writer__staging(&autoprof.writer, true);
 	process_events__stop_all_emergency();
 	memory__stop_emergency(&autoprof.writer);
 	image_counters__save(false);
-	file_features__write_emergency(&autoprof.writer);
-	if (!autoprof.stats.samples && !memory__samples() && !autoprof.top) {
-		unlink(autoprof.writer.path);
-		stat_records__remove(&autoprof.writer);
-	}
+	if (autoprof.stats.samples || memory__samples() || autoprof.top)
+		file_features__write_emergency(&autoprof.writer);
+	else
+		remove_file(); /* not finished first: nobody reads it */
 }

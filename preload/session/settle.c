@@ -103,32 +103,48 @@ static void clamp_timer_rate(struct ap_settled *s)
 }
 
 /*
- * Probe the event: the frequency clamped to the kernel's limit, then the
- * event opened; where kernel samples are not permitted they are dropped,
- * where the default cycles is missing cpu-clock stands in (each once, said),
- * and the event is probed again: three probes at most. Returns 0 (a
- * timer-driven event's rate clamped) or the last probe's -errno.
+ * The frequency clamped to the kernel's limit (read only now: the probe
+ * found the frequency refused). Returns whether it was clamped (then said).
+ */
+static bool clamp_to_max_rate(const struct settle_facts *f, struct ap_settled *s)
+{
+	int max_rate = f->max_rate ? f->max_rate() : 0;
+
+	if (!s->freq || max_rate <= 0 || s->freq <= (uint64_t)max_rate)
+		return false;
+	pr_warn("AUTOPROF_FREQ=%llu is above kernel.perf_event_max_sample_rate; using %d",
+		(unsigned long long)s->freq, max_rate);
+	s->freq = (uint64_t)max_rate;
+	return true;
+}
+
+/*
+ * Probe the event: opened; where the frequency is above the kernel's limit
+ * (EINVAL: the kernel checks it before anything else) it is clamped, where
+ * kernel samples are not permitted they are dropped, where the default
+ * cycles is missing cpu-clock stands in (each once, said), and the event is
+ * probed again: four probes at most. The limit is read only when a probe is
+ * refused with EINVAL: a process whose rate is within it (nearly every one)
+ * reads no /proc file for it. Returns 0 (a timer-driven event's rate
+ * clamped) or the last probe's -errno.
  */
 static int probe_event(const struct ap_config *raw, const struct settle_facts *f,
 		       struct ap_settled *s)
 {
 	struct perf_event_attr attr;
-	bool event_auto = raw->event_auto;
+	bool event_auto = raw->event_auto, clamped = false;
 	int err = 0;
 
-	if (s->freq && f->max_rate > 0 && s->freq > (uint64_t)f->max_rate) {
-		pr_warn("AUTOPROF_FREQ=%llu is above kernel.perf_event_max_sample_rate; using %d",
-			(unsigned long long)s->freq, f->max_rate);
-		s->freq = (uint64_t)f->max_rate;
-	}
-	for (int probes = 0; probes < 3; probes++) {
+	for (int probes = 0; probes < 4; probes++) {
 		perf_event__sampler_attr(s, &attr);
 		err = f->probe(&attr);
 		if (!err) {
 			clamp_timer_rate(s);
 			return 0;
 		}
-		if (s->kernel && (err == -EACCES || err == -EPERM)) {
+		if (err == -EINVAL && !clamped && clamp_to_max_rate(f, s)) {
+			clamped = true;
+		} else if (s->kernel && (err == -EACCES || err == -EPERM)) {
 			pr_warn("AUTOPROF_KERNEL: kernel samples are not permitted here (%s; see "
 				"kernel.perf_event_paranoid); sampling user space only",
 				strerror(-err));

@@ -24,7 +24,9 @@
 
 /* What settling needs to know of the machine and the run. */
 struct settle_facts {
-	int max_rate; /* kernel.perf_event_max_sample_rate, or 0 when unknown */
+	/* kernel.perf_event_max_sample_rate, or 0 when unknown; read only when a probe
+	 * is refused with EINVAL (a frequency above it) */
+	int (*max_rate)(void);
 	/* Can this thread open attr? 0 or -errno (the event is closed again). */
 	int (*probe)(const struct perf_event_attr *attr);
 	const char *cwd; /* the first process's working directory (output made absolute), or NULL */

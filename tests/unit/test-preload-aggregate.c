@@ -97,7 +97,8 @@ int main(void)
 		events[i].id = (uint64_t)i + 1;
 		snprintf(events[i].name, sizeof(events[i].name), "e%d", i);
 	}
-	ok(mem != MAP_FAILED && writer__open(&w, path, events, 2) == 0, "a file and a table");
+	ok(mem != MAP_FAILED && writer__open(&w, path, events, 2, false) == 0,
+	   "a file and a table");
 	t.agg = aggregate__place(mem, len, 1000);
 
 	/* 100 allocations of 48 bytes and 50 of 64 at one stack, on two threads */

@@ -21,7 +21,15 @@ static struct {
 	int refuse_all;	 /* every event: this errno (0: none) */
 	int calls;	 /* probes made */
 	bool saw_kernel; /* a probe asked for kernel samples */
+	int max_rate;	 /* kernel.perf_event_max_sample_rate (0: unknown, not enforced) */
+	int rate_reads;	 /* readings of it */
 } machine;
+
+static int fake_max_rate(void)
+{
+	machine.rate_reads++;
+	return machine.max_rate;
+}
 
 static int fake_probe(const struct perf_event_attr *attr)
 {
@@ -31,6 +39,9 @@ static int fake_probe(const struct perf_event_attr *attr)
 		return -machine.refuse_all;
 	if (machine.no_kernel && !attr->exclude_kernel)
 		return -EACCES;
+	/* the kernel's order: kernel samples, then the frequency, then the event */
+	if (machine.max_rate && attr->freq && attr->sample_freq > (uint64_t)machine.max_rate)
+		return -EINVAL;
 	if (machine.no_pmu && attr->type == PERF_TYPE_HARDWARE)
 		return -ENOENT;
 	return 0;
@@ -62,7 +73,8 @@ static void asked(const char *var, const char *value)
 	if (options__parse(&raw))
 		bail(var, value);
 	memset(&machine, 0, sizeof(machine));
-	facts = (struct settle_facts){.max_rate = 100000, .probe = fake_probe};
+	machine.max_rate = 100000;
+	facts = (struct settle_facts){.max_rate = fake_max_rate, .probe = fake_probe};
 }
 
 /* Also @var=@value on top of what asked() set. */
@@ -93,7 +105,7 @@ static bool said_has(const char *what)
 int main(void)
 {
 	setenv("AUTOPROF_QUIET", "1", 1);
-	plan(33);
+	plan(36);
 
 	asked(NULL, NULL);
 	ok(settle() == 0 && !out.timer_mode && !strcmp(out.event_name, "cycles") &&
@@ -105,6 +117,9 @@ int main(void)
 	       out.attr.type == PERF_TYPE_HARDWARE,
 	   "the attr samples cycles at 1000 Hz, user space only");
 	ok(machine.calls == 1, "one probe when it succeeds (%d)", machine.calls);
+	ok(machine.rate_reads == 0,
+	   "a rate within the kernel's limit does not read the limit (%d readings)",
+	   machine.rate_reads);
 
 	asked("AUTOPROF_FREQ", "250000");
 	ok(settle() == 0 && out.freq == 100000 && out.attr.sample_freq == 100000 &&
@@ -113,9 +128,24 @@ int main(void)
 	ok(said_has("AUTOPROF_FREQ=250000 is above kernel.perf_event_max_sample_rate; using "
 		    "100000"),
 	   "and said: %s", said);
+	ok(machine.rate_reads == 1 && machine.calls == 2,
+	   "the limit read once, after the probe refused the rate (%d readings, %d probes)",
+	   machine.rate_reads, machine.calls);
 
 	asked("AUTOPROF_FREQ", "250000");
-	facts.max_rate = 0;
+	also("AUTOPROF_KERNEL", "1");
+	machine.no_kernel = true;
+	machine.no_pmu = true;
+	int err = settle();
+	ok(err == 0 && out.freq == 20000 && !out.kernel && out.fell_back &&
+	       !strcmp(out.event_name, "cpu-clock") && machine.calls == 4,
+	   "kernel samples refused, the rate clamped, cycles missing: four probes, then "
+	   "cpu-clock's own clamp (%d, %d, %llu "
+	   "Hz, kernel %d, %s)",
+	   machine.calls, err, (unsigned long long)out.freq, out.kernel, out.event_name);
+
+	asked("AUTOPROF_FREQ", "250000");
+	machine.max_rate = 0;
 	ok(settle() == 0 && out.freq == 250000 && !said[0],
 	   "an unknown kernel limit clamps nothing");
 

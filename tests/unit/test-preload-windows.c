@@ -91,7 +91,7 @@ int main(void)
 	ok(end > ap_now() && end <= ap_now() + WINDOW_NS,
 	   "the first window ends one window from now");
 	strcpy(first, path);
-	ok(writer__open(&w, path, &ev, 1) == 0, "the first window's file opens");
+	ok(writer__open(&w, path, &ev, 1, false) == 0, "the first window's file opens");
 
 	/* Past the window's end, but nothing registered: nothing happens. */
 	sleep_past(end);

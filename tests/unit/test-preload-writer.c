@@ -91,7 +91,7 @@ int main(void)
 	close(open(target, O_CREAT | O_WRONLY, 0644));
 	if (symlink(target, path) < 0)
 		return 1;
-	ok(writer__open(&w, path, events, 2) == 0, "writer opens a new file");
+	ok(writer__open(&w, path, events, 2, false) == 0, "writer opens a new file");
 	ok(lstat(old, &st) == 0 && S_ISLNK(st.st_mode), "the symlink was moved to .old");
 	ok(stat(target, &st) == 0 && st.st_size == 0, "the symlink's target is untouched");
 	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600,
@@ -153,7 +153,7 @@ int main(void)
 	} else {
 		ok(0, "two attrs in the attrs section");
 	}
-	ok(writer__open(&w, path, events, 0) == -EINVAL, "a file needs at least one event");
+	ok(writer__open(&w, path, events, 0, false) == -EINVAL, "a file needs at least one event");
 
 	pos = h->data.offset;
 	end = h->data.offset + h->data.size;
@@ -183,8 +183,8 @@ int main(void)
 
 		snprintf(p1, sizeof(p1), "%s/win.1", dir);
 		snprintf(p2, sizeof(p2), "%s/win.2", dir);
-		ok(writer__open(&w, p1, events, 2) == 0 && writer__append(&w, comm, c) == 0 &&
-		       writer__append(&w, comm, c) == 0,
+		ok(writer__open(&w, p1, events, 2, false) == 0 &&
+		       writer__append(&w, comm, c) == 0 && writer__append(&w, comm, c) == 0,
 		   "a window's file gets two records");
 		ok(writer__rotate(&w, p2, comm, c) == 0 && writer__append(&w, comm, c) == 0 &&
 		       !strcmp(w.path, p2),
@@ -217,7 +217,7 @@ int main(void)
 		size_t l;
 
 		snprintf(p1, sizeof(p1), "%s/patch", dir);
-		ok(na == nb && writer__open(&w, p1, events, 2) == 0 &&
+		ok(na == nb && writer__open(&w, p1, events, 2, false) == 0 &&
 		       writer__append_at(&w, a, na, &at1) == 0 &&
 		       writer__append_at(&w, a, na, &at2) == 0 && at2 == at1 + na,
 		   "append_at: each append says its offset, one after the other");

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writer_file.c - the making of the writer's file (writer.c): its header,
+ * its attrs with their ids, and its creation, at once or, for a deferred
+ * writer, at its first append (then with the records staged before it).
+ * Everything here uses raw system calls: async-signal-safe, no
+ * cancellation point.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "writer_parts.h"
+
+#define IDS_OFFSET	sizeof(struct perf_file_header)
+#define ATTRS_OFFSET(n) (IDS_OFFSET + (n) * sizeof(uint64_t))
+#define DATA_OFFSET(n)	PERF_ALIGN8(ATTRS_OFFSET(n) + (n) * sizeof(struct perf_file_attr))
+#define SIZE_AT		offsetof(struct perf_file_header, data.size)
+#define BITS_AT		offsetof(struct perf_file_header, adds_features)
+
+/* pwritev until done. Returns 0 or -errno. Async-signal-safe (no cancellation point). */
+int writer_file__pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
+{
+	while (n > 0) {
+		long r = raw_syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		off += (uint64_t)r;
+		while (n > 0 && (size_t)r >= iov->iov_len) {
+			r -= (long)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
+	}
+	return 0;
+}
+
+/* pwrite until done. Returns 0 or -errno. Async-signal-safe. */
+int writer_file__pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = {(void *)buf, len};
+
+	return len ? writer_file__pwritev_all(fd, &iov, 1, off) : 0;
+}
+
+/* Write the whole header (a new file). Returns 0 or -errno. */
+static int write_header(struct writer *w, uint64_t data_size, const uint64_t *bits)
+{
+	struct perf_file_header h = {
+	    .magic = PERF_FILE_MAGIC,
+	    .size = sizeof(h),
+	    .attr_size = sizeof(struct perf_file_attr),
+	    .attrs = {ATTRS_OFFSET(w->nr_events), w->nr_events * sizeof(struct perf_file_attr)},
+	    .data = {w->data_offset, data_size},
+	};
+
+	if (bits)
+		memcpy(h.adds_features, bits, sizeof(h.adds_features));
+	return writer_file__pwrite_all(w->fd, &h, sizeof(h), 0);
+}
+
+/* Write events[i]'s attr and the offset of its id. Returns 0 or -errno. */
+int writer_file__write_attr(struct writer *w, int i)
+{
+	struct perf_file_attr fa;
+
+	memset(&fa, 0, sizeof(fa));
+	memcpy(fa.attr, &w->events[i].attr, PERF_FILE_ATTR_SIZE);
+	fa.ids.offset = IDS_OFFSET + (uint64_t)i * sizeof(uint64_t);
+	fa.ids.size = sizeof(uint64_t);
+	return writer_file__pwrite_all(w->fd, &fa, sizeof(fa),
+				       ATTRS_OFFSET(w->nr_events) + (uint64_t)i * sizeof(fa));
+}
+
+/* Write the header, and each attr with its id (a new file). 0 or -errno. Async-signal-safe. */
+int writer_file__write_head(struct writer *w)
+{
+	int err = write_header(w, 0, NULL);
+
+	for (int i = 0; i < w->nr_events && !err; i++) {
+		err = writer_file__pwrite_all(w->fd, &w->events[i].id, sizeof(w->events[i].id),
+					      IDS_OFFSET + (uint64_t)i * sizeof(uint64_t));
+		if (!err)
+			err = writer_file__write_attr(w, i);
+	}
+	return err;
+}
+
+/* The new file's head and the records staged so far, written on w->fd. 0 or -errno. */
+static int op_make(struct writer *w, void *arg)
+{
+	int err = writer_file__write_head(w);
+
+	(void)arg;
+	return err ? err : writer_file__pwrite_all(w->fd, w->staged, w->staged_len, w->data_offset);
+}
+
+/*
+ * Under the lock: make w->path's file (never through a symlink) with its
+ * header and attrs, then the records staged so far. Where the program holds
+ * every fd its limit allows, a helper makes and writes it, and the writer is
+ * transient from then on (writer_helper.c). Returns 0 or -errno.
+ * Async-signal-safe (raw system calls: a deferred file is made by whichever
+ * append comes first, a handler's too).
+ */
+int writer_file__create(struct writer *w)
+{
+	int fd = writer_fd__make(w), err;
+
+	w->deferred = false;
+	if (fd == -EMFILE || fd == -ENFILE) {
+		w->making = w->transient = true;
+		err = writer_helper__run(w, op_make, NULL);
+		w->making = false;
+		if (err && w->ino) /* made, not written */
+			raw_syscall(SYS_unlink, w->path);
+		if (err)
+			w->transient = false, w->dev = w->ino = 0;
+		return err;
+	}
+	if (fd < 0)
+		return fd;
+	w->fd = fdtab__move_high(fd, true);
+	err = op_make(w, NULL);
+	if (err) {
+		fdtab__close(w->fd);
+		raw_syscall(SYS_unlink, w->path);
+		w->fd = -1;
+		w->dev = w->ino = 0;
+	} else if (fdtab__costs(w->fd)) {
+		w->transient = true; /* the program's numbers are all it may have */
+		writer_fd__detach(w);
+	}
+	return err;
+}
