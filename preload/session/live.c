@@ -257,8 +257,7 @@ uint32_t live__stack_id(const uint64_t *ips, unsigned nr, uint32_t gen, bool *fi
 	i = find_stack(t, h, ips, nr);
 	if (!__atomic_load_n(&t->s[i].off, __ATOMIC_ACQUIRE)) {
 		spin_lock(&stack_lock);
-		/* Again under the lock, in the current table: another thread may
-		 * have added it, or filled slot i (of a stale table) with another. */
+		/* Again, locked: slot i (maybe of a stale table) may hold another. */
 		t = stacks;
 		i = find_stack(t, h, ips, nr);
 		if (!t->s[i].off && (stack_count + 1 <= (stacks->mask + 1) / 2 || grow_stacks())) {
