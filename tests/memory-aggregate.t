@@ -18,15 +18,7 @@ plan 31
 P=$B/progs
 A=$B/autoprof
 
-# bytes FILE EVENT: "SYMBOL PERIOD" for each symbol of EVENT (self), from perf report.
-bytes() {
-	perf report -i "$1" --stdio --no-children -g none --sort sym -F period,sym 2>>perf.err |
-		awk '/^# Samples: .* of event / { on = ($0 ~ "event .'"$2"'.$"); next }
-			on && $1 ~ /^[0-9]+$/ { print $NF, $1 }'
-}
-
-# at FILE EVENT SYMBOL: SYMBOL's bytes of EVENT, 0 when absent.
-at() { bytes "$1" "$2" | awk -v s="$3" '$1 == s { n += $2 } END { print n + 0 }'; }
+. "$ROOT/tests/memlib.sh" # bytes, at
 
 # ours FILE EVENT SYMBOL: SYMBOL's self value of EVENT in autoprof-report's table.
 ours() {
@@ -39,6 +31,20 @@ records() { perf script -i "$1" -F event 2>>perf.err | grep -c "$2:"; }
 
 # truth FILE SITE COLUMN: the program's own number (1: bytes, 2: leaked, 3: blocks).
 truth() { awk -v s="$2" -v c="$3" '$1 == "site" && $2 == s { print $(c + 2) }' "$1"; }
+
+# sites_match COLUMN READER EVENT: each site's READER value of EVENT in n.data and a.data equals
+# column COLUMN of the program's truth; the mismatches in $bad.
+sites_match() {
+	bad=""
+	for site in churn keep; do
+		want=$(truth plain.out $site "$1")
+		for f in n.data a.data; do
+			got=$("$2" $f "$3" $site)
+			[ "$got" = "$want" ] || bad="$bad $f:$site:$got/$want"
+		done
+	done
+	[ -z "$bad" ]
+}
 
 # profile OUT AGGREGATE ARGS...: ARGS under the library, every allocation recorded.
 profile() {
@@ -67,29 +73,13 @@ diag "alloc-bytes records $nrec -> $arec, file $nsize -> $asize bytes"
 [ "$nrec" -ge 60000 ] && [ "$arec" -le $((4 * 241 * 3 + 50)) ] && [ "$asize" -lt $((nsize / 20)) ]
 ok $? "one alloc-bytes record per thread, stack and size per window: $nrec -> $arec records, $nsize -> $asize bytes"
 
-bad=""
-for site in churn keep; do
-	want=$(truth plain.out $site 1)
-	for f in n.data a.data; do
-		got=$(at $f alloc-bytes $site)
-		[ "$got" = "$want" ] || bad="$bad $f:$site:$got/$want"
-	done
-done
-[ -z "$bad" ]
+sites_match 1 at alloc-bytes
 ok $? "perf report: alloc-bytes by function exact, merged or not" || diag "$bad"
 
 is "$(at a.data live-bytes keep) $(at a.data live-bytes churn)" "$(truth plain.out keep 2) 0" \
 	"perf report: live-bytes at the end exact (the leaks, nothing at the site that frees)"
 
-bad=""
-for site in churn keep; do
-	want=$(truth plain.out $site 3)
-	for f in n.data a.data; do
-		got=$(ours $f alloc-objects $site)
-		[ "$got" = "$want" ] || bad="$bad $f:$site:$got/$want"
-	done
-done
-[ -z "$bad" ]
+sites_match 3 ours alloc-objects
 ok $? "autoprof-report -e alloc-objects: the blocks (period / weight), merged or not" || diag "$bad"
 
 for f in n a; do
