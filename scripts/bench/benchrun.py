@@ -15,6 +15,7 @@ command in /usr/bin/time for that figure, and Poller reads each process's
 own high-water mark (VmHWM) while the tree runs.
 """
 import collections
+import json
 import os
 import signal
 import statistics
@@ -165,3 +166,13 @@ class Poller:
             self.poll()
             time.sleep(self.interval)
         return popen.returncode
+
+
+def write_report(text, out, raw):
+    """Print the Markdown report TEXT, write it to OUT and RAW (JSON) beside it (OUT's name, .json)."""
+    print(text)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
+        f.write(text)
+    with open(os.path.splitext(out)[0] + ".json", "w") as f:
+        json.dump(raw, f, indent=1)

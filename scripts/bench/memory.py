@@ -47,7 +47,6 @@ everywhere; none: left out). --quick shrinks the programs to a smoke run of
 the script (no meaning).
 """
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -424,12 +423,7 @@ def main():
             "x_plain": x_plain, "x_autoprof": x_autoprof, "split": split,
             "busy": guard.reasons, "duration": time.time() - started}
     text = render(data, guard)
-    print(text)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write(text)
-    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump(data, f, indent=1)
+    benchrun.write_report(text, args.out, data)
 
 
 if __name__ == "__main__":

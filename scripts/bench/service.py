@@ -190,12 +190,7 @@ def main():
               f"| peak RSS profiled | {m('%.1f MB' % (raw['profiled_rss_kb'] / 1024))} | |",
               f"| extra RSS | {m('%.1f MB' % extra)} | <= {TARGET_RSS_MB:g} MB |", ""]
     text = "\n".join(lines)
-    print(text)
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        f.write(text)
-    with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
-        json.dump(raw, f, indent=1)
+    benchrun.write_report(text, a.out, raw)
 
 
 if __name__ == "__main__":
