@@ -229,14 +229,20 @@ is "$?" 127 "--outside with a missing command: status 127"
 ok $? "--outside with a missing command: one line, no file"
 
 # Another user's process: one line naming what is needed, status 1, no file.
+# The launchers are copied where that user can reach them: autoprof execs
+# autoprof-outside as that user (a checkout in /root is out of its reach).
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
-	timeout -s KILL 30 setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$A" -o /tmp/autoprof-outside-denied.$$ -p 1 --duration 0.1 >denied.out 2>denied.err
+	nb=$(mktemp -d /tmp/autoprof-nobody.XXXXXX)
+	chmod 755 "$nb"
+	cp "$A" "$B/autoprof-outside" "$nb/"
+	(cd / && timeout -s KILL 30 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$nb/autoprof" -o /tmp/autoprof-outside-denied.$$ -p 1 --duration 0.1) >denied.out 2>denied.err
 	is "$?" 1 "-p on another user's process: status 1"
 	[ "$(wc -l <denied.err)" = 1 ] && grep -q "perf_event_paranoid.*CAP_PERFMON.*CAP_SYS_PTRACE" denied.err &&
 		[ ! -e /tmp/autoprof-outside-denied.$$ ]
 	ok $? "-p on another user's process: one line naming the sysctl and capability, no file"
 	diag_file denied.err
+	rm -rf "$nb"
 else
 	skip "-p permissions: needs root (to run as another user) and setpriv"
 	skip "-p permissions"

@@ -7,7 +7,7 @@
 # every object), a signal table taken once per deadly signal, libunwind's
 # fast-trace table made by a sampler that walks its stack copies instead.
 # Measured here: 659 system calls before (64 readlink, 179 rt_sigprocmask,
-# 107 rt_sigaction), 340 after; /bin/true alone makes 29. Page faults: 292
+# 107 rt_sigaction), 340 after (about 370 with the signals read first again); /bin/true alone makes 29. Page faults: 292
 # before, about 220 after (plain: about 60).
 . "$(dirname "$0")/lib.sh"
 needs "$LIB"
@@ -40,8 +40,11 @@ within "$((pre - plain))" 0 450 \
 	diag_file pre.txt
 within "$(calls pre.txt readlink)" 0 1 \
 	"object file names come from /proc/self/maps, not a realpath per object" || diag_file pre.txt
-# One rt_sigaction per deadly signal (ours in, the old disposition out) and a few others.
-within "$(calls pre.txt rt_sigaction)" 0 70 "one rt_sigaction per deadly signal" ||
+# At most two rt_sigaction per deadly signal: its disposition read, then ours
+# written where it is SIG_DFL (a one-call exchange, ours in and the old one out,
+# was withdrawn: putting an inherited SIG_IGN back through glibc changed what
+# the program reads back, preload-signals.t 35), and a few others.
+within "$(calls pre.txt rt_sigaction)" 0 120 "at most two rt_sigaction per deadly signal" ||
 	diag_file pre.txt
 within "$(calls pre.txt rt_sigprocmask)" 0 40 \
 	"the signal table is taken once for every deadly signal, not once each" || diag_file pre.txt
@@ -104,8 +107,11 @@ ok $? "a rate above the kernel's limit is still clamped to it, and said" || diag
 # make none (before: each created, wrote and removed NAME.<pid>); the run's
 # first process keeps its file whatever (a profile with 0 samples says why).
 rm -f lz.data*
+# At 10 Hz none of them samples even under strace and a loaded machine (at
+# 1 kHz a descendant slowed by strace takes a sample now and then, and keeps
+# its file, as it should).
 strace -f -qq -e trace=openat,unlink -o lz.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=lz.data \
-	sh -c "$PROG; $PROG"
+	-E AUTOPROF_FREQ=10 sh -c "$PROG; $PROG"
 is "$(grep -c 'lz\.data\.[0-9]*"' lz.txt)" 0 \
 	"descendants that take no sample create and remove no file" || diag_file lz.txt
 [ -z "$(ls lz.data.[0-9]* 2>/dev/null)" ] && perf report --header-only -i lz.data 2>/dev/null |
