@@ -194,17 +194,23 @@ is "$(at dump1.data alloc-bytes dump_keep) $(at dump1.data alloc-bytes dump_gone
 is "$(at dump.data alloc-bytes dump_gone) $(at dump.data live-bytes dump_gone)" "300000 0" \
 	"...and at the end each allocation once, the live set of the end"
 
+# window_sums DIR: churn's alloc-bytes over DIR's window files (w.data.*) in $sum (perf
+# report's), and in $bad the files where perf report and autoprof-report disagree.
+window_sums() {
+	sum=0 bad=""
+	for f in "$1"/w.data.*; do
+		case $f in *.stat) continue ;; esac
+		p=$(at "$f" alloc-bytes churn)
+		o=$(ours "$f" alloc-bytes churn)
+		[ "$p" = "${o:-0}" ] || bad="$bad $f:$p/$o"
+		sum=$((sum + p))
+	done
+}
+
 # ---- the library's windows: each window's file whole ----
 mkdir win
 (cd win && profile w.data 1 env AUTOPROF_WINDOW=200ms "$P/memagg" 2 8 60 240 >../win.out 2>../win.err)
-sum=0 bad=""
-for f in win/w.data.*; do
-	case $f in *.stat) continue ;; esac
-	p=$(at "$f" alloc-bytes churn)
-	o=$(ours "$f" alloc-bytes churn)
-	[ "$p" = "${o:-0}" ] || bad="$bad $f:$p/$o"
-	sum=$((sum + p))
-done
+window_sums win
 last=$(ls win/w.data.* | grep -v stat | tail -1)
 diag "$(ls win | grep -vc stat) windows"
 is "$sum" "$(truth win.out churn 1)" "--window: the windows' merged records add up to every byte"
@@ -226,14 +232,7 @@ mkdir lw
 (cd lw && timeout -s KILL 60 "$A" -q --memory --memory-interval 1 --aggregate --window 200ms \
 	-o w.data -- sh -c "$P/memagg 2 6 60 240; $P/memagg 1 4 60 240" >../lw.out 2>../lw.err)
 want=$(awk '$1 == "site" && $2 == "churn" { n += $3 } END { print n }' lw.out)
-sum=0 bad=""
-for f in lw/w.data.*; do
-	case $f in *.stat) continue ;; esac
-	p=$(at "$f" alloc-bytes churn)
-	o=$(ours "$f" alloc-bytes churn)
-	[ "$p" = "${o:-0}" ] || bad="$bad $f:$p/$o"
-	sum=$((sum + p))
-done
+window_sums lw
 is "$sum" "$want" "launcher --window: the run's windows add up to every byte" || diag_file lw.err
 [ -z "$bad" ]
 ok $? "launcher --window: perf report and autoprof-report agree on every merged window" || diag "$bad"
