@@ -104,8 +104,8 @@ static inline void blob_build_id(struct blob *b, const char *path, const void *i
 
 /*
  * Append the body of feature @feat to @b when it is one of the host's (host
- * name, OS release, version, architecture, CPU counts and description, total
- * memory, CLOCKID, CLOCK_DATA): true; false (nothing appended) for any other.
+ * name, OS release, version, architecture, total memory, CLOCKID,
+ * CLOCK_DATA): true; false (nothing appended) for any other.
  */
 bool file_host__feature(int feat, struct blob *b);
 

@@ -2,8 +2,10 @@
 /*
  * file_host.c - the host's feature sections, the same in both writers (the
  * library's file_features.c, the launcher's perf_out.c): host name, OS
- * release, the writer's version, architecture, CPU counts and description,
- * total memory, and the clock the samples are timed by (CLOCKID, CLOCK_DATA).
+ * release, the writer's version, architecture, total memory, and the clock
+ * the samples are timed by (CLOCKID, CLOCK_DATA). The CPU counts and
+ * description, fixed for a boot, are the machine's (file_machine.c, kept for
+ * the next images).
  * Laid out as perf record lays them out. Not async-signal-safe.
  */
 #include <stdbool.h>
@@ -17,25 +19,6 @@
 #include "internal.h"
 
 #define AUTOPROF_VERSION_STRING "autoprof 0.1"
-
-static void feat_cpudesc(struct blob *b)
-{
-	char buf[16384], *line, *colon;
-
-	if (raw_syscall__read_file("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
-	    (line = strstr(buf, "model name")) && (colon = strchr(line, ':'))) {
-		char *end = strchr(colon, '\n');
-
-		if (end)
-			*end = 0;
-		colon++;
-		while (*colon == ' ' || *colon == '\t')
-			colon++;
-		blob_string(b, colon);
-		return;
-	}
-	blob_string(b, "unknown");
-}
 
 static uint64_t ns_of(const struct timespec *ts)
 {
@@ -73,13 +56,6 @@ bool file_host__feature(int feat, struct blob *b)
 		return true;
 	case PERF_FEAT_VERSION:
 		blob_string(b, AUTOPROF_VERSION_STRING);
-		return true;
-	case PERF_FEAT_NRCPUS:
-		blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
-		blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
-		return true;
-	case PERF_FEAT_CPUDESC:
-		feat_cpudesc(b);
 		return true;
 	case PERF_FEAT_TOTAL_MEM:
 		blob_u64(b, sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit / 1024);

@@ -84,6 +84,35 @@ static bool online(int cpu)
 	return cpu == 0 || !read_cpu_file(cpu, "online", buf, sizeof(buf)) || buf[0] == '1';
 }
 
+/* NRCPUS: the CPUs the kernel may run (possible) and those online (both fixed for the key). */
+static bool feat_nrcpus(struct blob *b)
+{
+	blob_u32(b, (uint32_t)nr_cpus());
+	blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+	return true;
+}
+
+/* CPUDESC: the first "model name" of /proc/cpuinfo, or "unknown". */
+static bool feat_cpudesc(struct blob *b)
+{
+	char buf[16384], *line, *colon;
+
+	if (raw_syscall__read_file("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
+	    (line = strstr(buf, "model name")) && (colon = strchr(line, ':'))) {
+		char *end = strchr(colon, '\n');
+
+		if (end)
+			*end = 0;
+		colon++;
+		while (*colon == ' ' || *colon == '\t')
+			colon++;
+		blob_string(b, colon);
+		return true;
+	}
+	blob_string(b, "unknown");
+	return true;
+}
+
 /* CPUID as perf's get_cpuid(): "vendor,family,model,stepping" (x86) or the MIDR (arm64). */
 static bool feat_cpuid(struct blob *b)
 {
@@ -373,12 +402,14 @@ static bool feat_mem_topology(struct blob *b)
 	return true;
 }
 
-/* The features described from /proc and /sys, kept in machine_cache. */
-static const int described[] = {PERF_FEAT_CPUID,	 PERF_FEAT_CPU_TOPOLOGY,
-				PERF_FEAT_NUMA_TOPOLOGY, PERF_FEAT_PMU_MAPPINGS,
-				PERF_FEAT_CACHE,	 PERF_FEAT_MEM_TOPOLOGY};
+/* The features described from /proc and /sys, kept in machine_cache (the CPU
+ * counts and description too: /proc/cpuinfo and two sysfs files were read
+ * by every image, ten system calls and the kernel's text for every CPU). */
+static const int described[] = {
+    PERF_FEAT_CPUID, PERF_FEAT_CPU_TOPOLOGY, PERF_FEAT_NUMA_TOPOLOGY, PERF_FEAT_PMU_MAPPINGS,
+    PERF_FEAT_CACHE, PERF_FEAT_MEM_TOPOLOGY, PERF_FEAT_NRCPUS,	      PERF_FEAT_CPUDESC};
 #define NR_DESCRIBED (int)(sizeof(described) / sizeof(described[0]))
-#define CACHE_MAGIC  "autoprof machine 1\n"
+#define CACHE_MAGIC  "autoprof machine 2\n"
 
 static struct blob cache[PERF_FEAT_PMU_CAPS + 1];
 static bool done[PERF_FEAT_PMU_CAPS + 1], have[PERF_FEAT_PMU_CAPS + 1];
@@ -488,6 +519,12 @@ static const struct blob *body_of(int feat)
 	c = &cache[feat];
 	if (!done[feat]) {
 		switch (feat) {
+		case PERF_FEAT_NRCPUS:
+			have[feat] = feat_nrcpus(c);
+			break;
+		case PERF_FEAT_CPUDESC:
+			have[feat] = feat_cpudesc(c);
+			break;
 		case PERF_FEAT_CPUID:
 			have[feat] = feat_cpuid(c);
 			break;
