@@ -58,6 +58,7 @@ static struct {
 	unsigned live;
 	bool counted; /* the parts' samples were counted (the closing lines show them) */
 	bool rewrote; /* OUTPUT is the merge of the parts (read again to summarise it) */
+	bool unread;  /* one part only, not read: nothing to merge (the closing line reads it) */
 } of;
 
 /* The folder and the name of @output (onefile.h). */
@@ -91,26 +92,14 @@ bool onefile__alive(int pid)
 	return yes;
 }
 
-/* Remove BASE.merging-PID files a killed launcher left (PID gone): never a finished profile. */
-static void remove_stale_merges(void)
+/* Is @name a BASE.merging-PID file a killed launcher left (PID gone)? Never a finished profile. */
+static bool stale_merge(const char *name)
 {
 	size_t blen = strlen(of.base);
-	struct dirent *e;
-	DIR *d = opendir(of.dir);
+	const char *pid = name + blen + strlen(".merging-");
 
-	while (d && (e = readdir(d))) {
-		const char *pid = e->d_name + blen + strlen(".merging-");
-		char path[PATH_MAX + NAME_MAX + 2];
-
-		if (strncmp(e->d_name, of.base, blen) ||
-		    strncmp(e->d_name + blen, ".merging-", 9) || !*pid ||
-		    strspn(pid, "0123456789") != strlen(pid) || onefile__alive(atoi(pid)))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
-		unlink(path);
-	}
-	if (d)
-		closedir(d);
+	return !strncmp(name, of.base, blen) && !strncmp(name + blen, ".merging-", 9) && *pid &&
+	       strspn(pid, "0123456789") == strlen(pid) && !onefile__alive(atoi(pid));
 }
 
 int onefile__begin(const char *output)
@@ -132,9 +121,7 @@ int onefile__begin(const char *output)
 		clock_gettime(CLOCK_MONOTONIC, &mono);
 		of.mono_since = (uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec;
 	}
-	of.on = *of.base != 0;
-	if (of.on)
-		remove_stale_merges();
+	of.on = *of.base != 0; /* (the folder is read once, at the end: find_parts) */
 	return 0;
 }
 
@@ -184,53 +171,83 @@ static bool this_run(const struct stat *st)
 	return S_ISREG(st->st_mode) && m >= t - 20000000;
 }
 
+/* Add @p to of.parts. Returns 0 or -ENOMEM. */
+static int add_part(struct part *p, size_t *cap)
+{
+	if (of.nr_parts == *cap) {
+		struct part *more = realloc(of.parts, (*cap * 2 + 8) * sizeof(*p));
+
+		if (!more)
+			return -ENOMEM;
+		of.parts = more;
+		*cap = *cap * 2 + 8;
+	}
+	of.parts[of.nr_parts++] = *p;
+	return 0;
+}
+
 /*
  * Read the run's per-image files into of.parts: their process and command,
- * and with @counts their samples (for the closing lines). Returns 0 or -errno.
+ * and with @counts their samples (for the closing lines). The folder is read
+ * once: the files named as the run's and written since it started first,
+ * then, when there are two or more to merge, each file's first record and
+ * summary (a run of one image, the usual one, opens no file here: nothing
+ * to merge; the closing line reads its one file). BASE.merging-PID files a
+ * killed launcher left are removed on the way. Returns 0 or -errno.
  */
 static int find_parts(bool counts)
 {
 	DIR *d = opendir(of.dir);
 	struct dirent *e;
-	size_t cap = 0;
+	size_t cap = 0, kept = 0;
 
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
-		struct part p = {0};
 		char path[PATH_MAX + NAME_MAX + 2];
+		struct part p = {0};
 		struct stat st;
-		u64 mono, real;
-		u32 pid;
 
-		if (!part_name(e->d_name, &p))
-			continue;
 		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
-		if (lstat(path, &st) < 0 || !this_run(&st) ||
-		    (run_files__start(path, &mono, &real, &pid) && mono < of.mono_since) ||
-		    (counts ? file_summary__read(path, &p.sum)
-			    : file_summary__read_head(path, &p.sum)) < 0)
-			continue; /* not a profile of this run (its first record is older) */
-		if (!p.pid)
-			p.pid = p.sum.pid;
-		p.name = strdup(e->d_name);
-		if (p.name && of.nr_parts == cap) {
-			struct part *more = realloc(of.parts, (cap * 2 + 8) * sizeof(p));
-
-			if (more)
-				of.parts = more, cap = cap * 2 + 8;
+		if (stale_merge(e->d_name)) {
+			unlink(path);
+			continue;
 		}
-		if (!p.name || of.nr_parts == cap) {
+		if (!part_name(e->d_name, &p) || lstat(path, &st) < 0 || !this_run(&st))
+			continue;
+		p.name = strdup(e->d_name);
+		if (!p.name || add_part(&p, &cap)) {
 			free(p.name);
 			closedir(d);
 			return -ENOMEM;
 		}
+	}
+	closedir(d);
+	if (of.nr_parts < 2) {
+		of.unread = of.nr_parts == 1;
+		return 0;
+	}
+	for (size_t i = 0; i < of.nr_parts; i++) {
+		struct part p = of.parts[i];
+		char path[PATH_MAX + NAME_MAX + 2];
+		u64 mono, real;
+		u32 pid;
+
+		snprintf(path, sizeof(path), "%s/%s", of.dir, p.name);
+		if ((run_files__start(path, &mono, &real, &pid) && mono < of.mono_since) ||
+		    (counts ? file_summary__read(path, &p.sum)
+			    : file_summary__read_head(path, &p.sum)) < 0) {
+			free(p.name); /* not a profile of this run (its first record is older) */
+			continue;
+		}
+		if (!p.pid)
+			p.pid = p.sum.pid;
 		p.live = p.gen >= 0 &&
 			 onefile__alive(p.pid); /* (the first process is gone: waited for) */
 		of.live += p.live;
-		of.parts[of.nr_parts++] = p;
+		of.parts[kept++] = p;
 	}
-	closedir(d);
+	of.nr_parts = kept;
 	qsort(of.parts, of.nr_parts, sizeof(*of.parts), by_run_order);
 	return 0;
 }
@@ -360,7 +377,8 @@ out:
 
 bool onefile__summary(const char *dir, const char *name, struct file_summary *s)
 {
-	for (size_t i = 0; i < of.nr_parts && of.counted && !of.rewrote && !strcmp(dir, of.dir);
+	for (size_t i = 0;
+	     i < of.nr_parts && of.counted && !of.rewrote && !of.unread && !strcmp(dir, of.dir);
 	     i++)
 		if (!of.parts[i].live && !strcmp(of.parts[i].name, name)) {
 			*s = of.parts[i].sum;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 30
+plan 32
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -143,4 +143,17 @@ for mode in --outside --per-process; do
 	ok $? "autoprof $mode -- CMD & autoprof ctl \$! status, before the child's exec: answered" ||
 		diag_file race.txt
 done
+# The end of a run of one image reads the folder once and opens no file of
+# the run (nothing to merge; before: the file was opened twice, its first
+# record and its summary, and the folder read at the start too), and that
+# one reading still removes the OUTPUT.merging-PID a killed launcher left.
+dead=$(sh -c 'echo $$')
+: >one.data.merging-$dead
+: >one.data.merging-$$
+strace -qq -e trace=openat,getdents64 -o one.strace "$B/autoprof" -q -o one.data -- true
+[ ! -e one.data.merging-$dead ] && [ -e one.data.merging-$$ ] && [ -s one.data ]
+ok $? "a run removes the merges a killed launcher left, not a live one's" || ls one.data*
+is "$(grep -c 'one\.data"' one.strace) $(grep -c getdents64 one.strace)" "0 2" \
+	"the launcher of a one-image run opens no file of the run and reads the folder once" ||
+	diag_file one.strace
 done_testing
