@@ -362,6 +362,7 @@ void onefile__finish(char *const *argv, int quiet)
 	of.rewrote = true;
 	take_stat();
 	clean_up();
+	of.live += onefile_live__unwritten(of.dir, of.base); /* no file before their first flush */
 	if (of.live && !quiet)
 		fprintf(stderr,
 			"autoprof: %u process%s of the run outlive%s the command: %s own file%s "

@@ -45,6 +45,13 @@ int onefile_merge__files(const char *const *paths, size_t nr, const char *out, c
 int onefile__begin(const char *output);
 /* Does process @pid run (not a zombie)? Unknown (no /proc) counts as yes. */
 bool onefile__alive(int pid);
+
+/*
+ * How many processes of this run (started since the launcher) still run and
+ * have not made their file OUTPUT.PID[.N] in @dir (@base: OUTPUT's name)
+ * yet, by their control endpoints (onefile_live.c). Not async-signal-safe.
+ */
+unsigned onefile_live__unwritten(const char *dir, const char *base);
 /* Split @output into its folder ("." when it has none) and its name. */
 void onefile__split(const char *output, char *dir, size_t dir_cap, char *base, size_t base_cap);
 /*

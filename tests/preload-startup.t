@@ -15,7 +15,7 @@ if ! command -v strace >/dev/null 2>&1; then
 	echo "1..0 # SKIP strace is not installed"
 	exit 0
 fi
-plan 16
+plan 18
 
 PROG=/bin/true
 # An empty control folder: the first process of a run sweeps the endpoints
@@ -120,6 +120,18 @@ is "$(grep -c 'lz\.data\.[0-9]*"' lz.txt)" 0 \
 [ -z "$(ls lz.data.[0-9]* 2>/dev/null)" ] && perf report --header-only -i lz.data 2>/dev/null |
 	grep -q 'event : name = cpu-clock\|event : name = cycles'
 ok $? "the run's first process keeps its file, readable by perf" || ls lz.data*
+
+# Under the launcher too (before: made at start, as the launcher found the
+# run's processes that outlive the command by their files; it finds those
+# with no file yet by their control endpoints, onefile.t 12).
+rm -f lzl.data*
+strace -f -qq -e trace=openat,unlink -o lzl.txt "$B/autoprof" -q -o lzl.data -F 10 -- \
+	sh -c "$PROG; $PROG"
+is "$(grep -c 'lzl\.data\.[0-9]*"' lzl.txt)" 0 \
+	"under the launcher, descendants that take no sample create and remove no file" ||
+	diag_file lzl.txt
+[ -z "$(ls lzl.data.[0-9]* 2>/dev/null)" ] && perf report --header-only -i lzl.data >/dev/null 2>&1
+ok $? "and the run's one file is there, readable by perf" || ls lzl.data*
 
 # A batched sampler's ring at 1 kHz: 16 batches of 8 samples with 2 KB copies
 # are 8% above 256 KB, and a power of two twice that (512 KB, allocated and

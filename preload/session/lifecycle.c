@@ -254,11 +254,12 @@ static int session_open(bool attach_others)
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg->output);
 		return -ENAMETOOLONG;
 	}
-	/* a descendant's file made at its first flush: one that never samples makes none (not
-	 * under the launcher, which finds a run's processes that outlive it by their files) */
+	/* a descendant's file made at its first flush: one that never samples makes none (under
+	 * the launcher too, which finds a run's processes that outlive it and have no file yet
+	 * by their control endpoints, naming the file: launcher/onefile_live.c) */
 	err = writer__open(&autoprof.writer, fresh, events, file_events(events),
 			   !autoprof.top && !autoprof.replace_file && !autoprof.cfg->window_ns &&
-			       !autoprof.cfg->memory && !ap_env(AP_ENV_LAUNCHER));
+			       !autoprof.cfg->memory);
 	if (err) {
 		pr_warn("cannot create %s: %s; not profiling", fresh, strerror(-err));
 		return err;
