@@ -109,6 +109,11 @@ static inline void blob_build_id(struct blob *b, const char *path, const void *i
  */
 bool file_host__feature(int feat, struct blob *b);
 
+/* The bodies of NRCPUS and CPUDESC, the same for a boot: file_machine.c keeps them with the
+ * machine's description for the next images. True. */
+bool file_host__nrcpus(struct blob *b);
+bool file_host__cpudesc(struct blob *b);
+
 /* ---- file_machine.c: the machine's description, as perf record writes it ---- */
 
 bool file_machine__feature(int feat, struct blob *b, size_t max_len);

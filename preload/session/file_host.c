@@ -20,6 +20,35 @@
 
 #define AUTOPROF_VERSION_STRING "autoprof 0.1"
 
+/* NRCPUS: the CPUs the kernel may run (possible) and those online. True. */
+bool file_host__nrcpus(struct blob *b)
+{
+	blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_CONF));
+	blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+	return true;
+}
+
+/* CPUDESC: the first "model name" of /proc/cpuinfo, or "unknown". True. */
+bool file_host__cpudesc(struct blob *b)
+{
+	char buf[16384], *line, *colon;
+
+	if (raw_syscall__read_file("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
+	    (line = strstr(buf, "model name")) && (colon = strchr(line, ':'))) {
+		char *end = strchr(colon, '\n');
+
+		if (end)
+			*end = 0;
+		colon++;
+		while (*colon == ' ' || *colon == '\t')
+			colon++;
+		blob_string(b, colon);
+		return true;
+	}
+	blob_string(b, "unknown");
+	return true;
+}
+
 static uint64_t ns_of(const struct timespec *ts)
 {
 	return (uint64_t)ts->tv_sec * 1000000000ULL + (uint64_t)ts->tv_nsec;

@@ -84,35 +84,6 @@ static bool online(int cpu)
 	return cpu == 0 || !read_cpu_file(cpu, "online", buf, sizeof(buf)) || buf[0] == '1';
 }
 
-/* NRCPUS: the CPUs the kernel may run (possible) and those online (both fixed for the key). */
-static bool feat_nrcpus(struct blob *b)
-{
-	blob_u32(b, (uint32_t)nr_cpus());
-	blob_u32(b, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
-	return true;
-}
-
-/* CPUDESC: the first "model name" of /proc/cpuinfo, or "unknown". */
-static bool feat_cpudesc(struct blob *b)
-{
-	char buf[16384], *line, *colon;
-
-	if (raw_syscall__read_file("/proc/cpuinfo", buf, sizeof(buf)) > 0 &&
-	    (line = strstr(buf, "model name")) && (colon = strchr(line, ':'))) {
-		char *end = strchr(colon, '\n');
-
-		if (end)
-			*end = 0;
-		colon++;
-		while (*colon == ' ' || *colon == '\t')
-			colon++;
-		blob_string(b, colon);
-		return true;
-	}
-	blob_string(b, "unknown");
-	return true;
-}
-
 /* CPUID as perf's get_cpuid(): "vendor,family,model,stepping" (x86) or the MIDR (arm64). */
 static bool feat_cpuid(struct blob *b)
 {
@@ -520,10 +491,10 @@ static const struct blob *body_of(int feat)
 	if (!done[feat]) {
 		switch (feat) {
 		case PERF_FEAT_NRCPUS:
-			have[feat] = feat_nrcpus(c);
+			have[feat] = file_host__nrcpus(c);
 			break;
 		case PERF_FEAT_CPUDESC:
-			have[feat] = feat_cpudesc(c);
+			have[feat] = file_host__cpudesc(c);
 			break;
 		case PERF_FEAT_CPUID:
 			have[feat] = feat_cpuid(c);
