@@ -4,8 +4,8 @@
  * library's file_features.c, the launcher's perf_out.c): host name, OS
  * release, the writer's version, architecture, total memory, and the clock
  * the samples are timed by (CLOCKID, CLOCK_DATA). The CPU counts and
- * description, fixed for a boot, are the machine's (file_machine.c, kept for
- * the next images).
+ * description (file_host__nrcpus, file_host__cpudesc), fixed for a boot, are
+ * kept with the machine's description for the next images (file_machine.c).
  * Laid out as perf record lays them out. Not async-signal-safe.
  */
 #include <stdbool.h>
