@@ -208,12 +208,16 @@ static int find_parts(bool counts)
 		struct part p = {0};
 		struct stat st;
 
+		bool stale = stale_merge(e->d_name);
+
+		if (!stale && !part_name(e->d_name, &p))
+			continue; /* (most of a folder: no snprintf) */
 		snprintf(path, sizeof(path), "%s/%s", of.dir, e->d_name);
-		if (stale_merge(e->d_name)) {
+		if (stale) {
 			unlink(path);
 			continue;
 		}
-		if (!part_name(e->d_name, &p) || lstat(path, &st) < 0 || !this_run(&st))
+		if (lstat(path, &st) < 0 || !this_run(&st))
 			continue;
 		p.name = strdup(e->d_name);
 		if (!p.name || add_part(&p, &cap)) {
