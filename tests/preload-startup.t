@@ -15,7 +15,7 @@ if ! command -v strace >/dev/null 2>&1; then
 	echo "1..0 # SKIP strace is not installed"
 	exit 0
 fi
-plan 18
+plan 19
 
 PROG=/bin/true
 # An empty control folder: the first process of a run sweeps the endpoints
@@ -48,6 +48,10 @@ within "$(calls pre.txt rt_sigaction)" 0 120 "at most two rt_sigaction per deadl
 	diag_file pre.txt
 within "$(calls pre.txt rt_sigprocmask)" 0 40 \
 	"the signal table is taken once for every deadly signal, not once each" || diag_file pre.txt
+# The control folder (the machine's description and the endpoint are kept in
+# it) is checked once per image: one mkdir (before: one for each).
+is "$(calls pre.txt mkdir)" 1 "the control folder is made or checked once per image" ||
+	diag_file pre.txt
 
 rm -f pre.data*
 strace -f -qq -e trace=openat,open -o opens.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=pre.data \

@@ -40,11 +40,29 @@ static char endpoint[PATH_MAX]; /* its token and reply file: handler/control_req
 
 /*
  * The folder of the endpoints: made 0700 when missing; it must be ours, a
- * real folder, and closed to others. Returns 0 or -errno. Not async-signal-safe.
+ * real folder, and closed to others. Checked once per image and user (the
+ * machine's description and the endpoint both ask at start: a mkdir and an
+ * lstat fewer), again when $XDG_RUNTIME_DIR or the user changes. Returns 0
+ * or -errno. Not async-signal-safe.
  */
 int control__dir(char *out, size_t cap)
 {
-	return ap_control_dir_make(out, cap, getenv("XDG_RUNTIME_DIR"));
+	static char checked[PATH_MAX];
+	static uid_t checked_uid;
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char want[PATH_MAX];
+	uid_t uid = getuid();
+	int err;
+
+	if (checked[0] && uid == checked_uid && !ap_control_dir(want, sizeof(want), xdg, uid) &&
+	    !strcmp(want, checked))
+		return (size_t)snprintf(out, cap, "%s", checked) < cap ? 0 : -ENAMETOOLONG;
+	err = ap_control_dir_make(out, cap, xdg);
+	if (!err && strlen(out) < sizeof(checked)) {
+		snprintf(checked, sizeof(checked), "%s", out);
+		checked_uid = uid;
+	}
+	return err;
 }
 
 /* This process's start time in clock ticks since boot (/proc/self/stat field 22), or 0. */
