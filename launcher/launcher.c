@@ -265,7 +265,7 @@ int launcher__main(int argc, char **argv, const struct launcher_outside *out)
 	bool outside = false, threads = false, top_mode = false;
 	char *end;
 	char lib[PATH_MAX], *preload;
-	const char *old, *output, *hook, *why = NULL;
+	const char *old, *output, *hook, *why = NULL, *kind;
 	int c, i, n = 0, quiet;
 
 	if (argc > 1 && !strcmp(argv[1], "list"))
@@ -395,9 +395,9 @@ int launcher__main(int argc, char **argv, const struct launcher_outside *out)
 		why = "--outside";
 	else if (top_mode || id_list)
 		why = NULL; /* (their own modes) */
-	else if (static_check__is_static(argv[optind]))
+	else if ((kind = static_check__kind(argv[optind])) && !strcmp(kind, "static"))
 		why = "statically linked: LD_PRELOAD cannot enter it";
-	else if (static_check__is_go(argv[optind]))
+	else if (kind)
 		why = "a Go program: its runtime takes the signals and makes its threads with raw "
 		      "clone";
 	if ((id_list || why) && !out)

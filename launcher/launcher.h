@@ -76,6 +76,8 @@ bool static_check__is_static(const char *command);
 bool static_check__is_go(const char *command);
 /* Does it link libraries (DT_NEEDED)? A Go program that does is a cgo one. */
 bool static_check__links_libraries(const char *command);
+/* "static", "go" or NULL: the two checks above with one open of the file. */
+const char *static_check__kind(const char *command);
 
 /* ---- launcher_run.c ---- */
 

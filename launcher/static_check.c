@@ -90,6 +90,28 @@ bool static_check__is_go(const char *command)
 	return go;
 }
 
+/*
+ * Why the library cannot profile @command: "static" (no dynamic loader),
+ * "go" (a Go program), or NULL (it can, or @command cannot be read). One
+ * look at the file: static_check__is_static() then static_check__is_go().
+ */
+const char *static_check__kind(const char *command)
+{
+	static const char *const go_sections[] = {".note.go.buildid", ".go.buildinfo", ".gopclntab",
+						  NULL};
+	int fd = open_command(command);
+	const char *kind = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (elf_interp__has(fd) == 0)
+		kind = "static";
+	else if (has_section(fd, go_sections))
+		kind = "go";
+	close(fd);
+	return kind;
+}
+
 /* Has the ELF file at @fd a DT_NEEDED entry (a library it links)? */
 static bool has_needed(int fd)
 {
