@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 32
+plan 33
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -155,4 +155,11 @@ ok $? "a run removes the merges a killed launcher left, not a live one's" || ls 
 is "$(grep -c 'one\.data"' one.strace) $(grep -c getdents64 one.strace)" "0 2" \
 	"the launcher of a one-image run opens no file of the run and reads the folder once" ||
 	diag_file one.strace
+# A merged run does not wait for the disk: the merge is renamed over OUTPUT
+# without an fsync (4.7 ms on ext4 before, on every run of two images or more).
+strace -f -qq -e trace=fsync,fdatasync,rename -o sync.strace "$B/autoprof" -q -o sync.data -- \
+	sh -c "$B/progs/split 50 >/dev/null; $B/progs/split 50 >/dev/null"
+grep -q 'rename("sync.data.merging-[0-9]*", "sync.data")' sync.strace &&
+	! grep -q 'fsync\|fdatasync' sync.strace
+ok $? "a run's files are merged into its one file without an fsync" || diag_file sync.strace
 done_testing
