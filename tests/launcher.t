@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 33
+plan 34
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -162,4 +162,13 @@ strace -f -qq -e trace=fsync,fdatasync,rename -o sync.strace "$B/autoprof" -q -o
 grep -q 'rename("sync.data.merging-[0-9]*", "sync.data")' sync.strace &&
 	! grep -q 'fsync\|fdatasync' sync.strace
 ok $? "a run's files are merged into its one file without an fsync" || diag_file sync.strace
+# A process of the run that outlives the command without a file yet (a
+# sleeper never samples, and a descendant's file is made at its first
+# flush) is found by its control endpoint: the closing line still says it.
+"$B/autoprof" -o live.data -- sh -c "(sleep 5 & echo \$! >live.pid); $B/progs/split 50 >/dev/null" \
+	>/dev/null 2>live.err
+grep -q "^autoprof: 1 process of the run outlives the command" live.err &&
+	[ -z "$(ls live.data.[0-9]* 2>/dev/null)" ]
+ok $? "a process that outlives the command with no file yet is said" || diag_file live.err
+[ -s live.pid ] && kill "$(cat live.pid)" 2>/dev/null
 done_testing
