@@ -98,8 +98,7 @@ int live__init(void)
 			return -ENOMEM;
 		shards[i].mask = MIN_BLOCKS - 1;
 	}
-	__atomic_store_n(&ap_live_filter, filter,
-			 __ATOMIC_SEQ_CST); /* memory_link.c hands it to the wrappers */
+	__atomic_store_n(&ap_live_filter, filter, __ATOMIC_SEQ_CST); /* the wrappers' (pins) */
 	return 0;
 }
 
