@@ -16,6 +16,13 @@ $(BENCH_DIR)/libfloor.so: scripts/bench/floor.c scripts/bench/bench.mk
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -fPIC -shared -pthread -Wall -Wextra -Werror \
 		-o $@ $< -ldl
 
+# The floor of allocation profiling by interposition (bench-memory): malloc,
+# free, calloc and realloc that only call libc's.
+$(BENCH_DIR)/libmemfloor.so: scripts/bench/memfloor.c scripts/bench/bench.mk
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -fPIC -shared -Wall -Wextra -Werror -o $@ $< -ldl
+
 # The kernel's cost of mapping a perf.data file's records once (bench-report).
 $(BENCH_DIR)/mapfloor: scripts/bench/mapfloor.c include/autoprof/perf_file.h scripts/bench/bench.mk
 	@mkdir -p $(@D)
@@ -86,8 +93,8 @@ BENCH_MEMORY_RUN = python3 scripts/bench/memory.py --build $(BUILD) --runs $(MEM
 	--out $(BENCH_DIR)/memory.md $(BENCH_GUARD) $(MEMORY_FLAGS)
 
 bench: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report \
-		$(BENCH_DIR)/libfloor.so $(BENCH_DIR)/mapfloor $(BUILD)/progs/demo $(BUILD)/progs/mtwork \
-		$(BUILD)/progs/truth $(BUILD)/progs/costloop $(BUILD)/progs/service
+		$(BENCH_DIR)/libfloor.so $(BENCH_DIR)/libmemfloor.so $(BENCH_DIR)/mapfloor \
+		$(BUILD)/progs/demo $(BUILD)/progs/mtwork $(BUILD)/progs/truth $(BUILD)/progs/costloop $(BUILD)/progs/service
 	$(Q)python3 scripts/bench/bench.py --build $(BUILD) --out scripts/bench/RESULTS.md \
 		$(BENCH_GUARD) $(BENCH_FLAGS)
 	$(Q)$(BENCH_COST_RUN)
@@ -190,7 +197,8 @@ bench-outside-cost: $(BUILD)/autoprof
 MEMORY_RUNS ?= 5
 MEMORY_FLAGS ?=
 
-bench-memory: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof
+bench-memory: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof \
+		$(BENCH_DIR)/libmemfloor.so
 	$(Q)$(BENCH_MEMORY_RUN)
 
 .PHONY: bench-memory

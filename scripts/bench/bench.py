@@ -780,8 +780,9 @@ def targets(res):
     parts, ok = [], True
     for w in [x[0] for x in res["workloads"]]:
         a = o[w]["ap-lu@1k"]["cpu"]["med"]
+        f = o[w].get("floor@1k", {}).get("cpu")
         ok = ok and a <= T_1K
-        parts.append("%s %.3f%s" % (w, a, MARK))
+        parts.append("%s %.3f%s%s" % (w, a, " (floor %.3f)" % f["med"] if f else "", MARK))
     rows.append(("issue 26: autoprof (libunwind) at 1 kHz <= %.2fx the unprofiled CPU time"
                  % T_1K, "; ".join(parts), verdict(ok)))
     parts, ok = [], True
@@ -809,8 +810,9 @@ def targets(res):
             ("autoprof (launcher --memory)", "launcher --memory")) if sc.get(k))
     dm = st.get("autoprof (launcher --memory)", {}).get("med")
     mem = "" if dm is None else ", %.2f ms with --memory" % (dm - st["unprofiled"]["med"])
-    rows.append(("start-up cost on /bin/true < 3 ms", "%.2f ms preloaded (%.2f ms with the "
-                 "launcher%s)%s%s" % (d, dl, mem, cpu, MARK), verdict(d < T_STARTUP_MS)))
+    rows.append(("start-up cost on /bin/true < 3 ms (preloaded and with the launcher)",
+                 "%.2f ms preloaded, %.2f ms with the launcher%s%s%s" % (d, dl, mem, cpu, MARK),
+                 verdict(d < T_STARTUP_MS and dl < T_STARTUP_MS)))
     # 4. shares
     for key in ("ap-lu@1k", "ap-fp@1k", "ap-lu@10k", "ap-fp@10k"):
         r = res["truth"][key]

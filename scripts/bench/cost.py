@@ -83,9 +83,9 @@ QUICK_SAMPLERS = ["floor", "floor+batch", "autoprof", "perf -g"]
 ALWAYS = ["floor", "floor+batch"]
 SHAPES = "shallow,oversub,xz9"
 # Per --seconds (see main(): every program about the same CPU time).
-XZ_MB = 1.0              # xz -9's input, MB
-SORT_MB = 30             # sort's input, MB
-PY_ITERS = 8e6           # python3's loop, iterations
+XZ_MB = 1.5              # xz -9's input, MB
+SORT_MB = 50             # sort's input, MB
+PY_ITERS = 15e6          # python3's loop, iterations
 DEFAULT_PROGRAMS = SHAPES + ",deep,python3,sort"
 
 
@@ -212,12 +212,15 @@ def main():
     # 0.6-0.8 s plain at 1.0 on the lead's quiet VM, as costloop 1.0 does), so
     # that its ratios measure samples, not its start-up (bench.py's start-up
     # table measures that apart). Sized by instruction counts (callgrind):
-    # xz -9 reads 1.0 MB a second (1.2 G instructions, 0.55 s measured);
-    # sort reads SORT_MB (1 MB: 31.5 M instructions, 0.01 s measured; 30 MB:
-    # 1.52 G); python3's loop runs PY_ITERS iterations inside a
-    # function, 750 instructions each: at module level every name is a dict
-    # lookup in __main__'s globals whose probes depend on the string hash seed
-    # (1,345 instructions an iteration with PYTHONHASHSEED=1, about 1,600 with 3:
+    # xz -9 reads XZ_MB a second (1.0 MB: 1.2 G instructions, 0.27-0.48 s
+    # measured in the quiet run of 2026-11-26, most of it the 674 MiB match
+    # finder's page faults); sort reads SORT_MB (1 MB: 31.5 M instructions,
+    # 0.01 s measured; 30 MB: 1.52 G, 0.23-0.31 s in that run; 40 MB 0.47 s,
+    # 75 MB 1.2 s by hand: more than linear, so 50 MB);
+    # python3's loop runs PY_ITERS iterations inside a function, 750
+    # instructions each (8 M: 0.36 s in that run; 15 M: 0.67 s): at module
+    # level every name is a dict lookup in __main__'s globals whose probes
+    # depend on the string hash seed (1,345 instructions an iteration with PYTHONHASHSEED=1, about 1,600 with 3:
     # +18% between runs of the same command), in a function the names are
     # slots and the count moved 0.1% with the seed; PYTHONHASHSEED=0 is set
     # for every run anyway, so the start-up's dictionaries are the same too.
