@@ -11,7 +11,7 @@
 # empty environment.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/membind" "$B/libautoprof-memory.so"
-plan 20
+plan 21
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 P=$B/progs/membind
@@ -103,6 +103,13 @@ ok $? "autoprof --memory without libautoprof-memory.so: one line, status 127, th
 	diag_file inst.err
 timeout -s KILL 60 inst/autoprof -q -o inst2.data -- "$P" >inst2.out 2>inst2.err
 is "$(binds inst2.out)" "libc.so.6 4" "...and without --memory it is not needed" || diag_file inst2.err
+
+# ---- memory cannot be added to a running process ----
+timeout -s KILL 30 "$A" ctl $$ memory start >ctl.out 2>ctl.err
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <ctl.err)" = 1 ] && grep -q "start it with autoprof --memory" ctl.err
+ok $? "autoprof ctl PID memory start: one line says to start the process with --memory, status 2" ||
+	diag_file ctl.err
 
 # ---- --on-window hooks run unprofiled: neither library in their LD_PRELOAD ----
 printf '#!/bin/sh\necho "[$LD_PRELOAD]" >>"%s/hook.env"\n' "$T" >hook.sh
