@@ -10,8 +10,8 @@
 # and leaks 1 MiB at leak_here; "child" runs it again in a child with an
 # empty environment.
 . "$(dirname "$0")/lib.sh"
-needs "$B/progs/membind" "$B/libautoprof-memory.so"
-plan 21
+needs "$B/progs/membind" "$B/progs/memtruth" "$B/libautoprof-memory.so"
+plan 22
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 P=$B/progs/membind
@@ -45,6 +45,12 @@ is "$(binds mem.out)" "libautoprof-memory.so 8" \
 	diag_file mem.err
 is "$(at mem.data live-bytes leak_here)" 2097152 "...and both processes' leaks are in the file" ||
 	diag_file mem.err
+timeout -s KILL 60 "$A" -q --memory -F 4000 -o own.data -- "$B/progs/memtruth" >/dev/null 2>own.err
+perf report -i own.data --stdio --no-children --sort dso -g none 2>/dev/null |
+	awk '/^# Samples: .* of event / { on = ($0 ~ "cpu-clock|cycles"); next } on && /%/' >own.dso
+[ -s own.dso ] && ! grep -q libautoprof own.dso
+ok $? "--memory: no CPU sample lands in the wrappers (the profiler never shows in the profile)" ||
+	diag_file own.dso
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT=bare.data LD_PRELOAD="$MEMPRELOAD" "$P" \
 	>bare.out 2>bare.err
 is "$(binds bare.out) $(at bare.data live-bytes leak_here)" "libautoprof-memory.so 4 1048576" \
