@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * alloc.c - the allocator's functions, interposed for AUTOPROF_MEMORY (in
- * libautoprof-memory.so, preloaded for memory profiles only): malloc,
- * calloc, realloc, reallocarray, free, posix_memalign, aligned_alloc,
- * memalign, valloc, pvalloc, malloc_usable_size, and glibc's __libc_malloc &
- * co that some programs call directly. C++'s operator new and delete reach
- * malloc and free.
+ * libautoprof-memory.so, preloaded for memory profiles only): malloc, calloc,
+ * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
+ * valloc, pvalloc, malloc_usable_size, and glibc's __libc_malloc & co that
+ * some programs call directly. C++'s operator new and delete reach them.
  *
  * Each calls the next definition in the lookup order (dlsym RTLD_NEXT: libc's,
  * or jemalloc's or tcmalloc's when the program links one), found at the first
@@ -13,18 +12,17 @@
  * the functions up, allocations come from a small static arena, whose blocks
  * free, realloc and malloc_usable_size recognise (and never pass on).
  *
- * The fast paths are written for sampling, the state this library is loaded
- * for: malloc and calloc a test of the size and a thread-local subtraction
- * (libautoprof.so's ap_mem, reached at its offset from the thread pointer),
- * free a test of the live filter's bit, then a tail call of the real
- * function, without a frame of their own. While not sampling (before the
- * link and the start, after the stop) the size test sends every allocation
- * to the slow path, and the filter is one of this library's (off_filter:
- * only the arena's bits), so that no fast path tests whether sampling is
- * on. The rest (a sample due, a block maybe sampled, the first calls, big
- * blocks) is in functions of their own. What the fast paths read shares one
- * cache line (struct real_alloc). Contents, sizes and alignment are the real
- * allocator's; errno is the real call's.
+ * The fast paths, written for sampling: malloc and calloc a test of the size
+ * and a thread-local subtraction (libautoprof.so's ap_mem, at its offset from
+ * the thread pointer), free a test of the live filter's bit, then a tail call
+ * of the real function, without a frame of their own. None tests whether
+ * sampling is on: while it is not (before the start, after the stop, without
+ * libautoprof.so) the count is idle_count (parked at its maximum at a thread's
+ * first allocation) and the filter off_filter (the arena's bits only), and the
+ * same instructions pass the calls through. The rest (a sample due, a block
+ * maybe sampled, the first calls, big blocks) is in functions of their own.
+ * What the fast paths read shares one cache line (struct real_alloc).
+ * Contents, sizes and alignment are the real allocator's; errno the real call's.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,7 +31,7 @@
 
 #include "memlib.h"
 
-/* The hot wrappers: no frame pointer (the library is built with them), so no frame at all. */
+/* The hot wrappers: no frame pointer (the library is built with them), no frame at all. */
 #define AP_FAST __attribute__((optimize("omit-frame-pointer")))
 
 /*
@@ -43,9 +41,10 @@
  */
 struct real_alloc {
 	const uint64_t *filter; /* the live filter while sampling, else off_filter: never NULL */
-	uint64_t big1; /* malloc(n) with n - 1 >= big1 takes the slow path: 0 unless sampling */
-	intptr_t mem_tpoff; /* libautoprof.so's ap_mem from the thread pointer (at the link) */
-	uint64_t interval;  /* the mean interval while sampling, else UINT64_MAX */
+	uint64_t big1; /* malloc(n) with n - 1 >= big1 takes the slow path: 0 until the lookup */
+	intptr_t
+	    mem_tpoff; /* the count's offset from the thread pointer: ap_mem's or idle_count's */
+	uint64_t interval; /* the mean interval while sampling, else UINT64_MAX */
 	void *(*malloc)(size_t);
 	void (*free)(void *);
 	void *(*calloc)(size_t, size_t);
@@ -75,15 +74,18 @@ static struct real_alloc real __attribute__((aligned(64))) = {
 static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
 static __thread __attribute__((tls_model("initial-exec"))) bool resolving;
 static __thread __attribute__((tls_model("initial-exec"))) bool probe_seen;
+/* The count while not sampling: the fast paths subtract from it, to no end. */
+static __thread __attribute__((tls_model("initial-exec"))) struct ap_mem_thread idle_count;
+static intptr_t idle_tpoff; /* idle_count's offset from the thread pointer (at the lookup) */
 
 /* libautoprof.so's slow paths (set at the link, before sampling starts), and its live filter. */
 static const struct ap_memory_core *core;
 static const uint64_t *live_filter; /* atomic: set at the first start */
 
 /*
- * The thread's count of bytes to its next sample: libautoprof.so's ap_mem,
- * at the offset from the thread pointer it gave at the link (its TLS is
- * initial-exec: the offset is every thread's). Only while sampling.
+ * The thread's count of bytes to its next sample: while sampling
+ * libautoprof.so's ap_mem, at the offset from the thread pointer it gave at
+ * the link (initial-exec TLS: every thread's offset), else idle_count.
  */
 #ifdef __SEG_FS
 typedef __seg_fs int64_t tls_int64;
@@ -211,6 +213,10 @@ void alloc__resolve(void)
 	LOOK(libc_valloc, "__libc_valloc");
 	LOOK(libc_pvalloc, "__libc_pvalloc");
 	resolving = false;
+	idle_tpoff = (intptr_t)((char *)&idle_count - (char *)__builtin_thread_pointer());
+	__atomic_store_n(&real.mem_tpoff, idle_tpoff, __ATOMIC_SEQ_CST);
+	if (real.malloc && real.calloc && real.realloc) /* the fast paths call them untested */
+		__atomic_store_n(&real.big1, ALLOC_PROBE_SIZE - 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 }
 
@@ -262,9 +268,7 @@ static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
 	return p;
 }
 
-/*
- * malloc's rare cases: not sampling, the lookup not done, the probe,
- * malloc(0), a block of at least the interval.
+/* malloc's rare cases: the lookup not done, the probe, malloc(0), a block of at least the interval.
  */
 static __attribute__((noinline)) void *malloc_slow(size_t n, uintptr_t ret)
 {
@@ -283,6 +287,7 @@ enum { DUE_MALLOC, DUE_CALLOC, DUE_REALLOC };
  * A sample is due (a fast path counted the bytes down already): the real
  * call (malloc(n), calloc(n, size) or realloc(p, n)), then the sample; a
  * call that fails leaves the count due (the next allocation is the sample).
+ * Not sampling: the thread's first allocation on idle_count, parked then.
  */
 static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, size_t size,
 						  uintptr_t ret)
@@ -291,14 +296,17 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 		  : fn == DUE_CALLOC ? real.calloc(n, size)
 				     : real.realloc(p, n);
 
-	if (q)
+	if (!sampling())
+		idle_count.left = INT64_MAX;
+	else if (q)
 		core->allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
 	return q;
 }
 
 /*
- * The fast path (sampling, n from 1 to below the interval): a thread-local
- * subtraction, then a tail call of the real malloc. No frame of its own.
+ * The fast path (n from 1 to below the interval, the lookup done): a
+ * thread-local subtraction, then a tail call of the real malloc. No frame
+ * of its own.
  */
 AP_API AP_FAST void *malloc(size_t n)
 {
@@ -545,24 +553,23 @@ AP_API void *__libc_pvalloc(size_t n)
 
 void alloc__link(const struct ap_memory_core *c)
 {
-	__atomic_store_n(&real.mem_tpoff, c->mem_tpoff, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&core, c, __ATOMIC_SEQ_CST);
 }
 
 /*
- * Sample allocations of mean interval (on), with the live filter, or stop
- * (on false: every allocation takes the slow path, the real call and a test
- * or two). The first start pins the arena's blocks in the live filter (free
- * then sends them to free_slow). The real functions must be known (the
- * constructor looked them up) and the link made. Stores only when !on:
- * async-signal-safe then.
+ * Sample allocations of mean interval (on), with the live filter and
+ * libautoprof.so's count, or stop (on false: idle_count and off_filter
+ * again). The first start pins the arena's blocks in the live filter (free
+ * then sends them to free_slow). The link must be made. Stores only when
+ * !on: async-signal-safe then.
  */
 void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 {
-	if (!on) { /* big1 first: the fast paths stop counting before the rest goes */
-		__atomic_store_n(&real.big1, 0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&real.filter, off_filter, __ATOMIC_SEQ_CST);
+	if (!on) { /* the slow paths stop counting first (sampling()) */
 		__atomic_store_n(&real.interval, UINT64_MAX, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&real.filter, off_filter, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&real.mem_tpoff, idle_tpoff, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&real.big1, ALLOC_PROBE_SIZE - 1, __ATOMIC_SEQ_CST);
 		return;
 	}
 	alloc__resolve();
@@ -578,6 +585,7 @@ void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 	}
 	__atomic_store_n(&real.interval, interval, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&real.filter, filter, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&real.mem_tpoff, core->mem_tpoff, __ATOMIC_SEQ_CST);
 	/* malloc's threshold less 1: the probe's size, or the mean interval; n - 1 >= big1 sends
 	 * malloc(0) to the slow path too */
 	__atomic_store_n(&real.big1,
@@ -587,8 +595,5 @@ void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 
 bool alloc__probe_seen(void)
 {
-	bool seen = probe_seen;
-
-	probe_seen = false;
-	return seen;
+	return __atomic_exchange_n(&probe_seen, false, __ATOMIC_RELAXED);
 }
