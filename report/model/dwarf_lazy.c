@@ -274,6 +274,18 @@ Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie)
 	return dl->dw;
 }
 
+/*
+ * All of .debug_info, unpacked to its end (for a copy of the file,
+ * debugcache.c): *@len bytes, owned by @dl. NULL when it cannot be.
+ */
+const void *dwarf_lazy__all(struct dwarf_lazy *dl, u64 *len)
+{
+	if (!dl->size || !inflate_to(dl, dl->size))
+		return NULL;
+	*len = dl->have;
+	return dl->info;
+}
+
 void dwarf_lazy__close(struct dwarf_lazy *dl)
 {
 	if (!dl)
