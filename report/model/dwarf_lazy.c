@@ -34,6 +34,7 @@ struct dwarf_lazy {
 	Elf_Scn *info_scn; /* .debug_info, handed to libdw as plain bytes */
 	Elf_Data *info_data;
 	u8 *info;	       /* the unpacked prefix (room for all of it) */
+	bool in_place;	       /* info is the file's plain section (not ours) */
 	u64 have, begun, size; /* bytes unpacked, bytes libdw was opened over, in all */
 	z_stream zs;
 	bool zs_open, zs_end;
@@ -142,13 +143,55 @@ static bool set_plain(Elf_Scn *scn, Elf_Data *data, void *buf, u64 len)
 	return true;
 }
 
+/* Read section @aranges (unpacked by libelf when compressed: it is small) into dl->ar. */
+static bool load_aranges(struct dwarf_lazy *dl, Elf_Scn *aranges)
+{
+	Elf_Data *data;
+	GElf_Shdr shdr;
+
+	if (!gelf_getshdr(aranges, &shdr) ||
+	    ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(aranges, 0, 0) < 0))
+		return false;
+	data = elf_getdata(aranges, NULL);
+	return data && data->d_buf && read_aranges(dl, data->d_buf, data->d_size);
+}
+
+/*
+ * The handle over a plain .debug_info (@info, read in place: the unpacked
+ * copy of debugcache.c), so that its CUs are found as when it was
+ * compressed; NULL when it is compressed or cannot be read.
+ */
+static struct dwarf_lazy *open_plain(Elf *elf, Elf_Scn *info, Elf_Scn *aranges)
+{
+	struct dwarf_lazy *dl;
+	Elf_Data *data;
+	GElf_Shdr shdr;
+
+	if (!gelf_getshdr(info, &shdr) || (shdr.sh_flags & SHF_COMPRESSED) ||
+	    !(data = elf_getdata(info, NULL)) || !data->d_buf || !data->d_size ||
+	    data->d_size > MAX_INFO || !(dl = calloc(1, sizeof(*dl))))
+		return NULL;
+	dl->elf = elf;
+	dl->info_scn = info;
+	dl->info_data = data;
+	dl->info = data->d_buf;
+	dl->have = dl->size = data->d_size;
+	dl->zs_end = dl->in_place = true;
+	if (!load_aranges(dl, aranges)) {
+		dwarf_lazy__close(dl);
+		return NULL;
+	}
+	return dl;
+}
+
 /*
  * Open @elf's DWARF by parts when its .debug_info is zlib-compressed and
  * .debug_aranges says which CU holds an address. Returns the handle (which
  * owns nothing of @elf: the caller ends @elf after dwarf_lazy__close()),
- * or NULL: open the file whole.
+ * or NULL: open the file whole. With @plain, @elf's .debug_info is plain
+ * (debugcache.c's copy): read in place, its CUs found the same way.
  */
-struct dwarf_lazy *dwarf_lazy__open(Elf *elf)
+struct dwarf_lazy *dwarf_lazy__open(Elf *elf, bool plain)
 {
 	Elf_Scn *info = NULL, *aranges = NULL, *scn = NULL;
 	struct dwarf_lazy *dl;
@@ -170,8 +213,12 @@ struct dwarf_lazy *dwarf_lazy__open(Elf *elf)
 		else if (!strcmp(name, ".debug_aranges"))
 			aranges = scn;
 	}
-	if (!info || !aranges || !gelf_getchdr(info, &chdr) || chdr.ch_type != ELFCOMPRESS_ZLIB ||
-	    !chdr.ch_size || chdr.ch_size > MAX_INFO)
+	if (!info || !aranges)
+		return NULL;
+	if (plain)
+		return open_plain(elf, info, aranges);
+	if (!gelf_getchdr(info, &chdr) || chdr.ch_type != ELFCOMPRESS_ZLIB || !chdr.ch_size ||
+	    chdr.ch_size > MAX_INFO)
 		return NULL;
 	dl = calloc(1, sizeof(*dl));
 	if (!dl)
@@ -179,9 +226,7 @@ struct dwarf_lazy *dwarf_lazy__open(Elf *elf)
 	dl->elf = elf;
 	dl->info_scn = info;
 	dl->size = chdr.ch_size;
-	/* the aranges unpacked by libelf (small), then read once */
-	if (elf_compress(aranges, 0, 0) < 0 || !(data = elf_getdata(aranges, NULL)) ||
-	    !data->d_buf || !read_aranges(dl, data->d_buf, data->d_size))
+	if (!load_aranges(dl, aranges))
 		goto fail;
 	data = elf_getdata(info, NULL);
 	if (!data || !data->d_buf || data->d_size <= sizeof(Elf64_Chdr))
@@ -260,7 +305,7 @@ Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie)
 		if (dl->dw)
 			dwarf_end(dl->dw);
 		dl->dw = NULL;
-		if (set_plain(dl->info_scn, dl->info_data, dl->info, dl->have))
+		if (dl->in_place || set_plain(dl->info_scn, dl->info_data, dl->info, dl->have))
 			dl->dw = dwarf_begin_elf(dl->elf, DWARF_C_READ, NULL);
 		dl->begun = dl->have;
 		if (!dl->dw) {
@@ -294,7 +339,8 @@ void dwarf_lazy__close(struct dwarf_lazy *dl)
 		dwarf_end(dl->dw);
 	if (dl->zs_open)
 		inflateEnd(&dl->zs);
-	free(dl->info);
+	if (!dl->in_place)
+		free(dl->info);
 	free(dl->ar);
 	free(dl);
 }

@@ -118,7 +118,7 @@ bool buildid__own_vdso(struct elf_handle *eh, const char *hex);
 /* ---- dwarf_lazy.c: compressed DWARF unpacked a CU at a time ---- */
 
 struct dwarf_lazy;
-struct dwarf_lazy *dwarf_lazy__open(Elf *elf);
+struct dwarf_lazy *dwarf_lazy__open(Elf *elf, bool plain);
 /* The Dwarf (valid until the next call) and CU DIE of @vaddr, or NULL. */
 Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie);
 /* All of .debug_info unpacked (*len bytes, owned by @dl), or NULL. */

@@ -46,7 +46,7 @@ static struct dwarf_handle *dwarf_of(struct dso *dso)
 {
 	struct debugcache_key key;
 	struct dwarf_handle *dh;
-	bool store = false;
+	bool store = false, copy_open = false;
 	Elf *copy;
 	void *elf;
 	int fd, copy_fd;
@@ -63,6 +63,7 @@ static struct dwarf_handle *dwarf_of(struct dso *dso)
 			close(fd);
 			elf = copy;
 			fd = copy_fd;
+			copy_open = true;
 		} else {
 			store = true;
 		}
@@ -74,7 +75,7 @@ static struct dwarf_handle *dwarf_of(struct dso *dso)
 	dh->elf = elf;
 	dh->store = store;
 	dh->key = key;
-	dh->lazy = dwarf_lazy__open(elf);
+	dh->lazy = dwarf_lazy__open(elf, copy_open);
 	if (!dh->lazy)
 		dh->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dh->dw && !dh->lazy) {
