@@ -40,7 +40,7 @@ if [ -n "$lbid" ] && readelf -SW "$ldbg" 2>/dev/null | grep -q '\.debug_info .* 
 	AUTOPROF_OUTPUT=l.data LD_PRELOAD=$LIB timeout -s KILL 60 "$B/progs/demo" 0.3 >/dev/null 2>&1
 fi
 
-plan 14
+plan 15
 
 # views FILE OUT: the views that show inlined frames and source lines, stdout and stderr
 views() {
@@ -139,6 +139,16 @@ wait $pid
 cmp -s off.p two1.p && cmp -s off.p two2.p && whole "$T/two" "$bid" &&
 	[ -z "$(ls "$T/two/autoprof/debug" | grep '\.')" ]
 ok $? "two reports writing the copy at once: the same views, a whole copy, no temporary file"
+
+# a compressed debug file without .debug_aranges (libdw opens it whole): the copy too
+mkdir -p noar/.build-id/"$b2"
+objcopy --remove-section .debug_aranges dbg/.build-id/"$b2"/*.debug noar/.build-id/"$b2"/$(echo "$bid" | cut -c3-).debug
+noar() { XDG_CACHE_HOME=$T/n timeout -s KILL 60 "$REPORT" --debug-dir "$T/noar" --lines -s sym,srcline p.data 2>&1; }
+AUTOPROF_REPORT_NO_DEBUG_CACHE=1 noar >noar.off
+noar >noar.cold
+noar >noar.warm
+whole "$T/n" "$bid" && cmp -s noar.off noar.cold && cmp -s noar.off noar.warm
+ok $? "no .debug_aranges: a copy is kept, the views the same off, cold and warm"
 
 # the copy is a plain ELF file that readers other than ours take (eu-readelf)
 if command -v eu-readelf >/dev/null 2>&1; then
