@@ -144,6 +144,8 @@ bool debugcache__wanted(Elf *elf, struct debugcache_key *key)
 				return false;
 			size = chdr.ch_size;
 		}
+		if (size > MAX_OBJECT - total)
+			return false; /* too big (or a hostile size) */
 		total += size;
 		if (!strcmp(name, ".debug_info")) {
 			if (!(shdr.sh_flags & SHF_COMPRESSED))
@@ -157,7 +159,7 @@ bool debugcache__wanted(Elf *elf, struct debugcache_key *key)
 				return false;
 		}
 	}
-	return key->info_size && total <= MAX_OBJECT;
+	return key->info_size != 0;
 }
 
 /* The copy's path for @key into @buf (@len bytes, >= 4096); false when there is none. */
@@ -172,7 +174,7 @@ static bool dc_path(const struct debugcache_key *key, char *buf, size_t len, boo
 	return true;
 }
 
-/* True when @eh (opened from @path's copy) is a whole copy for @key. */
+/* True when @eh, the file at @key's copy's path, is a whole copy for @key. */
 static bool dc_valid(struct elf_handle *eh, const struct debugcache_key *key)
 {
 	char hex[2 * BUILD_ID_MAX + 1];
