@@ -8,7 +8,7 @@
 # truncated, foreign, garbage or older-version copy is not used and is written
 # again; a cache folder that cannot be made changes nothing and says nothing;
 # two reports writing the copy at once both print the same and leave one whole
-# copy. Objects: a test program whose separate debug file is compressed
+# copy; the folder is kept under 1 GiB, the copies used longest ago removed. Objects: a test program whose separate debug file is compressed
 # (objcopy --compress-debug-sections, found with --debug-dir), and libc when
 # its debug file is (Debian's libc6-dbg).
 #
@@ -40,7 +40,7 @@ if [ -n "$lbid" ] && readelf -SW "$ldbg" 2>/dev/null | grep -q '\.debug_info .* 
 	AUTOPROF_OUTPUT=l.data LD_PRELOAD=$LIB timeout -s KILL 60 "$B/progs/demo" 0.3 >/dev/null 2>&1
 fi
 
-plan 15
+plan 16
 
 # views FILE OUT: the views that show inlined frames and source lines, stdout and stderr
 views() {
@@ -139,6 +139,17 @@ wait $pid
 cmp -s off.p two1.p && cmp -s off.p two2.p && whole "$T/two" "$bid" &&
 	[ -z "$(ls "$T/two/autoprof/debug" | grep '\.')" ]
 ok $? "two reports writing the copy at once: the same views, a whole copy, no temporary file"
+
+# the folder's bound (1 GiB): a copy used two hours ago of 1 GiB (sparse) goes to make
+# room, as does a temporary file a reader left an hour ago; the new copy is written
+mkdir -p pr/autoprof/debug
+truncate -s 1G pr/autoprof/debug/00112233445566778899aabbccddeeff00112233
+: >pr/autoprof/debug/00112233445566778899aabbccddeeff00112233.AbCdEf
+touch -d '2 hours ago' pr/autoprof/debug/*
+XDG_CACHE_HOME=$T/pr timeout -s KILL 60 "$REPORT" --debug-dir "$T/dbg" p.data >/dev/null 2>&1
+[ ! -e pr/autoprof/debug/00112233445566778899aabbccddeeff00112233 ] &&
+	[ ! -e pr/autoprof/debug/00112233445566778899aabbccddeeff00112233.AbCdEf ] && whole "$T/pr" "$bid"
+ok $? "the folder is kept under 1 GiB: the copy used longest ago and a stale temporary file removed"
 
 # a compressed debug file without .debug_aranges (libdw opens it whole): the copy too
 mkdir -p noar/.build-id/"$b2"

@@ -15,7 +15,7 @@
  * version) is ignored and written again. Written to a temporary file then
  * renamed, so a reader sees a whole file or none; objects whose kept
  * sections unpack to more than MAX_OBJECT are not cached, and the folder
- * is kept under MAX_DIR (the oldest copies removed first).
+ * is kept under MAX_DIR (the copies used longest ago removed first).
  * AUTOPROF_REPORT_NO_DEBUG_CACHE=1 turns it off. Failures are silent: the
  * compressed file is read as before.
  */
@@ -221,6 +221,7 @@ int debugcache__open(const struct debugcache_key *key, int *fd, Elf **elf)
 		elffile__close(&eh);
 		return -ENOENT;
 	}
+	futimens(eh.fd, NULL); /* used now: the last to be pruned (dc_prune()) */
 	*fd = eh.fd;
 	*elf = eh.elf;
 	return 0;
@@ -240,7 +241,8 @@ static int dc_entry_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Make room for @need more bytes in folder @dir: the oldest copies go until
+ * Make room for @need more bytes in folder @dir: the copies used longest ago
+ * (their mtime, set at each use by debugcache__open()) go until
  * the folder holds at most MAX_DIR with them; temporary files left by a
  * reader that died an hour ago go too.
  */
