@@ -46,24 +46,10 @@ struct dc_hdr {
 	u64 info_size; /* .debug_info, unpacked */
 };
 
-/* The debug sections lines and inlined functions never read. */
-static bool dropped(const char *name)
-{
-	static const char *const names[] = {".debug_loc", ".debug_loclists", ".debug_frame",
-					    ".debug_macro", ".debug_macinfo"};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		if (!strcmp(name, names[i]))
-			return true;
-	}
-	return false;
-}
-
 /* True for the sections a copy keeps: the debug sections read, the build id, the alt link. */
 static bool kept(const char *name)
 {
-	return (!strncmp(name, ".debug_", 7) && !dropped(name)) ||
+	return (!strncmp(name, ".debug_", 7) && !dwarf_lazy__unread(name)) ||
 	       !strcmp(name, ".note.gnu.build-id") || !strcmp(name, ".gnu_debugaltlink");
 }
 

@@ -5,8 +5,8 @@
  * Debian's -dbgsym packages: libc's is 2.3 MB packed, 5.8 MB unpacked).
  * libdw unpacks every debug section whole when it opens a file; here the
  * .debug_info stream is inflated only as far as the last CU asked for (its
- * offset from .debug_aranges), .debug_loclists/.debug_loc (variable
- * locations, never read for lines or inlined functions) are left out, and
+ * offset from .debug_aranges), the sections never read for lines or
+ * inlined functions (variable locations, call frames, macros) are left out, and
  * libdw is given the prefix as an uncompressed section. DIE offsets are the
  * file's own, so a later CU past the prefix inflates more and reopens libdw
  * over the longer prefix without changing any offset kept. Files whose
@@ -143,6 +143,24 @@ static bool set_plain(Elf_Scn *scn, Elf_Data *data, void *buf, u64 len)
 	return true;
 }
 
+/*
+ * True for the debug sections lines and inlined functions never read:
+ * variable locations, call frames, macros. Left out by dwarf_lazy__open()
+ * and from debugcache.c's copies.
+ */
+bool dwarf_lazy__unread(const char *name)
+{
+	static const char *const names[] = {".debug_loc", ".debug_loclists", ".debug_frame",
+					    ".debug_macro", ".debug_macinfo"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		if (!strcmp(name, names[i]))
+			return true;
+	}
+	return false;
+}
+
 /* Read section @aranges (unpacked by libelf when compressed: it is small) into dl->ar. */
 static bool load_aranges(struct dwarf_lazy *dl, Elf_Scn *aranges)
 {
@@ -240,7 +258,7 @@ struct dwarf_lazy *dwarf_lazy__open(Elf *elf, bool plain)
 	    (Bytef *)data->d_buf +
 	    (gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr));
 	dl->zs.avail_in = (uInt)(data->d_size - (size_t)(dl->zs.next_in - (Bytef *)data->d_buf));
-	/* variable locations: never read here, and the largest section after .debug_info */
+	/* never read here (the locations: the largest section after .debug_info) */
 	scn = NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr shdr;
@@ -248,8 +266,7 @@ struct dwarf_lazy *dwarf_lazy__open(Elf *elf, bool plain)
 		Elf_Data *d;
 
 		if (gelf_getshdr(scn, &shdr) && (name = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
-		    (!strcmp(name, ".debug_loclists") || !strcmp(name, ".debug_loc")) &&
-		    (d = elf_getdata(scn, NULL)) != NULL)
+		    dwarf_lazy__unread(name) && (d = elf_getdata(scn, NULL)) != NULL)
 			set_plain(scn, d, d->d_buf, 0);
 	}
 	return dl;

@@ -119,6 +119,7 @@ bool buildid__own_vdso(struct elf_handle *eh, const char *hex);
 
 struct dwarf_lazy;
 struct dwarf_lazy *dwarf_lazy__open(Elf *elf, bool plain);
+bool dwarf_lazy__unread(const char *name);
 /* The Dwarf (valid until the next call) and CU DIE of @vaddr, or NULL. */
 Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie);
 /* All of .debug_info unpacked (*len bytes, owned by @dl), or NULL. */
