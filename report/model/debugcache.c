@@ -244,9 +244,10 @@ static void dc_prune(const char *dir, u64 need)
 	if (!d)
 		return;
 	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
 		struct stat st;
 
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(v->name) ||
+		if (de->d_name[0] == '.' || len >= sizeof(v->name) ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		if (strchr(de->d_name, '.')) { /* a temporary file */
@@ -258,7 +259,7 @@ static void dc_prune(const char *dir, u64 need)
 			break;
 		v[nr].mtime = st.st_mtime;
 		v[nr].size = (u64)st.st_size;
-		snprintf(v[nr].name, sizeof(v[nr].name), "%s", de->d_name);
+		memcpy(v[nr].name, de->d_name, len + 1);
 		total += v[nr++].size;
 	}
 	if (total > MAX_DIR) {

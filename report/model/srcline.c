@@ -152,7 +152,8 @@ static bool function_die(struct dwarf_handle *dh, Dwarf *dw, Dwarf_Die *cudie, u
 		if (kvmap__put(&dh->cus, cu, 0, 1))
 			return false;
 		dwarf_getfuncs(cudie, add_fn_ranges, dh, 0);
-		qsort(dh->fr, dh->nr_fr, sizeof(*dh->fr), fn_range_cmp);
+		if (dh->nr_fr) /* none yet: fr is NULL, which qsort() may not be given */
+			qsort(dh->fr, dh->nr_fr, sizeof(*dh->fr), fn_range_cmp);
 	}
 	lo = array__upper(dh->fr, dh->nr_fr, sizeof(*dh->fr), vaddr);
 	if (lo == 0 || vaddr >= dh->fr[lo - 1].hi)
