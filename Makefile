@@ -1,6 +1,7 @@
 # autoprof - an LD_PRELOAD sampling profiler that writes perf.data.
 #
-#   make            build/libautoprof.so, build/autoprof, build/autoprof-report
+#   make            build/libautoprof.so, build/libautoprof-memory.so, build/autoprof,
+#                   build/autoprof-report
 #   make demo       profile the bundled demo program and print the report
 #   make check      build everything and run the whole TAP suite with prove
 #   make install    PREFIX=/usr/local (DESTDIR honoured)
@@ -27,8 +28,11 @@ endif
 # injected library: session/, handler/ for what runs in the signal handler,
 # wrap/ for the libc functions it interposes, entry.c for its constructor).
 COMMON_SRC := $(wildcard common/*.c)
-LIB_SRC := $(wildcard preload/*.c preload/*/*.c) $(COMMON_SRC)
+LIB_SRC := $(filter-out preload/memlib/%,$(wildcard preload/*.c preload/*/*.c)) $(COMMON_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# preload/memlib/: the allocator's wrappers, a library of their own
+# (libautoprof-memory.so), preloaded only for memory profiles.
+MEMLIB_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard preload/memlib/*.c))
 LIB_CORE := $(filter-out preload/entry.c,$(LIB_SRC))
 # launcher/main.c and outside_main.c are the mains of autoprof and autoprof-outside.
 LAUNCHER_MAINS := launcher/main.c launcher/outside_main.c
@@ -49,7 +53,7 @@ PROG_SRC := $(filter-out tests/progs/lib%.c,$(wildcard tests/progs/*.c))
 PROG_BIN := $(PROG_SRC:tests/progs/%.c=$(BUILD)/progs/%) \
 	$(patsubst tests/progs/%.c,$(BUILD)/progs/%.so,$(wildcard tests/progs/lib*.c))
 
-TARGETS := $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-outside $(BUILD)/autoprof-report
+TARGETS := $(BUILD)/libautoprof.so $(BUILD)/libautoprof-memory.so $(BUILD)/autoprof $(BUILD)/autoprof-outside $(BUILD)/autoprof-report
 # The manual pages, printed by each program's hidden --man from its option table.
 MAN_PAGES := $(BUILD)/man/autoprof.1 $(BUILD)/man/autoprof-report.1
 DEPS_STAMP := $(BUILD)/.deps-build
@@ -108,6 +112,13 @@ $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/preload.map \
 		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
+
+# The allocator's wrappers (memory_link.h): nothing of libautoprof.so linked
+# in, nothing of it needed (alone, they pass every call through).
+$(BUILD)/libautoprof-memory.so: $(MEMLIB_OBJ) preload/memlib/memlib.map
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/memlib/memlib.map \
+		-Wl,--no-undefined -Wl,-z,now -o $@ $(MEMLIB_OBJ) $(LDFLAGS) -ldl
 
 # Outside mode (launcher/outside*.c) drains the rings with the library's ring
 # reader, writes the host and machine features with its file_host.c and
@@ -212,7 +223,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/autoprof \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/autoprof/doc
 	install -m 755 $(BUILD)/autoprof $(BUILD)/autoprof-report $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(BUILD)/libautoprof.so $(DESTDIR)$(PREFIX)/lib/autoprof/
+	install -m 644 $(BUILD)/libautoprof.so $(BUILD)/libautoprof-memory.so \
+		$(DESTDIR)$(PREFIX)/lib/autoprof/
 	install -m 755 $(BUILD)/autoprof-outside $(DESTDIR)$(PREFIX)/lib/autoprof/
 	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/autoprof/

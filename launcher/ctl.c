@@ -326,6 +326,14 @@ int ctl__run(int argc, char **argv)
 
 	argv += timing;
 	argc -= timing;
+	if (argc >= 3 && !strcmp(argv[2], "memory")) { /* memory profiling is chosen at start */
+		fprintf(stderr,
+			"autoprof ctl: memory profiling cannot be added to a running process: "
+			"start it with autoprof --memory (the allocator's wrappers are "
+			"preloaded then); ctl start|stop resume and pause what it was "
+			"started with\n");
+		return 2;
+	}
 	if (argc != 3)
 		return usage();
 	for (int i = 1; i < 5; i++)

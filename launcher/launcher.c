@@ -152,6 +152,29 @@ static int find_lib(char *out, size_t cap)
 }
 
 /*
+ * --memory: the allocator's wrappers, libautoprof-memory.so, found beside
+ * the library (lib: its path), appended to lib as "lib:memlib". Both go in
+ * LD_PRELOAD: one loaded only as the other's dependency would come after
+ * libc in the lookup order. Returns 0, or -1 after saying it is missing.
+ */
+static int memory_lib(char *lib, size_t cap)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	size_t n = strlen(lib);
+
+	snprintf(dir, sizeof(dir), "%s", lib);
+	snprintf(path, sizeof(path), "%s/libautoprof-memory.so", dirname(dir));
+	if (access(path, R_OK)) {
+		fprintf(stderr, "autoprof: --memory: cannot find %s (beside %s): %s\n", path, lib,
+			strerror(errno));
+		return -1;
+	}
+	if (snprintf(lib + n, cap - n, ":%s", path) >= (int)(cap - n))
+		return -1;
+	return 0;
+}
+
+/*
  * A mode that profiles from outside, in autoprof: become autoprof-outside
  * with the same arguments (@argv as main() had it), which runs it. Returns
  * only on failure (said): exit status 127.
@@ -452,6 +475,8 @@ int launcher__main(int argc, char **argv, const struct launcher_outside *out)
 			"autoprof: profiling %s with the library (a dynamic program: LD_PRELOAD "
 			"enters it; --outside profiles from outside instead)\n",
 			argv[optind]);
+	if (opts.memory && memory_lib(lib, sizeof(lib))) /* lib:libautoprof-memory.so */
+		return 127;
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		if (asprintf(&preload, "%s:%s", lib, old) < 0)

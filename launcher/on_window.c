@@ -74,19 +74,32 @@ static bool window_name(const char *name)
 	return true;
 }
 
-/* LD_PRELOAD without the library the launcher put first (the hooks are not profiled). */
+/* Does LD_PRELOAD's first entry (pre) end with name? Its end (':' or NUL) in *end. */
+static bool first_is(const char *pre, const char *name, const char **end)
+{
+	const char *colon = pre ? strchr(pre, ':') : NULL;
+	size_t n = pre ? (colon ? (size_t)(colon - pre) : strlen(pre)) : 0, k = strlen(name);
+
+	*end = pre + n;
+	return n >= k && !strncmp(pre + n - k, name, k);
+}
+
+/*
+ * LD_PRELOAD without the libraries the launcher put first (the hooks are not
+ * profiled): libautoprof.so, and libautoprof-memory.so after it (--memory).
+ */
 static void drop_library(void)
 {
-	const char *pre = getenv("LD_PRELOAD");
-	const char *colon = pre ? strchr(pre, ':') : NULL;
-	size_t n = pre ? (colon ? (size_t)(colon - pre) : strlen(pre)) : 0;
+	const char *pre = getenv("LD_PRELOAD"), *end, *next;
 
-	if (n >= 14 && !strncmp(pre + n - 14, "libautoprof.so", 14)) {
-		if (colon && colon[1])
-			setenv("LD_PRELOAD", colon + 1, 1);
-		else
-			unsetenv("LD_PRELOAD");
-	}
+	if (!first_is(pre, "libautoprof.so", &end))
+		return;
+	if (*end && first_is(end + 1, "libautoprof-memory.so", &next))
+		end = next;
+	if (*end && end[1])
+		setenv("LD_PRELOAD", end + 1, 1);
+	else
+		unsetenv("LD_PRELOAD");
 }
 
 /* Say how hook @i ended (@status) if it failed, and forget it. */

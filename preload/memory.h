@@ -3,8 +3,11 @@
  * memory.h - native memory profiles (AUTOPROF_MEMORY): allocations sampled
  * by bytes, and what of them is still live.
  *
- *   wrap/alloc.c       malloc & co interposed, the real ones found without
- *                      allocating (a static arena serves dlsym's own calls)
+ *   memlib/alloc.c     malloc & co interposed, the real ones found without
+ *                      allocating (a static arena serves dlsym's own calls):
+ *                      libautoprof-memory.so, preloaded for memory profiles
+ *                      only (memory_link.h: how the two libraries link)
+ *   session/memory_link.c  libautoprof.so's side of that link
  *   session/memory.c   the Poisson sampling, each sample's record of
  *                      alloc-bytes; the attrs; start, stop, fork
  *   session/memory_stack.c  each sample's stack, walked on the live stack
@@ -30,24 +33,12 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "memory_link.h"
 
 /* The sample layout of the memory attrs: the file's, with the block and its size. */
 #define AP_MEMORY_SAMPLE_TYPE (AUTOPROF_SAMPLE_TYPE | PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT)
 /* Where a memory SAMPLE record's period is (memory__put_sample's layout). */
 #define AP_MEMORY_PERIOD_AT 56
-
-/*
- * Per-thread sampling state: the bytes left to the next sample, the PRNG, the
- * guard. While the guard is up (busy), left is parked at INT64_MAX (its value
- * kept in held), so that allocations pass straight through the wrappers'
- * fast path, uncounted.
- */
-struct ap_mem_thread {
-	int64_t left;  /* bytes before the next sample point; <= 0: a sample is due */
-	uint64_t rng;  /* xorshift state; 0 until the thread's first sampled allocation */
-	unsigned busy; /* inside the profiler: allocations pass straight through */
-	int64_t held;  /* left, while busy */
-};
 
 extern AP_TLS struct ap_mem_thread ap_mem;
 /* Allocations are sampled (set at start, cleared at stop); the mean interval. */
@@ -77,12 +68,18 @@ static inline void memory__guard_down(void)
 	ap_mem.busy--;
 }
 
-/* ---- wrap/alloc.c ---- */
+/* ---- session/memory_link.c ---- */
 
-/* Do the program's malloc and free reach the wrappers? Not async-signal-safe. */
-bool alloc__interposed(void);
-/* Sample with mean interval and live.c's filter (on), or stop. Async-signal-safe. */
-void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter);
+/*
+ * libautoprof-memory.so's controls, found once (AUTOPROF_MEMORY): NULL when
+ * it is not preloaded (said once, with the LD_PRELOAD that loads it). Not
+ * async-signal-safe.
+ */
+const struct ap_memory_lib *memory_link__find(void);
+/* The controls found by memory_link__find(), or NULL. Async-signal-safe. */
+const struct ap_memory_lib *memory_link__lib(void);
+/* The path libautoprof-memory.so was loaded from, or "" when it was not. Not async-signal-safe. */
+const char *memory_link__path(void);
 
 /* ---- session/memory.c ---- */
 
@@ -127,13 +124,6 @@ void memory_agg__forget(void);
 /* The image's end: the table written, the times it filled early counted in autoprof.stats. */
 void memory_agg__stop(void);
 
-/* A sampled block of the live table. */
-struct live_block {
-	uint64_t addr, size, weight; /* weight: the estimated bytes it stands for */
-	uint32_t stack;		     /* its stack's id in the stack table, 0: unknown */
-	uint32_t pad;
-};
-
 /*
  * The block at p leaves the program (free, or realloc before the real call):
  * take it out of the live table into *b if it was sampled. Returns whether it
@@ -161,7 +151,7 @@ int memory_stack__chain(uint64_t ret, uint64_t *out, int max);
 /* ---- session/live.c ---- */
 
 int live__init(void);
-/* Pin [addr, addr + len) in the filter for good (alloc.c's arena). Not async-signal-safe. */
+/* Pin [addr, addr + len) in the filter for good (memlib/alloc.c's arena). Not async-signal-safe. */
 void live__filter_pin(uint64_t addr, uint64_t len);
 /* The id of a stack (0: unknown); *first: its first use in file generation gen. */
 uint32_t live__stack_id(const uint64_t *chain, unsigned nr, uint32_t gen, bool *first);
@@ -174,29 +164,7 @@ void live__unlock_all(void);
 uint64_t live__untracked(void);
 uint64_t live__footprint(void);
 
-/*
- * live.c's filter: one bit per 16-byte address modulo 1 MiB (2^16 bits,
- * 8 KiB), set while some sampled live block is there (live.c keeps the
- * counts behind the bits). Not a hash: neighbouring blocks share a cache
- * line of it, so that the frees' lookups follow the program's locality and
- * do not push its data out of the cache. The free path's test is a load of
- * it, without a lock: a block's bit is set before its address reaches the
- * program, so any free of it sees it. False positives only.
- */
-#define AP_LIVE_FILTER_BITS 16
+/* live.c's filter (memory_link.h tells its layout). */
 extern uint64_t *ap_live_filter;
-
-static inline uint32_t live__filter_index(uint64_t addr)
-{
-	return (uint32_t)(addr >> 4) & ((1U << AP_LIVE_FILTER_BITS) - 1);
-}
-
-/* Is addr's bit set in filter f? A load. */
-static inline bool live__filter_has(const uint64_t *f, uint64_t addr)
-{
-	uint32_t i = live__filter_index(addr);
-
-	return (__atomic_load_n(&f[i >> 6], __ATOMIC_RELAXED) >> (i & 63)) & 1;
-}
 
 #endif /* AUTOPROF_MEMORY_H */

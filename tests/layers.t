@@ -24,9 +24,11 @@ cd "$ROOT" || exit 1
 CC=${CC:-cc}
 plan 12
 
-# The folders whose names checks 6-10 hold to; in preload/wrap/ the
-# interposers' libc names are the one exception to check 8 (libc_name).
-NAMED="launcher common preload preload/session preload/handler preload/wrap"
+# The folders whose names checks 6-10 hold to; in preload/wrap/ and
+# preload/memlib/ (libautoprof-memory.so) the interposers' libc names are
+# the one exception to check 8 (libc_name), with the two libraries' link
+# (__autoprof_*, memory_link.h).
+NAMED="launcher common preload preload/session preload/handler preload/wrap preload/memlib"
 
 # 1. Each header alone.
 bad=
@@ -126,7 +128,8 @@ for f in $(files_in $NAMED | grep '\.c$'); do
 	b=$(basename "$f" .c)
 	for fn in $(exported "$o"); do
 		case $fn in "$b" | "$b"__* | "$b"s__* | main) continue ;; esac
-		case $f in preload/wrap/*) libc_name "$fn" && continue ;; esac
+		case $f in preload/wrap/* | preload/memlib/*) libc_name "$fn" && continue ;; esac
+		case $fn in __autoprof_*) continue ;; esac
 		stand_in "$fn" || bad="$bad $f:$fn"
 	done
 done

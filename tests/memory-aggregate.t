@@ -51,7 +51,7 @@ profile() {
 	_out=$1 _agg=$2
 	shift 2
 	timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_AGGREGATE=$_agg \
-		AUTOPROF_OUTPUT="$_out" LD_PRELOAD="$LIB" "$@"
+		AUTOPROF_OUTPUT="$_out" LD_PRELOAD="$MEMPRELOAD" "$@"
 }
 
 # ---- the same run, merged or not ----
@@ -129,7 +129,7 @@ ok $? "hotspot's perfparser reads the aggregated file" || diag_file pp.out
 
 # ---- the default interval: the file's bytes are what the library sampled ----
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_AGGREGATE=1 AUTOPROF_VERBOSE=1 \
-	AUTOPROF_OUTPUT=d.data LD_PRELOAD="$LIB" "$P/memagg" 4 3 0 240 >/dev/null 2>d.err
+	AUTOPROF_OUTPUT=d.data LD_PRELOAD="$MEMPRELOAD" "$P/memagg" 4 3 0 240 >/dev/null 2>d.err
 said=$(sed -n 's/.*allocation samples (\([0-9]*\) bytes estimated.*/\1/p' d.err)
 inf=$(bytes d.data alloc-bytes | awk '{ n += $2 } END { print n + 0 }')
 [ -n "$said" ] && [ "$said" -gt 0 ]
@@ -139,7 +139,7 @@ is "$inf" "$said" "default interval: the merged records' bytes add up to the lib
 # each site's bytes within sampling error: 5 standard errors (1 / sqrt(bytes / 512 KiB): 3%
 # for 600 MB) of what tests/progs/memtruth allocated, for the sites above 100 MB
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_AGGREGATE=1 AUTOPROF_OUTPUT=t.data \
-	LD_PRELOAD="$LIB" "$P/memtruth" >t.out 2>t.err
+	LD_PRELOAD="$MEMPRELOAD" "$P/memtruth" >t.out 2>t.err
 bad=""
 while read -r _ site alloc _; do
 	[ "$alloc" -gt 100000000 ] || continue
@@ -161,7 +161,7 @@ ok $((!$?)) "no such line when the table holds the run's stacks" || diag_file a.
 
 # ---- a thread without a sampler merges in the process's table ----
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_AGGREGATE=1 \
-	AUTOPROF_OUTPUT=early.data LD_PRELOAD="$LIB $P/libearlyalloc.so" "$P/memcases" windows \
+	AUTOPROF_OUTPUT=early.data LD_PRELOAD="$MEMPRELOAD $P/libearlyalloc.so" "$P/memcases" windows \
 	>/dev/null 2>&1
 is "$(at early.data alloc-bytes early_alloc) $(at early.data live-bytes early_alloc)" \
 	"1000000 1000000" "a thread without a sampler: its allocations and leaks are in the file"
@@ -246,7 +246,7 @@ is "$(at m.data alloc-bytes churn) $(ours m.data alloc-objects keep)" \
 
 # ---- AUTOPROF_AGGREGATE_CHECK keeps every allocation's record ----
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_AGGREGATE_CHECK=1 \
-	AUTOPROF_OUTPUT=c.data LD_PRELOAD="$LIB" "$P/memagg" 1 1 0 240 >/dev/null 2>&1
+	AUTOPROF_OUTPUT=c.data LD_PRELOAD="$MEMPRELOAD" "$P/memagg" 1 1 0 240 >/dev/null 2>&1
 is "$(records c.data alloc-bytes)" "$(records c.data alloc-bytes | awk '$1 >= 5050 { print $1 }')" \
 	"AUTOPROF_AGGREGATE_CHECK: alloc-bytes records stay one per allocation"
 done_testing

@@ -21,7 +21,7 @@ P=$B/progs
 profile() {
 	_out=$1
 	shift
-	timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT="$_out" LD_PRELOAD="$LIB" "$@"
+	timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT="$_out" LD_PRELOAD="$MEMPRELOAD" "$@"
 }
 
 # ---- the program does not notice ----
@@ -175,7 +175,7 @@ ok $? "every allocation: 99% of the stacks whole, from _start or clone3 ($(cat w
 
 # ---- a thread started before the library's constructor: no sampler of its own ----
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT=early.data \
-	LD_PRELOAD="$LIB $B/progs/libearlyalloc.so" "$P/memcases" windows >/dev/null 2>&1
+	LD_PRELOAD="$MEMPRELOAD $B/progs/libearlyalloc.so" "$P/memcases" windows >/dev/null 2>&1
 is "$(at early.data alloc-bytes early_alloc) $(at early.data live-bytes early_alloc)" \
 	"1000000 1000000" "a thread without a sampler: its allocations and leaks are in the file"
 
@@ -269,7 +269,7 @@ printf '%s\n' '#include <stdlib.h>' '#include <unistd.h>' 'void *volatile keep;'
 	'write(1, "after\n", 6); free(keep); return 0; }' >m1.c
 if command -v strace >/dev/null && cc -O1 -o m1 m1.c 2>m1.err; then
 	AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT=$T/m1.data timeout -s KILL 60 strace -o m1.st \
-		-e trace=write,openat env AUTOPROF_MEMORY=1 LD_PRELOAD="$LIB" ./m1 >m1.out 2>&1
+		-e trace=write,openat env AUTOPROF_MEMORY=1 LD_PRELOAD="$MEMPRELOAD" ./m1 >m1.out 2>&1
 	sed -n '/write(1, "main/,/write(1, "after/p' m1.st >m1.between
 	[ "$(wc -l <m1.between)" -ge 2 ] && ! grep -q openat m1.between
 	ok $? "the first sampled malloc of the main thread opens no file" || diag_file m1.between

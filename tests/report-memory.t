@@ -9,9 +9,10 @@
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memtruth" "$B/progs/split"
 plan 13
+. "$ROOT/tests/memlib.sh" # MEMPRELOAD
 
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT=m.data \
-	LD_PRELOAD="$LIB" "$B/progs/memtruth" 100 >m.out 2>m.err
+	LD_PRELOAD="$MEMPRELOAD" "$B/progs/memtruth" 100 >m.out 2>m.err
 ok $? "memtruth ran under the library" || diag_file m.err
 
 # The top table of EVENT: "FUNCTION VALUE" per row of the self table.

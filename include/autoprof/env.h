@@ -134,6 +134,9 @@
 	  "set (to anything): read /proc/kallsyms every run instead of the cached table")          \
 	X(REPORT_NO_CFI_CACHE, REPORT, NULL, 0, "0|1", "0",                                        \
 	  "not 0: unwind every dwarf sample through libdw, not the cached CFI rules")              \
+	X(REPORT_NO_DEBUG_CACHE, REPORT, NULL, 0, "0|1", "0",                                      \
+	  "not 0: read compressed debug info as it is, not through (nor into) its unpacked copy "  \
+	  "in $XDG_CACHE_HOME/autoprof/debug")                                                     \
 	X(REPORT_NO_PREFAULT, REPORT, NULL, 0, "0|1", "0",                                         \
 	  "not 0: no prefault thread (one that maps a big file's pages ahead of the walker)")      \
 	X(REPORT_PREFAULT_MIN, REPORT, NULL, 0, "BYTES", "268435456",                              \
@@ -167,8 +170,8 @@
 	  "where the launcher makes the private folder (autoprof-core.XXXXXX, else in /tmp) "      \
 	  "that takes its own near-empty core when the command dumps core")                        \
 	Y("XDG_CACHE_HOME, HOME", "autoprof-report",                                               \
-	  "the folder of the cached kernel symbol table ($XDG_CACHE_HOME/autoprof, else "          \
-	  "~/.cache/autoprof)")                                                                    \
+	  "the folder of the cached kernel symbol table and of the unpacked copies of compressed " \
+	  "debug files ($XDG_CACHE_HOME/autoprof, else ~/.cache/autoprof)")                        \
 	Y("DEBUGINFOD_URLS", "autoprof-report",                                                    \
 	  "debuginfod servers asked for debug info a build id names (only when set)")              \
 	Y("PERF_BUILDID_DIR, HOME", "autoprof-report",                                             \

@@ -80,6 +80,8 @@ static unsigned kind_of(const char *name, uintptr_t bias)
 	for (const char *p = name; *p; p++)
 		if (*p == '/')
 			base = p + 1;
+	if (!strcmp(base, "libautoprof-memory.so")) /* our allocator's wrappers (memory_link.h) */
+		return AP_OBJ_SELF;
 	if (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld64.so", 7))
 		return AP_OBJ_LOADER;
 	if (!strncmp(base, "libunwind", 9))

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * child_env.c - the environment descendants get: with AUTOPROF_FOLLOW=1 every exec
- * keeps the library in LD_PRELOAD and every AUTOPROF_* variable, even when the
+ * keeps the library in LD_PRELOAD (and libautoprof-memory.so when this process
+ * profiles memory with it) and every AUTOPROF_* variable, even when the
  * program hands execve an environment of its own; with AUTOPROF_FOLLOW=0 the
- * library leaves LD_PRELOAD at the start, so no descendant loads it.
+ * libraries leave LD_PRELOAD at the start, so no descendant loads them.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "autoprof/env.h"
 #include "internal.h"
+#include "memory.h"
 
 extern char **environ;
 
@@ -27,10 +29,15 @@ static const char *library_path(void)
 	return path;
 }
 
-/* Learn the library's path now: exec wrappers may run in a vfork child. */
+/* libautoprof-memory.so's path when this process profiles memory with it, else "". */
+static const char *memory_path = "";
+
+/* Learn the libraries' paths now: exec wrappers may run in a vfork child. */
 void child_env__init(void)
 {
 	library_path();
+	if (autoprof.cfg->memory)
+		memory_path = memory_link__path();
 }
 
 /* Is lib one of the ':'- or ' '-separated entries of list? */
@@ -50,13 +57,13 @@ static bool list_has(const char *list, const char *lib)
 }
 
 /*
- * Take this library out of LD_PRELOAD (AUTOPROF_FOLLOW=0): this process
- * already has it; its descendants, however started, will not load it.
- * Not async-signal-safe.
+ * Take this library (and libautoprof-memory.so) out of LD_PRELOAD
+ * (AUTOPROF_FOLLOW=0): this process already has them; its descendants,
+ * however started, will not load them. Not async-signal-safe.
  */
 void child_env__drop_preload(void)
 {
-	const char *old = getenv("LD_PRELOAD"), *lib = library_path();
+	const char *old = getenv("LD_PRELOAD"), *lib = library_path(), *mem = memory_link__path();
 	char buf[4096];
 	size_t n = 0;
 
@@ -67,6 +74,7 @@ void child_env__drop_preload(void)
 		size_t len = strcspn(p, ": ");
 
 		if (len && !(len == strlen(lib) && !strncmp(p, lib, len)) &&
+		    !(*mem && len == strlen(mem) && !strncmp(p, mem, len)) &&
 		    n + len + 2 < sizeof(buf)) {
 			if (n)
 				buf[n++] = ':';
@@ -130,7 +138,8 @@ static uint64_t counters_start(void)
 
 /*
  * The environment for an exec of the next image: envp (the program's) less
- * its LD_PRELOAD and AUTOPROF_* entries, plus LD_PRELOAD with this library,
+ * its LD_PRELOAD and AUTOPROF_* entries, plus LD_PRELOAD with this library
+ * (and libautoprof-memory.so when this process profiles memory with it),
  * our AUTOPROF_* variables, AUTOPROF_IMAGE (pid:n:left), AUTOPROF_START as sampling is now
  * (on or paused) and, when this process owns
  * counters and execs itself (same_process, not a spawned or vfork child),
@@ -163,11 +172,19 @@ char **child_env__for_exec(char *const *envp, char **store, size_t store_len, ch
 			pre = envp[i] + 11;
 	if (!pre)
 		pre = getenv("LD_PRELOAD");
-	if (pre && list_has(pre, lib))
-		snprintf(value, sizeof(value), "%s", pre);
-	else
-		snprintf(value, sizeof(value), "%s%s%s", lib, pre && *pre ? ":" : "",
-			 pre ? pre : "");
+	/* and libautoprof-memory.so after it when this process profiles memory with it */
+	{
+		bool has_lib = pre && list_has(pre, lib);
+		bool has_mem = !*memory_path || (pre && list_has(pre, memory_path));
+
+		int len =
+		    snprintf(value, sizeof(value), "%s%s%s%s%s", has_lib ? "" : lib,
+			     has_lib || has_mem ? "" : ":", has_mem ? "" : memory_path,
+			     (has_lib && has_mem) || !pre || !*pre ? "" : ":", pre ? pre : "");
+
+		if (len < 0 || (size_t)len >= sizeof(value))
+			return (char **)envp;
+	}
 	if (n + 1 >= store_len || !(entry = put(&strings, &left, "LD_PRELOAD", value)))
 		return (char **)envp;
 	store[n++] = entry;

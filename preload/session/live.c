@@ -98,7 +98,7 @@ int live__init(void)
 			return -ENOMEM;
 		shards[i].mask = MIN_BLOCKS - 1;
 	}
-	__atomic_store_n(&ap_live_filter, filter, __ATOMIC_SEQ_CST); /* alloc.c's arena_alloc */
+	__atomic_store_n(&ap_live_filter, filter, __ATOMIC_SEQ_CST); /* the wrappers' (pins) */
 	return 0;
 }
 
@@ -168,7 +168,7 @@ static void filter_add(uint64_t addr, int d)
 
 /*
  * Set the filter's bits of [addr, addr + len) for good (their counts at the
- * maximum, which no free lowers): alloc.c's arena blocks, whose frees the
+ * maximum, which no free lowers): memlib/alloc.c's arena blocks, whose frees the
  * wrapper then sends to its slow path. Nothing before live__init(). Not
  * async-signal-safe.
  */

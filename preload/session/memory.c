@@ -270,7 +270,7 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 }
 
 /*
- * The slow path of an allocation of n bytes at p (alloc.c's counted_on()):
+ * The slow path of an allocation of n bytes at p (memlib/alloc.c's counted()):
  * the count-down reached 0, or n is at least the interval, or this is the
  * thread's first allocation. Keeps errno. Not async-signal-safe.
  */
@@ -361,8 +361,10 @@ int memory__file_events(struct writer_event *events, int n)
 	if (!autoprof.cfg->memory)
 		return n;
 	if (refused < 0) {
-		refused = !alloc__interposed();
-		if (refused)
+		const struct ap_memory_lib *lib = memory_link__find(); /* its absence said */
+
+		refused = !lib || !lib->interposed();
+		if (lib && refused)
 			pr_warn("AUTOPROF_MEMORY: the program's malloc and free do not reach the "
 				"library (an allocator linked into the program, or a tool such as "
 				"valgrind that replaces them); allocations not profiled");
@@ -422,7 +424,7 @@ void memory__start(void)
 			strerror(-err));
 	ap_mem_interval = autoprof.cfg->memory_interval;
 	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
-	alloc__sampling(true, ap_mem_interval, ap_live_filter);
+	memory_link__lib()->sampling(true, ap_mem_interval, ap_live_filter);
 }
 
 /*
@@ -436,7 +438,7 @@ void memory__stop_emergency(struct writer *w)
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
 		return;
-	alloc__sampling(false, 0, NULL);
+	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__flush();
 	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false, false);
@@ -499,7 +501,7 @@ void memory__stop(struct writer *w)
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
 		return;
-	alloc__sampling(false, 0, NULL);
+	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__stop();
 	err =

@@ -5,8 +5,8 @@
  * Debian's -dbgsym packages: libc's is 2.3 MB packed, 5.8 MB unpacked).
  * libdw unpacks every debug section whole when it opens a file; here the
  * .debug_info stream is inflated only as far as the last CU asked for (its
- * offset from .debug_aranges), .debug_loclists/.debug_loc (variable
- * locations, never read for lines or inlined functions) are left out, and
+ * offset from .debug_aranges), the sections never read for lines or
+ * inlined functions (variable locations, call frames, macros) are left out, and
  * libdw is given the prefix as an uncompressed section. DIE offsets are the
  * file's own, so a later CU past the prefix inflates more and reopens libdw
  * over the longer prefix without changing any offset kept. Files whose
@@ -34,6 +34,7 @@ struct dwarf_lazy {
 	Elf_Scn *info_scn; /* .debug_info, handed to libdw as plain bytes */
 	Elf_Data *info_data;
 	u8 *info;	       /* the unpacked prefix (room for all of it) */
+	bool in_place;	       /* info is the file's plain section (not ours) */
 	u64 have, begun, size; /* bytes unpacked, bytes libdw was opened over, in all */
 	z_stream zs;
 	bool zs_open, zs_end;
@@ -143,12 +144,72 @@ static bool set_plain(Elf_Scn *scn, Elf_Data *data, void *buf, u64 len)
 }
 
 /*
+ * True for the debug sections lines and inlined functions never read:
+ * variable locations, call frames, macros. Left out by dwarf_lazy__open()
+ * and from debugcache.c's copies.
+ */
+bool dwarf_lazy__unread(const char *name)
+{
+	static const char *const names[] = {".debug_loc", ".debug_loclists", ".debug_frame",
+					    ".debug_macro", ".debug_macinfo"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		if (!strcmp(name, names[i]))
+			return true;
+	}
+	return false;
+}
+
+/* Read section @aranges (unpacked by libelf when compressed: it is small) into dl->ar. */
+static bool load_aranges(struct dwarf_lazy *dl, Elf_Scn *aranges)
+{
+	Elf_Data *data;
+	GElf_Shdr shdr;
+
+	if (!gelf_getshdr(aranges, &shdr) ||
+	    ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(aranges, 0, 0) < 0))
+		return false;
+	data = elf_getdata(aranges, NULL);
+	return data && data->d_buf && read_aranges(dl, data->d_buf, data->d_size);
+}
+
+/*
+ * The handle over a plain .debug_info (@info, read in place: the unpacked
+ * copy of debugcache.c), so that its CUs are found as when it was
+ * compressed; NULL when it is compressed or cannot be read.
+ */
+static struct dwarf_lazy *open_plain(Elf *elf, Elf_Scn *info, Elf_Scn *aranges)
+{
+	struct dwarf_lazy *dl;
+	Elf_Data *data;
+	GElf_Shdr shdr;
+
+	if (!gelf_getshdr(info, &shdr) || (shdr.sh_flags & SHF_COMPRESSED) ||
+	    !(data = elf_getdata(info, NULL)) || !data->d_buf || !data->d_size ||
+	    data->d_size > MAX_INFO || !(dl = calloc(1, sizeof(*dl))))
+		return NULL;
+	dl->elf = elf;
+	dl->info_scn = info;
+	dl->info_data = data;
+	dl->info = data->d_buf;
+	dl->have = dl->size = data->d_size;
+	dl->zs_end = dl->in_place = true;
+	if (!load_aranges(dl, aranges)) {
+		dwarf_lazy__close(dl);
+		return NULL;
+	}
+	return dl;
+}
+
+/*
  * Open @elf's DWARF by parts when its .debug_info is zlib-compressed and
  * .debug_aranges says which CU holds an address. Returns the handle (which
  * owns nothing of @elf: the caller ends @elf after dwarf_lazy__close()),
- * or NULL: open the file whole.
+ * or NULL: open the file whole. With @plain, @elf's .debug_info is plain
+ * (debugcache.c's copy): read in place, its CUs found the same way.
  */
-struct dwarf_lazy *dwarf_lazy__open(Elf *elf)
+struct dwarf_lazy *dwarf_lazy__open(Elf *elf, bool plain)
 {
 	Elf_Scn *info = NULL, *aranges = NULL, *scn = NULL;
 	struct dwarf_lazy *dl;
@@ -170,8 +231,12 @@ struct dwarf_lazy *dwarf_lazy__open(Elf *elf)
 		else if (!strcmp(name, ".debug_aranges"))
 			aranges = scn;
 	}
-	if (!info || !aranges || !gelf_getchdr(info, &chdr) || chdr.ch_type != ELFCOMPRESS_ZLIB ||
-	    !chdr.ch_size || chdr.ch_size > MAX_INFO)
+	if (!info || !aranges)
+		return NULL;
+	if (plain)
+		return open_plain(elf, info, aranges);
+	if (!gelf_getchdr(info, &chdr) || chdr.ch_type != ELFCOMPRESS_ZLIB || !chdr.ch_size ||
+	    chdr.ch_size > MAX_INFO)
 		return NULL;
 	dl = calloc(1, sizeof(*dl));
 	if (!dl)
@@ -179,9 +244,7 @@ struct dwarf_lazy *dwarf_lazy__open(Elf *elf)
 	dl->elf = elf;
 	dl->info_scn = info;
 	dl->size = chdr.ch_size;
-	/* the aranges unpacked by libelf (small), then read once */
-	if (elf_compress(aranges, 0, 0) < 0 || !(data = elf_getdata(aranges, NULL)) ||
-	    !data->d_buf || !read_aranges(dl, data->d_buf, data->d_size))
+	if (!load_aranges(dl, aranges))
 		goto fail;
 	data = elf_getdata(info, NULL);
 	if (!data || !data->d_buf || data->d_size <= sizeof(Elf64_Chdr))
@@ -195,7 +258,7 @@ struct dwarf_lazy *dwarf_lazy__open(Elf *elf)
 	    (Bytef *)data->d_buf +
 	    (gelf_getclass(elf) == ELFCLASS32 ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr));
 	dl->zs.avail_in = (uInt)(data->d_size - (size_t)(dl->zs.next_in - (Bytef *)data->d_buf));
-	/* variable locations: never read here, and the largest section after .debug_info */
+	/* never read here (the locations: the largest section after .debug_info) */
 	scn = NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr shdr;
@@ -203,8 +266,7 @@ struct dwarf_lazy *dwarf_lazy__open(Elf *elf)
 		Elf_Data *d;
 
 		if (gelf_getshdr(scn, &shdr) && (name = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
-		    (!strcmp(name, ".debug_loclists") || !strcmp(name, ".debug_loc")) &&
-		    (d = elf_getdata(scn, NULL)) != NULL)
+		    dwarf_lazy__unread(name) && (d = elf_getdata(scn, NULL)) != NULL)
 			set_plain(scn, d, d->d_buf, 0);
 	}
 	return dl;
@@ -260,7 +322,7 @@ Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie)
 		if (dl->dw)
 			dwarf_end(dl->dw);
 		dl->dw = NULL;
-		if (set_plain(dl->info_scn, dl->info_data, dl->info, dl->have))
+		if (dl->in_place || set_plain(dl->info_scn, dl->info_data, dl->info, dl->have))
 			dl->dw = dwarf_begin_elf(dl->elf, DWARF_C_READ, NULL);
 		dl->begun = dl->have;
 		if (!dl->dw) {
@@ -274,6 +336,18 @@ Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie)
 	return dl->dw;
 }
 
+/*
+ * All of .debug_info, unpacked to its end (for a copy of the file,
+ * debugcache.c): *@len bytes, owned by @dl. NULL when it cannot be.
+ */
+const void *dwarf_lazy__all(struct dwarf_lazy *dl, u64 *len)
+{
+	if (!dl->size || !inflate_to(dl, dl->size))
+		return NULL;
+	*len = dl->have;
+	return dl->info;
+}
+
 void dwarf_lazy__close(struct dwarf_lazy *dl)
 {
 	if (!dl)
@@ -282,7 +356,8 @@ void dwarf_lazy__close(struct dwarf_lazy *dl)
 		dwarf_end(dl->dw);
 	if (dl->zs_open)
 		inflateEnd(&dl->zs);
-	free(dl->info);
+	if (!dl->in_place)
+		free(dl->info);
 	free(dl->ar);
 	free(dl);
 }

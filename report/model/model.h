@@ -118,10 +118,24 @@ bool buildid__own_vdso(struct elf_handle *eh, const char *hex);
 /* ---- dwarf_lazy.c: compressed DWARF unpacked a CU at a time ---- */
 
 struct dwarf_lazy;
-struct dwarf_lazy *dwarf_lazy__open(Elf *elf);
+struct dwarf_lazy *dwarf_lazy__open(Elf *elf, bool plain);
+bool dwarf_lazy__unread(const char *name);
 /* The Dwarf (valid until the next call) and CU DIE of @vaddr, or NULL. */
 Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie);
+/* All of .debug_info unpacked (*len bytes, owned by @dl), or NULL. */
+const void *dwarf_lazy__all(struct dwarf_lazy *dl, u64 *len);
 void dwarf_lazy__close(struct dwarf_lazy *dl);
+
+/* ---- debugcache.c: compressed debug files kept unpacked, by build id ---- */
+
+struct debugcache_key {
+	char hex[2 * BUILD_ID_MAX + 1]; /* the file's build id */
+	u64 info_size;			/* its .debug_info, unpacked */
+};
+
+bool debugcache__wanted(Elf *elf, struct debugcache_key *key);
+int debugcache__open(const struct debugcache_key *key, int *fd, Elf **elf);
+void debugcache__store(Elf *src, const struct debugcache_key *key, const void *info);
 
 /* ---- jitmap.c ---- */
 

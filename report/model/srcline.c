@@ -38,25 +38,44 @@ struct dwarf_handle {
 	struct fn_range *fr;
 	size_t nr_fr, cap_fr;
 	struct kvmap cus; /* CU offset -> 1: its functions are in fr */
+	bool store;	  /* compressed, no copy yet: write one when done (debugcache.c) */
+	struct debugcache_key key;
 };
 
 static struct dwarf_handle *dwarf_of(struct dso *dso)
 {
+	struct debugcache_key key;
 	struct dwarf_handle *dh;
+	bool store = false, copy_open = false;
+	Elf *copy;
 	void *elf;
-	int fd;
+	int fd, copy_fd;
 
 	if (dso->dw_tried)
 		return dso->dw;
 	dso->dw_tried = true;
 	if (!dso__has_file(dso) || elffile__open_dwarf(dso, &fd, &elf))
 		return NULL;
+	/* compressed: its unpacked copy when one was kept, else keep one at the end */
+	if (debugcache__wanted(elf, &key)) {
+		if (!debugcache__open(&key, &copy_fd, &copy)) {
+			elf_end(elf);
+			close(fd);
+			elf = copy;
+			fd = copy_fd;
+			copy_open = true;
+		} else {
+			store = true;
+		}
+	}
 	dh = calloc(1, sizeof(*dh));
 	if (!dh)
 		goto fail;
 	dh->fd = fd;
 	dh->elf = elf;
-	dh->lazy = dwarf_lazy__open(elf);
+	dh->store = store;
+	dh->key = key;
+	dh->lazy = dwarf_lazy__open(elf, copy_open);
 	if (!dh->lazy)
 		dh->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dh->dw && !dh->lazy) {
@@ -133,7 +152,8 @@ static bool function_die(struct dwarf_handle *dh, Dwarf *dw, Dwarf_Die *cudie, u
 		if (kvmap__put(&dh->cus, cu, 0, 1))
 			return false;
 		dwarf_getfuncs(cudie, add_fn_ranges, dh, 0);
-		qsort(dh->fr, dh->nr_fr, sizeof(*dh->fr), fn_range_cmp);
+		if (dh->nr_fr) /* none yet: fr is NULL, which qsort() may not be given */
+			qsort(dh->fr, dh->nr_fr, sizeof(*dh->fr), fn_range_cmp);
 	}
 	lo = array__upper(dh->fr, dh->nr_fr, sizeof(*dh->fr), vaddr);
 	if (lo == 0 || vaddr >= dh->fr[lo - 1].hi)
@@ -359,12 +379,25 @@ int srcline__find_depth(struct dso *dso, u64 vaddr, u32 depth, char *buf, size_t
 	return buf[0] ? 0 : -ENOENT;
 }
 
+/* Keep the unpacked copy of @dh's compressed file (debugcache.c), when it has none. */
+static void store_copy(struct dwarf_handle *dh)
+{
+	const void *info = NULL;
+	u64 len = 0;
+
+	if (dh->lazy && (!(info = dwarf_lazy__all(dh->lazy, &len)) || len != dh->key.info_size))
+		return;
+	debugcache__store(dh->elf, &dh->key, info);
+}
+
 void srcline__close(struct dso *dso)
 {
 	struct dwarf_handle *dh = dso->dw;
 
 	if (!dh)
 		return;
+	if (dh->store)
+		store_copy(dh);
 	if (dh->dw)
 		dwarf_end(dh->dw);
 	dwarf_lazy__close(dh->lazy);

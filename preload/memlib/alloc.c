@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * alloc.c - the allocator's functions, interposed for AUTOPROF_MEMORY:
- * malloc, calloc, realloc, reallocarray, free, posix_memalign,
- * aligned_alloc, memalign, valloc, pvalloc, malloc_usable_size, and glibc's
- * __libc_malloc & co that some programs call directly. C++'s operator new
- * and delete reach malloc and free.
+ * alloc.c - the allocator's functions, interposed for AUTOPROF_MEMORY (in
+ * libautoprof-memory.so, preloaded for memory profiles only): malloc, calloc,
+ * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
+ * valloc, pvalloc, malloc_usable_size, and glibc's __libc_malloc & co that
+ * some programs call directly. C++'s operator new and delete reach them.
  *
  * Each calls the next definition in the lookup order (dlsym RTLD_NEXT: libc's,
  * or jemalloc's or tcmalloc's when the program links one), found at the first
@@ -12,37 +12,38 @@
  * the functions up, allocations come from a small static arena, whose blocks
  * free, realloc and malloc_usable_size recognise (and never pass on).
  *
- * Without AUTOPROF_MEMORY (real.filter NULL) malloc, calloc, realloc and
- * free are a test or two and a tail call of the real function, without a
- * frame of their own (malloc 8 instructions, free 9, callgrind); with it,
- * an allocation costs a thread-local subtraction more, counted before the
- * real call, and a free the test of live.c's filter instead of the arena's
- * (malloc 14, free 12); the rest (a sample due, a block maybe sampled, the
- * first calls, big blocks) is in functions of their own. What the fast
- * paths read shares one cache line (struct real_alloc). Contents, sizes and
- * alignment are the real allocator's; errno is the real call's.
+ * The fast paths, written for sampling: malloc and calloc a test of the size
+ * and a thread-local subtraction (libautoprof.so's ap_mem, at its offset from
+ * the thread pointer), free a test of the live filter's bit, then a tail call
+ * of the real function, without a frame of their own. None tests whether
+ * sampling is on: while it is not (before the start, after the stop, without
+ * libautoprof.so) the count is idle_count (parked at its maximum at a thread's
+ * first allocation) and the filter off_filter (the arena's bits only), and the
+ * same instructions pass the calls through. The rest (a sample due, a block
+ * maybe sampled, the first calls, big blocks) is in functions of their own.
+ * What the fast paths read shares one cache line (struct real_alloc).
+ * Contents, sizes and alignment are the real allocator's; errno the real call's.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
 
-#include "memory.h"
-#include "wrap.h"
+#include "memlib.h"
 
-#ifndef __SANITIZE_ADDRESS__ /* an ASan build (unit tests) keeps the sanitizer's own malloc */
-
-/* The hot wrappers: no frame pointer (the library is built with them), so no frame at all. */
+/* The hot wrappers: no frame pointer (the library is built with them), no frame at all. */
 #define AP_FAST __attribute__((optimize("omit-frame-pointer")))
 
 /*
  * The real functions and what the fast paths read, together (read-mostly:
- * written at the lookup, at start and at stop only; the first cache line
- * holds what malloc and free read).
+ * written at the lookup, at the link, at start and at stop only; the first
+ * cache line holds what malloc and free read).
  */
 struct real_alloc {
-	const uint64_t *filter; /* live.c's filter while sampling, else NULL */
+	const uint64_t *filter; /* the live filter while sampling, else off_filter: never NULL */
 	uint64_t big1; /* malloc(n) with n - 1 >= big1 takes the slow path: 0 until the lookup */
+	intptr_t
+	    mem_tpoff; /* the count's offset from the thread pointer: ap_mem's or idle_count's */
 	uint64_t interval; /* the mean interval while sampling, else UINT64_MAX */
 	void *(*malloc)(size_t);
 	void (*free)(void *);
@@ -65,23 +66,56 @@ struct real_alloc {
 
 static void free_first(void *p);
 
-static struct real_alloc real
-    __attribute__((aligned(64))) = {.interval = UINT64_MAX, .free = free_first};
-static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
-static AP_TLS bool resolving;
+/* The filter while not sampling: the arena's bits only (free sends its blocks to free_slow). */
+static uint64_t off_filter[(1U << AP_LIVE_FILTER_BITS) / 64];
 
-/* A size no allocator grants, asked by alloc__interposed() to see whether a call reaches us. */
-#define PROBE_SIZE (SIZE_MAX - 4095)
-static AP_TLS bool probe_seen;
+static struct real_alloc real __attribute__((aligned(64))) = {
+    .filter = off_filter, .interval = UINT64_MAX, .free = free_first};
+static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
+static __thread __attribute__((tls_model("initial-exec"))) bool resolving;
+static __thread __attribute__((tls_model("initial-exec"))) bool probe_seen;
+/* The count while not sampling: the fast paths subtract from it, to no end. */
+static __thread __attribute__((tls_model("initial-exec"))) struct ap_mem_thread idle_count;
+static intptr_t idle_tpoff; /* idle_count's offset from the thread pointer (at the lookup) */
+
+/* libautoprof.so's slow paths (set at the link, before sampling starts), and its live filter. */
+static const struct ap_memory_core *core;
+static const uint64_t *live_filter; /* atomic: set at the first start */
+
+/*
+ * The thread's count of bytes to its next sample: while sampling
+ * libautoprof.so's ap_mem, at the offset from the thread pointer it gave at
+ * the link (initial-exec TLS: every thread's offset), else idle_count.
+ */
+#ifdef __SEG_FS
+typedef __seg_fs int64_t tls_int64;
+#define LEFT (*(tls_int64 *)(real.mem_tpoff + offsetof(struct ap_mem_thread, left)))
+#else
+#define LEFT                                                                                       \
+	(*(int64_t *)((char *)__builtin_thread_pointer() + real.mem_tpoff +                        \
+		      offsetof(struct ap_mem_thread, left)))
+#endif
+
+/* LEFT -= n; is a sample due (LEFT <= n before)? One subtraction in memory where we can. */
+static inline __attribute__((always_inline)) bool count_down(int64_t n)
+{
+#if defined(__SEG_FS) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+	bool due;
+
+	__asm__("subq %2, %0" : "+m"(LEFT), "=@ccle"(due) : "er"(n));
+	return due;
+#else
+	return (LEFT -= n) <= 0;
+#endif
+}
 
 /*
  * The bootstrap arena: blocks of [size_t size, pad, data...], 16-byte aligned.
  * glibc 2.36's dlsym takes nothing from it when the functions are found (a
- * lookup that fails takes its message). The addresses handed out are pinned
- * in live.c's filter once it exists (free tests only the filter while
- * sampling): by arena_alloc, or at the start of sampling for the earlier
- * ones; both sides' sequentially consistent accesses make one of them see
- * the other.
+ * lookup that fails takes its message). Each block's bits are set in
+ * off_filter before it is handed out, and in the live filter: by arena_alloc
+ * once the filter exists, or at the first start for the earlier ones; both
+ * sides' sequentially consistent accesses make one of them see the other.
  */
 #define ARENA_BYTES (64 * 1024)
 static char arena[ARENA_BYTES] __attribute__((aligned(16)));
@@ -92,10 +126,21 @@ static inline bool in_arena(const void *p)
 	return (uintptr_t)p - (uintptr_t)arena < ARENA_BYTES;
 }
 
+/* Set the bits of [addr, addr + len) in off_filter (for good). */
+static void off_pin(uint64_t addr, uint64_t len)
+{
+	for (uint64_t a = addr & ~15ULL; a < addr + len; a += 16) {
+		uint32_t i = live__filter_index(a);
+
+		__atomic_fetch_or(&off_filter[i >> 6], 1ULL << (i & 63), __ATOMIC_SEQ_CST);
+	}
+}
+
 /* A block of the arena (zeroed: it was never used), or NULL when it is full. */
 static void *arena_alloc(size_t n, size_t align)
 {
 	size_t need, at, old;
+	const uint64_t *f;
 
 	if (align < 16)
 		align = 16;
@@ -107,8 +152,10 @@ static void *arena_alloc(size_t n, size_t align)
 		return NULL;
 	at = (((size_t)(arena + old) + 16 + align - 1) & ~(align - 1)) - (size_t)arena;
 	memcpy(arena + at - 16, &n, sizeof(n));
-	if (__atomic_load_n(&ap_live_filter, __ATOMIC_SEQ_CST))
-		live__filter_pin((uintptr_t)arena + old, need);
+	off_pin((uintptr_t)arena + old, need);
+	f = __atomic_load_n(&live_filter, __ATOMIC_SEQ_CST);
+	if (f)
+		core->filter_pin((uintptr_t)arena + old, need);
 	return arena + at;
 }
 
@@ -120,15 +167,10 @@ static size_t arena_size(const void *p)
 	return n;
 }
 
-/*
- * malloc's threshold less 1 (big1): the probe's size, or the mean interval
- * while sampling; n - 1 >= big1 sends malloc(0) to the slow path too.
- */
-static uint64_t threshold1(void)
+/* Sampling (between alloc__sampling(true) and (false)): the slow paths count. */
+static inline bool sampling(void)
 {
-	uint64_t i = __atomic_load_n(&real.interval, __ATOMIC_RELAXED);
-
-	return (i < PROBE_SIZE ? i : PROBE_SIZE) - 1;
+	return __atomic_load_n(&real.interval, __ATOMIC_RELAXED) != UINT64_MAX;
 }
 
 #define LOOK(field, name) real.field = (__typeof__(real.field))dlsym(RTLD_NEXT, name)
@@ -137,7 +179,7 @@ static uint64_t threshold1(void)
  * Find the real functions once. Another thread that calls while one looks
  * them up waits; the looking thread's own calls (from dlsym) get the arena.
  */
-static void resolve(void)
+void alloc__resolve(void)
 {
 	void (*free_fn)(void *);
 	int idle = 0;
@@ -171,8 +213,10 @@ static void resolve(void)
 	LOOK(libc_valloc, "__libc_valloc");
 	LOOK(libc_pvalloc, "__libc_pvalloc");
 	resolving = false;
+	idle_tpoff = (intptr_t)((char *)&idle_count - (char *)__builtin_thread_pointer());
+	__atomic_store_n(&real.mem_tpoff, idle_tpoff, __ATOMIC_SEQ_CST);
 	if (real.malloc && real.calloc && real.realloc) /* the fast paths call them untested */
-		__atomic_store_n(&real.big1, threshold1(), __ATOMIC_RELEASE);
+		__atomic_store_n(&real.big1, ALLOC_PROBE_SIZE - 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 }
 
@@ -185,33 +229,27 @@ static void resolve(void)
 #define FIRST(fn, arena_ret)                                                                       \
 	do {                                                                                       \
 		if (__builtin_expect(!real.fn, 0)) {                                               \
-			resolve();                                                                 \
+			alloc__resolve();                                                          \
 			if (!real.fn)                                                              \
 				return arena_ret;                                                  \
 		}                                                                                  \
 	} while (0)
 
 /*
- * A block of n bytes at p is the program's (from ret): count it down (a
- * thread-local subtraction), the slow path when a sample is due, n is at
- * least the interval, or the thread's count is not set up yet. Keeps errno.
+ * A block of n bytes at p is the program's (from ret): while sampling, count
+ * it down (a thread-local subtraction), the slow path when a sample is due,
+ * n is at least the interval, or the thread's count is not set up yet.
+ * Keeps errno.
  */
-static inline __attribute__((always_inline)) void counted_on(void *p, size_t n, uintptr_t ret)
+static inline __attribute__((always_inline)) void counted(void *p, size_t n, uintptr_t ret)
 {
 	uint64_t s = n ? n : 1;
 
-	if (__builtin_expect(!p, 0))
+	if (__builtin_expect(!p, 0) || !sampling())
 		return;
 	if (__builtin_expect(s >= __atomic_load_n(&real.interval, __ATOMIC_RELAXED), 0) ||
-	    __builtin_expect((ap_mem.left -= (int64_t)s) <= 0, 0))
-		memory__allocated(p, n, ret);
-}
-
-/* The same, while sampling only. */
-static inline __attribute__((always_inline)) void counted(void *p, size_t n, uintptr_t ret)
-{
-	if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED))
-		counted_on(p, n, ret);
+	    __builtin_expect(count_down((int64_t)s), 0))
+		core->allocated(p, n, ret);
 }
 
 /* Might the block at p be a sampled one still live? A filter load, without a lock. */
@@ -219,7 +257,7 @@ static inline __attribute__((always_inline)) bool maybe_sampled(const void *p)
 {
 	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
 
-	return f && live__filter_has(f, (uintptr_t)p);
+	return f != off_filter && live__filter_has(f, (uintptr_t)p);
 }
 
 static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
@@ -234,7 +272,7 @@ static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
  */
 static __attribute__((noinline)) void *malloc_slow(size_t n, uintptr_t ret)
 {
-	if (n == PROBE_SIZE) {
+	if (n == ALLOC_PROBE_SIZE) {
 		probe_seen = true;
 		errno = ENOMEM;
 		return NULL; /* as any allocator answers */
@@ -249,6 +287,7 @@ enum { DUE_MALLOC, DUE_CALLOC, DUE_REALLOC };
  * A sample is due (a fast path counted the bytes down already): the real
  * call (malloc(n), calloc(n, size) or realloc(p, n)), then the sample; a
  * call that fails leaves the count due (the next allocation is the sample).
+ * Not sampling: the thread's first allocation on idle_count, parked then.
  */
 static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, size_t size,
 						  uintptr_t ret)
@@ -257,23 +296,23 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 		  : fn == DUE_CALLOC ? real.calloc(n, size)
 				     : real.realloc(p, n);
 
-	if (q)
-		memory__allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
+	if (!sampling())
+		idle_count.left = INT64_MAX;
+	else if (q)
+		core->allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
 	return q;
 }
 
 /*
- * The fast path (n from 1 to below the interval, the lookup done): while
- * sampling, a thread-local subtraction; then a tail call of the real malloc.
- * No frame of its own (the wrappers are built without frame pointers: a
- * frame is 3 instructions of the 10 here).
+ * The fast path (n from 1 to below the interval, the lookup done): a
+ * thread-local subtraction, then a tail call of the real malloc. No frame
+ * of its own.
  */
 AP_API AP_FAST void *malloc(size_t n)
 {
 	if (__builtin_expect(n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))
 		return malloc_slow(n, RET);
-	if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED) &&
-	    __builtin_expect((ap_mem.left -= (int64_t)n) <= 0, 0))
+	if (__builtin_expect(count_down((int64_t)n), 0))
 		return sample_due(DUE_MALLOC, NULL, n, 0, RET);
 	return real.malloc(n);
 }
@@ -303,8 +342,7 @@ AP_API AP_FAST void *calloc(size_t n, size_t size)
 				 s - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED),
 			     0))
 		return calloc_slow(n, size, RET);
-	if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED) &&
-	    __builtin_expect((ap_mem.left -= (int64_t)s) <= 0, 0))
+	if (__builtin_expect(count_down((int64_t)s), 0))
 		return sample_due(DUE_CALLOC, NULL, n, size, RET);
 	return real.calloc(n, size);
 }
@@ -321,10 +359,10 @@ static __attribute__((noinline)) void *arena_realloc(void *p, size_t n)
 }
 
 /*
- * free's rare cases while sampling (the filter's bit is set): an arena's
- * block (its bits are pinned), NULL, or a block maybe sampled: out of the
- * live table first, so that no other thread can be given its address while
- * it is still there; then fn frees it.
+ * free's rare cases (the filter's bit is set): an arena's block, NULL, or,
+ * while sampling, a block maybe sampled: out of the live table first, so
+ * that no other thread can be given its address while it is still there;
+ * then fn frees it.
  */
 static __attribute__((noinline)) void free_slow(void (*fn)(void *), void *p)
 {
@@ -332,33 +370,26 @@ static __attribute__((noinline)) void free_slow(void (*fn)(void *), void *p)
 
 	if (in_arena(p))
 		return;
-	if (p)
-		memory__take(p, &b);
+	if (p && __atomic_load_n(&real.filter, __ATOMIC_RELAXED) != off_filter)
+		core->take(p, &b);
 	fn(p);
 }
 
 /* free before the lookup: look the functions up, then free (never the arena's: free tests it). */
 static void free_first(void *p)
 {
-	resolve();
+	alloc__resolve();
 	if (real.free != free_first)
 		real.free(p);
 }
 
-/*
- * While sampling, the filter's bit (the arena's blocks have theirs set);
- * else a test of the arena. Then a tail call of the real free.
- */
+/* The filter's bit (the arena's blocks have theirs set), then a tail call of the real free. */
 AP_API AP_FAST void free(void *p)
 {
 	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
 
-	if (f) {
-		if (__builtin_expect(live__filter_has(f, (uintptr_t)p), 0))
-			return free_slow(real.free, p);
-	} else if (__builtin_expect(in_arena(p), 0)) {
-		return;
-	}
+	if (__builtin_expect(live__filter_has(f, (uintptr_t)p), 0))
+		return free_slow(real.free, p);
 	real.free(p);
 }
 
@@ -366,11 +397,11 @@ AP_API AP_FAST void free(void *p)
 static void *do_realloc(void *(*fn)(void *, size_t), void *p, size_t n, uintptr_t ret)
 {
 	struct live_block b;
-	bool had = p && maybe_sampled(p) && memory__take(p, &b);
+	bool had = p && maybe_sampled(p) && core->take(p, &b);
 	void *q = fn(p, n);
 
 	if (__builtin_expect(had, 0) && !q && n)
-		memory__put_back(&b); /* failed: p is still the program's */
+		core->put_back(&b); /* failed: p is still the program's */
 	counted(q, n, ret);
 	return q;
 }
@@ -385,24 +416,18 @@ static __attribute__((noinline)) void *realloc_slow(void *p, size_t n, uintptr_t
 }
 
 /*
- * While sampling, p's filter bit (the arena's blocks have theirs set) and
- * malloc's count; else a test of the arena. Then a tail call of the real
- * realloc.
+ * p's filter bit (the arena's blocks have theirs set) and malloc's count,
+ * then a tail call of the real realloc.
  */
 AP_API AP_FAST void *realloc(void *p, size_t n)
 {
 	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
 
-	if (__builtin_expect(n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))
+	if (__builtin_expect(n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0) ||
+	    __builtin_expect(p && live__filter_has(f, (uintptr_t)p), 0))
 		return realloc_slow(p, n, RET);
-	if (f) {
-		if (__builtin_expect(p && live__filter_has(f, (uintptr_t)p), 0))
-			return realloc_slow(p, n, RET);
-		if (__builtin_expect((ap_mem.left -= (int64_t)n) <= 0, 0))
-			return sample_due(DUE_REALLOC, p, n, 0, RET);
-	} else if (__builtin_expect(p && in_arena(p), 0)) {
-		return arena_realloc(p, n);
-	}
+	if (__builtin_expect(count_down((int64_t)n), 0))
+		return sample_due(DUE_REALLOC, p, n, 0, RET);
 	return real.realloc(p, n);
 }
 
@@ -423,7 +448,7 @@ AP_API int posix_memalign(void **out, size_t align, size_t n)
 	int err;
 
 	if (__builtin_expect(!real.posix_memalign, 0)) {
-		resolve();
+		alloc__resolve();
 		if (!real.posix_memalign) {
 			*out = arena_alloc(n, align);
 			return *out ? 0 : ENOMEM;
@@ -526,69 +551,49 @@ AP_API void *__libc_pvalloc(size_t n)
 	return do_malloc(real.libc_pvalloc, n, RET);
 }
 
+void alloc__link(const struct ap_memory_core *c)
+{
+	__atomic_store_n(&core, c, __ATOMIC_SEQ_CST);
+}
+
 /*
- * Sample allocations of mean interval (on), with live.c's filter, or stop
- * (on false: each wrapper is then the real call and a test or two). The
- * first start pins the arena's blocks in the filter (free then sends them
- * to free_slow). Stores only when !on: async-signal-safe then.
+ * Sample allocations of mean interval (on), with the live filter and
+ * libautoprof.so's count, or stop (on false: idle_count and off_filter
+ * again). The first start pins the arena's blocks in the live filter (free
+ * then sends them to free_slow). The link must be made. Stores only when
+ * !on: async-signal-safe then.
  */
 void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 {
-	static bool pinned;
-
-	if (on && !pinned) { /* the arena's blocks handed out before the filter was there */
-		size_t used = __atomic_load_n(&arena_used, __ATOMIC_SEQ_CST);
-
-		live__filter_pin((uintptr_t)arena, used < ARENA_BYTES ? used : ARENA_BYTES);
-		pinned = true;
+	if (!on) { /* the slow paths stop counting first (sampling()) */
+		__atomic_store_n(&real.interval, UINT64_MAX, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&real.filter, off_filter, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&real.mem_tpoff, idle_tpoff, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&real.big1, ALLOC_PROBE_SIZE - 1, __ATOMIC_SEQ_CST);
+		return;
 	}
-	__atomic_store_n(&real.interval, on ? interval : UINT64_MAX, __ATOMIC_RELAXED);
-	__atomic_store_n(&real.filter, on ? filter : NULL, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 && real.malloc && real.calloc &&
-	    real.realloc)
-		__atomic_store_n(&real.big1, threshold1(), __ATOMIC_RELAXED);
+	alloc__resolve();
+	if (!core || !filter || !real.malloc || !real.calloc || !real.realloc)
+		return; /* the fast paths call them untested */
+	if (!__atomic_load_n(&live_filter, __ATOMIC_SEQ_CST)) {
+		/* the arena's blocks handed out before the filter was there */
+		size_t used;
+
+		__atomic_store_n(&live_filter, filter, __ATOMIC_SEQ_CST);
+		used = __atomic_load_n(&arena_used, __ATOMIC_SEQ_CST);
+		core->filter_pin((uintptr_t)arena, used < ARENA_BYTES ? used : ARENA_BYTES);
+	}
+	__atomic_store_n(&real.interval, interval, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&real.filter, filter, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&real.mem_tpoff, core->mem_tpoff, __ATOMIC_SEQ_CST);
+	/* malloc's threshold less 1: the probe's size, or the mean interval; n - 1 >= big1 sends
+	 * malloc(0) to the slow path too */
+	__atomic_store_n(&real.big1,
+			 (interval < ALLOC_PROBE_SIZE ? interval : ALLOC_PROBE_SIZE) - 1,
+			 __ATOMIC_SEQ_CST);
 }
 
-#else /* an ASan build: no wrappers, nothing to tell them */
-
-void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
+bool alloc__probe_seen(void)
 {
-	(void)on;
-	(void)interval;
-	(void)filter;
-}
-
-#endif /* __SANITIZE_ADDRESS__ */
-
-/*
- * Do the program's calls of malloc and free reach these wrappers? Not when
- * an object before us in the lookup order defines them (an executable linked
- * with a static allocator: jemalloc, tcmalloc, mimalloc built in), which the
- * loader binds every call to, nor when a tool redirects them at run time
- * (valgrind): the malloc the program's calls resolve to is called with a
- * size only these wrappers recognise. Not async-signal-safe.
- */
-bool alloc__interposed(void)
-{
-#ifdef __SANITIZE_ADDRESS__
-	return false; /* no wrappers */
-#else
-	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
-	void *(*volatile bound)(size_t);
-	Dl_info self, other;
-
-	bound = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
-	probe_seen = false;
-	if (!bound || bound(PROBE_SIZE) || !probe_seen)
-		return false;
-	if (!dladdr((void *)alloc__interposed, &self))
-		return false;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *f = dlsym(RTLD_DEFAULT, names[i]);
-
-		if (!f || !dladdr(f, &other) || other.dli_fbase != self.dli_fbase)
-			return false;
-	}
-	return true;
-#endif
+	return __atomic_exchange_n(&probe_seen, false, __ATOMIC_RELAXED);
 }

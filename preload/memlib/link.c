@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * link.c - libautoprof-memory.so's start and its link to libautoprof.so
+ * (memory_link.h): the constructor looks the real functions up and sees
+ * whether libautoprof.so is loaded too (alone, this library passes every
+ * call through and says once what is missing); libautoprof.so, when it
+ * profiles memory, calls AP_MEMORY_LINK_SYM, which keeps its slow paths and
+ * hands it the controls.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "autoprof/env.h"
+#include "memlib.h"
+
+/*
+ * Do the program's calls of malloc and free reach these wrappers? Not when
+ * an object before us in the lookup order defines them (an executable linked
+ * with a static allocator: jemalloc, tcmalloc, mimalloc built in), which the
+ * loader binds every call to, nor when a tool redirects them at run time
+ * (valgrind): the malloc the program's calls resolve to is called with a
+ * size only these wrappers recognise. Not async-signal-safe.
+ */
+static bool link_interposed(void)
+{
+	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
+	void *(*volatile bound)(size_t);
+	Dl_info self, other;
+
+	bound = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
+	alloc__probe_seen(); /* cleared */
+	if (!bound || bound(ALLOC_PROBE_SIZE) || !alloc__probe_seen())
+		return false;
+	if (!dladdr((void *)link_interposed, &self))
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		void *f = dlsym(RTLD_DEFAULT, names[i]);
+
+		if (!f || !dladdr(f, &other) || other.dli_fbase != self.dli_fbase)
+			return false;
+	}
+	return true;
+}
+
+/* The link (memory_link.h): libautoprof.so's slow paths kept, the controls handed back. */
+AP_API const struct ap_memory_lib *__autoprof_memory_link_1(const struct ap_memory_core *core)
+{
+	static const struct ap_memory_lib controls = {.interposed = link_interposed,
+						      .sampling = alloc__sampling};
+
+	alloc__link(core);
+	return &controls;
+}
+
+/* AUTOPROF_QUIET on (common/options.c's words for on). */
+static bool quiet(void)
+{
+	const char *q = ap_env(AP_ENV_QUIET);
+
+	return q && (!strcmp(q, "1") || !strcasecmp(q, "yes") || !strcasecmp(q, "on") ||
+		     !strcasecmp(q, "true"));
+}
+
+/*
+ * Has the parent process this library mapped (then it said the line, or did
+ * not need to: one line for a whole tree of processes)? Read with the
+ * system calls, in pieces: its maps may be long.
+ */
+static bool parent_has_us(void)
+{
+	char path[64], buf[4096 + sizeof(AP_MEMORY_LIB_NAME)];
+	size_t keep = 0, k = sizeof(AP_MEMORY_LIB_NAME) - 1;
+	ssize_t n;
+	bool found = false;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getppid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	while (!found && (n = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
+		size_t len = keep + (size_t)n;
+
+		buf[len] = 0;
+		found = memmem(buf, len, AP_MEMORY_LIB_NAME, k) != NULL;
+		keep = len < k ? len : k; /* a name cut at the end of the piece */
+		memmove(buf, buf + len - keep, keep);
+	}
+	close(fd);
+	return found;
+}
+
+/*
+ * At load: the real functions found before the program's first call (dlsym
+ * may allocate: from the arena, now), and one line when libautoprof.so is
+ * not loaded (its symbol absent): this library then only passes the calls
+ * on. Said by the first process of a tree only.
+ */
+__attribute__((constructor)) static void link_start(void)
+{
+	static const char msg[] = "autoprof: " AP_MEMORY_LIB_NAME " is preloaded without "
+				  "libautoprof.so: allocations pass through, not profiled (name "
+				  "both in LD_PRELOAD, libautoprof.so first)\n";
+
+	alloc__resolve();
+	if (!dlsym(RTLD_DEFAULT, AP_CORE_SYM) && !quiet() && !parent_has_us()) {
+		ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+
+		(void)n;
+	}
+}
