@@ -50,7 +50,7 @@ ok $? "... saying so" || diag_file foreign.err
 # and python3's loop; xz9's text): the report says how big.
 timeout -s KILL 60 $COST --programs sort,python3,xz9 --max-load 1000 --max-foreign 1000 \
 	--seconds 0.02 --out sized.md >sized.out 2>sized.err
-grep -q '^Programs: sort = `sort .*SORTTEXT`; python3 = `python3 -c .*f(160000)'"'"'`.*TEXT = 0\.0 MB of generated words; SORTTEXT = 0\.6 MB of generated words\.$' sized.md
+grep -q '^Programs: sort = `sort .*SORTTEXT`; python3 = `python3 -c .*f(300000)'"'"'`.*TEXT = 0\.0 MB of generated words; SORTTEXT = 1\.0 MB of generated words\.$' sized.md
 ok $? "cost.py sizes sort's text and python3's loop with --seconds" || diag_file sized.md
 
 # The other guarded benchmarks refuse the same way, before anything is run.
