@@ -16,6 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 
 needs "$REPORT" "$B/progs/inlined" "$LIB" "$B/progs/demo"
+ASAN_REPORT=$B/asan/autoprof-report
 
 # the program: stripped, its debug file compressed, in a build-id folder
 cp "$B/progs/inlined" prog
@@ -40,7 +41,7 @@ if [ -n "$lbid" ] && readelf -SW "$ldbg" 2>/dev/null | grep -q '\.debug_info .* 
 	AUTOPROF_OUTPUT=l.data LD_PRELOAD=$LIB timeout -s KILL 60 "$B/progs/demo" 0.3 >/dev/null 2>&1
 fi
 
-plan 16
+plan 24
 
 # views FILE OUT: the views that show inlined frames and source lines, stdout and stderr
 views() {
@@ -160,6 +161,125 @@ noar >noar.cold
 noar >noar.warm
 whole "$T/n" "$bid" && cmp -s noar.off noar.cold && cmp -s noar.off noar.warm
 ok $? "no .debug_aranges: a copy is kept, the views the same off, cold and warm"
+
+# trust: a copy is read only from folders of this user that no one else may
+# write, only when it is a file of this user, never through a symbolic link.
+# A forged copy: the good one with the source file's name changed.
+lines() { XDG_CACHE_HOME=$1 timeout -s KILL 60 "$REPORT" --debug-dir "$T/dbg" --lines -s sym,srcline p.data 2>&1; }
+AUTOPROF_REPORT_NO_DEBUG_CACHE=1 lines "$T/none" >lines.off
+perl -0777 -pe 's/inlined\.c/FORGED.cc/g' good >forged
+cp forged forged.orig
+# untouched DIR: the forged copy was not read (views as without the cache)
+untouched() {
+	lines "$1" >lines.out
+	cmp -s lines.off lines.out && cmp -s forged forged.orig ||
+		{ diff lines.off lines.out | head -5 | sed 's/^/# /'; false; }
+}
+mkdir -p sl/autoprof/debug
+ln -s "$T/forged" sl/autoprof/debug/"$bid"
+untouched "$T/sl" && [ -f sl/autoprof/debug/"$bid" ] && [ ! -L sl/autoprof/debug/"$bid" ] &&
+	cmp -s good sl/autoprof/debug/"$bid"
+ok $? "a copy named by a symbolic link is not read: a copy of our own is written in its place"
+mkdir -p ww/autoprof/debug
+chmod 777 ww/autoprof/debug
+cp forged ww/autoprof/debug/"$bid"
+untouched "$T/ww" && cmp -s forged ww/autoprof/debug/"$bid" && [ "$(ls ww/autoprof/debug)" = "$bid" ]
+ok $? "a cache folder others may write (mode 777): its copy not read, nothing written there"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	mkdir -p no/autoprof/debug
+	cp forged no/autoprof/debug/"$bid"
+	chown nobody no/autoprof/debug/"$bid"
+	untouched "$T/no" && cmp -s good no/autoprof/debug/"$bid" &&
+		[ "$(stat -c %u no/autoprof/debug/"$bid")" = 0 ]
+	ok $? "a copy owned by another user is not read: a copy of our own is written in its place"
+	bad=
+	for who in autoprof autoprof/debug; do
+		rm -rf nf && mkdir -p nf/autoprof/debug
+		cp forged nf/autoprof/debug/"$bid"
+		chown nobody nf/$who
+		untouched "$T/nf" || bad="$bad $who"
+		cmp -s forged nf/autoprof/debug/"$bid" || bad="$bad $who(written)"
+	done
+	is "$bad" "" "a cache folder owned by another user (autoprof/ or debug/): its copy not read, not written"
+	# the reviewer's case: a shared folder of nobody's, mode 777, a link to nobody's forged copy
+	mkdir -p shared/autoprof/debug
+	cp forged nobodys
+	chown nobody nobodys shared/autoprof shared/autoprof/debug
+	chmod 777 shared/autoprof/debug
+	ln -s "$T/nobodys" shared/autoprof/debug/"$bid"
+	lines "$T/shared" >lines.out
+	! grep -q FORGED lines.out && cmp -s lines.off lines.out
+	ok $? "a shared folder of another user's with a link to a forged copy: FORGED.cc is not shown"
+else
+	skip "not root: no file of another user to make"
+	skip "not root: no folder of another user to make"
+	skip "not root: no folder of another user to make"
+fi
+
+# damaged section headers: the copy's section set (names, types, sizes) must be
+# the compressed file's, its layout (ELF header, section headers, section
+# names) what was written: else it is rewritten, never used
+mkdir -p sh/autoprof/debug
+copy=sh/autoprof/debug/$bid
+shoff=$(readelf -hW good | awk '/Start of section headers/ { print $5 }')
+shnum=$(readelf -hW good | awk '/Number of section headers/ { print $5 }')
+shent=$(readelf -hW good | awk '/Size of section headers/ { print $5 }')
+# sect NAME FIELD: field FIELD of section NAME in the good copy (1 index, 5 offset, 6 size)
+sect() { readelf -SW good | sed -n 's/^ *\[ *\([0-9]*\)\] */\1 /p' | awk -v n="$1" '$2 == n { print $'"$2"' }'; }
+ar=$(sect .debug_aranges 1)
+strtab="$((0x$(sect .shstrtab 5))) $((0x$(sect .shstrtab 6)))"
+# poke OFF: byte OFF of the copy made another (the good copy's plus 1..255)
+poke() {
+	_v=$(od -An -tu1 -j "$1" -N1 good | tr -d ' ')
+	_v=$(((_v + $2) % 256))
+	cp good "$copy"
+	printf "\\$(printf %03o "$_v")" | dd of="$copy" bs=1 seek="$1" conv=notrunc 2>/dev/null
+}
+poke $((shoff + ar * shent)) 1
+cmp -s good "$copy" && skip "no .debug_aranges in the copy" || {
+	lines "$T/sh" >lines.out
+	cmp -s lines.off lines.out && cmp -s good "$copy"
+	ok $? ".debug_aranges's name changed in the section headers: copy rewritten, views the same"
+}
+# 30 bytes chosen at random (a fixed seed) in the ELF header, the section
+# header table and the section names
+bad=
+for pv in $(awk -v a="$shoff" -v n="$((shnum * shent))" -v s="$strtab" 'BEGIN {
+	srand(12); split(s, st, " ")
+	for (i = 0; i < 30; i++) {
+		r = rand()
+		if (r < 0.2) o = int(rand() * 64)
+		else if (r < 0.8) o = a + int(rand() * n)
+		else o = st[1] + int(rand() * st[2])
+		printf "%d:%d\n", o, 1 + int(rand() * 255)
+	}
+}'); do
+	poke "${pv%:*}" "${pv#*:}"
+	lines "$T/sh" >lines.out
+	cmp -s lines.off lines.out || bad="$bad $pv(views)"
+	cmp -s good "$copy" || bad="$bad $pv(not rewritten)"
+done
+is "$bad" "" "30 random bytes changed in the headers and section names: each copy rewritten, views the same"
+
+# a compressed debug file whose .debug_aranges holds no range (a set with only
+# its terminator): the sanitizer build reads it without complaint
+if [ -x "$ASAN_REPORT" ]; then
+	mkdir -p ea/.build-id/"$b2"
+	objcopy --decompress-debug-sections dbg/.build-id/"$b2"/*.debug plain.debug
+	printf '\034\000\000\000\002\000\000\000\000\000\010\000\000\000\000\000' >ar.bin
+	printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >>ar.bin
+	objcopy --update-section .debug_aranges=ar.bin plain.debug empty.debug
+	objcopy --compress-debug-sections=zlib empty.debug ea/.build-id/"$b2"/$(echo "$bid" | cut -c3-).debug
+	ea() { XDG_CACHE_HOME=$T/e timeout -s KILL 60 "$1" --debug-dir "$T/ea" --lines -s sym,srcline p.data; }
+	AUTOPROF_REPORT_NO_DEBUG_CACHE=1 ea "$REPORT" >ea.want 2>&1
+	ea "$ASAN_REPORT" >ea.got 2>ea.err
+	st=$?
+	[ $st -eq 0 ] && [ ! -s ea.err ] && cmp -s ea.want ea.got
+	ok $? "no range in .debug_aranges: the ASan/UBSan report exits 0, says nothing, prints the same"
+	[ $st -eq 0 ] && [ ! -s ea.err ] || diag_file ea.err
+else
+	skip "no build/asan/autoprof-report"
+fi
 
 # the copy is a plain ELF file that readers other than ours take (eu-readelf)
 if command -v eu-readelf >/dev/null 2>&1; then
