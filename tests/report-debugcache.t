@@ -94,10 +94,12 @@ same off cold "no copy yet: every view as without the cache"
 both "$T/c" warm
 same off warm "with the copy: every view the same"
 if command -v strace >/dev/null 2>&1; then
-	timeout -s KILL 60 strace -f -e trace=openat -o trace.out "$REPORT" --debug-dir "$T/dbg" p.data \
+	timeout -s KILL 60 strace -f -e trace=openat,rename,renameat,renameat2 -o trace.out "$REPORT" --debug-dir "$T/dbg" p.data \
 		>/dev/null 2>&1
-	grep -q "autoprof/debug/$bid\"" trace.out
-	ok $? "a later report opens the copy"
+	# (relative to the checked folder's descriptor, without following a link)
+	grep -q "openat([0-9]*, \"$bid\", O_RDONLY.*O_NOFOLLOW.*= [0-9]" trace.out &&
+		! grep -q rename trace.out
+	ok $? "a later report opens the copy (and does not write it again)"
 else
 	skip "strace is not installed"
 fi

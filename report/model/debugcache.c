@@ -10,10 +10,17 @@
  * unpacked (but for variable locations and call frames, which lines and
  * inlined functions never read), a .gnu_debugaltlink naming an absolute
  * path, and a header section (.autoprof_cache: version, file size, the
- * unpacked .debug_info size). It is used only when all of those match the
- * source it stands for; anything else (truncated, foreign, of another
- * version) is ignored and written again. Written to a temporary file then
- * renamed, so a reader sees a whole file or none; objects whose kept
+ * unpacked .debug_info size, a CRC of its layout). It is used only when all
+ * of those match the source it stands for and its sections are the
+ * source's kept ones (names, types, flags, unpacked sizes); anything else
+ * (truncated, foreign, damaged headers, of another version) is ignored and
+ * written again. Trust: the folders (autoprof/ and debug/) are used only
+ * when they are directories of this user that no one else may write, the
+ * copy only when it is a regular file of this user, none of them reached
+ * through a symbolic link (all opened relative to the checked folder's
+ * descriptor, so nothing can be swapped between the check and the use).
+ * Written to a temporary file then renamed, so a reader sees a whole file
+ * or none; objects whose kept
  * sections unpack to more than MAX_OBJECT are not cached, and the folder
  * is kept under MAX_DIR (the copies used longest ago removed first).
  * AUTOPROF_REPORT_NO_DEBUG_CACHE=1 turns it off. Failures are silent: the
@@ -29,6 +36,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define MAX_OBJECT (256ULL << 20) /* the most one copy may hold */
 #define MAX_DIR	   (1ULL << 30)	  /* the most the folder holds */
@@ -36,7 +44,7 @@
 #define HDR_NAME   ".autoprof_cache"
 
 static const char dc_magic[8] = "APDBGC\0";
-#define DC_VERSION 1
+#define DC_VERSION 2
 
 /* The header section of a copy. */
 struct dc_hdr {
@@ -44,6 +52,7 @@ struct dc_hdr {
 	u64 version;
 	u64 file_size; /* the whole copy's size */
 	u64 info_size; /* .debug_info, unpacked */
+	u64 layout;    /* dc_layout() of the copy: its ELF header, section headers and names */
 };
 
 /* True for the sections a copy keeps: the debug sections read, the build id, the alt link. */
@@ -60,37 +69,125 @@ static bool dc_enabled(void)
 	return !env || !*env || !strcmp(env, "0");
 }
 
+/* True when @fd (opened without following a link) is this user's: a directory no one else may
+ * write, or a regular file. */
+static bool dc_ours(int fd, bool dir)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || st.st_uid != geteuid())
+		return false;
+	return dir ? S_ISDIR(st.st_mode) && !(st.st_mode & (S_IWGRP | S_IWOTH))
+		   : S_ISREG(st.st_mode);
+}
+
+/* Folder @name in folder @parent (closed), made (0700) with @mkdirs: its descriptor when dc_ours(),
+ * else -1. */
+static int dc_sub(int parent, const char *name, bool mkdirs)
+{
+	int fd;
+
+	if (parent < 0)
+		return -1;
+	if (mkdirs)
+		mkdirat(parent, name, 0700);
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(parent);
+	if (fd >= 0 && !dc_ours(fd, true)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /*
- * The cache folder into @buf ($XDG_CACHE_HOME/autoprof/debug, else
- * $HOME/.cache/autoprof/debug), made (0700) with @mkdirs. False when there
- * is no such folder to name or it does not fit.
+ * The cache folder ($XDG_CACHE_HOME/autoprof/debug, else
+ * $HOME/.cache/autoprof/debug) opened, its missing parts made (0700) with
+ * @mkdirs: a descriptor, or -1 when there is no such folder or it is not
+ * ours alone (autoprof/ or debug/ a link, another user's, or writable by
+ * others: as when it cannot be made, no copy is read or written, silently).
+ * The base ($XDG_CACHE_HOME or ~/.cache) is the user's to choose: a link
+ * there is followed.
  */
-static bool dc_dir(char *buf, size_t len, bool mkdirs)
+static int dc_dir(bool mkdirs)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char *end;
+	char base[4096];
 	int n;
 
 	if (xdg && *xdg == '/')
-		n = snprintf(buf, len, "%s/autoprof/debug", xdg);
+		n = snprintf(base, sizeof(base), "%s", xdg);
 	else if (home && *home == '/')
-		n = snprintf(buf, len, "%s/.cache/autoprof/debug", home);
+		n = snprintf(base, sizeof(base), "%s/.cache", home);
 	else
+		return -1;
+	if (n < 0 || (size_t)n >= sizeof(base))
+		return -1;
+	if (mkdirs)
+		mkdir(base, 0700);
+	return dc_sub(dc_sub(open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC), "autoprof", mkdirs),
+		      "debug", mkdirs);
+}
+
+/*
+ * Add a section to a running CRC (@crc): its @name, type, flags (but
+ * SHF_COMPRESSED and SHF_ALLOC, which a copy drops), entry size and @size
+ * unpacked: what a copy keeps of each section of its source.
+ */
+static u32 dc_section_sum(u32 crc, const char *name, const GElf_Shdr *shdr, u64 size)
+{
+	u64 v[4] = {shdr->sh_type, shdr->sh_flags & ~(GElf_Xword)(SHF_COMPRESSED | SHF_ALLOC),
+		    shdr->sh_entsize, size};
+
+	crc = (u32)crc32(crc, (const Bytef *)name, (uInt)strlen(name) + 1);
+	return (u32)crc32(crc, (const Bytef *)v, sizeof(v));
+}
+
+/*
+ * The CRC of @elf's layout: its ELF header's fields, every section header's
+ * (index 0 too) and every section's name, from @names (@len bytes: the
+ * section names of a copy being written) or else @elf's own string table.
+ * Any change to those bytes in a written copy changes it. False when a
+ * header or a name cannot be read.
+ */
+static bool dc_layout(Elf *elf, const char *names, size_t len, u32 *out)
+{
+	GElf_Ehdr e;
+	size_t shstrndx, nr, i;
+	u32 crc = 0;
+
+	if (!gelf_getehdr(elf, &e) || elf_getshdrstrndx(elf, &shstrndx) || elf_getshdrnum(elf, &nr))
 		return false;
-	if (n < 0 || (size_t)n + 2 * BUILD_ID_MAX + 16 > len)
-		return false;
-	if (mkdirs) {
-		/* .../autoprof/debug: its two parents (for ~/.cache too), then itself */
-		end = buf + n - sizeof("/autoprof/debug") + 1;
-		*end = 0;
-		mkdir(buf, 0700);
-		*end = '/';
-		end = buf + n - sizeof("/debug") + 1;
-		*end = 0;
-		mkdir(buf, 0700);
-		*end = '/';
-		mkdir(buf, 0700);
+	{
+		u64 v[] = {e.e_type,	  e.e_machine, e.e_version,  e.e_entry,	    e.e_phoff,
+			   e.e_shoff,	  e.e_flags,   e.e_ehsize,   e.e_phentsize, e.e_phnum,
+			   e.e_shentsize, e.e_shnum,   e.e_shstrndx, shstrndx,	    nr};
+
+		crc = (u32)crc32(crc, e.e_ident, EI_NIDENT);
+		crc = (u32)crc32(crc, (const Bytef *)v, sizeof(v));
 	}
+	for (i = 0; i < nr; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!scn || !gelf_getshdr(scn, &sh))
+			return false;
+		if (names)
+			name = sh.sh_name < len && memchr(names + sh.sh_name, 0, len - sh.sh_name)
+				   ? names + sh.sh_name
+				   : NULL;
+		else
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			return false;
+		u64 v[] = {sh.sh_name, sh.sh_type, sh.sh_flags, sh.sh_addr,	 sh.sh_offset,
+			   sh.sh_size, sh.sh_link, sh.sh_info,	sh.sh_addralign, sh.sh_entsize};
+
+		crc = (u32)crc32(crc, (const Bytef *)v, sizeof(v));
+		crc = (u32)crc32(crc, (const Bytef *)name, (uInt)strlen(name) + 1);
+	}
+	*out = crc;
 	return true;
 }
 
@@ -133,6 +230,8 @@ bool debugcache__wanted(Elf *elf, struct debugcache_key *key)
 		if (size > MAX_OBJECT - total)
 			return false; /* too big (or a hostile size) */
 		total += size;
+		key->sections = dc_section_sum(key->sections, name, &shdr, size);
+		key->nr_sections++;
 		if (!strcmp(name, ".debug_info")) {
 			if (!(shdr.sh_flags & SHF_COMPRESSED))
 				return false; /* plain already: read in place */
@@ -148,19 +247,30 @@ bool debugcache__wanted(Elf *elf, struct debugcache_key *key)
 	return key->info_size != 0;
 }
 
-/* The copy's path for @key into @buf (@len bytes, >= 4096); false when there is none. */
-static bool dc_path(const struct debugcache_key *key, char *buf, size_t len, bool mkdirs)
+/*
+ * Open the copy named @name in cache folder @dir into @eh: a regular file of
+ * this user (no link followed), an ELF file. False when it is not.
+ */
+static bool dc_open_copy(int dir, const char *name, struct elf_handle *eh)
 {
-	size_t n;
-
-	if (!dc_dir(buf, len, mkdirs))
+	eh->elf = NULL;
+	eh->fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (eh->fd < 0)
 		return false;
-	n = strlen(buf);
-	snprintf(buf + n, len - n, "/%s", key->hex);
+	if (!dc_ours(eh->fd, false) || !(eh->elf = elf_begin(eh->fd, ELF_C_READ_MMAP, NULL)) ||
+	    elf_kind(eh->elf) != ELF_K_ELF) {
+		elffile__close(eh);
+		return false;
+	}
 	return true;
 }
 
-/* True when @eh, the file at @key's copy's path, is a whole copy for @key. */
+/*
+ * True when @eh (opened by dc_open_copy()) is a whole copy for @key: its
+ * header, build id, layout (dc_layout()) and section set (the source's
+ * kept sections, debugcache__wanted()) match, every section inside the
+ * file and plain.
+ */
 static bool dc_valid(struct elf_handle *eh, const struct debugcache_key *key)
 {
 	char hex[2 * BUILD_ID_MAX + 1];
@@ -169,6 +279,8 @@ static bool dc_valid(struct elf_handle *eh, const struct debugcache_key *key)
 	Elf_Data *d;
 	struct stat st;
 	struct dc_hdr h;
+	size_t shstrndx, nr = 0;
+	u32 layout, sum = 0;
 
 	if (fstat(eh->fd, &st) || !(scn = elffile__section_by_name(eh->elf, HDR_NAME, &shdr)) ||
 	    shdr.sh_size != sizeof(h) || !(d = elf_getdata(scn, NULL)) || !d->d_buf ||
@@ -177,31 +289,46 @@ static bool dc_valid(struct elf_handle *eh, const struct debugcache_key *key)
 	memcpy(&h, d->d_buf, sizeof(h));
 	if (memcmp(h.magic, dc_magic, sizeof(h.magic)) || h.version != DC_VERSION ||
 	    h.file_size != (u64)st.st_size || h.info_size != key->info_size ||
-	    !elffile__build_id(eh->elf, hex) || strcmp(hex, key->hex) != 0)
+	    !dc_layout(eh->elf, NULL, 0, &layout) || h.layout != layout ||
+	    elf_getshdrstrndx(eh->elf, &shstrndx) || !elffile__build_id(eh->elf, hex) ||
+	    strcmp(hex, key->hex) != 0)
 		return false;
-	/* every kept section inside the file, plain; .debug_info of the right size */
+	/* every section inside the file, plain; the kept ones the source's */
 	scn = NULL;
 	while ((scn = elf_nextscn(eh->elf, scn)) != NULL) {
+		const char *name;
+
 		if (!gelf_getshdr(scn, &shdr) || (shdr.sh_flags & SHF_COMPRESSED) ||
-		    (shdr.sh_type != SHT_NOBITS &&
-		     (shdr.sh_offset > h.file_size || shdr.sh_size > h.file_size - shdr.sh_offset)))
+		    shdr.sh_type == SHT_NOBITS || shdr.sh_offset > h.file_size ||
+		    shdr.sh_size > h.file_size - shdr.sh_offset ||
+		    !(name = elf_strptr(eh->elf, shstrndx, shdr.sh_name)))
 			return false;
+		if (elf_ndxscn(scn) == shstrndx || !strcmp(name, HDR_NAME))
+			continue;
+		sum = dc_section_sum(sum, name, &shdr, shdr.sh_size);
+		nr++;
 	}
-	return elffile__section_by_name(eh->elf, ".debug_info", &shdr) &&
-	       shdr.sh_size == key->info_size && shdr.sh_type != SHT_NOBITS;
+	return sum == key->sections && nr == key->nr_sections &&
+	       elffile__section_by_name(eh->elf, ".debug_info", &shdr) &&
+	       shdr.sh_size == key->info_size;
 }
 
 /*
  * Open the copy for @key (from debugcache__wanted()) into @fd and @elf (for
  * the caller to elf_end() and close()). Returns 0, or -ENOENT when there is
- * no whole copy of that build.
+ * no whole copy of that build that is ours.
  */
 int debugcache__open(const struct debugcache_key *key, int *fd, Elf **elf)
 {
 	struct elf_handle eh;
-	char path[4096];
+	int dir;
+	bool ok;
 
-	if (!key->info_size || !dc_path(key, path, sizeof(path), false) || elffile__open(&eh, path))
+	if (!key->info_size || (dir = dc_dir(false)) < 0)
+		return -ENOENT;
+	ok = dc_open_copy(dir, key->hex, &eh);
+	close(dir);
+	if (!ok)
 		return -ENOENT;
 	if (!dc_valid(&eh, key)) {
 		elffile__close(&eh);
@@ -227,22 +354,26 @@ static int dc_entry_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Make room for @need more bytes in folder @dir: the copies used longest ago
+ * Make room for @need more bytes in folder @dir (a descriptor): the copies used longest ago
  * (their mtime, set at each use by debugcache__open()) go until
  * the folder holds at most MAX_DIR with them; temporary files left by a
  * reader that died an hour ago go too.
  */
-static void dc_prune(const char *dir, u64 need)
+static void dc_prune(int dir, u64 need)
 {
 	struct dc_entry *v = NULL;
 	size_t nr = 0, cap = 0, i;
 	struct dirent *de;
 	u64 total = need;
 	time_t now = time(NULL);
-	DIR *d = opendir(dir);
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d)) != NULL) {
 		size_t len = strlen(de->d_name);
 		struct stat st;
@@ -262,7 +393,7 @@ static void dc_prune(const char *dir, u64 need)
 		memcpy(v[nr].name, de->d_name, len + 1);
 		total += v[nr++].size;
 	}
-	if (total > MAX_DIR) {
+	if (total > MAX_DIR && nr) {
 		qsort(v, nr, sizeof(*v), dc_entry_cmp);
 		for (i = 0; i < nr && total > MAX_DIR; i++) {
 			if (!unlinkat(dirfd(d), v[i].name, 0))
@@ -319,6 +450,7 @@ static bool dc_write(int fd, Elf *src, const struct debugcache_key *key, const v
 	size_t shstrndx;
 	Elf *out;
 	off_t size;
+	u32 layout;
 	bool ok = false;
 
 	memcpy(h.magic, dc_magic, sizeof(h.magic));
@@ -371,7 +503,11 @@ static bool dc_write(int fd, Elf *src, const struct debugcache_key *key, const v
 	eh.e_shstrndx = (GElf_Half)elf_ndxscn(strscn);
 	if (!gelf_update_ehdr(out, &eh) || (size = elf_update(out, ELF_C_NULL)) < 0)
 		goto out;
-	h.file_size = (u64)size; /* set after the layout, which does not change with it */
+	/* set after the layout, which does not change with them */
+	h.file_size = (u64)size;
+	if (!dc_layout(out, names.buf, names.len, &layout))
+		goto out;
+	h.layout = layout;
 	ok = elf_update(out, ELF_C_WRITE) == size;
 out:
 	elf_end(out);
@@ -388,32 +524,42 @@ out:
  */
 void debugcache__store(Elf *src, const struct debugcache_key *key, const void *info)
 {
-	char path[4096], tmp[4096 + 8];
+	char tmp[2 * BUILD_ID_MAX + 32];
 	struct elf_handle eh;
-	int fd;
+	unsigned i;
+	int dir, fd = -1;
 
-	if (!key->info_size || !dc_path(key, path, sizeof(path), true))
+	if (!key->info_size || (dir = dc_dir(true)) < 0)
 		return;
 	/* another reader may have written it meanwhile */
-	if (!elffile__open(&eh, path)) {
+	if (dc_open_copy(dir, key->hex, &eh)) {
 		bool valid = dc_valid(&eh, key);
 
 		elffile__close(&eh);
 		if (valid)
-			return;
+			goto out;
 	}
-	*strrchr(path, '/') = 0;
-	dc_prune(path, key->info_size);
-	path[strlen(path)] = '/';
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-	fd = mkstemp(tmp);
+	dc_prune(dir, key->info_size);
+	/* a new temporary name (with a '.': dc_prune() knows it), never a link's */
+	for (i = 0; i < 16 && fd < 0; i++) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(tmp, sizeof(tmp), "%s.%d.%lx", key->hex, (int)getpid(),
+			 (unsigned long)ts.tv_nsec ^ i);
+		fd = openat(dir, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			goto out;
+	}
 	if (fd < 0)
-		return;
+		goto out;
 	if (!dc_write(fd, src, key, info)) {
 		close(fd);
-		unlink(tmp);
-		return;
+		unlinkat(dir, tmp, 0);
+		goto out;
 	}
-	if (close(fd) || rename(tmp, path))
-		unlink(tmp);
+	if (close(fd) || renameat(dir, tmp, dir, key->hex))
+		unlinkat(dir, tmp, 0);
+out:
+	close(dir);
 }

@@ -98,8 +98,10 @@ static bool read_aranges(struct dwarf_lazy *dl, const u8 *p, u64 len)
 		}
 		p = set_end;
 	}
+	if (!dl->nr_ar)
+		return false; /* (dl->ar is NULL: no qsort of it) */
 	qsort(dl->ar, dl->nr_ar, sizeof(*dl->ar), arange_cmp);
-	return dl->nr_ar > 0;
+	return true;
 }
 
 /* Unpack .debug_info up to @want bytes (or its end). False on a zlib error. */

@@ -131,6 +131,8 @@ void dwarf_lazy__close(struct dwarf_lazy *dl);
 struct debugcache_key {
 	char hex[2 * BUILD_ID_MAX + 1]; /* the file's build id */
 	u64 info_size;			/* its .debug_info, unpacked */
+	u32 sections;			/* CRC of its kept sections' names, types, unpacked sizes */
+	u32 nr_sections;		/* how many */
 };
 
 bool debugcache__wanted(Elf *elf, struct debugcache_key *key);
