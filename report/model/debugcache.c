@@ -14,11 +14,8 @@
  * of those match the source it stands for and its sections are the
  * source's kept ones (names, types, flags, unpacked sizes); anything else
  * (truncated, foreign, damaged headers, of another version) is ignored and
- * written again. Trust: the folders (autoprof/ and debug/) are used only
- * when they are directories of this user that no one else may write, the
- * copy only when it is a regular file of this user, none of them reached
- * through a symbolic link (all opened relative to the checked folder's
- * descriptor, so nothing can be swapped between the check and the use).
+ * written again. Trust: the folders (autoprof/ and debug/) and the copy
+ * are opened through cachedir.c: this user's alone, no link followed.
  * Written to a temporary file then renamed, so a reader sees a whole file
  * or none; objects whose kept
  * sections unpack to more than MAX_OBJECT are not cached, and the folder
@@ -69,64 +66,15 @@ static bool dc_enabled(void)
 	return !env || !*env || !strcmp(env, "0");
 }
 
-/* True when @fd (opened without following a link) is this user's: a directory no one else may
- * write, or a regular file. */
-static bool dc_ours(int fd, bool dir)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) || st.st_uid != geteuid())
-		return false;
-	return dir ? S_ISDIR(st.st_mode) && !(st.st_mode & (S_IWGRP | S_IWOTH))
-		   : S_ISREG(st.st_mode);
-}
-
-/* Folder @name in folder @parent (closed), made (0700) with @mkdirs: its descriptor when dc_ours(),
- * else -1. */
-static int dc_sub(int parent, const char *name, bool mkdirs)
-{
-	int fd;
-
-	if (parent < 0)
-		return -1;
-	if (mkdirs)
-		mkdirat(parent, name, 0700);
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(parent);
-	if (fd >= 0 && !dc_ours(fd, true)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
 /*
- * The cache folder ($XDG_CACHE_HOME/autoprof/debug, else
- * $HOME/.cache/autoprof/debug) opened, its missing parts made (0700) with
- * @mkdirs: a descriptor, or -1 when there is no such folder or it is not
- * ours alone (autoprof/ or debug/ a link, another user's, or writable by
- * others: as when it cannot be made, no copy is read or written, silently).
- * The base ($XDG_CACHE_HOME or ~/.cache) is the user's to choose: a link
- * there is followed.
+ * The cache folder (cachedir.c's autoprof/, then debug/) opened, its
+ * missing parts made (0700) with @mkdirs: a descriptor, or -1 when there is
+ * no such folder or it is not ours alone (as when it cannot be made, no
+ * copy is then read or written, silently).
  */
 static int dc_dir(bool mkdirs)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char base[4096];
-	int n;
-
-	if (xdg && *xdg == '/')
-		n = snprintf(base, sizeof(base), "%s", xdg);
-	else if (home && *home == '/')
-		n = snprintf(base, sizeof(base), "%s/.cache", home);
-	else
-		return -1;
-	if (n < 0 || (size_t)n >= sizeof(base))
-		return -1;
-	if (mkdirs)
-		mkdir(base, 0700);
-	return dc_sub(dc_sub(open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC), "autoprof", mkdirs),
-		      "debug", mkdirs);
+	return cachedir__sub(cachedir__open(mkdirs), "debug", mkdirs);
 }
 
 /*
@@ -254,10 +202,10 @@ bool debugcache__wanted(Elf *elf, struct debugcache_key *key)
 static bool dc_open_copy(int dir, const char *name, struct elf_handle *eh)
 {
 	eh->elf = NULL;
-	eh->fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	eh->fd = cachedir__file(dir, name);
 	if (eh->fd < 0)
 		return false;
-	if (!dc_ours(eh->fd, false) || !(eh->elf = elf_begin(eh->fd, ELF_C_READ_MMAP, NULL)) ||
+	if (!(eh->elf = elf_begin(eh->fd, ELF_C_READ_MMAP, NULL)) ||
 	    elf_kind(eh->elf) != ELF_K_ELF) {
 		elffile__close(eh);
 		return false;
@@ -526,8 +474,7 @@ void debugcache__store(Elf *src, const struct debugcache_key *key, const void *i
 {
 	char tmp[2 * BUILD_ID_MAX + 32];
 	struct elf_handle eh;
-	unsigned i;
-	int dir, fd = -1;
+	int dir, fd;
 
 	if (!key->info_size || (dir = dc_dir(true)) < 0)
 		return;
@@ -541,16 +488,7 @@ void debugcache__store(Elf *src, const struct debugcache_key *key, const void *i
 	}
 	dc_prune(dir, key->info_size);
 	/* a new temporary name (with a '.': dc_prune() knows it), never a link's */
-	for (i = 0; i < 16 && fd < 0; i++) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		snprintf(tmp, sizeof(tmp), "%s.%d.%lx", key->hex, (int)getpid(),
-			 (unsigned long)ts.tv_nsec ^ i);
-		fd = openat(dir, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno != EEXIST)
-			goto out;
-	}
+	fd = cachedir__tmp(dir, key->hex, tmp, sizeof(tmp));
 	if (fd < 0)
 		goto out;
 	if (!dc_write(fd, src, key, info)) {

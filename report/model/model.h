@@ -126,6 +126,24 @@ Dwarf *dwarf_lazy__cu(struct dwarf_lazy *dl, u64 vaddr, Dwarf_Die *cudie);
 const void *dwarf_lazy__all(struct dwarf_lazy *dl, u64 *len);
 void dwarf_lazy__close(struct dwarf_lazy *dl);
 
+/* ---- cachedir.c: the report's cache folder, trusted only when ours alone ---- */
+
+/* True when @fd (opened without following a link) is this user's: a directory no one else may
+ * write, or a regular file. */
+bool cachedir__ours(int fd, bool dir);
+/* $XDG_CACHE_HOME/autoprof (else ~/.cache/autoprof) opened, made (0700) with @mkdirs: a descriptor
+ * when cachedir__ours(), else -1. */
+int cachedir__open(bool mkdirs);
+/* Folder @name in @parent (closed; -1 gives -1), made (0700) with @mkdirs: a descriptor when
+ * cachedir__ours(), else -1. */
+int cachedir__sub(int parent, const char *name, bool mkdirs);
+/* File @name in folder @dir opened to read, no link followed: a descriptor when cachedir__ours(),
+ * else -1. */
+int cachedir__file(int dir, const char *name);
+/* A new temporary file "@name.<suffix>" in @dir (its name into @tmp, @len bytes), opened to write:
+ * a descriptor or -1. */
+int cachedir__tmp(int dir, const char *name, char *tmp, size_t len);
+
 /* ---- debugcache.c: compressed debug files kept unpacked, by build id ---- */
 
 struct debugcache_key {
