@@ -13,7 +13,8 @@
  * whole ordinary perf.data takes, so the sorted table is also kept in a
  * cache file ($XDG_CACHE_HOME or ~/.cache, autoprof/kallsyms) stamped with
  * the boot id and a hash of /proc/modules: it is used only while both are
- * unchanged (same boot, same modules at the same addresses).
+ * unchanged (same boot, same modules at the same addresses), and only when
+ * it is ours (cachedir.c: this user's file in this user's folder, no link).
  */
 #include "autoprof/env.h"
 #include "model/model.h"
@@ -67,13 +68,12 @@ static int ksym_cmp(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-/* The whole of @path in one NUL-terminated malloc'ed buffer, or NULL. */
-static char *read_all(const char *path, size_t *len)
+/* The whole of @fd (closed; -1 gives NULL) in one NUL-terminated malloc'ed buffer, or NULL. */
+static char *read_fd(int fd, size_t *len)
 {
 	size_t cap = 0, used = 0;
 	char *buf = NULL;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return NULL;
@@ -97,6 +97,12 @@ fail:
 	close(fd);
 	free(buf);
 	return NULL;
+}
+
+/* The whole of @path, as read_fd(). */
+static char *read_all(const char *path, size_t *len)
+{
+	return read_fd(open(path, O_RDONLY | O_CLOEXEC), len);
 }
 
 static int hexval(char c)
@@ -181,42 +187,20 @@ static int cache_stamp(u64 *stamp)
 	return 0;
 }
 
-/* The cache file's path into @buf (@len bytes); false when there is no home. */
-static bool cache_path(char *buf, size_t len, bool mkdirs)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	int n;
-
-	if (xdg && *xdg == '/')
-		n = snprintf(buf, len, "%s/autoprof", xdg);
-	else if (home && *home == '/')
-		n = snprintf(buf, len, "%s/.cache/autoprof", home);
-	else
-		return false;
-	if (n < 0 || (size_t)n + sizeof("/kallsyms.XXXXXX") > len)
-		return false;
-	if (mkdirs) {
-		char *slash = strrchr(buf, '/');
-
-		*slash = 0;
-		mkdir(buf, 0700);
-		*slash = '/';
-		mkdir(buf, 0700);
-	}
-	strcat(buf, "/kallsyms");
-	return true;
-}
-
 /* Fill @k from the cache file if it carries @stamp. Returns 0 or -ENOENT. */
 static int cache_load(struct kallsyms *k, u64 stamp)
 {
-	char path[4096];
+	int dir = cachedir__open(false);
 	struct cache_hdr h;
 	size_t len, i, tab;
 	const u64 *pairs;
 	char *buf;
 
-	if (!cache_path(path, sizeof(path), false) || !(buf = read_all(path, &len)))
+	if (dir < 0)
+		return -ENOENT;
+	buf = read_fd(cachedir__file(dir, "kallsyms"), &len);
+	close(dir);
+	if (!buf)
 		return -ENOENT;
 	if (len < sizeof(h))
 		goto bad;
@@ -251,30 +235,34 @@ bad:
 /* Write @k's table to the cache file (a temporary file renamed over it); errors are ignored. */
 static void cache_store(const struct kallsyms *k, u64 stamp)
 {
-	char path[4096], tmp[4096 + 8];
+	char tmp[64];
 	struct cache_hdr h = {CACHE_MAGIC, stamp, k->nr, k->text, 0};
 	u64 *pairs;
 	FILE *f;
 	size_t i;
-	int fd;
+	int dir = cachedir__open(true), fd;
 
-	if (!cache_path(path, sizeof(path), true))
+	if (dir < 0)
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	pairs = malloc(k->nr * 16);
-	if (!pairs)
+	if (!pairs) {
+		close(dir);
 		return;
+	}
 	for (i = 0; i < k->nr; i++) {
 		pairs[2 * i] = k->syms[i].addr;
 		pairs[2 * i + 1] = h.names_len;
 		h.names_len += strlen(k->syms[i].name) + 1;
 	}
-	fd = mkstemp(tmp);
+	fd = cachedir__tmp(dir, "kallsyms", tmp, sizeof(tmp));
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
+			unlinkat(dir, tmp, 0);
+		}
 		free(pairs);
+		close(dir);
 		return;
 	}
 	fwrite(&h, sizeof(h), 1, f);
@@ -282,8 +270,9 @@ static void cache_store(const struct kallsyms *k, u64 stamp)
 	for (i = 0; i < k->nr; i++)
 		fwrite(k->syms[i].name, strlen(k->syms[i].name) + 1, 1, f);
 	free(pairs);
-	if (fclose(f) || rename(tmp, path))
-		unlink(tmp);
+	if (fclose(f) || renameat(dir, tmp, dir, "kallsyms"))
+		unlinkat(dir, tmp, 0);
+	close(dir);
 }
 
 /*
