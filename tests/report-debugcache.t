@@ -94,7 +94,7 @@ same off cold "no copy yet: every view as without the cache"
 both "$T/c" warm
 same off warm "with the copy: every view the same"
 if command -v strace >/dev/null 2>&1; then
-	timeout -s KILL 60 strace -f -e trace=openat,rename,renameat,renameat2 -o trace.out "$REPORT" --debug-dir "$T/dbg" p.data \
+	XDG_CACHE_HOME=$T/c timeout -s KILL 60 strace -f -e trace=openat,rename,renameat,renameat2 -o trace.out "$REPORT" --debug-dir "$T/dbg" p.data \
 		>/dev/null 2>&1
 	# (relative to the checked folder's descriptor, without following a link)
 	grep -q "openat([0-9]*, \"$bid\", O_RDONLY.*O_NOFOLLOW.*= [0-9]" trace.out &&
