@@ -364,7 +364,7 @@ int memory__file_events(struct writer_event *events, int n)
 		const struct ap_memory_lib *lib = memory_link__find(); /* its absence said */
 
 		refused = !lib || !lib->interposed();
-		if (lib && refused)
+		if (lib && refused && memory_link__say_first())
 			pr_warn("AUTOPROF_MEMORY: the program's malloc and free do not reach the "
 				"library (an allocator linked into the program, or a tool such as "
 				"valgrind that replaces them); allocations not profiled");
