@@ -11,7 +11,7 @@
 # empty environment.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/membind" "$B/progs/memtruth" "$B/progs/split" "$B/progs/dlerr" "$B/libautoprof-memory.so"
-plan 28
+plan 30
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 P=$B/progs/membind
@@ -84,6 +84,11 @@ ok $? "...and autoprof-report --leaks says it has no memory profile" || diag_fil
 
 grep -q 'both libautoprof.so and libautoprof-memory.so in LD_PRELOAD' miss.leaks
 ok $? "...with the LD_PRELOAD that records one (both libraries)" || diag_file miss.leaks
+"$REPORT" miss.data >miss.rep2 2>miss.rep2.err
+grep -q '^Warning: .*memory profile was asked for (AUTOPROF_MEMORY) and not recorded: libautoprof-memory.so was not preloaded' miss.rep2 &&
+	[ "$(grep -c 'not recorded' miss.rep2.err)" = 1 ] && perf evlist -i miss.data 2>/dev/null | grep -q '^memory-not-recorded:'
+ok $? "...the file says memory was asked for and not recorded, and why: autoprof-report's summary and stderr, perf evlist" ||
+	{ diag_file miss.rep2; diag_file miss.rep2.err; }
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT=mtree.data LD_PRELOAD="$LIB" \
 	sh -c "$P; $P; $P child" >mtree.out 2>mtree.err
 is "$(grep -c done mtree.out) $(said mtree.err | grep -c 'is not preloaded') $(said mtree.err | wc -l)" \
@@ -97,6 +102,10 @@ timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT=jtree.data LD_PRELOAD="
 is "$(grep -c done jtree.out) $(said jtree.err | grep -c 'do not reach the library') $(said jtree.err | wc -l)" \
 	"3 1 1" "malloc out of the wrappers' reach in a tree of processes: one line in all" ||
 	diag_file jtree.err
+
+"$REPORT" jtree.data >/dev/null 2>jtree.rep.err
+grep -q "memory profile was asked for (AUTOPROF_MEMORY) and not recorded: the program's malloc and free did not reach" jtree.rep.err
+ok $? "...and the run's file says why it has no memory profile" || diag_file jtree.rep.err
 
 # ---- a failed lookup of ours leaves no dlerror() message for the program ----
 timeout -s KILL 60 "$B/progs/dlerr" exec >dl.plain 2>&1
