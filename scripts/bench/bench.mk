@@ -92,7 +92,8 @@ BENCH_SERVICE_RUN = python3 scripts/bench/service.py --build $(BUILD) --out $(BE
 BENCH_MEMORY_RUN = python3 scripts/bench/memory.py --build $(BUILD) --runs $(MEMORY_RUNS) \
 	--out $(BENCH_DIR)/memory.md $(BENCH_GUARD) $(MEMORY_FLAGS)
 
-bench: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof $(BUILD)/autoprof-report \
+bench: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/libautoprof-memory.so \
+		$(BUILD)/autoprof $(BUILD)/autoprof-report \
 		$(BENCH_DIR)/libfloor.so $(BENCH_DIR)/libmemfloor.so $(BENCH_DIR)/mapfloor \
 		$(BUILD)/progs/demo $(BUILD)/progs/mtwork $(BUILD)/progs/truth $(BUILD)/progs/costloop $(BUILD)/progs/service
 	$(Q)python3 scripts/bench/bench.py --build $(BUILD) --out scripts/bench/RESULTS.md \
@@ -197,7 +198,8 @@ bench-outside-cost: $(BUILD)/autoprof
 MEMORY_RUNS ?= 5
 MEMORY_FLAGS ?=
 
-bench-memory: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/autoprof \
+bench-memory: $(BUILD)/.deps-bench $(BUILD)/libautoprof.so $(BUILD)/libautoprof-memory.so \
+		$(BUILD)/autoprof \
 		$(BENCH_DIR)/libmemfloor.so
 	$(Q)$(BENCH_MEMORY_RUN)
 

@@ -998,6 +998,12 @@ def why(res):
         notes.append("- Start-up: %.2f ms, %.2f ms over the target: the constructor opens the "
                      "sampling event, the counters and the output file and writes the maps; "
                      "the destructor writes the feature sections." % (d, d - T_STARTUP_MS))
+    dl = st["autoprof (launcher)"]["med"] - st["unprofiled"]["med"]
+    if dl >= T_STARTUP_MS:
+        notes.append("- Start-up with the launcher: %.2f ms, %.2f ms over the target: the "
+                     "launcher's own exec and exit, its fork of the command and its wait, on top "
+                     "of the library's start-up in the command (%.2f ms preloaded alone)."
+                     % (dl, dl - T_STARTUP_MS, d))
     # truth
     tp = res["truth_parts"]["share"]
     for key in ("ap-lu@1k", "ap-fp@1k", "ap-lu@10k", "ap-fp@10k"):
