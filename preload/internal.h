@@ -84,8 +84,16 @@ void summary__say(void);
 
 /* ---- session/child_env.c: the environment handed to descendants ---- */
 
+/* The strings area of child_env__for_exec(): our AUTOPROF_* values, then LD_PRELOAD's. */
+#define CHILD_ENV_STRINGS 16384
+/* The longest entry an exec takes (the kernel's MAX_ARG_STRLEN, 32 pages). */
+#define CHILD_ENV_ENTRY_MAX (32 * 4096)
+
 void child_env__init(void);
 void child_env__drop_preload(void);
+/* The bytes of child_env__for_exec()'s strings area for envp: the LD_PRELOAD it composes
+ * whole (at most CHILD_ENV_ENTRY_MAX) and the rest. Allocates nothing (vfork children). */
+size_t child_env__strings_len(char *const *envp);
 char **child_env__for_exec(char *const *envp, char **store, size_t store_len, char *strings,
 			   size_t strings_len, bool same_process);
 size_t child_env__count(char *const *envp);

@@ -76,6 +76,15 @@ static inline void memory__guard_down(void)
  * async-signal-safe.
  */
 const struct ap_memory_lib *memory_link__find(void);
+/*
+ * Is this process the first of its run to say that allocations are not
+ * profiled? Then it marks the run (AUTOPROF_MEMORY_SAID, inherited by its
+ * descendants, kept across their execs), so that a tree of processes with
+ * the same lack says it once; a process with a lack of its own (a program
+ * with its allocator linked in) below one that had none still says it. Call
+ * at start (setenv). Not async-signal-safe.
+ */
+bool memory_link__say_first(void);
 /* The controls found by memory_link__find(), or NULL. Async-signal-safe. */
 const struct ap_memory_lib *memory_link__lib(void);
 /* The path libautoprof-memory.so was loaded from, or "" when it was not. Not async-signal-safe. */

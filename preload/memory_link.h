@@ -62,7 +62,8 @@ struct ap_memory_core {
 struct ap_memory_lib {
 	/* Do the program's malloc and free reach the wrappers? Not async-signal-safe. */
 	bool (*interposed)(void);
-	/* Sample with mean interval and the live filter (on), or stop. Async-signal-safe. */
+	/* Sample with mean interval and the live filter (on), or stop. Async-signal-safe when !on.
+	 */
 	void (*sampling)(bool on, uint64_t interval, const uint64_t *filter);
 };
 

@@ -10,8 +10,8 @@
 # and leaks 1 MiB at leak_here; "child" runs it again in a child with an
 # empty environment.
 . "$(dirname "$0")/lib.sh"
-needs "$B/progs/membind" "$B/progs/memtruth" "$B/libautoprof-memory.so"
-plan 22
+needs "$B/progs/membind" "$B/progs/memtruth" "$B/progs/split" "$B/progs/dlerr" "$B/libautoprof-memory.so"
+plan 30
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 P=$B/progs/membind
@@ -81,6 +81,64 @@ ok $? "...its file is a CPU profile perf report reads" || diag_file miss.perr
 "$REPORT" --leaks miss.data >/dev/null 2>miss.leaks
 [ $? = 1 ] && grep -q 'no memory profile' miss.leaks
 ok $? "...and autoprof-report --leaks says it has no memory profile" || diag_file miss.leaks
+
+grep -q 'both libautoprof.so and libautoprof-memory.so in LD_PRELOAD' miss.leaks
+ok $? "...with the LD_PRELOAD that records one (both libraries)" || diag_file miss.leaks
+"$REPORT" miss.data >miss.rep2 2>miss.rep2.err
+grep -q '^Warning: .*memory profile was asked for (AUTOPROF_MEMORY) and not recorded: libautoprof-memory.so was not preloaded' miss.rep2 &&
+	[ "$(grep -c 'not recorded' miss.rep2.err)" = 1 ] && perf evlist -i miss.data 2>/dev/null | grep -q '^memory-not-recorded:'
+ok $? "...the file says memory was asked for and not recorded, and why: autoprof-report's summary and stderr, perf evlist" ||
+	{ diag_file miss.rep2; diag_file miss.rep2.err; }
+timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT=mtree.data LD_PRELOAD="$LIB" \
+	sh -c "$P; $P; $P child" >mtree.out 2>mtree.err
+is "$(grep -c done mtree.out) $(said mtree.err | grep -c 'is not preloaded') $(said mtree.err | wc -l)" \
+	"4 1 1" "...a tree of processes (fork, exec, an environment of its own): one line in all" ||
+	diag_file mtree.err
+
+# ---- the allocator out of the wrappers' reach (an allocator preloaded first): one line per run ----
+JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT=jtree.data LD_PRELOAD="$JEMALLOC $MEMPRELOAD" \
+	sh -c "$P; $P child" >jtree.out 2>jtree.err
+is "$(grep -c done jtree.out) $(said jtree.err | grep -c 'do not reach the library') $(said jtree.err | wc -l)" \
+	"3 1 1" "malloc out of the wrappers' reach in a tree of processes: one line in all" ||
+	diag_file jtree.err
+
+"$REPORT" jtree.data >/dev/null 2>jtree.rep.err
+grep -q "memory profile was asked for (AUTOPROF_MEMORY) and not recorded: the program's malloc and free did not reach" jtree.rep.err
+ok $? "...and the run's file says why it has no memory profile" || diag_file jtree.rep.err
+
+# ---- a failed lookup of ours leaves no dlerror() message for the program ----
+timeout -s KILL 60 "$B/progs/dlerr" exec >dl.plain 2>&1
+timeout -s KILL 60 env LD_PRELOAD="$MEMLIB" "$B/progs/dlerr" exec >dl1.out 2>/dev/null
+timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT=dl2.data LD_PRELOAD="$LIB" \
+	"$B/progs/dlerr" exec >dl2.out 2>/dev/null
+timeout -s KILL 60 env AUTOPROF_FOLLOW=0 AUTOPROF_OUTPUT=dl3.data LD_PRELOAD="$LIB" \
+	"$B/progs/dlerr" >dl3.out 2>/dev/null
+cat dl1.out dl2.out dl3.out >dl.all
+is "$(sort dl.plain | uniq -c | tr -s ' ') / $(sort dl.all | uniq -c | tr -s ' ')" \
+	" 2 dlerror: (null) /  5 dlerror: (null)" \
+	"dlerror() first thing in main: (null), as without us (memory library alone, memory library missing, FOLLOW=0)" ||
+	diag_file dl.all
+
+# ---- a long LD_PRELOAD of the program's own: the library is still added to it, whole ----
+LIBM=/usr/lib/x86_64-linux-gnu/libm.so.6
+long=$(awk -v l="$LIBM" 'BEGIN { s = l; for (i = 1; i < 140; i++) s = s ":" l; print s }')
+timeout -s KILL 60 env AUTOPROF_OUTPUT=long.data LD_PRELOAD="$LIB" L="$long" \
+	sh -c 'export LD_PRELOAD="$L"; exec printenv LD_PRELOAD' >long.out 2>long.err
+is "$(tr ':' '\n' <long.out | awk -v l="$LIBM" 'NR == 1 { f = $0 } $0 == l { n++ } END { print f, n, NR }')" \
+	"$LIB 140 141" \
+	"an exec with a long LD_PRELOAD of its own (140 entries): the child gets the library and all 140" ||
+	diag_file long.err
+# one the kernel takes, but not with the library added (MAX_ARG_STRLEN: 131072 with its name):
+# the child runs unprofiled, and one line says so
+n=$(((131072 - 12) / (${#LIBM} + 1)))
+huge=$(awk -v l="$LIBM" -v n="$n" 'BEGIN { s = l; for (i = 1; i < n; i++) s = s ":" l; print s }')
+timeout -s KILL 60 env AUTOPROF_OUTPUT=huge.data LD_PRELOAD="$LIB" L="$huge" \
+	sh -c 'export LD_PRELOAD="$L"; exec printenv LD_PRELOAD' >huge.out 2>huge.err
+[ "$(cat huge.out)" = "$huge" ] && [ "$(said huge.err | wc -l)" = 1 ] &&
+	grep -q "not profiled: its LD_PRELOAD is too long" huge.err
+ok $? "...one too long to add the library to: the child runs as without us, one line says it is not profiled" ||
+	diag_file huge.err
 
 # ---- libautoprof-memory.so alone: the calls pass through, one line for the whole tree ----
 timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT=alone.data LD_PRELOAD="$MEMLIB" "$P" \

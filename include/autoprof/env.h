@@ -117,6 +117,9 @@
 	X(PROBED, LIB, NULL, 0, "HASH:ERRNO", "",                                                  \
 	  "set by the library: the sampling event the run's first process found missing "          \
 	  "(its attr's hash, the error), not probed again by its descendants")                     \
+	X(MEMORY_SAID, LIB, NULL, 0, "1", "",                                                      \
+	  "set by the library: a process of the run said that allocations are not profiled, "      \
+	  "so that its descendants do not say it again")                                           \
 	X(LAUNCHER, LIB, NULL, 0, "PID", "",                                                       \
 	  "set by the launcher: it checked the run's AUTOPROF_* names, so the library does not "   \
 	  "say them again")                                                                        \

@@ -36,4 +36,14 @@
 	X("alignment-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS)            \
 	X("emulation-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS)
 
+/*
+ * The event a file of a memory profile that was asked for (AUTOPROF_MEMORY)
+ * and not recorded has instead of alloc-bytes and live-bytes: no samples,
+ * its name after the prefix says why (the library's session/memory.c writes
+ * it, autoprof-report says it).
+ */
+#define AP_MEMORY_MARK		    "memory-not-recorded:"
+#define AP_MEMORY_MARK_NO_LIBRARY   AP_MEMORY_MARK "libautoprof-memory.so-not-preloaded"
+#define AP_MEMORY_MARK_OUT_OF_REACH AP_MEMORY_MARK "malloc-out-of-the-wrappers-reach"
+
 #endif /* AUTOPROF_EVENTS_H */

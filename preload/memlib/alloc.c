@@ -167,10 +167,10 @@ static size_t arena_size(const void *p)
 	return n;
 }
 
-/* Sampling (between alloc__sampling(true) and (false)): the slow paths count. */
+/* Sampling (alloc__sampling(true) to (false)): the slow paths count; acquire: the filter too. */
 static inline bool sampling(void)
 {
-	return __atomic_load_n(&real.interval, __ATOMIC_RELAXED) != UINT64_MAX;
+	return __atomic_load_n(&real.interval, __ATOMIC_ACQUIRE) != UINT64_MAX;
 }
 
 #define LOOK(field, name) real.field = (__typeof__(real.field))dlsym(RTLD_NEXT, name)
@@ -557,11 +557,10 @@ void alloc__link(const struct ap_memory_core *c)
 }
 
 /*
- * Sample allocations of mean interval (on), with the live filter and
- * libautoprof.so's count, or stop (on false: idle_count and off_filter
- * again). The first start pins the arena's blocks in the live filter (free
- * then sends them to free_slow). The link must be made. Stores only when
- * !on: async-signal-safe then.
+ * Sample allocations of mean interval (on), with the live filter and libautoprof.so's count,
+ * or stop (on false: idle_count and off_filter again). The first start pins the arena's blocks
+ * in the live filter (free then sends them to free_slow). The link must be made. Stores only
+ * when !on: async-signal-safe then.
  */
 void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 {
@@ -583,9 +582,11 @@ void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 		used = __atomic_load_n(&arena_used, __ATOMIC_SEQ_CST);
 		core->filter_pin((uintptr_t)arena, used < ARENA_BYTES ? used : ARENA_BYTES);
 	}
-	__atomic_store_n(&real.interval, interval, __ATOMIC_SEQ_CST);
+	/* the filter before the interval: a block sampled once sampling() sees it, freed at once
+	 * by another thread, is freed through the filter (not left live: a false leak) */
 	__atomic_store_n(&real.filter, filter, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&real.mem_tpoff, core->mem_tpoff, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&real.interval, interval, __ATOMIC_SEQ_CST);
 	/* malloc's threshold less 1: the probe's size, or the mean interval; n - 1 >= big1 sends
 	 * malloc(0) to the slow path too */
 	__atomic_store_n(&real.big1,

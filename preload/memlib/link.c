@@ -107,7 +107,10 @@ __attribute__((constructor)) static void link_start(void)
 				  "both in LD_PRELOAD, libautoprof.so first)\n";
 
 	alloc__resolve();
-	if (!dlsym(RTLD_DEFAULT, AP_CORE_SYM) && !quiet() && !parent_has_us()) {
+	if (dlsym(RTLD_DEFAULT, AP_CORE_SYM))
+		return;
+	(void)dlerror(); /* the failed lookup's message is not the program's to read */
+	if (!quiet() && !parent_has_us()) {
 		ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
 
 		(void)n;

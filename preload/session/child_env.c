@@ -136,6 +136,60 @@ static uint64_t counters_start(void)
 	return start;
 }
 
+/* The LD_PRELOAD an exec hands on: envp's (the program's own value), or ours. */
+static const char *program_preload(char *const *envp)
+{
+	const char *pre = NULL;
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11))
+			pre = envp[i] + 11;
+	return pre ? pre : getenv("LD_PRELOAD");
+}
+
+size_t child_env__strings_len(char *const *envp)
+{
+	const char *pre = program_preload(envp);
+	size_t n = sizeof("LD_PRELOAD=") + strlen(library_path()) + strlen(memory_path) + 2;
+
+	n += pre ? strlen(pre) : 0;
+	return CHILD_ENV_STRINGS + (n < CHILD_ENV_ENTRY_MAX ? n : CHILD_ENV_ENTRY_MAX);
+}
+
+/* One line, once, for an exec whose environment cannot carry the library. */
+static char **unfollowed(char *const *envp, const char *why)
+{
+	static bool said; /* shared with a vfork child: once for both */
+
+	if (!said) {
+		said = true;
+		pr_warn("an exec'd program is not profiled: %s (the next ones the same)", why);
+	}
+	return (char **)envp;
+}
+
+/*
+ * Append "LD_PRELOAD=" with this library first, libautoprof-memory.so (when
+ * this process profiles memory with it) after it and the program's pre: the
+ * whole value, however long (the caller sized the area with
+ * child_env__strings_len()). Returns the entry, or NULL when it does not fit.
+ */
+static char *put_preload(char **strings, size_t *left, const char *lib, const char *pre)
+{
+	bool has_lib = pre && list_has(pre, lib);
+	bool has_mem = !*memory_path || (pre && list_has(pre, memory_path));
+	int len = snprintf(*strings, *left, "LD_PRELOAD=%s%s%s%s%s", has_lib ? "" : lib,
+			   has_lib || has_mem ? "" : ":", has_mem ? "" : memory_path,
+			   (has_lib && has_mem) || !pre || !*pre ? "" : ":", pre ? pre : "");
+	char *s = *strings;
+
+	if (len < 0 || (size_t)len >= *left || (size_t)len >= CHILD_ENV_ENTRY_MAX)
+		return NULL;
+	*strings += len + 1;
+	*left -= (size_t)len + 1;
+	return s;
+}
+
 /*
  * The environment for an exec of the next image: envp (the program's) less
  * its LD_PRELOAD and AUTOPROF_* entries, plus LD_PRELOAD with this library
@@ -144,14 +198,15 @@ static uint64_t counters_start(void)
  * (on or paused) and, when this process owns
  * counters and execs itself (same_process, not a spawned or vfork child),
  * AUTOPROF_COUNTER_FDS. Everything goes into the caller's store
- * (store_len pointers; envp's count plus 64 is enough) and strings, so it
- * works in a vfork child. Returns store, or envp unchanged when it does not
- * fit or profiling does not follow execs.
+ * (store_len pointers; envp's count plus 64 is enough) and strings
+ * (child_env__strings_len(envp) bytes), so it works in a vfork child.
+ * Returns store, or envp unchanged when profiling does not follow execs or
+ * it does not fit (said once). Allocates nothing (a vfork child calls it).
  */
 char **child_env__for_exec(char *const *envp, char **store, size_t store_len, char *strings,
 			   size_t strings_len, bool same_process)
 {
-	const char *lib = library_path(), *pre;
+	const char *lib = library_path();
 	char value[4096], *entry;
 	size_t n = 0, left = strings_len;
 
@@ -161,32 +216,12 @@ char **child_env__for_exec(char *const *envp, char **store, size_t store_len, ch
 		if (is_ours(envp[i]))
 			continue;
 		if (n + 1 >= store_len)
-			return (char **)envp;
+			return unfollowed(envp, "its environment has too many entries");
 		store[n++] = envp[i];
 	}
-
-	/* LD_PRELOAD: the program's own value (or ours), with this library first. */
-	pre = NULL;
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (!strncmp(envp[i], "LD_PRELOAD=", 11))
-			pre = envp[i] + 11;
-	if (!pre)
-		pre = getenv("LD_PRELOAD");
-	/* and libautoprof-memory.so after it when this process profiles memory with it */
-	{
-		bool has_lib = pre && list_has(pre, lib);
-		bool has_mem = !*memory_path || (pre && list_has(pre, memory_path));
-
-		int len =
-		    snprintf(value, sizeof(value), "%s%s%s%s%s", has_lib ? "" : lib,
-			     has_lib || has_mem ? "" : ":", has_mem ? "" : memory_path,
-			     (has_lib && has_mem) || !pre || !*pre ? "" : ":", pre ? pre : "");
-
-		if (len < 0 || (size_t)len >= sizeof(value))
-			return (char **)envp;
-	}
-	if (n + 1 >= store_len || !(entry = put(&strings, &left, "LD_PRELOAD", value)))
-		return (char **)envp;
+	if (n + 1 >= store_len ||
+	    !(entry = put_preload(&strings, &left, lib, program_preload(envp))))
+		return unfollowed(envp, "its LD_PRELOAD is too long to add the library to");
 	store[n++] = entry;
 
 	for (enum ap_env i = 0; i < AP_ENV_COUNT; i++) {
@@ -212,7 +247,7 @@ char **child_env__for_exec(char *const *envp, char **store, size_t store_len, ch
 		if (!v)
 			continue;
 		if (n + 1 >= store_len || !(entry = put(&strings, &left, ap_env_name(i), v)))
-			return (char **)envp;
+			return unfollowed(envp, "its environment is too long to add AUTOPROF_* to");
 		store[n++] = entry;
 	}
 	store[n] = NULL;

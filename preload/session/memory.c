@@ -31,6 +31,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "autoprof/events.h"
 #include "memory.h"
 
 AP_TLS struct ap_mem_thread ap_mem;
@@ -356,6 +357,8 @@ static int add(struct writer_event *events, int n, const char *name, uint64_t *i
 int memory__file_events(struct writer_event *events, int n)
 {
 	static int refused = -1;
+	static const char *why; /* the mark's name when refused */
+	uint64_t mark;
 
 	alloc_id = live_id = 0;
 	if (!autoprof.cfg->memory)
@@ -364,13 +367,14 @@ int memory__file_events(struct writer_event *events, int n)
 		const struct ap_memory_lib *lib = memory_link__find(); /* its absence said */
 
 		refused = !lib || !lib->interposed();
-		if (lib && refused)
+		why = !lib ? AP_MEMORY_MARK_NO_LIBRARY : AP_MEMORY_MARK_OUT_OF_REACH;
+		if (lib && refused && memory_link__say_first())
 			pr_warn("AUTOPROF_MEMORY: the program's malloc and free do not reach the "
 				"library (an allocator linked into the program, or a tool such as "
 				"valgrind that replaces them); allocations not profiled");
 	}
-	if (refused)
-		return n;
+	if (refused) /* the file says why it has no memory events: an event of that name */
+		return add(events, n, why, &mark);
 	n = add(events, n, "alloc-bytes", &alloc_id);
 	n = add(events, n, "live-bytes", &live_id);
 	return n;

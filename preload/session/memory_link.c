@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memory.h"
@@ -35,6 +36,8 @@ static ap_memory_link_fn *find_link(void)
 		return link_fn;
 	looked = true;
 	link_fn = (ap_memory_link_fn *)dlsym(RTLD_DEFAULT, AP_MEMORY_LINK_SYM);
+	if (!link_fn)
+		(void)dlerror(); /* the failed lookup's message is not the program's to read */
 	if (link_fn && dladdr((void *)link_fn, &info) && info.dli_fname)
 		snprintf(lib_path, sizeof(lib_path), "%s", info.dli_fname);
 	return link_fn;
@@ -61,9 +64,19 @@ static void expected_path(char *out, size_t cap, char *self, size_t self_cap)
 	snprintf(out, cap, "%s/%s", dirname(dir), AP_MEMORY_LIB_NAME);
 }
 
-const struct ap_memory_lib *memory_link__find(void)
+bool memory_link__say_first(void)
 {
 	static bool said;
+
+	if (said || ap_env(AP_ENV_MEMORY_SAID))
+		return false;
+	said = true;
+	setenv(ap_env_name(AP_ENV_MEMORY_SAID), "1", 1);
+	return true;
+}
+
+const struct ap_memory_lib *memory_link__find(void)
+{
 	char want[PATH_MAX], self[PATH_MAX];
 
 	if (lib)
@@ -78,8 +91,7 @@ const struct ap_memory_lib *memory_link__find(void)
 		lib = link_fn(&core);
 		return lib;
 	}
-	if (!said) {
-		said = true;
+	if (memory_link__say_first()) {
 		expected_path(want, sizeof(want), self, sizeof(self));
 		pr_warn(
 		    "AUTOPROF_MEMORY: %s is not preloaded, so allocations are not profiled (CPU "

@@ -25,7 +25,6 @@
 
 #define AP_API	      __attribute__((visibility("default")))
 #define EXTRA_ENTRIES 64
-#define STRINGS_BYTES 16384
 
 extern char **environ;
 
@@ -49,7 +48,7 @@ static void *next(const char *name)
 	({                                                                                         \
 		size_t store_len_ = child_env__count(envp) + EXTRA_ENTRIES;                        \
 		char *store_[store_len_];                                                          \
-		char strings_[STRINGS_BYTES];                                                      \
+		char strings_[child_env__strings_len(envp)];                                       \
 		char **env_;                                                                       \
 		int ret_, saved_;                                                                  \
 		sigset_t mask_;                                                                    \
@@ -176,7 +175,7 @@ static int spawn(const char *name, pid_t *pid, const char *path,
 	spawn_fn real = (spawn_fn)next(name);
 	size_t store_len = child_env__count(envp) + EXTRA_ENTRIES;
 	char *store[store_len];
-	char strings[STRINGS_BYTES];
+	char strings[child_env__strings_len(envp)];
 	char **env;
 	pid_t child = -1;
 	int err;

@@ -68,6 +68,11 @@ bool stat_sibling__seen(const struct session *s, const char *path);
 /* A memory record of period 0 (a retired live set, an empty one's mark)? Counts it. */
 bool memory_events__weightless(struct session *s, const struct perf_file *pf,
 			       const struct sample *smp);
+/*
+ * Attr @name of @pf the library's mark of a memory profile asked for and not
+ * recorded (AP_MEMORY_MARK...)? Then one warning says why (once per reason).
+ */
+void memory_events__note_mark(struct session *s, const struct perf_file *pf, const char *name);
 int memory_events__count(struct session *s, const struct perf_file *pf, const struct sample *smp,
 			 u32 comm, const u32 *frames, u32 nr);
 

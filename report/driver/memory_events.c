@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "autoprof/events.h"
+
 /* Fields between CALLCHAIN and WEIGHT that this reader does not step over. */
 #define BEFORE_WEIGHT                                                                              \
 	(PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |                      \
@@ -66,4 +68,25 @@ int memory_events__count(struct session *s, const struct perf_file *pf, const st
 	return hists__add_stack(&s->hists, h, smp->pid, smp->tid, comm,
 				smp->has_cpu ? smp->cpu : UINT32_MAX, frames, nr,
 				objects ? objects : 1);
+}
+
+void memory_events__note_mark(struct session *s, const struct perf_file *pf, const char *name)
+{
+	const char *why;
+
+	if (strncmp(name, AP_MEMORY_MARK, strlen(AP_MEMORY_MARK)))
+		return;
+	why = !strcmp(name, AP_MEMORY_MARK_NO_LIBRARY)
+		  ? "libautoprof-memory.so was not preloaded (record with autoprof --memory, or "
+		    "both libautoprof.so and libautoprof-memory.so in LD_PRELOAD)"
+	      : !strcmp(name, AP_MEMORY_MARK_OUT_OF_REACH)
+		  ? "the program's malloc and free did not reach libautoprof-memory.so (an "
+		    "allocator linked into the program, or a tool that replaces them)"
+		  : name + strlen(AP_MEMORY_MARK);
+	for (size_t i = 0; i < s->nr_warnings; i++) /* once for a run's files */
+		if (strstr(s->warnings[i], why))
+			return;
+	session__warn(s,
+		      "%s: a memory profile was asked for (AUTOPROF_MEMORY) and not recorded: %s",
+		      pf->path, why);
 }

@@ -67,6 +67,7 @@ int session__name_attrs(struct session *s, struct perf_file *pf)
 		ea->hist = hists__findnew_event(&s->hists, ea->name);
 		if (ea->hist < 0)
 			return ea->hist;
+		memory_events__note_mark(s, pf, ea->name); /* memory asked for, not recorded */
 		ea->lbr_calls = (ea->attr.sample_type & PERF_SAMPLE_BRANCH_STACK) &&
 				(ea->attr.sample_type & PERF_SAMPLE_CALLCHAIN) &&
 				(ea->attr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);

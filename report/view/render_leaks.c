@@ -94,8 +94,10 @@ int render_leaks(struct session *s, const struct report_opts *o, FILE *out)
 
 	(void)o;
 	if (live < 0 && hist_of(s, "alloc-bytes") < 0) {
-		fprintf(stderr, "autoprof-report: --leaks: the input has no memory profile "
-				"(record one with autoprof --memory, or AUTOPROF_MEMORY=1)\n");
+		fprintf(stderr,
+			"autoprof-report: --leaks: the input has no memory profile "
+			"(record one with autoprof --memory, or AUTOPROF_MEMORY=1 with both "
+			"libautoprof.so and libautoprof-memory.so in LD_PRELOAD)\n");
 		return 1;
 	}
 	if ((live < 0 || !s->hists.v[live].nr_samples) && !s->memory_zero) {
