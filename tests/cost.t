@@ -163,10 +163,22 @@ at() {
 	timeout 60 env AUTOPROF_COST=1 AUTOPROF_FREQ="$hz" AUTOPROF_COUNTERS=none \
 		AUTOPROF_OUTPUT="$n.data" LD_PRELOAD="$LIB" "$PROG" "$@" >"$n.out" 2>"$n.err"
 }
+# The copies' sizes follow the walks of a run, which a loaded machine (make
+# check's parallel tests) can starve of samples or delay: a size out of
+# bounds is measured once more, and the second run decides (the first run's
+# figure is in the check's name).
 at s10 10000 1.5 1 1
 read -r sps cpb end <<EOF
 $(costs s10.err)
 EOF
+if [ "${end:-0}" -lt 512 ] || [ "${end:-0}" -gt 1536 ]; then
+	first=${end:-none}
+	at s10 10000 1.5 1 1
+	read -r sps cpb end <<EOF
+$(costs s10.err)
+EOF
+	cpb="$cpb; first run ${first} at the end"
+fi
 within "$(awk -v x="${sps:-0}" 'BEGIN { printf "%d", 10 * x }')" 120 600 \
 	"10 kHz: 12 or more samples per signal (${sps:-none}; batch 8 took 7)"
 within "${end:-0}" 512 1536 \
@@ -182,6 +194,14 @@ at d10 10000 3 1 1 100
 read -r _ _ dend <<EOF
 $(costs d10.err)
 EOF
-within "${dend:-0}" 4096 60000 "10 kHz, stacks deepening midway: the copies grew back (${dend:-none} bytes at the end)"
+dfirst=
+if [ "${dend:-0}" -lt 4096 ]; then # once more, as for s10 above
+	dfirst="; first run ${dend:-none}"
+	at d10 10000 3 1 1 100
+	read -r _ _ dend <<EOF
+$(costs d10.err)
+EOF
+fi
+within "${dend:-0}" 4096 60000 "10 kHz, stacks deepening midway: the copies grew back (${dend:-none} bytes at the end$dfirst)"
 within "$(share_main d10.data)" 99 100 "10 kHz, stacks deepening midway: stacks reach main"
 done_testing

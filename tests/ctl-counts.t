@@ -50,7 +50,7 @@ ok $? "--ignore . (every stack): the $n_line samples it keeps out, not their $re
 
 # Windows: the report over every window's file counts what the closing lines count.
 "$A" --aggregate --window 1s -o w.data -- "$SVC" 2 1.5 2.5 >w.out 2>w.err
-sum=$(sed -n 's/^autoprof: *w\.data\.[0-9T.]* *pid [0-9]* *\([0-9]*\) samples.*/\1/p' w.err |
+sum=$(sed -n 's/^autoprof: *w\.data\.[0-9T.]* *pid [0-9]* *\([0-9]*\) samples\{0,1\} .*/\1/p' w.err |
 	awk '{ s += $1 } END { print s + 0 }')
 files=$(ls w.data.2* | grep -v '\.stat$')
 within "$(echo "$files" | grep -c .)" 2 10 "--window 1s: a file per window" || diag_file w.err
