@@ -198,7 +198,9 @@ kill -0 $pid 2>/dev/null
 ok $? "--duration: the process runs on after the detach"
 kill $pid
 wait $pid 2>/dev/null
-within "$(perf_script dur.data -F time | grep -c .)" 100 1000 "--duration 0.5: about 0.5 s of samples"
+# Samples follow the CPU time late gets: in a loaded make check it got 98 in
+# the half second (a third of a CPU); the upper bound is what --duration keeps.
+within "$(perf_script dur.data -F time | grep -c .)" 40 1000 "--duration 0.5: about 0.5 s of samples"
 
 # -p on a process that has two threads already: the events of the second
 # thread share the CPU's ring (the kernel takes PERF_EVENT_IOC_SET_OUTPUT
