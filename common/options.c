@@ -88,8 +88,7 @@ static int parse_duration(enum ap_env which, uint64_t *out)
 /* Is s a switch's word (1, yes, on, true; 0, no, off, false)? Its value in *out. */
 static bool switch_word(const char *s, bool *out)
 {
-	*out = !strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "on") ||
-	       !strcasecmp(s, "true");
+	*out = ap_env_word_on(s);
 	return *out || !strcmp(s, "0") || !strcasecmp(s, "no") || !strcasecmp(s, "off") ||
 	       !strcasecmp(s, "false");
 }

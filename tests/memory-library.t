@@ -11,7 +11,7 @@
 # empty environment.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/membind" "$B/progs/memtruth" "$B/progs/split" "$B/progs/dlerr" "$B/libautoprof-memory.so"
-plan 30
+plan 31
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 P=$B/progs/membind
@@ -153,6 +153,9 @@ is "$(binds alone.out)" "libautoprof-memory.so 4" "...its wrappers pass the call
 timeout -s KILL 60 env LD_PRELOAD="$MEMLIB" sh -c "$P; $P child" >tree.out 2>tree.err
 is "$(grep -c done tree.out) $(wc -l <tree.err)" "3 1" "...a tree of processes: one line in all" ||
 	diag_file tree.err
+timeout -s KILL 60 env LD_PRELOAD="$MEMLIB" "$B/progs/dlerr" exec >execd.out 2>execd.err
+is "$(grep -c dlerror execd.out) $(wc -l <execd.err)" "2 1" "...a process that execs another program: one line in all" ||
+	diag_file execd.err
 timeout -s KILL 60 env AUTOPROF_QUIET=1 LD_PRELOAD="$MEMLIB" "$P" >/dev/null 2>quiet.err
 is "$(wc -l <quiet.err)" 0 "...none with AUTOPROF_QUIET=1"
 

@@ -33,6 +33,8 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #define AUTOPROF_DEFAULT_COUNTERS                                                                  \
 	"task-clock,context-switches,cpu-migrations,page-faults,{cycles,instructions},"            \
@@ -118,8 +120,8 @@
 	  "set by the library: the sampling event the run's first process found missing "          \
 	  "(its attr's hash, the error), not probed again by its descendants")                     \
 	X(MEMORY_SAID, LIB, NULL, 0, "1", "",                                                      \
-	  "set by the library: a process of the run said that allocations are not profiled, "      \
-	  "so that its descendants do not say it again")                                           \
+	  "set by the libraries: a process of the run said that allocations are not profiled, "    \
+	  "so that its descendants and the programs it execs do not say it again")                 \
 	X(LAUNCHER, LIB, NULL, 0, "PID", "",                                                       \
 	  "set by the launcher: it checked the run's AUTOPROF_* names, so the library does not "   \
 	  "say them again")                                                                        \
@@ -213,6 +215,13 @@ static inline const char *ap_env_default(enum ap_env v)
 static inline const char *ap_env(enum ap_env v)
 {
 	return getenv(ap_env_name(v));
+}
+
+/* Is s a switch's word for on (1, yes, on, true)? */
+static inline bool ap_env_word_on(const char *s)
+{
+	return !strcmp(s, "1") || !strcasecmp(s, "yes") || !strcasecmp(s, "on") ||
+	       !strcasecmp(s, "true");
 }
 
 /*

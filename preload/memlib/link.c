@@ -8,10 +8,6 @@
  * hands it the controls.
  */
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "autoprof/env.h"
@@ -56,63 +52,29 @@ AP_API const struct ap_memory_lib *__autoprof_memory_link_1(const struct ap_memo
 	return &controls;
 }
 
-/* AUTOPROF_QUIET on (common/options.c's words for on). */
-static bool quiet(void)
-{
-	const char *q = ap_env(AP_ENV_QUIET);
-
-	return q && (!strcmp(q, "1") || !strcasecmp(q, "yes") || !strcasecmp(q, "on") ||
-		     !strcasecmp(q, "true"));
-}
-
-/*
- * Has the parent process this library mapped (then it said the line, or did
- * not need to: one line for a whole tree of processes)? Read with the
- * system calls, in pieces: its maps may be long.
- */
-static bool parent_has_us(void)
-{
-	char path[64], buf[4096 + sizeof(AP_MEMORY_LIB_NAME)];
-	size_t keep = 0, k = sizeof(AP_MEMORY_LIB_NAME) - 1;
-	ssize_t n;
-	bool found = false;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getppid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	while (!found && (n = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
-		size_t len = keep + (size_t)n;
-
-		buf[len] = 0;
-		found = memmem(buf, len, AP_MEMORY_LIB_NAME, k) != NULL;
-		keep = len < k ? len : k; /* a name cut at the end of the piece */
-		memmove(buf, buf + len - keep, keep);
-	}
-	close(fd);
-	return found;
-}
-
 /*
  * At load: the real functions found before the program's first call (dlsym
  * may allocate: from the arena, now), and one line when libautoprof.so is
  * not loaded (its symbol absent): this library then only passes the calls
- * on. Said by the first process of a tree only.
+ * on. Said once per tree of processes: AUTOPROF_MEMORY_SAID, as
+ * libautoprof.so's memory lines (memory_link.c), which the images a process
+ * execs and its children inherit.
  */
 __attribute__((constructor)) static void link_start(void)
 {
 	static const char msg[] = "autoprof: " AP_MEMORY_LIB_NAME " is preloaded without "
 				  "libautoprof.so: allocations pass through, not profiled (name "
 				  "both in LD_PRELOAD, libautoprof.so first)\n";
+	const char *q = ap_env(AP_ENV_QUIET);
+	ssize_t n;
 
 	alloc__resolve();
 	if (dlsym(RTLD_DEFAULT, AP_CORE_SYM))
 		return;
 	(void)dlerror(); /* the failed lookup's message is not the program's to read */
-	if (!quiet() && !parent_has_us()) {
-		ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-
-		(void)n;
-	}
+	if ((q && ap_env_word_on(q)) || ap_env(AP_ENV_MEMORY_SAID))
+		return;
+	setenv(ap_env_name(AP_ENV_MEMORY_SAID), "1", 1);
+	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)n;
 }
