@@ -54,60 +54,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Read a small file whole into buf (NUL-terminated). Returns its length or -1. */
-static ssize_t slurp(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, cap - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return (ssize_t)n;
-}
-
-/* The value of "key value" line key in text, copied to out; false when missing. */
-static bool field(const char *text, const char *key, char *out, size_t cap)
-{
-	size_t k = strlen(key);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (!strncmp(p, key, k) && p[k] == ' ') {
-			size_t n = strcspn(p + k + 1, "\n");
-
-			if (n >= cap)
-				n = cap - 1;
-			memcpy(out, p + k + 1, n);
-			out[n] = 0;
-			return true;
-		}
-	}
-	return false;
-}
-
-static unsigned long long field_u64(const char *text, const char *key)
-{
-	char v[32];
-
-	return field(text, key, v, sizeof(v)) ? strtoull(v, NULL, 10) : 0;
-}
-
-/* Start time (field 22) and state (field 3) of /proc/pid[/task/tid]/stat; false if gone. */
-static bool proc_stat(const char *path, unsigned long long *start, char *state)
-{
-	char buf[1024], *p;
-
-	if (slurp(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
-		return false;
-	*state = p[2];
-	return sscanf(p + 2,
-		      "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-		      "%*d %*d %llu",
-		      start) == 1;
-}
-
 /*
  * Find and read the endpoint of pid (owned by uid). Returns 0, 1 after saying
  * why, or CTL_ABSENT (silently when quiet) when pid has none.
@@ -125,21 +71,21 @@ static int find_endpoint(int pid, uid_t uid, struct endpoint *e, bool quiet)
 	ap_control_dir(dirs[n++], sizeof(dirs[0]), NULL, uid);
 	for (int i = 0; i < n; i++) {
 		snprintf(e->path, sizeof(e->path), "%s/%d", dirs[i], pid);
-		if (slurp(e->path, text, sizeof(text)) < 0)
+		if (textfile__read(e->path, text, sizeof(text)) < 0)
 			continue;
-		e->launcher = field_u64(text, "launcher") != 0;
+		e->launcher = textfile__field_u64(text, "launcher") != 0;
 		if (strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1) ||
-		    (!e->launcher && !field(text, "token", v, sizeof(v)))) {
+		    (!e->launcher && !textfile__field(text, "token", v, sizeof(v)))) {
 			fprintf(stderr, "autoprof ctl: %s is not an autoprof control endpoint\n",
 				e->path);
 			return 1;
 		}
 		e->token = e->launcher ? 0 : (uint32_t)strtoul(v, NULL, 10);
-		e->pid = (int)field_u64(text, "pid");
-		e->signo = (int)field_u64(text, "signal");
-		e->start = field_u64(text, "start");
-		e->server = (int)field_u64(text, "server");
-		if (!field(text, "file", e->file, sizeof(e->file)))
+		e->pid = (int)textfile__field_u64(text, "pid");
+		e->signo = (int)textfile__field_u64(text, "signal");
+		e->start = textfile__field_u64(text, "start");
+		e->server = (int)textfile__field_u64(text, "server");
+		if (!textfile__field(text, "file", e->file, sizeof(e->file)))
 			e->file[0] = 0;
 		return 0;
 	}
@@ -166,18 +112,18 @@ static bool is_launcher(int pid)
 	int ppid;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	if (slurp(path, comm, sizeof(comm)) <= 0)
+	if (textfile__read(path, comm, sizeof(comm)) <= 0)
 		return false;
 	if (!strcmp(comm, "autoprof\n") || !strcmp(comm, "autoprof-outsid\n"))
 		return true;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (slurp(path, stat, sizeof(stat)) <= 0 || !(p = strrchr(stat, ')')) ||
-	    sscanf(p + 2, "%*c %d", &ppid) != 1 || !proc_stat(path, &start, &(char){0}) ||
-	    slurp("/proc/uptime", up, sizeof(up)) <= 0 ||
+	if (textfile__read(path, stat, sizeof(stat)) <= 0 || !(p = strrchr(stat, ')')) ||
+	    sscanf(p + 2, "%*c %d", &ppid) != 1 || !textfile__stat(path, &start, &(char){0}) ||
+	    textfile__read("/proc/uptime", up, sizeof(up)) <= 0 ||
 	    strtod(up, NULL) - (double)start / (double)sysconf(_SC_CLK_TCK) > 1.0)
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/comm", ppid);
-	return slurp(path, parent, sizeof(parent)) > 0 && !strcmp(comm, parent);
+	return textfile__read(path, parent, sizeof(parent)) > 0 && !strcmp(comm, parent);
 }
 
 /*
@@ -223,14 +169,15 @@ static int pick_thread(int pid)
 		if (tid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-		if (!proc_stat(path, &start, &state))
+		if (!textfile__stat(path, &start, &state))
 			continue;
 		if (state == 'R') {
 			running = running ? running : tid;
 			continue;
 		}
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
-		if (state == 'S' && slurp(path, wchan, sizeof(wchan)) > 0 && restartable(wchan)) {
+		if (state == 'S' && textfile__read(path, wchan, sizeof(wchan)) > 0 &&
+		    restartable(wchan)) {
 			closedir(dir);
 			return tid;
 		}
@@ -256,26 +203,29 @@ static const char *span(uint64_t ns, char *buf, size_t cap)
 /* Say what the answer says, for op; its counts into a. */
 static void print_answer(int pid, int op, const char *text, struct ctl_answer *out)
 {
-	bool on = field_u64(text, "sampling");
-	uint64_t now = field_u64(text, "now"), since = field_u64(text, "since");
-	uint64_t sampled = field_u64(text, "sampled_ns") + (on && now > since ? now - since : 0);
-	unsigned long long samples = field_u64(text, "samples"), lost = field_u64(text, "lost");
-	unsigned long long err = field_u64(text, "error");
+	bool on = textfile__field_u64(text, "sampling");
+	uint64_t now = textfile__field_u64(text, "now"), since = textfile__field_u64(text, "since");
+	uint64_t sampled =
+	    textfile__field_u64(text, "sampled_ns") + (on && now > since ? now - since : 0);
+	unsigned long long samples = textfile__field_u64(text, "samples"),
+			   lost = textfile__field_u64(text, "lost");
+	unsigned long long err = textfile__field_u64(text, "error");
 	char file[4096] = "", a[32], b[32];
 
-	field(text, "file", file, sizeof(file));
+	textfile__field(text, "file", file, sizeof(file));
 	out->samples = samples;
 	out->lost = lost;
-	out->threads = field_u64(text, "threads");
+	out->threads = textfile__field_u64(text, "threads");
 	out->sampling = on;
 	switch (op) {
 	case AP_CTL_START:
 		printf("pid %d: sampling %s; file %s\n", pid,
-		       field_u64(text, "changed") ? "started" : "was already on", file);
+		       textfile__field_u64(text, "changed") ? "started" : "was already on", file);
 		break;
 	case AP_CTL_STOP:
 		printf("pid %d: sampling %s; %llu samples so far are in %s\n", pid,
-		       field_u64(text, "changed") ? "stopped" : "was already off", samples, file);
+		       textfile__field_u64(text, "changed") ? "stopped" : "was already off",
+		       samples, file);
 		break;
 	case AP_CTL_DUMP:
 		printf("pid %d: %llu samples so far are in %s (complete: perf report -i %s)\n", pid,
@@ -289,9 +239,9 @@ static void print_answer(int pid, int op, const char *text, struct ctl_answer *o
 		printf("pid %d: sampling %s since %s, %s ago (%s sampled in all)%s\n", pid,
 		       on ? "on" : "off", when, span(now > since ? now - since : 0, a, sizeof(a)),
 		       span(sampled, b, sizeof(b)),
-		       field_u64(text, "mode_timer") ? ", with CPU-time timers" : "");
+		       textfile__field_u64(text, "mode_timer") ? ", with CPU-time timers" : "");
 		printf("samples: %llu (%llu lost) from %llu threads sampled now\n", samples, lost,
-		       field_u64(text, "threads"));
+		       textfile__field_u64(text, "threads"));
 		printf("file: %s\n", file);
 	}
 	}
@@ -385,7 +335,7 @@ int ctl__one(int pid, int op, bool timing, bool in_tree, struct ctl_answer *a)
 	if (rc)
 		return rc;
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (!proc_stat(path, &start, &state) || (e.start && start != e.start)) {
+	if (!textfile__stat(path, &start, &state) || (e.start && start != e.start)) {
 		unlink(e.path);
 		if (in_tree)
 			return CTL_ABSENT;
@@ -435,9 +385,9 @@ int ctl__one(int pid, int op, bool timing, bool in_tree, struct ctl_answer *a)
 				syscall(SYS_rt_sigqueueinfo, e.server ? e.server : pid, e.signo,
 					&si);
 		}
-		if (slurp(reply, text, sizeof(text)) > 0 &&
+		if (textfile__read(reply, text, sizeof(text)) > 0 &&
 		    !strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1) &&
-		    field_u64(text, "nonce") == nonce && strstr(text, "\nfile "))
+		    textfile__field_u64(text, "nonce") == nonce && strstr(text, "\nfile "))
 			break;
 		if (mono_ns() - t0 > ANSWER_WAIT_NS) {
 			fprintf(stderr,
@@ -452,7 +402,7 @@ int ctl__one(int pid, int op, bool timing, bool in_tree, struct ctl_answer *a)
 	if (timing)
 		printf("answered in %.3f ms (delivered after %.3f ms, acted on in %.3f ms)\n",
 		       (double)(mono_ns() - t0) / 1e6,
-		       ((double)field_u64(text, "arrived") - (double)t0) / 1e6,
-		       (double)field_u64(text, "took_ns") / 1e6);
+		       ((double)textfile__field_u64(text, "arrived") - (double)t0) / 1e6,
+		       (double)textfile__field_u64(text, "took_ns") / 1e6);
 	return 0;
 }

@@ -210,4 +210,16 @@ void ctl_tree__withdraw(void);
  */
 int ctl_tree__request(int launcher, int op, bool timing);
 
+/* textfile.c: the small text files the launcher reads (endpoints, replies, /proc). */
+/* Read the file at @path whole (up to @cap - 1 bytes, not through a link) into @buf,
+ * NUL-terminated. Returns its length, or -1. */
+ssize_t textfile__read(const char *path, char *buf, size_t cap);
+/* The value of the "@key value" line of @text, copied to @out; false when missing. */
+bool textfile__field(const char *text, const char *key, char *out, size_t cap);
+/* That value as a number, or 0. */
+unsigned long long textfile__field_u64(const char *text, const char *key);
+/* Start time (field 22, clock ticks since boot) and state (field 3) of a
+ * /proc/PID[/task/TID]/stat file; false if it cannot be read. */
+bool textfile__stat(const char *path, unsigned long long *start, char *state);
+
 #endif

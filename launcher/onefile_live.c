@@ -11,7 +11,6 @@
  * Not async-signal-safe.
  */
 #include <dirent.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,50 +19,8 @@
 #include <unistd.h>
 
 #include "autoprof/control.h"
+#include "launcher.h"
 #include "onefile.h"
-
-/* A small file into @buf (NUL-terminated); its length, or -1. */
-static ssize_t slurp(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, cap - 1);
-	close(fd);
-	if (n >= 0)
-		buf[n] = 0;
-	return n;
-}
-
-/* The value of the "@key value" line of @text (up to its newline), or NULL. */
-static const char *field(const char *text, const char *key, size_t *len)
-{
-	size_t k = strlen(key);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, k) && p[k] == ' ') {
-			*len = strcspn(p + k + 1, "\n");
-			return p + k + 1;
-		}
-	return NULL;
-}
-
-/* This process's start time in clock ticks since boot (/proc/PID/stat field 22), or 0. */
-static unsigned long long start_ticks(const char *path)
-{
-	char buf[1024], *p;
-	unsigned long long v = 0;
-
-	if (slurp(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')) ||
-	    sscanf(p + 2,
-		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-		   "%*d %llu",
-		   &v) != 1)
-		return 0;
-	return v;
-}
 
 /* Is @name BASE.PID or BASE.PID.N (a descendant's file)? */
 static bool descendant_name(const char *name, const char *base)
@@ -85,15 +42,13 @@ static bool descendant_name(const char *name, const char *base)
 /* Does the endpoint text @text name a descendant's file in the folder @want not written yet? */
 static bool names_unwritten(const char *text, const struct stat *want, const char *base)
 {
-	char file[PATH_MAX], folder[PATH_MAX];
-	size_t len = 0, skip;
-	const char *v = field(text, "file", &len), *slash;
+	char file[PATH_MAX], folder[PATH_MAX], skip[8];
+	const char *slash;
 	struct stat st;
 
-	if (!v || field(text, "launcher", &skip) || len == 0 || len >= sizeof(file))
+	if (!textfile__field(text, "file", file, sizeof(file)) || !*file ||
+	    textfile__field(text, "launcher", skip, sizeof(skip)))
 		return false;
-	memcpy(file, v, len);
-	file[len] = 0;
 	slash = strrchr(file, '/');
 	snprintf(folder, sizeof(folder), "%.*s",
 		 slash ? (slash == file ? 1 : (int)(slash - file)) : 1, slash ? file : ".");
@@ -104,28 +59,27 @@ static bool names_unwritten(const char *text, const struct stat *want, const cha
 unsigned onefile_live__unwritten(const char *dir, const char *base)
 {
 	char cdir[PATH_MAX], path[PATH_MAX + 300], text[PATH_MAX + 512];
-	unsigned long long since = start_ticks("/proc/self/stat");
+	unsigned long long since = 0;
+	char state;
 	struct stat want;
 	struct dirent *e;
 	unsigned n = 0;
 	DIR *d;
 
-	if (!since || stat(dir, &want) < 0 ||
+	if (!textfile__stat("/proc/self/stat", &since, &state) || !since || stat(dir, &want) < 0 ||
 	    ap_control_dir_make(cdir, sizeof(cdir), getenv("XDG_RUNTIME_DIR")) ||
 	    !(d = opendir(cdir)))
 		return 0;
 	while ((e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
-		size_t len;
-		const char *v;
 
 		if (pid <= 0 || *end || pid == getpid() || !onefile__alive((int)pid))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", cdir, e->d_name);
-		if (slurp(path, text, sizeof(text)) <= 0 ||
+		if (textfile__read(path, text, sizeof(text)) <= 0 ||
 		    strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1) ||
-		    !(v = field(text, "start", &len)) || strtoull(v, NULL, 10) < since)
+		    textfile__field_u64(text, "start") < since)
 			continue; /* not an endpoint, or a process older than this run */
 		n += names_unwritten(text, &want, base);
 	}
