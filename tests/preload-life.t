@@ -4,7 +4,7 @@
 # without the library, every file written reads cleanly in perf report, and
 # each holds the samples of the code that ran in that process image.
 . "$(dirname "$0")/lib.sh"
-plan 52
+plan 53
 
 LIFE=$B/progs/life
 PROGS=$B/progs
@@ -136,6 +136,14 @@ cd ..
 mkdir nofollow && cd nofollow
 AUTOPROF_QUIET=1 AUTOPROF_FOLLOW=0 LD_PRELOAD=$LIB "$LIFE" forkexec "$PROGS" >/dev/null
 is "$(ls | grep -v '\.stat$' | grep -c '^perf.data')" 1 "AUTOPROF_FOLLOW=0: only the first process writes a file"
+# ... and the children's LD_PRELOAD keeps every other entry, however long the list
+# (it was cut at 4 KiB: a 300-entry list lost most of its entries, silently).
+other=/lib/x86_64-linux-gnu/libm.so.6
+[ -e $other ] || other=$(ldd /bin/sh | awk '/libc.so/ {print $3}')
+list=$other
+for i in $(seq 299); do list="$list:$other"; done
+AUTOPROF_QUIET=1 AUTOPROF_FOLLOW=0 LD_PRELOAD="$LIB:$list" sh -c 'printf "%s" "$LD_PRELOAD"' >seen.txt 2>seen.err
+is "$(cat seen.txt)" "$list" "AUTOPROF_FOLLOW=0: the library leaves the children's LD_PRELOAD, all ${#list} bytes of its other entries ($(wc -c <seen.txt) seen)"
 cd ..
 
 # autoprof-report merges a process tree's files.

@@ -64,18 +64,21 @@ static bool list_has(const char *list, const char *lib)
 void child_env__drop_preload(void)
 {
 	const char *old = getenv("LD_PRELOAD"), *lib = library_path(), *mem = memory_link__path();
-	char buf[4096];
 	size_t n = 0;
 
 	if (!old || !*lib)
 		return;
+
+	/* on the stack, as long as the value (an environment string: at most 128 KiB), so
+	 * that every other entry stays, however many the program named */
+	char buf[strlen(old) + 1];
+
 	buf[0] = 0;
 	for (const char *p = old; *p;) {
 		size_t len = strcspn(p, ": ");
 
 		if (len && !(len == strlen(lib) && !strncmp(p, lib, len)) &&
-		    !(*mem && len == strlen(mem) && !strncmp(p, mem, len)) &&
-		    n + len + 2 < sizeof(buf)) {
+		    !(*mem && len == strlen(mem) && !strncmp(p, mem, len))) {
 			if (n)
 				buf[n++] = ':';
 			memcpy(buf + n, p, len);
