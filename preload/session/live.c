@@ -275,8 +275,11 @@ uint32_t live__stack_id(const uint64_t *ips, unsigned nr, uint32_t gen, bool *fi
 			__atomic_store_n(&frames_used, frames_used + nr + 1, __ATOMIC_RELAXED);
 			stack_count++;
 		}
+		/* Read under the lock: once it is released, an empty slot i (this
+		 * stack not added: the tables full) may take another thread's stack. */
+		id = t->s[i].off;
 		spin_unlock(&stack_lock);
-		if (!t->s[i].off)
+		if (!id)
 			return 0; /* the tables are full */
 	}
 	slot = &t->s[i];
