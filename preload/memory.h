@@ -168,8 +168,12 @@ void live__insert(const struct live_block *b);
 bool live__take(uint64_t addr, struct live_block *out);
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
 		uint64_t *bytes, bool wait, bool keep);
+/* Every lock of the tables, waited for (fork; the thread holds none). Not async-signal-safe. */
 void live__lock_all(void);
 void live__unlock_all(void);
+/* A child forked without live__lock_all(): the locks of the threads it does not have freed,
+ * what they were changing dropped (returned: the sampled blocks). Async-signal-safe. */
+uint64_t live__fork_child_inside(void);
 uint64_t live__untracked(void);
 uint64_t live__footprint(void);
 

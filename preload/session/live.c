@@ -20,6 +20,11 @@
  * seen before is found without a lock); spin locks of ours, never
  * held across a call into the program or the allocator; a handler (a
  * window's end, a deadly signal) waits for them a bounded time only.
+ * A lock's word is its holder's mark (the address of its thread's ap_mem,
+ * which a forked child's thread keeps): a handler that interrupted its own
+ * thread's holder does not wait for it, and a child forked from such a
+ * handler tells the locks of its interrupted code from those of threads it
+ * does not have (live__fork_child_inside()).
  */
 #include <errno.h>
 #include <sched.h>
@@ -52,7 +57,7 @@ struct stack_table { /* published whole (release); a grown one replaces it, the 
 };
 
 struct shard {
-	int lock;
+	uintptr_t lock; /* 0, or the holder's mark */
 	struct live_block *v;
 	uint64_t mask, count;
 } __attribute__((aligned(64)));
@@ -61,13 +66,14 @@ uint64_t *ap_live_filter;
 static uint16_t *filter_counts; /* the live blocks per filter bit; under its word's shard's lock */
 
 static struct shard shards[SHARDS];
-static int stack_lock;		   /* for adding a stack; finding one takes no lock */
+static uintptr_t stack_lock;	   /* for adding a stack; finding one takes no lock */
 static struct stack_table *stacks; /* atomic pointer; its count under stack_lock: */
 static uint64_t stack_count;
 static uint64_t stacks_retired;	 /* bytes of the tables grown out of (kept: readers) */
 static uint64_t *frames;	 /* append-only, never moved: read without the lock */
 static uint64_t frames_used = 1; /* offset 0 is the unknown stack */
 static uint64_t untracked;	 /* blocks not followed: a table was full; atomic */
+static uintptr_t snap_lock;	 /* a live set being written (live__write) */
 
 static void *map(uint64_t bytes)
 {
@@ -102,31 +108,53 @@ int live__init(void)
 	return 0;
 }
 
-static void spin_lock(int *l)
+/* This thread's mark in the locks it holds: its ap_mem's address (a forked child's too). */
+static uintptr_t mark(void)
 {
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+	return (uintptr_t)&ap_mem;
+}
+
+static bool try_once(uintptr_t *l)
+{
+	uintptr_t free = 0;
+
+	return __atomic_compare_exchange_n(l, &free, mark(), false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static void spin_lock(uintptr_t *l)
+{
+	while (!try_once(l))
 		sched_yield();
 }
 
-/* The lock, waited for SPIN_TRIES yields at most (from a handler). Async-signal-safe. */
-static bool spin_trylock(int *l)
+/*
+ * The lock, waited for SPIN_TRIES yields at most (from a handler), not at all
+ * when this thread holds it (the handler interrupted its holder).
+ * Async-signal-safe.
+ */
+static bool spin_trylock(uintptr_t *l)
 {
 	for (int i = 0; i < SPIN_TRIES; i++) {
-		if (!__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		if (try_once(l))
 			return true;
+		if (__atomic_load_n(l, __ATOMIC_RELAXED) == mark())
+			return false;
 		raw_syscall(SYS_sched_yield);
 	}
 	return false;
 }
 
-static void spin_unlock(int *l)
+static void spin_unlock(uintptr_t *l)
 {
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
 
-/* Every lock, for fork (the child's copy is then whole). Not async-signal-safe. */
+/* Every lock, for fork (the child's copy is then whole; a live set being written is
+ * finished first). The thread holds none. Not async-signal-safe. */
 void live__lock_all(void)
 {
+	spin_lock(&snap_lock);
 	spin_lock(&stack_lock);
 	for (unsigned i = 0; i < SHARDS; i++)
 		spin_lock(&shards[i].lock);
@@ -137,6 +165,7 @@ void live__unlock_all(void)
 	for (unsigned i = 0; i < SHARDS; i++)
 		spin_unlock(&shards[i].lock);
 	spin_unlock(&stack_lock);
+	spin_unlock(&snap_lock);
 }
 
 /*
@@ -271,8 +300,11 @@ uint32_t live__stack_id(const uint64_t *ips, unsigned nr, uint32_t gen, bool *fi
 			memcpy(frames + frames_used + 1, ips, (size_t)nr * 8);
 			t->s[i].hash = h;
 			t->s[i].nr = nr;
-			__atomic_store_n(&t->s[i].off, (uint32_t)frames_used, __ATOMIC_RELEASE);
+			id = (uint32_t)frames_used;
+			/* the frames taken before the stack is published: a thread
+			 * gone here (a fork) leaves no published stack's frames free */
 			__atomic_store_n(&frames_used, frames_used + nr + 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->s[i].off, id, __ATOMIC_RELEASE);
 			stack_count++;
 		}
 		/* Read under the lock: once it is released, an empty slot i (this
@@ -468,7 +500,6 @@ static struct {
 	size_t len, cap;
 	uint64_t at, dev, ino;
 } kept;
-static int snap_lock;
 
 /* Retire the kept live set if it is in w's file, and forget it. Under snap_lock. */
 static void retire(struct writer *w)
@@ -600,4 +631,61 @@ out:
 	if (buf)
 		munmap(buf, room);
 	return err;
+}
+
+/* Empty shard k (its blocks and their filter bits; the pinned bits stay): its
+ * holder, gone, may have left it half changed. Returns the blocks dropped. */
+static uint64_t drop_shard(unsigned k)
+{
+	struct shard *s = &shards[k];
+	struct live_block *v = map(MIN_BLOCKS * sizeof(*v));
+	uint64_t dropped = s->count;
+
+	for (uint32_t w = k; w < FILTER_SLOTS / 64; w += SHARDS) { /* its words (shard_of) */
+		uint64_t bits = 0;
+
+		for (unsigned b = 0; b < 64; b++) {
+			uint16_t *c = &filter_counts[w * 64 + b];
+
+			if (*c != UINT16_MAX)
+				*c = 0;
+			bits |= (uint64_t)(*c != 0) << b;
+		}
+		__atomic_store_n(&ap_live_filter[w], bits, __ATOMIC_RELEASE);
+	}
+	if (v) { /* the old table is left alone: it may be half grown, or unmapped */
+		s->v = v;
+		s->mask = MIN_BLOCKS - 1;
+	} else {
+		memset(s->v, 0, (s->mask + 1) * sizeof(*s->v));
+	}
+	s->count = 0;
+	return dropped;
+}
+
+/*
+ * In a child forked without live__lock_all() (from a handler that
+ * interrupted this thread inside the profiler): the locks of threads the
+ * child does not have are freed, and what they were changing is dropped (a
+ * shard's blocks, the live set being written); the locks of this thread's
+ * interrupted code stay its own (it goes on when the handler returns).
+ * Returns the sampled blocks dropped. Async-signal-safe.
+ */
+uint64_t live__fork_child_inside(void)
+{
+	uint64_t dropped = 0;
+
+	if (stack_lock && stack_lock != mark())
+		stack_lock = 0; /* a stack is published whole, or not at all */
+	if (snap_lock && snap_lock != mark()) {
+		kept.buf = NULL; /* the parent's file's, maybe half kept: left alone */
+		snap_lock = 0;
+	}
+	for (unsigned k = 0; k < SHARDS; k++) {
+		if (!shards[k].lock || shards[k].lock == mark())
+			continue;
+		dropped += drop_shard(k);
+		shards[k].lock = 0;
+	}
+	return dropped;
 }

@@ -42,6 +42,7 @@ static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
 static uint64_t samples, sampled_bytes, unplaced; /* atomic */
 static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
 static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
+static uint64_t fork_dropped; /* the parent's sampled blocks a child dropped (fork_inside) */
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -380,24 +381,60 @@ int memory__file_events(struct writer_event *events, int n)
 	return n;
 }
 
-/* fork: the live table's lock is held across it, so the child's copy is whole. */
+/*
+ * fork: every lock of the tables is held across it (memory.c's first, then
+ * live.c's, in the order their holders take them), so the child's copy is
+ * whole. Not when the fork comes from a handler that interrupted this
+ * thread inside the profiler (its guard was up already): the interrupted
+ * code may hold a lock, or wait for one another thread holds, so nothing is
+ * waited for; the child frees the locks of the threads it does not have
+ * (live__fork_child_inside()), and the parent has nothing to release.
+ */
 static void before_fork(void)
 {
+	bool inside = ap_mem.busy;
+
 	memory__guard_up();
+	if (inside)
+		return;
+	while (__atomic_exchange_n(&shared_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield(); /* its holder has every signal blocked and waits for live.c only */
 	live__lock_all();
+}
+
+/* The guard raised by before_fork, and ours at the fork: did before_fork lock? */
+static bool fork_locked(void)
+{
+	return ap_mem.busy == 1;
 }
 
 static void after_fork(void)
 {
-	live__unlock_all();
+	if (fork_locked()) {
+		live__unlock_all();
+		__atomic_store_n(&shared_lock, 0, __ATOMIC_RELEASE);
+	}
 	memory__guard_down();
 }
 
-/* The child's live set starts as the parent's; its samples and file are its own. */
+/*
+ * The child's live set starts as the parent's (but what a thread the child
+ * does not have was changing); its samples and file are its own, and so is
+ * its draw (a preforked worker does not sample in step with its siblings).
+ */
 static void after_fork_child(void)
 {
 	samples = sampled_bytes = unplaced = 0;
 	memory_agg__forget();
+	if (ap_mem.rng) { /* the countdown restored by the guard's end: drawn anew */
+		seed_thread();
+		ap_mem.held = ap_mem.left;
+		ap_mem.left = INT64_MAX;
+	}
+	if (!fork_locked()) {
+		shared_lock = 0; /* its holder had every signal blocked: another thread */
+		fork_dropped += live__fork_child_inside();
+	}
 	after_fork();
 }
 
@@ -498,9 +535,16 @@ uint64_t memory__samples(void)
 	return __atomic_load_n(&samples, __ATOMIC_RELAXED);
 }
 
+/*
+ * The image's end (exit, exec). From a handler that interrupted this thread
+ * inside the profiler (its guard up: an exec or exit in a signal handler),
+ * the tables are waited for a bounded time only, and not at all when the
+ * interrupted code holds them: the live set is then not written, and said.
+ */
 void memory__stop(struct writer *w)
 {
 	uint64_t blocks = 0, bytes = 0;
+	bool inside = ap_mem.busy;
 	int err;
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
@@ -508,10 +552,13 @@ void memory__stop(struct writer *w)
 	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__stop();
-	err =
-	    live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true, false);
+	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, !inside,
+			  false);
 	memory__guard_down();
-	if (err)
+	if (err == -EBUSY && inside)
+		pr_warn("AUTOPROF_MEMORY: the live set is not in the file: the image ended in a "
+			"signal handler that interrupted the profiler's table");
+	else if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
@@ -528,6 +575,10 @@ void memory__stop(struct writer *w)
 	if (dumps_missed)
 		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (the table was busy)",
 			(unsigned long long)dumps_missed);
+	if (fork_dropped)
+		pr_warn("AUTOPROF_MEMORY: %llu sampled blocks of the parent's live set dropped: "
+			"forked in a signal handler while another thread was changing the table",
+			(unsigned long long)fork_dropped);
 	if (live__untracked())
 		pr_warn(
 		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "
