@@ -535,6 +535,12 @@ uint64_t memory__samples(void)
 	return __atomic_load_n(&samples, __ATOMIC_RELAXED);
 }
 
+/* Does the image's file stay (lifecycle.c removes a descendant's without samples)? */
+static bool keeps_file(void)
+{
+	return samples || autoprof.stats.samples || autoprof.top;
+}
+
 /*
  * The image's end (exit, exec). From a handler that interrupted this thread
  * inside the profiler (its guard up: an exec or exit in a signal handler),
@@ -555,11 +561,13 @@ void memory__stop(struct writer *w)
 	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, !inside,
 			  false);
 	memory__guard_down();
-	if (err == -EBUSY && inside)
-		pr_warn("AUTOPROF_MEMORY: the live set is not in the file: the image ended in a "
-			"signal handler that interrupted the profiler's table");
-	else if (err)
+	if (err == -EBUSY && inside) {
+		if (keeps_file()) /* a child that took no sample leaves no file to tell */
+			pr_warn("AUTOPROF_MEMORY: the live set is not in the file: the image "
+				"ended in a signal handler that interrupted the profiler's table");
+	} else if (err) {
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
+	}
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
 	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "
@@ -575,7 +583,7 @@ void memory__stop(struct writer *w)
 	if (dumps_missed)
 		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (the table was busy)",
 			(unsigned long long)dumps_missed);
-	if (fork_dropped)
+	if (fork_dropped && keeps_file())
 		pr_warn("AUTOPROF_MEMORY: %llu sampled blocks of the parent's live set dropped: "
 			"forked in a signal handler while another thread was changing the table",
 			(unsigned long long)fork_dropped);
