@@ -205,6 +205,7 @@ void live__filter_pin(uint64_t addr, uint64_t len)
 {
 	if (!__atomic_load_n(&ap_live_filter, __ATOMIC_SEQ_CST))
 		return;
+	memory__guard_up(); /* a fork in a handler that comes in meanwhile waits for no lock */
 	for (uint64_t a = addr & ~(uint64_t)15; a < addr + len; a += 16) {
 		struct shard *s = shard_of(a);
 
@@ -213,6 +214,7 @@ void live__filter_pin(uint64_t addr, uint64_t len)
 		filter_add(a, 1); /* to the maximum, where it stays */
 		spin_unlock(&s->lock);
 	}
+	memory__guard_down();
 }
 
 static uint64_t block_home(uint64_t addr, uint64_t mask)
