@@ -7,7 +7,7 @@
 # skipped.
 . "$(dirname "$0")/lib.sh"
 needs "$B/libautoprof-memory.so" "$B/autoprof"
-plan 4
+plan 8
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 A=$B/autoprof
@@ -72,5 +72,68 @@ EOP
 else
 	skip "no python3"
 	skip "no python3"
+fi
+
+# ---- a thread whose first allocation is made inside pthread_getattr_np ----
+# glibc holds the thread's lock while it reallocs there; the sample of that
+# allocation asked glibc for the thread's stack (pthread_getattr_np again)
+# and waited for the lock for ever: java -version hung at an interval of 1
+# (the JVM asks each new thread's stack). The threads' samples are walked.
+cat >getattr.c <<'EOC'
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+static void *run(void *arg)
+{
+	pthread_attr_t a;
+	size_t size = 0;
+	void *addr;
+
+	if (!pthread_getattr_np(pthread_self(), &a)) {
+		pthread_attr_getstack(&a, &addr, &size);
+		pthread_attr_destroy(&a);
+	}
+	*(int *)arg = size > 0;
+	return NULL;
+}
+int main(void)
+{
+	int ok[4] = {0}, n = 0;
+	pthread_t t[4];
+
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, run, &ok[i]);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL), n += ok[i];
+	printf("%d\n", n);
+	return 0;
+}
+EOC
+if cc -O1 -g -pthread -o getattr getattr.c 2>cc.err; then
+	timeout -s KILL 20 "$A" -q --memory --memory-interval 1 -o ga.data -- ./getattr >ga.out 2>ga.err
+	is "$? $(cat ga.out)" "0 4" "threads allocating inside pthread_getattr_np at interval 1: no deadlock" ||
+		diag_file ga.err
+	n=$(perf script -i ga.data -F event,ip,sym 2>/dev/null |
+		awk '/alloc-bytes:/ { s = 1; next } s && $2 == "run" { n++ } NF == 0 { s = 0 } END { print n + 0 }')
+	within "$n" 4 100 "...and the allocations of the threads' pthread_getattr_np are samples under run"
+else
+	skip "no cc"
+	skip "no cc"
+fi
+
+# ---- java: a JVM at interval 1 (its threads ask their stacks) ----
+if command -v java >/dev/null; then
+	timeout -s KILL 60 java -version >jv0.out 2>&1
+	echo $? >>jv0.out
+	timeout -s KILL 60 "$A" -q --memory --memory-interval 1 -o jv.data -- java -version >jv.out 2>&1
+	echo $? >>jv.out
+	cmp -s jv0.out jv.out
+	ok $? "java -version under --memory --memory-interval 1: finishes, the same output and status" ||
+		diag_file jv.out
+	within "$("$REPORT" jv.data 2>/dev/null | sed -n 's/^Event:.* live-bytes (\([0-9]*\) samples.*/\1/p')" \
+		100 10000000 "...and the file has its live set at the exit"
+else
+	skip "no java"
+	skip "no java"
 fi
 done_testing
