@@ -7,12 +7,34 @@
 # skipped.
 . "$(dirname "$0")/lib.sh"
 needs "$B/libautoprof-memory.so" "$B/autoprof"
-plan 8
+plan 16
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 A=$B/autoprof
 # total FILE: the live bytes --leaks reports in all (empty when none).
 total() { "$REPORT" --leaks "$1" 2>/dev/null | sed -n 's/^(live-bytes: \([0-9]*\) bytes.*/\1/p'; }
+# same NAME CMD...: run CMD plain and under --memory (at the interval in $MI, default the
+# library's) into NAME.data; true when the output, errors and status are the same.
+same() {
+	_name=$1
+	shift
+	timeout -s KILL 60 "$@" >"$_name.0.out" 2>"$_name.0.err"
+	echo "status $?" >>"$_name.0.out"
+	timeout -s KILL 60 "$A" -q --memory ${MI:+--memory-interval "$MI"} -o "$_name.data" -- "$@" \
+		>"$_name.out" 2>"$_name.err"
+	echo "status $?" >>"$_name.out"
+	cmp -s "$_name.0.out" "$_name.out" && cmp -s "$_name.0.err" "$_name.err" && return 0
+	diff "$_name.0.out" "$_name.out" | head -5 | sed 's/^/#   /'
+	diff "$_name.0.err" "$_name.err" | head -5 | sed 's/^/#   /'
+	return 1
+}
+# readers FILE: perf script, autoprof-report --leaks and go tool pprof's inuse_space read FILE.
+readers() {
+	perf script -i "$1" >/dev/null 2>"$1.ps" && "$REPORT" --leaks "$1" >"$1.leaks" 2>&1 &&
+		"$REPORT" --pprof "$1.pb.gz" "$1" 2>/dev/null &&
+		{ ! command -v go >/dev/null ||
+			timeout -s KILL 60 go tool pprof -sample_index=inuse_space -top "$1.pb.gz" >"$1.top" 2>&1; }
+}
 
 # ---- a non-PIE executable that takes malloc's and free's addresses ----
 # Its dynamic symbols for them are undefined with a value (canonical PLT
@@ -72,6 +94,59 @@ EOP
 else
 	skip "no python3"
 	skip "no python3"
+fi
+
+# ---- the tools of a build and a shell, every allocation recorded ----
+MI=1
+if command -v perl >/dev/null; then
+	same perl perl -e 'my $s = "x" x (48 << 20); my %h; $h{$_} = [$_] for 1 .. 20000;
+		print length($s), " ", scalar(keys %h), "\n"; warn "w\n"; exit 5'
+	ok $? "perl (a 48 MiB string, a hash): the same output, errors and status" || diag_file perl.err
+	within "$(at perl.data alloc-bytes Perl_safesysmalloc)" $((48 << 20)) $((64 << 20)) \
+		"...its 48 MiB string allocated in Perl_safesysmalloc"
+else
+	skip "no perl"
+	skip "no perl"
+fi
+if command -v sqlite3 >/dev/null; then
+	printf '%s\n' 'create table t(a integer primary key, b text);' \
+		"with recursive c(x) as (select 1 union all select x+1 from c where x<20000) insert into t select x, printf('r%d', x) from c;" \
+		'create index tb on t(b);' "select count(*), max(b) from t where b like 'r1%';" >q.sql
+	same sqlite sh -c 'rm -f q.db; sqlite3 q.db <q.sql'
+	ok $? "sqlite3 (inserts, an index, a query): the same output, errors and status" ||
+		diag_file sqlite.err
+	# sqlite3 frees all it allocates; what stays is libc's (stdio buffers, locale: ~13 KB)
+	within "$(total sqlite.data)" 1 200000 "...at exit only libc's own blocks are live"
+else
+	skip "no sqlite3"
+	skip "no sqlite3"
+fi
+if command -v git >/dev/null; then
+	git init -q repo && for i in 1 2 3; do
+		seq $i 300 >repo/f$i && git -C repo add f$i &&
+			git -C repo -c user.email=a@b -c user.name=a commit -qm "c$i"
+	done
+	same git sh -c 'rm -rf cl && git clone -q repo cl && git -C cl log --format=%s && git -C cl gc -q && git -C cl fsck 2>&1 | wc -l'
+	ok $? "git clone, log, gc, fsck: the same output, errors and status" || diag_file git.err
+	readers git.data
+	ok $? "...perf script, autoprof-report --leaks and go tool pprof read its file" ||
+		diag_file git.data.ps
+else
+	skip "no git"
+	skip "no git"
+fi
+MI=
+if command -v make >/dev/null && command -v g++ >/dev/null; then
+	mkdir -p mk && printf 'int f(int);\n#include <stdio.h>\nint main(void) { printf("%%d\\n", f(3)); return 0; }\n' >mk/a.c &&
+		printf '#include <map>\n#include <string>\nextern "C" int f(int x) { std::map<std::string, int> m; for (int i = 0; i < x; i++) m[std::to_string(i)] = i; return (int)m.size(); }\n' >mk/b.cpp &&
+		printf 'p: a.o b.o\n\tg++ -o $@ $^\n%%.o: %%.c\n\tgcc -O2 -c $<\n%%.o: %%.cpp\n\tg++ -O2 -c $<\n' >mk/Makefile
+	same make sh -c 'make -s -B -j2 -C mk && mk/p'
+	ok $? "make -j2 with gcc and g++: the same output, errors and status" || diag_file make.err
+	readers make.data
+	ok $? "...and its file is read" || diag_file make.data.leaks
+else
+	skip "no make or g++"
+	skip "no make or g++"
 fi
 
 # ---- a thread whose first allocation is made inside pthread_getattr_np ----
