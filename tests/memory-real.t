@@ -7,7 +7,7 @@
 # skipped.
 . "$(dirname "$0")/lib.sh"
 needs "$B/libautoprof-memory.so" "$B/autoprof"
-plan 16
+plan 18
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 A=$B/autoprof
@@ -94,6 +94,17 @@ EOP
 else
 	skip "no python3"
 	skip "no python3"
+fi
+
+# ---- node: Debian's is non-PIE too, with those entries for all four ----
+if command -v node >/dev/null; then
+	same node node -e 'const b = Buffer.alloc(24 << 20); console.log(b.length); console.error("e"); process.exitCode = 4'
+	ok $? "node under --memory: the same output, errors and status" || diag_file node.err
+	is "$(at node.data alloc-bytes node::NodeArrayBufferAllocator::Allocate)" 25165824 \
+		"...its 24 MiB Buffer allocated in NodeArrayBufferAllocator::Allocate"
+else
+	skip "no node"
+	skip "no node"
 fi
 
 # ---- the tools of a build and a shell, every allocation recorded ----
