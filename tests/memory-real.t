@@ -7,7 +7,7 @@
 # skipped.
 . "$(dirname "$0")/lib.sh"
 needs "$B/libautoprof-memory.so" "$B/autoprof"
-plan 18
+plan 20
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 A=$B/autoprof
@@ -104,6 +104,46 @@ if command -v node >/dev/null; then
 		"...its 24 MiB Buffer allocated in NodeArrayBufferAllocator::Allocate"
 else
 	skip "no node"
+	skip "no node"
+fi
+
+# ---- a program listing its descriptors with scandir (libuv: node's fs.readdirSync) ----
+# glibc's scandir reads the directory inside libc, past fddir.c's readdir: the
+# profiler's descriptors (perf events, the file, a pipe) were listed.
+cat >scan.c <<'EOC'
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+	struct dirent **l;
+	int n = scandir("/proc/self/fd", &l, NULL, alphasort), m;
+
+	for (int i = 0; i < n; i++)
+		printf("%s ", l[i]->d_name), free(l[i]);
+	free(l);
+	m = scandirat(AT_FDCWD, "/proc/self/fd", &l, NULL, NULL);
+	for (int i = 0; i < m; i++)
+		free(l[i]);
+	free(l);
+	printf("| %d\n", m);
+	return 0;
+}
+EOC
+if cc -O1 -o scan scan.c 2>cc.err; then
+	same scan ./scan
+	ok $? "scandir and scandirat of /proc/self/fd list the program's descriptors only" ||
+		diag_file scan.out
+else
+	skip "no cc"
+fi
+if command -v node >/dev/null; then
+	same nodefd node -e 'console.log(require("fs").readdirSync("/proc/self/fd").join(" "))'
+	ok $? "node's fs.readdirSync of /proc/self/fd: the same list as without us" ||
+		diag_file nodefd.out
+else
 	skip "no node"
 fi
 
