@@ -28,9 +28,12 @@ same() {
 	diff "$_name.0.err" "$_name.err" | head -5 | sed 's/^/#   /'
 	return 1
 }
-# readers FILE: perf script, autoprof-report --leaks and go tool pprof's inuse_space read FILE.
+# readers FILE: perf script, hotspot's perfparser, autoprof-report --leaks and go tool
+# pprof's inuse_space read FILE.
 readers() {
 	perf script -i "$1" >/dev/null 2>"$1.ps" && "$REPORT" --leaks "$1" >"$1.leaks" 2>&1 &&
+		{ [ ! -x "$PERFPARSER" ] ||
+			timeout -s KILL 60 "$PERFPARSER" --input "$1" --print-stats >"$1.pp" 2>&1; } &&
 		"$REPORT" --pprof "$1.pb.gz" "$1" 2>/dev/null &&
 		{ ! command -v go >/dev/null ||
 			timeout -s KILL 60 go tool pprof -sample_index=inuse_space -top "$1.pb.gz" >"$1.top" 2>&1; }
@@ -180,7 +183,7 @@ if command -v git >/dev/null; then
 	same git sh -c 'rm -rf cl && git clone -q repo cl && git -C cl log --format=%s && git -C cl gc -q && git -C cl fsck 2>&1 | wc -l'
 	ok $? "git clone, log, gc, fsck: the same output, errors and status" || diag_file git.err
 	readers git.data
-	ok $? "...perf script, autoprof-report --leaks and go tool pprof read its file" ||
+	ok $? "...perf script, hotspot's perfparser, autoprof-report --leaks and go tool pprof read its file" ||
 		diag_file git.data.ps
 else
 	skip "no git"
