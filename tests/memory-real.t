@@ -7,7 +7,7 @@
 # skipped.
 . "$(dirname "$0")/lib.sh"
 needs "$B/libautoprof-memory.so" "$B/autoprof"
-plan 20
+plan 21
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 A=$B/autoprof
@@ -171,7 +171,13 @@ if command -v sqlite3 >/dev/null; then
 		diag_file sqlite.err
 	# sqlite3 frees all it allocates; what stays is libc's (stdio buffers, locale: ~13 KB)
 	within "$(total sqlite.data)" 1 200000 "...at exit only libc's own blocks are live"
+	# a filter that keeps no process: said so, not "ended without one (SIGKILL)"
+	"$REPORT" --leaks --pid 1 sqlite.data >f.out 2>f.err
+	is "$? $(grep -c 'no live set in what the filters keep' f.err)" "1 1" \
+		"--leaks --pid of no process of the file: one line naming the filters, status 1" ||
+		diag_file f.err
 else
+	skip "no sqlite3"
 	skip "no sqlite3"
 	skip "no sqlite3"
 fi
