@@ -7,7 +7,7 @@
 # skipped.
 . "$(dirname "$0")/lib.sh"
 needs "$B/libautoprof-memory.so" "$B/autoprof"
-plan 21
+plan 23
 . "$ROOT/tests/memlib.sh" # MEMLIB, MEMPRELOAD, at
 
 A=$B/autoprof
@@ -74,6 +74,44 @@ if cc -O1 -g -no-pie -fno-pie -o nopie nopie.c 2>cc.err &&
 else
 	skip "cc -no-pie did not make a canonical PLT entry for malloc"
 	skip "cc -no-pie did not make a canonical PLT entry for malloc"
+fi
+# The same with SysV's hash table only (older binaries); and an executable
+# that defines free itself (the loader binds every call of free to it): the
+# wrappers' free is out of reach, memory is not profiled (one line, a mark).
+cat >ownfree.c <<'EOC'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+void free(void *p)
+{
+	static void (*f)(void *);
+
+	if (!f)
+		f = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	f(p);
+}
+int main(void)
+{
+	free(malloc(10));
+	puts("ok");
+	return 0;
+}
+EOC
+if cc -O1 -g -no-pie -fno-pie -Wl,--hash-style=sysv -o nopie-sysv nopie.c 2>cc.err &&
+	cc -O1 -o ownfree ownfree.c 2>>cc.err; then
+	timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT=sv.data LD_PRELOAD="$MEMPRELOAD" \
+		./nopie-sysv >sv.out 2>sv.err
+	is "$(cat sv.out) $(at sv.data live-bytes leak_here)" "1 3145728" \
+		"...a non-PIE executable with SysV's hash table only: profiled too" || diag_file sv.err
+	timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_OUTPUT=of.data LD_PRELOAD="$MEMPRELOAD" \
+		./ownfree >of.out 2>of.err
+	is "$(cat of.out) $(grep -c 'do not reach the library' of.err) $(perf evlist -i of.data 2>/dev/null | grep -c 'memory-not-recorded:malloc-out')" \
+		"ok 1 1" "an executable defining free: not profiled, one line, the file's mark" ||
+		diag_file of.err
+else
+	skip "cc cannot link with --hash-style=sysv"
+	skip "cc cannot link with --hash-style=sysv"
 fi
 
 # ---- python3: Debian's is non-PIE, with those entries ----
