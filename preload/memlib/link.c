@@ -69,6 +69,7 @@ __attribute__((constructor)) static void link_start(void)
 	ssize_t n;
 
 	alloc__resolve();
+	cxx__resolve();
 	if (dlsym(RTLD_DEFAULT, AP_CORE_SYM))
 		return;
 	(void)dlerror(); /* the failed lookup's message is not the program's to read */

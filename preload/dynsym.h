@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dynsym.h - the definitions of a dynamic symbol in every loaded object, in
+ * load order (dl_iterate_phdr), each object's table read through its GNU
+ * hash table: for C++'s operator new and delete, which both libraries need
+ * beyond what dlsym gives (libautoprof-memory.so defines them itself, so
+ * RTLD_DEFAULT finds its own, and RTLD_NEXT misses a libstdc++ that a
+ * module dlopened with RTLD_LOCAL brought). Header-only: the two libraries
+ * share no object file. Not async-signal-safe (dl_iterate_phdr's lock).
+ */
+#ifndef AUTOPROF_DYNSYM_H
+#define AUTOPROF_DYNSYM_H
+
+#include <link.h>
+#include <stdint.h>
+#include <string.h>
+
+/* A definition: its address and size (0 when the table does not say). */
+struct dynsym_def {
+	uintptr_t addr;
+	uint64_t size;
+};
+
+struct dynsym_walk {
+	const char *name;
+	uint32_t hash;
+	struct dynsym_def *out;
+	int max, n;
+};
+
+/* name's symbol defined in the object at base whose dynamic section is dyn, or NULL. */
+static inline const ElfW(Sym) *
+    dynsym__in(uintptr_t base, const ElfW(Dyn) * dyn, const char *name, uint32_t h)
+{
+	const uint32_t *gnu = NULL, *buckets, *chain;
+	const ElfW(Sym) *sym = NULL;
+	const char *str = NULL;
+
+	for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++) {
+		uintptr_t p = d->d_un.d_ptr; /* glibc relocates them in place, mostly */
+
+		p += p < base ? base : 0;
+		if (d->d_tag == DT_GNU_HASH)
+			gnu = (const uint32_t *)p;
+		else if (d->d_tag == DT_SYMTAB)
+			sym = (const ElfW(Sym) *)p;
+		else if (d->d_tag == DT_STRTAB)
+			str = (const char *)p;
+	}
+	if (!gnu || !sym || !str || !gnu[0])
+		return NULL;
+	buckets = gnu + 4 + gnu[2] * (sizeof(ElfW(Addr)) / 4); /* after the Bloom filter */
+	chain = buckets + gnu[0];
+	for (uint32_t i = buckets[h % gnu[0]]; i && i >= gnu[1]; i++) {
+		uint32_t c = chain[i - gnu[1]];
+
+		if ((c | 1) == (h | 1) && !strcmp(str + sym[i].st_name, name) &&
+		    sym[i].st_shndx != SHN_UNDEF && sym[i].st_value)
+			return &sym[i];
+		if (c & 1)
+			break;
+	}
+	return NULL;
+}
+
+static inline int dynsym__object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct dynsym_walk *w = data;
+	const ElfW(Sym) *s = NULL;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum && !s; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			s = dynsym__in(
+			    info->dlpi_addr,
+			    (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
+			    w->name, w->hash);
+	if (s && w->n < w->max)
+		w->out[w->n++] = (struct dynsym_def){info->dlpi_addr + s->st_value, s->st_size};
+	return w->n >= w->max;
+}
+
+/* Up to max definitions of name in the loaded objects, in load order, into out; their number. */
+static inline int dynsym__all(const char *name, struct dynsym_def *out, int max)
+{
+	struct dynsym_walk w = {.name = name, .hash = 5381, .out = out, .max = max};
+
+	for (const char *c = name; *c; c++)
+		w.hash = w.hash * 33 + (uint8_t)*c;
+	if (max > 0)
+		dl_iterate_phdr(dynsym__object, &w);
+	return w.n;
+}
+
+#endif /* AUTOPROF_DYNSYM_H */

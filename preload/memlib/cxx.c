@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cxx.c - C++'s operator new and delete, every form (new and new[], nothrow,
+ * aligned; delete and delete[], sized, nothrow, aligned), interposed for
+ * memory profiles. An allocator loaded as a shared library before
+ * libstdc++ (jemalloc, tcmalloc, mimalloc) defines them itself, and the
+ * loader binds the program's new to its, which never calls malloc: without
+ * these wrappers every new and delete of such a program went unseen.
+ *
+ * Each calls the next definition in the lookup order (dlsym RTLD_NEXT, at
+ * the library's start or at the first call; failing that, the first
+ * definition of any loaded object, as for a C++ module that a C program
+ * dlopened with RTLD_LOCAL). Per form, once: when the object that defines it
+ * also defines the malloc alloc.c calls (the allocator's own new), the
+ * wrapper counts and samples the block as malloc does (own), else (libstdc++'s
+ * new, which calls malloc, counted there) it only passes the call on, a tail
+ * call (pass). A delete of an own form takes a block maybe sampled out of the
+ * live table before the real one frees it, as free does.
+ *
+ * Fast paths as alloc.c's: a byte of state, in own forms the thread-local
+ * count or the filter's bit, then a tail call. The rest is in functions of
+ * their own, which call the real new without a cleanup: a std::bad_alloc
+ * it throws passes through their frames (.eh_frame) as without us.
+ */
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../dynsym.h"
+#include "alloc.h"
+
+/* The forms, in the order of names[]; kinds: new (sizes), delete (pointer, then the rest). */
+enum {
+	NEW,
+	NEW_A,
+	NEW_NT,
+	NEW_A_NT,
+	NEW_AL,
+	NEW_A_AL,
+	NEW_AL_NT,
+	NEW_A_AL_NT,
+	DEL,
+	DEL_A,
+	DEL_S,
+	DEL_A_S,
+	DEL_NT,
+	DEL_A_NT,
+	DEL_AL,
+	DEL_A_AL,
+	DEL_S_AL,
+	DEL_A_S_AL,
+	DEL_AL_NT,
+	DEL_A_AL_NT,
+	NR_FORMS
+};
+
+static const char *const names[NR_FORMS] = {
+    "_Znwm",
+    "_Znam",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t",
+    "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t",
+    "_ZnamSt11align_val_tRKSt9nothrow_t",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+    "_ZdlPvRKSt9nothrow_t",
+    "_ZdaPvRKSt9nothrow_t",
+    "_ZdlPvSt11align_val_t",
+    "_ZdaPvSt11align_val_t",
+    "_ZdlPvmSt11align_val_t",
+    "_ZdaPvmSt11align_val_t",
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+    "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+};
+
+/* A form's state: not looked up, not found by dlsym (the walk at its first call), pass, own. */
+enum { UNSEEN, LATER, PASS, OWN, NONE };
+
+static struct {
+	uint8_t state[NR_FORMS]; /* atomic; set after fn (release) */
+	void *fn[NR_FORMS];
+} cxx __attribute__((aligned(64)));
+
+static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
+
+/* Does the code at f belong to the object that defines the malloc alloc.c calls? */
+static bool same_as_malloc(void *f)
+{
+	Dl_info fi, mi;
+
+	return f && real.malloc && dladdr(f, &fi) && dladdr((void *)real.malloc, &mi) &&
+	       fi.dli_fbase == mi.dli_fbase;
+}
+
+static void set_form(int i, void *f)
+{
+	cxx.fn[i] = f;
+	__atomic_store_n(&cxx.state[i],
+			 !f		     ? NONE
+			 : same_as_malloc(f) ? OWN
+					     : PASS,
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * Look every form up (once: the library's constructor, or the first call of
+ * one): the next definition, dlsym RTLD_NEXT; a form it does not find waits
+ * for its first call (LATER). Another thread waits for the one looking.
+ */
+void cxx__resolve(void)
+{
+	int idle = 0;
+	bool failed = false;
+
+	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2)
+		return;
+	if (!__atomic_compare_exchange_n(&resolved, &idle, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+		return;
+	}
+	alloc__resolve();
+	for (int i = 0; i < NR_FORMS; i++) {
+		void *f = dlsym(RTLD_NEXT, names[i]);
+
+		if (f)
+			set_form(i, f);
+		else
+			failed = true, __atomic_store_n(&cxx.state[i], LATER, __ATOMIC_RELEASE);
+	}
+	if (failed)
+		(void)dlerror(); /* the failed lookup's message is not the program's to read */
+	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
+}
+
+/* Form i's state, looked up first if need be: the first definition not ours for a LATER one. */
+static int state_of(int i)
+{
+	int s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
+	struct dynsym_def d[4];
+	int n;
+
+	if (s == UNSEEN) {
+		cxx__resolve();
+		s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
+	}
+	if (s != LATER)
+		return s;
+	n = dynsym__all(names[i], d, 4);
+	for (int k = 0; k < n; k++) {
+		Dl_info self, other;
+
+		if (dladdr((void *)state_of, &self) && dladdr((void *)d[k].addr, &other) &&
+		    self.dli_fbase == other.dli_fbase)
+			continue; /* ours */
+		set_form(i, (void *)d[k].addr);
+		return __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
+	}
+	return LATER; /* nowhere (yet): the fallbacks below */
+}
+
+typedef void *new1_fn(size_t);
+typedef void *new2_fn(size_t, size_t);
+typedef void *new3_fn(size_t, size_t, const void *);
+typedef void *new_nt_fn(size_t, const void *);
+
+/* Call new form i's real function: n bytes, alignment al, nothrow tag nt (where the form has them).
+ */
+static void *call_new(int i, size_t n, size_t al, const void *nt)
+{
+	void *f = cxx.fn[i];
+
+	switch (i) {
+	case NEW:
+	case NEW_A:
+		return ((new1_fn *)f)(n);
+	case NEW_NT:
+	case NEW_A_NT:
+		return ((new_nt_fn *)f)(n, nt);
+	case NEW_AL:
+	case NEW_A_AL:
+		return ((new2_fn *)f)(n, al);
+	default:
+		return ((new3_fn *)f)(n, al, nt);
+	}
+}
+
+/* Why new_slow is called: the form not looked up yet, a block of at least the interval or of 0
+ * bytes, a sample due (the count counted down already). */
+enum { FIRST, BIG, DUE };
+
+/*
+ * New form i's rare cases (how): the real call, then (own) the block counted
+ * or sampled. Not found anywhere (a call no loaded object could have been
+ * linked against): the C allocator's block, as libstdc++'s new gives, or
+ * for the throwing forms an abort when there is none (nothing here can
+ * throw std::bad_alloc).
+ */
+static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, const void *nt, int how,
+						uintptr_t ret)
+{
+	int s = how == FIRST ? state_of(i) : OWN;
+	void *q;
+
+	if (s == LATER || s == NONE) {
+		static const char msg[] = "autoprof: operator new is defined nowhere: aborting\n";
+
+		q = i >= NEW_AL ? aligned_alloc(al, (n + al - 1) & ~(al - 1)) : malloc(n ? n : 1);
+		if (!q && i != NEW_NT && i != NEW_A_NT && i != NEW_AL_NT && i != NEW_A_AL_NT) {
+			if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+				abort();
+			abort();
+		}
+		return q;
+	}
+	q = call_new(i, n, al, nt);
+	if (s != OWN)
+		return q;
+	if (how != DUE)
+		counted(q, n, ret);
+	else if (!sampling())
+		idle_count.left = INT64_MAX; /* the thread's first count, on idle_count: parked */
+	else if (q)
+		core->allocated(q, n, ret);
+	__asm__ volatile("" ::: "memory"); /* not a tail call: nothing of ours after the throw */
+	return q;
+}
+
+/*
+ * The fast path: pass, a tail call; own, malloc's (a block from 1 byte to
+ * below the interval: a thread-local subtraction, then a tail call). Macro
+ * arguments: the name, the form, its parameters, the real call's arguments,
+ * the alignment and nothrow tag for new_slow.
+ */
+#define NEW_WRAPPER(name, i, type, params, args, al, nt)                                           \
+	AP_API AP_FAST void *name params                                                           \
+	{                                                                                          \
+		int s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);                          \
+                                                                                                   \
+		if (__builtin_expect(s != PASS, 0)) {                                              \
+			if (s != OWN)                                                              \
+				return new_slow(i, n, al, nt, FIRST, RET);                         \
+			if (__builtin_expect(                                                      \
+				n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))        \
+				return new_slow(i, n, al, nt, BIG, RET);                           \
+			if (__builtin_expect(count_down((int64_t)n), 0))                           \
+				return new_slow(i, n, al, nt, DUE, RET);                           \
+		}                                                                                  \
+		return ((type *)cxx.fn[i])args;                                                    \
+	}
+
+NEW_WRAPPER(_Znwm, NEW, new1_fn, (size_t n), (n), 16, NULL)
+NEW_WRAPPER(_Znam, NEW_A, new1_fn, (size_t n), (n), 16, NULL)
+NEW_WRAPPER(_ZnwmRKSt9nothrow_t, NEW_NT, new_nt_fn, (size_t n, const void *nt), (n, nt), 16, nt)
+NEW_WRAPPER(_ZnamRKSt9nothrow_t, NEW_A_NT, new_nt_fn, (size_t n, const void *nt), (n, nt), 16, nt)
+NEW_WRAPPER(_ZnwmSt11align_val_t, NEW_AL, new2_fn, (size_t n, size_t al), (n, al), al, NULL)
+NEW_WRAPPER(_ZnamSt11align_val_t, NEW_A_AL, new2_fn, (size_t n, size_t al), (n, al), al, NULL)
+NEW_WRAPPER(_ZnwmSt11align_val_tRKSt9nothrow_t, NEW_AL_NT, new3_fn,
+	    (size_t n, size_t al, const void *nt), (n, al, nt), al, nt)
+NEW_WRAPPER(_ZnamSt11align_val_tRKSt9nothrow_t, NEW_A_AL_NT, new3_fn,
+	    (size_t n, size_t al, const void *nt), (n, al, nt), al, nt)
+
+typedef void del1_fn(void *);
+typedef void del2_fn(void *, size_t);
+typedef void del3_fn(void *, size_t, size_t);
+typedef void del_nt_fn(void *, const void *);
+typedef void del_al_nt_fn(void *, size_t, const void *);
+
+/*
+ * Delete form i's rare cases: not looked up yet, or (own) the filter's bit
+ * set: an arena's block (never freed), or a block maybe sampled, out of the
+ * live table first, as free_slow does. Arguments a and b: the form's after
+ * the pointer (size, alignment, nothrow tag as an integer). Not found
+ * anywhere: free, as libstdc++'s delete does.
+ */
+static __attribute__((noinline)) void delete_slow(int i, void *p, uintptr_t a, uintptr_t b)
+{
+	int s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
+	void *f;
+
+	if (s != PASS && s != OWN)
+		s = state_of(i);
+	if (s == LATER || s == NONE)
+		return free(p);
+	if (s == OWN && p) {
+		struct live_block blk;
+
+		if (alloc__in_arena(p))
+			return;
+		if (__atomic_load_n(&real.filter, __ATOMIC_RELAXED) != off_filter &&
+		    live__filter_has(real.filter, (uintptr_t)p))
+			core->take(p, &blk);
+	}
+	f = cxx.fn[i];
+	switch (i) {
+	case DEL:
+	case DEL_A:
+		return ((del1_fn *)f)(p);
+	case DEL_S:
+	case DEL_A_S:
+	case DEL_AL:
+	case DEL_A_AL:
+		return ((del2_fn *)f)(p, a);
+	case DEL_NT:
+	case DEL_A_NT:
+		return ((del_nt_fn *)f)(p, (const void *)a);
+	case DEL_S_AL:
+	case DEL_A_S_AL:
+		return ((del3_fn *)f)(p, a, b);
+	default:
+		return ((del_al_nt_fn *)f)(p, a, (const void *)b);
+	}
+}
+
+/* The fast path: pass, a tail call; own, free's (the filter's bit, then a tail call). */
+#define DEL_WRAPPER(name, i, type, params, args, a, b)                                             \
+	AP_API AP_FAST void name params                                                            \
+	{                                                                                          \
+		int s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);                          \
+                                                                                                   \
+		if (__builtin_expect(s != PASS, 0) &&                                              \
+		    (s != OWN || live__filter_has(__atomic_load_n(&real.filter, __ATOMIC_RELAXED), \
+						  (uintptr_t)p)))                                  \
+			return delete_slow(i, p, (uintptr_t)(a), (uintptr_t)(b));                  \
+		return ((type *)cxx.fn[i])args;                                                    \
+	}
+
+DEL_WRAPPER(_ZdlPv, DEL, del1_fn, (void *p), (p), 0, 0)
+DEL_WRAPPER(_ZdaPv, DEL_A, del1_fn, (void *p), (p), 0, 0)
+DEL_WRAPPER(_ZdlPvm, DEL_S, del2_fn, (void *p, size_t n), (p, n), n, 0)
+DEL_WRAPPER(_ZdaPvm, DEL_A_S, del2_fn, (void *p, size_t n), (p, n), n, 0)
+DEL_WRAPPER(_ZdlPvRKSt9nothrow_t, DEL_NT, del_nt_fn, (void *p, const void *nt), (p, nt), nt, 0)
+DEL_WRAPPER(_ZdaPvRKSt9nothrow_t, DEL_A_NT, del_nt_fn, (void *p, const void *nt), (p, nt), nt, 0)
+DEL_WRAPPER(_ZdlPvSt11align_val_t, DEL_AL, del2_fn, (void *p, size_t al), (p, al), al, 0)
+DEL_WRAPPER(_ZdaPvSt11align_val_t, DEL_A_AL, del2_fn, (void *p, size_t al), (p, al), al, 0)
+DEL_WRAPPER(_ZdlPvmSt11align_val_t, DEL_S_AL, del3_fn, (void *p, size_t n, size_t al), (p, n, al),
+	    n, al)
+DEL_WRAPPER(_ZdaPvmSt11align_val_t, DEL_A_S_AL, del3_fn, (void *p, size_t n, size_t al), (p, n, al),
+	    n, al)
+DEL_WRAPPER(_ZdlPvSt11align_val_tRKSt9nothrow_t, DEL_AL_NT, del_al_nt_fn,
+	    (void *p, size_t al, const void *nt), (p, al, nt), al, nt)
+DEL_WRAPPER(_ZdaPvSt11align_val_tRKSt9nothrow_t, DEL_A_AL_NT, del_al_nt_fn,
+	    (void *p, size_t al, const void *nt), (p, al, nt), al, nt)
