@@ -88,22 +88,33 @@ static struct {
 
 static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
 
-/* Does the code at f belong to the object that defines the malloc alloc.c calls? */
-static bool same_as_malloc(void *f)
+/*
+ * Does the object that defines f define malloc too (an allocator's own new,
+ * which does not call malloc)? Its definitions of malloc, in every loaded
+ * object: an allocator that a module dlopened with RTLD_LOCAL brought is
+ * one too, though the program's malloc is another's.
+ */
+static bool own_allocator(void *f)
 {
+	struct dynsym_def d[8];
+	int n = dynsym__all("malloc", d, 8);
 	Dl_info fi, mi;
 
-	return f && real.malloc && dladdr(f, &fi) && dladdr((void *)real.malloc, &mi) &&
-	       fi.dli_fbase == mi.dli_fbase;
+	if (!f || !dladdr(f, &fi))
+		return false;
+	for (int k = 0; k < n; k++)
+		if (dladdr((void *)d[k].addr, &mi) && mi.dli_fbase == fi.dli_fbase)
+			return true;
+	return false;
 }
 
 static void set_form(int i, void *f)
 {
 	cxx.fn[i] = f;
 	__atomic_store_n(&cxx.state[i],
-			 !f		     ? NONE
-			 : same_as_malloc(f) ? OWN
-					     : PASS,
+			 !f		    ? NONE
+			 : own_allocator(f) ? OWN
+					    : PASS,
 			 __ATOMIC_RELEASE);
 }
 
@@ -191,24 +202,23 @@ static void *call_new(int i, size_t n, size_t al, const void *nt)
 	}
 }
 
-/* Why new_slow is called: the form not looked up yet, a block of at least the interval or of 0
- * bytes, a sample due (the count counted down already). */
+/* Why new_slow is called: the form not found, a block of at least the interval or of 0 bytes, a
+ * sample due (the count counted down already). */
 enum { FIRST, BIG, DUE };
 
 /*
- * New form i's rare cases (how): the real call, then (own) the block counted
- * or sampled. Not found anywhere (a call no loaded object could have been
- * linked against): the C allocator's block, as libstdc++'s new gives, or
- * for the throwing forms an abort when there is none (nothing here can
- * throw std::bad_alloc).
+ * New form i's rare cases (how). An own form's BIG or DUE: the real call,
+ * then the block counted or sampled. FIRST, the form defined nowhere (a
+ * call no loaded object could have been linked against): the C allocator's
+ * block, as libstdc++'s new gives, or for the throwing forms an abort when
+ * there is none (nothing here can throw std::bad_alloc).
  */
 static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, const void *nt, int how,
 						uintptr_t ret)
 {
-	int s = how == FIRST ? state_of(i) : OWN;
 	void *q;
 
-	if (s == LATER || s == NONE) {
+	if (how == FIRST) {
 		static const char msg[] = "autoprof: operator new is defined nowhere: aborting\n";
 
 		q = i >= NEW_AL ? aligned_alloc(al, (n + al - 1) & ~(al - 1)) : malloc(n ? n : 1);
@@ -220,9 +230,7 @@ static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, cons
 		return q;
 	}
 	q = call_new(i, n, al, nt);
-	if (s != OWN)
-		return q;
-	if (how != DUE)
+	if (how == BIG)
 		counted(q, n, ret);
 	else if (!sampling())
 		idle_count.left = INT64_MAX; /* the thread's first count, on idle_count: parked */
@@ -234,9 +242,11 @@ static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, cons
 
 /*
  * The fast path: pass, a tail call; own, malloc's (a block from 1 byte to
- * below the interval: a thread-local subtraction, then a tail call). Macro
- * arguments: the name, the form, its parameters, the real call's arguments,
- * the alignment and nothrow tag for new_slow.
+ * below the interval: a thread-local subtraction, then a tail call). The
+ * form's first call looks it up (state_of), then goes on the same way: no
+ * frame of ours stays under the real new. Macro arguments: the name, the
+ * form, its type, its parameters, the real call's arguments, the alignment
+ * and nothrow tag for new_slow.
  */
 #define NEW_WRAPPER(name, i, type, params, args, al, nt)                                           \
 	AP_API AP_FAST void *name params                                                           \
@@ -244,12 +254,13 @@ static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, cons
 		int s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);                          \
                                                                                                    \
 		if (__builtin_expect(s != PASS, 0)) {                                              \
-			if (s != OWN)                                                              \
+			if (s != OWN && (s = state_of(i)) != PASS && s != OWN)                     \
 				return new_slow(i, n, al, nt, FIRST, RET);                         \
-			if (__builtin_expect(                                                      \
+			if (s == OWN &&                                                            \
+			    __builtin_expect(                                                      \
 				n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))        \
 				return new_slow(i, n, al, nt, BIG, RET);                           \
-			if (__builtin_expect(count_down((int64_t)n), 0))                           \
+			if (s == OWN && __builtin_expect(count_down((int64_t)n), 0))               \
 				return new_slow(i, n, al, nt, DUE, RET);                           \
 		}                                                                                  \
 		return ((type *)cxx.fn[i])args;                                                    \
