@@ -35,6 +35,7 @@ static void free_first(void *p);
 
 uint64_t off_filter[(1U << AP_LIVE_FILTER_BITS) / 64];
 __thread __attribute__((tls_model("initial-exec"))) struct ap_mem_thread idle_count;
+__thread __attribute__((tls_model("initial-exec"))) uint8_t reach_probe;
 
 struct real_alloc real __attribute__((aligned(64))) = {
     .filter = off_filter, .interval = UINT64_MAX, .free = free_first};
@@ -197,6 +198,7 @@ enum { DUE_MALLOC, DUE_CALLOC, DUE_REALLOC };
  * A sample is due (a fast path counted the bytes down already): the real
  * call (malloc(n), calloc(n, size) or realloc(p, n)), then the sample; a
  * call that fails leaves the count due (the next allocation is the sample).
+ * cxx.c's probe: noted only.
  * Not sampling: the thread's first allocation on idle_count, parked then.
  */
 static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, size_t size,
@@ -206,7 +208,9 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 		  : fn == DUE_CALLOC ? real.calloc(n, size)
 				     : real.realloc(p, n);
 
-	if (!sampling())
+	if (__builtin_expect(reach_probe, 0))
+		reach_probe = 3; /* cxx.c's probe (its count restored after) */
+	else if (!sampling())
 		idle_count.left = INT64_MAX;
 	else if (q)
 		core->allocated(q, fn == DUE_CALLOC ? n * size : n, ret);

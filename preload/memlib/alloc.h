@@ -50,6 +50,8 @@ extern struct real_alloc real;
 extern uint64_t off_filter[];
 /* The count while not sampling: the fast paths subtract from it, to no end. */
 extern __thread __attribute__((tls_model("initial-exec"))) struct ap_mem_thread idle_count;
+/* 1 while cxx.c probes whether an operator new reaches these wrappers, 3 once one saw it. */
+extern __thread __attribute__((tls_model("initial-exec"))) uint8_t reach_probe;
 /* libautoprof.so's slow paths (set at the link, before sampling starts). */
 extern const struct ap_memory_core *core;
 
@@ -91,13 +93,18 @@ static inline bool sampling(void)
 /*
  * A block of n bytes at p is the program's (from ret): while sampling, count
  * it down (a thread-local subtraction), the slow path when a sample is due,
- * n is at least the interval, or the thread's count is not set up yet.
+ * n is at least the interval, or the thread's count is not set up yet. A
+ * probe's block (reach_probe) is only noted.
  * Keeps errno.
  */
 static inline __attribute__((always_inline)) void counted(void *p, size_t n, uintptr_t ret)
 {
 	uint64_t s = n ? n : 1;
 
+	if (__builtin_expect(reach_probe, 0)) {
+		reach_probe = 3; /* the probe's block: seen, not counted */
+		return;
+	}
 	if (__builtin_expect(!p, 0) || !sampling())
 		return;
 	if (__builtin_expect(s >= __atomic_load_n(&real.interval, __ATOMIC_RELAXED), 0) ||

@@ -108,82 +108,20 @@ static bool own_allocator(void *f)
 	return false;
 }
 
-static void set_form(int i, void *f)
-{
-	cxx.fn[i] = f;
-	__atomic_store_n(&cxx.state[i],
-			 !f		    ? NONE
-			 : own_allocator(f) ? OWN
-					    : PASS,
-			 __ATOMIC_RELEASE);
-}
-
-/*
- * Look every form up (once: the library's constructor, or the first call of
- * one): the next definition, dlsym RTLD_NEXT; a form it does not find waits
- * for its first call (LATER). Another thread waits for the one looking.
- */
-void cxx__resolve(void)
-{
-	int idle = 0;
-	bool failed = false;
-
-	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2)
-		return;
-	if (!__atomic_compare_exchange_n(&resolved, &idle, 1, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
-		while (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) != 2)
-			sched_yield();
-		return;
-	}
-	alloc__resolve();
-	for (int i = 0; i < NR_FORMS; i++) {
-		void *f = dlsym(RTLD_NEXT, names[i]);
-
-		if (f)
-			set_form(i, f);
-		else
-			failed = true, __atomic_store_n(&cxx.state[i], LATER, __ATOMIC_RELEASE);
-	}
-	if (failed)
-		(void)dlerror(); /* the failed lookup's message is not the program's to read */
-	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
-}
-
-/* Form i's state, looked up first if need be: the first definition not ours for a LATER one. */
-static int state_of(int i)
-{
-	int s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
-	struct dynsym_def d[4];
-	int n;
-
-	if (s == UNSEEN) {
-		cxx__resolve();
-		s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
-	}
-	if (s != LATER)
-		return s;
-	n = dynsym__all(names[i], d, 4);
-	for (int k = 0; k < n; k++) {
-		Dl_info self, other;
-
-		if (dladdr((void *)state_of, &self) && dladdr((void *)d[k].addr, &other) &&
-		    self.dli_fbase == other.dli_fbase)
-			continue; /* ours */
-		set_form(i, (void *)d[k].addr);
-		return __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
-	}
-	return LATER; /* nowhere (yet): the fallbacks below */
-}
-
 typedef void *new1_fn(size_t);
 typedef void *new2_fn(size_t, size_t);
 typedef void *new3_fn(size_t, size_t, const void *);
 typedef void *new_nt_fn(size_t, const void *);
+typedef void del1_fn(void *);
+typedef void del2_fn(void *, size_t);
+typedef void del3_fn(void *, size_t, size_t);
+typedef void del_nt_fn(void *, const void *);
+typedef void del_al_nt_fn(void *, size_t, const void *);
 
 /* Call new form i's real function: n bytes, alignment al, nothrow tag nt (where the form has them).
  */
-static void *call_new(int i, size_t n, size_t al, const void *nt)
+static inline __attribute__((always_inline)) void *call_new(int i, size_t n, size_t al,
+							    const void *nt)
 {
 	void *f = cxx.fn[i];
 
@@ -202,16 +140,131 @@ static void *call_new(int i, size_t n, size_t al, const void *nt)
 	}
 }
 
-/* Why new_slow is called: the form not found, a block of at least the interval or of 0 bytes, a
- * sample due (the count counted down already). */
+/*
+ * Does new form i's real function (an allocator's own) reach alloc.c's
+ * wrappers? jemalloc's aligned new calls its aligned_alloc through the
+ * PLT: counted there, it must not be counted again here. A block of 1 byte
+ * with the thread's count at 0 (any allocation the wrappers see takes a
+ * slow path, which notes reach_probe), deleted by the matching real delete.
+ * The count is restored.
+ */
+static bool reaches_wrappers(int i)
+{
+	static const char tag; /* std::nothrow: its address only */
+	int d = i & 1 ? (i >= NEW_AL ? DEL_A_AL : DEL_A) : (i >= NEW_AL ? DEL_AL : DEL);
+	int64_t *left = (int64_t *)((char *)__builtin_thread_pointer() +
+				    __atomic_load_n(&real.mem_tpoff, __ATOMIC_SEQ_CST) +
+				    offsetof(struct ap_mem_thread, left));
+	int64_t saved = *left;
+	bool hit;
+	void *p;
+
+	reach_probe = 1;
+	*left = 0;
+	p = call_new(i, 1, 64, &tag);
+	*left = saved;
+	hit = reach_probe == 3;
+	reach_probe = 0;
+	if (p && cxx.fn[d] && i >= NEW_AL)
+		((del2_fn *)cxx.fn[d])(p, 64);
+	else if (p && cxx.fn[d])
+		((del1_fn *)cxx.fn[d])(p);
+	return hit;
+}
+
+/* Form i's real function is f: its state (a new form probed when the allocator defines it). */
+static void set_form(int i, void *f)
+{
+	int s = !f ? NONE : own_allocator(f) ? OWN : PASS;
+
+	cxx.fn[i] = f;
+	__atomic_store_n(&cxx.state[i], s, __ATOMIC_RELEASE);
+	if (s == OWN && i < DEL && reaches_wrappers(i))
+		__atomic_store_n(&cxx.state[i], PASS, __ATOMIC_RELEASE);
+}
+
+/*
+ * Look every form up (once: the library's constructor, or the first call of
+ * one): the next definition, dlsym RTLD_NEXT; a form it does not find waits
+ * for its first call (LATER). The deletes first: the probes of the news
+ * free their blocks with them. Another thread waits for the one looking;
+ * the looking thread's own calls (from a probe) find the forms set.
+ */
+void cxx__resolve(void)
+{
+	static __thread __attribute__((tls_model("initial-exec"))) bool resolving;
+	bool failed = false;
+	int idle = 0;
+
+	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 || resolving)
+		return;
+	if (!__atomic_compare_exchange_n(&resolved, &idle, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+		return;
+	}
+	resolving = true;
+	alloc__resolve();
+	for (int k = 0; k < NR_FORMS; k++) {
+		int i = (k + DEL) % NR_FORMS;
+		void *f = dlsym(RTLD_NEXT, names[i]);
+
+		if (f)
+			set_form(i, f);
+		else
+			failed = true, __atomic_store_n(&cxx.state[i], LATER, __ATOMIC_RELEASE);
+	}
+	if (failed)
+		(void)dlerror(); /* the failed lookup's message is not the program's to read */
+	resolving = false;
+	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
+}
+
+/*
+ * Form i's state, looked up first if need be: for a LATER one, the first
+ * definition not ours in the loaded objects (its delete's first, for a
+ * new's probe).
+ */
+static int state_of(int i)
+{
+	int s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
+	struct dynsym_def d[4];
+	int n;
+
+	if (s == UNSEEN) {
+		cxx__resolve();
+		s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
+	}
+	if (s != LATER)
+		return s;
+	if (i < DEL)
+		state_of(i & 1 ? (i >= NEW_AL ? DEL_A_AL : DEL_A) : (i >= NEW_AL ? DEL_AL : DEL));
+	n = dynsym__all(names[i], d, 4);
+	for (int k = 0; k < n; k++) {
+		Dl_info self, other;
+
+		if (dladdr((void *)state_of, &self) && dladdr((void *)d[k].addr, &other) &&
+		    self.dli_fbase == other.dli_fbase)
+			continue; /* ours */
+		set_form(i, (void *)d[k].addr);
+		return __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
+	}
+	return LATER; /* nowhere (yet): the fallbacks below */
+}
+
+/* Why new_slow is called: the form not looked up, a block of at least the interval or of 0 bytes,
+ * a sample due (the count counted down already). */
 enum { FIRST, BIG, DUE };
 
 /*
- * New form i's rare cases (how). An own form's BIG or DUE: the real call,
- * then the block counted or sampled. FIRST, the form defined nowhere (a
- * call no loaded object could have been linked against): the C allocator's
- * block, as libstdc++'s new gives, or for the throwing forms an abort when
- * there is none (nothing here can throw std::bad_alloc).
+ * New form i's rare cases (how). FIRST: the form looked up, then on as the
+ * fast path goes (a pass form's call a tail call: nothing of ours stays on
+ * the stack under the real new). An own form's BIG or DUE: the real call,
+ * then the block counted or sampled (a probe's: only noted). Defined
+ * nowhere (a call no loaded object could have been linked against): the C
+ * allocator's block, as libstdc++'s new gives, or for the throwing forms
+ * an abort when there is none (nothing here can throw std::bad_alloc).
  */
 static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, const void *nt, int how,
 						uintptr_t ret)
@@ -220,18 +273,33 @@ static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, cons
 
 	if (how == FIRST) {
 		static const char msg[] = "autoprof: operator new is defined nowhere: aborting\n";
+		int s = state_of(i);
 
-		q = i >= NEW_AL ? aligned_alloc(al, (n + al - 1) & ~(al - 1)) : malloc(n ? n : 1);
-		if (!q && i != NEW_NT && i != NEW_A_NT && i != NEW_AL_NT && i != NEW_A_AL_NT) {
-			if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		if (s == PASS)
+			return call_new(i, n, al, nt);
+		if (s == OWN && n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED))
+			how = BIG;
+		else if (s == OWN && count_down((int64_t)n))
+			how = DUE;
+		else if (s == OWN)
+			return call_new(i, n, al, nt);
+		else {
+			q = i >= NEW_AL ? aligned_alloc(al, (n + al - 1) & ~(al - 1))
+					: malloc(n ? n : 1);
+			if (!q && i != NEW_NT && i != NEW_A_NT && i != NEW_AL_NT &&
+			    i != NEW_A_AL_NT) {
+				if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+					abort();
 				abort();
-			abort();
+			}
+			return q;
 		}
-		return q;
 	}
 	q = call_new(i, n, al, nt);
 	if (how == BIG)
 		counted(q, n, ret);
+	else if (reach_probe)
+		reach_probe = 3;
 	else if (!sampling())
 		idle_count.left = INT64_MAX; /* the thread's first count, on idle_count: parked */
 	else if (q)
@@ -242,11 +310,9 @@ static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, cons
 
 /*
  * The fast path: pass, a tail call; own, malloc's (a block from 1 byte to
- * below the interval: a thread-local subtraction, then a tail call). The
- * form's first call looks it up (state_of), then goes on the same way: no
- * frame of ours stays under the real new. Macro arguments: the name, the
- * form, its type, its parameters, the real call's arguments, the alignment
- * and nothrow tag for new_slow.
+ * below the interval: a thread-local subtraction, then a tail call).
+ * Macro arguments: the name, the form, its type, its parameters, the real
+ * call's arguments, the alignment and nothrow tag for new_slow.
  */
 #define NEW_WRAPPER(name, i, type, params, args, al, nt)                                           \
 	AP_API AP_FAST void *name params                                                           \
@@ -254,13 +320,12 @@ static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, cons
 		int s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);                          \
                                                                                                    \
 		if (__builtin_expect(s != PASS, 0)) {                                              \
-			if (s != OWN && (s = state_of(i)) != PASS && s != OWN)                     \
+			if (s != OWN)                                                              \
 				return new_slow(i, n, al, nt, FIRST, RET);                         \
-			if (s == OWN &&                                                            \
-			    __builtin_expect(                                                      \
+			if (__builtin_expect(                                                      \
 				n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))        \
 				return new_slow(i, n, al, nt, BIG, RET);                           \
-			if (s == OWN && __builtin_expect(count_down((int64_t)n), 0))               \
+			if (__builtin_expect(count_down((int64_t)n), 0))                           \
 				return new_slow(i, n, al, nt, DUE, RET);                           \
 		}                                                                                  \
 		return ((type *)cxx.fn[i])args;                                                    \
@@ -276,12 +341,6 @@ NEW_WRAPPER(_ZnwmSt11align_val_tRKSt9nothrow_t, NEW_AL_NT, new3_fn,
 	    (size_t n, size_t al, const void *nt), (n, al, nt), al, nt)
 NEW_WRAPPER(_ZnamSt11align_val_tRKSt9nothrow_t, NEW_A_AL_NT, new3_fn,
 	    (size_t n, size_t al, const void *nt), (n, al, nt), al, nt)
-
-typedef void del1_fn(void *);
-typedef void del2_fn(void *, size_t);
-typedef void del3_fn(void *, size_t, size_t);
-typedef void del_nt_fn(void *, const void *);
-typedef void del_al_nt_fn(void *, size_t, const void *);
 
 /*
  * Delete form i's rare cases: not looked up yet, or (own) the filter's bit

@@ -22,6 +22,13 @@ Block *kept_a[16];
 char *kept_nt[10];
 volatile size_t huge = ~(size_t)0 / 4;
 
+// p escapes: the compiler may not elide a new and its delete (C++14 lets it).
+template <class T> static inline T *keep(T *p)
+{
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
 __attribute__((noinline)) void leak_new()
 {
 	for (int i = 0; i < 64; i++) {
@@ -53,14 +60,14 @@ __attribute__((noinline)) unsigned churn()
 	unsigned sum = 0;
 
 	for (int i = 0; i < 1000; i++) {
-		long *a = new long(i);
-		int *b = new int[100];
-		Block *c = new Block;
-		Block *d = new Block[3];
-		char *e = new (std::nothrow) char[50];
-		Block *f = new (std::nothrow) Block;
-		void *g = ::operator new(300, std::align_val_t(64));
-		void *h = ::operator new[](500, std::align_val_t(128), std::nothrow);
+		long *a = keep(new long(i));
+		int *b = keep(new int[100]);
+		Block *c = keep(new Block);
+		Block *d = keep(new Block[3]);
+		char *e = keep(new (std::nothrow) char[50]);
+		Block *f = keep(new (std::nothrow) Block);
+		void *g = keep(::operator new(320, std::align_val_t(64)));
+		void *h = keep(::operator new[](512, std::align_val_t(128), std::nothrow));
 
 		b[99] = i;
 		sum += (unsigned)*a + (unsigned)b[99] + (unsigned)((size_t)c % 256) +
@@ -71,7 +78,7 @@ __attribute__((noinline)) unsigned churn()
 		delete[] d;
 		delete[] e;
 		delete f;
-		::operator delete(g, 300, std::align_val_t(64));
+		::operator delete(g, 320, std::align_val_t(64));
 		::operator delete[](h, std::align_val_t(128), std::nothrow);
 	}
 	return sum;
