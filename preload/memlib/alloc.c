@@ -4,7 +4,8 @@
  * libautoprof-memory.so, preloaded for memory profiles only): malloc, calloc,
  * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
  * valloc, pvalloc, malloc_usable_size, and glibc's __libc_malloc & co that
- * some programs call directly. C++'s operator new and delete reach them.
+ * some programs call directly. C++'s operator new and delete: cxx.c (which
+ * reaches these through libstdc++'s, or counts an allocator's own).
  *
  * Each calls the next definition in the lookup order (dlsym RTLD_NEXT: libc's,
  * or jemalloc's or tcmalloc's when the program links one), found at the first
