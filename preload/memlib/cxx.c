@@ -88,22 +88,38 @@ static struct {
 
 static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
 
-/*
- * Does the object that defines f define malloc too (an allocator's own new,
- * which does not call malloc)? Its definitions of malloc, in every loaded
- * object: an allocator that a module dlopened with RTLD_LOCAL brought is
- * one too, though the program's malloc is another's.
- */
-static bool own_allocator(void *f)
+/* The objects that define malloc (their bases), found when the forms are looked up. */
+struct bases {
+	int n;
+	uintptr_t base[8];
+};
+
+static void find_malloc(struct bases *m)
 {
 	struct dynsym_def d[8];
 	int n = dynsym__all("malloc", d, 8);
-	Dl_info fi, mi;
+	Dl_info info;
+
+	m->n = 0;
+	for (int k = 0; k < n; k++)
+		if (dladdr((void *)d[k].addr, &info))
+			m->base[m->n++] = (uintptr_t)info.dli_fbase;
+}
+
+/*
+ * Does the object that defines f define malloc too (an allocator's own new,
+ * which does not call malloc)? Every object that defines malloc counts: an
+ * allocator that a module dlopened with RTLD_LOCAL brought is one too,
+ * though the program's malloc is another's.
+ */
+static bool own_allocator(void *f, const struct bases *m)
+{
+	Dl_info fi;
 
 	if (!f || !dladdr(f, &fi))
 		return false;
-	for (int k = 0; k < n; k++)
-		if (dladdr((void *)d[k].addr, &mi) && mi.dli_fbase == fi.dli_fbase)
+	for (int k = 0; k < m->n; k++)
+		if (m->base[k] == (uintptr_t)fi.dli_fbase)
 			return true;
 	return false;
 }
@@ -173,9 +189,9 @@ static bool reaches_wrappers(int i)
 }
 
 /* Form i's real function is f: its state (a new form probed when the allocator defines it). */
-static void set_form(int i, void *f)
+static void set_form(int i, void *f, const struct bases *m)
 {
-	int s = !f ? NONE : own_allocator(f) ? OWN : PASS;
+	int s = !f ? NONE : own_allocator(f, m) ? OWN : PASS;
 
 	cxx.fn[i] = f;
 	__atomic_store_n(&cxx.state[i], s, __ATOMIC_RELEASE);
@@ -193,7 +209,8 @@ static void set_form(int i, void *f)
 void cxx__resolve(void)
 {
 	static __thread __attribute__((tls_model("initial-exec"))) bool resolving;
-	bool failed = false;
+	bool failed = false, cxx_loaded;
+	struct bases m;
 	int idle = 0;
 
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 || resolving)
@@ -206,12 +223,16 @@ void cxx__resolve(void)
 	}
 	resolving = true;
 	alloc__resolve();
+	/* a C program: one failed lookup, not twenty (each formats dlerror's message) */
+	cxx_loaded = dlsym(RTLD_NEXT, names[DEL]) != NULL;
+	if (cxx_loaded)
+		find_malloc(&m);
 	for (int k = 0; k < NR_FORMS; k++) {
 		int i = (k + DEL) % NR_FORMS;
-		void *f = dlsym(RTLD_NEXT, names[i]);
+		void *f = cxx_loaded ? dlsym(RTLD_NEXT, names[i]) : NULL;
 
 		if (f)
-			set_form(i, f);
+			set_form(i, f, &m);
 		else
 			failed = true, __atomic_store_n(&cxx.state[i], LATER, __ATOMIC_RELEASE);
 	}
@@ -230,6 +251,7 @@ static int state_of(int i)
 {
 	int s = __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
 	struct dynsym_def d[4];
+	struct bases m;
 	int n;
 
 	if (s == UNSEEN) {
@@ -241,13 +263,14 @@ static int state_of(int i)
 	if (i < DEL)
 		state_of(i & 1 ? (i >= NEW_AL ? DEL_A_AL : DEL_A) : (i >= NEW_AL ? DEL_AL : DEL));
 	n = dynsym__all(names[i], d, 4);
+	find_malloc(&m);
 	for (int k = 0; k < n; k++) {
 		Dl_info self, other;
 
 		if (dladdr((void *)state_of, &self) && dladdr((void *)d[k].addr, &other) &&
 		    self.dli_fbase == other.dli_fbase)
 			continue; /* ours */
-		set_form(i, (void *)d[k].addr);
+		set_form(i, (void *)d[k].addr, &m);
 		return __atomic_load_n(&cxx.state[i], __ATOMIC_ACQUIRE);
 	}
 	return LATER; /* nowhere (yet): the fallbacks below */
