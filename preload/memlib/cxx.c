@@ -11,11 +11,12 @@
  * the library's start or at the first call; failing that, the first
  * definition of any loaded object, as for a C++ module that a C program
  * dlopened with RTLD_LOCAL). Per form, once: when the object that defines it
- * also defines the malloc alloc.c calls (the allocator's own new), the
- * wrapper counts and samples the block as malloc does (own), else (libstdc++'s
- * new, which calls malloc, counted there) it only passes the call on, a tail
- * call (pass). A delete of an own form takes a block maybe sampled out of the
- * live table before the real one frees it, as free does.
+ * also defines malloc (the allocator's own new) and a probe sees that it
+ * does not reach alloc.c's wrappers, the wrapper counts and samples the
+ * block as malloc does (own); else (libstdc++'s new calls malloc, jemalloc's
+ * aligned new its aligned_alloc: counted there) it only passes the call on,
+ * a tail call (pass). A delete of an own form takes a block maybe sampled
+ * out of the live table before the real one frees it, as free does.
  *
  * Fast paths as alloc.c's: a byte of state, in own forms the thread-local
  * count or the filter's bit, then a tail call. The rest is in functions of
