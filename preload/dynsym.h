@@ -15,10 +15,11 @@
 #include <stdint.h>
 #include <string.h>
 
-/* A definition: its address and size (0 when the table does not say). */
+/* A definition: its address, size (0 when the table does not say), and its object's base. */
 struct dynsym_def {
 	uintptr_t addr;
 	uint64_t size;
+	uintptr_t base;
 };
 
 struct dynsym_walk {
@@ -76,7 +77,8 @@ static inline int dynsym__object(struct dl_phdr_info *info, size_t size, void *d
 			    (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr),
 			    w->name, w->hash);
 	if (s && w->n < w->max)
-		w->out[w->n++] = (struct dynsym_def){info->dlpi_addr + s->st_value, s->st_size};
+		w->out[w->n++] =
+		    (struct dynsym_def){info->dlpi_addr + s->st_value, s->st_size, info->dlpi_addr};
 	return w->n >= w->max;
 }
 

@@ -205,17 +205,37 @@ static void set_form(int i, void *f, const struct bases *m)
 }
 
 /*
+ * Does an object after this library (at self) in the load order define
+ * name, where dlsym RTLD_NEXT finds it? Asked before dlsym, which is never
+ * to fail: a failed lookup formats its message, and its malloc and free
+ * reach a program's own free that calls dlsym itself (recursing for ever).
+ */
+static bool defined_after(const char *name, uintptr_t self)
+{
+	struct dynsym_def d[4];
+	int n = dynsym__all(name, d, 4);
+	bool after = false;
+
+	for (int k = 0; k < n; k++) {
+		if (after)
+			return true;
+		after = d[k].base == self;
+	}
+	return false;
+}
+
+/*
  * Look every form up (once: the library's constructor, or the first call of
- * one): the next definition, dlsym RTLD_NEXT; a form it does not find waits
- * for its first call (LATER). The deletes first: the probes of the news
- * free their blocks with them. Another thread waits for the one looking;
- * the looking thread's own calls (from a probe) find the forms set.
+ * one): the next definition, dlsym RTLD_NEXT, asked only when some other
+ * object defines it; a form not found waits for its first call (LATER). The deletes first: the
+ * probes of the news free their blocks with them. Another thread waits for the one looking; the
+ * looking thread's own calls (from a probe) find the forms set.
  */
 void cxx__resolve(void)
 {
 	static __thread __attribute__((tls_model("initial-exec"))) bool resolving;
-	bool failed = false, cxx_loaded;
-	struct bases m;
+	Dl_info self = {0};
+	struct bases m = {0};
 	int idle = 0;
 
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 || resolving)
@@ -228,21 +248,19 @@ void cxx__resolve(void)
 	}
 	resolving = true;
 	alloc__resolve();
-	/* a C program: one failed lookup, not twenty (each formats dlerror's message) */
-	cxx_loaded = dlsym(RTLD_NEXT, names[DEL]) != NULL;
-	if (cxx_loaded)
+	if (dladdr((void *)cxx__resolve, &self))
 		find_malloc(&m);
 	for (int k = 0; k < NR_FORMS; k++) {
 		int i = (k + DEL) % NR_FORMS;
-		void *f = cxx_loaded ? dlsym(RTLD_NEXT, names[i]) : NULL;
+		void *f = self.dli_fbase && defined_after(names[i], (uintptr_t)self.dli_fbase)
+			      ? dlsym(RTLD_NEXT, names[i])
+			      : NULL;
 
 		if (f)
 			set_form(i, f, &m);
 		else
-			failed = true, __atomic_store_n(&cxx.state[i], LATER, __ATOMIC_RELEASE);
+			__atomic_store_n(&cxx.state[i], LATER, __ATOMIC_RELEASE);
 	}
-	if (failed)
-		(void)dlerror(); /* the failed lookup's message is not the program's to read */
 	resolving = false;
 	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 }
