@@ -52,14 +52,15 @@ static bool link_interposed(void)
 	static const char *const names[] = {"malloc", "free", "calloc", "realloc"};
 	void *(*volatile bound)(size_t);
 
-	bound = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
-	alloc__probe_seen(); /* cleared */
-	if (!bound || bound(ALLOC_PROBE_SIZE) || !alloc__probe_seen())
-		return false;
+	/* The definitions first: the probe's size must never reach another allocator's malloc
+	 * (one that aborts when it cannot satisfy a request, as xmalloc does, would end the
+	 * program; a bump allocator would wrap its counter). */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (link_defined_before(names[i]))
 			return false;
-	return true;
+	bound = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
+	alloc__probe_seen(); /* cleared */
+	return bound && !bound(ALLOC_PROBE_SIZE) && alloc__probe_seen();
 }
 
 /* The link (memory_link.h): libautoprof.so's slow paths kept, the controls handed back. */
