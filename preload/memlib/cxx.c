@@ -173,12 +173,12 @@ static bool reaches_wrappers(int i)
 	int64_t *left = (int64_t *)((char *)__builtin_thread_pointer() + tpoff +
 				    offsetof(struct ap_mem_thread, left));
 	int64_t saved;
+	Dl_info a, b;
 	bool hit;
 	void *p;
 
-	if (!tpoff)
-		return true; /* alloc.c's lookup not done (never here): counted as pass, not twice
-			      */
+	if (!tpoff) /* alloc.c's lookup not done (never here): pass, never counted twice */
+		return true;
 	saved = *left;
 	reach_probe = 1;
 	*left = 0;
@@ -186,9 +186,12 @@ static bool reaches_wrappers(int i)
 	*left = saved;
 	hit = reach_probe == 3;
 	reach_probe = 0;
-	if (p && cxx.fn[d] && i >= NEW_AL)
+	if (!p || !cxx.fn[d] || !dladdr(cxx.fn[i], &a) || !dladdr(cxx.fn[d], &b) ||
+	    a.dli_fbase != b.dli_fbase)
+		return hit; /* no delete of the same allocator: 1 byte left, not freed by another */
+	if (i >= NEW_AL)
 		((del2_fn *)cxx.fn[d])(p, 64);
-	else if (p && cxx.fn[d])
+	else
 		((del1_fn *)cxx.fn[d])(p);
 	return hit;
 }
