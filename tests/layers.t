@@ -27,7 +27,8 @@ plan 12
 # The folders whose names checks 6-10 hold to; in preload/wrap/ and
 # preload/memlib/ (libautoprof-memory.so) the interposers' libc names are
 # the one exception to check 8 (libc_name), with the two libraries' link
-# (__autoprof_*, memory_link.h).
+# (__autoprof_*, memory_link.h) and memlib/cxx.c's C++ operator new and
+# delete (_Zn*, _Zd*).
 NAMED="launcher common preload preload/session preload/handler preload/wrap preload/memlib"
 
 # 1. Each header alone.
@@ -129,6 +130,7 @@ for f in $(files_in $NAMED | grep '\.c$'); do
 	for fn in $(exported "$o"); do
 		case $fn in "$b" | "$b"__* | "$b"s__* | main) continue ;; esac
 		case $f in preload/wrap/* | preload/memlib/*) libc_name "$fn" && continue ;; esac
+		case $f:$fn in preload/memlib/cxx.c:_Zn[wa]* | preload/memlib/cxx.c:_Zd[la]*) continue ;; esac
 		case $fn in __autoprof_*) continue ;; esac
 		stand_in "$fn" || bad="$bad $f:$fn"
 	done

@@ -4,7 +4,8 @@
  * libautoprof-memory.so, preloaded for memory profiles only): malloc, calloc,
  * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
  * valloc, pvalloc, malloc_usable_size, and glibc's __libc_malloc & co that
- * some programs call directly. C++'s operator new and delete reach them.
+ * some programs call directly. C++'s operator new and delete: cxx.c (which
+ * reaches these through libstdc++'s, or counts an allocator's own).
  *
  * Each calls the next definition in the lookup order (dlsym RTLD_NEXT: libc's,
  * or jemalloc's or tcmalloc's when the program links one), found at the first
@@ -29,85 +30,24 @@
 #include <sched.h>
 #include <string.h>
 
-#include "memlib.h"
-
-/* The hot wrappers: no frame pointer (the library is built with them), no frame at all. */
-#define AP_FAST __attribute__((optimize("omit-frame-pointer")))
-
-/*
- * The real functions and what the fast paths read, together (read-mostly:
- * written at the lookup, at the link, at start and at stop only; the first
- * cache line holds what malloc and free read).
- */
-struct real_alloc {
-	const uint64_t *filter; /* the live filter while sampling, else off_filter: never NULL */
-	uint64_t big1; /* malloc(n) with n - 1 >= big1 takes the slow path: 0 until the lookup */
-	intptr_t
-	    mem_tpoff; /* the count's offset from the thread pointer: ap_mem's or idle_count's */
-	uint64_t interval; /* the mean interval while sampling, else UINT64_MAX */
-	void *(*malloc)(size_t);
-	void (*free)(void *);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	int (*posix_memalign)(void **, size_t, size_t);
-	void *(*aligned_alloc)(size_t, size_t);
-	void *(*memalign)(size_t, size_t);
-	void *(*valloc)(size_t);
-	void *(*pvalloc)(size_t);
-	size_t (*usable)(void *);
-	void *(*libc_malloc)(size_t);
-	void *(*libc_calloc)(size_t, size_t);
-	void *(*libc_realloc)(void *, size_t);
-	void (*libc_free)(void *);
-	void *(*libc_memalign)(size_t, size_t);
-	void *(*libc_valloc)(size_t);
-	void *(*libc_pvalloc)(size_t);
-};
+#include "alloc.h"
 
 static void free_first(void *p);
 
-/* The filter while not sampling: the arena's bits only (free sends its blocks to free_slow). */
-static uint64_t off_filter[(1U << AP_LIVE_FILTER_BITS) / 64];
+uint64_t off_filter[(1U << AP_LIVE_FILTER_BITS) / 64];
+__thread __attribute__((tls_model("initial-exec"))) struct ap_mem_thread idle_count;
+__thread __attribute__((tls_model("initial-exec"))) uint8_t reach_probe;
 
-static struct real_alloc real __attribute__((aligned(64))) = {
+struct real_alloc real __attribute__((aligned(64))) = {
     .filter = off_filter, .interval = UINT64_MAX, .free = free_first};
 static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
 static __thread __attribute__((tls_model("initial-exec"))) bool resolving;
 static __thread __attribute__((tls_model("initial-exec"))) bool probe_seen;
-/* The count while not sampling: the fast paths subtract from it, to no end. */
-static __thread __attribute__((tls_model("initial-exec"))) struct ap_mem_thread idle_count;
 static intptr_t idle_tpoff; /* idle_count's offset from the thread pointer (at the lookup) */
 
 /* libautoprof.so's slow paths (set at the link, before sampling starts), and its live filter. */
-static const struct ap_memory_core *core;
+const struct ap_memory_core *core;
 static const uint64_t *live_filter; /* atomic: set at the first start */
-
-/*
- * The thread's count of bytes to its next sample: while sampling
- * libautoprof.so's ap_mem, at the offset from the thread pointer it gave at
- * the link (initial-exec TLS: every thread's offset), else idle_count.
- */
-#ifdef __SEG_FS
-typedef __seg_fs int64_t tls_int64;
-#define LEFT (*(tls_int64 *)(real.mem_tpoff + offsetof(struct ap_mem_thread, left)))
-#else
-#define LEFT                                                                                       \
-	(*(int64_t *)((char *)__builtin_thread_pointer() + real.mem_tpoff +                        \
-		      offsetof(struct ap_mem_thread, left)))
-#endif
-
-/* LEFT -= n; is a sample due (LEFT <= n before)? One subtraction in memory where we can. */
-static inline __attribute__((always_inline)) bool count_down(int64_t n)
-{
-#if defined(__SEG_FS) && defined(__GCC_ASM_FLAG_OUTPUTS__)
-	bool due;
-
-	__asm__("subq %2, %0" : "+m"(LEFT), "=@ccle"(due) : "er"(n));
-	return due;
-#else
-	return (LEFT -= n) <= 0;
-#endif
-}
 
 /*
  * The bootstrap arena: blocks of [size_t size, pad, data...], 16-byte aligned.
@@ -124,6 +64,11 @@ static size_t arena_used; /* atomic */
 static inline bool in_arena(const void *p)
 {
 	return (uintptr_t)p - (uintptr_t)arena < ARENA_BYTES;
+}
+
+bool alloc__in_arena(const void *p)
+{
+	return in_arena(p);
 }
 
 /* Set the bits of [addr, addr + len) in off_filter (for good). */
@@ -165,12 +110,6 @@ static size_t arena_size(const void *p)
 
 	memcpy(&n, (const char *)p - 16, sizeof(n));
 	return n;
-}
-
-/* Sampling (alloc__sampling(true) to (false)): the slow paths count; acquire: the filter too. */
-static inline bool sampling(void)
-{
-	return __atomic_load_n(&real.interval, __ATOMIC_ACQUIRE) != UINT64_MAX;
 }
 
 #define LOOK(field, name) real.field = (__typeof__(real.field))dlsym(RTLD_NEXT, name)
@@ -220,8 +159,6 @@ void alloc__resolve(void)
 	__atomic_store_n(&resolved, 2, __ATOMIC_RELEASE);
 }
 
-#define RET ((uintptr_t)__builtin_return_address(0))
-
 /*
  * At a wrapper's start: the real function known, or (while this thread looks
  * them up, from dlsym) the wrapper returns arena_ret.
@@ -234,31 +171,6 @@ void alloc__resolve(void)
 				return arena_ret;                                                  \
 		}                                                                                  \
 	} while (0)
-
-/*
- * A block of n bytes at p is the program's (from ret): while sampling, count
- * it down (a thread-local subtraction), the slow path when a sample is due,
- * n is at least the interval, or the thread's count is not set up yet.
- * Keeps errno.
- */
-static inline __attribute__((always_inline)) void counted(void *p, size_t n, uintptr_t ret)
-{
-	uint64_t s = n ? n : 1;
-
-	if (__builtin_expect(!p, 0) || !sampling())
-		return;
-	if (__builtin_expect(s >= __atomic_load_n(&real.interval, __ATOMIC_RELAXED), 0) ||
-	    __builtin_expect(count_down((int64_t)s), 0))
-		core->allocated(p, n, ret);
-}
-
-/* Might the block at p be a sampled one still live? A filter load, without a lock. */
-static inline __attribute__((always_inline)) bool maybe_sampled(const void *p)
-{
-	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
-
-	return f != off_filter && live__filter_has(f, (uintptr_t)p);
-}
 
 static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
 {
@@ -287,6 +199,7 @@ enum { DUE_MALLOC, DUE_CALLOC, DUE_REALLOC };
  * A sample is due (a fast path counted the bytes down already): the real
  * call (malloc(n), calloc(n, size) or realloc(p, n)), then the sample; a
  * call that fails leaves the count due (the next allocation is the sample).
+ * cxx.c's probe: noted only.
  * Not sampling: the thread's first allocation on idle_count, parked then.
  */
 static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, size_t size,
@@ -296,7 +209,9 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 		  : fn == DUE_CALLOC ? real.calloc(n, size)
 				     : real.realloc(p, n);
 
-	if (!sampling())
+	if (__builtin_expect(reach_probe, 0))
+		reach_probe = 3; /* cxx.c's probe (its count restored after) */
+	else if (!sampling())
 		idle_count.left = INT64_MAX;
 	else if (q)
 		core->allocated(q, fn == DUE_CALLOC ? n * size : n, ret);

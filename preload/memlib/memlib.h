@@ -5,7 +5,10 @@
  * (CPU profiling only) leaves malloc and free bound to the allocator's.
  *
  *   alloc.c  malloc, calloc, realloc, free & co: the fast paths, the
- *            bootstrap arena, the real functions found with dlsym
+ *            bootstrap arena, the real functions found with dlsym (alloc.h:
+ *            what the fast paths read, shared with cxx.c)
+ *   cxx.c    C++'s operator new and delete, every form: counted there when
+ *            the allocator defines them (jemalloc, tcmalloc), else passed on
  *   link.c   the constructor, the link to libautoprof.so (memory_link.h),
  *            the check that the program's calls reach the wrappers
  *
@@ -30,6 +33,9 @@
 
 /* Find the real functions (once; the constructor calls it first). Not async-signal-safe. */
 void alloc__resolve(void);
+/* Find the next operator new and delete of every form (once; the constructor calls it).
+ * Not async-signal-safe. */
+void cxx__resolve(void);
 /* Keep libautoprof.so's slow paths (static): the link is made. */
 void alloc__link(const struct ap_memory_core *core);
 /* Sample with mean interval and the live filter (on), or stop. Async-signal-safe when !on. */

@@ -37,6 +37,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "dynsym.h"
 #include "handler/eh_frame.h"
 #include "memory.h"
 
@@ -50,82 +51,34 @@ static const char *const new_names[] = {"_Znwm",
 					"_ZnwmSt11align_val_tRKSt9nothrow_t",
 					"_ZnamSt11align_val_tRKSt9nothrow_t"};
 #define NR_NEW (sizeof(new_names) / sizeof(new_names[0]))
-static uintptr_t new_lo[NR_NEW], new_hi[NR_NEW];
-
-typedef int (*find_object_fn)(void *, struct dl_find_object *);
+/* Each name's definitions: libstdc++'s, the memory library's (cxx.c), an allocator's. */
+#define DEFS_PER_NAME 4
+static uintptr_t new_lo[NR_NEW * DEFS_PER_NAME], new_hi[NR_NEW * DEFS_PER_NAME];
 
 /*
- * The size of the symbol name at f, from its object's dynamic symbols by
- * their GNU hash table, the object found by glibc's _dl_find_object (2.35
- * on, lock-free): dladdr1 searched all of libstdc++'s symbols for each
- * name, 1.3 million instructions for the eight. 0 when not found there.
+ * Find operator new's code wherever a loaded object defines it (libstdc++,
+ * the memory library's wrappers, an allocator, the program): every
+ * definition, since a call can pass through several (the wrapper, then
+ * libstdc++'s new, whose malloc is the one sampled). Not async-signal-safe.
  */
-static uint64_t symbol_size(find_object_fn find, void *f, const char *name)
-{
-	const uint32_t *gnu = NULL, *buckets, *chain;
-	const ElfW(Sym) *sym = NULL;
-	const struct link_map *lm;
-	struct dl_find_object o;
-	const char *str = NULL;
-	uint32_t h = 5381;
-
-	if (find(f, &o) || !(lm = o.dlfo_link_map))
-		return 0;
-	for (const ElfW(Dyn) *d = lm->l_ld; d && d->d_tag != DT_NULL; d++) {
-		uintptr_t p = d->d_un.d_ptr; /* glibc relocates them in place, mostly */
-
-		p += p < lm->l_addr ? lm->l_addr : 0;
-		if (d->d_tag == DT_GNU_HASH)
-			gnu = (const uint32_t *)p;
-		else if (d->d_tag == DT_SYMTAB)
-			sym = (const ElfW(Sym) *)p;
-		else if (d->d_tag == DT_STRTAB)
-			str = (const char *)p;
-	}
-	if (!gnu || !sym || !str || !gnu[0])
-		return 0;
-	buckets = gnu + 4 + gnu[2] * (sizeof(ElfW(Addr)) / 4); /* after the Bloom filter */
-	chain = buckets + gnu[0];
-	for (const char *c = name; *c; c++)
-		h = h * 33 + (uint8_t)*c;
-	for (uint32_t i = buckets[h % gnu[0]]; i >= gnu[1]; i++) {
-		uint32_t c = chain[i - gnu[1]];
-
-		if ((c | 1) == (h | 1) && !strcmp(str + sym[i].st_name, name) &&
-		    lm->l_addr + sym[i].st_value == (uintptr_t)f)
-			return sym[i].st_size;
-		if (c & 1)
-			break;
-	}
-	return 0;
-}
-
-/* Find operator new's code where the program has one (libstdc++'s, or its own). Not
- * async-signal-safe. */
 void memory_stack__find_new(void)
 {
-	find_object_fn find = (find_object_fn)dlsym(RTLD_DEFAULT, "_dl_find_object");
-
 	for (size_t i = 0; i < NR_NEW; i++) {
-		void *f = dlsym(RTLD_DEFAULT, new_names[i]);
-		const ElfW(Sym) *sym = NULL;
-		uint64_t size = 0;
-		Dl_info info;
+		struct dynsym_def d[DEFS_PER_NAME];
+		int n = dynsym__all(new_names[i], d, DEFS_PER_NAME);
 
-		if (!f)
-			continue;
-		if (find)
-			size = symbol_size(find, f, new_names[i]);
-		if (!size && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym)
-			size = sym->st_size;
-		new_lo[i] = size ? (uintptr_t)f : 0;
-		new_hi[i] = size ? (uintptr_t)f + size : 0;
+		for (int k = 0; k < DEFS_PER_NAME; k++) {
+			bool has = k < n && d[k].size;
+
+			new_lo[i * DEFS_PER_NAME + k] = has ? d[k].addr : 0;
+			new_hi[i * DEFS_PER_NAME + k] = has ? d[k].addr + d[k].size : 0;
+		}
 	}
 }
 
 bool memory_stack__in_new(uint64_t pc)
 {
-	for (size_t i = 0; i < NR_NEW; i++)
+	for (size_t i = 0; i < NR_NEW * DEFS_PER_NAME; i++)
 		if (pc >= new_lo[i] && pc < new_hi[i])
 			return true;
 	return false;
