@@ -96,8 +96,12 @@ const char *memory_link__path(void);
 int memory__file_events(struct writer_event *events, int n);
 /* Start sampling allocations (AUTOPROF_MEMORY), after the session's file is open. */
 void memory__start(void);
-/* Stop sampling; write the live set as live-bytes records (w: the session's file). */
-void memory__stop(struct writer *w);
+/*
+ * Stop sampling; write the live set as live-bytes records (w: the session's
+ * file). more: the file may go on after it (before an exec, which can fail):
+ * the set is kept, and the next one written to the file retires it.
+ */
+void memory__stop(struct writer *w, bool more);
 /* The same from a deadly signal's handler: the live set if its lock is free. Async-signal-safe. */
 void memory__stop_emergency(struct writer *w);
 /* A window's end: its file gets the live set, if the table is free soon. Async-signal-safe. */
@@ -168,6 +172,9 @@ void live__insert(const struct live_block *b);
 bool live__take(uint64_t addr, struct live_block *out);
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
 		uint64_t *bytes, bool wait, bool keep);
+/* Forget the kept live set without retiring it: its file is no longer this image's (removed,
+ * or replaced). Not async-signal-safe. */
+void live__forget(void);
 void live__lock_all(void);
 void live__unlock_all(void);
 uint64_t live__untracked(void);

@@ -449,9 +449,10 @@ out_counters:
  * What both endings of this image (its exit, its exec) begin with: false
  * when the session is not this process's or has ended already; else the
  * session ends here: the ctl endpoints withdrawn, every sampler stopped, the
- * live set written. Not async-signal-safe.
+ * live set written (kept before an exec: if it fails, the image's last live set
+ * written to the same file retires it). Not async-signal-safe.
  */
-static bool stand_down(void)
+static bool stand_down(bool exec)
 {
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
 	    getpid() != autoprof.pid)
@@ -460,7 +461,7 @@ static bool stand_down(void)
 	control__withdraw();
 	writer__staging(&autoprof.writer, true); /* a file not made yet: only if not empty */
 	samplers__stop_all();
-	memory__stop(&autoprof.writer); /* the live set */
+	memory__stop(&autoprof.writer, exec); /* the live set */
 	return true;
 }
 
@@ -489,7 +490,7 @@ void lifecycle__stop(void)
 	bool empty;
 	int err;
 
-	if (!stand_down())
+	if (!stand_down(false))
 		return;
 	elapsed = image_counters__save(true);
 	if (autoprof.cfg->stat)
@@ -510,7 +511,7 @@ void lifecycle__stop(void)
 
 /*
  * Before a real exec of this image: finish the file (no destructor runs at
- * exec). An image that took no sample hands its name to the next image (so
+ * exec). An image that took no sample (CPU or allocation) hands its name to the next image (so
  * `sh -c 'exec prog'` leaves prog's profile under the name asked for): the
  * run's first process leaves its finished file there for the next image to
  * replace (a signal that ends the process before the next image has its
@@ -519,12 +520,13 @@ void lifecycle__stop(void)
  */
 void lifecycle__before_exec(void)
 {
-	if (!stand_down())
+	if (!stand_down(true))
 		return;
 	image_counters__save(false);
-	/* CPU samples only: an image that just execs (sh -c, env) hands its name on,
-	 * whether or not one of its few allocations was sampled */
-	autoprof.exec_keeps_name = !autoprof.stats.samples;
+	/* an image with allocation samples keeps its file too (its allocations and
+	 * live set, all it has when it took no CPU sample: a program that allocates,
+	 * then execs) */
+	autoprof.exec_keeps_name = !autoprof.stats.samples && !memory__samples();
 	autoprof.file_left = false;
 	record_delivered_period();
 	if (autoprof.exec_keeps_name && !autoprof.top)
@@ -569,6 +571,7 @@ void lifecycle__exec_failed(void)
 		writer__abandon(&autoprof.writer);
 		return;
 	}
+	live__forget(); /* the exec's live set is in a file no longer this image's */
 	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
 	autoprof.replace_file = autoprof.file_left;	    /* this image's own empty file */
 	autoprof.file_left = false;

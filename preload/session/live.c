@@ -458,7 +458,8 @@ static void release_shards(void)
 }
 
 /*
- * The last live set written to the middle of a file (ctl dump), kept until a
+ * The last live set written to the middle of a file (ctl dump; an exec's, the
+ * file going on when the exec fails), kept until a
  * later live set is written to the same file: the earlier one is then
  * retired in place (every record's period set to 0, its size unchanged), so
  * that a file holds one live set that weighs: its latest. Under snap_lock.
@@ -490,6 +491,15 @@ static void retire(struct writer *w)
 	kept.buf = NULL;
 }
 
+void live__forget(void)
+{
+	spin_lock(&snap_lock);
+	if (kept.buf)
+		munmap(kept.buf, kept.cap);
+	kept.buf = NULL;
+	spin_unlock(&snap_lock);
+}
+
 /* The chain of merged entry e into chain (PERF_CONTEXT_USER first); returns its entries. */
 static unsigned chain_of(const struct merged *e, uint64_t *chain)
 {
@@ -517,7 +527,7 @@ static unsigned chain_of(const struct merged *e, uint64_t *chain)
  * bounded time from a handler. An empty live set is one record of period 0
  * and size 0 (its mark). A live set written earlier to the same file
  * by a call with keep is retired first; with keep, this one is kept to be
- * retired by the next (a set in the middle of the file: ctl dump). Returns 0
+ * retired by the next (a set in the middle of the file: ctl dump, exec). Returns 0
  * or -errno (-EBUSY: not held). Async-signal-safe when !wait.
  */
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *nblocks,

@@ -103,13 +103,22 @@ static double ln(double x)
 	return 2 * sum + e * 0.69314718055994530942;
 }
 
-/* The next interval: exponential with mean ap_mem_interval, at least 1 byte. */
+/*
+ * The next interval, in bytes: geometric with mean exactly ap_mem_interval
+ * (I), 1 + floor(ln u / ln(1 - 1/I)), the gap between bytes each sampled
+ * with probability 1/I, so that a sample's weight k * I is unbiased at any
+ * interval. (An exponential of mean I truncated to whole bytes has a mean
+ * near I - 1/2: +5% bytes at I = 8.) For a large I it is that exponential.
+ */
 static int64_t draw(void)
 {
 	double u = ((double)(next_random() >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
-	double v = -ln(u) * (double)ap_mem_interval;
+	double v;
 
-	return v < 1 ? 1 : v > 1e15 ? (int64_t)1e15 : (int64_t)v;
+	if (ap_mem_interval <= 1)
+		return 1;
+	v = ln(u) / ln(1.0 - 1.0 / (double)ap_mem_interval); /* 1 - 1/I: exact below 2^53 */
+	return v >= 1e15 ? (int64_t)1e15 : 1 + (int64_t)v;
 }
 
 /* A thread's first allocation: seed its generator and draw its first interval. */
@@ -498,7 +507,7 @@ uint64_t memory__samples(void)
 	return __atomic_load_n(&samples, __ATOMIC_RELAXED);
 }
 
-void memory__stop(struct writer *w)
+void memory__stop(struct writer *w, bool more)
 {
 	uint64_t blocks = 0, bytes = 0;
 	int err;
@@ -509,7 +518,7 @@ void memory__stop(struct writer *w)
 	memory__guard_up();
 	memory_agg__stop();
 	err =
-	    live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true, false);
+	    live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true, more);
 	memory__guard_down();
 	if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
