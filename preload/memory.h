@@ -85,6 +85,12 @@ const struct ap_memory_lib *memory_link__find(void);
  * at start (setenv). Not async-signal-safe.
  */
 bool memory_link__say_first(void);
+/*
+ * The calling thread's bytes allocated while not sampling, since its first
+ * allocation or the last call (the library's count starts again); 0 without
+ * the library. Links to it quietly. Not async-signal-safe.
+ */
+uint64_t memory_link__idle_take(void);
 /* The controls found by memory_link__find(), or NULL. Async-signal-safe. */
 const struct ap_memory_lib *memory_link__lib(void);
 /* The path libautoprof-memory.so was loaded from, or "" when it was not. Not async-signal-safe. */
@@ -94,6 +100,11 @@ const char *memory_link__path(void);
 
 /* The attrs alloc-bytes and live-bytes, appended to the file's n events. Returns the new count. */
 int memory__file_events(struct writer_event *events, int n);
+/*
+ * At the start of libautoprof.so's constructor, before it allocates (AUTOPROF_MEMORY on):
+ * the bytes this thread allocated so far, which memory__start() states in the file.
+ */
+void memory__mark(void);
 /* Start sampling allocations (AUTOPROF_MEMORY), after the session's file is open. */
 void memory__start(void);
 /*

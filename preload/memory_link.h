@@ -65,6 +65,9 @@ struct ap_memory_lib {
 	/* Sample with mean interval and the live filter (on), or stop. Async-signal-safe when !on.
 	 */
 	void (*sampling)(bool on, uint64_t interval, const uint64_t *filter);
+	/* The calling thread's bytes allocated while not sampling since the last call (or its
+	 * first allocation); the count starts again. Not async-signal-safe. */
+	uint64_t (*idle_take)(void);
 };
 
 /* AP_MEMORY_LINK_SYM's type: keep core (static), get the controls. */

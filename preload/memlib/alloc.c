@@ -77,6 +77,8 @@ static __thread __attribute__((tls_model("initial-exec"))) bool probe_seen;
 /* The count while not sampling: the fast paths subtract from it, to no end. */
 static __thread __attribute__((tls_model("initial-exec"))) struct ap_mem_thread idle_count;
 static intptr_t idle_tpoff; /* idle_count's offset from the thread pointer (at the lookup) */
+/* The bytes the slow paths passed on while not sampling (idle_count has the fast paths'). */
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t idle_extra;
 
 /* libautoprof.so's slow paths (set at the link, before sampling starts), and its live filter. */
 static const struct ap_memory_core *core;
@@ -245,8 +247,12 @@ static inline __attribute__((always_inline)) void counted(void *p, size_t n, uin
 {
 	uint64_t s = n ? n : 1;
 
-	if (__builtin_expect(!p, 0) || !sampling())
+	if (__builtin_expect(!p, 0))
 		return;
+	if (!sampling()) {
+		idle_extra += s; /* for alloc__idle_take() */
+		return;
+	}
 	if (__builtin_expect(s >= __atomic_load_n(&real.interval, __ATOMIC_RELAXED), 0) ||
 	    __builtin_expect(count_down((int64_t)s), 0))
 		core->allocated(p, n, ret);
@@ -296,9 +302,10 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 		  : fn == DUE_CALLOC ? real.calloc(n, size)
 				     : real.realloc(p, n);
 
-	if (!sampling())
+	if (!sampling()) {
 		idle_count.left = INT64_MAX;
-	else if (q)
+		idle_extra += q ? (fn == DUE_CALLOC ? n * size : n) : 0;
+	} else if (q)
 		core->allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
 	return q;
 }
@@ -592,6 +599,19 @@ void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 	__atomic_store_n(&real.big1,
 			 (interval < ALLOC_PROBE_SIZE ? interval : ALLOC_PROBE_SIZE) - 1,
 			 __ATOMIC_SEQ_CST);
+}
+
+uint64_t alloc__idle_take(void)
+{
+	int64_t left = idle_count.left;
+	uint64_t n = idle_extra;
+
+	if (left > 0) { /* parked at the first allocation, counted down since */
+		n += (uint64_t)(INT64_MAX - left);
+		idle_count.left = INT64_MAX;
+	}
+	idle_extra = 0;
+	return n;
 }
 
 bool alloc__probe_seen(void)

@@ -46,7 +46,8 @@ static bool link_interposed(void)
 AP_API const struct ap_memory_lib *__autoprof_memory_link_1(const struct ap_memory_core *core)
 {
 	static const struct ap_memory_lib controls = {.interposed = link_interposed,
-						      .sampling = alloc__sampling};
+						      .sampling = alloc__sampling,
+						      .idle_take = alloc__idle_take};
 
 	alloc__link(core);
 	return &controls;

@@ -34,6 +34,12 @@ void alloc__resolve(void);
 void alloc__link(const struct ap_memory_core *core);
 /* Sample with mean interval and the live filter (on), or stop. Async-signal-safe when !on. */
 void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter);
+/*
+ * The calling thread's bytes allocated while not sampling (malloc, calloc,
+ * realloc's new size and the aligned allocators), since its first allocation
+ * or the last call; the count starts again.
+ */
+uint64_t alloc__idle_take(void);
 /* Did malloc see the probe (ALLOC_PROBE_SIZE) since the last call? Clears it. */
 bool alloc__probe_seen(void);
 

@@ -372,6 +372,8 @@ int lifecycle__start(void)
 	if (getauxval(AT_SECURE))
 		return 0; /* setuid/setgid: stay off, silently, as the loader does */
 	autoprof.start_time = ap_now();
+	if (ap_env(AP_ENV_MEMORY) && ap_env_word_on(ap_env(AP_ENV_MEMORY)))
+		memory__mark(); /* before we allocate: the program's bytes so far */
 	if (options__parse(&raw))
 		return -EINVAL;
 	if (gocheck__runtime_owned()) {

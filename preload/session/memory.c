@@ -42,6 +42,9 @@ static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
 static uint64_t samples, sampled_bytes, unplaced; /* atomic */
 static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
 static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
+/* Bytes allocated before sampling started: the starting thread's before the constructor
+ * (memory__mark()), the other threads' before their first allocation sampled (atomic). */
+static uint64_t start_mark, before_later;
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -293,7 +296,10 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 	if (ap_mem.busy || !__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
 		return; /* inside the profiler (a block of at least the interval), or stopped */
 	saved = errno;
-	if (!ap_mem.rng) {
+	if (!ap_mem
+		 .rng) { /* what the thread allocated before sampling started, stated at the end */
+		__atomic_fetch_add(&before_later, memory_link__lib()->idle_take(),
+				   __ATOMIC_RELAXED);
 		seed_thread();
 		if (b.size < ap_mem_interval)
 			ap_mem.left -= (int64_t)b.size;
@@ -405,14 +411,42 @@ static void after_fork(void)
 /* The child's live set starts as the parent's; its samples and file are its own. */
 static void after_fork_child(void)
 {
-	samples = sampled_bytes = unplaced = 0;
+	samples = sampled_bytes = unplaced = before_later = 0;
 	memory_agg__forget();
 	after_fork();
 }
 
+void memory__mark(void)
+{
+	start_mark = memory_link__idle_take();
+}
+
+/*
+ * State n bytes allocated before sampling started (not in the profile) in
+ * w's file: an alloc-bytes record of period 0 (it weighs nothing in any
+ * reader), address 0 and the bytes as its size, which autoprof-report sums
+ * and says. Not async-signal-safe.
+ */
+static void note_before(struct writer *w, uint64_t n)
+{
+	uint64_t chain[2] = {PERF_CONTEXT_USER, 0}, now = ap_now();
+	char rec[128];
+	sigset_t old;
+	size_t len;
+
+	if (!n || !alloc_id)
+		return;
+	len = memory__put_sample(rec, sizeof(rec), alloc_id, (uint32_t)autoprof.pid,
+				 (uint32_t)autoprof.pid, now, 0, 0, chain, 2, n);
+	block_all(&old); /* our handler appends too */
+	writer__append(w, rec, len);
+	restore(&old);
+	writer__note_times(w, now, now);
+}
+
 void memory__start(void)
 {
-	static bool once;
+	static bool once, started;
 	int err;
 
 	if (!autoprof.cfg->memory || !alloc_id)
@@ -438,6 +472,11 @@ void memory__start(void)
 	ap_mem_interval = autoprof.cfg->memory_interval;
 	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
 	memory_link__lib()->sampling(true, ap_mem_interval, ap_live_filter);
+	if (!started) { /* the image's first start (not again after a failed exec) */
+		started = true;
+		memory_link__idle_take(); /* the profiler's own, since memory__mark() */
+		note_before(&autoprof.writer, start_mark);
+	}
 }
 
 /*
@@ -522,6 +561,7 @@ void memory__stop(struct writer *w, bool more)
 	memory__guard_down();
 	if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
+	note_before(w, __atomic_exchange_n(&before_later, 0, __ATOMIC_RELAXED));
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
 	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "
