@@ -121,6 +121,13 @@ void memory__snapshot(struct writer *w);
 void memory__dump(struct writer *w);
 /* Allocation samples this image recorded (a file with some is not empty). */
 uint64_t memory__samples(void);
+/*
+ * Did this image take allocation samples and allocate at least one mean
+ * interval's bytes: the calling thread's counted exactly (not at random: a
+ * shell's few allocations sampled by chance do not count), the other
+ * threads' estimated from their samples? Not async-signal-safe.
+ */
+bool memory__an_interval(void);
 size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
 			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
 			  unsigned nr, uint64_t size);

@@ -39,6 +39,10 @@ struct ap_mem_thread {
 	uint64_t rng;  /* xorshift state; 0 until the thread's first sampled allocation */
 	unsigned busy; /* inside the profiler: allocations pass straight through */
 	int64_t held;  /* left, while busy */
+	/* libautoprof.so's alone: the intervals drawn and the big blocks' bytes, so that drawn -
+	 * left is the bytes the thread allocated while sampling; its samples' estimated bytes */
+	int64_t drawn;
+	uint64_t sampled;
 };
 
 /* A sampled block of the live table. */

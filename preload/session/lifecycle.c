@@ -513,7 +513,8 @@ void lifecycle__stop(void)
 
 /*
  * Before a real exec of this image: finish the file (no destructor runs at
- * exec). An image that took no sample (CPU or allocation) hands its name to the next image (so
+ * exec). An image that took no CPU sample and allocated less than one memory
+ * interval (AUTOPROF_MEMORY_INTERVAL) hands its name to the next image (so
  * `sh -c 'exec prog'` leaves prog's profile under the name asked for): the
  * run's first process leaves its finished file there for the next image to
  * replace (a signal that ends the process before the next image has its
@@ -525,10 +526,11 @@ void lifecycle__before_exec(void)
 	if (!stand_down(true))
 		return;
 	image_counters__save(false);
-	/* an image with allocation samples keeps its file too (its allocations and
-	 * live set, all it has when it took no CPU sample: a program that allocates,
-	 * then execs) */
-	autoprof.exec_keeps_name = !autoprof.stats.samples && !memory__samples();
+	/* an image that allocated at least one memory interval's bytes keeps its file too (its
+	 * allocations and live set, all it has when it took no CPU sample: a program that
+	 * allocates, then execs); one that allocated less (sh -c, env) hands its name on,
+	 * whether or not one of its few allocations was sampled */
+	autoprof.exec_keeps_name = !autoprof.stats.samples && !memory__an_interval();
 	autoprof.file_left = false;
 	record_delivered_period();
 	if (autoprof.exec_keeps_name && !autoprof.top)

@@ -131,7 +131,7 @@ static void seed_thread(void)
 		     (uintptr_t)&ap_mem;
 
 	ap_mem.rng = s ? s : 1;
-	ap_mem.left = draw();
+	ap_mem.left = ap_mem.drawn = draw();
 }
 
 /*
@@ -306,13 +306,18 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 	}
 	if (b.size >= ap_mem_interval) {
 		b.weight = b.size; /* always sampled, exactly */
+		ap_mem.drawn += (int64_t)b.size;
 	} else {
 		while (ap_mem.left <= 0) {
+			int64_t d = draw();
+
 			k++;
-			ap_mem.left += draw();
+			ap_mem.left += d;
+			ap_mem.drawn += d;
 		}
 		b.weight = k * ap_mem_interval;
 	}
+	ap_mem.sampled += b.weight;
 	/* paused (ctl stop) or stopping: the count goes on, the sample is not taken */
 	if (b.weight && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && !autoprof.paused) {
 		memory__guard_up();
@@ -412,6 +417,8 @@ static void after_fork(void)
 static void after_fork_child(void)
 {
 	samples = sampled_bytes = unplaced = before_later = 0;
+	ap_mem.drawn = ap_mem.left; /* the forking thread's bytes are its parent's */
+	ap_mem.sampled = 0;
 	memory_agg__forget();
 	after_fork();
 }
@@ -544,6 +551,17 @@ void memory__dump(struct writer *w)
 uint64_t memory__samples(void)
 {
 	return __atomic_load_n(&samples, __ATOMIC_RELAXED);
+}
+
+bool memory__an_interval(void)
+{
+	uint64_t all = __atomic_load_n(&sampled_bytes, __ATOMIC_RELAXED);
+	int64_t own = ap_mem.rng ? ap_mem.drawn - ap_mem.left : 0; /* exact */
+
+	if (!__atomic_load_n(&samples, __ATOMIC_RELAXED))
+		return false;
+	return own >= (int64_t)ap_mem_interval ||
+	       (all > ap_mem.sampled && all - ap_mem.sampled >= ap_mem_interval);
 }
 
 void memory__stop(struct writer *w, bool more)
