@@ -5,6 +5,8 @@
 //   failexec  first_site() leaks 1 MiB, spins for 200 ms of CPU time, execv
 //             of a file that does not exist (fails), then second_site()
 //             leaks 2 MiB more and the program exits
+//   smallexec few_site() leaks 1000 blocks of 1000 bytes (less than 1 MiB),
+//             then the program execs /bin/true
 //   small N   tiny_site() makes N allocations of 4 bytes (each freed at
 //             once), prints "allocated BYTES" (the bytes asked for)
 #define _GNU_SOURCE
@@ -35,6 +37,14 @@ __attribute__((noinline)) void second_site(void)
 {
 	keep[nkeep] = malloc(2 << 20);
 	memset(keep[nkeep++], 2, 2 << 20);
+}
+
+void *few_kept[1000]; /* not static: the allocations must stay */
+
+__attribute__((noinline)) void few_site(void)
+{
+	for (int i = 0; i < 1000; i++)
+		few_kept[i] = malloc(1000);
 }
 
 __attribute__((noinline)) void tiny_site(long n)
@@ -72,6 +82,12 @@ int main(int argc, char **argv)
 		perror("exec /bin/true");
 		return 1;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "smallexec")) {
+		few_site();
+		execl("/bin/true", "true", (char *)NULL);
+		perror("exec /bin/true");
+		return 1;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "failexec")) {
 		char *args[] = {"missing", NULL};
 
@@ -89,6 +105,6 @@ int main(int argc, char **argv)
 		printf("allocated %ld\n", n * 4);
 		return 0;
 	}
-	fprintf(stderr, "usage: memexec exec | failexec | small N\n");
+	fprintf(stderr, "usage: memexec exec | smallexec | failexec | small N\n");
 	return 2;
 }
