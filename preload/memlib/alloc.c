@@ -74,11 +74,9 @@ static struct real_alloc real __attribute__((aligned(64))) = {
 static int resolved; /* 0, 1 while a thread looks them up, 2 when done; atomic */
 static __thread __attribute__((tls_model("initial-exec"))) bool resolving;
 static __thread __attribute__((tls_model("initial-exec"))) bool probe_seen;
-/* The count while not sampling: the fast paths subtract from it, to no end. */
-static __thread __attribute__((tls_model("initial-exec"))) struct ap_mem_thread idle_count;
+/* The count while not sampling: the fast paths subtract from it (link.c's idle_take() reads it). */
+__thread __attribute__((tls_model("initial-exec"))) struct ap_mem_thread idle_count;
 static intptr_t idle_tpoff; /* idle_count's offset from the thread pointer (at the lookup) */
-/* The bytes the slow paths passed on while not sampling (idle_count has the fast paths'). */
-static __thread __attribute__((tls_model("initial-exec"))) uint64_t idle_extra;
 
 /* libautoprof.so's slow paths (set at the link, before sampling starts), and its live filter. */
 static const struct ap_memory_core *core;
@@ -238,19 +236,15 @@ void alloc__resolve(void)
 	} while (0)
 
 /*
- * A block of n bytes at p is the program's (from ret): while sampling, count
- * it down (a thread-local subtraction), the slow path when a sample is due,
- * n is at least the interval, or the thread's count is not set up yet.
- * Keeps errno.
+ * The program's block of n bytes at p (from ret): counted down while sampling (the slow path
+ * when a sample is due, n >= the interval, or no count yet), else on idle_count. Keeps errno.
  */
 static inline __attribute__((always_inline)) void counted(void *p, size_t n, uintptr_t ret)
 {
 	uint64_t s = n ? n : 1;
 
-	if (__builtin_expect(!p, 0))
-		return;
-	if (!sampling()) {
-		idle_extra += s; /* for alloc__idle_take() */
+	if (__builtin_expect(!p, 0) || !sampling()) {
+		idle_count.left -= p ? (int64_t)s : 0;
 		return;
 	}
 	if (__builtin_expect(s >= __atomic_load_n(&real.interval, __ATOMIC_RELAXED), 0) ||
@@ -293,7 +287,7 @@ enum { DUE_MALLOC, DUE_CALLOC, DUE_REALLOC };
  * A sample is due (a fast path counted the bytes down already): the real
  * call (malloc(n), calloc(n, size) or realloc(p, n)), then the sample; a
  * call that fails leaves the count due (the next allocation is the sample).
- * Not sampling: the thread's first allocation on idle_count, parked then.
+ * Not sampling: the thread's first due on idle_count (its bytes counted), parked then.
  */
 static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, size_t size,
 						  uintptr_t ret)
@@ -302,10 +296,9 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 		  : fn == DUE_CALLOC ? real.calloc(n, size)
 				     : real.realloc(p, n);
 
-	if (!sampling()) {
-		idle_count.left = INT64_MAX;
-		idle_extra += q ? (fn == DUE_CALLOC ? n * size : n) : 0;
-	} else if (q)
+	if (!sampling())
+		idle_count.left += INT64_MAX; /* parked, with what it counted (<= 0) */
+	else if (q)
 		core->allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
 	return q;
 }
@@ -599,19 +592,6 @@ void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter)
 	__atomic_store_n(&real.big1,
 			 (interval < ALLOC_PROBE_SIZE ? interval : ALLOC_PROBE_SIZE) - 1,
 			 __ATOMIC_SEQ_CST);
-}
-
-uint64_t alloc__idle_take(void)
-{
-	int64_t left = idle_count.left;
-	uint64_t n = idle_extra;
-
-	if (left > 0) { /* parked at the first allocation, counted down since */
-		n += (uint64_t)(INT64_MAX - left);
-		idle_count.left = INT64_MAX;
-	}
-	idle_extra = 0;
-	return n;
 }
 
 bool alloc__probe_seen(void)

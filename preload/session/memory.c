@@ -42,9 +42,8 @@ static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
 static uint64_t samples, sampled_bytes, unplaced; /* atomic */
 static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
 static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
-/* Bytes allocated before sampling started: the starting thread's before the constructor
- * (memory__mark()), the other threads' before their first allocation sampled (atomic). */
-static uint64_t start_mark, before_later;
+/* Bytes allocated before sampling: the starting thread's (memory__mark()), others' (atomic). */
+static uint64_t start_mark, pre_start;
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -107,11 +106,9 @@ static double ln(double x)
 }
 
 /*
- * The next interval, in bytes: geometric with mean exactly ap_mem_interval
- * (I), 1 + floor(ln u / ln(1 - 1/I)), the gap between bytes each sampled
- * with probability 1/I, so that a sample's weight k * I is unbiased at any
- * interval. (An exponential of mean I truncated to whole bytes has a mean
- * near I - 1/2: +5% bytes at I = 8.) For a large I it is that exponential.
+ * The next interval, in bytes: geometric of mean exactly ap_mem_interval (I), 1 + floor(ln u /
+ * ln(1 - 1/I)): each byte sampled with probability 1/I, so that a weight k * I is unbiased at
+ * any I (an exponential of mean I truncated to whole bytes has a mean near I - 1/2: +5% at 8).
  */
 static int64_t draw(void)
 {
@@ -296,10 +293,8 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 	if (ap_mem.busy || !__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
 		return; /* inside the profiler (a block of at least the interval), or stopped */
 	saved = errno;
-	if (!ap_mem
-		 .rng) { /* what the thread allocated before sampling started, stated at the end */
-		__atomic_fetch_add(&before_later, memory_link__lib()->idle_take(),
-				   __ATOMIC_RELAXED);
+	if (!ap_mem.rng) { /* its bytes before sampling started: stated at the end */
+		__atomic_fetch_add(&pre_start, memory_link__lib()->idle_take(), __ATOMIC_RELAXED);
 		seed_thread();
 		if (b.size < ap_mem_interval)
 			ap_mem.left -= (int64_t)b.size;
@@ -416,7 +411,7 @@ static void after_fork(void)
 /* The child's live set starts as the parent's; its samples and file are its own. */
 static void after_fork_child(void)
 {
-	samples = sampled_bytes = unplaced = before_later = 0;
+	samples = sampled_bytes = unplaced = pre_start = 0;
 	ap_mem.drawn = ap_mem.left; /* the forking thread's bytes are its parent's */
 	ap_mem.sampled = 0;
 	memory_agg__forget();
@@ -425,14 +420,16 @@ static void after_fork_child(void)
 
 void memory__mark(void)
 {
-	start_mark = memory_link__idle_take();
+	const char *on = ap_env(AP_ENV_MEMORY); /* (the configuration is not read yet) */
+
+	if (on && ap_env_word_on(on))
+		start_mark = memory_link__idle_take();
 }
 
 /*
- * State n bytes allocated before sampling started (not in the profile) in
- * w's file: an alloc-bytes record of period 0 (it weighs nothing in any
- * reader), address 0 and the bytes as its size, which autoprof-report sums
- * and says. Not async-signal-safe.
+ * State n bytes allocated before sampling started (not in the profile) in w's file: an
+ * alloc-bytes record of period 0 (it weighs nothing in any reader), address 0 and the bytes as
+ * its size, which autoprof-report sums and says. Not async-signal-safe.
  */
 static void note_before(struct writer *w, uint64_t n)
 {
@@ -579,7 +576,7 @@ void memory__stop(struct writer *w, bool more)
 	memory__guard_down();
 	if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
-	note_before(w, __atomic_exchange_n(&before_later, 0, __ATOMIC_RELAXED));
+	note_before(w, __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED));
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
 	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "
