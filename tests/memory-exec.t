@@ -17,7 +17,7 @@
 # 1,000,000 bytes: not in the profile, and autoprof-report says so.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memexec" "$B/progs/libctoralloc.so"
-plan 18
+plan 19
 
 P=$B/progs
 A=$B/autoprof
@@ -124,6 +124,10 @@ ok $? "autoprof-report --leaks says the 1000000 bytes allocated before profiling
 "$REPORT" c.data >c.report 2>>report.err
 grep -q '^Not sampled: 1000000 bytes' c.report
 ok $? "...and so does its summary" || diag_file c.report
+LD_PRELOAD="$P/libctoralloc.so" timeout -s KILL 60 "$A" -q --memory -o cl.data -- "$P/memexec" small 10 \
+	>/dev/null 2>cl.err
+"$REPORT" --leaks cl.data 2>>report.err | grep -q '^Not sampled: 1000000 bytes'
+ok $? "...and the launcher's one file" || diag_file cl.err
 AUTOPROF_MEMORY_INTERVAL=1 profile c0.data "$P/memexec" small 10 >/dev/null 2>c0.err
 "$REPORT" --leaks c0.data >c0.leaks 2>>report.err
 "$REPORT" c0.data >>c0.leaks 2>>report.err
@@ -133,7 +137,7 @@ ok $? "without such a constructor nothing is said (the profiler's own start is n
 
 # ---- real readers take every file ----
 bad=""
-for f in e.data l.data f.data m.data "$child" c.data; do
+for f in e.data l.data f.data m.data "$child" c.data cl.data; do
 	perf script -i "$f" >/dev/null 2>>perf.err || bad="$bad perf-script:$f"
 	"$PERFPARSER" --input "$f" --print-stats >/dev/null 2>&1 || bad="$bad perfparser:$f"
 done
