@@ -85,6 +85,12 @@ const struct ap_memory_lib *memory_link__find(void);
  * at start (setenv). Not async-signal-safe.
  */
 bool memory_link__say_first(void);
+/*
+ * The calling thread's bytes allocated while not sampling, since its first
+ * allocation or the last call (the library's count starts again); 0 without
+ * the library. Links to it quietly. Not async-signal-safe.
+ */
+uint64_t memory_link__idle_take(void);
 /* The controls found by memory_link__find(), or NULL. Async-signal-safe. */
 const struct ap_memory_lib *memory_link__lib(void);
 /* The path libautoprof-memory.so was loaded from, or "" when it was not. Not async-signal-safe. */
@@ -94,10 +100,19 @@ const char *memory_link__path(void);
 
 /* The attrs alloc-bytes and live-bytes, appended to the file's n events. Returns the new count. */
 int memory__file_events(struct writer_event *events, int n);
+/*
+ * At the start of libautoprof.so's constructor, before it allocates (AUTOPROF_MEMORY on):
+ * the bytes this thread allocated so far, which memory__start() states in the file.
+ */
+void memory__mark(void);
 /* Start sampling allocations (AUTOPROF_MEMORY), after the session's file is open. */
 void memory__start(void);
-/* Stop sampling; write the live set as live-bytes records (w: the session's file). */
-void memory__stop(struct writer *w);
+/*
+ * Stop sampling; write the live set as live-bytes records (w: the session's
+ * file). more: the file may go on after it (before an exec, which can fail):
+ * the set is kept, and the next one written to the file retires it.
+ */
+void memory__stop(struct writer *w, bool more);
 /* The same from a deadly signal's handler: the live set if its lock is free. Async-signal-safe. */
 void memory__stop_emergency(struct writer *w);
 /* A window's end: its file gets the live set, if the table is free soon. Async-signal-safe. */
@@ -106,6 +121,15 @@ void memory__snapshot(struct writer *w);
 void memory__dump(struct writer *w);
 /* Allocation samples this image recorded (a file with some is not empty). */
 uint64_t memory__samples(void);
+/*
+ * Did this image take allocation samples and allocate at least one mean
+ * interval's bytes, and at least AP_MEM_KEEPS_FILE: the calling thread's
+ * counted exactly (not at random: a shell's few allocations sampled by
+ * chance do not count), the other threads' estimated from their samples?
+ * Not async-signal-safe.
+ */
+#define AP_MEM_KEEPS_FILE (512 * 1024)
+bool memory__an_interval(void);
 size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
 			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
 			  unsigned nr, uint64_t size);
@@ -174,6 +198,9 @@ void live__insert(const struct live_block *b);
 bool live__take(uint64_t addr, struct live_block *out);
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
 		uint64_t *bytes, bool wait, bool keep);
+/* Forget the kept live set without retiring it: its file is no longer this image's (removed,
+ * or replaced). Not async-signal-safe. */
+void live__forget(void);
 /* Every lock of the tables, waited for (fork; the thread holds none). Not async-signal-safe. */
 void live__lock_all(void);
 void live__unlock_all(void);

@@ -492,10 +492,10 @@ static void release_shards(void)
 }
 
 /*
- * The last live set written to the middle of a file (ctl dump), kept until a
- * later live set is written to the same file: the earlier one is then
- * retired in place (every record's period set to 0, its size unchanged), so
- * that a file holds one live set that weighs: its latest. Under snap_lock.
+ * The last live set written to the middle of a file (ctl dump; an exec's, the file going on
+ * if the exec fails), kept until a later live set is written to the same file: the earlier
+ * one is then retired in place (every record's period set to 0, its size unchanged), so that
+ * a file holds one live set that weighs: its latest. Under snap_lock.
  */
 static struct {
 	char *buf;
@@ -503,14 +503,14 @@ static struct {
 	uint64_t at, dev, ino;
 } kept;
 
-/* Retire the kept live set if it is in w's file, and forget it. Under snap_lock. */
+/* Retire the kept live set if it is in w's file (NULL: none), and forget it. Under snap_lock. */
 static void retire(struct writer *w)
 {
 	struct perf_event_header h;
 
 	if (!kept.buf)
 		return;
-	if (kept.dev == w->dev && kept.ino == w->ino) {
+	if (w && kept.dev == w->dev && kept.ino == w->ino) {
 		for (size_t off = 0; off + AP_MEMORY_PERIOD_AT + 8 <= kept.len; off += h.size) {
 			memcpy(&h, kept.buf + off, sizeof(h));
 			if (h.size < AP_MEMORY_PERIOD_AT + 8)
@@ -521,6 +521,13 @@ static void retire(struct writer *w)
 	}
 	munmap(kept.buf, kept.cap);
 	kept.buf = NULL;
+}
+
+void live__forget(void)
+{
+	spin_lock(&snap_lock);
+	retire(NULL);
+	spin_unlock(&snap_lock);
 }
 
 /* The chain of merged entry e into chain (PERF_CONTEXT_USER first); returns its entries. */
@@ -543,15 +550,14 @@ static unsigned chain_of(const struct merged *e, uint64_t *chain)
 }
 
 /*
- * Write the live set to w as SAMPLE records of the attr id: one per stack
- * and block size, its period the estimated bytes still live, its weight the
- * size; *blocks and *bytes get the sampled blocks and the estimated bytes.
- * The tables are held while the set is merged: waited for (wait), or a
- * bounded time from a handler. An empty live set is one record of period 0
- * and size 0 (its mark). A live set written earlier to the same file
- * by a call with keep is retired first; with keep, this one is kept to be
- * retired by the next (a set in the middle of the file: ctl dump). Returns 0
- * or -errno (-EBUSY: not held). Async-signal-safe when !wait.
+ * Write the live set to w as SAMPLE records of the attr id: one per stack and block size, its
+ * period the estimated bytes still live, its weight the size; *blocks and *bytes get the
+ * sampled blocks and the estimated bytes. The tables are held while the set is merged: waited
+ * for (wait), or a bounded time from a handler. An empty live set is one record of period 0
+ * and size 0 (its mark). A live set written earlier to the same file by a call with keep is
+ * retired first; with keep, this one is kept to be retired by the next (a set in the middle of
+ * the file: ctl dump, exec). Returns 0 or -errno (-EBUSY: not held). Async-signal-safe when
+ * !wait.
  */
 int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *nblocks,
 		uint64_t *bytes, bool wait, bool keep)

@@ -43,6 +43,8 @@ static uint64_t samples, sampled_bytes, unplaced; /* atomic */
 static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
 static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
 static uint64_t fork_dropped; /* the parent's sampled blocks a child dropped (fork_inside) */
+/* Bytes allocated before sampling: the starting thread's (memory__mark()), others' (atomic). */
+static uint64_t start_mark, pre_start;
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -104,13 +106,20 @@ static double ln(double x)
 	return 2 * sum + e * 0.69314718055994530942;
 }
 
-/* The next interval: exponential with mean ap_mem_interval, at least 1 byte. */
+/*
+ * The next interval, in bytes: geometric of mean exactly ap_mem_interval (I), 1 + floor(ln u /
+ * ln(1 - 1/I)): each byte sampled with probability 1/I, so that a weight k * I is unbiased at
+ * any I (an exponential of mean I truncated to whole bytes has a mean near I - 1/2: +5% at 8).
+ */
 static int64_t draw(void)
 {
 	double u = ((double)(next_random() >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
-	double v = -ln(u) * (double)ap_mem_interval;
+	double v;
 
-	return v < 1 ? 1 : v > 1e15 ? (int64_t)1e15 : (int64_t)v;
+	if (ap_mem_interval <= 1)
+		return 1;
+	v = ln(u) / ln(1.0 - 1.0 / (double)ap_mem_interval); /* 1 - 1/I: exact below 2^53 */
+	return v >= 1e15 ? (int64_t)1e15 : 1 + (int64_t)v;
 }
 
 /* A thread's first allocation: seed its generator and draw its first interval. */
@@ -120,7 +129,7 @@ static void seed_thread(void)
 		     (uintptr_t)&ap_mem;
 
 	ap_mem.rng = s ? s : 1;
-	ap_mem.left = draw();
+	ap_mem.left = ap_mem.drawn = draw();
 }
 
 /*
@@ -285,20 +294,26 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 	if (ap_mem.busy || !__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
 		return; /* inside the profiler (a block of at least the interval), or stopped */
 	saved = errno;
-	if (!ap_mem.rng) {
+	if (!ap_mem.rng) { /* its bytes before sampling started: stated at the end */
+		__atomic_fetch_add(&pre_start, memory_link__lib()->idle_take(), __ATOMIC_RELAXED);
 		seed_thread();
 		if (b.size < ap_mem_interval)
 			ap_mem.left -= (int64_t)b.size;
 	}
 	if (b.size >= ap_mem_interval) {
 		b.weight = b.size; /* always sampled, exactly */
+		ap_mem.drawn += (int64_t)b.size;
 	} else {
 		while (ap_mem.left <= 0) {
+			int64_t d = draw();
+
 			k++;
-			ap_mem.left += draw();
+			ap_mem.left += d;
+			ap_mem.drawn += d;
 		}
 		b.weight = k * ap_mem_interval;
 	}
+	ap_mem.sampled += b.weight;
 	/* paused (ctl stop) or stopping: the count goes on, the sample is not taken */
 	if (b.weight && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && !autoprof.paused) {
 		memory__guard_up();
@@ -424,9 +439,11 @@ static void after_fork(void)
  */
 static void after_fork_child(void)
 {
-	samples = sampled_bytes = unplaced = 0;
+	samples = sampled_bytes = unplaced = pre_start = 0;
+	ap_mem.sampled = 0;
 	memory_agg__forget();
-	if (ap_mem.rng) { /* the countdown restored by the guard's end: drawn anew */
+	if (ap_mem.rng) { /* the countdown restored by the guard's end: drawn anew (and drawn,
+			   * so the forking thread's bytes are its parent's) */
 		seed_thread();
 		ap_mem.held = ap_mem.left;
 		ap_mem.left = INT64_MAX;
@@ -438,9 +455,39 @@ static void after_fork_child(void)
 	after_fork();
 }
 
+void memory__mark(void)
+{
+	const char *on = ap_env(AP_ENV_MEMORY); /* (the configuration is not read yet) */
+
+	if (on && ap_env_word_on(on))
+		start_mark = memory_link__idle_take();
+}
+
+/*
+ * State n bytes allocated before sampling started (not in the profile) in w's file: an
+ * alloc-bytes record of period 0 (it weighs nothing in any reader), address 0 and the bytes as
+ * its size, which autoprof-report sums and says. Not async-signal-safe.
+ */
+static void note_before(struct writer *w, uint64_t n)
+{
+	uint64_t chain[2] = {PERF_CONTEXT_USER, 0}, now = ap_now();
+	char rec[128];
+	sigset_t old;
+	size_t len;
+
+	if (!n || !alloc_id)
+		return;
+	len = memory__put_sample(rec, sizeof(rec), alloc_id, (uint32_t)autoprof.pid,
+				 (uint32_t)autoprof.pid, now, 0, 0, chain, 2, n);
+	block_all(&old); /* our handler appends too */
+	writer__append(w, rec, len);
+	restore(&old);
+	writer__note_times(w, now, now);
+}
+
 void memory__start(void)
 {
-	static bool once;
+	static bool once, started;
 	int err;
 
 	if (!autoprof.cfg->memory || !alloc_id)
@@ -466,6 +513,11 @@ void memory__start(void)
 	ap_mem_interval = autoprof.cfg->memory_interval;
 	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
 	memory_link__lib()->sampling(true, ap_mem_interval, ap_live_filter);
+	if (!started) { /* the image's first start (not again after a failed exec) */
+		started = true;
+		memory_link__idle_take(); /* the profiler's own, since memory__mark() */
+		note_before(&autoprof.writer, start_mark);
+	}
 }
 
 /*
@@ -541,13 +593,25 @@ static bool keeps_file(void)
 	return samples || autoprof.stats.samples || autoprof.top;
 }
 
+bool memory__an_interval(void)
+{
+	uint64_t all = __atomic_load_n(&sampled_bytes, __ATOMIC_RELAXED);
+	int64_t own = ap_mem.rng ? ap_mem.drawn - ap_mem.left : 0; /* exact */
+	/* at small intervals too, a wrapper's few allocations (env: about 19 KB) are not enough */
+	uint64_t least = ap_mem_interval > AP_MEM_KEEPS_FILE ? ap_mem_interval : AP_MEM_KEEPS_FILE;
+
+	if (!__atomic_load_n(&samples, __ATOMIC_RELAXED))
+		return false;
+	return own >= (int64_t)least || (all > ap_mem.sampled && all - ap_mem.sampled >= least);
+}
+
 /*
  * The image's end (exit, exec). From a handler that interrupted this thread
  * inside the profiler (its guard up: an exec or exit in a signal handler),
  * the tables are waited for a bounded time only, and not at all when the
  * interrupted code holds them: the live set is then not written, and said.
  */
-void memory__stop(struct writer *w)
+void memory__stop(struct writer *w, bool more)
 {
 	uint64_t blocks = 0, bytes = 0;
 	bool inside = ap_mem.busy;
@@ -559,7 +623,7 @@ void memory__stop(struct writer *w)
 	memory__guard_up();
 	memory_agg__stop();
 	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, !inside,
-			  false);
+			  more);
 	memory__guard_down();
 	if (err == -EBUSY && inside) {
 		if (keeps_file()) /* a child that took no sample leaves no file to tell */
@@ -568,6 +632,7 @@ void memory__stop(struct writer *w)
 	} else if (err) {
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	}
+	note_before(w, __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED));
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
 	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "
