@@ -12,7 +12,8 @@
  *                      alloc-bytes; the attrs; start, stop, fork
  *   session/memory_stack.c  each sample's stack, walked on the live stack
  *   session/live.c     the sampled blocks still live, by address, and their
- *                      stacks; written as live-bytes records at the end
+ *                      stacks (live_tables.h)
+ *   session/live_set.c  the live set written as live-bytes records
  *
  * Sampling (tcmalloc's and heapprofd's scheme): each thread counts down the
  * bytes it allocates from an exponentially distributed interval of mean T
@@ -166,12 +167,24 @@ void live__filter_pin(uint64_t addr, uint64_t len);
 uint32_t live__stack_id(const uint64_t *chain, unsigned nr, uint32_t gen, bool *first);
 void live__insert(const struct live_block *b);
 bool live__take(uint64_t addr, struct live_block *out);
-int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
-		uint64_t *bytes, bool wait, bool keep);
 void live__lock_all(void);
 void live__unlock_all(void);
+/* Sampled blocks not followed (the blocks' table full), samples whose stack was not kept (the
+ * stacks' tables full: their live bytes at an unknown stack). */
 uint64_t live__untracked(void);
+uint64_t live__stacks_lost(void);
 uint64_t live__footprint(void);
+
+/* ---- session/live_set.c ---- */
+
+/*
+ * The live set into w as live-bytes records of attr id, by stack and size
+ * (live_set.c tells how); *blocks and *bytes: what it held. wait: for the
+ * tables (else a bounded time: -EBUSY); keep: retired by the next (ctl dump).
+ * 0 or -errno. Async-signal-safe when !wait.
+ */
+int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
+		    uint64_t *bytes, bool wait, bool keep);
 
 /* live.c's filter (memory_link.h tells its layout). */
 extern uint64_t *ap_live_filter;

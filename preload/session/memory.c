@@ -352,13 +352,15 @@ static int add(struct writer_event *events, int n, const char *name, uint64_t *i
 
 /*
  * The attrs of the file about to be opened: none when memory is not
- * profiled, or cannot be (said once).
+ * profiled, or the mark of why it cannot be (said once). The first call
+ * maps the live table.
  */
 int memory__file_events(struct writer_event *events, int n)
 {
 	static int refused = -1;
 	static const char *why; /* the mark's name when refused */
 	uint64_t mark;
+	int err;
 
 	alloc_id = live_id = 0;
 	if (!autoprof.cfg->memory)
@@ -372,6 +374,13 @@ int memory__file_events(struct writer_event *events, int n)
 			pr_warn("AUTOPROF_MEMORY: the program's malloc and free do not reach the "
 				"library (an allocator linked into the program, or a tool such as "
 				"valgrind that replaces them); allocations not profiled");
+		if (!refused && (err = live__init())) { /* an address space too small (RLIMIT_AS) */
+			refused = 1;
+			why = AP_MEMORY_MARK_NO_TABLE;
+			pr_warn("AUTOPROF_MEMORY: cannot map the live table: %s; allocations not "
+				"profiled",
+				strerror(-err));
+		}
 	}
 	if (refused) /* the file says why it has no memory events: an event of that name */
 		return add(events, n, why, &mark);
@@ -408,14 +417,7 @@ void memory__start(void)
 
 	if (!autoprof.cfg->memory || !alloc_id)
 		return;
-	if (!once) {
-		err = live__init();
-		if (err) {
-			pr_warn("AUTOPROF_MEMORY: cannot map the live table: %s; allocations not "
-				"profiled",
-				strerror(-err));
-			return;
-		}
+	if (!once) { /* the live table is mapped (memory__file_events) */
 		pthread_atfork(before_fork, after_fork, after_fork_child);
 		memory_stack__init();
 		memory_stack__find_new();
@@ -445,7 +447,8 @@ void memory__stop_emergency(struct writer *w)
 	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__flush();
-	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false, false);
+	live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			false);
 	memory__guard_down();
 }
 
@@ -464,8 +467,8 @@ void memory__snapshot(struct writer *w)
 		return;
 	memory__guard_up();
 	memory_agg__flush();
-	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
-			false) == -EBUSY)
+	if (live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			    false))
 		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
 	memory__guard_down();
 }
@@ -487,8 +490,8 @@ void memory__dump(struct writer *w)
 		return;
 	memory__guard_up();
 	memory_agg__flush();
-	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
-			true) == -EBUSY)
+	if (live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			    true)) /* busy, or no memory for the records */
 		__atomic_fetch_add(&dumps_missed, 1, __ATOMIC_RELAXED);
 	memory__guard_down();
 }
@@ -508,8 +511,8 @@ void memory__stop(struct writer *w)
 	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__stop();
-	err =
-	    live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true, false);
+	err = live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true,
+			      false);
 	memory__guard_down();
 	if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
@@ -523,14 +526,21 @@ void memory__stop(struct writer *w)
 	    unplaced ? "; some on threads without a sampler" : "");
 	if (snapshots_missed)
 		pr_warn(
-		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy)",
+		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy, or "
+		    "memory short)",
 		    (unsigned long long)snapshots_missed);
 	if (dumps_missed)
-		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (the table was busy)",
+		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (the table was busy, or "
+			"memory "
+			"short)",
 			(unsigned long long)dumps_missed);
 	if (live__untracked())
 		pr_warn(
 		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "
 		    "(their frees unmatched)",
 		    (unsigned long long)live__untracked());
+	if (live__stacks_lost())
+		pr_warn("AUTOPROF_MEMORY: the stacks' table was full: %llu sampled blocks kept "
+			"without their stack (live bytes at an unknown stack)",
+			(unsigned long long)live__stacks_lost());
 }

@@ -1,0 +1,65 @@
+#!/bin/sh
+# memory-hostile.t - memory profiles (AUTOPROF_MEMORY) of hostile programs
+# (tests/progs/memhostile.c): the program runs as without us (output, exit
+# status), and the file's live set is right.
+#   oom: a program that leaks until its address space (RLIMIT_AS) is used
+#        up: the live set at its end must still be written (the library
+#        cannot map memory for it then), every leaked byte at its site.
+#   ulimit -v: a small address space leaves the program's allocations
+#        room (the library's reservation is a part of the limit) and the
+#        memory profile is recorded.
+. "$(dirname "$0")/lib.sh"
+needs "$B/progs/memhostile" "$B/progs/memtruth" "$B/libautoprof-memory.so"
+plan 6
+. "$ROOT/tests/memlib.sh" # MEMPRELOAD, at
+
+P=$B/progs/memhostile
+
+# profile OUT ARGS...: run ARGS under both libraries, every allocation recorded, into OUT.
+profile() {
+	_out=$1
+	shift
+	timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT="$_out" \
+		LD_PRELOAD="$MEMPRELOAD" "$@"
+}
+
+# ---- out of address space: the live set is still written ----
+timeout -s KILL 60 "$P" oom >oom.plain 2>&1
+echo $? >oom.plain.rc
+profile oom.data "$P" oom >oom.out 2>oom.err
+echo $? >oom.rc
+[ "$(cat oom.rc)" = 3 ] && [ "$(cat oom.plain.rc)" = 3 ] &&
+	[ "$(grep -v '^fill' oom.out)" = "$(grep -v '^fill' oom.plain)" ] && grep -q '^fill [1-9]' oom.out
+ok $? "a program that runs out of address space (RLIMIT_AS): same output and exit status" ||
+	diag_file oom.err
+known=$(awk '$1 == "site" && $2 == "leak_known" { print $3 }' oom.out)
+filled=$(awk '$1 == "fill" { print $2 }' oom.out)
+is "$(at oom.data live-bytes leak_known) $(at oom.data live-bytes fill)" "$known $filled" \
+	"...its live set at the end is written, exact: 6000 sizes at leak_known, the filling blocks" ||
+	diag_file oom.err
+timeout -s KILL 60 "$REPORT" --leaks oom.data >oom.leaks 2>oom.leaks.err
+[ $? = 0 ] && grep -q leak_known oom.leaks
+ok $? "...and autoprof-report --leaks shows the leaks" || diag_file oom.leaks.err
+
+# ---- a small address space (ulimit -v) ----
+(
+	ulimit -v 60000
+	timeout -s KILL 60 "$B/progs/memtruth" 100 >small.plain 2>&1
+	echo $? >small.plain.rc
+	profile small.data "$B/progs/memtruth" 100 >small.out 2>small.err
+	echo $? >small.rc
+)
+cmp -s small.plain small.out && [ "$(cat small.rc)" = 0 ] && [ "$(cat small.plain.rc)" = 0 ]
+ok $? "ulimit -v 60000: the program runs as without us (its allocations do not fail for us)" ||
+	diag_file small.err
+bad=""
+while read -r _ site alloc leak; do
+	[ "$(at small.data alloc-bytes $site)" = "$alloc" ] || bad="$bad $site"
+	[ "$(at small.data live-bytes $site)" = "$leak" ] || bad="$bad live-$site"
+done <small.out
+[ -z "$bad" ] && [ -s small.out ]
+ok $? "...and its memory profile is recorded: every site's bytes exact, allocated and live" ||
+	{ diag "$bad"; diag_file small.err; }
+perf report -i oom.data --stdio >rep.txt 2>rep.err && grep -q "of event 'live-bytes'" rep.txt
+ok $? "perf report reads the files" || diag_file rep.err
+done_testing
