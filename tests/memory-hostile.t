@@ -8,9 +8,13 @@
 #   ulimit -v: a small address space leaves the program's allocations
 #        room (the library's reservation is a part of the limit) and the
 #        memory profile is recorded.
+#   seccomp: threads in a filter that kills the process on the system calls
+#        a sample makes (gettid, sched_yield, write...) allocate and free
+#        the main thread's sampled blocks: the program lives, their frees
+#        count, their own allocations are not sampled (said).
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memhostile" "$B/progs/memtruth" "$B/libautoprof-memory.so"
-plan 6
+plan 9
 . "$ROOT/tests/memlib.sh" # MEMPRELOAD, at
 
 P=$B/progs/memhostile
@@ -60,6 +64,19 @@ done <small.out
 [ -z "$bad" ] && [ -s small.out ]
 ok $? "...and its memory profile is recorded: every site's bytes exact, allocated and live" ||
 	{ diag "$bad"; diag_file small.err; }
+# ---- seccomp: a sandboxed thread and the thread it starts ----
+timeout -s KILL 60 "$P" seccomp >sec.plain 2>&1
+echo $? >sec.plain.rc
+profile sec.data "$P" seccomp >sec.out 2>sec.err
+echo $? >sec.rc
+cmp -s sec.plain sec.out && [ "$(cat sec.rc)" = 0 ] && [ "$(cat sec.plain.rc)" = 0 ]
+ok $? "threads in a seccomp filter that kills on gettid, sched_yield, write: the program runs as without us" ||
+	{ diag "status $(cat sec.rc)"; diag_file sec.err; }
+is "$(at sec.data alloc-bytes main_made) $(at sec.data live-bytes main_made) $(at sec.data live-bytes main_leak)" \
+	"2000000 0 15000" "...the main thread's blocks freed in the sandbox leave the live set; its leak stays" ||
+	diag_file sec.err
+grep -q 'enters seccomp; that thread stops being profiled' sec.err
+ok $? "...and stderr says the sandboxed thread is not profiled" || diag_file sec.err
 perf report -i oom.data --stdio >rep.txt 2>rep.err && grep -q "of event 'live-bytes'" rep.txt
 ok $? "perf report reads the files" || diag_file rep.err
 done_testing

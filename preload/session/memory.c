@@ -282,7 +282,11 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 	int saved;
 
 	if (ap_mem.busy || !__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
-		return; /* inside the profiler (a block of at least the interval), or stopped */
+		return;	    /* inside the profiler (a block of at least the interval), or stopped */
+	if (ap_sandboxed) { /* in seccomp: no sample (they make system calls), count parked */
+		ap_mem.left = INT64_MAX;
+		return;
+	}
 	saved = errno;
 	if (!ap_mem.rng) {
 		seed_thread();

@@ -6,12 +6,25 @@
 //         64 KiB, then 4 KiB, until malloc fails: "fill BYTES", which
 //         differs from run to run) and exits with status 3, as a program
 //         that ran out of memory does
+//   seccomp  a thread enters a seccomp filter that kills the process on
+//         gettid, getpid, sched_yield, write, pwrite64, writev and openat,
+//         then allocates and frees (box_churn), frees every block the main
+//         thread allocated (main_made, 2000 x 1000 bytes), leaks 10 x 1000
+//         bytes (box_leak) and starts a thread that does the same
+//         (inheriting the filter); the main thread leaks 5 x 3000 bytes
+//         (main_leak) and prints "site NAME BYTES" for the leaks
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 
 /* The address space mapped now (statm's first field), in bytes. */
 static size_t address_space(void)
@@ -70,12 +83,101 @@ static int oom(void)
 	return 3;
 }
 
+#define KILL_ON(nr)                                                                                \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                                           \
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+
+static void sandbox(void)
+{
+	struct sock_filter f[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    KILL_ON(SYS_gettid),
+	    KILL_ON(SYS_getpid),
+	    KILL_ON(SYS_sched_yield),
+	    KILL_ON(SYS_write),
+	    KILL_ON(SYS_pwrite64),
+	    KILL_ON(SYS_writev),
+	    KILL_ON(SYS_openat),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		abort();
+}
+
+static void *main_blocks[2000];
+static void *box_kept[20];
+
+__attribute__((noinline)) void main_made(void)
+{
+	for (int i = 0; i < 2000; i++)
+		main_blocks[i] = malloc(1000);
+}
+
+__attribute__((noinline)) void main_leak(void)
+{
+	for (int i = 0; i < 5; i++)
+		last = malloc(3000);
+}
+
+__attribute__((noinline)) void box_churn(void)
+{
+	for (int i = 0; i < 20000; i++)
+		free(malloc(16 + i % 4000));
+}
+
+__attribute__((noinline)) void box_leak(int h)
+{
+	for (int i = 0; i < 10; i++)
+		box_kept[h * 10 + i] = malloc(1000);
+}
+
+/* In the sandbox (inherited or entered): churn, free the main thread's blocks (half each), leak. */
+static void *boxed(void *half)
+{
+	int h = (int)(long)half;
+
+	box_churn();
+	for (int i = h * 1000; i < (h + 1) * 1000; i++)
+		free(main_blocks[i]);
+	box_leak(h);
+	return NULL;
+}
+
+static void *boxer(void *unused)
+{
+	pthread_t t;
+
+	(void)unused;
+	sandbox();
+	boxed((void *)0L);
+	if (pthread_create(&t, NULL, boxed, (void *)1L) || pthread_join(t, NULL))
+		abort();
+	return NULL;
+}
+
+static int seccomp(void)
+{
+	pthread_t t;
+
+	main_made();
+	main_leak();
+	if (pthread_create(&t, NULL, boxer, NULL) || pthread_join(t, NULL))
+		return 1;
+	printf("site main_leak 15000\nsite box_leak 20000\nsite main_made 0\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 
 	if (!strcmp(mode, "oom"))
 		return oom();
-	fprintf(stderr, "usage: memhostile oom\n");
+	if (!strcmp(mode, "seccomp"))
+		return seccomp();
+	fprintf(stderr, "usage: memhostile oom|seccomp\n");
 	return 2;
 }
