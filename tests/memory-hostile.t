@@ -12,9 +12,12 @@
 #        a sample makes (gettid, sched_yield, write...) allocate and free
 #        the main thread's sampled blocks: the program lives, their frees
 #        count, their own allocations are not sampled (said).
+#   fini: a library the program is linked with frees its memory when it is
+#        finalized at exit, after libautoprof.so's destructor (its own
+#        destructor, and the exit handlers C++ globals use): not leaks.
 . "$(dirname "$0")/lib.sh"
-needs "$B/progs/memhostile" "$B/progs/memtruth" "$B/libautoprof-memory.so"
-plan 9
+needs "$B/progs/memhostile" "$B/progs/memtruth" "$B/progs/libmemfini.so" "$B/libautoprof-memory.so"
+plan 12
 . "$ROOT/tests/memlib.sh" # MEMPRELOAD, at
 
 P=$B/progs/memhostile
@@ -77,6 +80,21 @@ is "$(at sec.data alloc-bytes main_made) $(at sec.data live-bytes main_made) $(a
 	diag_file sec.err
 grep -q 'enters seccomp; that thread stops being profiled' sec.err
 ok $? "...and stderr says the sandboxed thread is not profiled" || diag_file sec.err
+# ---- a linked library's memory freed when it is finalized ----
+printf '%s\n' '#include <stdio.h>' 'void fini_setup(void);' \
+	'int main(void) { fini_setup(); puts("done"); return 0; }' >fini.c
+cc -O2 -o fini fini.c -L"$B/progs" -lmemfini -Wl,-rpath,"$B/progs" 2>cc.err
+timeout -s KILL 60 ./fini >fini.plain 2>&1
+profile fini.data ./fini >fini.out 2>fini.err
+cmp -s fini.plain fini.out && [ "$(cat fini.out)" = done ]
+ok $? "a program linked with a library that frees at its finalization: same output" ||
+	{ diag_file cc.err; diag_file fini.err; }
+is "$(at fini.data alloc-bytes fini_kept) $(at fini.data alloc-bytes fini_handled)" "100000 200000" \
+	"...its allocations are in the file"
+is "$(at fini.data live-bytes fini_kept) $(at fini.data live-bytes fini_handled)" "0 0" \
+	"...and no leak where the library's destructor and exit handler free (they run after ours)" ||
+	diag_file fini.err
+
 perf report -i oom.data --stdio >rep.txt 2>rep.err && grep -q "of event 'live-bytes'" rep.txt
 ok $? "perf report reads the files" || diag_file rep.err
 done_testing
