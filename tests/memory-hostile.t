@@ -15,9 +15,12 @@
 #   fini: a library the program is linked with frees its memory when it is
 #        finalized at exit, after libautoprof.so's destructor (its own
 #        destructor, and the exit handlers C++ globals use): not leaks.
+#   fsize: a program that limits its files (RLIMIT_FSIZE) while a memory
+#        profile outgrows that size: no SIGXFSZ of ours kills it; one line
+#        says the profile is cut short, the file stays readable.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memhostile" "$B/progs/memtruth" "$B/progs/libmemfini.so" "$B/libautoprof-memory.so"
-plan 12
+plan 14
 . "$ROOT/tests/memlib.sh" # MEMPRELOAD, at
 
 P=$B/progs/memhostile
@@ -94,6 +97,18 @@ is "$(at fini.data alloc-bytes fini_kept) $(at fini.data alloc-bytes fini_handle
 is "$(at fini.data live-bytes fini_kept) $(at fini.data live-bytes fini_handled)" "0 0" \
 	"...and no leak where the library's destructor and exit handler free (they run after ours)" ||
 	diag_file fini.err
+
+# ---- RLIMIT_FSIZE: the program's limit, never its signal ----
+timeout -s KILL 60 "$P" fsize >fs.plain 2>&1
+profile fs.data "$P" fsize >fs.out 2>fs.err
+rc=$?
+grep -v '^autoprof: no hardware ' fs.err >fs.said
+cmp -s fs.plain fs.out && [ $rc = 0 ] && [ "$(wc -l <fs.said)" = 1 ] && grep -q 'File too large' fs.said
+ok $? "RLIMIT_FSIZE below the profile's size: the program runs as without us (status $rc), one line says why the profile is cut short" ||
+	diag_file fs.err
+perf report -i fs.data --stdio >fs.rep 2>fs.rep.err && grep -q "of event 'alloc-bytes'" fs.rep &&
+	[ "$(stat -c %s fs.data)" -le 262144 ]
+ok $? "...and its file, within the limit, is read by perf report" || diag_file fs.rep.err
 
 perf report -i oom.data --stdio >rep.txt 2>rep.err && grep -q "of event 'live-bytes'" rep.txt
 ok $? "perf report reads the files" || diag_file rep.err

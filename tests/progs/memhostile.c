@@ -13,6 +13,10 @@
 //         bytes (box_leak) and starts a thread that does the same
 //         (inheriting the filter); the main thread leaks 5 x 3000 bytes
 //         (main_leak) and prints "site NAME BYTES" for the leaks
+//   fsize  sets RLIMIT_FSIZE to 256 KiB (for files of its own), then
+//         allocates and frees 200000 blocks (churn) and leaks 12345 bytes
+//         (fsize_leak): a memory profile of every allocation outgrows the
+//         limit, the program must not get SIGXFSZ for it
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
@@ -170,6 +174,31 @@ static int seccomp(void)
 	return 0;
 }
 
+__attribute__((noinline)) void churn(void)
+{
+	for (int i = 0; i < 200000; i++) {
+		last = malloc(16 + i % 1000);
+		free(last);
+	}
+}
+
+__attribute__((noinline)) void fsize_leak(void)
+{
+	last = malloc(12345);
+}
+
+static int fsize(void)
+{
+	struct rlimit r = {256 << 10, 256 << 10};
+
+	if (setrlimit(RLIMIT_FSIZE, &r))
+		return 1;
+	churn();
+	fsize_leak();
+	printf("done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -178,6 +207,8 @@ int main(int argc, char **argv)
 		return oom();
 	if (!strcmp(mode, "seccomp"))
 		return seccomp();
-	fprintf(stderr, "usage: memhostile oom|seccomp\n");
+	if (!strcmp(mode, "fsize"))
+		return fsize();
+	fprintf(stderr, "usage: memhostile oom|seccomp|fsize\n");
 	return 2;
 }
