@@ -51,8 +51,6 @@
 
 #include <pthread.h>
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 
 #include "autoprof/perf_file.h"
@@ -225,18 +223,6 @@ struct writer {
 	size_t staged_len, staged_cap;
 };
 
-/* Does a file written up to end bytes stay within the program's RLIMIT_FSIZE? (Past it the
- * kernel sends the writing thread SIGXFSZ, which kills by default: every file of ours is written
- * only where this holds, -EFBIG else.) Inline: the launcher's copies of the session's file
- * writers use it too. Async-signal-safe. */
-static inline bool writer_file__fits(uint64_t end)
-{
-	struct rlimit rl;
-
-	if (raw_syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) < 0)
-		return true;
-	return rl.rlim_cur == RLIM_INFINITY || end <= rl.rlim_cur;
-}
 /* Append whole records (the features after them), from several threads at once, never from
  * inside writer__append on the same thread. 0 or -errno (dropped, the first error kept). */
 int writer__append(struct writer *w, const void *buf, size_t len);

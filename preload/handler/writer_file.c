@@ -23,7 +23,7 @@
 
 /*
  * pwritev until done; -EFBIG, nothing written, past the program's
- * RLIMIT_FSIZE (writer_file__fits). Returns 0 or -errno. Async-signal-safe
+ * RLIMIT_FSIZE (raw_syscall__fits_fsize). Returns 0 or -errno. Async-signal-safe
  * (no cancellation point).
  */
 int writer_file__pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
@@ -32,7 +32,7 @@ int writer_file__pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
 
 	for (int i = 0; i < n; i++)
 		end += iov[i].iov_len;
-	if (!writer_file__fits(end))
+	if (!raw_syscall__fits_fsize(end))
 		return -EFBIG;
 	while (n > 0) {
 		long r = raw_syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);

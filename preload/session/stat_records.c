@@ -302,7 +302,7 @@ int stat_records__write(struct writer *w, const struct ap_counters *cs, int firs
 		return -ENOSPC;
 	}
 	memcpy(file, &h, sizeof(h));
-	if (!writer_file__fits(b.len)) { /* the program's RLIMIT_FSIZE: no SIGXFSZ of ours */
+	if (!raw_syscall__fits_fsize(b.len)) { /* the program's RLIMIT_FSIZE: no SIGXFSZ of ours */
 		errno = saved;
 		return -EFBIG;
 	}
