@@ -18,9 +18,12 @@
 #   fsize: a program that limits its files (RLIMIT_FSIZE) while a memory
 #        profile outgrows that size: no SIGXFSZ of ours kills it; one line
 #        says the profile is cut short, the file stays readable.
+#   exitsig: 100 processes that exit() from a signal handler while they
+#        allocate, every one sampled: the handler may interrupt the
+#        profiler holding a table; none may hang.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memhostile" "$B/progs/memtruth" "$B/progs/libmemfini.so" "$B/libautoprof-memory.so"
-plan 14
+plan 16
 . "$ROOT/tests/memlib.sh" # MEMPRELOAD, at
 
 P=$B/progs/memhostile
@@ -109,6 +112,19 @@ ok $? "RLIMIT_FSIZE below the profile's size: the program runs as without us (st
 perf report -i fs.data --stdio >fs.rep 2>fs.rep.err && grep -q "of event 'alloc-bytes'" fs.rep &&
 	[ "$(stat -c %s fs.data)" -le 262144 ]
 ok $? "...and its file, within the limit, is read by perf report" || diag_file fs.rep.err
+
+# ---- exit() from a signal handler that interrupted the profiler ----
+mkdir es
+(cd es && profile e.data "$P" exitsig >../es.out 2>../es.err)
+is "$(cat es.out)" "children 100 hung 0 bad 0" \
+	"exit() from a signal handler while allocating (100 processes): none hangs, each exits 0" ||
+	diag_file es.err
+bad=0
+for f in es/e.data.*; do
+	case $f in *.stat) continue ;; esac
+	perf report -i "$f" --stdio >/dev/null 2>&1 || bad=$((bad + 1))
+done
+is "$bad" 0 "...and perf report reads each one's file"
 
 perf report -i oom.data --stdio >rep.txt 2>rep.err && grep -q "of event 'live-bytes'" rep.txt
 ok $? "perf report reads the files" || diag_file rep.err

@@ -505,9 +505,16 @@ uint64_t memory__samples(void)
 	return __atomic_load_n(&samples, __ATOMIC_RELAXED);
 }
 
+/*
+ * The end of the image. A thread that ends it from inside the profiler (a
+ * handler of the program that calls exit, interrupting a sample or a free
+ * of this thread's, which may hold a table) waits for the tables a bounded
+ * time only: a lock it holds itself would never come.
+ */
 void memory__stop(struct writer *w)
 {
 	uint64_t blocks = 0, bytes = 0;
+	bool inside = ap_mem.busy;
 	int err;
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
@@ -515,10 +522,13 @@ void memory__stop(struct writer *w)
 	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__stop();
-	err = live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, true,
-			      false);
+	err = live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes,
+			      !inside, false);
 	memory__guard_down();
-	if (err)
+	if (err == -EBUSY && inside)
+		pr_warn("AUTOPROF_MEMORY: the program ended in a signal handler that interrupted "
+			"the profiler's work on a table: the file has no live set");
+	else if (err)
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "

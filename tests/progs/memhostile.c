@@ -17,6 +17,10 @@
 //         allocates and frees 200000 blocks (churn) and leaks 12345 bytes
 //         (fsize_leak): a memory profile of every allocation outgrows the
 //         limit, the program must not get SIGXFSZ for it
+//   exitsig  forks 100 children that each allocate and free in a loop
+//         until a timer's handler calls exit(0) (2 to 5 ms in): prints
+//         "children 100 hung H bad B", H those still there after 10 s
+//         (killed), B those that ended otherwise than with status 0
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
@@ -29,6 +33,10 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The address space mapped now (statm's first field), in bytes. */
 static size_t address_space(void)
@@ -199,6 +207,48 @@ static int fsize(void)
 	return 0;
 }
 
+static void exit_now(int signo)
+{
+	(void)signo;
+	exit(0);
+}
+
+__attribute__((noinline)) void until_exit(int k)
+{
+	struct itimerval it = {{0, 0}, {0, 2000 + (k * 37) % 3000}};
+
+	signal(SIGALRM, exit_now);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (unsigned i = 0;; i++) {
+		last = malloc(16 + i % 200);
+		free(last);
+	}
+}
+
+static int exitsig(void)
+{
+	int hung = 0, bad = 0;
+
+	for (int k = 0; k < 100; k++) {
+		pid_t c = fork(), r = 0;
+		int st = 0;
+
+		if (c == 0)
+			until_exit(k);
+		for (int w = 0; w < 1000 && !(r = waitpid(c, &st, WNOHANG)); w++)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+		if (!r) {
+			hung++;
+			kill(c, SIGKILL);
+			waitpid(c, &st, 0);
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			bad++;
+		}
+	}
+	printf("children 100 hung %d bad %d\n", hung, bad);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -209,6 +259,8 @@ int main(int argc, char **argv)
 		return seccomp();
 	if (!strcmp(mode, "fsize"))
 		return fsize();
-	fprintf(stderr, "usage: memhostile oom|seccomp|fsize\n");
+	if (!strcmp(mode, "exitsig"))
+		return exitsig();
+	fprintf(stderr, "usage: memhostile oom|seccomp|fsize|exitsig\n");
 	return 2;
 }
