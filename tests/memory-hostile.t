@@ -21,9 +21,11 @@
 #   exitsig: 100 processes that exit() from a signal handler while they
 #        allocate, every one sampled: the handler may interrupt the
 #        profiler holding a table; none may hang.
+#   forksig: fork() from a signal handler while the program allocates,
+#        every allocation sampled: no hang; the parent's live set exact.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memhostile" "$B/progs/memtruth" "$B/progs/libmemfini.so" "$B/libautoprof-memory.so"
-plan 16
+plan 18
 . "$ROOT/tests/memlib.sh" # MEMPRELOAD, at
 
 P=$B/progs/memhostile
@@ -125,6 +127,13 @@ for f in es/e.data.*; do
 	perf report -i "$f" --stdio >/dev/null 2>&1 || bad=$((bad + 1))
 done
 is "$bad" 0 "...and perf report reads each one's file"
+
+# ---- fork() from a signal handler that interrupted the profiler ----
+mkdir fk
+(cd fk && profile f.data "$P" forksig >../fk.out 2>../fk.err)
+is "$(cat fk.out)" "forks 30 bad 0" "fork() from a signal handler while allocating: no hang, 30 children exit 0" ||
+	diag_file fk.err
+is "$(at fk/f.data live-bytes forksig_leak)" 5000 "...and the parent's live set is exact" || diag_file fk.err
 
 perf report -i oom.data --stdio >rep.txt 2>rep.err && grep -q "of event 'live-bytes'" rep.txt
 ok $? "perf report reads the files" || diag_file rep.err

@@ -393,24 +393,43 @@ int memory__file_events(struct writer_event *events, int n)
 	return n;
 }
 
-/* fork: the live table's lock is held across it, so the child's copy is whole. */
+/*
+ * fork: the live table's locks are held across it, so the child's copy is
+ * whole; but not by a handler of the program that forks while it
+ * interrupts the profiler on its thread (its guard up already): a lock may
+ * be its thread's, which would never come.
+ */
 static void before_fork(void)
 {
+	bool inside = ap_mem.busy;
+
 	memory__guard_up();
-	live__lock_all();
+	if (!inside)
+		live__lock_all();
 }
 
 static void after_fork(void)
 {
-	live__unlock_all();
+	if (ap_mem.busy == 1) /* the locks were taken */
+		live__unlock_all();
 	memory__guard_down();
 }
 
-/* The child's live set starts as the parent's; its samples and file are its own. */
+/*
+ * The child's live set starts as the parent's; its samples and file are its
+ * own. Forked from inside the profiler, its tables may be half changed:
+ * its memory is not profiled (said).
+ */
 static void after_fork_child(void)
 {
 	samples = sampled_bytes = unplaced = 0;
 	memory_agg__forget();
+	if (ap_mem.busy > 1 && __atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL)) {
+		memory_link__lib()->sampling(false, 0, NULL);
+		pr_warn("AUTOPROF_MEMORY: a signal handler forked while it interrupted the "
+			"profiler: the child's allocations are not profiled (its file has no live "
+			"set)");
+	}
 	after_fork();
 }
 

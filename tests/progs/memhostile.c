@@ -21,6 +21,9 @@
 //         until a timer's handler calls exit(0) (2 to 5 ms in): prints
 //         "children 100 hung H bad B", H those still there after 10 s
 //         (killed), B those that ended otherwise than with status 0
+//   forksig  allocates and frees in a loop while a timer's handler (every
+//         20 ms) forks a child that exits at once, 30 times; then leaks
+//         5 x 1000 bytes (forksig_leak): prints "forks 30 bad B"
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
@@ -249,6 +252,46 @@ static int exitsig(void)
 	return 0;
 }
 
+static volatile int forks, forks_bad;
+
+static void fork_now(int signo)
+{
+	int saved = errno, st;
+	pid_t c;
+
+	(void)signo;
+	c = fork();
+	if (c == 0)
+		_exit(0);
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st))
+		forks_bad++;
+	forks++;
+	errno = saved;
+}
+
+__attribute__((noinline)) void forksig_leak(void)
+{
+	for (int i = 0; i < 5; i++)
+		last = malloc(1000);
+}
+
+static int forksig(void)
+{
+	struct sigaction sa = {.sa_handler = fork_now, .sa_flags = SA_RESTART};
+	struct itimerval it = {{0, 20000}, {0, 20000}}, off = {{0, 0}, {0, 0}};
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (unsigned i = 0; forks < 30; i++) {
+		last = malloc(16 + i % 200);
+		free(last);
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	forksig_leak();
+	printf("forks 30 bad %d\n", forks_bad);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -261,6 +304,8 @@ int main(int argc, char **argv)
 		return fsize();
 	if (!strcmp(mode, "exitsig"))
 		return exitsig();
-	fprintf(stderr, "usage: memhostile oom|seccomp|fsize|exitsig\n");
+	if (!strcmp(mode, "forksig"))
+		return forksig();
+	fprintf(stderr, "usage: memhostile oom|seccomp|fsize|exitsig|forksig\n");
 	return 2;
 }
