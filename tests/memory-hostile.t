@@ -25,7 +25,7 @@
 #        every allocation sampled: no hang; the parent's live set exact.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memhostile" "$B/progs/memtruth" "$B/progs/libmemfini.so" "$B/libautoprof-memory.so"
-plan 18
+plan 19
 . "$ROOT/tests/memlib.sh" # MEMPRELOAD, at
 
 P=$B/progs/memhostile
@@ -134,6 +134,15 @@ mkdir fk
 is "$(cat fk.out)" "forks 30 bad 0" "fork() from a signal handler while allocating: no hang, 30 children exit 0" ||
 	diag_file fk.err
 is "$(at fk/f.data live-bytes forksig_leak)" 5000 "...and the parent's live set is exact" || diag_file fk.err
+
+# the session's end waits for the exit's last handler: a program that dlopens and dlcloses
+# libautoprof.so itself must not run it unmapped then (the library is never unloaded)
+printf '%s\n' '#include <dlfcn.h>' '#include <stdio.h>' \
+	'int main(int c, char **v) { void *h = dlopen(v[1], RTLD_NOW); (void)c;' \
+	'printf("%d\n", h ? dlclose(h) : -1); return 0; }' >dlself.c
+cc -O2 -o dlself dlself.c -ldl 2>cc.err
+timeout -s KILL 60 env AUTOPROF_OUTPUT=self.data ./dlself "$LIB" >self.out 2>self.err
+is "$?:$(cat self.out)" "0:0" "a program that dlopens and dlcloses libautoprof.so: exits 0" || diag_file self.err
 
 perf report -i oom.data --stdio >rep.txt 2>rep.err && grep -q "of event 'live-bytes'" rep.txt
 ok $? "perf report reads the files" || diag_file rep.err
