@@ -58,14 +58,14 @@ ok $? "...and autoprof-report --leaks shows the leaks" || diag_file oom.leaks.er
 
 # ---- a small address space (ulimit -v) ----
 (
-	ulimit -v 60000
+	ulimit -v 100000
 	timeout -s KILL 60 "$B/progs/memtruth" 100 >small.plain 2>&1
 	echo $? >small.plain.rc
 	profile small.data "$B/progs/memtruth" 100 >small.out 2>small.err
 	echo $? >small.rc
 )
 cmp -s small.plain small.out && [ "$(cat small.rc)" = 0 ] && [ "$(cat small.plain.rc)" = 0 ]
-ok $? "ulimit -v 60000: the program runs as without us (its allocations do not fail for us)" ||
+ok $? "ulimit -v 100000: the program runs as without us (its allocations do not fail for us)" ||
 	diag_file small.err
 bad=""
 while read -r _ site alloc leak; do
