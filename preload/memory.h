@@ -148,6 +148,12 @@ void memory__put_back(const struct live_block *b);
 /* Once before sampling: operator new's code, what a thread's exit needs. Not async-signal-safe. */
 void memory_stack__init(void);
 void memory_stack__find_new(void);
+/*
+ * A thread the library starts, before the program's code runs on it: its
+ * stack's bounds asked of glibc now (never in a sample). Nothing before
+ * memory_stack__init(). Not async-signal-safe.
+ */
+void memory_stack__thread_start(void);
 /* Is pc in C++'s operator new (a sample's stack starts at its caller)? */
 bool memory_stack__in_new(uint64_t pc);
 /*

@@ -15,6 +15,12 @@
  *  - The walk reads the stack only between the current stack pointer and
  *    the top of the thread's stack (pthread_getattr_np, once per thread):
  *    a read outside (a frame past the top, a coroutine's stack) ends it.
+ *    It is asked before the program runs on the thread: the main thread's
+ *    at the start, another's as it starts (threads.c's start_routine), never
+ *    in a sample: glibc's pthread_getattr_np holds the thread's lock while
+ *    it allocates (realloc), and a sample of that allocation asking again
+ *    waited for that lock for ever (java -version at an interval of 1). A
+ *    thread the library did not start is walked by libunwind.
  *  - A walk that does not end at the outermost frame (a return address
  *    marked undefined) nor as deep as asked (a pc without a rule, a rule
  *    this walk does not follow, a signal frame, a read outside, a stack
@@ -274,7 +280,8 @@ static __attribute__((noinline)) const struct entry *entry_miss(struct rules **t
 	return &t->e[i];
 }
 
-/* Find the calling thread's stack and table (its allocations pass through: the guard is up). */
+/* Find the calling thread's stack and table (its allocations pass through: the guard is up).
+ * Not in a sample: the program may hold the thread's lock (pthread_getattr_np's). */
 static void learn_thread(void)
 {
 	pthread_attr_t a;
@@ -291,6 +298,15 @@ static void learn_thread(void)
 		stack_hi = (uintptr_t)addr + size;
 	}
 	pthread_attr_destroy(&a);
+}
+
+void memory_stack__thread_start(void)
+{
+	if (stack_hi || key_state <= 0)
+		return;
+	memory__guard_up(); /* what glibc allocates meanwhile is not the program's */
+	learn_thread();
+	memory__guard_down();
 }
 
 /*
@@ -376,8 +392,7 @@ cut:
  * the frame that returns to ret (the allocator's caller) on, operator new's
  * frames left out. Returns the entries stored, -1 when ret is not on the
  * stack, or 0 when this walk cannot be trusted to be libunwind's (then the
- * caller walks with libunwind). Not async-signal-safe (the first call of a
- * thread asks glibc for its stack).
+ * caller walks with libunwind). Not async-signal-safe.
  */
 __attribute__((noinline)) int memory_stack__chain(uint64_t ret, uint64_t *out, int max)
 {
@@ -387,7 +402,7 @@ __attribute__((noinline)) int memory_stack__chain(uint64_t ret, uint64_t *out, i
 	int n;
 
 	if (__builtin_expect(!stack_hi, 0))
-		learn_thread();
+		stack_hi = 1; /* a thread not started by the library: libunwind walks its samples */
 	if (!table || table == DEAD || sp <= stack_lo || sp >= stack_hi || max < 1 ||
 	    !objects__enter())
 		return 0; /* objects__enter: no dlclose unmaps the unwind tables meanwhile */
@@ -413,6 +428,10 @@ int memory_stack__chain(uint64_t ret, uint64_t *out, int max)
 {
 	(void)ret, (void)out, (void)max;
 	return 0;
+}
+
+void memory_stack__thread_start(void)
+{
 }
 
 #endif

@@ -6,12 +6,15 @@
  * /proc/thread-self/fd) to count or close its descriptors must not find the
  * profiler's there: opendir/fdopendir note such a directory stream, and
  * readdir & co skip the entries that are ours (fdtab.c). Any other directory
- * is the plain call. glibc's own users of readdir (scandir, ftw) call it
- * inside libc and are not seen.
+ * is the plain call. glibc's scandir calls readdir inside libc, unseen:
+ * scandir & co are wrapped too, and drop our entries from the list they
+ * return (libuv's uv_fs_scandir, node's fs.readdirSync, lists so). ftw and
+ * nftw are not.
  */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -203,4 +206,81 @@ AP_API int closedir(DIR *d)
 	}
 	forget(d);
 	return next(d);
+}
+
+typedef int (*scandirat_fn)(int, const char *, struct dirent ***, int (*)(const struct dirent *),
+			    int (*)(const struct dirent **, const struct dirent **));
+
+/*
+ * The real scandirat or scandirat64 (named by which; the same on 64-bit),
+ * then our entries out of the list when dir (at dfd) is a descriptor
+ * directory of this process: the order of the rest is kept, and the
+ * program's filter has seen them (it cannot have kept them: not listed).
+ */
+static int scan_skipping(const char *which, scandirat_fn *next, int dfd, const char *dir,
+			 struct dirent ***list, int (*filter)(const struct dirent *),
+			 int (*compar)(const struct dirent **, const struct dirent **))
+{
+	struct stat st;
+	int n, kept = 0, saved;
+
+	if (!*next)
+		*next = (scandirat_fn)real(which);
+	if (!*next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	n = (*next)(dfd, dir, list, filter, compar);
+	if (n <= 0)
+		return n;
+	saved = errno;
+	if (fstatat(dfd, dir, &st, 0) == 0 && is_fd_dir(&st)) {
+		for (int i = 0; i < n; i++)
+			if (hidden((*list)[i]->d_name))
+				free((*list)[i]);
+			else
+				(*list)[kept++] = (*list)[i];
+		n = kept;
+	}
+	errno = saved;
+	return n;
+}
+
+AP_API int scandirat(int dfd, const char *dir, struct dirent ***list,
+		     int (*filter)(const struct dirent *),
+		     int (*compar)(const struct dirent **, const struct dirent **))
+{
+	static scandirat_fn next;
+
+	return scan_skipping("scandirat", &next, dfd, dir, list, filter, compar);
+}
+
+AP_API int scandir(const char *dir, struct dirent ***list, int (*filter)(const struct dirent *),
+		   int (*compar)(const struct dirent **, const struct dirent **))
+{
+	static scandirat_fn next;
+
+	return scan_skipping("scandirat", &next, AT_FDCWD, dir, list, filter, compar);
+}
+
+AP_API int scandirat64(int dfd, const char *dir, struct dirent64 ***list,
+		       int (*filter)(const struct dirent64 *),
+		       int (*compar)(const struct dirent64 **, const struct dirent64 **))
+{
+	static scandirat_fn next;
+
+	return scan_skipping("scandirat64", &next, dfd, dir, (struct dirent ***)list,
+			     (int (*)(const struct dirent *))filter,
+			     (int (*)(const struct dirent **, const struct dirent **))compar);
+}
+
+AP_API int scandir64(const char *dir, struct dirent64 ***list,
+		     int (*filter)(const struct dirent64 *),
+		     int (*compar)(const struct dirent64 **, const struct dirent64 **))
+{
+	static scandirat_fn next;
+
+	return scan_skipping("scandirat64", &next, AT_FDCWD, dir, (struct dirent ***)list,
+			     (int (*)(const struct dirent *))filter,
+			     (int (*)(const struct dirent **, const struct dirent **))compar);
 }

@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "memory.h"
 #include "wrap.h"
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -67,6 +68,7 @@ static void *start_routine(void *p)
 	}
 	signal_masks__set_shadow(s.shadow);
 	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE)) {
+		memory_stack__thread_start(); /* AUTOPROF_MEMORY: the stack's bounds, now */
 		err = samplers__start();
 		if (!err)
 			pthread_setspecific(exit_key, (void *)1);

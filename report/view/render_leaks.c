@@ -63,6 +63,15 @@ static void sum(const struct stacks *st, int hist, bool objects, struct leak *v,
 	}
 }
 
+/* Do filters (--pid, --tid, --comm, --dso, --time, --focus & co) choose the samples? */
+static bool filtering(const struct session *s)
+{
+	const struct filter *f = &s->opts.filter;
+
+	return f->nr_pids || f->nr_tids || f->nr_comms || f->nr_dsos || f->has_time ||
+	       s->opts.aim || s->filtered;
+}
+
 static void print_stack(const struct session *s, u32 node, u32 *path, FILE *out)
 {
 	const struct stacks *st = &s->hists.stacks;
@@ -100,12 +109,19 @@ int render_leaks(struct session *s, const struct report_opts *o, FILE *out)
 			"libautoprof.so and libautoprof-memory.so in LD_PRELOAD)\n");
 		return 1;
 	}
+	if ((live < 0 || !s->hists.v[live].nr_samples) && !s->memory_zero && filtering(s)) {
+		fprintf(stderr, "autoprof-report: --leaks: no live set in what the filters keep "
+				"(--pid, --tid, --comm, --dso, --time, --focus, --ignore): none "
+				"matches, or the processes kept ended without one (SIGKILL)\n");
+		return 1;
+	}
 	if ((live < 0 || !s->hists.v[live].nr_samples) && !s->memory_zero) {
 		fprintf(stderr,
 			"autoprof-report: --leaks: the input has no live set: it is written "
 			"at the end of the process, at a window's end and at ctl dump, and this "
-			"process ended without one (SIGKILL, a live table held too long, an end "
-			"inside seccomp, or in a signal handler that interrupted the profiler)\n");
+			"process ended without one (SIGKILL, a Go program's raw exit_group, a "
+			"live table held too long, an end inside seccomp, or in a signal handler "
+			"that interrupted the profiler)\n");
 		return 1;
 	}
 	if (live < 0 || !s->hists.v[live].nr_samples) {

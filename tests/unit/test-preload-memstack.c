@@ -98,6 +98,15 @@ static __attribute__((noinline)) int rec(int d)
 
 static void *thread_main(void *arg)
 {
+	memory_stack__thread_start(); /* as the library's start_routine (threads.c) */
+	rec(*(int *)arg);
+	return NULL;
+}
+
+/* A thread the library did not start: its stack is not asked in a sample (glibc's
+ * pthread_getattr_np holds the thread's lock while it allocates): libunwind walks. */
+static void *thread_unknown(void *arg)
+{
 	rec(*(int *)arg);
 	return NULL;
 }
@@ -126,7 +135,7 @@ int main(void)
 	int d = 10;
 	struct result r;
 
-	plan(12);
+	plan(14);
 	unwind__init(true); /* memory samples make the fast-trace table */
 	memory_stack__init();
 
@@ -149,6 +158,9 @@ int main(void)
 	   "a thread walked");
 	ok(last.mine > 10 && last.same, "in a thread: libunwind's frames (%d, %d)", last.mine,
 	   last.theirs);
+	ok(!pthread_create(&th, NULL, thread_unknown, &d) && !pthread_join(th, NULL),
+	   "a thread the library did not start walked");
+	ok(last.mine == 0, "...not by this walk: 0, libunwind walks (%d)", last.mine);
 
 #ifdef __SANITIZE_ADDRESS__
 	(void)co_stack;
