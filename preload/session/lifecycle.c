@@ -510,13 +510,12 @@ void lifecycle__stop(void)
 
 /*
  * Before a real exec of this image: finish the file (no destructor runs at exec). An image
- * that took no CPU sample and allocated less than one memory interval and 512 KiB
- * (memory__an_interval())
- * hands its name to the next image (so `sh -c 'exec prog'` leaves prog's profile under the
- * name asked for): the run's first process leaves its finished file there for the next image
- * to replace (a signal that ends the process before the next image has its own file leaves a
- * profile all the same); a descendant removes it. The counters stay open for the next image,
- * which takes them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
+ * that took no CPU sample and allocated less than an interval and 512 KiB (memory__an_
+ * interval()) hands its name on (so `sh -c 'exec prog'` leaves prog's profile under the name
+ * asked for): the run's first process leaves its finished file for the next image to replace
+ * (a signal that ends the process before the next image has its own file leaves a profile all
+ * the same); a descendant removes it. The counters stay open for the next image, which takes
+ * them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
  */
 void lifecycle__before_exec(void)
 {
@@ -569,7 +568,7 @@ void lifecycle__exec_failed(void)
 		writer__abandon(&autoprof.writer);
 		return;
 	}
-	live__forget(); /* the exec's live set is in a file no longer this image's */
+	live_set__forget(); /* the exec's live set is in a file no longer this image's */
 	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
 	autoprof.replace_file = autoprof.file_left;	    /* this image's own empty file */
 	autoprof.file_left = false;

@@ -92,6 +92,9 @@ void memory_events__note_mark(struct session *s, const struct perf_file *pf, con
 	      : !strcmp(name, AP_MEMORY_MARK_OUT_OF_REACH)
 		  ? "the program's malloc and free did not reach libautoprof-memory.so (an "
 		    "allocator linked into the program, or a tool that replaces them)"
+	      : !strcmp(name, AP_MEMORY_MARK_NO_TABLE)
+		  ? "the library could not map its live table (the program's address space "
+		    "too small: RLIMIT_AS, ulimit -v)"
 		  : name + strlen(AP_MEMORY_MARK);
 	for (size_t i = 0; i < s->nr_warnings; i++) /* once for a run's files */
 		if (strstr(s->warnings[i], why))

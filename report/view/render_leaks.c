@@ -119,8 +119,9 @@ int render_leaks(struct session *s, const struct report_opts *o, FILE *out)
 		fprintf(stderr,
 			"autoprof-report: --leaks: the input has no live set: it is written "
 			"at the end of the process, at a window's end and at ctl dump, and this "
-			"process ended without one (SIGKILL, a Go program's raw exit_group, or a "
-			"live table held too long)\n");
+			"process ended without one (SIGKILL, a Go program's raw exit_group, a "
+			"live table held too long, an end inside seccomp, or in a signal handler "
+			"that interrupted the profiler)\n");
 		return 1;
 	}
 	if (live < 0 || !s->hists.v[live].nr_samples) {
