@@ -105,7 +105,9 @@ bool raw_syscall__fits_fsize(uint64_t end)
 {
 	struct rlimit rl;
 
-	if (raw_syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) < 0)
+	/* six arguments: raw_syscall reads six (a fifth past the caller's is a stack read ASan
+	 * flags when a redzone lies there) */
+	if (raw_syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl, 0, 0) < 0)
 		return true;
 	return rl.rlim_cur == RLIM_INFINITY || end <= rl.rlim_cur;
 }
