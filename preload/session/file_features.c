@@ -69,6 +69,18 @@ struct known_path {
 static struct known_path *known;
 static size_t nr_known, cap_known;
 
+/* A copy of s in memory of our own (strdup would take libc's heap: see blob.h); NULL when out
+ * of memory. */
+static char *copy(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = pages_alloc(n);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
 /* The address of info's first executable segment (0: none). */
 static uintptr_t first_text(const struct dl_phdr_info *info)
 {
@@ -106,7 +118,7 @@ static bool object_path(const struct dl_phdr_info *info, char *path)
 	}
 	if (nr_known == cap_known) {
 		size_t cap = cap_known ? 2 * cap_known : 16;
-		struct known_path *more = realloc(known, cap * sizeof(*known));
+		struct known_path *more = pages_realloc(known, cap * sizeof(*known));
 
 		if (!more)
 			return true;
@@ -115,13 +127,13 @@ static bool object_path(const struct dl_phdr_info *info, char *path)
 	}
 	k = &known[nr_known];
 	k->addr = info->dlpi_addr;
-	k->name = strdup(info->dlpi_name);
-	k->path = strdup(path);
+	k->name = copy(info->dlpi_name);
+	k->path = copy(path);
 	if (k->name && k->path)
 		nr_known++;
 	else {
-		free(k->name);
-		free(k->path);
+		pages_free(k->name);
+		pages_free(k->path);
 	}
 	return true;
 }
@@ -194,11 +206,11 @@ static void build_ids(struct blob *b)
 
 		dl_iterate_phdr(add_build_id, &fresh);
 		if (fresh.err) {
-			free(fresh.p);
+			blob_free(&fresh);
 			dl_iterate_phdr(add_build_id, b); /* out of memory: not kept */
 			return;
 		}
-		free(bids.p);
+		blob_free(&bids);
 		bids = fresh;
 		bids_adds = c[0];
 		bids_subs = c[1];
@@ -251,7 +263,7 @@ static bool host_feature(int feat, struct blob *b)
  */
 static struct writer_features *prepare(struct writer *w, bool final)
 {
-	struct writer_features *p = calloc(1, sizeof(*p));
+	struct writer_features *p = pages_alloc(sizeof(*p));
 	struct blob body = {0};
 
 	if (!p)
@@ -299,8 +311,8 @@ static struct writer_features *prepare(struct writer *w, bool final)
 	}
 	file_machine__keep(); /* the machine's description for the next images */
 	if (body.err) {
-		free(body.p);
-		free(p);
+		blob_free(&body);
+		pages_free(p);
 		return NULL;
 	}
 	p->body = body.p;
@@ -311,8 +323,8 @@ static struct writer_features *prepare(struct writer *w, bool final)
 static void release(const struct writer_features *p)
 {
 	if (p) {
-		free(p->body);
-		free((void *)p);
+		pages_free(p->body);
+		pages_free(p);
 	}
 }
 
