@@ -213,7 +213,7 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 	}
 	w->staged_cap = defer ? 64 * 1024 : 0;
 	/* memory of our own: a forked child opens its file here (pages.h) */
-	w->staged = defer ? pages_alloc(w->staged_cap) : NULL;
+	w->staged = defer ? pages__alloc(w->staged_cap) : NULL;
 	if (w->staged) {
 		w->deferred = w->staging = true;
 		return 0;
@@ -464,7 +464,7 @@ out:
 /* Drop what a deferred writer kept (the file was made, or never will be). Async-signal-safe. */
 static void drop_staged(struct writer *w)
 {
-	pages_free(w->staged);
+	pages__free(w->staged);
 	w->staged = NULL;
 	w->staged_len = w->staged_cap = 0;
 }

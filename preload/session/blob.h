@@ -29,19 +29,19 @@ static inline void *blob_grow(struct blob *b, size_t n)
 	if (b->err)
 		return NULL;
 	if (b->len + n > b->cap) {
-		/* a page to start (the unit of pages_alloc), then doubling */
+		/* a page to start (the unit of pages__alloc), then doubling */
 		size_t cap = b->cap ? b->cap * 2 : 64;
 		char *p;
 
 		while (cap < b->len + n)
 			cap *= 2;
-		p = pages_realloc(b->p, cap);
+		p = pages__realloc(b->p, cap);
 		if (!p) {
 			b->err = -ENOMEM;
 			return NULL;
 		}
 		b->p = p;
-		b->cap = pages_size(p);
+		b->cap = pages__size(p);
 	}
 	memset(b->p + b->len, 0, n);
 	b->len += n;
@@ -51,7 +51,7 @@ static inline void *blob_grow(struct blob *b, size_t n)
 /* Give b's memory back and empty it. Async-signal-safe. */
 static inline void blob_free(struct blob *b)
 {
-	pages_free(b->p);
+	pages__free(b->p);
 	memset(b, 0, sizeof(*b));
 }
 

@@ -74,7 +74,7 @@ static size_t nr_known, cap_known;
 static char *copy(const char *s)
 {
 	size_t n = strlen(s) + 1;
-	char *p = pages_alloc(n);
+	char *p = pages__alloc(n);
 
 	if (p)
 		memcpy(p, s, n);
@@ -118,7 +118,7 @@ static bool object_path(const struct dl_phdr_info *info, char *path)
 	}
 	if (nr_known == cap_known) {
 		size_t cap = cap_known ? 2 * cap_known : 16;
-		struct known_path *more = pages_realloc(known, cap * sizeof(*known));
+		struct known_path *more = pages__realloc(known, cap * sizeof(*known));
 
 		if (!more)
 			return true;
@@ -132,8 +132,8 @@ static bool object_path(const struct dl_phdr_info *info, char *path)
 	if (k->name && k->path)
 		nr_known++;
 	else {
-		pages_free(k->name);
-		pages_free(k->path);
+		pages__free(k->name);
+		pages__free(k->path);
 	}
 	return true;
 }
@@ -263,7 +263,7 @@ static bool host_feature(int feat, struct blob *b)
  */
 static struct writer_features *prepare(struct writer *w, bool final)
 {
-	struct writer_features *p = pages_alloc(sizeof(*p));
+	struct writer_features *p = pages__alloc(sizeof(*p));
 	struct blob body = {0};
 
 	if (!p)
@@ -312,7 +312,7 @@ static struct writer_features *prepare(struct writer *w, bool final)
 	file_machine__keep(); /* the machine's description for the next images */
 	if (body.err) {
 		blob_free(&body);
-		pages_free(p);
+		pages__free(p);
 		return NULL;
 	}
 	p->body = body.p;
@@ -323,8 +323,8 @@ static struct writer_features *prepare(struct writer *w, bool final)
 static void release(const struct writer_features *p)
 {
 	if (p) {
-		pages_free(p->body);
-		pages_free(p);
+		pages__free(p->body);
+		pages__free(p);
 	}
 }
 

@@ -107,8 +107,8 @@ static size_t nr_lines;
 /* Drop the reading. */
 static void drop_maps(void)
 {
-	pages_free(maps);
-	pages_free(lines);
+	pages__free(maps);
+	pages__free(lines);
 	maps = NULL;
 	lines = NULL;
 	nr_lines = 0;
@@ -131,7 +131,7 @@ static int index_maps(void)
 		if (!parse_line(line, &m.start, &m.end, &m.pgoff, &m.maj, &m.min, &m.ino, &m.prot,
 				&m.flags, &name)) {
 			if (nr_lines == cap) {
-				struct map_line *more = pages_realloc(
+				struct map_line *more = pages__realloc(
 				    lines, (cap = cap ? 2 * cap : 32) * sizeof(*lines));
 
 				if (!more)
@@ -159,10 +159,10 @@ static int load_maps(void)
 		return -errno;
 	for (;;) {
 		if (!buf || cap - len < 4097) {
-			char *more = pages_realloc(buf, cap *= 2);
+			char *more = pages__realloc(buf, cap *= 2);
 
 			if (!more) {
-				pages_free(buf);
+				pages__free(buf);
 				close(fd);
 				return -ENOMEM;
 			}
@@ -179,7 +179,7 @@ static int load_maps(void)
 	if (n < 0) {
 		int err = -errno;
 
-		pages_free(buf);
+		pages__free(buf);
 		return err;
 	}
 	buf[len] = 0;
@@ -235,7 +235,7 @@ static int write_maps(struct writer *w, pid_t pid)
 
 	if (!maps && (err = load_maps()))
 		return err; /* not loaded for this file (mappings__load) */
-	buf = pages_alloc(cap);
+	buf = pages__alloc(cap);
 	if (!buf) {
 		err = -ENOMEM;
 		goto out;
@@ -259,7 +259,7 @@ static int write_maps(struct writer *w, pid_t pid)
 	}
 	if (!err)
 		err = writer__append(w, buf, len);
-	pages_free(buf);
+	pages__free(buf);
 out:
 	drop_maps();
 	return err;
@@ -274,7 +274,7 @@ out:
 static int each_line(const char *path, bool (*fn)(char *line, void *arg), void *arg)
 {
 	const size_t cap = 64 * 1024;
-	char *buf = pages_alloc(cap);
+	char *buf = pages__alloc(cap);
 	size_t len = 0;
 	bool stop = false, skip = false;
 	int fd, err = 0;
@@ -284,7 +284,7 @@ static int each_line(const char *path, bool (*fn)(char *line, void *arg), void *
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		pages_free(buf);
+		pages__free(buf);
 		return err;
 	}
 	while (!stop) {
@@ -318,7 +318,7 @@ static int each_line(const char *path, bool (*fn)(char *line, void *arg), void *
 		memmove(buf, line, len);
 	}
 	close(fd);
-	pages_free(buf);
+	pages__free(buf);
 	return err;
 }
 
