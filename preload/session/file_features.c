@@ -5,8 +5,10 @@
  * object (so perf checks it opens the same binary); the host's (file_host.c)
  * and the machine's (file_machine.c) come from their files.
  *
- * Laid out when the file is opened and again at the end, outside any handler;
- * the writer writes them after the data at every append.
+ * Laid out when the file is opened and again at the end (in a forked child,
+ * before exec, at _exit: maybe inside a program's signal handler that
+ * interrupted malloc, so in memory of our own: blob.h, handler/pages.h); the
+ * writer writes them after the data at every append.
  */
 #include <elf.h>
 #include <errno.h>
