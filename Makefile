@@ -111,7 +111,7 @@ $(BUILD)/launcher/onefile.o $(BUILD)/launcher/onefile_merge.o $(BUILD)/launcher/
 $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/preload.map \
-		-Wl,--no-undefined -Wl,-z,now -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
+		-Wl,--no-undefined -Wl,-z,now -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
 
 # The allocator's wrappers (memory_link.h): nothing of libautoprof.so linked
 # in, nothing of it needed (alone, they pass every call through).

@@ -51,6 +51,13 @@ long raw_syscall(long nr, ...);
  * point, EINTR retried. Async-signal-safe.
  */
 ssize_t raw_syscall__read_file(const char *path, char *buf, size_t cap);
+/*
+ * Does a file written up to @end bytes stay within the process's
+ * RLIMIT_FSIZE? (Past it the kernel sends the writing thread SIGXFSZ, which
+ * kills by default: the profiler writes its files only where this holds.)
+ * Async-signal-safe.
+ */
+bool raw_syscall__fits_fsize(uint64_t end);
 
 /* ---- common/fdtab.c: the profiler's own file descriptors ---- */
 

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -98,4 +99,13 @@ ssize_t raw_syscall__read_file(const char *path, char *buf, size_t cap)
 	fdtab__close(fd);
 	buf[len] = 0;
 	return (ssize_t)len;
+}
+
+bool raw_syscall__fits_fsize(uint64_t end)
+{
+	struct rlimit rl;
+
+	if (raw_syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl) < 0)
+		return true;
+	return rl.rlim_cur == RLIM_INFINITY || end <= rl.rlim_cur;
 }

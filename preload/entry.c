@@ -16,10 +16,28 @@ __attribute__((constructor)) static void autoprof_init(void)
 	errno = saved;
 }
 
-__attribute__((destructor)) static void autoprof_fini(void)
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void entry_late_stop(void *unused)
 {
 	int saved = errno;
 
+	(void)unused;
 	lifecycle__stop();
 	errno = saved;
+}
+
+/*
+ * At exit the libraries the program was linked with are finalized after
+ * us (they were initialized before us): their destructors, C++ globals of
+ * shared libraries among them, free memory then, which a live set written
+ * now would count as leaked. An exit handler registered now, of no object
+ * (a handler of ours would run at our own finalization, right after this),
+ * runs once _dl_fini has finalized every object: the session stops there
+ * (now if it cannot be registered).
+ */
+__attribute__((destructor)) static void autoprof_fini(void)
+{
+	if (__cxa_atexit(entry_late_stop, NULL, NULL))
+		entry_late_stop(NULL);
 }

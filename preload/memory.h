@@ -12,7 +12,8 @@
  *                      alloc-bytes; the attrs; start, stop, fork
  *   session/memory_stack.c  each sample's stack, walked on the live stack
  *   session/live.c     the sampled blocks still live, by address, and their
- *                      stacks; written as live-bytes records at the end
+ *                      stacks (live_tables.h)
+ *   session/live_set.c  the live set written as live-bytes records
  *
  * Sampling (tcmalloc's and heapprofd's scheme): each thread counts down the
  * bytes it allocates from an exponentially distributed interval of mean T
@@ -37,7 +38,7 @@
 
 /* The sample layout of the memory attrs: the file's, with the block and its size. */
 #define AP_MEMORY_SAMPLE_TYPE (AUTOPROF_SAMPLE_TYPE | PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT)
-/* Where a memory SAMPLE record's period is (memory__put_sample's layout). */
+/* Where a memory SAMPLE record's period is (memory_sample__put's layout). */
 #define AP_MEMORY_PERIOD_AT 56
 
 extern AP_TLS struct ap_mem_thread ap_mem;
@@ -85,6 +86,12 @@ const struct ap_memory_lib *memory_link__find(void);
  * at start (setenv). Not async-signal-safe.
  */
 bool memory_link__say_first(void);
+/*
+ * The calling thread's bytes allocated while not sampling, since its first
+ * allocation or the last call (the library's count starts again); 0 without
+ * the library. Links to it quietly. Not async-signal-safe.
+ */
+uint64_t memory_link__idle_take(void);
 /* The controls found by memory_link__find(), or NULL. Async-signal-safe. */
 const struct ap_memory_lib *memory_link__lib(void);
 /* The path libautoprof-memory.so was loaded from, or "" when it was not. Not async-signal-safe. */
@@ -94,10 +101,19 @@ const char *memory_link__path(void);
 
 /* The attrs alloc-bytes and live-bytes, appended to the file's n events. Returns the new count. */
 int memory__file_events(struct writer_event *events, int n);
+/*
+ * At the start of libautoprof.so's constructor, before it allocates (AUTOPROF_MEMORY on):
+ * the bytes this thread allocated so far, which memory__start() states in the file.
+ */
+void memory__mark(void);
 /* Start sampling allocations (AUTOPROF_MEMORY), after the session's file is open. */
 void memory__start(void);
-/* Stop sampling; write the live set as live-bytes records (w: the session's file). */
-void memory__stop(struct writer *w);
+/*
+ * Stop sampling; write the live set as live-bytes records (w: the session's
+ * file). more: the file may go on after it (before an exec, which can fail):
+ * the set is kept, and the next one written to the file retires it.
+ */
+void memory__stop(struct writer *w, bool more);
 /* The same from a deadly signal's handler: the live set if its lock is free. Async-signal-safe. */
 void memory__stop_emergency(struct writer *w);
 /* A window's end: its file gets the live set, if the table is free soon. Async-signal-safe. */
@@ -106,9 +122,15 @@ void memory__snapshot(struct writer *w);
 void memory__dump(struct writer *w);
 /* Allocation samples this image recorded (a file with some is not empty). */
 uint64_t memory__samples(void);
-size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
-			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
-			  unsigned nr, uint64_t size);
+/*
+ * Did this image take allocation samples and allocate at least one mean
+ * interval's bytes, and at least AP_MEM_KEEPS_FILE: the calling thread's
+ * counted exactly (not at random: a shell's few allocations sampled by
+ * chance do not count), the other threads' estimated from their samples?
+ * Not async-signal-safe.
+ */
+#define AP_MEM_KEEPS_FILE (512 * 1024)
+bool memory__an_interval(void);
 /*
  * The slow path of an allocation of n bytes at p (not NULL), called from ret:
  * the thread's count-down reached 0, or n is at least the interval, or the
@@ -172,16 +194,46 @@ void live__filter_pin(uint64_t addr, uint64_t len);
 uint32_t live__stack_id(const uint64_t *chain, unsigned nr, uint32_t gen, bool *first);
 void live__insert(const struct live_block *b);
 bool live__take(uint64_t addr, struct live_block *out);
-int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
-		uint64_t *bytes, bool wait, bool keep);
 /* Every lock of the tables, waited for (fork; the thread holds none). Not async-signal-safe. */
 void live__lock_all(void);
 void live__unlock_all(void);
 /* A child forked without live__lock_all(): the locks of the threads it does not have freed,
  * what they were changing dropped (returned: the sampled blocks). Async-signal-safe. */
 uint64_t live__fork_child_inside(void);
+/* Sampled blocks not followed (the blocks' table full), samples whose stack was not kept (the
+ * stacks' tables full: their live bytes at an unknown stack). */
 uint64_t live__untracked(void);
+uint64_t live__stacks_lost(void);
 uint64_t live__footprint(void);
+
+/* ---- session/memory_sample.c ---- */
+
+/* The calling thread's generator seeded and its first gap drawn (into ap_mem.left and drawn). */
+void memory_sample__seed(void);
+/* The bytes to the thread's next sample: geometric of mean ap_mem_interval, at least 1. */
+int64_t memory_sample__gap(void);
+/*
+ * Lay out a SAMPLE of a memory attr (AP_MEMORY_SAMPLE_TYPE) into buf: id, ip, pid/tid, time,
+ * the block's address, period (estimated bytes), the chain, the block's size as the weight.
+ * Returns its size, or 0 when it does not fit in cap. Async-signal-safe.
+ */
+size_t memory_sample__put(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
+			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
+			  unsigned nr, uint64_t size);
+
+/* ---- session/live_set.c ---- */
+
+/*
+ * The live set into w as live-bytes records of attr id, by stack and size
+ * (live_set.c tells how); *blocks and *bytes: what it held. wait: for the
+ * tables (else a bounded time: -EBUSY); keep: retired by the next (ctl dump).
+ * 0 or -errno. Async-signal-safe when !wait.
+ */
+int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
+		    uint64_t *bytes, bool wait, bool keep);
+/* Forget the kept live set without retiring it: its file is no longer this image's (removed,
+ * or replaced). Not async-signal-safe. */
+void live_set__forget(void);
 
 /* live.c's filter (memory_link.h tells its layout). */
 extern uint64_t *ap_live_filter;

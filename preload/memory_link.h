@@ -39,6 +39,10 @@ struct ap_mem_thread {
 	uint64_t rng;  /* xorshift state; 0 until the thread's first sampled allocation */
 	unsigned busy; /* inside the profiler: allocations pass straight through */
 	int64_t held;  /* left, while busy */
+	/* libautoprof.so's alone: the intervals drawn and the big blocks' bytes, so that drawn -
+	 * left is the bytes the thread allocated while sampling; its samples' estimated bytes */
+	int64_t drawn;
+	uint64_t sampled;
 };
 
 /* A sampled block of the live table. */
@@ -65,6 +69,9 @@ struct ap_memory_lib {
 	/* Sample with mean interval and the live filter (on), or stop. Async-signal-safe when !on.
 	 */
 	void (*sampling)(bool on, uint64_t interval, const uint64_t *filter);
+	/* The calling thread's bytes allocated while not sampling since the last call (or its
+	 * first allocation); the count starts again. Not async-signal-safe. */
+	uint64_t (*idle_take)(void);
 };
 
 /* AP_MEMORY_LINK_SYM's type: keep core (static), get the controls. */

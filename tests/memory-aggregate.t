@@ -50,6 +50,10 @@ sites_match() {
 profile() {
 	_out=$1 _agg=$2
 	shift 2
+	# `profile OUT env VAR=VALUE... PROG`: the assignments go to the outer env, so that PROG is
+	# the first image (a preloaded env may take a CPU sample on a loaded machine, and keep the
+	# file's name)
+	[ "$1" = env ] && shift
 	timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_AGGREGATE=$_agg \
 		AUTOPROF_OUTPUT="$_out" LD_PRELOAD="$MEMPRELOAD" "$@"
 }

@@ -25,6 +25,10 @@ plan 15
 profile() {
 	_out=$1
 	shift
+	# `profile OUT env VAR=VALUE... PROG`: the assignments go to the outer env, so that PROG is
+	# the first image (a preloaded env may take a CPU sample on a loaded machine, and keep the
+	# file's name)
+	[ "$1" = env ] && shift
 	timeout -s KILL 60 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT="$_out" \
 		LD_PRELOAD="$MEMPRELOAD" "$@"
 }

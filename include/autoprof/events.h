@@ -45,5 +45,6 @@
 #define AP_MEMORY_MARK		    "memory-not-recorded:"
 #define AP_MEMORY_MARK_NO_LIBRARY   AP_MEMORY_MARK "libautoprof-memory.so-not-preloaded"
 #define AP_MEMORY_MARK_OUT_OF_REACH AP_MEMORY_MARK "malloc-out-of-the-wrappers-reach"
+#define AP_MEMORY_MARK_NO_TABLE	    AP_MEMORY_MARK "no-address-space-for-the-live-table"
 
 #endif /* AUTOPROF_EVENTS_H */

@@ -21,9 +21,19 @@
 #define SIZE_AT		offsetof(struct perf_file_header, data.size)
 #define BITS_AT		offsetof(struct perf_file_header, adds_features)
 
-/* pwritev until done. Returns 0 or -errno. Async-signal-safe (no cancellation point). */
+/*
+ * pwritev until done; -EFBIG, nothing written, past the program's
+ * RLIMIT_FSIZE (raw_syscall__fits_fsize). Returns 0 or -errno. Async-signal-safe
+ * (no cancellation point).
+ */
 int writer_file__pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
 {
+	uint64_t end = off;
+
+	for (int i = 0; i < n; i++)
+		end += iov[i].iov_len;
+	if (!raw_syscall__fits_fsize(end))
+		return -EFBIG;
 	while (n > 0) {
 		long r = raw_syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
 

@@ -200,7 +200,7 @@ enum { DUE_MALLOC, DUE_CALLOC, DUE_REALLOC };
  * call (malloc(n), calloc(n, size) or realloc(p, n)), then the sample; a
  * call that fails leaves the count due (the next allocation is the sample).
  * cxx.c's probe: noted only.
- * Not sampling: the thread's first allocation on idle_count, parked then.
+ * Not sampling: the thread's first due on idle_count (its bytes counted), parked then.
  */
 static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, size_t size,
 						  uintptr_t ret)
@@ -212,7 +212,7 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 	if (__builtin_expect(reach_probe, 0))
 		reach_probe = 3; /* cxx.c's probe (its count restored after) */
 	else if (!sampling())
-		idle_count.left = INT64_MAX;
+		idle_count.left += INT64_MAX; /* parked, with what it counted (<= 0) */
 	else if (q)
 		core->allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
 	return q;

@@ -105,8 +105,10 @@ static inline __attribute__((always_inline)) void counted(void *p, size_t n, uin
 		reach_probe = 3; /* the probe's block: seen, not counted */
 		return;
 	}
-	if (__builtin_expect(!p, 0) || !sampling())
+	if (__builtin_expect(!p, 0) || !sampling()) {
+		idle_count.left -= p ? (int64_t)s : 0; /* the bytes before sampling (idle_take) */
 		return;
+	}
 	if (__builtin_expect(s >= __atomic_load_n(&real.interval, __ATOMIC_RELAXED), 0) ||
 	    __builtin_expect(count_down((int64_t)s), 0))
 		core->allocated(p, n, ret);

@@ -63,11 +63,20 @@ static bool link_interposed(void)
 	return bound && !bound(ALLOC_PROBE_SIZE) && alloc__probe_seen();
 }
 
+/* memory_link.h's idle_take: the calling thread's bytes on idle_count, which starts again. */
+static uint64_t idle_take(void)
+{
+	int64_t left = idle_count.left;
+
+	idle_count.left = left > 0 ? INT64_MAX : 0;
+	return left > 0 ? (uint64_t)(INT64_MAX - left) : (uint64_t)-left;
+}
+
 /* The link (memory_link.h): libautoprof.so's slow paths kept, the controls handed back. */
 AP_API const struct ap_memory_lib *__autoprof_memory_link_1(const struct ap_memory_core *core)
 {
-	static const struct ap_memory_lib controls = {.interposed = link_interposed,
-						      .sampling = alloc__sampling};
+	static const struct ap_memory_lib controls = {
+	    .interposed = link_interposed, .sampling = alloc__sampling, .idle_take = idle_take};
 
 	alloc__link(core);
 	return &controls;

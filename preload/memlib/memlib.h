@@ -40,6 +40,9 @@ void cxx__resolve(void);
 void alloc__link(const struct ap_memory_core *core);
 /* Sample with mean interval and the live filter (on), or stop. Async-signal-safe when !on. */
 void alloc__sampling(bool on, uint64_t interval, const uint64_t *filter);
+/* The count while not sampling (alloc.c): parked at INT64_MAX less the bytes counted since,
+ * at a thread's first allocation; <= 0 before (less the bytes counted). */
+extern __thread struct ap_mem_thread idle_count;
 /* Did malloc see the probe (ALLOC_PROBE_SIZE) since the last call? Clears it. */
 bool alloc__probe_seen(void);
 

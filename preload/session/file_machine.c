@@ -563,7 +563,9 @@ void file_machine__keep(void)
 		blob_put(&b, &len, 4);
 		blob_put(&b, c->p, c->len);
 	}
-	fd = b.err ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = b.err || !raw_syscall__fits_fsize(b.len) /* RLIMIT_FSIZE: no SIGXFSZ of ours */
+		 ? -1
+		 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0) {
 		bool ok = write(fd, b.p, b.len) == (ssize_t)b.len;
 

@@ -173,9 +173,8 @@ static bool find_lineage(void)
 }
 
 /*
- * The run's first process hands its descendants the output pattern (made
- * absolute by the settling) and its pid, and with AUTOPROF_FOLLOW=0 takes
- * the library out of the LD_PRELOAD they inherit.
+ * The run's first process hands its descendants the output pattern (made absolute by the
+ * settling) and its pid, and with AUTOPROF_FOLLOW=0 takes the library out of their LD_PRELOAD.
  */
 static void export_lineage(const struct ap_settled *cfg)
 {
@@ -372,6 +371,7 @@ int lifecycle__start(void)
 	if (getauxval(AT_SECURE))
 		return 0; /* setuid/setgid: stay off, silently, as the loader does */
 	autoprof.start_time = ap_now();
+	memory__mark(); /* before we allocate */
 	if (options__parse(&raw))
 		return -EINVAL;
 	if (gocheck__runtime_owned()) {
@@ -446,12 +446,12 @@ out_counters:
 }
 
 /*
- * What both endings of this image (its exit, its exec) begin with: false
- * when the session is not this process's or has ended already; else the
- * session ends here: the ctl endpoints withdrawn, every sampler stopped, the
- * live set written. Not async-signal-safe.
+ * What both endings of this image (its exit, its exec) begin with: false when the session is
+ * not this process's or has ended already; else the session ends here: the ctl endpoints
+ * withdrawn, every sampler stopped, the live set written (kept at exec, for the next to
+ * retire if it fails). Not async-signal-safe.
  */
-static bool stand_down(void)
+static bool stand_down(bool exec)
 {
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
 	    getpid() != autoprof.pid)
@@ -460,7 +460,7 @@ static bool stand_down(void)
 	control__withdraw();
 	writer__staging(&autoprof.writer, true); /* a file not made yet: only if not empty */
 	samplers__stop_all();
-	memory__stop(&autoprof.writer); /* the live set */
+	memory__stop(&autoprof.writer, exec); /* the live set */
 	return true;
 }
 
@@ -489,7 +489,7 @@ void lifecycle__stop(void)
 	bool empty;
 	int err;
 
-	if (!stand_down())
+	if (!stand_down(false))
 		return;
 	elapsed = image_counters__save(true);
 	if (autoprof.cfg->stat)
@@ -509,22 +509,22 @@ void lifecycle__stop(void)
 }
 
 /*
- * Before a real exec of this image: finish the file (no destructor runs at
- * exec). An image that took no sample hands its name to the next image (so
- * `sh -c 'exec prog'` leaves prog's profile under the name asked for): the
- * run's first process leaves its finished file there for the next image to
- * replace (a signal that ends the process before the next image has its
- * own file leaves a profile all the same); a descendant removes it. The counters stay open for the
- * next image, which takes them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
+ * Before a real exec of this image: finish the file (no destructor runs at exec). An image
+ * that took no CPU sample and allocated less than an interval and 512 KiB (memory__an_
+ * interval()) hands its name on (so `sh -c 'exec prog'` leaves prog's profile under the name
+ * asked for): the run's first process leaves its finished file for the next image to replace
+ * (a signal that ends the process before the next image has its own file leaves a profile all
+ * the same); a descendant removes it. The counters stay open for the next image, which takes
+ * them over from AUTOPROF_COUNTER_FDS. Not async-signal-safe.
  */
 void lifecycle__before_exec(void)
 {
-	if (!stand_down())
+	if (!stand_down(true))
 		return;
 	image_counters__save(false);
-	/* CPU samples only: an image that just execs (sh -c, env) hands its name on,
-	 * whether or not one of its few allocations was sampled */
-	autoprof.exec_keeps_name = !autoprof.stats.samples;
+	/* one that allocated an interval keeps its allocations and live set (a program that
+	 * allocates, then execs); sh -c or env, whether or not an allocation was sampled, not */
+	autoprof.exec_keeps_name = !autoprof.stats.samples && !memory__an_interval();
 	autoprof.file_left = false;
 	record_delivered_period();
 	if (autoprof.exec_keeps_name && !autoprof.top)
@@ -548,9 +548,8 @@ int lifecycle__next_gen(void)
 }
 
 /*
- * The exec failed: the image goes on, and so does its profile, in the same
- * file (or a new one if it was removed for being empty). Other threads,
- * stopped for the exec, stay unprofiled. Not async-signal-safe.
+ * The exec failed: the image goes on, and so does its profile, in the same file (or a new one
+ * if it was removed for being empty). Other threads, stopped for the exec, stay unprofiled.
  */
 void lifecycle__exec_failed(void)
 {
@@ -569,6 +568,7 @@ void lifecycle__exec_failed(void)
 		writer__abandon(&autoprof.writer);
 		return;
 	}
+	live_set__forget(); /* the exec's live set is in a file no longer this image's */
 	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
 	autoprof.replace_file = autoprof.file_left;	    /* this image's own empty file */
 	autoprof.file_left = false;

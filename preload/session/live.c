@@ -25,23 +25,24 @@
  * thread's holder does not wait for it, and a child forked from such a
  * handler tells the locks of its interrupted code from those of threads it
  * does not have (live__fork_child_inside()).
+ * live_set.c writes the live set from these tables (live_tables.h).
  */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "memory.h"
+#include "live_tables.h"
 
-#define SHARD_BITS   6 /* 64 tables of blocks, by address: threads rarely wait for each other */
-#define SHARDS	     (1U << SHARD_BITS)
 #define MIN_BLOCKS   (1ULL << 10) /* per shard */
 #define MAX_BLOCKS   (1ULL << 20) /* per shard: 2^26 slots in all */
 #define MIN_STACKS   (1ULL << 14)
 #define MAX_STACKS   (1ULL << 24)
 #define FRAMES	     (1ULL << 26) /* u64 entries reserved for stacks: 512 MiB of address space */
+#define MIN_FRAMES   (1ULL << 16) /* at least (512 KiB) when the address space is limited */
 #define FILTER_SLOTS (1ULL << AP_LIVE_FILTER_BITS)
 #define SPIN_TRIES   1000 /* a handler's bounded wait for a lock (sched_yield each) */
 
@@ -56,26 +57,22 @@ struct stack_table { /* published whole (release); a grown one replaces it, the 
 	struct stack_slot s[];
 };
 
-struct shard {
-	uintptr_t lock; /* 0, or the holder's mark */
-	struct live_block *v;
-	uint64_t mask, count;
-} __attribute__((aligned(64)));
-
 uint64_t *ap_live_filter;
 static uint16_t *filter_counts; /* the live blocks per filter bit; under its word's shard's lock */
 
-static struct shard shards[SHARDS];
+struct shard live_shards[SHARDS];
 static uintptr_t stack_lock;	   /* for adding a stack; finding one takes no lock */
+uintptr_t live_snap_lock;	   /* a live set being written (live_set.c) */
 static struct stack_table *stacks; /* atomic pointer; its count under stack_lock: */
 static uint64_t stack_count;
 static uint64_t stacks_retired;	 /* bytes of the tables grown out of (kept: readers) */
-static uint64_t *frames;	 /* append-only, never moved: read without the lock */
+uint64_t *live_frames;		 /* append-only, never moved: read without the lock */
+static uint64_t frames_cap;	 /* its entries: FRAMES, or fewer in a small address space */
 static uint64_t frames_used = 1; /* offset 0 is the unknown stack */
 static uint64_t untracked;	 /* blocks not followed: a table was full; atomic */
-static uintptr_t snap_lock;	 /* a live set being written (live__write) */
+static uint64_t stacks_lost;	 /* samples whose stack was not kept: a table was full; atomic */
 
-static void *map(uint64_t bytes)
+void *live__map(uint64_t bytes)
 {
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -89,20 +86,30 @@ static void *map(uint64_t bytes)
  */
 int live__init(void)
 {
-	uint64_t *filter = map(FILTER_SLOTS / 8);
+	uint64_t *filter = live__map(FILTER_SLOTS / 8);
+	struct rlimit as;
 
-	filter_counts = map(FILTER_SLOTS * sizeof(*filter_counts));
+	filter_counts = live__map(FILTER_SLOTS * sizeof(*filter_counts));
 
-	stacks = map(sizeof(*stacks) + MIN_STACKS * sizeof(stacks->s[0]));
-	frames = map(FRAMES * sizeof(*frames));
-	if (!filter || !filter_counts || !stacks || !frames)
+	stacks = live__map(sizeof(*stacks) + MIN_STACKS * sizeof(stacks->s[0]));
+	/* the frames' reservation counts in RLIMIT_AS: under a limit, at most a 16th of
+	 * it (the program's allocations must not fail for us), fewer if that fails */
+	frames_cap = FRAMES;
+	if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY)
+		while (frames_cap > MIN_FRAMES &&
+		       frames_cap * sizeof(*live_frames) > as.rlim_cur / 16)
+			frames_cap /= 2;
+	for (; frames_cap >= MIN_FRAMES; frames_cap /= 2)
+		if ((live_frames = live__map(frames_cap * sizeof(*live_frames))))
+			break;
+	if (!filter || !filter_counts || !stacks || !live_frames || live_set__init())
 		return -ENOMEM;
 	stacks->mask = MIN_STACKS - 1;
 	for (unsigned i = 0; i < SHARDS; i++) {
-		shards[i].v = map(MIN_BLOCKS * sizeof(*shards[i].v));
-		if (!shards[i].v)
+		live_shards[i].v = live__map(MIN_BLOCKS * sizeof(*live_shards[i].v));
+		if (!live_shards[i].v)
 			return -ENOMEM;
-		shards[i].mask = MIN_BLOCKS - 1;
+		live_shards[i].mask = MIN_BLOCKS - 1;
 	}
 	__atomic_store_n(&ap_live_filter, filter, __ATOMIC_SEQ_CST); /* the wrappers' (pins) */
 	return 0;
@@ -122,10 +129,11 @@ static bool try_once(uintptr_t *l)
 					   __ATOMIC_RELAXED);
 }
 
-static void spin_lock(uintptr_t *l)
+void live__spin_lock(uintptr_t *l)
 {
 	while (!try_once(l))
-		sched_yield();
+		if (!ap_sandboxed) /* no system call in seccomp (a free of a sampled block) */
+			sched_yield();
 }
 
 /*
@@ -133,7 +141,7 @@ static void spin_lock(uintptr_t *l)
  * when this thread holds it (the handler interrupted its holder).
  * Async-signal-safe.
  */
-static bool spin_trylock(uintptr_t *l)
+bool live__spin_trylock(uintptr_t *l)
 {
 	for (int i = 0; i < SPIN_TRIES; i++) {
 		if (try_once(l))
@@ -145,7 +153,7 @@ static bool spin_trylock(uintptr_t *l)
 	return false;
 }
 
-static void spin_unlock(uintptr_t *l)
+void live__spin_unlock(uintptr_t *l)
 {
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
@@ -154,18 +162,18 @@ static void spin_unlock(uintptr_t *l)
  * finished first). The thread holds none. Not async-signal-safe. */
 void live__lock_all(void)
 {
-	spin_lock(&snap_lock);
-	spin_lock(&stack_lock);
+	live__spin_lock(&live_snap_lock);
+	live__spin_lock(&stack_lock);
 	for (unsigned i = 0; i < SHARDS; i++)
-		spin_lock(&shards[i].lock);
+		live__spin_lock(&live_shards[i].lock);
 }
 
 void live__unlock_all(void)
 {
 	for (unsigned i = 0; i < SHARDS; i++)
-		spin_unlock(&shards[i].lock);
-	spin_unlock(&stack_lock);
-	spin_unlock(&snap_lock);
+		live__spin_unlock(&live_shards[i].lock);
+	live__spin_unlock(&stack_lock);
+	live__spin_unlock(&live_snap_lock);
 }
 
 /*
@@ -175,7 +183,7 @@ void live__unlock_all(void)
  */
 static struct shard *shard_of(uint64_t addr)
 {
-	return &shards[(live__filter_index(addr) >> 6) & (SHARDS - 1)];
+	return &live_shards[(live__filter_index(addr) >> 6) & (SHARDS - 1)];
 }
 
 /*
@@ -209,10 +217,10 @@ void live__filter_pin(uint64_t addr, uint64_t len)
 	for (uint64_t a = addr & ~(uint64_t)15; a < addr + len; a += 16) {
 		struct shard *s = shard_of(a);
 
-		spin_lock(&s->lock);
+		live__spin_lock(&s->lock);
 		filter_counts[live__filter_index(a)] = UINT16_MAX - 1;
 		filter_add(a, 1); /* to the maximum, where it stays */
-		spin_unlock(&s->lock);
+		live__spin_unlock(&s->lock);
 	}
 	memory__guard_down();
 }
@@ -238,7 +246,7 @@ static bool grow_stacks(void)
 	struct stack_table *t = stacks, *bigger;
 	uint64_t cap = (t->mask + 1) * 2, mask = cap - 1;
 
-	if (cap > MAX_STACKS || !(bigger = map(sizeof(*bigger) + cap * sizeof(bigger->s[0]))))
+	if (cap > MAX_STACKS || !(bigger = live__map(sizeof(*bigger) + cap * sizeof(bigger->s[0]))))
 		return false;
 	bigger->mask = mask;
 	for (uint64_t i = 0; i <= t->mask; i++) {
@@ -265,7 +273,7 @@ static uint64_t find_stack(const struct stack_table *t, uint64_t h, const uint64
 
 	for (; (off = __atomic_load_n(&t->s[i].off, __ATOMIC_ACQUIRE)); i = (i + 1) & t->mask)
 		if (t->s[i].hash == h && t->s[i].nr == nr &&
-		    !memcmp(frames + off + 1, ips, (size_t)nr * 8))
+		    !memcmp(live_frames + off + 1, ips, (size_t)nr * 8))
 			break;
 	return i;
 }
@@ -287,19 +295,19 @@ uint32_t live__stack_id(const uint64_t *ips, unsigned nr, uint32_t gen, bool *fi
 
 	i = find_stack(t, h, ips, nr);
 	if (!__atomic_load_n(&t->s[i].off, __ATOMIC_ACQUIRE)) {
-		spin_lock(&stack_lock);
+		live__spin_lock(&stack_lock);
 		/* Again, locked: slot i (maybe of a stale table) may hold another. */
 		t = stacks;
 		i = find_stack(t, h, ips, nr);
 		if (!t->s[i].off && (stack_count + 1 <= (stacks->mask + 1) / 2 || grow_stacks())) {
 			t = stacks;
 			i = find_stack(t, h, ips, nr);
-			added = !t->s[i].off && frames_used + nr + 1 <= FRAMES &&
+			added = !t->s[i].off && frames_used + nr + 1 <= frames_cap &&
 				frames_used + nr + 1 <= UINT32_MAX;
 		}
 		if (added) {
-			frames[frames_used] = nr;
-			memcpy(frames + frames_used + 1, ips, (size_t)nr * 8);
+			live_frames[frames_used] = nr;
+			memcpy(live_frames + frames_used + 1, ips, (size_t)nr * 8);
 			t->s[i].hash = h;
 			t->s[i].nr = nr;
 			id = (uint32_t)frames_used;
@@ -312,9 +320,11 @@ uint32_t live__stack_id(const uint64_t *ips, unsigned nr, uint32_t gen, bool *fi
 		/* Read under the lock: once it is released, an empty slot i (this
 		 * stack not added: the tables full) may take another thread's stack. */
 		id = t->s[i].off;
-		spin_unlock(&stack_lock);
-		if (!id)
-			return 0; /* the tables are full */
+		live__spin_unlock(&stack_lock);
+		if (!id) { /* the tables are full */
+			__atomic_fetch_add(&stacks_lost, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
 	}
 	slot = &t->s[i];
 	id = slot->off;
@@ -330,7 +340,7 @@ static bool grow_blocks(struct shard *s)
 	uint64_t cap = (s->mask + 1) * 2, mask = cap - 1;
 	struct live_block *bigger;
 
-	if (cap > MAX_BLOCKS || !(bigger = map(cap * sizeof(*bigger))))
+	if (cap > MAX_BLOCKS || !(bigger = live__map(cap * sizeof(*bigger))))
 		return false;
 	for (uint64_t i = 0; i <= s->mask; i++) {
 		uint64_t j;
@@ -369,7 +379,7 @@ void live__insert(const struct live_block *b)
 
 	if (!b->addr)
 		return;
-	spin_lock(&s->lock);
+	live__spin_lock(&s->lock);
 	if (s->count + 1 > (s->mask + 1) / 2 && !grow_blocks(s)) {
 		__atomic_fetch_add(&untracked, 1, __ATOMIC_RELAXED);
 		goto out;
@@ -381,7 +391,7 @@ void live__insert(const struct live_block *b)
 	}
 	s->v[i] = *b;
 out:
-	spin_unlock(&s->lock);
+	live__spin_unlock(&s->lock);
 }
 
 /*
@@ -394,7 +404,7 @@ bool live__take(uint64_t addr, struct live_block *out)
 	uint64_t i, j, home;
 	bool had = false;
 
-	spin_lock(&s->lock);
+	live__spin_lock(&s->lock);
 	i = find(s, addr);
 	if (!s->v[i].addr)
 		goto out;
@@ -412,7 +422,7 @@ bool live__take(uint64_t addr, struct live_block *out)
 	}
 	s->v[i] = (struct live_block){0};
 out:
-	spin_unlock(&s->lock);
+	live__spin_unlock(&s->lock);
 	return had;
 }
 
@@ -422,10 +432,10 @@ uint64_t live__footprint(void)
 	uint64_t n = FILTER_SLOTS / 8 + FILTER_SLOTS * sizeof(*filter_counts) + sizeof(*stacks) +
 		     (stacks->mask + 1) * sizeof(stacks->s[0]) +
 		     __atomic_load_n(&stacks_retired, __ATOMIC_RELAXED) +
-		     __atomic_load_n(&frames_used, __ATOMIC_RELAXED) * sizeof(*frames);
+		     __atomic_load_n(&frames_used, __ATOMIC_RELAXED) * sizeof(*live_frames);
 
 	for (unsigned i = 0; i < SHARDS; i++)
-		n += (__atomic_load_n(&shards[i].mask, __ATOMIC_RELAXED) + 1) *
+		n += (__atomic_load_n(&live_shards[i].mask, __ATOMIC_RELAXED) + 1) *
 		     sizeof(struct live_block);
 	return n;
 }
@@ -435,212 +445,41 @@ uint64_t live__untracked(void)
 	return __atomic_load_n(&untracked, __ATOMIC_RELAXED);
 }
 
-/* A (stack, size) pair of the live set, merged for the records. */
-struct merged {
-	uint64_t size, weight, count;
-	uint32_t stack, used;
-};
-
-/* Fill the merge table (cap slots, a power of 2) from the blocks (all shards held). */
-static void merge(struct merged *m, uint64_t cap)
+uint64_t live__stacks_lost(void)
 {
-	for (unsigned k = 0; k < SHARDS; k++) {
-		const struct shard *s = &shards[k];
-
-		for (uint64_t i = 0; i <= s->mask; i++) {
-			const struct live_block *b = &s->v[i];
-			uint64_t j;
-
-			if (!b->addr)
-				continue;
-			j = (b->stack * 0x9E3779B97F4A7C15ULL ^ b->size * 0xC2B2AE3D27D4EB4FULL) >>
-			    17;
-			for (j &= cap - 1; m[j].used; j = (j + 1) & (cap - 1))
-				if (m[j].stack == b->stack && m[j].size == b->size)
-					break;
-			m[j].used = 1;
-			m[j].stack = b->stack;
-			m[j].size = b->size;
-			m[j].weight += b->weight;
-			m[j].count++;
-		}
-	}
+	return __atomic_load_n(&stacks_lost, __ATOMIC_RELAXED);
 }
 
 /*
  * Hold every shard, waiting (wait) or, from a handler, a bounded time
  * (false then, holding none). Async-signal-safe when !wait.
  */
-static bool hold_shards(bool wait)
+bool live__hold_shards(bool wait)
 {
 	for (unsigned i = 0; i < SHARDS; i++) {
 		if (wait) {
-			spin_lock(&shards[i].lock);
-		} else if (!spin_trylock(&shards[i].lock)) {
+			live__spin_lock(&live_shards[i].lock);
+		} else if (!live__spin_trylock(&live_shards[i].lock)) {
 			while (i--)
-				spin_unlock(&shards[i].lock);
+				live__spin_unlock(&live_shards[i].lock);
 			return false;
 		}
 	}
 	return true;
 }
 
-static void release_shards(void)
+void live__release_shards(void)
 {
 	for (unsigned i = 0; i < SHARDS; i++)
-		spin_unlock(&shards[i].lock);
-}
-
-/*
- * The last live set written to the middle of a file (ctl dump), kept until a
- * later live set is written to the same file: the earlier one is then
- * retired in place (every record's period set to 0, its size unchanged), so
- * that a file holds one live set that weighs: its latest. Under snap_lock.
- */
-static struct {
-	char *buf;
-	size_t len, cap;
-	uint64_t at, dev, ino;
-} kept;
-
-/* Retire the kept live set if it is in w's file, and forget it. Under snap_lock. */
-static void retire(struct writer *w)
-{
-	struct perf_event_header h;
-
-	if (!kept.buf)
-		return;
-	if (kept.dev == w->dev && kept.ino == w->ino) {
-		for (size_t off = 0; off + AP_MEMORY_PERIOD_AT + 8 <= kept.len; off += h.size) {
-			memcpy(&h, kept.buf + off, sizeof(h));
-			if (h.size < AP_MEMORY_PERIOD_AT + 8)
-				break;
-			memset(kept.buf + off + AP_MEMORY_PERIOD_AT, 0, 8);
-		}
-		writer__patch(w, kept.at, kept.buf, kept.len);
-	}
-	munmap(kept.buf, kept.cap);
-	kept.buf = NULL;
-}
-
-/* The chain of merged entry e into chain (PERF_CONTEXT_USER first); returns its entries. */
-static unsigned chain_of(const struct merged *e, uint64_t *chain)
-{
-	unsigned nr = 1;
-
-	chain[0] = PERF_CONTEXT_USER;
-	if (e->stack) {
-		uint64_t n = frames[e->stack];
-
-		if (n > AP_MAX_CHAIN)
-			n = AP_MAX_CHAIN;
-		memcpy(chain + 1, frames + e->stack + 1, n * 8);
-		nr += (unsigned)n;
-	}
-	if (nr == 1)
-		chain[nr++] = 0;
-	return nr;
-}
-
-/*
- * Write the live set to w as SAMPLE records of the attr id: one per stack
- * and block size, its period the estimated bytes still live, its weight the
- * size; *blocks and *bytes get the sampled blocks and the estimated bytes.
- * The tables are held while the set is merged: waited for (wait), or a
- * bounded time from a handler. An empty live set is one record of period 0
- * and size 0 (its mark). A live set written earlier to the same file
- * by a call with keep is retired first; with keep, this one is kept to be
- * retired by the next (a set in the middle of the file: ctl dump). Returns 0
- * or -errno (-EBUSY: not held). Async-signal-safe when !wait.
- */
-int live__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *nblocks,
-		uint64_t *bytes, bool wait, bool keep)
-{
-	uint64_t cap = 16, count = 0, chain[AP_MAX_CHAIN + 2];
-	struct merged *m = NULL;
-	size_t len = 0, room = 0;
-	char *buf = NULL;
-	int err = 0;
-
-	*nblocks = *bytes = 0;
-	if (!id)
-		return 0;
-	if (wait)
-		spin_lock(&snap_lock);
-	else if (!spin_trylock(&snap_lock))
-		return -EBUSY;
-	if (!hold_shards(wait)) {
-		spin_unlock(&snap_lock);
-		return -EBUSY;
-	}
-	for (unsigned i = 0; i < SHARDS; i++)
-		count += shards[i].count;
-	*nblocks = count;
-	while (cap < count * 2)
-		cap *= 2;
-	m = count ? map(cap * sizeof(*m)) : NULL;
-	if (m)
-		merge(m, cap);
-	release_shards(); /* the stacks' frames never move: read without a lock */
-	retire(w);
-	if (!count) { /* the mark of an empty live set: readers tell it from none written */
-		uint64_t mark[2] = {PERF_CONTEXT_USER, 0};
-		char rec[128];
-
-		len = memory__put_sample(rec, sizeof(rec), id, pid, pid, time, 0, 0, mark, 2, 0);
-		err = writer__append(w, rec, len);
-		len = 0;
-		goto out;
-	}
-	if (!m) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint64_t i = 0; i < cap; i++) /* the records' size, to write them in one append */
-		if (m[i].used)
-			room +=
-			    sizeof(struct perf_event_header) + 9 * 8 + chain_of(&m[i], chain) * 8;
-	room = (room + 4095) & ~(size_t)4095;
-	buf = map(room);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint64_t i = 0; i < cap; i++) {
-		unsigned nr;
-
-		if (!m[i].used)
-			continue;
-		*bytes += m[i].weight;
-		nr = chain_of(&m[i], chain);
-		len += memory__put_sample(buf + len, room - len, id, pid, pid, time, 0, m[i].weight,
-					  chain, nr, m[i].size);
-	}
-	err = writer__append_at(w, buf, len, &kept.at);
-	writer__note_times(w, time, time);
-	if (!err && keep) {
-		kept.buf = buf;
-		kept.len = len;
-		kept.cap = room;
-		kept.dev = w->dev;
-		kept.ino = w->ino;
-		buf = NULL;
-	}
-out:
-	spin_unlock(&snap_lock);
-	if (m)
-		munmap(m, cap * sizeof(*m));
-	if (buf)
-		munmap(buf, room);
-	return err;
+		live__spin_unlock(&live_shards[i].lock);
 }
 
 /* Empty shard k (its blocks and their filter bits; the pinned bits stay): its
  * holder, gone, may have left it half changed. Returns the blocks dropped. */
 static uint64_t drop_shard(unsigned k)
 {
-	struct shard *s = &shards[k];
-	struct live_block *v = map(MIN_BLOCKS * sizeof(*v));
+	struct shard *s = &live_shards[k];
+	struct live_block *v = live__map(MIN_BLOCKS * sizeof(*v));
 	uint64_t dropped = s->count;
 
 	for (uint32_t w = k; w < FILTER_SLOTS / 64; w += SHARDS) { /* its words (shard_of) */
@@ -679,15 +518,15 @@ uint64_t live__fork_child_inside(void)
 
 	if (stack_lock && stack_lock != mark())
 		stack_lock = 0; /* a stack is published whole, or not at all */
-	if (snap_lock && snap_lock != mark()) {
-		kept.buf = NULL; /* the parent's file's, maybe half kept: left alone */
-		snap_lock = 0;
+	if (live_snap_lock && live_snap_lock != mark()) {
+		live_set__drop_kept(); /* the parent's file's, maybe half kept: left alone */
+		live_snap_lock = 0;
 	}
 	for (unsigned k = 0; k < SHARDS; k++) {
-		if (!shards[k].lock || shards[k].lock == mark())
+		if (!live_shards[k].lock || live_shards[k].lock == mark())
 			continue;
 		dropped += drop_shard(k);
-		shards[k].lock = 0;
+		live_shards[k].lock = 0;
 	}
 	return dropped;
 }

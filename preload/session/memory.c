@@ -43,6 +43,8 @@ static uint64_t samples, sampled_bytes, unplaced; /* atomic */
 static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
 static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
 static uint64_t fork_dropped; /* the parent's sampled blocks a child dropped (fork_inside) */
+/* Bytes allocated before sampling: the starting thread's (memory__mark()), others' (atomic). */
+static uint64_t start_mark, pre_start;
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -65,94 +67,6 @@ static void block_all(sigset_t *old)
 static void restore(const sigset_t *old)
 {
 	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
-}
-
-/* xorshift64*: the thread's uniform numbers. */
-static uint64_t next_random(void)
-{
-	uint64_t x = ap_mem.rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	ap_mem.rng = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
-/* ln(x) for x in (0, 1], to about 1e-9: x = m * 2^e with m in [1, 2), ln m by atanh's series. */
-static double ln(double x)
-{
-	uint64_t bits;
-	double m, z, z2, sum = 0, term;
-	int e;
-
-	memcpy(&bits, &x, sizeof(bits));
-	e = (int)((bits >> 52) & 0x7ff) - 1023;
-	bits = (bits & ((1ULL << 52) - 1)) | (1023ULL << 52);
-	memcpy(&m, &bits, sizeof(m));
-	if (m > 1.41421356237309505) {
-		m /= 2;
-		e++;
-	}
-	z = (m - 1) / (m + 1); /* |z| < 0.172 */
-	z2 = z * z;
-	term = z;
-	for (int k = 1; k < 24; k += 2) {
-		sum += term / k;
-		term *= z2;
-	}
-	return 2 * sum + e * 0.69314718055994530942;
-}
-
-/* The next interval: exponential with mean ap_mem_interval, at least 1 byte. */
-static int64_t draw(void)
-{
-	double u = ((double)(next_random() >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
-	double v = -ln(u) * (double)ap_mem_interval;
-
-	return v < 1 ? 1 : v > 1e15 ? (int64_t)1e15 : (int64_t)v;
-}
-
-/* A thread's first allocation: seed its generator and draw its first interval. */
-static void seed_thread(void)
-{
-	uint64_t s = (uint64_t)raw_syscall(SYS_gettid) * 0x9E3779B97F4A7C15ULL ^ ap_now() ^
-		     (uintptr_t)&ap_mem;
-
-	ap_mem.rng = s ? s : 1;
-	ap_mem.left = draw();
-}
-
-/*
- * Lay out a SAMPLE of a memory attr (AP_MEMORY_SAMPLE_TYPE): id, ip, pid/tid,
- * time, the block's address, cpu 0, period (estimated bytes), the chain of nr
- * entries, the block's size as the weight. Returns its size, or 0 when it
- * does not fit in cap. Async-signal-safe.
- */
-size_t memory__put_sample(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
-			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
-			  unsigned nr, uint64_t size)
-{
-	size_t len = sizeof(struct perf_event_header) + 9 * 8 + (size_t)nr * 8;
-	struct perf_event_header h = {
-	    .type = PERF_RECORD_SAMPLE, .misc = PERF_RECORD_MISC_USER, .size = (uint16_t)len};
-	uint64_t *p = (uint64_t *)((struct perf_event_header *)buf + 1);
-
-	if (len > cap || len > UINT16_MAX || nr < 2)
-		return 0;
-	memcpy(buf, &h, sizeof(h));
-	*p++ = id;			  /* IDENTIFIER */
-	*p++ = chain[1];		  /* IP: the allocator's caller */
-	*p++ = (uint64_t)tid << 32 | pid; /* TID */
-	*p++ = time;			  /* TIME */
-	*p++ = addr;			  /* ADDR */
-	*p++ = 0;			  /* CPU */
-	*p++ = period;			  /* PERIOD */
-	*p++ = nr;			  /* CALLCHAIN */
-	memcpy(p, chain, (size_t)nr * 8);
-	p += nr;
-	*p = size; /* WEIGHT */
-	return len;
 }
 
 /*
@@ -205,7 +119,7 @@ static void to_thread(struct ap_thread *t, const struct live_block *b, const uin
 	if (first || !b->stack)
 		object_records__note(t, chain, nr);
 	out = buffer__reserve(t, MAX_RECORD);
-	n = memory__put_sample(out, MAX_RECORD, alloc_id, t->sampler->pid, (uint32_t)t->tid, now,
+	n = memory_sample__put(out, MAX_RECORD, alloc_id, t->sampler->pid, (uint32_t)t->tid, now,
 			       b->addr, b->weight, chain, nr, b->size);
 	t->len += memory_agg__fold(t, out, n, b->stack); /* AUTOPROF_AGGREGATE: merged, or kept */
 	if (!t->stats.first_time)
@@ -256,7 +170,7 @@ static __attribute__((noinline)) void take_sample(struct live_block *b, uintptr_
 		nr = caller_chain(shared_chain, shared_trace, depth, ret, false);
 		b->stack = live__stack_id(shared_chain + 1, nr - 1, 0, NULL);
 		live__insert(b);
-		n = memory__put_sample(shared_record, sizeof(shared_record), alloc_id,
+		n = memory_sample__put(shared_record, sizeof(shared_record), alloc_id,
 				       (uint32_t)autoprof.pid, (uint32_t)raw_syscall(SYS_gettid),
 				       now, b->addr, b->weight, shared_chain, nr, b->size);
 		if (n && !memory_agg__fold_shared(shared_record, n, now, b->stack))
@@ -283,22 +197,32 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 	int saved;
 
 	if (ap_mem.busy || !__atomic_load_n(&ap_mem_on, __ATOMIC_RELAXED))
-		return; /* inside the profiler (a block of at least the interval), or stopped */
+		return;	    /* inside the profiler (a block of at least the interval), or stopped */
+	if (ap_sandboxed) { /* in seccomp: no sample (they make system calls), count parked */
+		ap_mem.left = INT64_MAX;
+		return;
+	}
 	saved = errno;
-	if (!ap_mem.rng) {
-		seed_thread();
+	if (!ap_mem.rng) { /* its bytes before sampling started: stated at the end */
+		__atomic_fetch_add(&pre_start, memory_link__lib()->idle_take(), __ATOMIC_RELAXED);
+		memory_sample__seed();
 		if (b.size < ap_mem_interval)
 			ap_mem.left -= (int64_t)b.size;
 	}
 	if (b.size >= ap_mem_interval) {
 		b.weight = b.size; /* always sampled, exactly */
+		ap_mem.drawn += (int64_t)b.size;
 	} else {
 		while (ap_mem.left <= 0) {
+			int64_t d = memory_sample__gap();
+
 			k++;
-			ap_mem.left += draw();
+			ap_mem.left += d;
+			ap_mem.drawn += d;
 		}
 		b.weight = k * ap_mem_interval;
 	}
+	ap_mem.sampled += b.weight;
 	/* paused (ctl stop) or stopping: the count goes on, the sample is not taken */
 	if (b.weight && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && !autoprof.paused) {
 		memory__guard_up();
@@ -353,13 +277,15 @@ static int add(struct writer_event *events, int n, const char *name, uint64_t *i
 
 /*
  * The attrs of the file about to be opened: none when memory is not
- * profiled, or cannot be (said once).
+ * profiled, or the mark of why it cannot be (said once). The first call
+ * maps the live table.
  */
 int memory__file_events(struct writer_event *events, int n)
 {
 	static int refused = -1;
 	static const char *why; /* the mark's name when refused */
 	uint64_t mark;
+	int err;
 
 	alloc_id = live_id = 0;
 	if (!autoprof.cfg->memory)
@@ -373,6 +299,13 @@ int memory__file_events(struct writer_event *events, int n)
 			pr_warn("AUTOPROF_MEMORY: the program's malloc and free do not reach the "
 				"library (an allocator linked into the program, or a tool such as "
 				"valgrind that replaces them); allocations not profiled");
+		if (!refused && (err = live__init())) { /* an address space too small (RLIMIT_AS) */
+			refused = 1;
+			why = AP_MEMORY_MARK_NO_TABLE;
+			pr_warn("AUTOPROF_MEMORY: cannot map the live table: %s; allocations not "
+				"profiled",
+				strerror(-err));
+		}
 	}
 	if (refused) /* the file says why it has no memory events: an event of that name */
 		return add(events, n, why, &mark);
@@ -424,10 +357,12 @@ static void after_fork(void)
  */
 static void after_fork_child(void)
 {
-	samples = sampled_bytes = unplaced = 0;
+	samples = sampled_bytes = unplaced = pre_start = 0;
+	ap_mem.sampled = 0;
 	memory_agg__forget();
-	if (ap_mem.rng) { /* the countdown restored by the guard's end: drawn anew */
-		seed_thread();
+	if (ap_mem.rng) { /* the countdown restored by the guard's end: drawn anew (and drawn,
+			   * so the forking thread's bytes are its parent's) */
+		memory_sample__seed();
 		ap_mem.held = ap_mem.left;
 		ap_mem.left = INT64_MAX;
 	}
@@ -438,21 +373,44 @@ static void after_fork_child(void)
 	after_fork();
 }
 
+void memory__mark(void)
+{
+	const char *on = ap_env(AP_ENV_MEMORY); /* (the configuration is not read yet) */
+
+	if (on && ap_env_word_on(on))
+		start_mark = memory_link__idle_take();
+}
+
+/*
+ * State n bytes allocated before sampling started (not in the profile) in w's file: an
+ * alloc-bytes record of period 0 (it weighs nothing in any reader), address 0 and the bytes as
+ * its size, which autoprof-report sums and says. Not async-signal-safe.
+ */
+static void note_before(struct writer *w, uint64_t n)
+{
+	uint64_t chain[2] = {PERF_CONTEXT_USER, 0}, now = ap_now();
+	char rec[128];
+	sigset_t old;
+	size_t len;
+
+	if (!n || !alloc_id)
+		return;
+	len = memory_sample__put(rec, sizeof(rec), alloc_id, (uint32_t)autoprof.pid,
+				 (uint32_t)autoprof.pid, now, 0, 0, chain, 2, n);
+	block_all(&old); /* our handler appends too */
+	writer__append(w, rec, len);
+	restore(&old);
+	writer__note_times(w, now, now);
+}
+
 void memory__start(void)
 {
-	static bool once;
+	static bool once, started;
 	int err;
 
 	if (!autoprof.cfg->memory || !alloc_id)
 		return;
-	if (!once) {
-		err = live__init();
-		if (err) {
-			pr_warn("AUTOPROF_MEMORY: cannot map the live table: %s; allocations not "
-				"profiled",
-				strerror(-err));
-			return;
-		}
+	if (!once) { /* the live table is mapped (memory__file_events) */
 		pthread_atfork(before_fork, after_fork, after_fork_child);
 		memory_stack__init();
 		memory_stack__find_new();
@@ -466,6 +424,11 @@ void memory__start(void)
 	ap_mem_interval = autoprof.cfg->memory_interval;
 	__atomic_store_n(&ap_mem_on, true, __ATOMIC_RELEASE);
 	memory_link__lib()->sampling(true, ap_mem_interval, ap_live_filter);
+	if (!started) { /* the image's first start (not again after a failed exec) */
+		started = true;
+		memory_link__idle_take(); /* the profiler's own, since memory__mark() */
+		note_before(&autoprof.writer, start_mark);
+	}
 }
 
 /*
@@ -482,7 +445,8 @@ void memory__stop_emergency(struct writer *w)
 	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__flush();
-	live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false, false);
+	live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			false);
 	memory__guard_down();
 }
 
@@ -501,8 +465,8 @@ void memory__snapshot(struct writer *w)
 		return;
 	memory__guard_up();
 	memory_agg__flush();
-	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
-			false) == -EBUSY)
+	if (live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			    false))
 		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
 	memory__guard_down();
 }
@@ -524,8 +488,8 @@ void memory__dump(struct writer *w)
 		return;
 	memory__guard_up();
 	memory_agg__flush();
-	if (live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
-			true) == -EBUSY)
+	if (live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+			    true)) /* busy, or no memory for the records */
 		__atomic_fetch_add(&dumps_missed, 1, __ATOMIC_RELAXED);
 	memory__guard_down();
 }
@@ -541,13 +505,25 @@ static bool keeps_file(void)
 	return samples || autoprof.stats.samples || autoprof.top;
 }
 
+bool memory__an_interval(void)
+{
+	uint64_t all = __atomic_load_n(&sampled_bytes, __ATOMIC_RELAXED);
+	int64_t own = ap_mem.rng ? ap_mem.drawn - ap_mem.left : 0; /* exact */
+	/* at small intervals too, a wrapper's few allocations (env: about 19 KB) are not enough */
+	uint64_t least = ap_mem_interval > AP_MEM_KEEPS_FILE ? ap_mem_interval : AP_MEM_KEEPS_FILE;
+
+	if (!__atomic_load_n(&samples, __ATOMIC_RELAXED))
+		return false;
+	return own >= (int64_t)least || (all > ap_mem.sampled && all - ap_mem.sampled >= least);
+}
+
 /*
  * The image's end (exit, exec). From a handler that interrupted this thread
  * inside the profiler (its guard up: an exec or exit in a signal handler),
  * the tables are waited for a bounded time only, and not at all when the
  * interrupted code holds them: the live set is then not written, and said.
  */
-void memory__stop(struct writer *w)
+void memory__stop(struct writer *w, bool more)
 {
 	uint64_t blocks = 0, bytes = 0;
 	bool inside = ap_mem.busy;
@@ -558,8 +534,8 @@ void memory__stop(struct writer *w)
 	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__stop();
-	err = live__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, !inside,
-			  false);
+	err = live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes,
+			      !inside, more);
 	memory__guard_down();
 	if (err == -EBUSY && inside) {
 		if (keeps_file()) /* a child that took no sample leaves no file to tell */
@@ -568,6 +544,7 @@ void memory__stop(struct writer *w)
 	} else if (err) {
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	}
+	note_before(w, __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED));
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
 	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "
@@ -578,10 +555,13 @@ void memory__stop(struct writer *w)
 	    unplaced ? "; some on threads without a sampler" : "");
 	if (snapshots_missed)
 		pr_warn(
-		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy)",
+		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy, or "
+		    "memory short)",
 		    (unsigned long long)snapshots_missed);
 	if (dumps_missed)
-		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (the table was busy)",
+		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (the table was busy, or "
+			"memory "
+			"short)",
 			(unsigned long long)dumps_missed);
 	if (fork_dropped && keeps_file())
 		pr_warn("AUTOPROF_MEMORY: %llu sampled blocks of the parent's live set dropped: "
@@ -592,4 +572,8 @@ void memory__stop(struct writer *w)
 		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "
 		    "(their frees unmatched)",
 		    (unsigned long long)live__untracked());
+	if (live__stacks_lost())
+		pr_warn("AUTOPROF_MEMORY: the stacks' table was full: %llu sampled blocks kept "
+			"without their stack (live bytes at an unknown stack)",
+			(unsigned long long)live__stacks_lost());
 }

@@ -27,7 +27,7 @@
 
 #include "memory.h"
 
-/* Where a memory record's block address is (memory__put_sample's layout). */
+/* Where a memory record's block address is (memory_sample__put's layout). */
 #define ADDR_AT 40
 
 static bool merging; /* AUTOPROF_AGGREGATE (and not _CHECK): set at start */

@@ -75,13 +75,10 @@ bool memory_link__say_first(void)
 	return true;
 }
 
-const struct ap_memory_lib *memory_link__find(void)
+/* Make the link when the library is there (once): the controls, or NULL. */
+static const struct ap_memory_lib *link_once(void)
 {
-	char want[PATH_MAX], self[PATH_MAX];
-
-	if (lib)
-		return lib;
-	if (find_link()) {
+	if (!lib && find_link()) {
 		core = (struct ap_memory_core){
 		    .allocated = memory__allocated,
 		    .take = memory__take,
@@ -89,8 +86,21 @@ const struct ap_memory_lib *memory_link__find(void)
 		    .filter_pin = live__filter_pin,
 		    .mem_tpoff = (intptr_t)((char *)&ap_mem - (char *)__builtin_thread_pointer())};
 		lib = link_fn(&core);
-		return lib;
 	}
+	return lib;
+}
+
+uint64_t memory_link__idle_take(void)
+{
+	return link_once() ? lib->idle_take() : 0;
+}
+
+const struct ap_memory_lib *memory_link__find(void)
+{
+	char want[PATH_MAX], self[PATH_MAX];
+
+	if (link_once())
+		return lib;
 	if (memory_link__say_first()) {
 		expected_path(want, sizeof(want), self, sizeof(self));
 		pr_warn(

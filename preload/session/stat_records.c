@@ -302,6 +302,10 @@ int stat_records__write(struct writer *w, const struct ap_counters *cs, int firs
 		return -ENOSPC;
 	}
 	memcpy(file, &h, sizeof(h));
+	if (!raw_syscall__fits_fsize(b.len)) { /* the program's RLIMIT_FSIZE: no SIGXFSZ of ours */
+		errno = saved;
+		return -EFBIG;
+	}
 	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, path,
 			      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {

@@ -34,7 +34,8 @@ static bool have_exit_key;
 struct start {
 	void *(*fn)(void *);
 	void *arg;
-	int shadow; /* the creator's shadow-blocked sampling signal (signals.c) */
+	int shadow;	/* the creator's shadow-blocked sampling signal (signals.c) */
+	bool sandboxed; /* the creator is in seccomp: so is the thread (its filter inherited) */
 };
 
 static void *real(const char *name)
@@ -61,6 +62,10 @@ static void *start_routine(void *p)
 	int err;
 
 	free(p);
+	if (s.sandboxed) { /* no sampler, and no system call of ours (memory.c, live.c) */
+		ap_sandboxed = true;
+		return s.fn(s.arg);
+	}
 	signal_masks__set_shadow(s.shadow);
 	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE)) {
 		memory_stack__thread_start(); /* AUTOPROF_MEMORY: the stack's bounds, now */
@@ -84,16 +89,16 @@ AP_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 		next = (pthread_create_fn)real("pthread_create");
 	if (!next)
 		return EAGAIN;
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || !have_exit_key ||
-	    process_events__sandboxed())
-		return next(thread, attr, fn,
-			    arg); /* a sandboxed thread's threads inherit its filter */
+	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || !have_exit_key)
+		return next(thread, attr, fn, arg);
 	s = malloc(sizeof(*s));
 	if (!s)
 		return next(thread, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
-	s->shadow = signal_masks__shadow();
+	/* a sandboxed thread's threads inherit its filter: they are marked, not sampled */
+	s->sandboxed = process_events__sandboxed();
+	s->shadow = s->sandboxed ? 0 : signal_masks__shadow();
 	err = next(thread, attr, start_routine, s);
 	if (err)
 		free(s);

@@ -23,20 +23,30 @@
 
 /*
  * Is this SAMPLE a memory record of period 0: a live set that a later one
- * in the same file retired (ctl dump), or the mark of an empty live set?
- * Such records weigh nothing (perf report adds 0 bytes for them, and lists
- * a stack that has only those at 0.00%); the reader leaves them out of its
- * samples, counting them (s->memory_zero: a file with a mark has a live
- * set, if an empty one).
+ * in the same file retired (ctl dump, exec), the mark of an empty live set,
+ * or an alloc-bytes record of address 0 whose size is the bytes the process
+ * allocated before its memory profile started (constructors run before
+ * libautoprof.so's)? Such records weigh nothing (perf report adds 0 bytes
+ * for them, and lists a stack that has only those at 0.00%); the reader
+ * leaves them out of its samples, counting them (s->memory_zero: a file
+ * with a mark has a live set, if an empty one; s->memory_before: the bytes
+ * before, which the views state).
  */
 bool memory_events__weightless(struct session *s, const struct perf_file *pf,
 			       const struct sample *smp)
 {
 	const struct evattr *ea = &pf->attrs[smp->attr];
 
+	const char *objects_ev;
+
 	if (smp->period || !(ea->attr.sample_type & PERF_SAMPLE_WEIGHT) || ea->hist < 0 ||
-	    !memory_names__objects_of(s->hists.v[ea->hist].event))
+	    !(objects_ev = memory_names__objects_of(s->hists.v[ea->hist].event)))
 		return false;
+	if (!strcmp(objects_ev, "alloc-objects") && !smp->addr &&
+	    !(ea->attr.sample_type & BEFORE_WEIGHT) && smp->end - smp->rest >= 8) {
+		s->memory_before += ld64(smp->rest);
+		return true;
+	}
 	s->memory_zero++;
 	return true;
 }
@@ -82,6 +92,9 @@ void memory_events__note_mark(struct session *s, const struct perf_file *pf, con
 	      : !strcmp(name, AP_MEMORY_MARK_OUT_OF_REACH)
 		  ? "the program's malloc and free did not reach libautoprof-memory.so (an "
 		    "allocator linked into the program, or a tool that replaces them)"
+	      : !strcmp(name, AP_MEMORY_MARK_NO_TABLE)
+		  ? "the library could not map its live table (the program's address space "
+		    "too small: RLIMIT_AS, ulimit -v)"
 		  : name + strlen(AP_MEMORY_MARK);
 	for (size_t i = 0; i < s->nr_warnings; i++) /* once for a run's files */
 		if (strstr(s->warnings[i], why))

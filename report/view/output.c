@@ -147,7 +147,17 @@ void output__print_header(const struct session *s, FILE *out)
 	fprintf(out, "\n");
 	fprintf(out, "Processes:  %llu\n", (unsigned long long)s->nr_procs_seen);
 	fprintf(out, "Threads:    %llu\n", (unsigned long long)s->nr_threads_seen);
+	output__print_memory_before(s, out);
 	session__print_gaps(s, out);
+}
+
+void output__print_memory_before(const struct session *s, FILE *out)
+{
+	if (s->memory_before)
+		fprintf(out,
+			"Not sampled: %llu bytes in allocations before profiling started are not "
+			"in the profile (constructors run before libautoprof.so's)\n",
+			(unsigned long long)s->memory_before);
 }
 
 /* Counter value scaled for multiplexing, as perf stat does. */

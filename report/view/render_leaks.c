@@ -119,12 +119,14 @@ int render_leaks(struct session *s, const struct report_opts *o, FILE *out)
 		fprintf(stderr,
 			"autoprof-report: --leaks: the input has no live set: it is written "
 			"at the end of the process, at a window's end and at ctl dump, and this "
-			"process ended without one (SIGKILL, a Go program's raw exit_group, or a "
-			"live table held too long)\n");
+			"process ended without one (SIGKILL, a Go program's raw exit_group, a "
+			"live table held too long, an end inside seccomp, or in a signal handler "
+			"that interrupted the profiler)\n");
 		return 1;
 	}
 	if (live < 0 || !s->hists.v[live].nr_samples) {
 		fprintf(out, "Leaks: none. No sampled block was still allocated at the end.\n");
+		output__print_memory_before(s, out);
 		return 0;
 	}
 	v = calloc(st->nr_entries + 1, sizeof(*v));
@@ -151,8 +153,11 @@ int render_leaks(struct session *s, const struct report_opts *o, FILE *out)
 		    out,
 		    "Leaks: memory still allocated at the end, by allocation stack, biggest first\n"
 		    "(live-bytes: %llu bytes in %zu stacks; estimates unless recorded with "
-		    "AUTOPROF_MEMORY_INTERVAL=1)\n\n",
+		    "AUTOPROF_MEMORY_INTERVAL=1)\n",
 		    (unsigned long long)total, n);
+	output__print_memory_before(s, out);
+	if (n)
+		fputc('\n', out);
 	if (n)
 		fprintf(out, "%14s  %10s  %6s  %s\n", "Bytes", "Objects", "Share", "Allocated at");
 	for (i = 0; i < n; i++) {

@@ -65,6 +65,8 @@ const char *output__count_noun(const struct session *s, const char *ev);
 
 void output__print(struct session *s, const struct report_opts *o, FILE *out);
 void output__print_header(const struct session *s, FILE *out);
+/* The line of the memory profile's bytes allocated before it started, when there are some. */
+void output__print_memory_before(const struct session *s, FILE *out);
 void output__print_counters(const struct session *s, FILE *out);
 int render_tree(struct session *s, const struct report_opts *o, FILE *out);
 int hot_lines__print(struct session *s, int hist, const struct report_opts *o, FILE *out);

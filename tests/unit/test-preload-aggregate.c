@@ -25,7 +25,7 @@ static size_t mem_rec(uint32_t tid, uint64_t time, uint64_t addr, uint64_t perio
 
 	for (unsigned i = 1; i < nr && i < 16; i++)
 		chain[i] = c0 + i;
-	return memory__put_sample(rec, sizeof(rec), 2, 100, tid, time, addr, period, chain, nr,
+	return memory_sample__put(rec, sizeof(rec), 2, 100, tid, time, addr, period, chain, nr,
 				  size);
 }
 
