@@ -331,6 +331,28 @@ static void release(const struct writer_features *p)
 }
 
 /*
+ * A set the writer no longer has, freed RETIRED installs later: a program's
+ * signal handler that execs (or _exits) may have interrupted an append of
+ * the same thread, which holds the set it read (the writer's lock is taken
+ * over by its own thread); the exec path installs twice (the finish, a
+ * failed exec's new file), and the interrupted append reads its set once it
+ * resumes. Freed at once (unmapped), that read was a SIGSEGV (sigheap
+ * execmiss with --memory --memory-interval 1); in libc's heap it was a read
+ * of freed memory.
+ */
+#define RETIRED 4
+static void retire(const struct writer_features *p)
+{
+	static const struct writer_features *ring[RETIRED];
+	static unsigned next;
+
+	if (!p)
+		return;
+	release(ring[next % RETIRED]);
+	ring[next++ % RETIRED] = p;
+}
+
+/*
  * Give the writer the features as they are now, so that every append from
  * here on leaves a finished file (@final: every section, however long; else
  * a long machine description waits for the final set). They are written by
@@ -353,8 +375,8 @@ static int install(struct writer *w, bool final)
 	/* One writer per process: a set that writer no longer has (a new file,
 	 * a forked child's) is no one's. */
 	if (old && old != current)
-		release(old);
-	release(current);
+		retire(old);
+	retire(current);
 	current = p;
 	return 0;
 }
