@@ -301,7 +301,7 @@ int perf_out__finish(struct perf_out *o)
 		n++;
 	}
 	if (body.err) {
-		free(body.p);
+		blob_free(&body);
 		return err ? err : body.err;
 	}
 	for (int i = 0; i < n; i++)
@@ -312,7 +312,7 @@ int perf_out__finish(struct perf_out *o)
 		err = pwrite_all(o->fd, body.p, body.len, o->end + (uint64_t)n * sizeof(table[0]));
 	if (!err)
 		err = write_header(o, bits);
-	free(body.p);
+	blob_free(&body);
 	if (close(o->fd) < 0 && !err)
 		err = -errno;
 	o->fd = -1;

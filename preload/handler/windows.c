@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "handler.h"
+#include "pages.h"
 #include "settled.h"
 #include "setup.h"
 
@@ -99,7 +100,7 @@ int windows__first_path(const struct ap_settled *cfg, char *path, size_t cap)
 		return -ENAMETOOLONG;
 	strcpy(base, path);
 	if (keep_n && !kept)
-		kept = calloc(keep_n, STAMP_LEN);
+		kept = pages__alloc((size_t)keep_n * STAMP_LEN); /* a forked child: pages.h */
 	kept_head = kept_count = 0;
 	rotating = 0; /* (a forked child: the parent's rotation is not here) */
 	first_start = ap_now();
@@ -127,13 +128,13 @@ void windows__save_prologue(const struct writer *w)
 	if (!window_ns || !len)
 		return;
 	fd = open(w->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* the writer's is write-only */
-	p = fd >= 0 ? malloc(len) : NULL;
+	p = fd >= 0 ? pages__alloc(len) : NULL;		       /* a forked child's too: pages.h */
 	if (p && pread(fd, p, len, (off_t)w->data_offset) == (ssize_t)len) {
-		free(prologue);
+		pages__free(prologue);
 		prologue = p;
 		prologue_len = len;
 	} else {
-		free(p);
+		pages__free(p);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -43,6 +43,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "pages.h"
 #include "writer_parts.h"
 
 #define IDS_OFFSET	sizeof(struct perf_file_header)
@@ -211,7 +212,8 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		e->attr.exclude_kernel = events[0].attr.exclude_kernel;
 	}
 	w->staged_cap = defer ? 64 * 1024 : 0;
-	w->staged = defer ? malloc(w->staged_cap) : NULL;
+	/* memory of our own: a forked child opens its file here (pages.h) */
+	w->staged = defer ? pages__alloc(w->staged_cap) : NULL;
 	if (w->staged) {
 		w->deferred = w->staging = true;
 		return 0;
@@ -459,10 +461,10 @@ out:
 	return err;
 }
 
-/* Drop what a deferred writer kept (the file was made, or never will be). Not async-signal-safe. */
+/* Drop what a deferred writer kept (the file was made, or never will be). Async-signal-safe. */
 static void drop_staged(struct writer *w)
 {
-	free(w->staged);
+	pages__free(w->staged);
 	w->staged = NULL;
 	w->staged_len = w->staged_cap = 0;
 }

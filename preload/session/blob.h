@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * blob.h - a growing byte buffer for the feature sections (file_features.c,
- * file_machine.c), with perf's string encoding. Not async-signal-safe (realloc).
+ * file_machine.c), with perf's string encoding. Its memory is the library's
+ * own (handler/pages.h), never libc's heap: the features are laid out in a
+ * forked child and before exec or _exit, which a program may call from a
+ * signal handler that interrupted malloc. Async-signal-safe, but not
+ * reentrant (one blob is grown by one caller at a time).
  */
 #ifndef AUTOPROF_SESSION_BLOB_H
 #define AUTOPROF_SESSION_BLOB_H
@@ -10,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handler/pages.h"
 #include "internal.h"
 
 struct blob {
@@ -24,24 +29,30 @@ static inline void *blob_grow(struct blob *b, size_t n)
 	if (b->err)
 		return NULL;
 	if (b->len + n > b->cap) {
-		/* small to start: a process keeps a dozen small bodies (the host's,
-		 * the machine's), and a 4 KB buffer each touched a page each */
+		/* a page to start (the unit of pages__alloc), then doubling */
 		size_t cap = b->cap ? b->cap * 2 : 64;
 		char *p;
 
 		while (cap < b->len + n)
 			cap *= 2;
-		p = realloc(b->p, cap);
+		p = pages__realloc(b->p, cap);
 		if (!p) {
 			b->err = -ENOMEM;
 			return NULL;
 		}
 		b->p = p;
-		b->cap = cap;
+		b->cap = pages__size(p);
 	}
 	memset(b->p + b->len, 0, n);
 	b->len += n;
 	return b->p + b->len - n;
+}
+
+/* Give b's memory back and empty it. Async-signal-safe. */
+static inline void blob_free(struct blob *b)
+{
+	pages__free(b->p);
+	memset(b, 0, sizeof(*b));
 }
 
 static inline void blob_put(struct blob *b, const void *data, size_t n)

@@ -118,6 +118,7 @@ void control__publish(void)
 {
 	static pid_t published;
 	static int image;
+	static bool swept;
 	char dir[PATH_MAX], tmp[PATH_MAX + 16], text[PATH_MAX + 256];
 	uint32_t tok = 0;
 	int fd, n, err;
@@ -141,8 +142,12 @@ void control__publish(void)
 		endpoint[0] = 0;
 		return;
 	}
-	if (autoprof.top && autoprof.gen == 0 && !tok)
+	/* once per process, at its start: a failed exec republishes, maybe from a signal
+	 * handler that interrupted malloc, and opendir takes libc's heap */
+	if (autoprof.top && autoprof.gen == 0 && !tok && !swept) {
+		swept = true;
 		sweep(dir);
+	}
 	control_request__set_reply(endpoint);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", endpoint);
 	while (!tok)

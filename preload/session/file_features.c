@@ -5,8 +5,10 @@
  * object (so perf checks it opens the same binary); the host's (file_host.c)
  * and the machine's (file_machine.c) come from their files.
  *
- * Laid out when the file is opened and again at the end, outside any handler;
- * the writer writes them after the data at every append.
+ * Laid out when the file is opened and again at the end (in a forked child,
+ * before exec, at _exit: maybe inside a program's signal handler that
+ * interrupted malloc, so in memory of our own: blob.h, handler/pages.h); the
+ * writer writes them after the data at every append.
  */
 #include <elf.h>
 #include <errno.h>
@@ -69,6 +71,18 @@ struct known_path {
 static struct known_path *known;
 static size_t nr_known, cap_known;
 
+/* A copy of s in memory of our own (strdup would take libc's heap: see blob.h); NULL when out
+ * of memory. */
+static char *copy(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = pages__alloc(n);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
 /* The address of info's first executable segment (0: none). */
 static uintptr_t first_text(const struct dl_phdr_info *info)
 {
@@ -106,7 +120,7 @@ static bool object_path(const struct dl_phdr_info *info, char *path)
 	}
 	if (nr_known == cap_known) {
 		size_t cap = cap_known ? 2 * cap_known : 16;
-		struct known_path *more = realloc(known, cap * sizeof(*known));
+		struct known_path *more = pages__realloc(known, cap * sizeof(*known));
 
 		if (!more)
 			return true;
@@ -115,13 +129,13 @@ static bool object_path(const struct dl_phdr_info *info, char *path)
 	}
 	k = &known[nr_known];
 	k->addr = info->dlpi_addr;
-	k->name = strdup(info->dlpi_name);
-	k->path = strdup(path);
+	k->name = copy(info->dlpi_name);
+	k->path = copy(path);
 	if (k->name && k->path)
 		nr_known++;
 	else {
-		free(k->name);
-		free(k->path);
+		pages__free(k->name);
+		pages__free(k->path);
 	}
 	return true;
 }
@@ -194,11 +208,11 @@ static void build_ids(struct blob *b)
 
 		dl_iterate_phdr(add_build_id, &fresh);
 		if (fresh.err) {
-			free(fresh.p);
+			blob_free(&fresh);
 			dl_iterate_phdr(add_build_id, b); /* out of memory: not kept */
 			return;
 		}
-		free(bids.p);
+		blob_free(&bids);
 		bids = fresh;
 		bids_adds = c[0];
 		bids_subs = c[1];
@@ -251,7 +265,7 @@ static bool host_feature(int feat, struct blob *b)
  */
 static struct writer_features *prepare(struct writer *w, bool final)
 {
-	struct writer_features *p = calloc(1, sizeof(*p));
+	struct writer_features *p = pages__alloc(sizeof(*p));
 	struct blob body = {0};
 
 	if (!p)
@@ -299,8 +313,8 @@ static struct writer_features *prepare(struct writer *w, bool final)
 	}
 	file_machine__keep(); /* the machine's description for the next images */
 	if (body.err) {
-		free(body.p);
-		free(p);
+		blob_free(&body);
+		pages__free(p);
 		return NULL;
 	}
 	p->body = body.p;
@@ -311,9 +325,31 @@ static struct writer_features *prepare(struct writer *w, bool final)
 static void release(const struct writer_features *p)
 {
 	if (p) {
-		free(p->body);
-		free((void *)p);
+		pages__free(p->body);
+		pages__free(p);
 	}
+}
+
+/*
+ * A set the writer no longer has, freed RETIRED installs later: a program's
+ * signal handler that execs (or _exits) may have interrupted an append of
+ * the same thread, which holds the set it read (the writer's lock is taken
+ * over by its own thread); the exec path installs twice (the finish, a
+ * failed exec's new file), and the interrupted append reads its set once it
+ * resumes. Freed at once (unmapped), that read was a SIGSEGV (sigheap
+ * execmiss with --memory --memory-interval 1); in libc's heap it was a read
+ * of freed memory.
+ */
+#define RETIRED 4
+static void retire(const struct writer_features *p)
+{
+	static const struct writer_features *ring[RETIRED];
+	static unsigned next;
+
+	if (!p)
+		return;
+	release(ring[next % RETIRED]);
+	ring[next++ % RETIRED] = p;
 }
 
 /*
@@ -339,8 +375,8 @@ static int install(struct writer *w, bool final)
 	/* One writer per process: a set that writer no longer has (a new file,
 	 * a forked child's) is no one's. */
 	if (old && old != current)
-		release(old);
-	release(current);
+		retire(old);
+	retire(current);
 	current = p;
 	return 0;
 }

@@ -473,7 +473,7 @@ static void load_cache(void)
 		cache_used = true;
 	} else {
 		for (int j = 0; j < NR_DESCRIBED; j++)
-			free(got[j].p);
+			blob_free(&got[j]);
 	}
 	free(buf);
 }
@@ -522,8 +522,7 @@ static const struct blob *body_of(int feat)
 			break;
 		}
 		if (c->err) {
-			free(c->p);
-			memset(c, 0, sizeof(*c));
+			blob_free(c);
 			return NULL; /* out of memory: try again next time */
 		}
 		done[feat] = true;
@@ -573,7 +572,7 @@ void file_machine__keep(void)
 		if (close(fd) < 0 || !ok || rename(tmp, path) < 0)
 			unlink(tmp);
 	}
-	free(b.p);
+	blob_free(&b);
 }
 
 /*

@@ -2,7 +2,10 @@
 /*
  * mappings.c - describe the process's executable mappings as MMAP2 records, from
  * /proc/self/maps, the way perf record synthesizes them for a running task,
- * once per file (objects loaded later: objects.c). Not async-signal-safe.
+ * once per file (objects loaded later: objects.c). Not async-signal-safe, but
+ * off libc's heap and stdio (handler/pages.h, raw reads): a forked child reads
+ * its mappings here, and a program may fork from a signal handler that
+ * interrupted malloc.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "handler/pages.h"
 #include "internal.h"
 
 /* Read a number in base 16 or 10 at *p, up to the first other character; false when none. */
@@ -103,8 +107,8 @@ static size_t nr_lines;
 /* Drop the reading. */
 static void drop_maps(void)
 {
-	free(maps);
-	free(lines);
+	pages__free(maps);
+	pages__free(lines);
 	maps = NULL;
 	lines = NULL;
 	nr_lines = 0;
@@ -127,8 +131,8 @@ static int index_maps(void)
 		if (!parse_line(line, &m.start, &m.end, &m.pgoff, &m.maj, &m.min, &m.ino, &m.prot,
 				&m.flags, &name)) {
 			if (nr_lines == cap) {
-				struct map_line *more =
-				    realloc(lines, (cap = cap ? 2 * cap : 32) * sizeof(*lines));
+				struct map_line *more = pages__realloc(
+				    lines, (cap = cap ? 2 * cap : 32) * sizeof(*lines));
 
 				if (!more)
 					return -ENOMEM;
@@ -155,10 +159,10 @@ static int load_maps(void)
 		return -errno;
 	for (;;) {
 		if (!buf || cap - len < 4097) {
-			char *more = realloc(buf, cap *= 2);
+			char *more = pages__realloc(buf, cap *= 2);
 
 			if (!more) {
-				free(buf);
+				pages__free(buf);
 				close(fd);
 				return -ENOMEM;
 			}
@@ -173,8 +177,10 @@ static int load_maps(void)
 	}
 	close(fd);
 	if (n < 0) {
-		free(buf);
-		return -errno;
+		int err = -errno;
+
+		pages__free(buf);
+		return err;
 	}
 	buf[len] = 0;
 	maps = buf;
@@ -229,7 +235,7 @@ static int write_maps(struct writer *w, pid_t pid)
 
 	if (!maps && (err = load_maps()))
 		return err; /* not loaded for this file (mappings__load) */
-	buf = malloc(cap);
+	buf = pages__alloc(cap);
 	if (!buf) {
 		err = -ENOMEM;
 		goto out;
@@ -253,10 +259,79 @@ static int write_maps(struct writer *w, pid_t pid)
 	}
 	if (!err)
 		err = writer__append(w, buf, len);
-	free(buf);
+	pages__free(buf);
 out:
 	drop_maps();
 	return err;
+}
+
+/*
+ * Call fn(line, arg) on each line of the file at path (its newline cut; a
+ * line longer than the buffer is skipped) until fn returns true. Raw reads
+ * into memory of our own: stdio's FILE and buffer would come from libc's
+ * heap. Returns 0, or -errno when the file cannot be read.
+ */
+static int each_line(const char *path, bool (*fn)(char *line, void *arg), void *arg)
+{
+	const size_t cap = 64 * 1024;
+	char *buf = pages__alloc(cap);
+	size_t len = 0;
+	bool stop = false, skip = false;
+	int fd, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pages__free(buf);
+		return err;
+	}
+	while (!stop) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		char *line = buf, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0) {
+			buf[len] = 0;
+			if (len && !skip)
+				fn(buf, arg); /* the last line, without its newline */
+			break;
+		}
+		len += (size_t)n;
+		while (!stop && (nl = memchr(line, '\n', (size_t)(buf + len - line)))) {
+			*nl = 0;
+			if (!skip)
+				stop = fn(line, arg);
+			skip = false;
+			line = nl + 1;
+		}
+		if (line == buf && len == cap - 1) {
+			skip = true; /* a line longer than the buffer: its rest is skipped too */
+			len = 0;
+			continue;
+		}
+		len = (size_t)(buf + len - line);
+		memmove(buf, line, len);
+	}
+	close(fd);
+	pages__free(buf);
+	return err;
+}
+
+/* each_line() of /proc/modules: the lowest module address into *(uint64_t *)arg. */
+static bool module_line(char *line, void *arg)
+{
+	uint64_t *end = arg;
+	const char *at = strrchr(line, ' ');
+	unsigned long long addr;
+
+	if (at && sscanf(at, " 0x%llx", &addr) == 1 && addr && addr < *end)
+		*end = addr;
+	return false;
 }
 
 /*
@@ -266,21 +341,22 @@ out:
  */
 static uint64_t kernel_map_end(void)
 {
-	FILE *f = fopen("/proc/modules", "re");
 	uint64_t end = ~0ULL;
-	char line[512];
 
-	if (!f)
-		return end;
-	while (fgets(line, sizeof(line), f)) {
-		const char *at = strrchr(line, ' ');
-		unsigned long long addr;
-
-		if (at && sscanf(at, " 0x%llx", &addr) == 1 && addr && addr < end)
-			end = addr;
-	}
-	fclose(f);
+	each_line("/proc/modules", module_line, &end);
 	return end;
+}
+
+/* each_line() of /proc/kallsyms: _text's address into *(uint64_t *)arg, then stop. */
+static bool kallsyms_line(char *line, void *arg)
+{
+	uint64_t *text = arg;
+	unsigned long long addr;
+	char type, name[256];
+
+	if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 && !strcmp(name, "_text"))
+		*text = addr;
+	return *text != 0;
 }
 
 /*
@@ -293,22 +369,13 @@ static uint64_t kernel_map_end(void)
  */
 int mappings__write_kernel(struct writer *w)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
 	uint64_t text = 0, end;
-	char line[512], rec[256];
+	char rec[256];
 	size_t n;
+	int err = each_line("/proc/kallsyms", kallsyms_line, &text);
 
-	if (!f)
-		return -errno;
-	while (!text && fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[256];
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
-		    !strcmp(name, "_text"))
-			text = addr;
-	}
-	fclose(f);
+	if (err)
+		return err;
 	end = kernel_map_end();
 	if (!text || end <= text)
 		return -ENOENT;
