@@ -18,6 +18,12 @@
 #include <stdint.h>
 #include <string.h>
 
+/* C++'s operator new and new[], every form (cxx.c's table starts with them, in its order). */
+#define DYNSYM_NEW_NAMES                                                                           \
+	"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",    \
+	    "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",                          \
+	    "_ZnamSt11align_val_tRKSt9nothrow_t"
+
 /* A definition: its address, size (0 when the table does not say), and its object's base. */
 struct dynsym_def {
 	uintptr_t addr;

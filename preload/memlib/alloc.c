@@ -121,16 +121,9 @@ static size_t arena_size(const void *p)
 void alloc__resolve(void)
 {
 	void (*free_fn)(void *);
-	int idle = 0;
 
-	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 || resolving)
+	if (!alloc__once(&resolved, resolving))
 		return;
-	if (!__atomic_compare_exchange_n(&resolved, &idle, 1, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
-		while (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) != 2)
-			sched_yield();
-		return;
-	}
 	resolving = true;
 	LOOK(malloc, "malloc");
 	LOOK(calloc, "calloc");

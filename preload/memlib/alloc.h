@@ -8,6 +8,8 @@
 #ifndef AUTOPROF_MEMLIB_ALLOC_H
 #define AUTOPROF_MEMLIB_ALLOC_H
 
+#include <sched.h>
+
 #include "memlib.h"
 
 #pragma GCC visibility push(hidden)
@@ -120,6 +122,27 @@ static inline __attribute__((always_inline)) bool maybe_sampled(const void *p)
 	const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);
 
 	return f != off_filter && live__filter_has(f, (uintptr_t)p);
+}
+
+/*
+ * A lookup made once (alloc.c's functions, cxx.c's forms): true when the
+ * calling thread is to make it now (it then sets *state to 2 with release);
+ * false when it is made, when this thread is making it (busy: its lookup's
+ * own calls), or after waiting for another thread's.
+ */
+static inline bool alloc__once(int *state, bool busy)
+{
+	int idle = 0;
+
+	if (__atomic_load_n(state, __ATOMIC_ACQUIRE) == 2 || busy)
+		return false;
+	if (!__atomic_compare_exchange_n(state, &idle, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(state, __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+		return false;
+	}
+	return true;
 }
 
 /* Is p a block of the bootstrap arena (never passed on to the real allocator)? */

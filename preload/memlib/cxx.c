@@ -57,14 +57,7 @@ enum {
 };
 
 static const char *const names[NR_FORMS] = {
-    "_Znwm",
-    "_Znam",
-    "_ZnwmRKSt9nothrow_t",
-    "_ZnamRKSt9nothrow_t",
-    "_ZnwmSt11align_val_t",
-    "_ZnamSt11align_val_t",
-    "_ZnwmSt11align_val_tRKSt9nothrow_t",
-    "_ZnamSt11align_val_tRKSt9nothrow_t",
+    DYNSYM_NEW_NAMES,
     "_ZdlPv",
     "_ZdaPv",
     "_ZdlPvm",
@@ -239,16 +232,9 @@ void cxx__resolve(void)
 	static __thread __attribute__((tls_model("initial-exec"))) bool resolving;
 	Dl_info self = {0};
 	struct bases m = {0};
-	int idle = 0;
 
-	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) == 2 || resolving)
+	if (!alloc__once(&resolved, resolving))
 		return;
-	if (!__atomic_compare_exchange_n(&resolved, &idle, 1, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE)) {
-		while (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE) != 2)
-			sched_yield();
-		return;
-	}
 	resolving = true;
 	alloc__resolve();
 	if (dladdr((void *)cxx__resolve, &self))

@@ -42,14 +42,7 @@
 #include "memory.h"
 
 /* C++'s operator new and new[] (all their forms): a sample's stack starts at their caller. */
-static const char *const new_names[] = {"_Znwm",
-					"_Znam",
-					"_ZnwmRKSt9nothrow_t",
-					"_ZnamRKSt9nothrow_t",
-					"_ZnwmSt11align_val_t",
-					"_ZnamSt11align_val_t",
-					"_ZnwmSt11align_val_tRKSt9nothrow_t",
-					"_ZnamSt11align_val_tRKSt9nothrow_t"};
+static const char *const new_names[] = {DYNSYM_NEW_NAMES};
 #define NR_NEW (sizeof(new_names) / sizeof(new_names[0]))
 /* Each name's definitions: libstdc++'s, the memory library's (cxx.c), an allocator's. */
 #define DEFS_PER_NAME 4
