@@ -232,7 +232,7 @@ size_t memory_sample__put(void *buf, size_t cap, uint64_t id, uint32_t pid, uint
 int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
 		    uint64_t *bytes, bool wait, bool keep);
 /* Forget the kept live set without retiring it: its file is no longer this image's (removed,
- * or replaced). Not async-signal-safe. */
+ * or replaced); not when this thread's interrupted code holds it. Not async-signal-safe. */
 void live_set__forget(void);
 
 /* live.c's filter (memory_link.h tells its layout). */

@@ -205,7 +205,8 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 	if (__builtin_expect(reach_probe, 0))
 		reach_probe = 3; /* cxx.c's probe (its count restored after) */
 	else if (!sampling())
-		idle_count.left += INT64_MAX; /* parked, with what it counted (<= 0) */
+		idle_count.left = (int64_t)((uint64_t)idle_count.left +
+					    INT64_MAX); /* parked, with what it counted (<= 0) */
 	else if (q)
 		core->allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
 	return q;

@@ -120,9 +120,13 @@ static void retire(struct writer *w)
 
 void live_set__forget(void)
 {
-	live__spin_lock(&live_snap_lock);
-	retire(NULL);
-	live__spin_unlock(&live_snap_lock);
+	memory__guard_up(); /* a handler's fork meanwhile waits for no lock of ours */
+	if (live__spin_trylock(
+		&live_snap_lock)) { /* not when this thread's interrupted code holds it */
+		retire(NULL);
+		live__spin_unlock(&live_snap_lock);
+	}
+	memory__guard_down();
 }
 
 void live_set__drop_kept(void)
@@ -264,17 +268,20 @@ int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, 
 		merge(m, cap, 0, 0);
 	if (!count || m)
 		live__release_shards(); /* the stacks' frames never move: read without a lock */
-	retire(w);
+	/* the earlier kept set is retired only once this one is sure to be written (retire()
+	 * before each write below): a set that cannot be written leaves the earlier one weighing */
 	if (!count) { /* the mark of an empty live set: readers tell it from none written */
 		uint64_t mark[2] = {PERF_CONTEXT_USER, 0};
 		char rec[128];
 		size_t len =
 		    memory_sample__put(rec, sizeof(rec), id, pid, pid, time, 0, 0, mark, 2, 0);
 
+		retire(w);
 		err = writer__append(w, rec, len);
 		goto out;
 	}
 	if (!m) { /* memory short: through the reserve, the shards held */
+		retire(w);
 		err = write_parts(&o);
 		live__release_shards();
 		goto times;
@@ -290,6 +297,7 @@ int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, 
 			err = -ENOMEM;
 			goto out;
 		}
+		retire(w);
 		o.buf = spare_buf; /* memory short: written in pieces */
 		o.cap = SPARE_BYTES;
 		err = emit(&o, m, cap);
@@ -298,6 +306,7 @@ int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, 
 		o.buf = NULL;
 		goto times;
 	}
+	retire(w);
 	emit(&o, m, cap); /* sized for all: one append */
 	err = writer__append_at(w, o.buf, o.len, &kept.at);
 	if (!err && keep) {

@@ -508,7 +508,8 @@ static bool keeps_file(void)
 bool memory__an_interval(void)
 {
 	uint64_t all = __atomic_load_n(&sampled_bytes, __ATOMIC_RELAXED);
-	int64_t own = ap_mem.rng ? ap_mem.drawn - ap_mem.left : 0; /* exact */
+	int64_t left = ap_mem.busy ? ap_mem.held : ap_mem.left; /* the guard parks it in held */
+	int64_t own = ap_mem.rng ? ap_mem.drawn - left : 0;	/* exact */
 	/* at small intervals too, a wrapper's few allocations (env: about 19 KB) are not enough */
 	uint64_t least = ap_mem_interval > AP_MEM_KEEPS_FILE ? ap_mem_interval : AP_MEM_KEEPS_FILE;
 
