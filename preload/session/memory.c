@@ -542,7 +542,7 @@ void memory__stop(struct writer *w, bool more)
 		if (keeps_file()) /* a child that took no sample leaves no file to tell */
 			pr_warn("AUTOPROF_MEMORY: the live set is not in the file: the image "
 				"ended in a signal handler that interrupted the profiler's table");
-	} else if (err) {
+	} else if (err && err != -EFBIG) { /* past RLIMIT_FSIZE: the file's end says it once */
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	}
 	note_before(w, __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED));
