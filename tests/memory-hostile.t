@@ -104,20 +104,23 @@ is "$(at fini.data live-bytes fini_kept) $(at fini.data live-bytes fini_handled)
 	diag_file fini.err
 
 # ---- RLIMIT_FSIZE: the program's limit, never its signal ----
+# 10 runs: the file's end lands at a different place in each. A write the limit refused used
+# to clear the header's feature bits first, whose features stayed on disk: perf then named the
+# memory events "dummy" (in a loop of the bare case, 2 runs of 12 and 1 of 2; this test with
+# the old writer passed 2 tries of 10 runs: it guards, it does not reliably catch).
 timeout -s KILL 60 "$P" fsize >fs.plain 2>&1
-profile fs.data "$P" fsize >fs.out 2>fs.err
-rc=$?
-grep -v '^autoprof: no hardware ' fs.err >fs.said
-cmp -s fs.plain fs.out && [ $rc = 0 ] && [ "$(wc -l <fs.said)" = 1 ] && grep -q 'File too large' fs.said
-# TODO: 12-13 failed in 2 of 5 loaded parallel runs of the suite (CI's fresh root among them), never
-# alone, under CPU burners nor in 16 concurrent runs of the case (rc 0, one line, 243-262 KB each);
-# the suite does not print why (lib.sh's ok returns 0: diag_file never runs). Cause not found.
-FSIZE_TODO=" # TODO fails now and then under a loaded parallel make check, cause not found"
-ok $? "RLIMIT_FSIZE below the profile's size: the program runs as without us (status $rc), one line says why the profile is cut short$FSIZE_TODO" ||
-	diag_file fs.err
-perf report -i fs.data --stdio >fs.rep 2>fs.rep.err && grep -q "of event 'alloc-bytes'" fs.rep &&
-	[ "$(stat -c %s fs.data)" -le 262144 ]
-ok $? "...and its file, within the limit, is read by perf report$FSIZE_TODO" || diag_file fs.rep.err
+bad="" unnamed=""
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	profile fs$i.data "$P" fsize >fs.out 2>fs.err
+	rc=$?
+	grep -v '^autoprof: no hardware ' fs.err >fs.said
+	cmp -s fs.plain fs.out && [ $rc = 0 ] && [ "$(wc -l <fs.said)" = 1 ] &&
+		grep -q 'File too large' fs.said || bad="$bad run $i: status $rc, $(head -c 200 fs.said);"
+	perf report -i fs$i.data --stdio >fs.rep 2>fs.rep.err && grep -q "of event 'alloc-bytes'" fs.rep &&
+		[ "$(stat -c %s fs$i.data)" -le 262144 ] || unnamed="$unnamed $i"
+done
+is "$bad" "" "RLIMIT_FSIZE below the profile's size (10 runs): the program runs as without us, one line says the profile is cut short"
+is "$unnamed" "" "...and each file, within the limit, is read by perf report with its events' names"
 
 # ---- exit() from a signal handler that interrupted the profiler ----
 mkdir es

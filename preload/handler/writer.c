@@ -90,13 +90,6 @@ static int commit(struct writer *w, const void *buf, size_t len)
 	int n = 0, err;
 
 	_Static_assert(sizeof(tail) == sizeof(struct perf_file_header) - SIZE_AT, "header tail");
-	if (w->tail_on_disk) {
-		memset(tail.bits, 0, sizeof(tail.bits));
-		err = writer_file__pwrite_all(w->fd, tail.bits, sizeof(tail.bits), BITS_AT);
-		if (err)
-			return err;
-		w->tail_on_disk = false;
-	}
 	if (len)
 		iov[n++] = (struct iovec){(void *)buf, len};
 	if (f) {
@@ -117,6 +110,21 @@ static int commit(struct writer *w, const void *buf, size_t len)
 			iov[n++] = (struct iovec){f->body + st + sizeof(times),
 						  f->len - st - sizeof(times)};
 		}
+	}
+	if (w->tail_on_disk) {
+		uint64_t end = w->end;
+
+		for (int i = 0; i < n; i++)
+			end += iov[i].iov_len;
+		/* past RLIMIT_FSIZE nothing is written: the features on disk stay, and so must
+		 * the header's bits that point to them (perf names the events from them) */
+		if (!raw_syscall__fits_fsize(end))
+			return -EFBIG;
+		memset(tail.bits, 0, sizeof(tail.bits));
+		err = writer_file__pwrite_all(w->fd, tail.bits, sizeof(tail.bits), BITS_AT);
+		if (err)
+			return err;
+		w->tail_on_disk = false;
 	}
 	err = writer_file__pwritev_all(w->fd, iov, n, w->end);
 	if (err)
