@@ -80,7 +80,7 @@ static int commit(struct writer *w, const void *buf, size_t len)
 {
 	const struct writer_features *f = w->feat;
 	struct perf_file_section table[AP_MAX_FEATURES];
-	uint64_t times[2], base = w->end + len;
+	uint64_t times[2], base = w->end + len, end;
 	struct {
 		uint64_t size;
 		struct perf_file_section event_types;
@@ -111,22 +111,22 @@ static int commit(struct writer *w, const void *buf, size_t len)
 						  f->len - st - sizeof(times)};
 		}
 	}
+	end = w->end;
+	for (int i = 0; i < n; i++)
+		end += iov[i].iov_len;
+	/* past RLIMIT_FSIZE nothing is written, checked once before anything: the features on
+	 * disk stay, and so must the header's bits that point to them (perf names the events
+	 * from them) */
+	if (!raw_syscall__fits_fsize(end))
+		return -EFBIG;
 	if (w->tail_on_disk) {
-		uint64_t end = w->end;
-
-		for (int i = 0; i < n; i++)
-			end += iov[i].iov_len;
-		/* past RLIMIT_FSIZE nothing is written: the features on disk stay, and so must
-		 * the header's bits that point to them (perf names the events from them) */
-		if (!raw_syscall__fits_fsize(end))
-			return -EFBIG;
 		memset(tail.bits, 0, sizeof(tail.bits));
 		err = writer_file__pwrite_all(w->fd, tail.bits, sizeof(tail.bits), BITS_AT);
 		if (err)
 			return err;
 		w->tail_on_disk = false;
 	}
-	err = writer_file__pwritev_all(w->fd, iov, n, w->end);
+	err = writer_file__pwritev_fitted(w->fd, iov, n, w->end);
 	if (err)
 		return err;
 	w->end = base;

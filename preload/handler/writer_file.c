@@ -34,6 +34,11 @@ int writer_file__pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
 		end += iov[i].iov_len;
 	if (!raw_syscall__fits_fsize(end))
 		return -EFBIG;
+	return writer_file__pwritev_fitted(fd, iov, n, off);
+}
+
+int writer_file__pwritev_fitted(int fd, struct iovec *iov, int n, uint64_t off)
+{
 	while (n > 0) {
 		long r = raw_syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
 

@@ -38,6 +38,9 @@ int writer_helper__run(struct writer *w, write_op op, void *arg);
  * attr and the offset of its id; the header and every attr with its id (a new file); under the
  * lock, w->path made (never through a symlink) with its head and the records staged so far. */
 int writer_file__pwritev_all(int fd, struct iovec *iov, int n, uint64_t off);
+/* writer_file__pwritev_all() for a write its caller found within RLIMIT_FSIZE already (one
+ * check a commit, not two). Async-signal-safe. */
+int writer_file__pwritev_fitted(int fd, struct iovec *iov, int n, uint64_t off);
 int writer_file__pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 int writer_file__write_attr(struct writer *w, int i);
 int writer_file__write_head(struct writer *w);
