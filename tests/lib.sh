@@ -17,7 +17,8 @@ _failed=0
 
 plan() { echo "TAP version 13"; echo "1..$1"; }
 
-# ok COND_STATUS "description": pass when the status is 0.
+# ok COND_STATUS "description": pass when the status is 0; returns 1 on a
+# failure, so that `ok ... || diag_file F` says why.
 ok() {
 	_n=$((_n + 1))
 	if [ "$1" -eq 0 ]; then
@@ -25,14 +26,14 @@ ok() {
 	else
 		echo "not ok $_n - $2"
 		_failed=$((_failed + 1))
+		return 1
 	fi
 }
 
 # is GOT WANT "description"
 is() {
 	[ "$1" = "$2" ]
-	ok $? "$3"
-	[ "$1" = "$2" ] || diag "got '$1', want '$2'"
+	ok $? "$3" || { diag "got '$1', want '$2'"; return 1; }
 }
 
 # within GOT LO HI "description": a number in [LO, HI].

@@ -204,6 +204,25 @@ static bool through_own_handler(const struct cfi_walk *w, const uint64_t *out)
 	return false;
 }
 
+/*
+ * A batched sample taken before the handler was entered, at the pc and sp
+ * it interrupted (the sample whose overflow sent the signal, as a rule),
+ * whose walk of its copy is whole: its frames are the program's stack of
+ * this run, which samples of the handler's own work need (handler_program),
+ * so libunwind need not walk it from the signal context, by DWARF steps: a
+ * batched thread makes no fast-trace table. Async-signal-safe.
+ */
+static void offer_program(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
+			  const struct cfi_walk *w, const uint64_t *out, int got, unsigned depth)
+{
+	if (ctx->prog_n >= 0 || !ctx->prog || !ctx->entered || time >= ctx->entered || got <= 0 ||
+	    !w->complete || depth != ctx->t->sampler->stack_depth ||
+	    c->ip != unwind__pc(ctx->ucontext) || c->sp != unwind__sp(ctx->ucontext))
+		return;
+	memcpy(ctx->prog, out, (size_t)got * sizeof(*out));
+	ctx->prog_n = got;
+}
+
 static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
 		       uint64_t *out, unsigned depth)
 {
@@ -219,6 +238,7 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
 			  &w);
 	if (!splice_program(ctx, time, &w, out, &got, depth)) {
+		offer_program(ctx, time, c, &w, out, got, depth);
 		bool off = w.ran_out && c->size >= t->copy_bytes;
 
 		t->stats.unwind_short += got > 0 && !w.complete;
