@@ -14,6 +14,11 @@
  * it before its interpreter); the launcher reads its program headers
  * (common/elf_interp.c). Anything that fails (no perf events here, a ring
  * that fills) leaves the run as it is, without this note.
+ *
+ * The same events' FORK and EXIT records (attr.task) keep the tree's
+ * processes: when the command ends, those still running, the library not
+ * yet started in some (a fork not yet exec'd, a constructor not yet run),
+ * are the ones whose files come after the merge (onefile_live.c).
  * Not async-signal-safe.
  */
 #include <errno.h>
@@ -48,6 +53,52 @@ static char *names[NAMES];
 static unsigned runs[NAMES];
 static unsigned nr_names, static_runs;
 
+/* The tree's processes from FORK and EXIT records; static: its last exec
+ * was of a static program, so it never runs the library (its forks may exec). */
+struct tree_proc {
+	uint32_t pid;
+	bool is_static;
+};
+static struct tree_proc *tree;
+static size_t nr_tree, cap_tree;
+static bool tree_unknown; /* a record lost, or no room: the tree is not known */
+
+/* The tree's entry for @pid, or NULL. */
+static struct tree_proc *tree_find(uint32_t pid)
+{
+	for (size_t i = 0; i < nr_tree; i++)
+		if (tree[i].pid == pid)
+			return &tree[i];
+	return NULL;
+}
+
+/* A process @pid joins the tree. */
+static void tree_fork(uint32_t pid)
+{
+	if (tree_find(pid))
+		return;
+	if (nr_tree == cap_tree) {
+		struct tree_proc *more = realloc(tree, (cap_tree * 2 + 64) * sizeof(*tree));
+
+		if (!more) {
+			tree_unknown = true;
+			return;
+		}
+		tree = more;
+		cap_tree = cap_tree * 2 + 64;
+	}
+	tree[nr_tree++] = (struct tree_proc){pid, false};
+}
+
+/* Process @pid ended. */
+static void tree_exit(uint32_t pid)
+{
+	struct tree_proc *p = tree_find(pid);
+
+	if (p)
+		*p = tree[--nr_tree];
+}
+
 int exec_watch__start(pid_t child)
 {
 	struct perf_event_attr a;
@@ -63,6 +114,7 @@ int exec_watch__start(pid_t child)
 	a.inherit = 1;
 	a.comm = 1;
 	a.comm_exec = 1;
+	a.task = 1; /* FORK and EXIT: the tree's processes */
 	a.mmap = 1; /* executable mappings only (no mmap_data) */
 	a.mmap2 = 1;
 	a.exclude_kernel = 1;
@@ -98,16 +150,34 @@ static void note_static(const char *path)
 		runs[nr_names++] = 1;
 }
 
-/* ring__drain's callback: an exec (COMM), then its program's first executable mapping. */
+/*
+ * ring__drain's callback: an exec (COMM), then its program's first
+ * executable mapping; a process made (FORK: pid, ppid, tid) or ended (EXIT).
+ */
 static void take(void *ctx, const struct perf_event_header *h, bool last)
 {
+	uint32_t ids[3]; /* pid, ppid, tid */
+
 	(void)ctx;
 	(void)last;
-	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
-	    h->size >= 16) {
+	if ((h->type == PERF_RECORD_FORK || h->type == PERF_RECORD_EXIT) && h->size >= 20) {
+		memcpy(ids, (const char *)h + 8, sizeof(ids));
+		if (ids[0] != ids[2])
+			return; /* a thread */
+		if (h->type == PERF_RECORD_FORK)
+			tree_fork(ids[0]);
+		else
+			tree_exit(ids[0]);
+	} else if (h->type == PERF_RECORD_LOST) {
+		tree_unknown = true;
+	} else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+		   h->size >= 16) {
 		uint32_t pid;
+		struct tree_proc *p;
 
 		memcpy(&pid, (const char *)h + 8, 4);
+		if ((p = tree_find(pid)))
+			p->is_static = false; /* until its new program is seen */
 		for (int i = 0; i < PENDING; i++)
 			if (!pending[i] || pending[i] == pid) {
 				pending[i] = pid;
@@ -123,8 +193,13 @@ static void take(void *ctx, const struct perf_event_header *h, bool last)
 			pending[i] = 0;
 			snprintf(path, sizeof(path), "%.*s",
 				 (int)strnlen(m->filename, h->size - sizeof(*m)), m->filename);
-			if (elf_interp__static_program(path))
+			if (elf_interp__static_program(path)) {
+				struct tree_proc *p = tree_find(m->pid);
+
 				note_static(path);
+				if (p)
+					p->is_static = true;
+			}
 			return;
 		}
 	}
@@ -186,9 +261,24 @@ pid_t exec_watch__wait(pid_t child, int *status)
 		}
 		drain();
 	}
+	drain(); /* the records up to the command's end */
 	sigaction(SIGCHLD, &old_sa, NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return got;
+}
+
+size_t exec_watch__tree(uint32_t *pids, size_t cap)
+{
+	size_t n = 0;
+
+	if (nr)
+		drain();
+	if (!nr || tree_unknown)
+		return (size_t)-1;
+	for (size_t i = 0; i < nr_tree && n < cap; i++)
+		if (!tree[i].is_static)
+			pids[n++] = tree[i].pid;
+	return n;
 }
 
 void exec_watch__end(void)
@@ -198,6 +288,9 @@ void exec_watch__end(void)
 		close(pfd[i].fd);
 	}
 	nr = 0;
+	free(tree);
+	tree = NULL;
+	nr_tree = cap_tree = 0;
 }
 
 void exec_watch__say(void)

@@ -100,6 +100,13 @@ struct timespec launcher_run__now(void);
 int exec_watch__start(pid_t child);
 /* waitpid(@child) while watching. Returns waitpid's result. */
 pid_t exec_watch__wait(pid_t child, int *status);
+/*
+ * The processes of the watched tree that have not ended (the command's
+ * excepted: waited for) and may run the library (no static program), as
+ * its records say (drained first): up to @cap in @pids. Returns how many, or
+ * (size_t)-1 when not known (no watch, a record lost).
+ */
+size_t exec_watch__tree(uint32_t *pids, size_t cap);
 /* Stop watching (no line). */
 void exec_watch__end(void);
 /* Stop watching; one line naming the static programs that ran, if any. */

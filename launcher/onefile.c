@@ -229,6 +229,10 @@ static int find_parts(bool counts)
 	closedir(d);
 	if (of.nr_parts < 2) {
 		of.unread = of.nr_parts == 1;
+		if (of.unread && of.parts[0].gen >= 0 && onefile__alive(of.parts[0].pid)) {
+			of.parts[0].live = true; /* the one file is a process's that still runs */
+			of.live++;
+		}
 		return 0;
 	}
 	for (size_t i = 0; i < of.nr_parts; i++) {
@@ -311,6 +315,31 @@ static void clean_up(void)
 	}
 }
 
+/*
+ * One line for the processes of the run that outlive the command: their
+ * files, written or to come (no file before their first flush), stay beside
+ * OUTPUT; those that have not started the library yet are said apart.
+ */
+static void say_live(void)
+{
+	unsigned later, total;
+
+	of.live += onefile_live__unwritten(of.dir, of.base, &later);
+	total = of.live + later;
+	if (!total)
+		return;
+	fprintf(stderr,
+		"autoprof: %u process%s of the run outlive%s the command: %s own file%s "
+		"beside %s (autoprof-report %s reads %s too)",
+		total, total == 1 ? "" : "es", total == 1 ? "s" : "", total == 1 ? "its" : "their",
+		total == 1 ? " stays" : "s stay", of.output, of.output, total == 1 ? "it" : "them");
+	if (later)
+		fprintf(stderr, "; %u of them %s not started the library yet: no file if %s never do%s",
+			later, later == 1 ? "has" : "have", later == 1 ? "it" : "they",
+			later == 1 ? "es" : "");
+	fputc('\n', stderr);
+}
+
 void onefile__finish(char *const *argv, int quiet)
 {
 	char tmp[PATH_MAX + 32], why[3 * PATH_MAX];
@@ -339,7 +368,7 @@ void onefile__finish(char *const *argv, int quiet)
 			goto out;
 	of.nr_merged = n;
 	if (n < 2)
-		goto out; /* OUTPUT is the run's one file already */
+		goto say; /* OUTPUT is the run's one file already */
 	snprintf(tmp, sizeof(tmp), "%s.merging-%d", of.output, (int)getpid());
 	err = onefile_merge__files(paths, n, tmp, argv, &res, why, sizeof(why));
 	if (!err && of.parts[0].gen >= 0 && (err = old_file__move_aside(of.output)) != 0) {
@@ -366,14 +395,9 @@ void onefile__finish(char *const *argv, int quiet)
 	of.rewrote = true;
 	take_stat();
 	clean_up();
-	of.live += onefile_live__unwritten(of.dir, of.base); /* no file before their first flush */
-	if (of.live && !quiet)
-		fprintf(stderr,
-			"autoprof: %u process%s of the run outlive%s the command: %s own file%s "
-			"beside %s (autoprof-report %s reads %s too)\n",
-			of.live, of.live == 1 ? "" : "es", of.live == 1 ? "s" : "",
-			of.live == 1 ? "its" : "their", of.live == 1 ? " stays" : "s stay",
-			of.output, of.output, of.live == 1 ? "it" : "them");
+say:
+	if (!quiet)
+		say_live();
 out:
 	for (size_t i = 0; i < n; i++)
 		free((char *)paths[i]);

@@ -49,9 +49,12 @@ bool onefile__alive(int pid);
 /*
  * How many processes of this run (started since the launcher) still run and
  * have not made their file OUTPUT.PID[.N] in @dir (@base: OUTPUT's name)
- * yet, by their control endpoints (onefile_live.c). Not async-signal-safe.
+ * yet, by their control endpoints (onefile_live.c); in @not_started, those
+ * of the command's tree that run without the library started (no endpoint
+ * after a wait of at most a quarter second), not counted in the result.
+ * Not async-signal-safe.
  */
-unsigned onefile_live__unwritten(const char *dir, const char *base);
+unsigned onefile_live__unwritten(const char *dir, const char *base, unsigned *not_started);
 /* Split @output into its folder ("." when it has none) and its name. */
 void onefile__split(const char *output, char *dir, size_t dir_cap, char *base, size_t base_cap);
 /*

@@ -8,6 +8,9 @@
  * the file it will write: the endpoints of live processes started since the
  * launcher that name a descendant's file of this run (OUTPUT.PID or
  * OUTPUT.PID.N in OUTPUT's folder) not there yet are the ones counted here.
+ * A process of the tree that has no endpoint yet (forked but not exec'd, or
+ * its library's constructor not run: the exec watch knows the tree,
+ * exec_watch.c) is waited for a little, then counted as not started.
  * Not async-signal-safe.
  */
 #include <dirent.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "autoprof/control.h"
@@ -56,7 +60,44 @@ static bool names_unwritten(const char *text, const struct stat *want, const cha
 	       st.st_dev == want->st_dev && st.st_ino == want->st_ino && access(file, F_OK) != 0;
 }
 
-unsigned onefile_live__unwritten(const char *dir, const char *base)
+#define TREE_MAX	  4096
+#define START_WAIT_MS	  250 /* for a process of the tree to start the library */
+#define START_WAIT_STEP_MS 10
+
+/* Keep in @pids (@n of them) the processes that run and have no endpoint in @cdir. */
+static size_t without_endpoint(const char *cdir, uint32_t *pids, size_t n)
+{
+	char path[PATH_MAX + 32];
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%u", cdir, pids[i]);
+		if (onefile__alive((int)pids[i]) && access(path, F_OK) != 0)
+			pids[kept++] = pids[i];
+	}
+	return kept;
+}
+
+/*
+ * The tree's processes that run without the library's endpoint, after
+ * waiting up to START_WAIT_MS for them to make one or end.
+ */
+static unsigned unstarted(const char *cdir)
+{
+	static uint32_t pids[TREE_MAX];
+	size_t n;
+
+	for (int waited = 0;; waited += START_WAIT_STEP_MS) {
+		/* the tree as its latest records say (an exec of a static program, an end) */
+		if ((n = exec_watch__tree(pids, TREE_MAX)) == (size_t)-1)
+			return 0;
+		if (!(n = without_endpoint(cdir, pids, n)) || waited >= START_WAIT_MS)
+			return (unsigned)n;
+		nanosleep(&(struct timespec){0, START_WAIT_STEP_MS * 1000000L}, NULL);
+	}
+}
+
+unsigned onefile_live__unwritten(const char *dir, const char *base, unsigned *not_started)
 {
 	char cdir[PATH_MAX], path[PATH_MAX + 300], text[PATH_MAX + 512];
 	unsigned long long since = 0;
@@ -66,9 +107,12 @@ unsigned onefile_live__unwritten(const char *dir, const char *base)
 	unsigned n = 0;
 	DIR *d;
 
+	*not_started = 0;
 	if (!textfile__stat("/proc/self/stat", &since, &state) || !since || stat(dir, &want) < 0 ||
-	    ap_control_dir_make(cdir, sizeof(cdir), getenv("XDG_RUNTIME_DIR")) ||
-	    !(d = opendir(cdir)))
+	    ap_control_dir_make(cdir, sizeof(cdir), getenv("XDG_RUNTIME_DIR")))
+		return 0;
+	*not_started = unstarted(cdir); /* first: they may make their endpoints meanwhile */
+	if (!(d = opendir(cdir)))
 		return 0;
 	while ((e = readdir(d))) {
 		char *end;
