@@ -45,7 +45,7 @@ int mappings__write_kernel(struct writer *w);
 int samplers__start(void);
 int samplers__attach(pid_t tid);
 void samplers__stop_self(void);
-void samplers__stop_all(void);
+void samplers__stop_all(bool keep_self);
 pid_t samplers__tid_of(pthread_t handle);
 void samplers__rename(pid_t tid, const char *name);
 void samplers__warn_once(int err);
@@ -198,6 +198,7 @@ struct ap_session {
 	int gen;	      /* how many execs this process made before this image */
 	bool execd;	      /* this image was started by an exec of a profiled image */
 	bool exec_pending;    /* finished for an exec that may still fail */
+	bool exec_inside;     /* ...from a handler that interrupted the profiler on this thread */
 	bool exec_keeps_name; /* that image was empty: the next one takes its name */
 	bool file_left;	      /* ...and its finished file stays there until the next replaces it */
 	bool replace_file;    /* this image's file replaces the one left at its name */

@@ -20,6 +20,9 @@
 #define WAITERS	  (1 << 30) /* in the lock word: someone sleeps on it (tids are below 2^22) */
 #define HOLDER(v) ((v) & ~WAITERS)
 
+/* This thread's interrupted write will resume (writer__own_write_resumes): never taken over. */
+static AP_TLS bool own_resumes;
+
 /*
  * Take the file lock: false when it cannot be had (the holder is alive and
  * busy for LOCK_WAIT_NS). Waiters sleep on the lock word (futex), 20 ms at a
@@ -39,6 +42,9 @@ bool writer_lock__take(struct writer *w)
 		if (__atomic_compare_exchange_n(&w->lock, &cur, mine, false, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED))
 			return true;
+		if (HOLDER(cur) == self && own_resumes)
+			return false; /* an exec from a handler, which may fail: the write resumes
+				       */
 		if (HOLDER(cur) == self ||
 		    (i > 0 && raw_syscall(SYS_tgkill, getpid(), HOLDER(cur), 0) < 0 &&
 		     errno == ESRCH)) {
@@ -69,4 +75,23 @@ void writer_lock__give(struct writer *w)
 {
 	if (__atomic_exchange_n(&w->lock, 0, __ATOMIC_RELEASE) & WAITERS)
 		raw_syscall(SYS_futex, &w->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/*
+ * The code a handler of the program interrupted on this thread resumes after it (an exec that
+ * can fail, lifecycle.c): while on, a lock this thread holds (the interrupted code's write) is not
+ * taken over, and the writes that would need it are dropped. Async-signal-safe.
+ */
+void writer__own_write_resumes(bool on)
+{
+	own_resumes = on;
+}
+
+/* Does this thread hold w's lock (a write of its own that a handler interrupted)?
+ * Async-signal-safe. */
+bool writer__held_here(const struct writer *w)
+{
+	int cur = __atomic_load_n(&w->lock, __ATOMIC_RELAXED);
+
+	return cur && HOLDER(cur) == (int)raw_syscall(SYS_gettid);
 }

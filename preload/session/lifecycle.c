@@ -446,6 +446,20 @@ out_counters:
 }
 
 /*
+ * Was this thread inside the profiler when the handler of the program that calls exec
+ * interrupted it: a memory sample or a live-table update (the memory guard up), its sampler's
+ * buffer held (a memory sample's record, a rename), or a write of the file? Its code resumes
+ * if the exec fails, on what it held: the exec path keeps all that (lifecycle__before_exec).
+ */
+static bool interrupted_inside(void)
+{
+	struct ap_thread *t = ap_self;
+
+	return ap_mem.busy || (t && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST)) ||
+	       writer__held_here(&autoprof.writer);
+}
+
+/*
  * What both endings of this image (its exit, its exec) begin with: false when the session is
  * not this process's or has ended already; else the session ends here: the ctl endpoints
  * withdrawn, every sampler stopped, the live set written (kept at exec, for the next to
@@ -457,10 +471,12 @@ static bool stand_down(bool exec)
 	    getpid() != autoprof.pid)
 		return false;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
+	autoprof.exec_inside = exec && interrupted_inside();
+	writer__own_write_resumes(autoprof.exec_inside);
 	control__withdraw();
-	writer__staging(&autoprof.writer, true); /* a file not made yet: only if not empty */
-	samplers__stop_all();
-	memory__stop(&autoprof.writer, exec); /* the live set */
+	writer__staging(&autoprof.writer, true);  /* a file not made yet: only if not empty */
+	samplers__stop_all(autoprof.exec_inside); /* the thread's own sampler kept then */
+	memory__stop(&autoprof.writer, exec);	  /* the live set */
 	return true;
 }
 
@@ -524,11 +540,14 @@ void lifecycle__before_exec(void)
 	image_counters__save(false);
 	/* one that allocated an interval keeps its allocations and live set (a program that
 	 * allocates, then execs); sh -c or env, whether or not an allocation was sampled, not */
-	autoprof.exec_keeps_name = !autoprof.stats.samples && !memory__an_interval();
+	autoprof.exec_keeps_name =
+	    !autoprof.exec_inside && !autoprof.stats.samples && !memory__an_interval();
 	autoprof.file_left = false;
 	record_delivered_period();
 	if (autoprof.exec_keeps_name && !autoprof.top)
 		remove_file(); /* not finished first: nobody reads it */
+	else if (autoprof.exec_inside && writer__held_here(&autoprof.writer))
+		; /* the interrupted write resumes if the exec fails: the file stays as it is */
 	else if (file_features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
 		autoprof.file_left = true;
 	counting__keep_across_exec(&autoprof.counters, true);
@@ -557,6 +576,17 @@ void lifecycle__exec_failed(void)
 		return;
 	autoprof.exec_pending = false;
 	counting__keep_across_exec(&autoprof.counters, false);
+	if (autoprof.exec_inside) { /* the thread's sampler, buffer and file as they were */
+		autoprof.exec_inside = false;
+		writer__own_write_resumes(false);
+		if (autoprof.writer.sealed && writer__reopen(&autoprof.writer))
+			return; /* the sampler writes nothing more (the interrupted code is on it)
+				 */
+		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
+		control__publish();
+		memory__start();
+		return;
+	}
 	if (!autoprof.exec_keeps_name && writer__reopen(&autoprof.writer) == 0) {
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 		if (samplers__start() == 0) {

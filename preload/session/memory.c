@@ -526,8 +526,9 @@ bool memory__an_interval(void)
  */
 void memory__stop(struct writer *w, bool more)
 {
+	static bool said_busy; /* a handler's exec that fails on every tick says it once */
 	uint64_t blocks = 0, bytes = 0;
-	bool inside = ap_mem.busy;
+	bool inside = ap_mem.busy, held;
 	int err;
 
 	if (!__atomic_exchange_n(&ap_mem_on, false, __ATOMIC_ACQ_REL))
@@ -535,17 +536,23 @@ void memory__stop(struct writer *w, bool more)
 	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__stop();
-	err = live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes,
-			      !inside, more);
+	/* a write of this thread's that the handler (an exec's) interrupted: it resumes if the
+	 * exec fails; nothing is written meanwhile */
+	held = writer__held_here(w);
+	err = held ? -EBUSY
+		   : live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes,
+				     !inside, more);
 	memory__guard_down();
-	if (err == -EBUSY && inside) {
-		if (keeps_file()) /* a child that took no sample leaves no file to tell */
+	if (err == -EBUSY && (inside || held)) {
+		if (keeps_file() && !__atomic_exchange_n(&said_busy, true, __ATOMIC_RELAXED))
 			pr_warn("AUTOPROF_MEMORY: the live set is not in the file: the image "
-				"ended in a signal handler that interrupted the profiler's table");
+				"ended in a signal handler that interrupted the profiler%s",
+				more ? " (said once)" : "");
 	} else if (err && err != -EFBIG) { /* past RLIMIT_FSIZE: the file's end says it once */
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	}
-	note_before(w, __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED));
+	if (!held)
+		note_before(w, __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED));
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
 	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "

@@ -244,13 +244,37 @@ void samplers__stop_self(void)
 	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* Stop every thread still sampling; the process is ending. Not async-signal-safe. */
-void samplers__stop_all(void)
+/*
+ * The calling thread's records out, its sampler kept (an exec from a handler that interrupted
+ * the profiler on this thread: the interrupted code resumes on it if the exec fails): only when
+ * nothing of ours holds its buffer or the file (then they wait for the thread's next flush).
+ */
+static void flush_self(void)
+{
+	struct ap_thread *t = ap_self;
+
+	if (!t || writer__held_here(t->sampler->writer) || !buffer__enter(t))
+		return;
+	on_signal__drain(t, NULL);
+	buffer__flush(t);
+	buffer__leave(t);
+}
+
+/*
+ * Stop every thread still sampling; the process is ending. keep_self: the calling thread's
+ * sampler is flushed only (flush_self), and stays. Not async-signal-safe.
+ */
+void samplers__stop_all(bool keep_self)
 {
 	sigset_t old;
 	int top;
 
-	samplers__stop_self();
+	signals__block_sampling(&old);
+	if (keep_self)
+		flush_self();
+	signals__sigmask(SIG_SETMASK, &old, NULL);
+	if (!keep_self)
+		samplers__stop_self();
 	signals__block_sampling(&old);
 	top = registry__top();
 	for (int i = 0; i <= top; i++) {
@@ -259,7 +283,7 @@ void samplers__stop_all(void)
 
 		registry__lock();
 		t = registry__at(i);
-		if (t)
+		if (t && !(keep_self && t == ap_self))
 			mine = registry__claim(t);
 		registry__unlock();
 		if (mine)
