@@ -114,6 +114,8 @@ void memory__start(void);
  * the set is kept, and the next one written to the file retires it.
  */
 void memory__stop(struct writer *w, bool more);
+/* A failed exec of an image whose file was removed for it: counts from zero in the new file. */
+void memory__exec_fresh(void);
 /* The same from a deadly signal's handler: the live set if its lock is free. Async-signal-safe. */
 void memory__stop_emergency(struct writer *w);
 /* A window's end: its file gets the live set, if the table is free soon. Async-signal-safe. */

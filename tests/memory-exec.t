@@ -13,11 +13,15 @@
 # at AUTOPROF_MEMORY_INTERVAL=8 and 16: the estimated bytes within 1% of the
 # truth over 3 runs (a gap that is not exactly of mean I biases them: an
 # exponential truncated to whole bytes gave +4.9% at 8, +3% at 16).
+# "smallfail" (below one interval: the name handed on) fails its exec and goes
+# on: its file has both sites' bytes (the first process), or a descendant's
+# new file counts from zero and states the removed one's bytes; "pathexec"
+# searches a path with execs that fail before one that runs.
 # libctoralloc.so's constructor runs before libautoprof.so's and leaks
 # 1,000,000 bytes: not in the profile, and autoprof-report says so.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/memexec" "$B/progs/libctoralloc.so"
-plan 19
+plan 26
 
 P=$B/progs
 A=$B/autoprof
@@ -98,6 +102,47 @@ got="$(at m.data live-bytes first_site) $(at m.data live-bytes second_site)"
 is "$got" "1048576 2097152" "failed exec under the launcher (one file): live bytes counted once" ||
 	diag_file m.err
 
+# ---- a failed exec of an image that hands its name on (below one interval) ----
+# smallfail: less_site() leaks 100 x 1000 bytes, the exec fails, more_site()
+# leaks 100 x 2000; at AUTOPROF_MEMORY_INTERVAL=1 the file has the truth. The
+# run's first process left its finished file for the next image, and a new one
+# replaced it: alloc-bytes lost less_site (0, its live bytes 100000), while the
+# end said 201 samples for a file of 101.
+AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_VERBOSE=1 profile sf.data "$P/memexec" smallfail >sf.out 2>sf.err
+got="$(cat sf.out) $(at sf.data alloc-bytes less_site) $(at sf.data alloc-bytes more_site)"
+got="$got $(at sf.data live-bytes less_site) $(at sf.data live-bytes more_site)"
+is "$got" "exec failed 100000 200000 100000 200000" \
+	"failed exec after the name was handed on (first process): allocated and live bytes at both sites" ||
+	diag_file sf.err
+said=$(sed -n 's/.*memory: \([0-9]*\) allocation samples.*/\1/p' sf.err | tail -1)
+infile=$(perf script -i sf.data -F event 2>>perf.err | grep -c alloc-bytes)
+is "$said" "$infile" "...the samples said at the end are the file's"
+timeout -s KILL 60 "$A" -q --memory --memory-interval 1 -o sl.data -- "$P/memexec" smallfail >sl.out 2>sl.err
+got="$(at sl.data alloc-bytes less_site) $(at sl.data alloc-bytes more_site)"
+is "$got" "100000 200000" "...and under the launcher" || diag_file sl.err
+# a descendant's file is removed for the exec: the new one counts from zero
+# and says what the removed one held (it said nothing, and counted 201);
+# AUTOPROF_TOP names another process the run's first: memexec is a descendant
+AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_VERBOSE=1 AUTOPROF_TOP=1 profile "$PWD/sd.data" "$P/memexec" smallfail \
+	>sd.out 2>sd.err
+sdc=$(ls sd.data.* 2>/dev/null | grep -v '\.stat$' | head -1)
+got="$(at "$sdc" alloc-bytes more_site) $(at "$sdc" live-bytes less_site) $(at "$sdc" live-bytes more_site)"
+is "$got" "200000 100000 200000" "failed exec in a descendant after the name was handed on: the new file's bytes" ||
+	diag_file sd.err
+"$REPORT" --leaks "$sdc" 2>>report.err | grep -q '^Not sampled: 100000 bytes'
+ok $? "...and autoprof-report says the 100000 bytes of the removed file"
+said=$(sed -n 's/.*memory: \([0-9]*\) allocation samples (\([0-9]*\) bytes.*/\1 \2/p' sd.err | tail -1)
+infile=$(perf script -i "$sdc" -F event,period 2>>perf.err | awk '$2 == "alloc-bytes:" && $1 > 0 { n++; b += $1 } END { print n + 0, b + 0 }')
+is "$said" "$infile" "...and the samples and bytes said at its end are the file's"
+
+# pathexec: a search of the path in the program (os.execvp): two execs fail,
+# the third runs true, which takes the name: one file, true's
+timeout -s KILL 60 "$A" -q --memory --memory-interval 1 -o pe.data -- "$P/memexec" pathexec >pe.out 2>pe.err
+echo $? >pe.rc
+got="$(cat pe.rc) $(ls pe.data* | grep -cv '\.stat$') $(perf script -i pe.data -F comm 2>>perf.err | sort -u | tr -d ' ')"
+is "$got" "0 1 true" "a path searched by execs that fail, then one that runs: one file, the last image's" ||
+	diag_file pe.err
+
 # ---- small intervals: the estimates unbiased ----
 N=400000
 for I in 8 16; do
@@ -137,7 +182,7 @@ ok $? "without such a constructor nothing is said (the profiler's own start is n
 
 # ---- real readers take every file ----
 bad=""
-for f in e.data l.data f.data m.data "$child" c.data cl.data; do
+for f in e.data l.data f.data m.data "$child" c.data cl.data sf.data sl.data "$sdc" pe.data; do
 	perf script -i "$f" >/dev/null 2>>perf.err || bad="$bad perf-script:$f"
 	"$PERFPARSER" --input "$f" --print-stats >/dev/null 2>&1 || bad="$bad perfparser:$f"
 done

@@ -567,8 +567,11 @@ int lifecycle__next_gen(void)
 }
 
 /*
- * The exec failed: the image goes on, and so does its profile, in the same file (or a new one
- * if it was removed for being empty). Other threads, stopped for the exec, stay unprofiled.
+ * The exec failed: the image goes on, and so does its profile, in the same file: also one
+ * that handed its name on, when its finished file was left at the name (the run's first
+ * process: what it allocated before the exec stays in the profile). A descendant's, removed
+ * for the exec, starts anew, its counts from zero (memory__exec_fresh() states the bytes of
+ * the removed file). Other threads, stopped for the exec, stay unprofiled.
  */
 void lifecycle__exec_failed(void)
 {
@@ -580,14 +583,15 @@ void lifecycle__exec_failed(void)
 		autoprof.exec_inside = false;
 		writer__own_write_resumes(false);
 		if (autoprof.writer.sealed && writer__reopen(&autoprof.writer))
-			return; /* the sampler writes nothing more (the interrupted code is on it)
-				 */
+			return; /* its sampler writes nothing more: the resumed code is on it */
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 		control__publish();
 		memory__start();
 		return;
 	}
-	if (!autoprof.exec_keeps_name && writer__reopen(&autoprof.writer) == 0) {
+	if ((!autoprof.exec_keeps_name || autoprof.file_left) &&
+	    writer__reopen(&autoprof.writer) == 0) {
+		autoprof.file_left = false;
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 		if (samplers__start() == 0) {
 			control__publish();
@@ -602,8 +606,10 @@ void lifecycle__exec_failed(void)
 	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
 	autoprof.replace_file = autoprof.file_left;	    /* this image's own empty file */
 	autoprof.file_left = false;
-	if (session_open(false) == 0)
+	if (session_open(false) == 0) {
+		memory__exec_fresh();
 		memory__start();
+	}
 }
 
 /*

@@ -45,6 +45,8 @@ static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
 static uint64_t fork_dropped; /* the parent's sampled blocks a child dropped (fork_inside) */
 /* Bytes allocated before sampling: the starting thread's (memory__mark()), others' (atomic). */
 static uint64_t start_mark, pre_start;
+/* The bytes note_before() stated in the image's file (memory__exec_fresh() states them again). */
+static uint64_t stated;
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -357,7 +359,7 @@ static void after_fork(void)
  */
 static void after_fork_child(void)
 {
-	samples = sampled_bytes = unplaced = pre_start = 0;
+	samples = sampled_bytes = unplaced = pre_start = stated = 0;
 	ap_mem.sampled = 0;
 	memory_agg__forget();
 	if (ap_mem.rng) { /* the countdown restored by the guard's end: drawn anew (and drawn,
@@ -398,9 +400,34 @@ static void note_before(struct writer *w, uint64_t n)
 	len = memory_sample__put(rec, sizeof(rec), alloc_id, (uint32_t)autoprof.pid,
 				 (uint32_t)autoprof.pid, now, 0, 0, chain, 2, n);
 	block_all(&old); /* our handler appends too */
-	writer__append(w, rec, len);
+	if (writer__append(w, rec, len) == 0)
+		stated += n;
 	restore(&old);
 	writer__note_times(w, now, now);
+}
+
+/*
+ * A failed exec of an image whose file was removed for it (a descendant that handed its name
+ * on): the new file's counts start from zero, and what the image allocated before the exec
+ * (its records went with the removed file; its blocks still live stay in the live set) is
+ * stated in it as not in the profile, with what the removed file stated. After the file is
+ * open, before memory__start(). Not async-signal-safe.
+ */
+void memory__exec_fresh(void)
+{
+	uint64_t all = __atomic_exchange_n(&sampled_bytes, 0, __ATOMIC_RELAXED), n = stated;
+	int64_t own = ap_mem.rng ? ap_mem.drawn - ap_mem.left : 0; /* exact: this thread's */
+
+	if (!autoprof.cfg->memory || !alloc_id)
+		return;
+	n += own > 0 ? (uint64_t)own : 0;
+	n += all > ap_mem.sampled ? all - ap_mem.sampled : 0; /* other threads', estimated */
+	__atomic_store_n(&samples, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&unplaced, 0, __ATOMIC_RELAXED);
+	ap_mem.sampled = 0;
+	ap_mem.drawn = ap_mem.left; /* its own bytes counted from here */
+	stated = 0;
+	note_before(&autoprof.writer, n);
 }
 
 void memory__start(void)

@@ -156,7 +156,8 @@ void output__print_memory_before(const struct session *s, FILE *out)
 	if (s->memory_before)
 		fprintf(out,
 			"Not sampled: %llu bytes in allocations before profiling started are not "
-			"in the profile (constructors run before libautoprof.so's)\n",
+			"in the profile (constructors run before libautoprof.so's, or an image's "
+			"allocations before a failed exec, in the file removed for it)\n",
 			(unsigned long long)s->memory_before);
 }
 

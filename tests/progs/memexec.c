@@ -7,6 +7,12 @@
 //             leaks 2 MiB more and the program exits
 //   smallexec few_site() leaks 1000 blocks of 1000 bytes (less than 1 MiB),
 //             then the program execs /bin/true
+//   smallfail less_site() leaks 100 blocks of 1000 bytes (less than an
+//             interval), execv of a missing file (fails), then more_site()
+//             leaks 100 blocks of 2000 bytes; the program exits
+//   pathexec  less_site() leaks 100 blocks of 1000 bytes, then looks for
+//             "true" in /nonexistent/a, /nonexistent/b, /bin as Python's
+//             os.execvp does (an execv in each: two fail), and runs it
 //   small N   tiny_site() makes N allocations of 4 bytes (each freed at
 //             once), prints "allocated BYTES" (the bytes asked for)
 #define _GNU_SOURCE
@@ -45,6 +51,18 @@ __attribute__((noinline)) void few_site(void)
 {
 	for (int i = 0; i < 1000; i++)
 		few_kept[i] = malloc(1000);
+}
+
+__attribute__((noinline)) void less_site(void)
+{
+	for (int i = 0; i < 100; i++)
+		few_kept[i] = malloc(1000);
+}
+
+__attribute__((noinline)) void more_site(void)
+{
+	for (int i = 0; i < 100; i++)
+		few_kept[500 + i] = malloc(2000);
 }
 
 __attribute__((noinline)) void tiny_site(long n)
@@ -97,6 +115,28 @@ int main(int argc, char **argv)
 		second_site();
 		printf("exec failed, %d blocks\n", nkeep);
 		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "smallfail")) {
+		char *args[] = {"missing", NULL};
+
+		less_site();
+		execv("/nonexistent/memexec-missing", args);
+		more_site();
+		printf("exec failed\n");
+		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "pathexec")) {
+		static const char *dirs[] = {"/nonexistent/a", "/nonexistent/b", "/bin"};
+		char *args[] = {"true", NULL};
+		char path[64];
+
+		less_site();
+		for (int i = 0; i < 3; i++) {
+			snprintf(path, sizeof(path), "%s/true", dirs[i]);
+			execv(path, args);
+		}
+		perror("exec true");
+		return 1;
 	}
 	if (argc >= 3 && !strcmp(argv[1], "small")) {
 		long n = atol(argv[2]);
