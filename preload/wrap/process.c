@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * process.c - the exec family, posix_spawn, _exit, quick_exit and the exits
- * made through syscall(), interposed.
+ * process.c - the exec family (execveat too), posix_spawn, _exit, quick_exit,
+ * and the execs and exits made through syscall(), interposed.
  *
  * No destructor runs at exec or _exit, so the image's file is finished just
  * before them; if an exec fails, profiling goes on. Each exec hands the next
@@ -12,6 +12,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <spawn.h>
@@ -30,6 +31,7 @@ extern char **environ;
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			const posix_spawnattr_t *, char *const[], char *const[]);
 typedef void (*exit_fn)(int);
@@ -105,6 +107,24 @@ AP_API int fexecve(int fd, char *const argv[], char *const envp[])
 	}
 	exec_note__static(NULL, fd, false, -1);
 	return EXEC_WITH_ENV(envp, real(fd, argv, env_));
+}
+
+/* execveat (glibc 2.34): not through execve, so it needs a wrapper of its own (without one the
+ * next image took the name of this one, whose file it moved aside unfinished). */
+AP_API int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	static execveat_fn real;
+
+	if (!real)
+		real = (execveat_fn)next("execveat");
+	if ((flags & AT_EMPTY_PATH) && !*path)
+		exec_note__static(NULL, dirfd, false, -1);
+	else if (*path == '/' || dirfd == AT_FDCWD)
+		exec_note__static(path, -1, false, -1);
+	if (!real) /* an older libc: the system call itself */
+		return EXEC_WITH_ENV(
+		    envp, (int)raw_syscall(SYS_execveat, dirfd, path, argv, env_, flags));
+	return EXEC_WITH_ENV(envp, real(dirfd, path, argv, env_, flags));
 }
 
 AP_API int execv(const char *path, char *const argv[])
@@ -283,6 +303,11 @@ AP_API long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap_list, long);
 	va_end(ap_list);
+	if (nr == SYS_execve) /* the wrappers' work first, the call itself through libc */
+		return execve((const char *)a[0], (char *const *)a[1], (char *const *)a[2]);
+	if (nr == SYS_execveat && a[1]) /* (a NULL path: passed on as it is) */
+		return execveat((int)a[0], (const char *)a[1], (char *const *)a[2],
+				(char *const *)a[3], (int)a[4]);
 	if (nr == SYS_exit_group)
 		lifecycle__stop(); /* nothing unless this process owns a file */
 	else if (nr == SYS_exit)

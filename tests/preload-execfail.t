@@ -1,0 +1,56 @@
+#!/bin/sh
+# preload-execfail.t - the exec family's less common doors: execveat and the
+# execs made through syscall() (no wrapper saw them: the next image took the
+# first's name and moved its unfinished file aside to NAME.old), and execs
+# that fail by each door (execve, execveat, fexecve, syscall, posix_spawn,
+# a vfork child's): the program sees the same return value, errno, output
+# and exit status as without us, and its profile goes on after the failure.
+# tests/progs/execfam drives each case. No timing is measured.
+. "$(dirname "$0")/lib.sh"
+needs "$B/progs/execfam" "$B/libautoprof.so" "$B/autoprof"
+plan 11
+
+P=$B/progs/execfam
+A=$B/autoprof
+
+# site FILE SYMBOL: the samples of FILE with SYMBOL in their stack (perf script).
+site() {
+	perf script -i "$1" -F ip,sym 2>>perf.err |
+		awk -v s="$2" 'NF == 0 { n += hit; hit = 0; next } $2 == s { hit = 1 }
+			END { print n + hit }'
+}
+
+# ---- a successful exec by execveat or syscall(): each image its own profile ----
+for m in execveat sysexec sysexecat; do
+	rm -rf $m.data*
+	timeout -s KILL 60 "$A" -o $m.data -- "$P" $m >$m.out 2>$m.err
+	rc=$?
+	n=$(perf script -i $m.data -F comm,ip,sym 2>>perf.err | grep -c spin_site)
+	ls $m.data* | grep -v '\.stat$' >$m.files
+	[ $rc = 3 ] && [ "$n" -gt 0 ] && [ "$(wc -l <$m.files)" = 1 ] &&
+		grep -q 'holds 2 process images' $m.err
+	ok $? "$m of /bin/sh: its status (3), the first image's samples in the run's file ($n), no other file" ||
+		{ diag_file $m.files; diag_file $m.err; }
+done
+
+# ---- execs that fail: the same return, errno and output; profiling goes on ----
+for k in execve execveat fexecve fexecvebad sysexec spawn vfork; do
+	want=$(timeout -s KILL 60 "$P" fail $k 2>&1; echo "status $?")
+	rm -rf f$k.data*
+	got=$(timeout -s KILL 60 env AUTOPROF_OUTPUT=f$k.data LD_PRELOAD="$LIB" "$P" fail $k 2>f$k.err
+		echo "status $?")
+	before=$(site f$k.data spin_site) after=$(site f$k.data after_site)
+	[ "$got" = "$want" ] && [ "$before" -gt 0 ] && [ "$after" -gt 0 ]
+	ok $? "a failed $k: as without us ($(echo $got | tr '\n' ' ')), samples ($before), after the exec ($after)" ||
+		{ diag "want: $want"; diag_file f$k.err; }
+done
+
+# every file reads cleanly
+bad=""
+for f in *.data*; do
+	case $f in *.stat) continue ;; esac
+	perf script -i "$f" >/dev/null 2>script.err && [ ! -s script.err ] || bad="$bad $f"
+done
+[ -z "$bad" ]
+ok $? "perf script reads every file without a word${bad:+ (not:$bad)}"
+done_testing

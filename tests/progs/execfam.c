@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * execfam.c - the exec family's less common doors, succeeding and failing
+ * (tests/preload-execfail.t). Each mode spins 100 ms of CPU time in
+ * spin_site() first, so that the image has samples of its own.
+ *   execfam execveat     execveat(AT_FDCWD, "/bin/sh", sh -c 'exit 3')
+ *   execfam sysexec      the same through syscall(SYS_execve)
+ *   execfam sysexecat    the same through syscall(SYS_execveat)
+ *   execfam fail KIND    an exec that fails, then 100 ms more in
+ *                        after_site() (which calls spin_site()), exit 0;
+ *                        prints "KIND ret errno" (errno as the call left
+ *                        it): KIND execve (a missing file), execveat
+ *                        (missing), fexecve (an fd of /dev/null: EACCES),
+ *                        fexecvebad (fd 99: EBADF), sysexec (missing),
+ *                        spawn (posix_spawn of a missing file: its error),
+ *                        vfork (vfork, execve of a missing file, _exit(127):
+ *                        the child's status)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+static volatile unsigned long sink;
+
+__attribute__((noinline)) void spin_site(double seconds)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	do {
+		for (int i = 0; i < 10000; i++)
+			sink += (unsigned long)i;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	} while ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < seconds);
+}
+
+/* The work after a failed exec: its samples tell that profiling went on. */
+__attribute__((noinline)) void after_site(double seconds)
+{
+	spin_site(seconds);
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+static int fail(const char *kind)
+{
+	static const char missing[] = "/nonexistent/execfam-missing";
+	char *args[] = {"missing", NULL};
+	long ret = 0;
+	int st = 0;
+	pid_t pid;
+
+	errno = 0;
+	if (!strcmp(kind, "execve")) {
+		ret = execve(missing, args, environ);
+	} else if (!strcmp(kind, "execveat")) {
+		ret = execveat(AT_FDCWD, missing, args, environ, 0);
+	} else if (!strcmp(kind, "fexecve")) {
+		ret = fexecve(open("/dev/null", O_RDONLY | O_CLOEXEC), args, environ);
+	} else if (!strcmp(kind, "fexecvebad")) {
+		ret = fexecve(99, args, environ);
+	} else if (!strcmp(kind, "sysexec")) {
+		ret = syscall(SYS_execve, missing, args, environ);
+	} else if (!strcmp(kind, "spawn")) {
+		ret = posix_spawn(&pid, missing, NULL, NULL, args, environ);
+		if (!ret)
+			waitpid(pid, &st, 0);
+		ret = ret ? ret : st;
+	} else if (!strcmp(kind, "vfork")) {
+		pid = vfork();
+		if (pid == 0) {
+			execve(missing, args, environ);
+			_exit(127);
+		}
+		waitpid(pid, &st, 0);
+		ret = st;
+	} else {
+		return 2;
+	}
+	printf("%s %ld %d\n", kind, ret, errno);
+	fflush(stdout);
+	after_site(0.1);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char *sh[] = {"sh", "-c", "exit 3", NULL};
+
+	if (argc < 2)
+		return 2;
+	spin_site(0.1);
+	if (!strcmp(argv[1], "execveat"))
+		execveat(AT_FDCWD, "/bin/sh", sh, environ, 0);
+	else if (!strcmp(argv[1], "sysexec"))
+		syscall(SYS_execve, "/bin/sh", sh, environ);
+	else if (!strcmp(argv[1], "sysexecat"))
+		syscall(SYS_execveat, AT_FDCWD, "/bin/sh", sh, environ, 0);
+	else if (!strcmp(argv[1], "fail") && argc > 2)
+		return fail(argv[2]);
+	return 2;
+}
