@@ -4,11 +4,12 @@
 # first's name and moved its unfinished file aside to NAME.old), and execs
 # that fail by each door (execve, execveat, fexecve, syscall, posix_spawn,
 # a vfork child's): the program sees the same return value, errno, output
-# and exit status as without us, and its profile goes on after the failure.
+# and exit status as without us, and its profile goes on after the failure,
+# on every thread.
 # tests/progs/execfam drives each case. No timing is measured.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/execfam" "$B/libautoprof.so" "$B/autoprof"
-plan 11
+plan 13
 
 P=$B/progs/execfam
 A=$B/autoprof
@@ -43,6 +44,17 @@ for k in execve execveat fexecve fexecvebad sysexec spawn vfork; do
 	[ "$got" = "$want" ] && [ "$before" -gt 0 ] && [ "$after" -gt 0 ]
 	ok $? "a failed $k: as without us ($(echo $got | tr '\n' ' ')), samples ($before), after the exec ($after)" ||
 		{ diag "want: $want"; diag_file f$k.err; }
+done
+
+# ---- the other threads sample on after a failed exec (they were stopped for
+# it and stayed unprofiled, without a word: 0 samples in worker_after) ----
+for opt in "" --memory; do
+	rm -rf th.data*
+	got=$(timeout -s KILL 60 "$A" -q $opt -o th.data -- "$P" threads 2>th.err; echo "status $?")
+	after=$(site th.data worker_after)
+	[ "$got" = "$(printf 'threads -1 2\nstatus 0')" ] && [ "$after" -gt 0 ]
+	ok $? "a failed exec in a thread while two others work${opt:+ ($opt)}: their samples after it ($after)" ||
+		{ diag "$got"; diag_file th.err; }
 done
 
 # every file reads cleanly

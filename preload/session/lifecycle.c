@@ -79,14 +79,18 @@ static void say_missing_pmu(const struct ap_counters *cs, int fell_back)
 		pr_warn("not counting %s: the machine lacks them", missing);
 }
 
+/* The counts of the threads still sampling at an exec (samplers__flush_all), not yet folded. */
+static struct ap_stats exec_stats;
+
 /* The timer source: give the file the period actually delivered, on average. */
 static void record_delivered_period(void)
 {
 	struct perf_event_attr *attr = &autoprof.writer.events[0].attr;
+	uint64_t samples = autoprof.stats.samples + exec_stats.samples;
 
-	if (!autoprof.cfg->timer_mode || !autoprof.stats.samples)
+	if (!autoprof.cfg->timer_mode || !samples)
 		return;
-	attr->sample_period = autoprof.stats.period_sum / autoprof.stats.samples;
+	attr->sample_period = (autoprof.stats.period_sum + exec_stats.period_sum) / samples;
 	attr->freq = 0;
 	writer__update_attr(&autoprof.writer, 0);
 	pr_info("timer sampling delivered %.0f samples per CPU-second (asked for %llu)",
@@ -462,8 +466,8 @@ static bool interrupted_inside(void)
 /*
  * What both endings of this image (its exit, its exec) begin with: false when the session is
  * not this process's or has ended already; else the session ends here: the ctl endpoints
- * withdrawn, every sampler stopped, the live set written (kept at exec, for the next to
- * retire if it fails). Not async-signal-safe.
+ * withdrawn, every sampler stopped (at exec flushed only: the exec may fail), the live set
+ * written (kept at exec, for the next to retire if it fails). Not async-signal-safe.
  */
 static bool stand_down(bool exec)
 {
@@ -474,9 +478,13 @@ static bool stand_down(bool exec)
 	autoprof.exec_inside = exec && interrupted_inside();
 	writer__own_write_resumes(autoprof.exec_inside);
 	control__withdraw();
-	writer__staging(&autoprof.writer, true);  /* a file not made yet: only if not empty */
-	samplers__stop_all(autoprof.exec_inside); /* the thread's own sampler kept then */
-	memory__stop(&autoprof.writer, exec);	  /* the live set */
+	writer__staging(&autoprof.writer, true); /* a file not made yet: only if not empty */
+	memset(&exec_stats, 0, sizeof(exec_stats));
+	if (exec) /* they sample on if the exec fails (the kernel ends them if not) */
+		samplers__flush_all(&exec_stats);
+	else
+		samplers__stop_all();
+	memory__stop(&autoprof.writer, exec); /* the live set */
 	return true;
 }
 
@@ -540,8 +548,11 @@ void lifecycle__before_exec(void)
 	image_counters__save(false);
 	/* one that allocated an interval keeps its allocations and live set (a program that
 	 * allocates, then execs); sh -c or env, whether or not an allocation was sampled, not */
-	autoprof.exec_keeps_name =
-	    !autoprof.exec_inside && !autoprof.stats.samples && !memory__an_interval();
+	autoprof.exec_keeps_name = !autoprof.exec_inside &&
+				   !(autoprof.stats.samples + exec_stats.samples) &&
+				   !memory__an_interval();
+	if (autoprof.exec_keeps_name) /* no sample to keep: a failed exec starts over */
+		samplers__stop_all();
 	autoprof.file_left = false;
 	record_delivered_period();
 	if (autoprof.exec_keeps_name && !autoprof.top)
@@ -567,30 +578,35 @@ int lifecycle__next_gen(void)
 }
 
 /*
- * The exec failed: the image goes on, and so does its profile, in the same file: also one
- * that handed its name on, when its finished file was left at the name (the run's first
- * process: what it allocated before the exec stays in the profile). A descendant's, removed
- * for the exec, starts anew, its counts from zero (memory__exec_fresh() states the bytes of
- * the removed file). Other threads, stopped for the exec, stay unprofiled.
+ * The exec failed: the image goes on, and so does its profile, in the same file, by the same
+ * samplers (every thread's sampled on: a handler's exec that interrupted the profiler resumes
+ * it on what it held); also one that handed its name on, when its finished file was left at
+ * the name (the run's first process: what it allocated before the exec stays in the profile;
+ * its samplers, with no sample, were stopped, and the calling thread's starts again). A
+ * descendant's, removed for the exec, starts anew, its counts from zero (memory__exec_fresh()
+ * states the bytes of the removed file); its other threads stay unprofiled.
  */
 void lifecycle__exec_failed(void)
 {
+	bool inside = autoprof.exec_inside;
+
 	if (!autoprof.exec_pending || getpid() != autoprof.pid)
 		return;
 	autoprof.exec_pending = false;
+	autoprof.exec_inside = false;
+	writer__own_write_resumes(false);
 	counting__keep_across_exec(&autoprof.counters, false);
-	if (autoprof.exec_inside) { /* the thread's sampler, buffer and file as they were */
-		autoprof.exec_inside = false;
-		writer__own_write_resumes(false);
-		if (autoprof.writer.sealed && writer__reopen(&autoprof.writer))
-			return; /* its sampler writes nothing more: the resumed code is on it */
-		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
-		control__publish();
-		memory__start();
-		return;
-	}
-	if ((!autoprof.exec_keeps_name || autoprof.file_left) &&
-	    writer__reopen(&autoprof.writer) == 0) {
+	if (!autoprof.exec_keeps_name) { /* its samplers sampled on */
+		if (!autoprof.writer.sealed || writer__reopen(&autoprof.writer) == 0) {
+			__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
+			control__publish();
+			memory__start();
+			return;
+		}
+		if (inside)
+			return; /* its samplers write nothing more: the resumed code is on one */
+		samplers__stop_all(); /* a new file (below) */
+	} else if (autoprof.file_left && writer__reopen(&autoprof.writer) == 0) {
 		autoprof.file_left = false;
 		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 		if (samplers__start() == 0) {

@@ -244,37 +244,39 @@ void samplers__stop_self(void)
 	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/*
- * The calling thread's records out, its sampler kept (an exec from a handler that interrupted
- * the profiler on this thread: the interrupted code resumes on it if the exec fails): only when
- * nothing of ours holds its buffer or the file (then they wait for the thread's next flush).
- */
-static void flush_self(void)
+/* One thread's records out, its sampler kept (registry__visit). Async-signal-safe. */
+static void flush_kept(struct ap_thread *t, void *arg)
 {
-	struct ap_thread *t = ap_self;
-
-	if (!t || writer__held_here(t->sampler->writer) || !buffer__enter(t))
-		return;
-	on_signal__drain(t, NULL);
+	if (t->ring.page)
+		on_signal__drain(t, NULL); /* as finish(): a batched ring's stacks are in copies */
+	aggregate__emit_all(t);
 	buffer__flush(t);
-	buffer__leave(t);
+	buffer__fold_stats(arg, &t->stats);
 }
 
 /*
- * Stop every thread still sampling; the process is ending. keep_self: the calling thread's
- * sampler is flushed only (flush_self), and stays. Not async-signal-safe.
+ * Before an exec, which may fail: every thread's records out, its sampler kept (the threads
+ * sample on if the exec fails; the kernel ends them if it succeeds), their counts so far summed
+ * into *sum. A thread's buffer that is held (by the code a handler of the program interrupted on
+ * the calling thread: a memory sample) is left as it is. Not async-signal-safe.
  */
-void samplers__stop_all(bool keep_self)
+void samplers__flush_all(struct ap_stats *sum)
+{
+	sigset_t old;
+
+	memset(sum, 0, sizeof(*sum));
+	signals__block_sampling(&old);
+	registry__visit(flush_kept, sum);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Stop every thread still sampling; the process is ending. Not async-signal-safe. */
+void samplers__stop_all(void)
 {
 	sigset_t old;
 	int top;
 
-	signals__block_sampling(&old);
-	if (keep_self)
-		flush_self();
-	signals__sigmask(SIG_SETMASK, &old, NULL);
-	if (!keep_self)
-		samplers__stop_self();
+	samplers__stop_self();
 	signals__block_sampling(&old);
 	top = registry__top();
 	for (int i = 0; i <= top; i++) {
@@ -283,7 +285,7 @@ void samplers__stop_all(bool keep_self)
 
 		registry__lock();
 		t = registry__at(i);
-		if (t && !(keep_self && t == ap_self))
+		if (t)
 			mine = registry__claim(t);
 		registry__unlock();
 		if (mine)

@@ -15,10 +15,14 @@
  *                        spawn (posix_spawn of a missing file: its error),
  *                        vfork (vfork, execve of a missing file, _exit(127):
  *                        the child's status)
+ *   execfam threads      two threads spin in worker_site() while the main
+ *                        thread's execve of a missing file fails, then in
+ *                        worker_after() for 200 ms of CPU time each
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +51,54 @@ __attribute__((noinline)) void after_site(double seconds)
 {
 	spin_site(seconds);
 	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+static volatile int execd;
+
+__attribute__((noinline)) void worker_site(void)
+{
+	while (!execd)
+		for (int i = 0; i < 10000; i++)
+			sink += (unsigned long)i;
+}
+
+__attribute__((noinline)) void worker_after(void)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do {
+		for (int i = 0; i < 10000; i++)
+			sink += (unsigned long)i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	} while ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < 0.2);
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	worker_site();
+	worker_after();
+	return NULL;
+}
+
+/* The main thread's exec fails while two more threads work. */
+static int threads(void)
+{
+	char *args[] = {"missing", NULL};
+	pthread_t th[2];
+	int ret, err;
+
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, worker, NULL);
+	spin_site(0.05);
+	ret = execve("/nonexistent/execfam-missing", args, environ);
+	err = errno;
+	execd = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	printf("threads %d %d\n", ret, err);
+	return 0;
 }
 
 static int fail(const char *kind)
@@ -103,6 +155,8 @@ int main(int argc, char **argv)
 		syscall(SYS_execve, "/bin/sh", sh, environ);
 	else if (!strcmp(argv[1], "sysexecat"))
 		syscall(SYS_execveat, AT_FDCWD, "/bin/sh", sh, environ, 0);
+	else if (!strcmp(argv[1], "threads"))
+		return threads();
 	else if (!strcmp(argv[1], "fail") && argc > 2)
 		return fail(argv[2]);
 	return 2;

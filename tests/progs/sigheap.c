@@ -15,8 +15,12 @@
  *                        exec fails, the program goes on); "done N"
  *   sigheap exec N       the N-th tick execs /bin/true (which exits 0)
  *   sigheap exit N       the N-th tick _exits(7)
+ *   sigheap execmissmt N  execmiss with two more threads churning (the tick
+ *                        lands on any of the three)
+ *   sigheap execmt N     exec with two more threads churning
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +59,10 @@ static void on_tick(int sig)
 			if (!WIFEXITED(st) || WEXITSTATUS(st))
 				bad++;
 		}
-	} else if (!strcmp(mode, "execmiss")) {
+	} else if (!strncmp(mode, "execmiss", 8)) {
 		execve("/nonexistent/sigheap-missing", argv, environ);
 	} else if (ticks == target) {
-		if (!strcmp(mode, "exec"))
+		if (!strncmp(mode, "exec", 4))
 			execve("/bin/true", argv, environ);
 		_exit(7);
 	}
@@ -91,8 +95,17 @@ static __attribute__((noipa)) void churn(void)
 		free(slot[i]);
 }
 
+static void *churner(void *arg)
+{
+	(void)arg;
+	churn();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
+	pthread_t th[2];
+	int nth = 0;
 	struct sigaction sa;
 	struct itimerval it = {{0, 2000}, {0, 2000}};
 
@@ -102,8 +115,13 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_tick;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
+	if (!strcmp(mode, "execmissmt") || !strcmp(mode, "execmt"))
+		for (; nth < 2; nth++)
+			pthread_create(&th[nth], NULL, churner, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
 	churn();
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
 	signal(SIGALRM, SIG_IGN);
 	printf("done %d\n", (int)ticks);
 	if (bad)
