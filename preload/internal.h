@@ -217,6 +217,15 @@ struct ap_session {
 
 extern struct ap_session autoprof;
 
+/* ---- session/image_name.c: where an image's file goes (0 or -ENAMETOOLONG / -errno) ---- */
+
+/* This image's file's name: the output pattern expanded, .PID and .GEN added by the rules. */
+int image_name__path(char *out, size_t cap);
+/* Where it is written first: path, or beside it when it replaces the file left there. */
+int image_name__first_path(const char *path, char *out, size_t cap);
+/* The finished file written beside path takes its place (one rename). */
+int image_name__replace_left(const char *path);
+
 int lifecycle__start(void);
 void lifecycle__stop(void);
 void lifecycle__before_exec(void);

@@ -222,6 +222,8 @@ int64_t memory_sample__gap(void);
 size_t memory_sample__put(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
 			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
 			  unsigned nr, uint64_t size);
+/* State n bytes allocated before sampling started in w's file (attr id). Written? */
+bool memory_sample__note_before(struct writer *w, uint64_t id, uint64_t n);
 
 /* ---- session/live_set.c ---- */
 

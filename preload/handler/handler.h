@@ -235,8 +235,8 @@ void writer__note_times(struct writer *w, uint64_t first, uint64_t last);
 int writer__finish(struct writer *w, bool tidy);
 /* An exec from a handler (which may fail, and then the code it interrupted resumes): this
  * thread's interrupted write is not taken over while on; does this thread hold w's lock? */
-void writer__own_write_resumes(bool on);
-bool writer__held_here(const struct writer *w);
+void writer_lock__own_write_resumes(bool on);
+bool writer_lock__held_here(const struct writer *w);
 /* A window's end: finish the file and go on in a new one at path, starting with first. */
 int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len);
 

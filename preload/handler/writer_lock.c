@@ -20,7 +20,7 @@
 #define WAITERS	  (1 << 30) /* in the lock word: someone sleeps on it (tids are below 2^22) */
 #define HOLDER(v) ((v) & ~WAITERS)
 
-/* This thread's interrupted write will resume (writer__own_write_resumes): never taken over. */
+/* This thread's interrupted write will resume (writer_lock__own_write_resumes): never taken over. */
 static AP_TLS bool own_resumes;
 
 /*
@@ -82,14 +82,14 @@ void writer_lock__give(struct writer *w)
  * can fail, lifecycle.c): while on, a lock this thread holds (the interrupted code's write) is not
  * taken over, and the writes that would need it are dropped. Async-signal-safe.
  */
-void writer__own_write_resumes(bool on)
+void writer_lock__own_write_resumes(bool on)
 {
 	own_resumes = on;
 }
 
 /* Does this thread hold w's lock (a write of its own that a handler interrupted)?
  * Async-signal-safe. */
-bool writer__held_here(const struct writer *w)
+bool writer_lock__held_here(const struct writer *w)
 {
 	int cur = __atomic_load_n(&w->lock, __ATOMIC_RELAXED);
 

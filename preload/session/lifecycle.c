@@ -35,30 +35,6 @@ static const struct ap_settled unsettled;
 
 struct ap_session autoprof = {.cfg = &unsettled};
 
-/* Expand %p (pid) and %% in pattern into out. Returns 0 or -ENAMETOOLONG. */
-static int expand_output(const char *pattern, pid_t pid, char *out, size_t cap)
-{
-	size_t n = 0;
-
-	for (const char *p = pattern; *p; p++) {
-		int w;
-
-		if (p[0] == '%' && p[1] == 'p') {
-			w = snprintf(out + n, cap - n, "%d", (int)pid);
-			p++;
-		} else if (p[0] == '%' && p[1] == '%') {
-			w = snprintf(out + n, cap - n, "%%");
-			p++;
-		} else {
-			w = snprintf(out + n, cap - n, "%c", *p);
-		}
-		if (w < 0 || (size_t)w >= cap - n)
-			return -ENAMETOOLONG;
-		n += (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * One line for what a machine without a PMU cannot do; nothing elsewhere.
  * Said by the run's first image only (not again by a later image of the
@@ -139,22 +115,6 @@ static void attach_other_threads(void)
 	closedir(d);
 }
 
-/* Where this image's file goes; see the naming rules at the top. */
-static int image_path(char *out, size_t cap)
-{
-	const char *pattern = autoprof.cfg->output;
-	size_t n;
-
-	if (expand_output(pattern, autoprof.pid, out, cap))
-		return -ENAMETOOLONG;
-	n = strlen(out);
-	if (!strstr(pattern, "%p") && !(autoprof.top && autoprof.gen == 0))
-		n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, ".%d", (int)autoprof.pid);
-	if (autoprof.gen > 0 && n < cap)
-		n += (size_t)snprintf(out + n, cap - n, ".%d", autoprof.gen);
-	return n < cap ? 0 : -ENAMETOOLONG;
-}
-
 /*
  * Who we are in the run: the first process (top), a descendant, and which
  * exec of this process (gen). Returns whether this is the run's first
@@ -211,37 +171,6 @@ static void describe_sampler(void)
 }
 
 /*
- * Where the file is written first: path itself, or, when it replaces the
- * file the image before left there (autoprof.replace_file), a name beside
- * it that is renamed over it once the file is finished (replace_left()).
- * Returns 0 or -ENAMETOOLONG.
- */
-static int first_path(const char *path, char *out, size_t cap)
-{
-	int n = autoprof.replace_file ? snprintf(out, cap, "%s.%d.new", path, (int)autoprof.pid)
-				      : snprintf(out, cap, "%s", path);
-
-	return n >= 0 && (size_t)n < cap ? 0 : -ENAMETOOLONG;
-}
-
-/*
- * The finished file written beside path takes path's place, in one rename:
- * the run's file is there at every moment. Returns 0 or -errno.
- */
-static int replace_left(const char *path)
-{
-	struct writer *w = &autoprof.writer;
-
-	if (!autoprof.replace_file)
-		return 0;
-	autoprof.replace_file = false;
-	if (rename(w->path, path) < 0)
-		return -errno;
-	snprintf(w->path, sizeof(w->path), "%s", path);
-	return 0;
-}
-
-/*
  * Open this image's file and start sampling the calling thread (and, at
  * first start, threads that already exist). Returns 0 or -errno, said.
  */
@@ -251,9 +180,9 @@ static int session_open(bool attach_others)
 	char path[PATH_MAX], fresh[PATH_MAX + 16];
 	int err;
 
-	if (image_path(path, sizeof(path)) ||
+	if (image_name__path(path, sizeof(path)) ||
 	    windows__first_path(autoprof.cfg, path, sizeof(path)) ||
-	    first_path(path, fresh, sizeof(fresh))) {
+	    image_name__first_path(path, fresh, sizeof(fresh))) {
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg->output);
 		return -ENAMETOOLONG;
 	}
@@ -275,7 +204,7 @@ static int session_open(bool attach_others)
 		pr_warn("AUTOPROF_KERNEL: /proc/kallsyms hides kernel addresses "
 			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
 	if (!err)
-		err = replace_left(path);
+		err = image_name__replace_left(path);
 	if (err) {
 		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
 		goto out_file;
@@ -460,7 +389,7 @@ static bool interrupted_inside(void)
 	struct ap_thread *t = ap_self;
 
 	return ap_mem.busy || (t && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST)) ||
-	       writer__held_here(&autoprof.writer);
+	       writer_lock__held_here(&autoprof.writer);
 }
 
 /*
@@ -476,14 +405,20 @@ static bool stand_down(bool exec)
 		return false;
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	autoprof.exec_inside = exec && interrupted_inside();
-	writer__own_write_resumes(autoprof.exec_inside);
+	writer_lock__own_write_resumes(autoprof.exec_inside);
 	control__withdraw();
 	writer__staging(&autoprof.writer, true); /* a file not made yet: only if not empty */
 	memset(&exec_stats, 0, sizeof(exec_stats));
-	if (exec) /* they sample on if the exec fails (the kernel ends them if not) */
-		samplers__flush_all(&exec_stats);
-	else
+	if (!exec) {
 		samplers__stop_all();
+	} else {
+		/* the calling thread's event ends before the exec (with kernel samples on, one
+		 * firing inside execve would leave the next image a signal it does not handle);
+		 * not under the code a handler's exec interrupted (then it is kept) */
+		if (!autoprof.exec_inside)
+			samplers__stop_self();
+		samplers__flush_all(&exec_stats); /* the others sample on if the exec fails */
+	}
 	memory__stop(&autoprof.writer, exec); /* the live set */
 	return true;
 }
@@ -557,7 +492,7 @@ void lifecycle__before_exec(void)
 	record_delivered_period();
 	if (autoprof.exec_keeps_name && !autoprof.top)
 		remove_file(); /* not finished first: nobody reads it */
-	else if (autoprof.exec_inside && writer__held_here(&autoprof.writer))
+	else if (autoprof.exec_inside && writer_lock__held_here(&autoprof.writer))
 		; /* the interrupted write resumes if the exec fails: the file stays as it is */
 	else if (file_features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
 		autoprof.file_left = true;
@@ -594,11 +529,13 @@ void lifecycle__exec_failed(void)
 		return;
 	autoprof.exec_pending = false;
 	autoprof.exec_inside = false;
-	writer__own_write_resumes(false);
+	writer_lock__own_write_resumes(false);
 	counting__keep_across_exec(&autoprof.counters, false);
 	if (!autoprof.exec_keeps_name) { /* its samplers sampled on */
 		if (!autoprof.writer.sealed || writer__reopen(&autoprof.writer) == 0) {
 			__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
+			if (!inside) /* the calling thread's, stopped for the exec */
+				samplers__start();
 			control__publish();
 			memory__start();
 			return;

@@ -383,27 +383,11 @@ void memory__mark(void)
 		start_mark = memory_link__idle_take();
 }
 
-/*
- * State n bytes allocated before sampling started (not in the profile) in w's file: an
- * alloc-bytes record of period 0 (it weighs nothing in any reader), address 0 and the bytes as
- * its size, which autoprof-report sums and says. Not async-signal-safe.
- */
+/* State n bytes allocated before sampling started in w's file (memory_sample__note_before). */
 static void note_before(struct writer *w, uint64_t n)
 {
-	uint64_t chain[2] = {PERF_CONTEXT_USER, 0}, now = ap_now();
-	char rec[128];
-	sigset_t old;
-	size_t len;
-
-	if (!n || !alloc_id)
-		return;
-	len = memory_sample__put(rec, sizeof(rec), alloc_id, (uint32_t)autoprof.pid,
-				 (uint32_t)autoprof.pid, now, 0, 0, chain, 2, n);
-	block_all(&old); /* our handler appends too */
-	if (writer__append(w, rec, len) == 0)
+	if (memory_sample__note_before(w, alloc_id, n))
 		stated += n;
-	restore(&old);
-	writer__note_times(w, now, now);
 }
 
 /*
@@ -565,7 +549,7 @@ void memory__stop(struct writer *w, bool more)
 	memory_agg__stop();
 	/* a write of this thread's that the handler (an exec's) interrupted: it resumes if the
 	 * exec fails; nothing is written meanwhile */
-	held = writer__held_here(w);
+	held = writer_lock__held_here(w);
 	err = held ? -EBUSY
 		   : live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes,
 				     !inside, more);
@@ -594,10 +578,8 @@ void memory__stop(struct writer *w, bool more)
 		    "memory short)",
 		    (unsigned long long)snapshots_missed);
 	if (dumps_missed)
-		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (the table was busy, or "
-			"memory "
-			"short)",
-			(unsigned long long)dumps_missed);
+		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (%s)",
+			(unsigned long long)dumps_missed, "the table was busy, or memory short");
 	if (fork_dropped && keeps_file())
 		pr_warn("AUTOPROF_MEMORY: %llu sampled blocks of the parent's live set dropped: "
 			"forked in a signal handler while another thread was changing the table",
