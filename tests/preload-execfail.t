@@ -8,11 +8,12 @@
 # on every thread.
 # tests/progs/execfam drives each case. No timing is measured.
 . "$(dirname "$0")/lib.sh"
-needs "$B/progs/execfam" "$B/libautoprof.so" "$B/autoprof"
+needs "$B/progs/execfam" "$B/libautoprof.so" "$B/libautoprof-memory.so" "$B/autoprof"
 plan 13
 
 P=$B/progs/execfam
 A=$B/autoprof
+. "$ROOT/tests/memlib.sh" # MEMPRELOAD
 
 # site FILE SYMBOL: the samples of FILE with SYMBOL in their stack (perf script).
 site() {
@@ -35,15 +36,19 @@ for m in execveat sysexec sysexecat; do
 done
 
 # ---- execs that fail: the same return, errno and output; profiling goes on ----
+# (with memory profiles too: both libraries preloaded, every allocation sampled)
 for k in execve execveat fexecve fexecvebad sysexec spawn vfork; do
 	want=$(timeout -s KILL 60 "$P" fail $k 2>&1; echo "status $?")
-	rm -rf f$k.data*
+	rm -rf f$k.data* g$k.data*
 	got=$(timeout -s KILL 60 env AUTOPROF_OUTPUT=f$k.data LD_PRELOAD="$LIB" "$P" fail $k 2>f$k.err
 		echo "status $?")
+	mem=$(timeout -s KILL 60 env AUTOPROF_OUTPUT=g$k.data AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 \
+		LD_PRELOAD="$MEMPRELOAD" "$P" fail $k 2>g$k.err
+		echo "status $?")
 	before=$(site f$k.data spin_site) after=$(site f$k.data after_site)
-	[ "$got" = "$want" ] && [ "$before" -gt 0 ] && [ "$after" -gt 0 ]
-	ok $? "a failed $k: as without us ($(echo $got | tr '\n' ' ')), samples ($before), after the exec ($after)" ||
-		{ diag "want: $want"; diag_file f$k.err; }
+	[ "$got" = "$want" ] && [ "$mem" = "$want" ] && [ "$before" -gt 0 ] && [ "$after" -gt 0 ]
+	ok $? "a failed $k: as without us ($(echo $got | tr '\n' ' '); with --memory too), samples ($before), after the exec ($after)" ||
+		{ diag "want: $want"; diag "memory: $mem"; diag_file f$k.err; diag_file g$k.err; }
 done
 
 # ---- the other threads sample on after a failed exec (they were stopped for

@@ -11,7 +11,7 @@
 # Every run is bounded; no timing is measured.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/sigheap" "$B/libautoprof.so" "$B/libautoprof-memory.so" "$B/autoprof"
-plan 15
+plan 17
 
 P=$B/progs/sigheap
 A=$B/autoprof
@@ -82,6 +82,11 @@ REPS=6 case_runs execmiss "a failing execve in every tick, --memory" --memory
 perf script -i out.data -F ip,sym >script.out 2>script.err
 [ "$(grep -c churn script.out)" -gt 0 ] && [ ! -s script.err ]
 ok $? "...and perf script reads the whole file (no zeroed record)" || diag_file script.err
+
+# the tick on any of three threads, the other two inside malloc, their memory
+# samples or their flushes: they sample on after each failed exec
+case_runs execmissmt "three threads, a failing execve in every tick, --memory" --memory
+case_runs execmt "three threads, execve of /bin/true from a tick, --memory" --memory
 
 case_runs exec "execve of /bin/true from a tick, CPU-only"
 case_runs exec "execve of /bin/true from a tick, --memory" --memory
