@@ -20,7 +20,8 @@
 #define WAITERS	  (1 << 30) /* in the lock word: someone sleeps on it (tids are below 2^22) */
 #define HOLDER(v) ((v) & ~WAITERS)
 
-/* This thread's interrupted write will resume (writer_lock__own_write_resumes): never taken over. */
+/* This thread's interrupted write will resume (writer_lock__own_write_resumes): never taken over.
+ */
 static AP_TLS bool own_resumes;
 
 /*
