@@ -47,6 +47,7 @@ int samplers__attach(pid_t tid);
 void samplers__stop_self(void);
 void samplers__stop_all(void);
 void samplers__flush_all(struct ap_stats *sum);
+void samplers__arm_self(bool armed);
 pid_t samplers__tid_of(pthread_t handle);
 void samplers__rename(pid_t tid, const char *name);
 void samplers__warn_once(int err);

@@ -418,6 +418,8 @@ static bool stand_down(bool exec)
 		if (!autoprof.exec_inside)
 			samplers__stop_self();
 		samplers__flush_all(&exec_stats); /* the others sample on if the exec fails */
+		if (autoprof.exec_inside)
+			samplers__arm_self(false); /* kept, its event ended */
 	}
 	memory__stop(&autoprof.writer, exec); /* the live set */
 	return true;
@@ -536,6 +538,8 @@ void lifecycle__exec_failed(void)
 			__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
 			if (!inside) /* the calling thread's, stopped for the exec */
 				samplers__start();
+			else
+				samplers__arm_self(true);
 			control__publish();
 			memory__start();
 			return;

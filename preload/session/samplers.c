@@ -270,6 +270,35 @@ void samplers__flush_all(struct ap_stats *sum)
 	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * The calling thread's sampler, kept across an exec from a handler that interrupted the
+ * profiler on this thread (lifecycle.c): its event ended for the exec (armed false: one that
+ * fired inside a successful execve would leave the next image a signal it does not handle),
+ * or made again after a failed one (armed true, unless sampling is paused). Only when the
+ * interrupted code holds its buffer (a memory sample, which touches no ring) or nothing does;
+ * a visitor's hold leaves it as it is. Not async-signal-safe.
+ */
+void samplers__arm_self(bool armed)
+{
+	struct ap_thread *t = ap_self;
+	bool grabbed;
+	int cur = 0;
+	sigset_t old;
+
+	if (!t)
+		return;
+	signals__block_sampling(&old);
+	/* else cur is 1 (the interrupted code's hold) or 2 (a visitor's) */
+	grabbed = __atomic_compare_exchange_n(&t->in_handler, &cur, 2, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_SEQ_CST);
+	if (grabbed || cur == 1)
+		sampler_events__sync_armed(
+		    t, !armed || __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST));
+	if (grabbed)
+		registry__release(t);
+	signals__sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* Stop every thread still sampling; the process is ending. Not async-signal-safe. */
 void samplers__stop_all(void)
 {
