@@ -44,6 +44,7 @@ int mappings__write_kernel(struct writer *w);
 
 int samplers__start(void);
 int samplers__attach(pid_t tid);
+void samplers__attach_others(void);
 void samplers__stop_self(void);
 void samplers__stop_all(void);
 void samplers__flush_all(struct ap_stats *sum);

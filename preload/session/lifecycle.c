@@ -16,7 +16,6 @@
  * Whatever fails, the program runs on unprofiled: one line on stderr says
  * why, and the program's errno, signals, fds and output are left as they were.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -85,34 +84,6 @@ static int file_events(struct writer_event *events)
 	events[0].id = AP_SAMPLE_ID;
 	snprintf(events[0].name, sizeof(events[0].name), "%s", autoprof.cfg->event_name);
 	return extra_events__file_events(events, 1); /* AUTOPROF_AGGREGATE_CHECK, AUTOPROF_OFFCPU */
-}
-
-/* Sample the threads that started before us (another library's constructor). */
-static void attach_other_threads(void)
-{
-	pid_t self = gettid();
-	struct dirent *e;
-	struct stat st;
-	DIR *d;
-
-	/* The task folder's link count is 2 + the threads: a single-threaded
-	 * process (nearly every one) need not list it. */
-	if (stat("/proc/self/task", &st) == 0 && st.st_nlink == 3)
-		return;
-	d = opendir("/proc/self/task");
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		pid_t tid = (pid_t)atoi(e->d_name);
-		int err;
-
-		if (tid <= 0 || tid == self)
-			continue;
-		err = samplers__attach(tid);
-		if (err)
-			pr_warn("cannot sample thread %d: %s", (int)tid, strerror(-err));
-	}
-	closedir(d);
 }
 
 /*
@@ -221,7 +192,7 @@ static int session_open(bool attach_others)
 		goto out_file;
 	}
 	if (attach_others)
-		attach_other_threads();
+		samplers__attach_others();
 	control__publish();
 	writer__staging(&autoprof.writer, false); /* the first flush makes the file */
 	pr_info(

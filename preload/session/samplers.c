@@ -13,16 +13,19 @@
  * are the open file's, not the fd's), and munmap ends it. The CPU-time timer
  * of the fallback needs no fd either.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -186,6 +189,34 @@ int samplers__attach(pid_t tid)
 	int err;
 
 	return thread_open(tid, &err) ? 0 : err;
+}
+
+/* Sample the threads that started before us (another library's constructor). Not AS-safe. */
+void samplers__attach_others(void)
+{
+	pid_t self = gettid();
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	/* The task folder's link count is 2 + the threads: a single-threaded
+	 * process (nearly every one) need not list it. */
+	if (stat("/proc/self/task", &st) == 0 && st.st_nlink == 3)
+		return;
+	d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		int err;
+
+		if (tid <= 0 || tid == self)
+			continue;
+		err = samplers__attach(tid);
+		if (err)
+			pr_warn("cannot sample thread %d: %s", (int)tid, strerror(-err));
+	}
+	closedir(d);
 }
 
 /*
