@@ -97,6 +97,19 @@ const struct ap_memory_lib *memory_link__lib(void);
 /* The path libautoprof-memory.so was loaded from, or "" when it was not. Not async-signal-safe. */
 const char *memory_link__path(void);
 
+/* ---- session/memory_unseen.c ---- */
+
+/* At the image's first start: the anonymous memory the process holds (one read of
+ * /proc/self/status). Not async-signal-safe. */
+void memory_unseen__start(void);
+/*
+ * At the image's end, seen: the bytes the wrappers saw allocated (estimated). When the
+ * anonymous memory grew by far more than that, says so once (most of it came from an
+ * allocator the library cannot see) and returns the bytes not seen, else 0. Not
+ * async-signal-safe (a warning's formatting).
+ */
+uint64_t memory_unseen__check(uint64_t seen);
+
 /* ---- session/memory.c ---- */
 
 /* The attrs alloc-bytes and live-bytes, appended to the file's n events. Returns the new count. */

@@ -382,11 +382,12 @@ void memory__mark(void)
 }
 
 /*
- * State n bytes allocated before sampling started (not in the profile) in w's file: an
- * alloc-bytes record of period 0 (it weighs nothing in any reader), address 0 and the bytes as
- * its size, which autoprof-report sums and says. Not async-signal-safe.
+ * State n bytes not in the profile in w's file: an alloc-bytes record of period 0 (it weighs
+ * nothing in any reader) and the bytes as its size, which autoprof-report sums and says; at
+ * address 0 those allocated before sampling started, at AP_MEMORY_UNSEEN_ADDR the anonymous
+ * memory the wrappers did not see (memory_unseen.c). Not async-signal-safe.
  */
-static void note_before(struct writer *w, uint64_t n)
+static void note_bytes(struct writer *w, uint64_t n, uint64_t addr)
 {
 	uint64_t chain[2] = {PERF_CONTEXT_USER, 0}, now = ap_now();
 	char rec[128];
@@ -396,7 +397,7 @@ static void note_before(struct writer *w, uint64_t n)
 	if (!n || !alloc_id)
 		return;
 	len = memory_sample__put(rec, sizeof(rec), alloc_id, (uint32_t)autoprof.pid,
-				 (uint32_t)autoprof.pid, now, 0, 0, chain, 2, n);
+				 (uint32_t)autoprof.pid, now, addr, 0, chain, 2, n);
 	block_all(&old); /* our handler appends too */
 	writer__append(w, rec, len);
 	restore(&old);
@@ -427,7 +428,8 @@ void memory__start(void)
 	if (!started) { /* the image's first start (not again after a failed exec) */
 		started = true;
 		memory_link__idle_take(); /* the profiler's own, since memory__mark() */
-		note_before(&autoprof.writer, start_mark);
+		note_bytes(&autoprof.writer, start_mark, 0);
+		memory_unseen__start();
 	}
 }
 
@@ -526,7 +528,7 @@ bool memory__an_interval(void)
  */
 void memory__stop(struct writer *w, bool more)
 {
-	uint64_t blocks = 0, bytes = 0;
+	uint64_t blocks = 0, bytes = 0, before;
 	bool inside = ap_mem.busy;
 	int err;
 
@@ -545,7 +547,10 @@ void memory__stop(struct writer *w, bool more)
 	} else if (err && err != -EFBIG) { /* past RLIMIT_FSIZE: the file's end says it once */
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	}
-	note_before(w, __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED));
+	before = __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED);
+	note_bytes(w, before, 0);
+	note_bytes(w, memory_unseen__check(sampled_bytes + before + start_mark),
+		   AP_MEMORY_UNSEEN_ADDR);
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
 	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "
