@@ -87,7 +87,7 @@ int main(void)
 	leak_rallocx();
 	churn_rallocx();
 	leak_xallocx();
-	printf("%s sallocx %d nallocx %zu\n", bad ? "wrong" : "right", sallocx(keep[0], 0) >= 3000000,
-	       nallocx(100, 0));
+	printf("%s sallocx %d nallocx %zu\n", bad ? "wrong" : "right",
+	       sallocx(keep[0], 0) >= 3000000, nallocx(100, 0));
 	return 0;
 }

@@ -104,6 +104,7 @@ int main(void)
 	leak_tc_realloc();
 	leak_std();
 	churn_tc();
-	printf("%d %d\n", tc_malloc_size(keep[0]) >= 1000000, malloc_usable_size(keep[13]) >= 200000);
+	printf("%d %d\n", tc_malloc_size(keep[0]) >= 1000000,
+	       malloc_usable_size(keep[13]) >= 200000);
 	return 0;
 }
