@@ -316,6 +316,7 @@ static __attribute__((noinline)) void free_slow(int i, void *p, word b, word c)
  * the words a, b, c for the slow path.
  */
 #define ALLOC_WRAPPER(name, i, rtype, params, args, a, b, c)                                       \
+	static __attribute__((noinline)) rtype name##_first params;                                \
 	AP_API AP_FAST rtype name params                                                           \
 	{                                                                                          \
 		int s = __atomic_load_n(&ax.state[i], __ATOMIC_ACQUIRE);                           \
@@ -323,20 +324,25 @@ static __attribute__((noinline)) void free_slow(int i, void *p, word b, word c)
 		if (__builtin_expect(s != PASS, 0)) {                                              \
 			size_t k = asked(shapes[i], (word)(a), (word)(b), (word)(c));              \
                                                                                                    \
-			if (__builtin_expect(s == UNSEEN, 0) && (s = resolve(i)) < 0)              \
-				return (rtype)alloc_slow(i, (word)(a), (word)(b), (word)(c),       \
-							 INNER, RET);                              \
-			if (s == PASS)                                                             \
-				;                                                                  \
-			else if (__builtin_expect(                                                 \
-				     k - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))   \
+			if (__builtin_expect(s != OWN, 0))                                         \
+				return name##_first args;                                          \
+			if (__builtin_expect(                                                      \
+				k - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0))        \
 				return (rtype)alloc_slow(i, (word)(a), (word)(b), (word)(c), BIG,  \
 							 RET);                                     \
-			else if (__builtin_expect(count_down((int64_t)k), 0))                      \
+			if (__builtin_expect(count_down((int64_t)k), 0))                           \
 				return (rtype)alloc_slow(i, (word)(a), (word)(b), (word)(c), DUE,  \
 							 RET);                                     \
 		}                                                                                  \
 		return ((rtype(*) params)ax.fn[i])args;                                            \
+	}                                                                                          \
+	/* the first call: looked up, then the wrapper again (a tail call: the caller's frame is   \
+	 * the program's) */                                                                       \
+	static __attribute__((noinline)) rtype name##_first params                                 \
+	{                                                                                          \
+		if (resolve(i) < 0)                                                                \
+			return (rtype)alloc_slow(i, (word)(a), (word)(b), (word)(c), INNER, RET);  \
+		return name args;                                                                  \
 	}
 
 ALLOC_WRAPPER(mallocx, MALLOCX, void *, (size_t n, int fl), (n, fl), n, fl, 0)
@@ -364,25 +370,29 @@ ALLOC_WRAPPER(tc_newarray_aligned_nothrow, TC_NEWARRAY_AL_NT, void *,
 
 /* A resizing entry (realloc's shape): p's filter bit and malloc's count, then a tail call. */
 #define RESIZE_WRAPPER(name, i, params, args, c)                                                   \
+	static __attribute__((noinline)) void *name##_first params;                                \
 	AP_API AP_FAST void *name params                                                           \
 	{                                                                                          \
 		int s = __atomic_load_n(&ax.state[i], __ATOMIC_ACQUIRE);                           \
 		const uint64_t *f = __atomic_load_n(&real.filter, __ATOMIC_RELAXED);               \
                                                                                                    \
 		if (__builtin_expect(s != PASS, 0)) {                                              \
-			if (__builtin_expect(s == UNSEEN, 0) && (s = resolve(i)) < 0)              \
-				return (void *)resize_slow(i, (word)p, n, (word)(c), 0, INNER,     \
-							   RET);                                   \
-			if (s == PASS)                                                             \
-				;                                                                  \
-			else if (__builtin_expect(                                                 \
-				     n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0) || \
-				 __builtin_expect(p && live__filter_has(f, (uintptr_t)p), 0))      \
+			if (__builtin_expect(s != OWN, 0))                                         \
+				return name##_first args;                                          \
+			if (__builtin_expect(                                                      \
+				n - 1 >= __atomic_load_n(&real.big1, __ATOMIC_RELAXED), 0) ||      \
+			    __builtin_expect(p && live__filter_has(f, (uintptr_t)p), 0))           \
 				return (void *)resize_slow(i, (word)p, n, (word)(c), 0, BIG, RET); \
-			else if (__builtin_expect(count_down((int64_t)n), 0))                      \
+			if (__builtin_expect(count_down((int64_t)n), 0))                           \
 				return (void *)resize_slow(i, (word)p, n, (word)(c), 0, DUE, RET); \
 		}                                                                                  \
 		return ((void *(*)params)ax.fn[i])args;                                            \
+	}                                                                                          \
+	static __attribute__((noinline)) void *name##_first params                                 \
+	{                                                                                          \
+		if (resolve(i) < 0)                                                                \
+			return (void *)resize_slow(i, (word)p, n, (word)(c), 0, INNER, RET);       \
+		return name args;                                                                  \
 	}
 
 RESIZE_WRAPPER(rallocx, RALLOCX, (void *p, size_t n, int fl), (p, n, fl), fl)
