@@ -86,7 +86,7 @@ fi
 for tc in libtcmalloc_minimal.so.4 libtcmalloc.so.4; do
 	lib=$(lib_of $tc)
 	if [ -z "$lib" ] || ! cc -O2 -g -o "tc-$tc" "$P/tc.c" "$lib" 2>cc.err; then
-		for i in 1 2; do skip "$tc is not installed (scripts/install-deps.sh), or the program does not build"; done
+		for i in 1 2; do skip "$tc is not installed (scripts/install-deps.sh test), or the program does not build"; done
 		continue
 	fi
 	run "tc-$tc" "./tc-$tc" && grep -qx '1 1' "tc-$tc.out"
