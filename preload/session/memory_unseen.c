@@ -25,6 +25,7 @@
 
 static uint64_t base_anon; /* RssAnon at the image's first start, bytes; 0: unknown */
 static uint32_t base_pid;  /* the process it was read in (a forked child has its own) */
+static bool checked;	   /* said (at an exec that failed): not again at the end */
 
 /* /proc/self/status's RssAnon in bytes, or 0. No allocation (raw system calls). */
 static uint64_t rss_anon(void)
@@ -50,13 +51,14 @@ uint64_t memory_unseen__check(uint64_t seen)
 {
 	uint64_t now, own = live__footprint(), grew;
 
-	if (!base_anon || base_pid != (uint32_t)autoprof.pid || !(now = rss_anon()) ||
+	if (checked || !base_anon || base_pid != (uint32_t)autoprof.pid || !(now = rss_anon()) ||
 	    now < base_anon + own)
 		return 0; /* a forked child: its parent's pages are in its RssAnon, not in its seen
 			   */
 	grew = now - base_anon - own;
 	if (grew < AP_UNSEEN_LEAST || seen >= grew / 4)
 		return 0;
+	checked = true;
 	pr_warn("AUTOPROF_MEMORY: the process holds %.1f MiB more anonymous memory at its end than "
 		"at the start, and its allocations through malloc & co total %.1f MiB: most of its "
 		"memory comes from an allocator the library cannot see (linked into the program "
