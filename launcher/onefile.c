@@ -334,7 +334,8 @@ static void say_live(void)
 		total, total == 1 ? "" : "es", total == 1 ? "s" : "", total == 1 ? "its" : "their",
 		total == 1 ? " stays" : "s stay", of.output, of.output, total == 1 ? "it" : "them");
 	if (later)
-		fprintf(stderr, "; %u of them %s not started the library yet: no file if %s never do%s",
+		fprintf(stderr,
+			"; %u of them %s not started the library yet: no file if %s never do%s",
 			later, later == 1 ? "has" : "have", later == 1 ? "it" : "they",
 			later == 1 ? "es" : "");
 	fputc('\n', stderr);

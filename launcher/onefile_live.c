@@ -60,8 +60,8 @@ static bool names_unwritten(const char *text, const struct stat *want, const cha
 	       st.st_dev == want->st_dev && st.st_ino == want->st_ino && access(file, F_OK) != 0;
 }
 
-#define TREE_MAX	  4096
-#define START_WAIT_MS	  250 /* for a process of the tree to start the library */
+#define TREE_MAX	   4096
+#define START_WAIT_MS	   250 /* for a process of the tree to start the library */
 #define START_WAIT_STEP_MS 10
 
 /* Keep in @pids (@n of them) the processes that run and have no endpoint in @cdir. */
