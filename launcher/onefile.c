@@ -320,11 +320,19 @@ static void clean_up(void)
  * files, written or to come (no file before their first flush), stay beside
  * OUTPUT; those that have not started the library yet are said apart.
  */
+static bool has_live_file(int pid)
+{
+	for (size_t i = 0; i < of.nr_parts; i++)
+		if (of.parts[i].live && of.parts[i].pid == pid)
+			return true;
+	return false;
+}
+
 static void say_live(void)
 {
 	unsigned later, total;
 
-	of.live += onefile_live__unwritten(of.dir, of.base, &later);
+	of.live += onefile_live__unwritten(of.dir, of.base, has_live_file, &later);
 	total = of.live + later;
 	if (!total)
 		return;
