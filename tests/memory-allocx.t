@@ -19,7 +19,7 @@ if ! command -v cc >/dev/null 2>&1; then
 	echo "1..0 # SKIP no cc"
 	exit 0
 fi
-plan 14
+plan 16
 
 . "$ROOT/tests/memlib.sh" # bytes, at
 P=$ROOT/tests/progs/allocx
@@ -78,8 +78,16 @@ if [ -n "$je" ] && cc -O2 -g -o je "$P/je.c" "$je" 2>cc.err; then
 	else
 		skip "no go"
 	fi
+	if cc -O2 -g -pthread -o jethreads "$P/jethreads.c" "$je" 2>cc.err; then
+		run jethreads ./jethreads
+		is "$? $(at jethreads.data alloc-bytes work) $(at jethreads.data live-bytes work)" "0 29940000 0" \
+			"jemalloc, 4 threads racing from their first mallocx, rallocx, dallocx, sdallocx on: every byte, none live" ||
+			diag_file jethreads.err
+	else
+		skip "jethreads.c does not build"
+	fi
 else
-	for i in 1 2 3; do skip "libjemalloc.so.2 is not installed (scripts/install-deps.sh test), or the program does not build"; done
+	for i in 1 2 3 4; do skip "libjemalloc.so.2 is not installed (scripts/install-deps.sh test), or the program does not build"; done
 fi
 
 # ---- tcmalloc: the minimal one (libtcmalloc-minimal4) and the full one (libgoogle-perftools4) ----
@@ -100,6 +108,33 @@ for tc in libtcmalloc_minimal.so.4 libtcmalloc.so.4; do
 	ok $? "$tc: tc_malloc & co and tc_new & co counted at their caller, posix_memalign/valloc/pvalloc once; blocks freed by tc_free & co, cfree, tc_delete & co not live" ||
 		{ diag "$bad"; diag_file "tc-$tc.err"; }
 done
+
+# ---- tc_new's std::bad_alloc passes through the wrappers' frames ----
+lib=$(lib_of libtcmalloc_minimal.so.4)
+cat >tcnew.cc <<'EOF'
+#include <cstdint>
+#include <cstdio>
+#include <new>
+extern "C" void *tc_new(size_t);
+extern "C" void *tc_new_nothrow(size_t, const std::nothrow_t &) noexcept;
+int main()
+{
+	try {
+		std::printf("got %p\n", tc_new(SIZE_MAX / 2));
+	} catch (const std::bad_alloc &) {
+		std::printf("bad_alloc caught\n");
+	}
+	std::printf("%d\n", tc_new_nothrow(SIZE_MAX / 2, std::nothrow) == nullptr);
+	return 0;
+}
+EOF
+if [ -n "$lib" ] && command -v g++ >/dev/null && g++ -O2 -g -o tcnew tcnew.cc "$lib" 2>cc.err; then
+	run tcnew ./tcnew && [ "$(head -2 tcnew.out | tr '\n' ' ')" = "bad_alloc caught 1 " ]
+	ok $? "tc_new of a size no allocator grants: std::bad_alloc caught as without us" ||
+		{ diag_file tcnew.out; diag_file tcnew.err; }
+else
+	skip "no libtcmalloc_minimal.so.4 or g++"
+fi
 
 # ---- C23's free_sized and free_aligned_sized, defined by the program's allocator ----
 if cc -O2 -g -shared -fPIC -o libbump.so "$P/libbump.c" 2>cc.err &&
