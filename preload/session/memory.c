@@ -40,9 +40,10 @@ uint64_t ap_mem_interval = 512 * 1024;
 
 static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
 static uint64_t samples, sampled_bytes, unplaced; /* atomic */
-static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
-static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
-static uint64_t fork_dropped; /* the parent's sampled blocks a child dropped (fork_inside) */
+static uint64_t paused_bytes;	  /* estimated, allocated while paused (ctl stop); atomic */
+static uint64_t snapshots_missed; /* windows without their live set; atomic */
+static uint64_t dumps_missed;	  /* ctl dumps without a live set; atomic */
+static uint64_t fork_dropped;	  /* the parent's sampled blocks a child dropped (fork_inside) */
 /* Bytes allocated before sampling: the starting thread's (memory__mark()), others' (atomic). */
 static uint64_t start_mark, pre_start;
 
@@ -228,6 +229,8 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 		memory__guard_up();
 		take_sample(&b, ret);
 		memory__guard_down();
+	} else if (b.weight) { /* not in the profile, but seen (memory_unseen.c) */
+		__atomic_fetch_add(&paused_bytes, b.weight, __ATOMIC_RELAXED);
 	}
 	errno = saved;
 	__asm__ volatile("" ::: "memory");
@@ -357,7 +360,7 @@ static void after_fork(void)
  */
 static void after_fork_child(void)
 {
-	samples = sampled_bytes = unplaced = pre_start = 0;
+	samples = sampled_bytes = unplaced = pre_start = paused_bytes = 0;
 	ap_mem.sampled = 0;
 	memory_agg__forget();
 	if (ap_mem.rng) { /* the countdown restored by the guard's end: drawn anew (and drawn,
@@ -549,7 +552,7 @@ void memory__stop(struct writer *w, bool more)
 	}
 	before = __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED);
 	note_bytes(w, before, 0);
-	note_bytes(w, memory_unseen__check(sampled_bytes + before + start_mark),
+	note_bytes(w, memory_unseen__check(sampled_bytes + paused_bytes + before + start_mark),
 		   AP_MEMORY_UNSEEN_ADDR);
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "

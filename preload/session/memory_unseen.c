@@ -59,10 +59,11 @@ uint64_t memory_unseen__check(uint64_t seen)
 	if (grew < AP_UNSEEN_LEAST || seen >= grew / 4)
 		return 0;
 	checked = true;
-	pr_warn("AUTOPROF_MEMORY: the process holds %.1f MiB more anonymous memory at its end than "
-		"at the start, and its allocations through malloc & co total %.1f MiB: most of its "
-		"memory comes from an allocator the library cannot see (linked into the program "
-		"under names of its own, a runtime's heap, mmap), which is not in this profile",
-		(double)grew / (1 << 20), (double)seen / (1 << 20));
+	pr_warn(
+	    "AUTOPROF_MEMORY: the process holds %.1f MiB more anonymous memory at its end than "
+	    "at the start, and its allocations through malloc & co total about %.1f MiB: most of "
+	    "its memory comes from an allocator the library cannot see (linked into the program "
+	    "under names of its own, a runtime's heap, mmap), which is not in this profile",
+	    (double)grew / (1 << 20), (double)seen / (1 << 20));
 	return grew - seen;
 }
