@@ -119,6 +119,12 @@ void log__note(int level, const char *fmt, ...) __attribute__((format(printf, 2,
 void log__capture(char *buf, size_t len);
 /* A line on stderr the first time only (*said marks it). Async-signal-safe. */
 void log__say_once(int *said, const char *msg, size_t len);
+/*
+ * May @len more bytes go to stderr? Not when it is a regular file that they
+ * would take past RLIMIT_FSIZE, where the kernel's SIGXFSZ would kill the
+ * program for a line of ours: such a line is not said. Async-signal-safe.
+ */
+bool log__stderr_fits(size_t len);
 
 /* common/env_check.c: env_check__each_unknown() is declared in autoprof/env.h. */
 

@@ -7,11 +7,14 @@
  * touch the program's FILE *stderr state.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "common.h"
@@ -35,6 +38,24 @@ void log__capture(char *buf, size_t len)
 		buf[0] = 0;
 }
 
+bool log__stderr_fits(size_t len)
+{
+	struct rlimit rl;
+	struct stat st;
+	long pos, flags;
+
+	if (raw_syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl, 0, 0) < 0 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return true;
+	if (raw_syscall(SYS_fstat, STDERR_FILENO, &st, 0, 0, 0, 0) < 0 || !S_ISREG(st.st_mode))
+		return true; /* a terminal, a pipe: no file size */
+	flags = raw_syscall(SYS_fcntl, STDERR_FILENO, F_GETFL, 0, 0, 0, 0);
+	pos = flags >= 0 && (flags & O_APPEND)
+		  ? st.st_size
+		  : raw_syscall(SYS_lseek, STDERR_FILENO, 0, SEEK_CUR, 0, 0, 0);
+	return pos >= 0 && (uint64_t)pos + len <= rl.rlim_cur;
+}
+
 static void vlog(const char *fmt, va_list ap_list)
 {
 	char line[1024];
@@ -45,6 +66,10 @@ static void vlog(const char *fmt, va_list ap_list)
 	if (n >= (int)sizeof(line) - 1)
 		n = sizeof(line) - 2;
 	line[n++] = '\n';
+	if (!log__stderr_fits((size_t)n)) {
+		errno = saved;
+		return;
+	}
 	for (ssize_t w, off = 0; off < n; off += w) {
 		w = write(STDERR_FILENO, line + off, n - off);
 		if (w <= 0)
@@ -89,6 +114,6 @@ void log__note(int level, const char *fmt, ...)
  */
 void log__say_once(int *said, const char *msg, size_t len)
 {
-	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED) && log__stderr_fits(len))
 		raw_syscall(SYS_write, 2, msg, len);
 }

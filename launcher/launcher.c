@@ -19,6 +19,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,7 @@ static int exec_outside(char **argv)
 
 	if (find_beside(OUTSIDE_NAME, path, sizeof(path)))
 		return 127;
+	launcher__restore_xfsz(); /* autoprof-outside saves it as it came */
 	execv(path, argv);
 	fprintf(stderr, "autoprof: cannot run %s: %s\n", path, strerror(errno));
 	return 127;
@@ -278,6 +280,32 @@ static int validate(struct ap_config *cfg)
 	return 0;
 }
 
+/* SIGXFSZ's disposition as the launcher got it (launcher__ignore_xfsz). */
+static struct sigaction xfsz_as_given;
+static bool xfsz_ignored;
+
+/*
+ * The launcher's own writes (the merged file, a window's, the counters',
+ * the endpoints) under the user's RLIMIT_FSIZE fail with EFBIG, said where
+ * they are made, instead of killing the launcher, and with it the status
+ * the command's caller waits for.
+ */
+static void launcher__ignore_xfsz(void)
+{
+	struct sigaction ign;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	xfsz_ignored = sigaction(SIGXFSZ, &ign, &xfsz_as_given) == 0;
+}
+
+void launcher__restore_xfsz(void)
+{
+	if (xfsz_ignored)
+		sigaction(SIGXFSZ, &xfsz_as_given, NULL);
+}
+
 int launcher__main(int argc, char **argv, const struct launcher_outside *out)
 {
 	struct option longopts[NROWS + 8];
@@ -290,6 +318,8 @@ int launcher__main(int argc, char **argv, const struct launcher_outside *out)
 	char lib[PATH_MAX], *preload;
 	const char *old, *output, *hook, *why = NULL, *kind;
 	int c, i, n = 0, quiet;
+
+	launcher__ignore_xfsz();
 
 	if (argc > 1 && !strcmp(argv[1], "list"))
 		return list_events__run(argc - 2, argv + 2);

@@ -17,6 +17,11 @@
 struct ap_config;
 /* The flags and AUTOPROF_* variables, read once by main() as the library reads them. */
 const struct ap_config *launcher__options(void);
+/*
+ * SIGXFSZ as the launcher was given it, which it ignores for its own writes:
+ * called in a child before it execs anything but the launcher itself.
+ */
+void launcher__restore_xfsz(void);
 
 /* One row of env.h's table as the launcher shows it: a variable and its flag. */
 struct launcher_row {

@@ -385,6 +385,7 @@ int launcher_run__command(char **argv, const char *output, int quiet)
 		if (read(go[0], &c, 1) != 1) /* the launcher watches the execs first */
 			_exit(126);
 		launcher__open_counters();
+		launcher__restore_xfsz();
 		execvp(argv[0], argv);
 		err = errno;
 		if (write(pipefd[1], &err, sizeof(err)) < 0)

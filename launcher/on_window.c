@@ -172,6 +172,7 @@ static void run_hook(const char *name)
 		unsetenv(ap_env_name(AP_ENV_LAUNCHER));
 		unsetenv(ap_env_name(AP_ENV_COUNTER_FDS));
 		close_range(3, ~0U, 0); /* none of the launcher's files, events or rings */
+		launcher__restore_xfsz();
 		execl("/bin/sh", "sh", "-c", script, "sh", path, (char *)NULL);
 		_exit(127);
 	}

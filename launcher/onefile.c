@@ -320,11 +320,19 @@ static void clean_up(void)
  * files, written or to come (no file before their first flush), stay beside
  * OUTPUT; those that have not started the library yet are said apart.
  */
+static bool has_live_file(int pid)
+{
+	for (size_t i = 0; i < of.nr_parts; i++)
+		if (of.parts[i].live && of.parts[i].pid == pid)
+			return true;
+	return false;
+}
+
 static void say_live(void)
 {
 	unsigned later, total;
 
-	of.live += onefile_live__unwritten(of.dir, of.base, &later);
+	of.live += onefile_live__unwritten(of.dir, of.base, has_live_file, &later);
 	total = of.live + later;
 	if (!total)
 		return;
@@ -334,7 +342,8 @@ static void say_live(void)
 		total, total == 1 ? "" : "es", total == 1 ? "s" : "", total == 1 ? "its" : "their",
 		total == 1 ? " stays" : "s stay", of.output, of.output, total == 1 ? "it" : "them");
 	if (later)
-		fprintf(stderr, "; %u of them %s not started the library yet: no file if %s never do%s",
+		fprintf(stderr,
+			"; %u of them %s not started the library yet: no file if %s never do%s",
 			later, later == 1 ? "has" : "have", later == 1 ? "it" : "they",
 			later == 1 ? "es" : "");
 	fputc('\n', stderr);

@@ -51,10 +51,11 @@ bool onefile__alive(int pid);
  * have not made their file OUTPUT.PID[.N] in @dir (@base: OUTPUT's name)
  * yet, by their control endpoints (onefile_live.c); in @not_started, those
  * of the command's tree that run without the library started (no endpoint
- * after a wait of at most a quarter second), not counted in the result.
- * Not async-signal-safe.
+ * after a wait of at most a quarter second, and no file: @has_file), not
+ * counted in the result. Not async-signal-safe.
  */
-unsigned onefile_live__unwritten(const char *dir, const char *base, unsigned *not_started);
+unsigned onefile_live__unwritten(const char *dir, const char *base, bool (*has_file)(int pid),
+				 unsigned *not_started);
 /* Split @output into its folder ("." when it has none) and its name. */
 void onefile__split(const char *output, char *dir, size_t dir_cap, char *base, size_t base_cap);
 /*

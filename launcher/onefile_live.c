@@ -60,19 +60,21 @@ static bool names_unwritten(const char *text, const struct stat *want, const cha
 	       st.st_dev == want->st_dev && st.st_ino == want->st_ino && access(file, F_OK) != 0;
 }
 
-#define TREE_MAX	  4096
-#define START_WAIT_MS	  250 /* for a process of the tree to start the library */
+#define TREE_MAX	   4096
+#define START_WAIT_MS	   250 /* for a process of the tree to start the library */
 #define START_WAIT_STEP_MS 10
 
-/* Keep in @pids (@n of them) the processes that run and have no endpoint in @cdir. */
-static size_t without_endpoint(const char *cdir, uint32_t *pids, size_t n)
+/* Keep in @pids (@n of them) the processes that run with no endpoint in @cdir and no file. */
+static size_t without_endpoint(const char *cdir, uint32_t *pids, size_t n,
+			       bool (*has_file)(int pid))
 {
 	char path[PATH_MAX + 32];
 	size_t kept = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%u", cdir, pids[i]);
-		if (onefile__alive((int)pids[i]) && access(path, F_OK) != 0)
+		if (onefile__alive((int)pids[i]) && access(path, F_OK) != 0 &&
+		    !has_file((int)pids[i]))
 			pids[kept++] = pids[i];
 	}
 	return kept;
@@ -82,7 +84,7 @@ static size_t without_endpoint(const char *cdir, uint32_t *pids, size_t n)
  * The tree's processes that run without the library's endpoint, after
  * waiting up to START_WAIT_MS for them to make one or end.
  */
-static unsigned unstarted(const char *cdir)
+static unsigned unstarted(const char *cdir, bool (*has_file)(int pid))
 {
 	static uint32_t pids[TREE_MAX];
 	size_t n;
@@ -91,13 +93,14 @@ static unsigned unstarted(const char *cdir)
 		/* the tree as its latest records say (an exec of a static program, an end) */
 		if ((n = exec_watch__tree(pids, TREE_MAX)) == (size_t)-1)
 			return 0;
-		if (!(n = without_endpoint(cdir, pids, n)) || waited >= START_WAIT_MS)
+		if (!(n = without_endpoint(cdir, pids, n, has_file)) || waited >= START_WAIT_MS)
 			return (unsigned)n;
 		nanosleep(&(struct timespec){0, START_WAIT_STEP_MS * 1000000L}, NULL);
 	}
 }
 
-unsigned onefile_live__unwritten(const char *dir, const char *base, unsigned *not_started)
+unsigned onefile_live__unwritten(const char *dir, const char *base, bool (*has_file)(int pid),
+				 unsigned *not_started)
 {
 	char cdir[PATH_MAX], path[PATH_MAX + 300], text[PATH_MAX + 512];
 	unsigned long long since = 0;
@@ -111,7 +114,8 @@ unsigned onefile_live__unwritten(const char *dir, const char *base, unsigned *no
 	if (!textfile__stat("/proc/self/stat", &since, &state) || !since || stat(dir, &want) < 0 ||
 	    ap_control_dir_make(cdir, sizeof(cdir), getenv("XDG_RUNTIME_DIR")))
 		return 0;
-	*not_started = unstarted(cdir); /* first: they may make their endpoints meanwhile */
+	*not_started =
+	    unstarted(cdir, has_file); /* first: they may make their endpoints meanwhile */
 	if (!(d = opendir(cdir)))
 		return 0;
 	while ((e = readdir(d))) {

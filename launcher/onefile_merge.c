@@ -39,8 +39,9 @@ static int fail(struct merge *m, int err, const char *fmt, const char *arg)
 
 int onefile_merge__put(struct merge *m, const void *p, size_t n)
 {
+	errno = 0;
 	if (n && fwrite(p, 1, n, m->out) != n)
-		return -EIO;
+		return errno ? -errno : -EIO; /* (EFBIG, ENOSPC: said as they are) */
 	m->pos += n;
 	return 0;
 }
@@ -435,8 +436,9 @@ int onefile_merge__files(const char *const *paths, size_t nr, const char *out, c
 		} else {
 			setvbuf(m.out, NULL, _IOFBF, 1 << 20);
 			err = write_all(&m, out, argv);
+			errno = 0;
 			if (fclose(m.out) && !err)
-				err = fail(&m, -EIO, "%s: %s", out);
+				err = fail(&m, errno ? -errno : -EIO, "%s: %s", out);
 			if (err)
 				unlink(out);
 		}

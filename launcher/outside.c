@@ -295,6 +295,7 @@ int outside__run(char **argv, const char *output, int quiet, const char *why)
 		close(errp[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(126); /* the launcher gave up: said there */
+		launcher__restore_xfsz();
 		execvp(argv[0], argv);
 		err = errno;
 		if (write(errp[1], &err, sizeof(err)) < 0)

@@ -92,8 +92,10 @@ int perf_out__open(struct perf_out *o, const char *path, const struct perf_event
 	o->attr.size = PERF_FILE_ATTR_SIZE;
 	snprintf(o->ev_name, sizeof(o->ev_name), "%s", name);
 	o->ids = malloc((size_t)(n ? n : 1) * sizeof(*ids));
-	if (!o->ids)
-		return -ENOMEM;
+	if (!o->ids) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	memcpy(o->ids, ids, (size_t)n * sizeof(*ids));
 	o->nr_ids = n;
 	o->argv = argv;
@@ -107,6 +109,12 @@ int perf_out__open(struct perf_out *o, const char *path, const struct perf_event
 		err = pwrite_all(o->fd, ids, (size_t)n * 8, IDS_AT);
 	if (!err)
 		err = pwrite_all(o->fd, &fa, sizeof(fa), IDS_AT + (uint64_t)n * 8);
+	if (!err)
+		return 0;
+fail: /* (RLIMIT_FSIZE, a full disk): no file of ours left without a header */
+	close(o->fd);
+	o->fd = -1;
+	unlink(path);
 	return err;
 }
 

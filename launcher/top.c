@@ -376,6 +376,7 @@ static pid_t spawn(char **argv, int *go, int *failed)
 			dup2(null, STDOUT_FILENO);
 			dup2(null, STDERR_FILENO);
 		}
+		launcher__restore_xfsz();
 		execvp(argv[0], argv);
 		c = (char)errno; /* for the launcher, which says it */
 		if (write(e[1], &c, 1) != 1)

@@ -24,6 +24,13 @@
 	    "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",                          \
 	    "_ZnamSt11align_val_tRKSt9nothrow_t"
 
+/* Allocators' functions that call another entry point through the PLT (tcmalloc's
+ * posix_memalign, valloc and pvalloc its tc_memalign): a sample's stack starts at their caller
+ * too. */
+#define DYNSYM_ALLOC_NAMES                                                                         \
+	"posix_memalign", "__posix_memalign", "tc_posix_memalign", "valloc", "pvalloc",            \
+	    "__libc_valloc", "__libc_pvalloc", "tc_valloc", "tc_pvalloc"
+
 /* A definition: its address, size (0 when the table does not say), and its object's base. */
 struct dynsym_def {
 	uintptr_t addr;
@@ -132,6 +139,18 @@ static inline int dynsym__all(const char *name, struct dynsym_def *out, int max)
 	if (max > 0)
 		dl_iterate_phdr(dynsym__object, &w);
 	return w.n;
+}
+
+/* name's definition in the object loaded at base (a dynsym_def's base), or 0. */
+static inline uintptr_t dynsym__in_object(const char *name, uintptr_t base)
+{
+	struct dynsym_def d[8];
+	int n = dynsym__all(name, d, 8);
+
+	for (int k = 0; k < n; k++)
+		if (d[k].base == base)
+			return d[k].addr;
+	return 0;
 }
 
 #endif /* AUTOPROF_DYNSYM_H */

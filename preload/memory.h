@@ -97,6 +97,19 @@ const struct ap_memory_lib *memory_link__lib(void);
 /* The path libautoprof-memory.so was loaded from, or "" when it was not. Not async-signal-safe. */
 const char *memory_link__path(void);
 
+/* ---- session/memory_unseen.c ---- */
+
+/* At the image's first start: the anonymous memory the process holds (one read of
+ * /proc/self/status). Not async-signal-safe. */
+void memory_unseen__start(void);
+/*
+ * At the image's end, seen: the bytes the wrappers saw allocated (estimated). When the
+ * anonymous memory grew by far more than that, says so once (most of it came from an
+ * allocator the library cannot see) and returns the bytes not seen, else 0. Not
+ * async-signal-safe (a warning's formatting).
+ */
+uint64_t memory_unseen__check(uint64_t seen);
+
 /* ---- session/memory.c ---- */
 
 /* The attrs alloc-bytes and live-bytes, appended to the file's n events. Returns the new count. */
@@ -114,7 +127,13 @@ void memory__start(void);
  * the set is kept, and the next one written to the file retires it.
  */
 void memory__stop(struct writer *w, bool more);
-/* A failed exec of an image whose file was removed for it: counts from zero in the new file. */
+/*
+ * A failed exec of an image whose file was removed for it (a descendant that handed its name
+ * on): the new file's counts start from zero, and what the image allocated before the exec
+ * (its records went with the removed file; its blocks still live stay in the live set) is
+ * stated in it as not in the profile, with what the removed file stated. After the file is
+ * open, before memory__start().
+ */
 void memory__exec_fresh(void);
 /* The same from a deadly signal's handler: the live set if its lock is free. Async-signal-safe. */
 void memory__stop_emergency(struct writer *w);
@@ -222,8 +241,8 @@ int64_t memory_sample__gap(void);
 size_t memory_sample__put(void *buf, size_t cap, uint64_t id, uint32_t pid, uint32_t tid,
 			  uint64_t time, uint64_t addr, uint64_t period, const uint64_t *chain,
 			  unsigned nr, uint64_t size);
-/* State n bytes allocated before sampling started in w's file (attr id). Written? */
-bool memory_sample__note_before(struct writer *w, uint64_t id, uint64_t n);
+/* State n bytes not in the profile in w's file (attr id, at addr). Written? */
+bool memory_sample__note(struct writer *w, uint64_t id, uint64_t n, uint64_t addr);
 
 /* ---- session/live_set.c ---- */
 
@@ -238,6 +257,8 @@ int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, 
 /* Forget the kept live set without retiring it: its file is no longer this image's (removed,
  * or replaced); not when this thread's interrupted code holds it. Not async-signal-safe. */
 void live_set__forget(void);
+/* Say (at the image's end) what the live tables could not hold. Not async-signal-safe. */
+void live_set__say_full(void);
 
 /* live.c's filter (memory_link.h tells its layout). */
 extern uint64_t *ap_live_filter;

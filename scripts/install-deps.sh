@@ -18,12 +18,13 @@ build_pkgs="gcc make libc6-dev libunwind-dev libelf-dev libdw-dev libdebuginfod-
 # gdb, lldb and valgrind run profiled programs under a debugger (signals-load.t);
 # debuginfod serves a debug file to the reader in report-debuginfo.t;
 # tmux is the real terminal autoprof top is driven in (top.t);
-# libjemalloc2 and libtcmalloc-minimal4 are the allocators memory.t links a program with.
+# libjemalloc2, libtcmalloc-minimal4 and libgoogle-perftools4 (the full tcmalloc) are the
+# allocators memory.t, memory-cxx-alloc.t and memory-allocx.t link programs with.
 test_pkgs="$build_pkgs perl linux-perf hotspot python3 xz-utils coreutils clang libclang-rt-14-dev
 	libc6-dbg strace clang-format g++ golang-go rustc nodejs openjdk-17-jdk-headless
 	npm python3-jsonschema chromium man-db musl-tools gdb lldb valgrind debuginfod tmux
-	libjemalloc2 libtcmalloc-minimal4"
-bench_pkgs="$test_pkgs google-perftools libgoogle-perftools4 hyperfine time heaptrack"
+	libjemalloc2 libtcmalloc-minimal4 libgoogle-perftools4"
+bench_pkgs="$test_pkgs google-perftools hyperfine time heaptrack"
 
 case "${1:-build}" in
 build) want=$build_pkgs ;;

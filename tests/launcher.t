@@ -1,7 +1,7 @@
 #!/bin/sh
 # build/autoprof: flags become AUTOPROF_* variables, the command is exec'd.
 . "$(dirname "$0")/lib.sh"
-plan 34
+plan 37
 
 "$B/autoprof" --help >help.txt 2>&1
 ok $? "autoprof --help exits 0"
@@ -171,4 +171,30 @@ grep -q "^autoprof: 1 process of the run outlives the command" live.err &&
 	[ -z "$(ls live.data.[0-9]* 2>/dev/null)" ]
 ok $? "a process that outlives the command with no file yet is said" || diag_file live.err
 [ -s live.pid ] && kill "$(cat live.pid)" 2>/dev/null
+
+# The user's RLIMIT_FSIZE (ulimit -f) binds the launcher's own writes: they
+# fail and say so (on a stderr that is not a file past the limit); the
+# launcher never dies of SIGXFSZ (/bin/true under `ulimit -f 0` returned
+# 153), nor does the program for a line of the library's on such a stderr,
+# and the command still gets the signal's default (it kills itself with
+# SIGXFSZ: 153 as without us).
+mkdir -p fsz && rm -f fsz/*
+# fsz LIMIT CMD...: CMD under `ulimit -f LIMIT`, its status
+fsz() { _l=$1; shift; sh -c 'ulimit -f "$0"; exec "$@"' "$_l" "$@"; }
+fsz 0 "$B/autoprof" -o fsz/a.data -- /bin/true >/dev/null 2>fsz.err
+r1=$?
+r2=$( (fsz 0 "$B/autoprof" --outside -o fsz/b.data -- "$B/progs/split" 50 2>&1 >/dev/null; echo "rc $?") |
+	tee -a fsz.err | sed -n 's/^rc //p')
+fsz 0 "$B/autoprof" -q -o fsz/c.data -- sh -c 'kill -XFSZ $$' >/dev/null 2>>fsz.err
+r3=$?
+[ "$r1 $r2 $r3" = "0 0 153" ]
+ok $? "ulimit -f 0: the command's status (0, 0, 153 for its own SIGXFSZ), not the launcher's death ($r1 $r2 $r3)" ||
+	diag_file fsz.err
+grep -q "cannot create fsz/b.data: File too large" fsz.err && [ ! -e fsz/b.data ]
+ok $? "... --outside says it cannot write its file and leaves no empty one" || { ls fsz | sed 's/^/# /'; diag_file fsz.err; }
+"$B/autoprof" -q -o fsz/in.data -- "$B/progs/split" 100 >/dev/null 2>&1
+fsz 1 "$B/autoprof" merge -o fsz/m.data fsz/in.data >/dev/null 2>fszm.err
+rc=$?
+[ $rc = 1 ] && grep -q "File too large" fszm.err && [ ! -e fsz/m.data ]
+ok $? "autoprof merge under ulimit -f 1: one line says File too large, status 1, no file ($rc)" || diag_file fszm.err
 done_testing

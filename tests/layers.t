@@ -27,8 +27,9 @@ plan 12
 # The folders whose names checks 6-10 hold to; in preload/wrap/ and
 # preload/memlib/ (libautoprof-memory.so) the interposers' libc names are
 # the one exception to check 8 (libc_name), with the two libraries' link
-# (__autoprof_*, memory_link.h) and memlib/cxx.c's C++ operator new and
-# delete (_Zn*, _Zd*).
+# (__autoprof_*, memory_link.h), memlib/cxx.c's C++ operator new and
+# delete (_Zn*, _Zd*) and memlib/allocx.c's allocators' own entry points
+# (jemalloc's mallocx, tcmalloc's tc_malloc...: those memlib.map exports).
 NAMED="launcher common preload preload/session preload/handler preload/wrap preload/memlib"
 
 # 1. Each header alone.
@@ -131,6 +132,7 @@ for f in $(files_in $NAMED | grep '\.c$'); do
 		case $fn in "$b" | "$b"__* | "$b"s__* | main) continue ;; esac
 		case $f in preload/wrap/* | preload/memlib/*) libc_name "$fn" && continue ;; esac
 		case $f:$fn in preload/memlib/cxx.c:_Zn[wa]* | preload/memlib/cxx.c:_Zd[la]*) continue ;; esac
+		case $f in preload/memlib/allocx.c) grep -qx "[[:space:]]*$fn;" preload/memlib/memlib.map && continue ;; esac
 		case $fn in __autoprof_*) continue ;; esac
 		stand_in "$fn" || bad="$bad $f:$fn"
 	done

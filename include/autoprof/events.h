@@ -47,4 +47,13 @@
 #define AP_MEMORY_MARK_OUT_OF_REACH AP_MEMORY_MARK "malloc-out-of-the-wrappers-reach"
 #define AP_MEMORY_MARK_NO_TABLE	    AP_MEMORY_MARK "no-address-space-for-the-live-table"
 
+/*
+ * The address of the alloc-bytes record of period 0 whose size is the
+ * anonymous memory a process held at its end beyond what the allocator's
+ * wrappers saw allocated (its memory came from an allocator the library
+ * cannot see); the record at address 0 holds the bytes allocated before the
+ * profile started.
+ */
+#define AP_MEMORY_UNSEEN_ADDR 1
+
 #endif /* AUTOPROF_EVENTS_H */

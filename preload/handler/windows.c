@@ -227,7 +227,8 @@ static void say_no_file(void)
 	static const char msg[] = "autoprof: cannot create a window's file; its samples are lost, "
 				  "the next window tries again (said once)\n";
 
-	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED) && !ap_quiet)
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED) && !ap_quiet &&
+	    log__stderr_fits(sizeof(msg) - 1))
 		raw_syscall(SYS_write, 2, msg, sizeof(msg) - 1);
 }
 

@@ -165,9 +165,21 @@ void alloc__resolve(void)
 		}                                                                                  \
 	} while (0)
 
-static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret)
+/* Does wrapper k's real function reach another wrapper (which counts its block)? */
+static inline bool passes(int k)
 {
-	void *p = fn(n);
+	int st = k == P_NONE ? 1 : __atomic_load_n(&probe_state[k], __ATOMIC_ACQUIRE);
+
+	return st ? st == 2 : probe__passes(k);
+}
+
+static void *do_malloc(void *(*fn)(size_t), size_t n, uintptr_t ret, int k)
+{
+	void *p;
+
+	if (passes(k))
+		return fn(n);
+	p = fn(n);
 
 	counted(p, n, ret);
 	return p;
@@ -183,7 +195,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t n, uintptr_t ret)
 		return NULL; /* as any allocator answers */
 	}
 	FIRST(malloc, arena_alloc(n, 16));
-	return do_malloc(real.malloc, n, ret);
+	return do_malloc(real.malloc, n, ret, P_NONE);
 }
 
 enum { DUE_MALLOC, DUE_CALLOC, DUE_REALLOC };
@@ -203,7 +215,7 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 				     : real.realloc(p, n);
 
 	if (__builtin_expect(reach_probe, 0))
-		reach_probe = 3; /* cxx.c's probe (its count restored after) */
+		reach_probe = 3; /* a probe's (its count restored after) */
 	else if (!sampling())
 		idle_count.left = (int64_t)((uint64_t)idle_count.left +
 					    INT64_MAX); /* parked, with what it counted (<= 0) */
@@ -227,9 +239,13 @@ AP_API AP_FAST void *malloc(size_t n)
 }
 
 /* calloc's work for both names: sampled as n * size bytes (the real call refused an overflow). */
-static void *do_calloc(void *(*fn)(size_t, size_t), size_t n, size_t size, uintptr_t ret)
+static void *do_calloc(void *(*fn)(size_t, size_t), size_t n, size_t size, uintptr_t ret, int k)
 {
-	void *p = fn(n, size);
+	void *p;
+
+	if (passes(k))
+		return fn(n, size);
+	p = fn(n, size);
 
 	counted(p, n * size, ret);
 	return p;
@@ -239,7 +255,7 @@ static void *do_calloc(void *(*fn)(size_t, size_t), size_t n, size_t size, uintp
 static __attribute__((noinline)) void *calloc_slow(size_t n, size_t size, uintptr_t ret)
 {
 	FIRST(calloc, size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16));
-	return do_calloc(real.calloc, n, size, ret);
+	return do_calloc(real.calloc, n, size, ret, P_NONE);
 }
 
 /* malloc's fast path, for n * size bytes. */
@@ -303,11 +319,16 @@ AP_API AP_FAST void free(void *p)
 }
 
 /* realloc's work for both names: p's sampled block goes, q's may come. */
-static void *do_realloc(void *(*fn)(void *, size_t), void *p, size_t n, uintptr_t ret)
+static void *do_realloc(void *(*fn)(void *, size_t), void *p, size_t n, uintptr_t ret, int k)
 {
 	struct live_block b;
-	bool had = p && maybe_sampled(p) && core->take(p, &b);
-	void *q = fn(p, n);
+	bool had;
+	void *q;
+
+	if (passes(k))
+		return fn(p, n);
+	had = p && maybe_sampled(p) && core->take(p, &b);
+	q = fn(p, n);
 
 	if (__builtin_expect(had, 0) && !q && n)
 		core->put_back(&b); /* failed: p is still the program's */
@@ -321,7 +342,7 @@ static __attribute__((noinline)) void *realloc_slow(void *p, size_t n, uintptr_t
 	if (p && in_arena(p))
 		return arena_realloc(p, n);
 	FIRST(realloc, p ? NULL : arena_alloc(n, 16));
-	return do_realloc(real.realloc, p, n, ret);
+	return do_realloc(real.realloc, p, n, ret, P_NONE);
 }
 
 /*
@@ -349,7 +370,7 @@ AP_API void *reallocarray(void *p, size_t n, size_t size)
 	if (p && in_arena(p))
 		return arena_realloc(p, n * size);
 	FIRST(realloc, p ? NULL : arena_alloc(n * size, 16));
-	return do_realloc(real.realloc, p, n * size, RET);
+	return do_realloc(real.realloc, p, n * size, RET, P_NONE);
 }
 
 AP_API int posix_memalign(void **out, size_t align, size_t n)
@@ -363,6 +384,8 @@ AP_API int posix_memalign(void **out, size_t align, size_t n)
 			return *out ? 0 : ENOMEM;
 		}
 	}
+	if (passes(P_POSIX_MEMALIGN))
+		return real.posix_memalign(out, align, n);
 	err = real.posix_memalign(out, align, n);
 	if (!err)
 		counted(*out, n, RET);
@@ -370,9 +393,13 @@ AP_API int posix_memalign(void **out, size_t align, size_t n)
 }
 
 /* The aligned allocators: fn(align, n), sampled as n bytes. */
-static void *do_aligned(void *(*fn)(size_t, size_t), size_t align, size_t n, uintptr_t ret)
+static void *do_aligned(void *(*fn)(size_t, size_t), size_t align, size_t n, uintptr_t ret, int k)
 {
-	void *p = fn(align, n);
+	void *p;
+
+	if (passes(k))
+		return fn(align, n);
+	p = fn(align, n);
 
 	counted(p, n, ret);
 	return p;
@@ -381,25 +408,25 @@ static void *do_aligned(void *(*fn)(size_t, size_t), size_t align, size_t n, uin
 AP_API void *aligned_alloc(size_t align, size_t n)
 {
 	FIRST(aligned_alloc, arena_alloc(n, align));
-	return do_aligned(real.aligned_alloc, align, n, RET);
+	return do_aligned(real.aligned_alloc, align, n, RET, P_ALIGNED_ALLOC);
 }
 
 AP_API void *memalign(size_t align, size_t n)
 {
 	FIRST(memalign, arena_alloc(n, align));
-	return do_aligned(real.memalign, align, n, RET);
+	return do_aligned(real.memalign, align, n, RET, P_MEMALIGN);
 }
 
 AP_API void *valloc(size_t n)
 {
 	FIRST(valloc, arena_alloc(n, 4096));
-	return do_malloc(real.valloc, n, RET);
+	return do_malloc(real.valloc, n, RET, P_VALLOC);
 }
 
 AP_API void *pvalloc(size_t n)
 {
 	FIRST(pvalloc, arena_alloc((n + 4095) & ~(size_t)4095, 4096));
-	return do_malloc(real.pvalloc, n, RET);
+	return do_malloc(real.pvalloc, n, RET, P_PVALLOC);
 }
 
 AP_API size_t malloc_usable_size(void *p)
@@ -415,13 +442,13 @@ AP_API size_t malloc_usable_size(void *p)
 AP_API void *__libc_malloc(size_t n)
 {
 	FIRST(libc_malloc, arena_alloc(n, 16));
-	return do_malloc(real.libc_malloc, n, RET);
+	return do_malloc(real.libc_malloc, n, RET, P_LIBC_MALLOC);
 }
 
 AP_API void *__libc_calloc(size_t n, size_t size)
 {
 	FIRST(libc_calloc, size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size, 16));
-	return do_calloc(real.libc_calloc, n, size, RET);
+	return do_calloc(real.libc_calloc, n, size, RET, P_LIBC_CALLOC);
 }
 
 AP_API void *__libc_realloc(void *p, size_t n)
@@ -429,7 +456,7 @@ AP_API void *__libc_realloc(void *p, size_t n)
 	if (p && in_arena(p))
 		return arena_realloc(p, n);
 	FIRST(libc_realloc, p ? NULL : arena_alloc(n, 16));
-	return do_realloc(real.libc_realloc, p, n, RET);
+	return do_realloc(real.libc_realloc, p, n, RET, P_LIBC_REALLOC);
 }
 
 AP_API void __libc_free(void *p)
@@ -445,19 +472,19 @@ AP_API void __libc_free(void *p)
 AP_API void *__libc_memalign(size_t align, size_t n)
 {
 	FIRST(libc_memalign, arena_alloc(n, align));
-	return do_aligned(real.libc_memalign, align, n, RET);
+	return do_aligned(real.libc_memalign, align, n, RET, P_LIBC_MEMALIGN);
 }
 
 AP_API void *__libc_valloc(size_t n)
 {
 	FIRST(libc_valloc, arena_alloc(n, 4096));
-	return do_malloc(real.libc_valloc, n, RET);
+	return do_malloc(real.libc_valloc, n, RET, P_LIBC_VALLOC);
 }
 
 AP_API void *__libc_pvalloc(size_t n)
 {
 	FIRST(libc_pvalloc, arena_alloc((n + 4095) & ~(size_t)4095, 4096));
-	return do_malloc(real.libc_pvalloc, n, RET);
+	return do_malloc(real.libc_pvalloc, n, RET, P_LIBC_PVALLOC);
 }
 
 void alloc__link(const struct ap_memory_core *c)

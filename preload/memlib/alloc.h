@@ -116,6 +116,44 @@ static inline __attribute__((always_inline)) void counted(void *p, size_t n, uin
 		core->allocated(p, n, ret);
 }
 
+/*
+ * A probe: does a real function reach these wrappers? Between probe_begin and probe_end the
+ * thread's count is 0, so that any allocation the wrappers see takes a slow path, which notes
+ * reach_probe (3). Nested probes (a probe's call reaching a wrapper's first call, which probes
+ * in turn) keep the outer one's state: the count and reach_probe are restored.
+ */
+struct probe {
+	int64_t *left;
+	int64_t saved;
+	uint8_t was;
+};
+
+/* Start a probe; false when the count is not set up (alloc.c's lookup not done). */
+static inline bool probe_begin(struct probe *pr)
+{
+	intptr_t tpoff = __atomic_load_n(&real.mem_tpoff, __ATOMIC_SEQ_CST);
+
+	if (!tpoff)
+		return false;
+	pr->left = (int64_t *)((char *)__builtin_thread_pointer() + tpoff +
+			       offsetof(struct ap_mem_thread, left));
+	pr->saved = *pr->left;
+	pr->was = reach_probe;
+	reach_probe = 1;
+	*pr->left = 0;
+	return true;
+}
+
+/* End a probe: did a wrapper see an allocation since probe_begin? */
+static inline bool probe_end(const struct probe *pr)
+{
+	bool hit = reach_probe == 3;
+
+	*pr->left = pr->saved;
+	reach_probe = pr->was ? (uint8_t)(pr->was | (hit ? 2 : 0)) : 0;
+	return hit;
+}
+
 /* Might the block at p be a sampled one still live? A filter load, without a lock. */
 static inline __attribute__((always_inline)) bool maybe_sampled(const void *p)
 {
@@ -144,6 +182,34 @@ static inline bool alloc__once(int *state, bool busy)
 	}
 	return true;
 }
+
+/*
+ * alloc.c's wrappers whose real function may reach another wrapper (tcmalloc's
+ * posix_memalign, valloc and pvalloc call its tc_memalign through the PLT:
+ * counted there, by allocx.c, not here too). Asked once each, at its first
+ * call, with a probe of 1 byte; not malloc, calloc and realloc (no
+ * allocator's reach another wrapper; their fast paths stay as they are).
+ */
+enum {
+	P_POSIX_MEMALIGN,
+	P_ALIGNED_ALLOC,
+	P_MEMALIGN,
+	P_VALLOC,
+	P_PVALLOC,
+	P_LIBC_MALLOC,
+	P_LIBC_CALLOC,
+	P_LIBC_REALLOC,
+	P_LIBC_MEMALIGN,
+	P_LIBC_VALLOC,
+	P_LIBC_PVALLOC,
+	NR_PROBED,
+	P_NONE = NR_PROBED
+};
+/* Each one's answer: 0 not asked yet, 1 counted by the wrapper, 2 passed on; atomic. */
+extern uint8_t probe_state[NR_PROBED];
+/* Ask wrapper k whether its real function reaches another wrapper (once: the answer is kept in
+ * probe_state[k]). Not async-signal-safe. */
+bool probe__passes(int k);
 
 /* Is p a block of the bootstrap arena (never passed on to the real allocator)? */
 bool alloc__in_arena(const void *p);

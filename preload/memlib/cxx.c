@@ -162,23 +162,16 @@ static bool reaches_wrappers(int i)
 {
 	static const char tag; /* std::nothrow: its address only */
 	int d = i & 1 ? (i >= NEW_AL ? DEL_A_AL : DEL_A) : (i >= NEW_AL ? DEL_AL : DEL);
-	intptr_t tpoff = __atomic_load_n(&real.mem_tpoff, __ATOMIC_SEQ_CST);
-	int64_t *left = (int64_t *)((char *)__builtin_thread_pointer() + tpoff +
-				    offsetof(struct ap_mem_thread, left));
-	int64_t saved;
+	struct probe pr;
 	Dl_info a, b;
 	bool hit;
 	void *p;
 
-	if (!tpoff) /* alloc.c's lookup not done (never here): pass, never counted twice */
+	if (!probe_begin(
+		&pr)) /* alloc.c's lookup not done (never here): pass, never counted twice */
 		return true;
-	saved = *left;
-	reach_probe = 1;
-	*left = 0;
 	p = call_new(i, 1, 64, &tag);
-	*left = saved;
-	hit = reach_probe == 3;
-	reach_probe = 0;
+	hit = probe_end(&pr);
 	if (!p || !cxx.fn[d] || !dladdr(cxx.fn[i], &a) || !dladdr(cxx.fn[d], &b) ||
 	    a.dli_fbase != b.dli_fbase)
 		return hit; /* no delete of the same allocator: 1 byte left, not freed by another */

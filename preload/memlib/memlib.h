@@ -9,6 +9,9 @@
  *            what the fast paths read, shared with cxx.c)
  *   cxx.c    C++'s operator new and delete, every form: counted there when
  *            the allocator defines them (jemalloc, tcmalloc), else passed on
+ *   allocx.c the allocators' own entry points (jemalloc's mallocx & co,
+ *            tcmalloc's tc_malloc & co, C23's free_sized): counted when an
+ *            allocator defines them, else done with the C allocator's
  *   link.c   the constructor, the link to libautoprof.so (memory_link.h),
  *            the check that the program's calls reach the wrappers
  *

@@ -328,3 +328,17 @@ out:
 		munmap(o.buf, o.cap);
 	return err;
 }
+
+/* Say what the live tables could not hold: blocks not followed, stacks lost. */
+void live_set__say_full(void)
+{
+	if (live__untracked())
+		pr_warn(
+		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "
+		    "(their frees unmatched)",
+		    (unsigned long long)live__untracked());
+	if (live__stacks_lost())
+		pr_warn("AUTOPROF_MEMORY: the stacks' table was full: %llu sampled blocks kept "
+			"without their stack (live bytes at an unknown stack)",
+			(unsigned long long)live__stacks_lost());
+}

@@ -40,13 +40,15 @@ uint64_t ap_mem_interval = 512 * 1024;
 
 static uint64_t alloc_id, live_id;		  /* the attrs' ids in the file, 0: none */
 static uint64_t samples, sampled_bytes, unplaced; /* atomic */
-static uint64_t snapshots_missed;		  /* windows without their live set; atomic */
-static uint64_t dumps_missed;			  /* ctl dumps without a live set; atomic */
-static uint64_t fork_dropped; /* the parent's sampled blocks a child dropped (fork_inside) */
+static uint64_t paused_bytes;	  /* estimated, allocated while paused (ctl stop); atomic */
+static uint64_t snapshots_missed; /* windows without their live set; atomic */
+static uint64_t dumps_missed;	  /* ctl dumps without a live set; atomic */
+static uint64_t fork_dropped;	  /* the parent's sampled blocks a child dropped (fork_inside) */
 /* Bytes allocated before sampling: the starting thread's (memory__mark()), others' (atomic). */
 static uint64_t start_mark, pre_start;
-/* The bytes note_before() stated in the image's file (memory__exec_fresh() states them again). */
-static uint64_t stated;
+/* The bytes note_bytes() stated in the image's file (memory__exec_fresh() states them again);
+ * the sampled bytes of files that a failed exec's fresh start left behind. */
+static uint64_t stated, restated;
 
 #define MAX_RECORD (128 + (AP_MAX_CHAIN + 2) * 8)
 #define MAX_TRACE  (AP_MAX_CHAIN + 32)
@@ -230,6 +232,8 @@ __attribute__((noinline)) void memory__allocated(void *p, size_t n, uintptr_t re
 		memory__guard_up();
 		take_sample(&b, ret);
 		memory__guard_down();
+	} else if (b.weight) { /* not in the profile, but seen (memory_unseen.c) */
+		__atomic_fetch_add(&paused_bytes, b.weight, __ATOMIC_RELAXED);
 	}
 	errno = saved;
 	__asm__ volatile("" ::: "memory");
@@ -359,7 +363,7 @@ static void after_fork(void)
  */
 static void after_fork_child(void)
 {
-	samples = sampled_bytes = unplaced = pre_start = stated = 0;
+	samples = sampled_bytes = unplaced = pre_start = paused_bytes = stated = restated = 0;
 	ap_mem.sampled = 0;
 	memory_agg__forget();
 	if (ap_mem.rng) { /* the countdown restored by the guard's end: drawn anew (and drawn,
@@ -383,20 +387,19 @@ void memory__mark(void)
 		start_mark = memory_link__idle_take();
 }
 
-/* State n bytes allocated before sampling started in w's file (memory_sample__note_before). */
-static void note_before(struct writer *w, uint64_t n)
+/*
+ * State n bytes not in the profile in w's file (memory_sample__note): at address 0 those
+ * allocated before sampling started (counted in stated), at AP_MEMORY_UNSEEN_ADDR the
+ * anonymous memory the wrappers did not see (memory_unseen.c). Not async-signal-safe.
+ */
+static void note_bytes(struct writer *w, uint64_t n, uint64_t addr)
 {
-	if (memory_sample__note_before(w, alloc_id, n))
+	if (memory_sample__note(w, alloc_id, n, addr) && !addr)
 		stated += n;
 }
 
-/*
- * A failed exec of an image whose file was removed for it (a descendant that handed its name
- * on): the new file's counts start from zero, and what the image allocated before the exec
- * (its records went with the removed file; its blocks still live stay in the live set) is
- * stated in it as not in the profile, with what the removed file stated. After the file is
- * open, before memory__start(). Not async-signal-safe.
- */
+/* A failed exec of an image whose file was removed for it: counts from zero in the new one,
+ * which states what the image allocated before (memory.h). Not async-signal-safe. */
 void memory__exec_fresh(void)
 {
 	uint64_t all = __atomic_exchange_n(&sampled_bytes, 0, __ATOMIC_RELAXED), n = stated;
@@ -411,7 +414,8 @@ void memory__exec_fresh(void)
 	ap_mem.sampled = 0;
 	ap_mem.drawn = ap_mem.left; /* its own bytes counted from here */
 	stated = 0;
-	note_before(&autoprof.writer, n);
+	restated += all; /* still seen by the wrappers (memory_unseen__check) */
+	note_bytes(&autoprof.writer, n, 0);
 }
 
 void memory__start(void)
@@ -438,7 +442,8 @@ void memory__start(void)
 	if (!started) { /* the image's first start (not again after a failed exec) */
 		started = true;
 		memory_link__idle_take(); /* the profiler's own, since memory__mark() */
-		note_before(&autoprof.writer, start_mark);
+		note_bytes(&autoprof.writer, start_mark, 0);
+		memory_unseen__start();
 	}
 }
 
@@ -538,7 +543,7 @@ bool memory__an_interval(void)
 void memory__stop(struct writer *w, bool more)
 {
 	static bool said_busy; /* a handler's exec that fails on every tick says it once */
-	uint64_t blocks = 0, bytes = 0;
+	uint64_t blocks = 0, bytes = 0, before;
 	bool inside = ap_mem.busy, held;
 	int err;
 
@@ -547,8 +552,7 @@ void memory__stop(struct writer *w, bool more)
 	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__stop();
-	/* a write of this thread's that the handler (an exec's) interrupted: it resumes if the
-	 * exec fails; nothing is written meanwhile */
+	/* a write of this thread's that an exec's handler interrupted resumes if the exec fails */
 	held = writer_lock__held_here(w);
 	err = held ? -EBUSY
 		   : live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes,
@@ -562,8 +566,14 @@ void memory__stop(struct writer *w, bool more)
 	} else if (err && err != -EFBIG) { /* past RLIMIT_FSIZE: the file's end says it once */
 		pr_warn("AUTOPROF_MEMORY: writing the live set failed: %s", strerror(-err));
 	}
-	if (!held)
-		note_before(w, __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED));
+	if (!held) {
+		before = __atomic_exchange_n(&pre_start, 0, __ATOMIC_RELAXED);
+		note_bytes(w, before, 0);
+		note_bytes(w,
+			   memory_unseen__check(sampled_bytes + paused_bytes + before + start_mark +
+						restated),
+			   AP_MEMORY_UNSEEN_ADDR);
+	}
 	pr_info(
 	    "memory: %llu allocation samples (%llu bytes estimated, interval %llu), "
 	    "%llu sampled blocks live at the end (%llu bytes estimated); the profiler's tables: "
@@ -573,10 +583,9 @@ void memory__stop(struct writer *w, bool more)
 	    (unsigned long long)bytes, (double)live__footprint() / (1 << 20),
 	    unplaced ? "; some on threads without a sampler" : "");
 	if (snapshots_missed)
-		pr_warn(
-		    "AUTOPROF_MEMORY: %llu windows' files have no live set (the table was busy, or "
-		    "memory short)",
-		    (unsigned long long)snapshots_missed);
+		pr_warn("AUTOPROF_MEMORY: %llu windows' files have no live set (%s)",
+			(unsigned long long)snapshots_missed,
+			"the table was busy, or memory short");
 	if (dumps_missed)
 		pr_warn("AUTOPROF_MEMORY: %llu ctl dumps wrote no live set (%s)",
 			(unsigned long long)dumps_missed, "the table was busy, or memory short");
@@ -584,13 +593,5 @@ void memory__stop(struct writer *w, bool more)
 		pr_warn("AUTOPROF_MEMORY: %llu sampled blocks of the parent's live set dropped: "
 			"forked in a signal handler while another thread was changing the table",
 			(unsigned long long)fork_dropped);
-	if (live__untracked())
-		pr_warn(
-		    "AUTOPROF_MEMORY: the live table was full: %llu sampled blocks not followed "
-		    "(their frees unmatched)",
-		    (unsigned long long)live__untracked());
-	if (live__stacks_lost())
-		pr_warn("AUTOPROF_MEMORY: the stacks' table was full: %llu sampled blocks kept "
-			"without their stack (live bytes at an unknown stack)",
-			(unsigned long long)live__stacks_lost());
+	live_set__say_full();
 }

@@ -107,12 +107,12 @@ size_t memory_sample__put(void *buf, size_t cap, uint64_t id, uint32_t pid, uint
 }
 
 /*
- * State n bytes allocated before sampling started (not in the profile) in w's file: an
- * alloc-bytes record (attr id) of period 0 (it weighs nothing in any reader), address 0 and the
- * bytes as its size, which autoprof-report sums and says. Returns whether it was written. Not
- * async-signal-safe.
+ * State n bytes not in the profile in w's file: an alloc-bytes record (attr id) of period 0 (it
+ * weighs nothing in any reader), address addr (0: allocated before sampling started;
+ * AP_MEMORY_UNSEEN_ADDR: memory the wrappers did not see) and the bytes as its size, which
+ * autoprof-report sums and says. Returns whether it was written. Not async-signal-safe.
  */
-bool memory_sample__note_before(struct writer *w, uint64_t id, uint64_t n)
+bool memory_sample__note(struct writer *w, uint64_t id, uint64_t n, uint64_t addr)
 {
 	uint64_t chain[2] = {PERF_CONTEXT_USER, 0}, now = ap_now();
 	char rec[128];
@@ -123,7 +123,7 @@ bool memory_sample__note_before(struct writer *w, uint64_t id, uint64_t n)
 	if (!n || !id)
 		return false;
 	len = memory_sample__put(rec, sizeof(rec), id, (uint32_t)autoprof.pid,
-				 (uint32_t)autoprof.pid, now, 0, 0, chain, 2, n);
+				 (uint32_t)autoprof.pid, now, addr, 0, chain, 2, n);
 	sigfillset(&all); /* our handler appends too (raw: the program's view of its mask) */
 	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
 	err = writer__append(w, rec, len);

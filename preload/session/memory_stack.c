@@ -41,8 +41,9 @@
 #include "handler/eh_frame.h"
 #include "memory.h"
 
-/* C++'s operator new and new[] (all their forms): a sample's stack starts at their caller. */
-static const char *const new_names[] = {DYNSYM_NEW_NAMES};
+/* C++'s operator new and new[] (all their forms), and allocators' functions that call another
+ * entry point: a sample's stack starts at their caller. */
+static const char *const new_names[] = {DYNSYM_NEW_NAMES, DYNSYM_ALLOC_NAMES};
 #define NR_NEW (sizeof(new_names) / sizeof(new_names[0]))
 /* Each name's definitions: libstdc++'s, the memory library's (cxx.c), an allocator's. */
 #define DEFS_PER_NAME 4

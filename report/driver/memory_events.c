@@ -30,7 +30,9 @@
  * for them, and lists a stack that has only those at 0.00%); the reader
  * leaves them out of its samples, counting them (s->memory_zero: a file
  * with a mark has a live set, if an empty one; s->memory_before: the bytes
- * before, which the views state).
+ * before, which the views state). One at AP_MEMORY_UNSEEN_ADDR holds the
+ * anonymous memory the process held at its end that the wrappers did not
+ * see (s->memory_unseen: said once, and by the views).
  */
 bool memory_events__weightless(struct session *s, const struct perf_file *pf,
 			       const struct sample *smp)
@@ -45,6 +47,18 @@ bool memory_events__weightless(struct session *s, const struct perf_file *pf,
 	if (!strcmp(objects_ev, "alloc-objects") && !smp->addr &&
 	    !(ea->attr.sample_type & BEFORE_WEIGHT) && smp->end - smp->rest >= 8) {
 		s->memory_before += ld64(smp->rest);
+		return true;
+	}
+	if (!strcmp(objects_ev, "alloc-objects") && smp->addr == AP_MEMORY_UNSEEN_ADDR &&
+	    !(ea->attr.sample_type & BEFORE_WEIGHT) && smp->end - smp->rest >= 8) {
+		if (!s->memory_unseen) /* once for a run's files */
+			session__warn(
+			    s,
+			    "%s: %.1f MiB of the anonymous memory its process held at the "
+			    "end did not come through malloc & co (an allocator the "
+			    "library cannot see): not in the memory profile",
+			    pf->path, (double)ld64(smp->rest) / (1 << 20));
+		s->memory_unseen += ld64(smp->rest);
 		return true;
 	}
 	s->memory_zero++;

@@ -90,6 +90,7 @@ struct session {
 	u64 memory_zero;    /* memory records of period 0 (live sets retired, empty): skipped */
 	bool memory_merged; /* an alloc-bytes record of address 0: merged (AUTOPROF_AGGREGATE) */
 	u64 memory_before;  /* bytes allocated before the memory profile started (not in it) */
+	u64 memory_unseen;  /* anonymous memory the allocator's wrappers did not see (not in it) */
 	u64 aux_records, aux_bytes, aux_truncated; /* AUX-area traces: not decoded */
 	u32 unknown_types[4]; /* first few unknown record types, for the warning */
 	u64 first_time, last_time;

@@ -159,6 +159,14 @@ void output__print_memory_before(const struct session *s, FILE *out)
 			"in the profile (constructors run before libautoprof.so's, or an image's "
 			"allocations before a failed exec, in the file removed for it)\n",
 			(unsigned long long)s->memory_before);
+	if (s->memory_unseen)
+		fprintf(
+		    out,
+		    "Not seen: %llu bytes of anonymous memory the process held at its end did "
+		    "not come through malloc & co (an allocator the library cannot see: linked "
+		    "into the program under names of its own, a runtime's heap, mmap); they are "
+		    "not in the profile\n",
+		    (unsigned long long)s->memory_unseen);
 }
 
 /* Counter value scaled for multiplexing, as perf stat does. */
