@@ -9,7 +9,7 @@
 # tests/progs/execfam drives each case. No timing is measured.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/execfam" "$B/libautoprof.so" "$B/libautoprof-memory.so" "$B/autoprof"
-plan 13
+plan 14
 
 P=$B/progs/execfam
 A=$B/autoprof
@@ -61,6 +61,16 @@ for opt in "" --memory; do
 	ok $? "a failed exec in a thread while two others work${opt:+ ($opt)}: their samples after it ($after)" ||
 		{ diag "$got"; diag_file th.err; }
 done
+
+# the same when the image had no sample at its exec (it handed its name on and
+# went on in the file it left there); AUTOPROF_VERBOSE says whether it did
+rm -rf ti.data*
+got=$(AUTOPROF_VERBOSE=1 timeout -s KILL 60 "$A" -q -o ti.data -- "$P" threadsidle 2>ti.err
+	echo "status $?")
+after=$(site ti.data worker_after)
+[ "$got" = "$(printf 'threads -1 2\nstatus 0')" ] && [ "$after" -gt 0 ]
+ok $? "...also when the image had no sample at the exec: their samples after it ($after)" ||
+	{ diag "$got"; diag_file ti.err; }
 
 # every file reads cleanly
 bad=""

@@ -220,6 +220,7 @@ static void after_fork_in_child(void)
 {
 	bool was_active = __atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL);
 
+	__atomic_store_n(&autoprof.exec_window, false, __ATOMIC_RELEASE); /* its parent's exec */
 	registry__forget_all();
 	if (!was_active)
 		return;
@@ -374,6 +375,7 @@ static bool stand_down(bool exec)
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
 	    getpid() != autoprof.pid)
 		return false;
+	__atomic_store_n(&autoprof.exec_window, exec, __ATOMIC_RELEASE);
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	autoprof.exec_inside = exec && interrupted_inside();
 	writer_lock__own_write_resumes(autoprof.exec_inside);
@@ -459,8 +461,6 @@ void lifecycle__before_exec(void)
 	autoprof.exec_keeps_name = !autoprof.exec_inside &&
 				   !(autoprof.stats.samples + exec_stats.samples) &&
 				   !memory__an_interval();
-	if (autoprof.exec_keeps_name) /* no sample to keep: a failed exec starts over */
-		samplers__stop_all();
 	autoprof.file_left = false;
 	record_delivered_period();
 	if (autoprof.exec_keeps_name && !autoprof.top)
@@ -487,12 +487,12 @@ int lifecycle__next_gen(void)
 
 /*
  * The exec failed: the image goes on, and so does its profile, in the same file, by the same
- * samplers (every thread's sampled on: a handler's exec that interrupted the profiler resumes
- * it on what it held); also one that handed its name on, when its finished file was left at
- * the name (the run's first process: what it allocated before the exec stays in the profile;
- * its samplers, with no sample, were stopped, and the calling thread's starts again). A
- * descendant's, removed for the exec, starts anew, its counts from zero (memory__exec_fresh()
- * states the bytes of the removed file); its other threads stay unprofiled.
+ * samplers (the other threads' sampled on, the calling thread's starts again; a handler's exec
+ * that interrupted the profiler resumes it on what it held); also one that handed its name on,
+ * when its finished file was left at the name (the run's first process: what it allocated
+ * before the exec stays in the profile). A descendant's, removed for the exec, starts anew,
+ * its counts from zero (memory__exec_fresh() states the bytes of the removed file); its other
+ * threads are stopped and stay unprofiled.
  */
 void lifecycle__exec_failed(void)
 {
@@ -504,9 +504,11 @@ void lifecycle__exec_failed(void)
 	autoprof.exec_inside = false;
 	writer_lock__own_write_resumes(false);
 	counting__keep_across_exec(&autoprof.counters, false);
-	if (!autoprof.exec_keeps_name) { /* its samplers sampled on */
+	if (!autoprof.exec_keeps_name || autoprof.file_left) { /* the same file, reopened */
 		if (!autoprof.writer.sealed || writer__reopen(&autoprof.writer) == 0) {
+			autoprof.file_left = false;
 			__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
+			__atomic_store_n(&autoprof.exec_window, false, __ATOMIC_RELEASE);
 			if (!inside) /* the calling thread's, stopped for the exec */
 				samplers__start();
 			else
@@ -515,22 +517,14 @@ void lifecycle__exec_failed(void)
 			memory__start();
 			return;
 		}
-		if (inside)
-			return; /* its samplers write nothing more: the resumed code is on one */
-		samplers__stop_all(); /* a new file (below) */
-	} else if (autoprof.file_left && writer__reopen(&autoprof.writer) == 0) {
-		autoprof.file_left = false;
-		__atomic_store_n(&autoprof.active, true, __ATOMIC_RELEASE);
-		if (samplers__start() == 0) {
-			control__publish();
-			memory__start();
+		if (inside) { /* its samplers write nothing more: the resumed code is on one */
+			__atomic_store_n(&autoprof.exec_window, false, __ATOMIC_RELEASE);
 			return;
 		}
-		__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
-		writer__abandon(&autoprof.writer);
-		return;
 	}
-	live_set__forget(); /* the exec's live set is in a file no longer this image's */
+	__atomic_store_n(&autoprof.exec_window, false, __ATOMIC_RELEASE);
+	samplers__stop_all(); /* a new file (below): the samplers that sampled on stop */
+	live_set__forget();   /* the exec's live set is in a file no longer this image's */
 	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
 	autoprof.replace_file = autoprof.file_left;	    /* this image's own empty file */
 	autoprof.file_left = false;

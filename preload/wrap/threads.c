@@ -67,7 +67,9 @@ static void *start_routine(void *p)
 		return s.fn(s.arg);
 	}
 	signal_masks__set_shadow(s.shadow);
-	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE)) {
+	/* (during an exec of another thread too: if it fails, this one samples on with the rest) */
+	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&autoprof.exec_window, __ATOMIC_ACQUIRE)) {
 		memory_stack__thread_start(); /* AUTOPROF_MEMORY: the stack's bounds, now */
 		err = samplers__start();
 		if (!err)

@@ -18,6 +18,9 @@
  *   execfam threads      two threads spin in worker_site() while the main
  *                        thread's execve of a missing file fails, then in
  *                        worker_after() for 200 ms of CPU time each
+ *   execfam threadsidle  the same, the two threads asleep until the exec
+ *                        failed (the image has no sample at its exec: it
+ *                        hands its name on, and goes on in its file)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -55,11 +58,16 @@ __attribute__((noinline)) void after_site(double seconds)
 
 static volatile int execd;
 
+static int idle;
+
 __attribute__((noinline)) void worker_site(void)
 {
 	while (!execd)
-		for (int i = 0; i < 10000; i++)
-			sink += (unsigned long)i;
+		if (idle)
+			usleep(1000);
+		else
+			for (int i = 0; i < 10000; i++)
+				sink += (unsigned long)i;
 }
 
 __attribute__((noinline)) void worker_after(void)
@@ -91,7 +99,8 @@ static int threads(void)
 
 	for (int i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, worker, NULL);
-	spin_site(0.05);
+	if (!idle)
+		spin_site(0.05);
 	ret = execve("/nonexistent/execfam-missing", args, environ);
 	err = errno;
 	execd = 1;
@@ -148,6 +157,10 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 2;
+	if (!strcmp(argv[1], "threadsidle")) {
+		idle = 1;
+		return threads();
+	}
 	spin_site(0.1);
 	if (!strcmp(argv[1], "execveat"))
 		execveat(AT_FDCWD, "/bin/sh", sh, environ, 0);
