@@ -46,7 +46,7 @@ int samplers__start(void);
 int samplers__attach(pid_t tid);
 void samplers__attach_others(void);
 void samplers__stop_self(void);
-void samplers__stop_all(void);
+int samplers__stop_all(void);
 void samplers__flush_all(struct ap_stats *sum);
 void samplers__arm_self(bool armed);
 pid_t samplers__tid_of(pthread_t handle);

@@ -9,7 +9,7 @@
 # tests/progs/execfam drives each case. No timing is measured.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/execfam" "$B/libautoprof.so" "$B/libautoprof-memory.so" "$B/autoprof"
-plan 14
+plan 15
 
 P=$B/progs/execfam
 A=$B/autoprof
@@ -71,6 +71,20 @@ after=$(site ti.data worker_after)
 [ "$got" = "$(printf 'threads -1 2\nstatus 0')" ] && [ "$after" -gt 0 ]
 ok $? "...also when the image had no sample at the exec: their samples after it ($after)" ||
 	{ diag "$got"; diag_file ti.err; }
+
+# a descendant's image (its file removed for the exec: a new one starts): the
+# threads are stopped for it; each is sampled again (it started after) or the
+# line says how many are not
+rm -rf td.data*
+got=$(AUTOPROF_TOP=1 timeout -s KILL 60 env AUTOPROF_OUTPUT="$PWD/td.data" LD_PRELOAD="$LIB" \
+	"$P" threadsidle 2>td.err; echo "status $?")
+tdc=$(ls td.data.* 2>/dev/null | grep -v '\.stat$' | head -1)
+tids=$(perf script -i "$tdc" -F tid,ip,sym 2>>perf.err |
+	awk 'NF == 1 { tid = $1; next } $2 == "worker_after" { print tid }' | sort -u | wc -l)
+said=$(sed -n 's/.*a failed exec started a new file: \([0-9]*\) other thread.*/\1/p' td.err)
+[ "$got" = "$(printf 'threads -1 2\nstatus 0')" ] && [ $((tids + ${said:-0})) -ge 2 ]
+ok $? "...in a descendant that starts a new file: each worker sampled after it ($tids) or said (${said:-0})" ||
+	{ diag "$got"; diag_file td.err; }
 
 # every file reads cleanly
 bad=""

@@ -497,6 +497,7 @@ int lifecycle__next_gen(void)
 void lifecycle__exec_failed(void)
 {
 	bool inside = autoprof.exec_inside;
+	int stopped;
 
 	if (!autoprof.exec_pending || getpid() != autoprof.pid)
 		return;
@@ -523,8 +524,12 @@ void lifecycle__exec_failed(void)
 		}
 	}
 	__atomic_store_n(&autoprof.exec_window, false, __ATOMIC_RELEASE);
-	samplers__stop_all(); /* a new file (below): the samplers that sampled on stop */
-	live_set__forget();   /* the exec's live set is in a file no longer this image's */
+	stopped = samplers__stop_all(); /* a new file (below): the samplers that sampled on */
+	if (stopped)
+		pr_warn(
+		    "a failed exec started a new file: %d other thread%s not sampled from now on",
+		    stopped, stopped == 1 ? " is" : "s are");
+	live_set__forget(); /* the exec's live set is in a file no longer this image's */
 	memset(&autoprof.stats, 0, sizeof(autoprof.stats)); /* from zero */
 	autoprof.replace_file = autoprof.file_left;	    /* this image's own empty file */
 	autoprof.file_left = false;

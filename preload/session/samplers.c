@@ -330,11 +330,12 @@ void samplers__arm_self(bool armed)
 	signals__sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* Stop every thread still sampling; the process is ending. Not async-signal-safe. */
-void samplers__stop_all(void)
+/* Stop every thread still sampling; the process is ending. Returns how many there were but
+ * the calling thread. Not async-signal-safe. */
+int samplers__stop_all(void)
 {
 	sigset_t old;
-	int top;
+	int top, others = 0;
 
 	samplers__stop_self();
 	signals__block_sampling(&old);
@@ -348,10 +349,13 @@ void samplers__stop_all(void)
 		if (t)
 			mine = registry__claim(t);
 		registry__unlock();
-		if (mine)
+		if (mine) {
 			finish(t, false);
+			others++;
+		}
 	}
 	signals__sigmask(SIG_SETMASK, &old, NULL);
+	return others;
 }
 
 /* The kernel tid of a thread of ours, or 0 when it is not one we sample. Not async-signal-safe. */
