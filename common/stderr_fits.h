@@ -32,8 +32,9 @@ static inline bool stderr_fits(long (*sys)(long, ...), size_t len)
 	if (sys(SYS_fstat, STDERR_FILENO, &st, 0, 0, 0, 0) < 0 || !S_ISREG(st.st_mode))
 		return true; /* a terminal, a pipe: no file size */
 	flags = sys(SYS_fcntl, STDERR_FILENO, F_GETFL, 0, 0, 0, 0);
-	pos = flags >= 0 && (flags & O_APPEND) ? st.st_size
-					       : sys(SYS_lseek, STDERR_FILENO, 0, SEEK_CUR, 0, 0, 0);
+	pos = flags >= 0 && (flags & O_APPEND)
+		  ? st.st_size
+		  : sys(SYS_lseek, STDERR_FILENO, 0, SEEK_CUR, 0, 0, 0);
 	return pos >= 0 && (uint64_t)pos + len <= rl.rlim_cur;
 }
 
