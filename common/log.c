@@ -7,17 +7,15 @@
  * touch the program's FILE *stderr state.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "common.h"
+#include "stderr_fits.h"
 
 int ap_verbose;
 bool ap_quiet;
@@ -40,20 +38,7 @@ void log__capture(char *buf, size_t len)
 
 bool log__stderr_fits(size_t len)
 {
-	struct rlimit rl;
-	struct stat st;
-	long pos, flags;
-
-	if (raw_syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &rl, 0, 0) < 0 ||
-	    rl.rlim_cur == RLIM_INFINITY)
-		return true;
-	if (raw_syscall(SYS_fstat, STDERR_FILENO, &st, 0, 0, 0, 0) < 0 || !S_ISREG(st.st_mode))
-		return true; /* a terminal, a pipe: no file size */
-	flags = raw_syscall(SYS_fcntl, STDERR_FILENO, F_GETFL, 0, 0, 0, 0);
-	pos = flags >= 0 && (flags & O_APPEND)
-		  ? st.st_size
-		  : raw_syscall(SYS_lseek, STDERR_FILENO, 0, SEEK_CUR, 0, 0, 0);
-	return pos >= 0 && (uint64_t)pos + len <= rl.rlim_cur;
+	return stderr_fits(raw_syscall, len);
 }
 
 static void vlog(const char *fmt, va_list ap_list)

@@ -62,6 +62,11 @@ struct tree_proc {
 static struct tree_proc *tree;
 static size_t nr_tree, cap_tree;
 static bool tree_unknown; /* a record lost, or no room: the tree is not known */
+/* EXITs read before their FORK: the rings are drained one CPU after the
+ * other, and a process's records lie on the rings of the CPUs it ran on. */
+#define GONE 256
+static uint32_t gone[GONE];
+static unsigned nr_gone, next_gone;
 
 /* The tree's entry for @pid, or NULL. */
 static struct tree_proc *tree_find(uint32_t pid)
@@ -72,9 +77,15 @@ static struct tree_proc *tree_find(uint32_t pid)
 	return NULL;
 }
 
-/* A process @pid joins the tree. */
+/* A process @pid joins the tree, unless its end was read first. */
 static void tree_fork(uint32_t pid)
 {
+	for (unsigned i = 0; i < nr_gone; i++)
+		if (gone[i] == pid) {
+			gone[i] = gone[--nr_gone];
+			next_gone = nr_gone;
+			return;
+		}
 	if (tree_find(pid))
 		return;
 	if (nr_tree == cap_tree) {
@@ -95,8 +106,14 @@ static void tree_exit(uint32_t pid)
 {
 	struct tree_proc *p = tree_find(pid);
 
-	if (p)
+	if (p) {
 		*p = tree[--nr_tree];
+		return;
+	}
+	gone[next_gone] = pid; /* its FORK comes later (full: the oldest goes) */
+	next_gone = (next_gone + 1) % GONE;
+	if (nr_gone < GONE)
+		nr_gone++;
 }
 
 int exec_watch__start(pid_t child)
@@ -291,6 +308,7 @@ void exec_watch__end(void)
 	free(tree);
 	tree = NULL;
 	nr_tree = cap_tree = 0;
+	nr_gone = next_gone = 0;
 }
 
 void exec_watch__say(void)

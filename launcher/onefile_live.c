@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "autoprof/control.h"
+#include "common.h"
 #include "launcher.h"
 #include "onefile.h"
 
@@ -61,41 +62,116 @@ static bool names_unwritten(const char *text, const struct stat *want, const cha
 }
 
 #define TREE_MAX	   4096
-#define START_WAIT_MS	   250 /* for a process of the tree to start the library */
-#define START_WAIT_STEP_MS 10
+#define START_WAIT_NS	   250000000LL /* for a process of the tree to start the library */
+#define START_WAIT_STEP_NS 10000000L
 
-/* Keep in @pids (@n of them) the processes that run with no endpoint in @cdir and no file. */
-static size_t without_endpoint(const char *cdir, uint32_t *pids, size_t n,
-			       bool (*has_file)(int pid))
+static bool maps_name_library(const char *path);
+
+/* What a process of the tree is to the closing line (unstarted()). */
+enum tree_kind {
+	TREE_SKIP,   /* ended, not of this run, has an endpoint or a file, or never runs the library
+		      */
+	TREE_LOADED, /* runs the library, its endpoint elsewhere (another XDG_RUNTIME_DIR or user)
+		      */
+	TREE_NOT_YET /* runs without the library so far */
+};
+
+/*
+ * Process @pid of the tree: one this run started (@since: the launcher's
+ * start, in /proc's clock ticks; a pid reused by another process is not),
+ * that runs, whose endpoint is not in @cdir, with no file of the run: does
+ * it run the library (its mappings name it), or never can it (a static
+ * program, a set-user-ID or set-group-ID one, for which the loader ignores
+ * LD_PRELOAD), or not yet?
+ */
+static enum tree_kind tree_kind(uint32_t pid, unsigned long long since, const char *cdir,
+				bool (*has_file)(int pid))
 {
-	char path[PATH_MAX + 32];
-	size_t kept = 0;
+	char path[PATH_MAX + 32], exe[PATH_MAX], text[4096];
+	unsigned long long start = 0;
+	char state;
+	ssize_t len;
+	unsigned long ids[4];
+	const char *at;
 
-	for (size_t i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%u", cdir, pids[i]);
-		if (onefile__alive((int)pids[i]) && access(path, F_OK) != 0 &&
-		    !has_file((int)pids[i]))
-			pids[kept++] = pids[i];
+	snprintf(path, sizeof(path), "%s/%u", cdir, pid);
+	if (!onefile__alive((int)pid) || access(path, F_OK) == 0 || has_file((int)pid))
+		return TREE_SKIP;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (!textfile__stat(path, &start, &state) || start < since)
+		return TREE_SKIP;
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	if (len > 0) {
+		exe[len] = 0;
+		if (elf_interp__static_program(exe))
+			return TREE_SKIP;
 	}
-	return kept;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if (textfile__read(path, text, sizeof(text)) > 0) {
+		if ((at = strstr(text, "\nUid:")) &&
+		    sscanf(at + 5, "%lu %lu", &ids[0], &ids[1]) == 2 &&
+		    (at = strstr(text, "\nGid:")) &&
+		    sscanf(at + 5, "%lu %lu", &ids[2], &ids[3]) == 2 &&
+		    (ids[0] != ids[1] || ids[2] != ids[3]))
+			return TREE_SKIP; /* a secure exec: no LD_PRELOAD */
+	}
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	return maps_name_library(path) ? TREE_LOADED : TREE_NOT_YET;
+}
+
+/* Do the mappings in @path (/proc/PID/maps) name libautoprof.so? */
+static bool maps_name_library(const char *path)
+{
+	char line[PATH_MAX + 128];
+	bool yes = false;
+	FILE *f = fopen(path, "re");
+
+	while (f && !yes && fgets(line, sizeof(line), f))
+		yes = strstr(line, "/libautoprof.so") != NULL;
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /*
- * The tree's processes that run without the library's endpoint, after
- * waiting up to START_WAIT_MS for them to make one or end.
+ * The tree's processes that run without the library's endpoint in @cdir,
+ * waiting up to START_WAIT_NS for them to make one, end, or show the
+ * library: how many still run without it; in @loaded, how many run it with
+ * their endpoint elsewhere.
  */
-static unsigned unstarted(const char *cdir, bool (*has_file)(int pid))
+static unsigned unstarted(const char *cdir, unsigned long long since, bool (*has_file)(int pid),
+			  unsigned *loaded)
 {
 	static uint32_t pids[TREE_MAX];
-	size_t n;
+	long long deadline = mono_ns() + START_WAIT_NS;
+	size_t n = exec_watch__tree(pids, TREE_MAX);
 
-	for (int waited = 0;; waited += START_WAIT_STEP_MS) {
-		/* the tree as its latest records say (an exec of a static program, an end) */
-		if ((n = exec_watch__tree(pids, TREE_MAX)) == (size_t)-1)
-			return 0;
-		if (!(n = without_endpoint(cdir, pids, n, has_file)) || waited >= START_WAIT_MS)
+	*loaded = 0;
+	if (n == (size_t)-1)
+		return 0;
+	for (;;) {
+		size_t kept = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			enum tree_kind k = tree_kind(pids[i], since, cdir, has_file);
+
+			*loaded += k == TREE_LOADED;
+			if (k == TREE_NOT_YET)
+				pids[kept++] = pids[i];
+		}
+		n = kept;
+		if (!n || mono_ns() >= deadline)
 			return (unsigned)n;
-		nanosleep(&(struct timespec){0, START_WAIT_STEP_MS * 1000000L}, NULL);
+		nanosleep(&(struct timespec){0, START_WAIT_STEP_NS}, NULL);
 	}
 }
 
@@ -114,10 +190,10 @@ unsigned onefile_live__unwritten(const char *dir, const char *base, bool (*has_f
 	if (!textfile__stat("/proc/self/stat", &since, &state) || !since || stat(dir, &want) < 0 ||
 	    ap_control_dir_make(cdir, sizeof(cdir), getenv("XDG_RUNTIME_DIR")))
 		return 0;
-	*not_started =
-	    unstarted(cdir, has_file); /* first: they may make their endpoints meanwhile */
+	/* first: they may make their endpoints meanwhile */
+	*not_started = unstarted(cdir, since, has_file, &n);
 	if (!(d = opendir(cdir)))
-		return 0;
+		return n;
 	while ((e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);

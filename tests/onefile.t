@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$REPORT" "$LIB" "$B/progs/split"
 P=$B/progs
-plan 32
+plan 33
 
 # files BASE: the per-image profiles named after BASE (no .stat, no .old).
 files() { ls "$1" "$1".[0-9]* 2>/dev/null | grep -v '\.stat$' | tr '\n' ' ' | sed 's/ $//'; }
@@ -250,16 +250,18 @@ last=$(ls sw.data.* | grep -v '\.stat$' | tail -n 1)
 ok $? "a shim with --window 500ms: window files named after the run, one .stat, the last window's" ||
 	{ ls sw.data.* | sed 's/^/# /'; diag_file sw.err; }
 
-# 31-32: a process of the tree that has not started the library when the command
-# ends (a static program's fork, exec'ing a preloadable one later; CI saw a fork
-# of sh not yet exec'd): the line counts it and says so; its file comes after.
-printf '%s\n' '#include <unistd.h>' \
-	'int main(int c, char **v) { if (c > 1 && fork() == 0) { usleep(600000); execv(v[1], v + 1); _exit(127); } return 0; }' \
+# 31-32: a process of the tree that runs without the library when the command
+# ends (here a static program's child, exec'd without LD_PRELOAD, that execs a
+# preloaded program later) is waited for a moment, then counted and said apart;
+# its file comes after. (CI saw a fork of sh not yet exec'd missing from the line.)
+printf '%s\n' '#include <stdlib.h>' '#include <unistd.h>' \
+	'int main(int c, char **v) { if (c > 1 && fork() == 0) { unsetenv("LD_PRELOAD"); execv(v[1], v + 1); _exit(127); } return 0; }' \
 	>forker.c
 if cc -static -O2 -o forker-static forker.c 2>cc.err; then
-	timeout -s KILL 60 "$B/autoprof" -o u.data -- sh -c "./forker-static $P/split 200; true" >/dev/null 2>u.err
-	grep -q "^autoprof: 1 process of the run outlives the command: its own file stays beside u.data .*; 1 of them has not started the library yet: no file if it never does$" u.err
-	ok $? "a fork not yet running the library when the command ends: counted, said apart" || diag_file u.err
+	timeout -s KILL 60 "$B/autoprof" -o u.data -- sh -c "./forker-static /bin/sh -c 'sleep 0.8; exec env LD_PRELOAD=$LIB $P/split 200 >/dev/null'; true" \
+		>/dev/null 2>u.err
+	grep -q "^autoprof: [12] process.* of the run outlives\{0,1\} the command: .* beside u.data .*; [12] of them ha[sv]e\{0,1\} not started the library yet: no file if" u.err
+	ok $? "a process without the library when the command ends: waited for, counted, said apart" || diag_file u.err
 	i=0
 	while [ "$(ls u.data.[0-9]* 2>/dev/null | grep -vc '\.stat$')" = 0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	pid=$(ls u.data.[0-9]* 2>/dev/null | grep -v '\.stat$' | sed 's/^u\.data\.//')
@@ -270,5 +272,12 @@ else
 	skip "no static C toolchain: $(head -1 cc.err)"
 	skip "no static C toolchain"
 fi
+
+# 33: one of the tree whose endpoint is elsewhere (its own XDG_RUNTIME_DIR) runs the
+# library: counted at once, not said as one that has not started it.
+mkdir -p xdg
+timeout -s KILL 60 "$B/autoprof" -o x.data -- sh -c "XDG_RUNTIME_DIR=$T/xdg sleep 1 & sleep 0.3" >/dev/null 2>x.err
+grep -q "^autoprof: 1 process of the run outlives the command: its own file stays beside x.data (autoprof-report x.data reads it too)$" x.err
+ok $? "a process of the run with its endpoint elsewhere: counted as one that runs the library" || diag_file x.err
 
 done_testing

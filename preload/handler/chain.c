@@ -205,22 +205,35 @@ static bool through_own_handler(const struct cfi_walk *w, const uint64_t *out)
 }
 
 /*
- * A batched sample taken before the handler was entered, at the pc and sp
- * it interrupted (the sample whose overflow sent the signal, as a rule),
- * whose walk of its copy is whole: its frames are the program's stack of
- * this run, which samples of the handler's own work need (handler_program),
- * so libunwind need not walk it from the signal context, by DWARF steps: a
- * batched thread makes no fast-trace table. Async-signal-safe.
+ * The program's stack of this run, which samples of the handler's own work
+ * need (handler_program), walked with .eh_frame rules (cfi.c) on the live
+ * stack from the signal context, where a batched sample taken before the
+ * handler was entered had its copy made from an sp at or below the one the
+ * signal interrupted: the kernel read those bytes then, the stack is still
+ * mapped there and does not change while the handler runs. So libunwind
+ * need not walk it by DWARF steps (a batched thread makes no fast-trace
+ * table). Tried once a drain; a walk that is not whole leaves it to
+ * libunwind. Async-signal-safe.
  */
-static void offer_program(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
-			  const struct cfi_walk *w, const uint64_t *out, int got, unsigned depth)
+static void live_program(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
+			 unsigned depth)
 {
-	if (ctx->prog_n >= 0 || !ctx->prog || !ctx->entered || time >= ctx->entered || got <= 0 ||
-	    !w->complete || depth != ctx->t->sampler->stack_depth ||
-	    c->ip != unwind__pc(ctx->ucontext) || c->sp != unwind__sp(ctx->ucontext))
+	struct cfi_walk w;
+	uint64_t sp;
+	int got;
+
+	if (ctx->prog_n >= 0 || ctx->live_tried || !ctx->prog || !ctx->ucontext || !ctx->entered ||
+	    time >= ctx->entered || !c->size || depth != ctx->t->sampler->stack_depth)
 		return;
-	memcpy(ctx->prog, out, (size_t)got * sizeof(*out));
-	ctx->prog_n = got;
+	sp = unwind__sp(ctx->ucontext);
+	if (sp < c->sp || sp >= c->sp + c->size)
+		return;
+	ctx->live_tried = true;
+	got = cfi__unwind(AP_CFI_CACHE(ctx->t), unwind__pc(ctx->ucontext), sp,
+			  unwind__bp(ctx->ucontext), (const void *)(uintptr_t)sp,
+			  c->sp + c->size - sp, ctx->prog, (int)depth, &w);
+	if (got > 0 && w.complete)
+		ctx->prog_n = got;
 }
 
 static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
@@ -238,7 +251,7 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
 			  &w);
 	if (!splice_program(ctx, time, &w, out, &got, depth)) {
-		offer_program(ctx, time, c, &w, out, got, depth);
+		live_program(ctx, time, c, depth);
 		bool off = w.ran_out && c->size >= t->copy_bytes;
 
 		t->stats.unwind_short += got > 0 && !w.complete;

@@ -17,6 +17,7 @@ struct drain_ctx {
 	uint64_t cpu0;	  /* the thread's CPU time then, in 1 run of 4 (pace()), else 0 */
 	bool objects;	  /* the drain holds the object table (objects__enter) */
 	int prog_n;	  /* frames in prog: -1 until unwound */
+	bool live_tried;  /* prog walked on the live stack (chain.c), whole or not */
 	uint64_t *prog;	  /* the interrupted program's stack, AP_MAX_CHAIN entries: the
 			   * program stack of t that is not kept (AP_PROG); NULL outside
 			   * the handler */

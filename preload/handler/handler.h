@@ -155,9 +155,11 @@ bool unwind__owns_pc(uintptr_t pc);
 bool unwind__is_profiler_pc(uintptr_t pc);
 /* Is this thread unwinding from inside the sampling handler? */
 bool unwind__in_handler(void);
-/* The interrupted pc, sp, and signal return trampoline (0: not on the stack) of ucontext. */
+/* The interrupted pc, sp, frame pointer, and signal return trampoline (0: not on the stack)
+ * of ucontext. */
 uint64_t unwind__pc(void *ucontext);
 uint64_t unwind__sp(void *ucontext);
+uint64_t unwind__bp(void *ucontext);
 uint64_t unwind__restorer(void *ucontext);
 
 /* ---- cfi.c: a batched sample's stack copy, unwound with .eh_frame ---- */

@@ -174,6 +174,18 @@ uint64_t unwind__sp(void *ucontext)
 	return ucontext_reg(ucontext, true);
 }
 
+/* The interrupted frame pointer of a signal context. Async-signal-safe. */
+uint64_t unwind__bp(void *ucontext)
+{
+	const ucontext_t *uc = ucontext;
+
+#if defined(__x86_64__)
+	return (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+#elif defined(__aarch64__)
+	return (uint64_t)uc->uc_mcontext.regs[29];
+#endif
+}
+
 /*
  * The signal return trampoline a handler's frame returns to (__restore_rt),
  * where the kernel stored it just below the signal context; 0 where it is

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../common/stderr_fits.h"
 #include "../dynsym.h"
 #include "autoprof/env.h"
 #include "memlib.h"
@@ -106,6 +107,7 @@ __attribute__((constructor)) static void link_start(void)
 	if ((q && ap_env_word_on(q)) || ap_env(AP_ENV_MEMORY_SAID))
 		return;
 	setenv(ap_env_name(AP_ENV_MEMORY_SAID), "1", 1);
-	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	if (stderr_fits(syscall, sizeof(msg) - 1)) /* never SIGXFSZ for our line */
+		n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	(void)n;
 }
