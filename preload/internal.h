@@ -204,6 +204,7 @@ struct ap_session {
 	bool exec_inside;     /* ...from a handler that interrupted the profiler on this thread */
 	bool exec_window;     /* between an exec's stand-down and its failure: new threads sample
 			       * (they go on with the others if it fails); atomic */
+	bool exec_restart;    /* a failed exec's new file being opened: new threads wait; atomic */
 	bool exec_keeps_name; /* that image was empty: the next one takes its name */
 	bool file_left;	      /* ...and its finished file stays there until the next replaces it */
 	bool replace_file;    /* this image's file replaces the one left at its name */

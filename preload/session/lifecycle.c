@@ -221,6 +221,7 @@ static void after_fork_in_child(void)
 	bool was_active = __atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL);
 
 	__atomic_store_n(&autoprof.exec_window, false, __ATOMIC_RELEASE); /* its parent's exec */
+	__atomic_store_n(&autoprof.exec_restart, false, __ATOMIC_RELEASE);
 	registry__forget_all();
 	if (!was_active)
 		return;
@@ -523,6 +524,7 @@ void lifecycle__exec_failed(void)
 			return;
 		}
 	}
+	__atomic_store_n(&autoprof.exec_restart, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&autoprof.exec_window, false, __ATOMIC_RELEASE);
 	stopped = samplers__stop_all(); /* a new file (below): the samplers that sampled on */
 	if (stopped)
@@ -537,6 +539,7 @@ void lifecycle__exec_failed(void)
 		memory__exec_fresh();
 		memory__start();
 	}
+	__atomic_store_n(&autoprof.exec_restart, false, __ATOMIC_RELEASE);
 }
 
 /*

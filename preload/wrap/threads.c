@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,8 @@ static void *start_routine(void *p)
 		return s.fn(s.arg);
 	}
 	signal_masks__set_shadow(s.shadow);
+	while (__atomic_load_n(&autoprof.exec_restart, __ATOMIC_ACQUIRE))
+		sched_yield(); /* a failed exec's new file is being opened: a moment */
 	/* (during an exec of another thread too: if it fails, this one samples on with the rest) */
 	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&autoprof.exec_window, __ATOMIC_ACQUIRE)) {
