@@ -57,6 +57,9 @@ void threads__init(void)
 		have_exit_key = true;
 }
 
+#define EXEC_RESTART_WAIT_NS 100000000ULL /* at most a new thread waits for a failed exec's file   \
+					   */
+
 static void *start_routine(void *p)
 {
 	struct start s = *(struct start *)p;
@@ -68,8 +71,17 @@ static void *start_routine(void *p)
 		return s.fn(s.arg);
 	}
 	signal_masks__set_shadow(s.shadow);
-	while (__atomic_load_n(&autoprof.exec_restart, __ATOMIC_ACQUIRE))
-		sched_yield(); /* a failed exec's new file is being opened: a moment */
+	/* a failed exec's new file is being opened: a moment (bounded: the thread
+	 * opening it may be stopped, or below this one's real-time priority) */
+	for (uint64_t until = 0; __atomic_load_n(&autoprof.exec_restart, __ATOMIC_ACQUIRE);) {
+		uint64_t now = ap_now();
+
+		if (!until)
+			until = now + EXEC_RESTART_WAIT_NS;
+		else if (now >= until)
+			break; /* not sampled unless the restart is over (active) */
+		sched_yield();
+	}
 	/* (during an exec of another thread too: if it fails, this one samples on with the rest) */
 	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&autoprof.exec_window, __ATOMIC_ACQUIRE)) {
