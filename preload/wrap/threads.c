@@ -57,8 +57,9 @@ void threads__init(void)
 		have_exit_key = true;
 }
 
-#define EXEC_RESTART_WAIT_NS 100000000ULL /* at most a new thread waits for a failed exec's file   \
-					   */
+#define EXEC_RESTART_WAIT_NS                                                                       \
+	100000000ULL /* at most a new thread waits for a failed exec's file                        \
+		      */
 
 static void *start_routine(void *p)
 {
