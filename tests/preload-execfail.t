@@ -9,7 +9,7 @@
 # tests/progs/execfam drives each case. No timing is measured.
 . "$(dirname "$0")/lib.sh"
 needs "$B/progs/execfam" "$B/libautoprof.so" "$B/libautoprof-memory.so" "$B/autoprof"
-plan 15
+plan 16
 
 P=$B/progs/execfam
 A=$B/autoprof
@@ -94,4 +94,14 @@ for f in *.data*; do
 done
 [ -z "$bad" ]
 ok $? "perf script reads every file without a word${bad:+ (not:$bad)}"
+
+# An exec the kernel refuses for a bad address (a path, an environment or one
+# of its strings the process cannot read): the same return and errno as
+# without us, by every door (the wrappers read the environment: they faulted,
+# SIGSEGV, where the kernel says EFAULT or ENOENT).
+"$B/progs/execbad" </dev/null >bad.plain 2>&1
+timeout -s KILL 60 env LD_PRELOAD="$LIB" AUTOPROF_OUTPUT=bad.data "$B/progs/execbad" </dev/null >bad.out 2>bad.err
+rc=$?
+[ $rc = 0 ] && cmp -s bad.plain bad.out
+ok $? "execs of bad addresses: output and status as without us ($rc)" || { diag_file bad.out; diag_file bad.err; }
 done_testing

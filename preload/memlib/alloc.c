@@ -214,13 +214,8 @@ static __attribute__((noinline)) void *sample_due(int fn, void *p, size_t n, siz
 		  : fn == DUE_CALLOC ? real.calloc(n, size)
 				     : real.realloc(p, n);
 
-	if (__builtin_expect(reach_probe, 0))
-		reach_probe = 3; /* a probe's (its count restored after) */
-	else if (!sampling())
-		idle_count.left = (int64_t)((uint64_t)idle_count.left +
-					    INT64_MAX); /* parked, with what it counted (<= 0) */
-	else if (q)
-		core->allocated(q, fn == DUE_CALLOC ? n * size : n, ret);
+	sampled_due(q, fn == DUE_CALLOC ? n * size : n, ret,
+		    false); /* (a probe's count restored after) */
 	return q;
 }
 

@@ -117,6 +117,26 @@ static inline __attribute__((always_inline)) void counted(void *p, size_t n, uin
 }
 
 /*
+ * A slow path's block of n bytes at p (from ret): one the fast path did not
+ * count (counted: true) is counted now; one whose sample came due on the
+ * fast path's count: a probe's is only noted; while not sampling, the
+ * thread's first due on idle_count parks the count (with what it counted,
+ * <= 0); else it is the sample. Keeps errno.
+ */
+static inline __attribute__((always_inline)) void sampled_due(void *p, size_t n, uintptr_t ret,
+							      bool count)
+{
+	if (count)
+		counted(p, n, ret);
+	else if (__builtin_expect(reach_probe, 0))
+		reach_probe = 3;
+	else if (!sampling())
+		idle_count.left = (int64_t)((uint64_t)idle_count.left + INT64_MAX);
+	else if (p)
+		core->allocated(p, n, ret);
+}
+
+/*
  * A probe: does a real function reach these wrappers? Between probe_begin and probe_end the
  * thread's count is 0, so that any allocation the wrappers see takes a slow path, which notes
  * reach_probe (3). Nested probes (a probe's call reaching a wrapper's first call, which probes

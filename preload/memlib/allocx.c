@@ -220,16 +220,7 @@ static __attribute__((noinline)) word alloc_slow(int i, word a, word b, word c, 
 	}
 	r = call_real(i, a, b, c, 0);
 	p = block_of(i, r, a, b, c, &n);
-	if (how == BIG)
-		counted(p, n, ret);
-	else if (reach_probe)
-		reach_probe = 3;
-	else if (!sampling())
-		idle_count.left = (int64_t)((uint64_t)idle_count.left +
-					    INT64_MAX); /* the thread's first due on idle_count:
-							 * parked, with what it counted (<= 0) */
-	else if (p)
-		core->allocated(p, n, ret);
+	sampled_due(p, n, ret, how == BIG);
 	__asm__ volatile("" ::: "memory"); /* not a tail call: nothing of ours after a throw */
 	return r;
 }
@@ -271,14 +262,7 @@ static __attribute__((noinline)) word resize_slow(int i, word a, word b, word c,
 	}
 	if (had && !q && (i == XALLOCX || b))
 		core->put_back(&blk); /* failed: p is still the program's, as it was */
-	if (how != DUE)
-		counted(q, n, ret);
-	else if (reach_probe)
-		reach_probe = 3;
-	else if (!sampling())
-		idle_count.left = (int64_t)((uint64_t)idle_count.left + INT64_MAX);
-	else if (q)
-		core->allocated(q, n, ret);
+	sampled_due(q, n, ret, how != DUE);
 	__asm__ volatile("" ::: "memory");
 	return r;
 }

@@ -324,16 +324,7 @@ static __attribute__((noinline)) void *new_slow(int i, size_t n, size_t al, cons
 		}
 	}
 	q = call_new(i, n, al, nt);
-	if (how == BIG)
-		counted(q, n, ret);
-	else if (reach_probe)
-		reach_probe = 3;
-	else if (!sampling())
-		idle_count.left = (int64_t)((uint64_t)idle_count.left +
-					    INT64_MAX); /* the thread's first due on idle_count:
-							 * parked, with what it counted (<= 0) */
-	else if (q)
-		core->allocated(q, n, ret);
+	sampled_due(q, n, ret, how == BIG);
 	__asm__ volatile("" ::: "memory"); /* not a tail call: nothing of ours after the throw */
 	return q;
 }

@@ -77,6 +77,8 @@ AP_API int execve(const char *path, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	if (!exec_args__readable(path, envp))
+		return real(path, argv, envp); /* (EFAULT, ENOENT: as without us) */
 	exec_note__static(path, -1, false, -1);
 	return EXEC_WITH_ENV(envp, real(path, argv, env_));
 }
@@ -91,6 +93,8 @@ AP_API int execvpe(const char *file, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	if (!exec_args__readable(file, envp))
+		return real(file, argv, envp); /* (EFAULT, ENOENT: as without us) */
 	exec_note__static(file, -1, true, -1);
 	return EXEC_WITH_ENV(envp, real(file, argv, env_));
 }
@@ -105,6 +109,8 @@ AP_API int fexecve(int fd, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	if (!exec_args__readable("", envp))
+		return real(fd, argv, envp); /* (EFAULT: as without us) */
 	exec_note__static(NULL, fd, false, -1);
 	return EXEC_WITH_ENV(envp, real(fd, argv, env_));
 }
@@ -117,6 +123,9 @@ AP_API int execveat(int dirfd, const char *path, char *const argv[], char *const
 
 	if (!real)
 		real = (execveat_fn)next("execveat");
+	if (!exec_args__readable(path, envp)) /* (EFAULT, ENOENT: as without us) */
+		return real ? real(dirfd, path, argv, envp, flags)
+			    : (int)raw_syscall(SYS_execveat, dirfd, path, argv, envp, flags, 0);
 	if ((flags & AT_EMPTY_PATH) && !*path)
 		exec_note__static(NULL, dirfd, false, -1);
 	else if (*path == '/' || dirfd == AT_FDCWD)

@@ -11,6 +11,7 @@
  *   fddir.c    opendir & readdir of /proc/self/fd: ours are not listed
  *   waits.c    the blocking calls (sleeps, poll, locks, ...): off-CPU time
  *   exec_note.c the one line when a static program is exec'd (not entered)
+ *   exec_args.c whether an exec's path and environment can be read
  *
  * Every wrapper is the plain call of the real function when profiling is
  * off, and in a process that is not the session's (a vfork child shares our
@@ -23,6 +24,13 @@
 
 /* An interposed function: visible to the dynamic linker (the rest is hidden). */
 #define AP_API __attribute__((visibility("default")))
+
+/*
+ * exec_args.c: can the exec wrappers read @path (NULL: no) and the
+ * environment @envp, strings included? False: pass the exec on untouched
+ * (the kernel says EFAULT or ENOENT). Async-signal-safe.
+ */
+bool exec_args__readable(const char *path, char *const envp[]);
 
 /* exec_note.c: one line when a profiled process runs a static program (-1: pid, fd unknown). */
 void exec_note__static(const char *file, int fd, bool search, pid_t pid);
