@@ -42,7 +42,9 @@ static void *emul_rallocx(void *p, size_t n, int flags)
 	size_t al = flags_align(flags), old = real.usable ? real.usable(p) : 0;
 	void *q;
 
-	if (al > 16 && ((uintptr_t)p & (al - 1))) {
+	if (al > 16 && !((uintptr_t)p & (al - 1)) && n <= old) {
+		q = p; /* fits where it is, aligned as asked */
+	} else if (al > 16) { /* realloc keeps only 16 bytes of alignment: a new block */
 		if (real.posix_memalign(&q, al, n))
 			return NULL;
 		memcpy(q, p, old < n ? old : n);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 void *mallocx(size_t size, int flags) __attribute__((weak));
+void *rallocx(void *p, size_t size, int flags) __attribute__((weak));
 void dallocx(void *p, int flags) __attribute__((weak));
 void free_sized(void *p, size_t n) __attribute__((weak));
 
@@ -49,10 +50,27 @@ NI void churn_weak(void)
 	}
 }
 
+/* 4096-aligned blocks moved by rallocx, larger then smaller: still aligned (realloc keeps 16) */
+NI void realign_weak(void)
+{
+	for (int i = 0; mallocx && rallocx && dallocx && i < 50; i++) {
+		char *p = mallocx(100, 12);
+
+		bad |= !p || ((uintptr_t)p & 4095);
+		p = p ? rallocx(p, 100000 + (size_t)i, 12) : NULL;
+		bad |= !p || ((uintptr_t)p & 4095);
+		p = p ? rallocx(p, 200, 12) : NULL;
+		bad |= !p || ((uintptr_t)p & 4095);
+		if (p)
+			dallocx(p, 0);
+	}
+}
+
 int main(void)
 {
 	leak_weak();
 	churn_weak();
+	realign_weak();
 	printf("%s\n", bad ? "wrong" : "right");
 	return 0;
 }
