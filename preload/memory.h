@@ -102,6 +102,9 @@ const char *memory_link__path(void);
 /* At the image's first start: the anonymous memory the process holds (one read of
  * /proc/self/status). Not async-signal-safe. */
 void memory_unseen__start(void);
+/* In a forked child (its counts start from zero): its own start, read again. No lock, no
+ * allocation (a child of a fork from a signal handler). */
+void memory_unseen__fork_child(void);
 /*
  * At the image's end, seen: the bytes the wrappers saw allocated (estimated). When the
  * anonymous memory grew by far more than that, says so once (most of it came from an

@@ -43,7 +43,7 @@ static void *emul_rallocx(void *p, size_t n, int flags)
 	void *q;
 
 	if (al > 16 && !((uintptr_t)p & (al - 1)) && n <= old) {
-		q = p; /* fits where it is, aligned as asked */
+		q = p;	      /* fits where it is, aligned as asked */
 	} else if (al > 16) { /* realloc keeps only 16 bytes of alignment: a new block */
 		if (real.posix_memalign(&q, al, n))
 			return NULL;

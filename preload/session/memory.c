@@ -376,6 +376,7 @@ static void after_fork_child(void)
 		shared_lock = 0; /* its holder had every signal blocked: another thread */
 		fork_dropped += live__fork_child_inside();
 	}
+	memory_unseen__fork_child();
 	after_fork();
 }
 

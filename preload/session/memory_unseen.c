@@ -17,6 +17,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "memory.h"
 
@@ -41,20 +42,31 @@ static uint64_t rss_anon(void)
 	return at ? strtoull(at + 9, NULL, 10) * 1024 : 0;
 }
 
+static uint32_t this_pid(void)
+{
+	return (uint32_t)raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
+}
+
 void memory_unseen__start(void)
 {
 	base_anon = rss_anon();
-	base_pid = (uint32_t)autoprof.pid;
+	base_pid = this_pid();
+	checked = false;
+}
+
+void memory_unseen__fork_child(void)
+{
+	if (base_anon) /* (its counts start from zero: so does what it holds) */
+		memory_unseen__start();
 }
 
 uint64_t memory_unseen__check(uint64_t seen)
 {
 	uint64_t now, own = live__footprint(), grew;
 
-	if (checked || !base_anon || base_pid != (uint32_t)autoprof.pid || !(now = rss_anon()) ||
+	if (checked || !base_anon || base_pid != this_pid() || !(now = rss_anon()) ||
 	    now < base_anon + own)
-		return 0; /* a forked child: its parent's pages are in its RssAnon, not in its seen
-			   */
+		return 0; /* (a vfork child: not the image's) */
 	grew = now - base_anon - own;
 	if (grew < AP_UNSEEN_LEAST || seen >= grew / 4)
 		return 0;

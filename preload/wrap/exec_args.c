@@ -17,8 +17,9 @@
 
 #include "wrap.h"
 
-#define CHUNK 256 /* bytes read at a time: little stack (an exec from a handler on a small
-		   * alternate stack) */
+#define CHUNK                                                                                      \
+	256 /* bytes read at a time: little stack (an exec from a handler on a small               \
+	     * alternate stack) */
 
 /* Copy n bytes at p into out; false where they are not all readable. */
 static bool copy_in(const void *p, size_t n, void *out)

@@ -33,6 +33,7 @@ int main(void)
 	say("execveat path=NULL", execveat(AT_FDCWD, no_path, argv, argv + 1, 0));
 	say("fexecve envp=1", fexecve(0, argv, bad));
 	say("syscall execve envp=1", (int)syscall(SYS_execve, "/nonexistent", argv, bad));
-	say("syscall execveat path=1", (int)syscall(SYS_execveat, AT_FDCWD, bad_path, argv, NULL, 0));
+	say("syscall execveat path=1",
+	    (int)syscall(SYS_execveat, AT_FDCWD, bad_path, argv, NULL, 0));
 	return 0;
 }
