@@ -82,8 +82,9 @@ until_ok() {
 	return 1
 }
 skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $1"; }
-diag() { echo "# $*"; }
-diag_file() { sed 's/^/#   /' "$1"; }
+# diag, diag_file: on stderr, which prove shows without -v (CI's log has them)
+diag() { echo "# $*" >&2; }
+diag_file() { sed 's/^/#   /' "$1" >&2; }
 done_testing() { exit $((_failed > 254 ? 254 : _failed)); }
 
 # perf_share FILE SYMBOL: SYMBOL's self share in `perf report --no-children`, or empty.

@@ -254,8 +254,11 @@ ok $? "a shim with --window 500ms: window files named after the run, one .stat, 
 # ends (here a static program's child, exec'd without LD_PRELOAD, that execs a
 # preloaded program later) is waited for a moment, then counted and said apart;
 # its file comes after. (CI saw a fork of sh not yet exec'd missing from the line.)
-printf '%s\n' '#include <stdlib.h>' '#include <unistd.h>' \
-	'int main(int c, char **v) { if (c > 1 && fork() == 0) { unsetenv("LD_PRELOAD"); execv(v[1], v + 1); _exit(127); } return 0; }' \
+# (the forker returns once its child has exec'd: the pipe's end closes on exec)
+printf '%s\n' '#define _GNU_SOURCE' '#include <fcntl.h>' '#include <stdlib.h>' '#include <unistd.h>' \
+	'int main(int c, char **v) { int p[2]; char x; if (c < 2 || pipe2(p, O_CLOEXEC)) return 1;' \
+	'  if (fork() == 0) { unsetenv("LD_PRELOAD"); execv(v[1], v + 1); _exit(127); }' \
+	'  close(p[1]); return read(p[0], &x, 1) != 0; }' \
 	>forker.c
 if cc -static -O2 -o forker-static forker.c 2>cc.err; then
 	timeout -s KILL 60 "$B/autoprof" -o u.data -- sh -c "./forker-static /bin/sh -c 'sleep 0.8; exec env LD_PRELOAD=$LIB $P/split 200 >/dev/null'; true" \
