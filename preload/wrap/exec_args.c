@@ -17,57 +17,79 @@
 
 #include "wrap.h"
 
-#define CHUNK                                                                                      \
-	256 /* bytes read at a time: little stack (an exec from a handler on a small               \
-	     * alternate stack) */
+#define CHUNK 128 /* bytes of a string read at a time (never across a page) */
+#define BATCH                                                                                      \
+	8 /* strings read by one system call: 1 KiB of stack (an exec from a                       \
+	   * handler on a small alternate stack) */
 
-/* Copy n bytes at p into out; false where they are not all readable. */
-static bool copy_in(const void *p, size_t n, void *out)
+/* Copy the remote pieces into the local ones, n of each; false where they are not all readable. */
+static bool copy_in(struct iovec *local, struct iovec *remote, size_t n)
 {
-	struct iovec local = {out, n}, remote = {(void *)p, n};
+	size_t want = 0;
 
-	return raw_syscall(SYS_process_vm_readv, raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0), &local,
-			   1, &remote, 1, 0) == (long)n;
+	for (size_t i = 0; i < n; i++)
+		want += remote[i].iov_len;
+	return raw_syscall(SYS_process_vm_readv, raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0), local,
+			   n, remote, n, 0) == (long)want;
 }
 
-/* Bytes from p to its chunk's end (never across a page). */
+/* Bytes from p to its chunk's end. */
 static size_t to_chunk_end(const void *p)
 {
 	return CHUNK - ((uintptr_t)p & (CHUNK - 1));
 }
 
-/* Is the string at s readable to its NUL? */
-static bool string_readable(const char *s)
+/* Are the n (at most BATCH) strings at s readable to their NULs? Read side by side. */
+static bool strings_readable(const char *const *s, size_t n)
 {
-	char buf[CHUNK];
+	char buf[BATCH][CHUNK];
+	const char *at[BATCH];
+	struct iovec local[BATCH], remote[BATCH];
+	size_t left = n;
 
-	for (;;) {
-		size_t n = to_chunk_end(s);
+	memcpy(at, s, n * sizeof(*s));
+	while (left) {
+		size_t k = 0;
 
-		if (!copy_in(s, n, buf))
+		for (size_t i = 0; i < n; i++)
+			if (at[i]) {
+				remote[k] = (struct iovec){(void *)at[i], to_chunk_end(at[i])};
+				local[k] = (struct iovec){buf[k], remote[k].iov_len};
+				k++;
+			}
+		if (!copy_in(local, remote, k))
 			return false;
-		if (memchr(buf, 0, n))
-			return true;
-		s += n;
+		k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (at[i]) {
+				size_t len = local[k].iov_len;
+
+				at[i] = memchr(buf[k++], 0, len) ? (left--, NULL) : at[i] + len;
+			}
 	}
+	return true;
 }
 
 /* Is the NULL-ended array of strings at v (NULL: none) readable, strings included? */
 static bool vector_readable(char *const *v)
 {
-	char *page[CHUNK / sizeof(char *)];
+	char *part[BATCH];
 
 	while (v) {
-		size_t n = to_chunk_end(v) / sizeof(char *);
+		size_t n = to_chunk_end(v) / sizeof(char *), got = 0;
+		struct iovec local = {part, 0}, remote = {(void *)v, 0};
 
-		if (((uintptr_t)v & (sizeof(char *) - 1)) || !copy_in(v, n * sizeof(char *), page))
+		if (n > BATCH)
+			n = BATCH;
+		local.iov_len = remote.iov_len = n * sizeof(char *);
+		if (((uintptr_t)v & (sizeof(char *) - 1)) || !copy_in(&local, &remote, 1))
 			return false;
-		for (size_t i = 0; i < n; i++) {
-			if (!page[i])
-				return true;
-			if (!string_readable(page[i]))
-				return false;
-		}
+		while (got < n && part[got])
+			got++;
+		if (!strings_readable((const char *const *)part, got))
+			return false;
+		if (got < n)
+			return true; /* its NULL */
 		v += n;
 	}
 	return true;
@@ -77,5 +99,5 @@ bool exec_args__readable(const char *path, char *const envp[])
 {
 	if (ap_sandboxed)
 		return false; /* (no system call of ours: passed on) */
-	return path && string_readable(path) && vector_readable(envp);
+	return path && strings_readable(&path, 1) && vector_readable(envp);
 }
