@@ -111,7 +111,9 @@ read -r ur us <<EOF
 $(rate u60)
 EOF
 within "$br" 3840 4200 "batched: 96% of the 4000 samples per CPU-second asked for ($bs in the work)"
-within "$(awk -v a="$br" -v b="$ur" 'BEGIN { print b ? 100 * a / b : 0 }')" 97 110 \
+# (no upper bound here: the batched rate is bound by the rate asked for above, and a
+# signal per sample loses more of it on a loaded machine: 3352 against 3996 in CI)
+within "$(awk -v a="$br" -v b="$ur" 'BEGIN { print b ? 100 * a / b : 0 }')" 97 1000 \
 	"batched: the rate delivered is the unbatched one's, or more ($br, $ur)"
 
 # Threads: each has its own tick and ring.
