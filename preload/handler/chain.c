@@ -83,16 +83,47 @@ static bool find_stack_copy(const struct ap_thread *t, const struct kernel_sampl
 }
 
 /*
+ * The program's stack from the signal context into ctx->prog, walked with
+ * .eh_frame rules (cfi.c) on the live stack, where a batched sample taken
+ * before the handler was entered had its copy made from an sp at or below
+ * the one the signal interrupted (ctx->live_lo/hi): the kernel read those
+ * bytes then, the stack is still mapped there and does not change while
+ * the handler runs. So libunwind need not walk it by DWARF steps (a batched
+ * thread makes no fast-trace table). Returns the frames of a whole walk,
+ * else 0. Async-signal-safe.
+ */
+static int live_program(struct drain_ctx *ctx)
+{
+	unsigned depth = ctx->t->sampler->stack_depth;
+	struct cfi_walk w;
+	uint64_t sp;
+	int got;
+
+	if (!ctx->ucontext || !ctx->live_hi)
+		return 0;
+	sp = unwind__sp(ctx->ucontext);
+	if (sp < ctx->live_lo || sp >= ctx->live_hi || !objects__enter())
+		return 0;
+	got = cfi__unwind(AP_CFI_CACHE(ctx->t), unwind__pc(ctx->ucontext), sp,
+			  unwind__bp(ctx->ucontext), (const void *)(uintptr_t)sp, ctx->live_hi - sp,
+			  ctx->prog, (int)depth, &w);
+	objects__leave();
+	return got > 0 && w.complete ? got : 0;
+}
+
+/*
  * The interrupted program's stack, unwound from the signal context the first
  * time a drain needs it (the program has not run since the handler was
- * entered); returns its frames in ctx->prog, 0 when unknown. Async-signal-safe.
+ * entered): on the live stack (live_program()), else by libunwind; returns
+ * its frames in ctx->prog, 0 when unknown. Async-signal-safe.
  */
 int chain__program_stack(struct drain_ctx *ctx)
 {
 	if (ctx->prog_n < 0) {
-		ctx->prog_n = ctx->prog ? chain__unwind_user(ctx->t, ctx->ucontext, ctx->prog,
-							     ctx->t->sampler->stack_depth)
-					: 0;
+		ctx->prog_n = ctx->prog ? live_program(ctx) : 0;
+		if (ctx->prog && !ctx->prog_n)
+			ctx->prog_n = chain__unwind_user(ctx->t, ctx->ucontext, ctx->prog,
+							 ctx->t->sampler->stack_depth);
 		if (ctx->prog_n < 0)
 			ctx->prog_n = 0;
 	}
@@ -204,38 +235,6 @@ static bool through_own_handler(const struct cfi_walk *w, const uint64_t *out)
 	return false;
 }
 
-/*
- * The program's stack of this run, which samples of the handler's own work
- * need (handler_program), walked with .eh_frame rules (cfi.c) on the live
- * stack from the signal context, where a batched sample taken before the
- * handler was entered had its copy made from an sp at or below the one the
- * signal interrupted: the kernel read those bytes then, the stack is still
- * mapped there and does not change while the handler runs. So libunwind
- * need not walk it by DWARF steps (a batched thread makes no fast-trace
- * table). Tried once a drain; a walk that is not whole leaves it to
- * libunwind. Async-signal-safe.
- */
-static void live_program(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
-			 unsigned depth)
-{
-	struct cfi_walk w;
-	uint64_t sp;
-	int got;
-
-	if (ctx->prog_n >= 0 || ctx->live_tried || !ctx->prog || !ctx->ucontext || !ctx->entered ||
-	    time >= ctx->entered || !c->size || depth != ctx->t->sampler->stack_depth)
-		return;
-	sp = unwind__sp(ctx->ucontext);
-	if (sp < c->sp || sp >= c->sp + c->size)
-		return;
-	ctx->live_tried = true;
-	got = cfi__unwind(AP_CFI_CACHE(ctx->t), unwind__pc(ctx->ucontext), sp,
-			  unwind__bp(ctx->ucontext), (const void *)(uintptr_t)sp,
-			  c->sp + c->size - sp, ctx->prog, (int)depth, &w);
-	if (got > 0 && w.complete)
-		ctx->prog_n = got;
-}
-
 static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
 		       uint64_t *out, unsigned depth)
 {
@@ -248,10 +247,13 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 		objects__skipped();
 		return 0;
 	}
+	if (ctx->entered && time < ctx->entered && c->size) { /* (live_program()) */
+		ctx->live_lo = c->sp;
+		ctx->live_hi = c->sp + c->size;
+	}
 	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
 			  &w);
 	if (!splice_program(ctx, time, &w, out, &got, depth)) {
-		live_program(ctx, time, c, depth);
 		bool off = w.ran_out && c->size >= t->copy_bytes;
 
 		t->stats.unwind_short += got > 0 && !w.complete;

@@ -12,15 +12,16 @@
 struct drain_ctx {
 	struct ap_thread *t;
 	void *ucontext;
-	uint64_t start;	  /* AUTOPROF_COST: when the handler started, else 0 */
-	uint64_t entered; /* when the handler was entered (ucontext set), else 0 */
-	uint64_t cpu0;	  /* the thread's CPU time then, in 1 run of 4 (pace()), else 0 */
-	bool objects;	  /* the drain holds the object table (objects__enter) */
-	int prog_n;	  /* frames in prog: -1 until unwound */
-	bool live_tried;  /* prog walked on the live stack (chain.c), whole or not */
-	uint64_t *prog;	  /* the interrupted program's stack, AP_MAX_CHAIN entries: the
-			   * program stack of t that is not kept (AP_PROG); NULL outside
-			   * the handler */
+	uint64_t start;		   /* AUTOPROF_COST: when the handler started, else 0 */
+	uint64_t entered;	   /* when the handler was entered (ucontext set), else 0 */
+	uint64_t cpu0;		   /* the thread's CPU time then, in 1 run of 4 (pace()), else 0 */
+	bool objects;		   /* the drain holds the object table (objects__enter) */
+	int prog_n;		   /* frames in prog: -1 until unwound */
+	uint64_t live_lo, live_hi; /* the program's stack known readable from a batched copy
+				    * made before the handler was entered (chain.c); hi 0: none */
+	uint64_t *prog;		   /* the interrupted program's stack, AP_MAX_CHAIN entries: the
+				    * program stack of t that is not kept (AP_PROG); NULL outside
+				    * the handler */
 };
 
 /* The time now when AUTOPROF_COST times the phases, else 0. Async-signal-safe. */
