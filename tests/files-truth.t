@@ -117,7 +117,7 @@ cd ..
 # short for one sample says why its file has none.
 printf 'int main(void) { return 3; }\n' >st.c
 if cc -static -o st st.c 2>/dev/null; then
-	"$B/autoprof" -o st.data -- ./st >st.out 2>st.err
+	"$B/autoprof" -F 10 -o st.data -- ./st >st.out 2>st.err # (10 Hz: no sample, however slow the start)
 	is "$?" 3 "a static program runs with its own exit status"
 	grep -q 'profiling ./st from outside (statically linked: LD_PRELOAD cannot enter it)' st.err
 	ok $? "one line says it is statically linked and profiled from outside" || diag_file st.err

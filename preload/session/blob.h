@@ -23,10 +23,12 @@ struct blob {
 	int err;
 };
 
-/* n more zeroed bytes at the end; NULL (and b->err) when out of memory. */
+/* n more zeroed bytes at the end; NULL (and b->err) when out of memory, or
+ * when n is 0 and b has no memory yet (a feature of no bytes: a machine that
+ * says nothing there, as a cached one read back may). */
 static inline void *blob_grow(struct blob *b, size_t n)
 {
-	if (b->err)
+	if (b->err || (!n && !b->p))
 		return NULL;
 	if (b->len + n > b->cap) {
 		/* a page to start (the unit of pages__alloc), then doubling */

@@ -87,7 +87,7 @@ static bool online(int cpu)
 /* CPUID as perf's get_cpuid(): "vendor,family,model,stepping" (x86) or the MIDR (arm64). */
 static bool feat_cpuid(struct blob *b)
 {
-	static char info[65536];
+	static char info[65536] AP_LARGE_BSS;
 	char out[128], *v = NULL, *f = NULL, *m = NULL, *s = NULL;
 	ssize_t n = raw_syscall__read_file("/proc/cpuinfo", info, sizeof(info) - 1);
 
@@ -120,7 +120,7 @@ static bool feat_cpuid(struct blob *b)
 /* Each CPU's @file (a CPU list), once per distinct list, in CPU order. */
 static void sibling_lists(struct blob *b, const char *file, const char *old_file)
 {
-	static char lists[MAX_LISTS][128];
+	static char lists[MAX_LISTS][128] AP_LARGE_BSS;
 	uint32_t n = 0;
 
 	for (int cpu = 0; cpu < nr_cpus(); cpu++) {
@@ -264,7 +264,7 @@ static int cache_level_cmp(const void *a, const void *b)
 /* Each distinct cache (level, type, CPUs sharing it), by level, CPU order within a level. */
 static bool feat_cache(struct blob *b)
 {
-	static struct cache v[MAX_CACHES];
+	static struct cache v[MAX_CACHES] AP_LARGE_BSS;
 	size_t n = 0;
 
 	for (int cpu = 0; cpu < nr_cpus(); cpu++) {
@@ -295,8 +295,8 @@ static bool feat_cache(struct blob *b)
 				v[n++] = c;
 		}
 	}
-	if (!n)
-		return false;
+	/* none (a VM without /sys/devices/system/cpu/cpu0/cache): version 1 and
+	 * no caches, as perf writes it */
 	/* insertion sort: stable, so the CPU order stays within a level */
 	for (size_t i = 1; i < n; i++) {
 		struct cache c = v[i];
@@ -380,7 +380,7 @@ static const int described[] = {
     PERF_FEAT_CPUID, PERF_FEAT_CPU_TOPOLOGY, PERF_FEAT_NUMA_TOPOLOGY, PERF_FEAT_PMU_MAPPINGS,
     PERF_FEAT_CACHE, PERF_FEAT_MEM_TOPOLOGY, PERF_FEAT_NRCPUS,	      PERF_FEAT_CPUDESC};
 #define NR_DESCRIBED (int)(sizeof(described) / sizeof(described[0]))
-#define CACHE_MAGIC  "autoprof machine 2\n"
+#define CACHE_MAGIC  "autoprof machine 3\n" /* 3: CACHE said where no cache is listed */
 
 static struct blob cache[PERF_FEAT_PMU_CAPS + 1];
 static bool done[PERF_FEAT_PMU_CAPS + 1], have[PERF_FEAT_PMU_CAPS + 1];
