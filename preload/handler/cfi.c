@@ -42,9 +42,12 @@ struct cfi_entry {
 
 /*
  * A thread's cache: the objects table's generation its rules were found
- * under (objects__generation()), then the entries. An object loaded or
+ * under (objects__generation()) plus 1, 0 while the cache is as mapped
+ * (all zero, never filled), then the entries. An object loaded or
  * unloaded since empties it: a pc's rule, or its lack of one, may have
- * changed with the code mapped there.
+ * changed with the code mapped there. A cache never filled is not
+ * emptied: writing its 24 KB would fault in six pages a thread that its
+ * few pcs never touch.
  */
 struct cfi_cache {
 	uint64_t gen;
@@ -102,9 +105,10 @@ int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *
 	int n = 0;
 
 	memset(w, 0, sizeof(*w));
-	if (cc->gen != gen) {
-		memset(cc->e, 0, sizeof(cc->e));
-		cc->gen = gen;
+	if (cc->gen != gen + 1) {
+		if (cc->gen)
+			memset(cc->e, 0, sizeof(cc->e));
+		cc->gen = gen + 1;
 	}
 	while (n < max) {
 		struct rule r;

@@ -40,8 +40,17 @@
 #include <unistd.h>
 
 #include "objects.h"
+#include "pages.h"
 
-static struct object table[MAX_OBJECTS];
+/* The slots (about a hundred bytes each: a few pages hold every object a
+ * program loads; a lookup's scan stays in them), and their names packed
+ * apart, in the order they came (a first touch of a page is a page fault:
+ * one per object when each slot held PATH_MAX bytes of its own). */
+static struct object table[MAX_OBJECTS] AP_LARGE_BSS;
+#define NAMES_BYTES (1 << 20)
+static char names[NAMES_BYTES] AP_LARGE_BSS;
+static size_t names_used; /* atomic */
+static char no_name[1];
 static int nr_slots; /* slots ever claimed; atomic */
 /* Per slot, apart from the slots (a page for all, not one each, is written by a refresh):
  * the file generation its records went to (atomic), the refresh that saw it last (outside
@@ -121,6 +130,29 @@ unsigned objects__kind(uintptr_t pc)
 }
 
 /*
+ * Give o room for a name of n bytes (the terminating zero included): the
+ * room it had, when large enough (a slot reused by the same object again),
+ * else new room from the packed names, else from pages of its own. When
+ * nothing is left, the name is empty. Async-signal-safe.
+ */
+static void name_room(struct object *o, size_t n)
+{
+	size_t at;
+	char *room;
+
+	if (o->name && o->name_cap >= n)
+		return;
+	n = (n + 7) & ~(size_t)7;
+	at = __atomic_fetch_add(&names_used, n, __ATOMIC_RELAXED);
+	if (at <= NAMES_BYTES && n <= NAMES_BYTES - at)
+		room = names + at;
+	else
+		room = pages__alloc(n); /* kept by the slot, as arena room is */
+	o->name = room ? room : no_name;
+	o->name_cap = room ? (uint32_t)n : 1;
+}
+
+/*
  * Take a slot and describe the object in it; returns it, or NULL when the
  * table is full. Callers are readers in flight (or hold the loader busy).
  * Async-signal-safe.
@@ -161,19 +193,22 @@ static struct object *add_object(uintptr_t bias, const ElfW(Phdr) * phdr, int ph
 		if (bias + phdr[i].p_vaddr + phdr[i].p_memsz > o->hi)
 			o->hi = bias + phdr[i].p_vaddr + phdr[i].p_memsz;
 	}
-	o->name[0] = 0;
 	len = 0;
 	if (name && name[0] != '/' && strchr(name, '/')) {
 		/* a relative path the loader was given: make it the file's */
-		long got = raw_syscall(SYS_getcwd, o->name, sizeof(o->name) - 2);
+		long got;
 
+		name_room(o, PATH_MAX);
+		got = o->name_cap >= PATH_MAX ? raw_syscall(SYS_getcwd, o->name, PATH_MAX - 2) : 0;
 		if (got > 0 && o->name[0] == '/') {
 			len = strlen(o->name);
 			o->name[len++] = '/';
 		}
+	} else {
+		name_room(o, name ? strnlen(name, PATH_MAX - 1) + 1 : 1);
 	}
 	if (name) {
-		size_t rest = strnlen(name, sizeof(o->name) - 1 - len);
+		size_t rest = strnlen(name, o->name_cap - 1 - len);
 
 		memcpy(o->name + len, name, rest);
 		len += rest;

@@ -26,7 +26,8 @@ struct object {
 	uint8_t bid[20];
 	uint64_t loaded_after;		/* a time at which it was not loaded yet */
 	const uint8_t *eh_hdr, *eh_end; /* .eh_frame_hdr, the end of its segment (or NULL) */
-	char name[PATH_MAX];
+	char *name;	   /* its path, in room of name_cap bytes (objects.c: packed apart) */
+	uint32_t name_cap; /* kept with the slot: a reused slot's name fits it again */
 };
 
 /* The object holding pc, or NULL; hint is where to look first. Async-signal-safe. */

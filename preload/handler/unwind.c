@@ -20,12 +20,12 @@
  *    starts in the handler and crosses the signal frame; we keep what
  *    follows the interrupted pc. The table (256 KB a thread, written whole:
  *    64 page faults) is made by unwind__prime_thread(), outside any handler,
- *    only where the fast trace is the usual walk (a signal per sample,
- *    memory samples); a batched sampler walks its stack copies with cfi.c
- *    and needs libunwind's walk only now and then, for the program's stack
- *    under a sample of the handler's own work. Without the table, and when
- *    the trace does not reach the signal frame, an
- *    unw_init_local2(UNW_INIT_SIGNAL_FRAME) + unw_step() walk does it;
+ *    only where the fast trace is the usual walk (a signal per sample); memory
+ *    samples walk their live stacks with memory_stack.c and come to
+ *    libunwind (unwind__trace_here) only where it cannot; a batched sampler walks its stack copies
+ * with cfi.c and needs libunwind's walk only now and then, for the program's stack under a sample
+ * of the handler's own work. Without the table, and when the trace does not reach the signal frame,
+ * an unw_init_local2(UNW_INIT_SIGNAL_FRAME) + unw_step() walk does it;
  *  - libunwind blocks every signal with sigprocmask around its cache lock,
  *    twice per frame: in our handler, whose sa_mask already blocks them all,
  *    those calls are redundant, and the signals.c wrappers skip them while
@@ -269,23 +269,40 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trac
 }
 
 /*
- * The fast trace of the calling thread from here, for a sample taken in the
+ * The stack of the calling thread from here, for a sample taken in the
  * program's context with every signal blocked (session/memory.c): raw
  * entries in trace, *bias to add to a caller's entry to make it its return
- * address. Returns the entries, 0 while a dlclose unmaps or when the fast
- * trace is unusable here.
+ * address. The fast trace where this thread made its table (a thread whose
+ * CPU samples are walked by it), else libunwind's DWARF steps: the table is
+ * 64 pages written whole, not made for memory samples, which memory_stack.c
+ * walks and which come here only where it cannot (a signal frame, a
+ * coroutine's stack, a thread the library did not start). Returns the
+ * entries, 0 while a dlclose unmaps.
  */
 int unwind__trace_here(void **trace, int max, uintptr_t *bias)
 {
-	int got;
+	unw_context_t ctx;
+	unw_cursor_t cursor;
+	int got = 0;
 
-	if (!fast_trace || !objects__enter())
+	if (max <= 0 || !objects__enter())
 		return 0;
 	unwinding_in_handler = true;
-	got = unw_backtrace(trace, max);
+	*bias = 0;
+	if (fast_trace && trace_ready) {
+		got = unw_backtrace(trace, max);
+		*bias = trace_bias;
+	} else if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0) {
+		do {
+			unw_word_t ip;
+
+			if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+				break;
+			trace[got++] = (void *)ip; /* a caller's: its return address */
+		} while (got < max && unw_step(&cursor) > 0);
+	}
 	unwinding_in_handler = false;
 	objects__leave();
-	*bias = trace_bias;
 	return got;
 }
 

@@ -308,11 +308,11 @@ int lifecycle__start(void)
 		say_missing_pmu(&autoprof.counters, autoprof.cfg->fell_back);
 	image_counters__drop_costly(&autoprof.counters);
 	/* libunwind's fast trace walks every sample of a signal-per-sample
-	 * sampler and every memory sample; batched samplers walk their copies */
+	 * sampler; batched samplers walk their copies, memory samples their
+	 * live stacks (memory_stack.c; unwind__trace_here where it cannot) */
 	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode ||
 	    autoprof.cfg->memory)
-		unwind__init(autoprof.cfg->timer_mode || autoprof.cfg->memory ||
-			     !perf_event__batched(autoprof.cfg));
+		unwind__init(autoprof.cfg->timer_mode || !perf_event__batched(autoprof.cfg));
 	signals__init();
 	image__register(&(struct ap_image){.active = &autoprof.active,
 					   .pid = &autoprof.pid,

@@ -355,7 +355,8 @@ __attribute__((noinline)) int memory_stack__chain(uint64_t ret, uint64_t *out, i
 		return 0; /* objects__enter: no dlclose unmaps the unwind tables meanwhile */
 	gen = objects__generation();
 	if (table->gen != gen) { /* an object came or went: its pcs' rules may have changed */
-		memset(table->e, 0, (size_t)(table->mask + 1) * sizeof(table->e[0]));
+		if (table->used) /* (a table as mapped is empty: its pages untouched stay so) */
+			memset(table->e, 0, (size_t)(table->mask + 1) * sizeof(table->e[0]));
 		table->used = 0;
 		table->gen = gen;
 	}

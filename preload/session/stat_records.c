@@ -258,7 +258,7 @@ static void put_features(struct sbuf *b, struct perf_file_header *h, const struc
 int stat_records__write(struct writer *w, const struct ap_counters *cs, int first_id,
 			uint64_t elapsed)
 {
-	static char file[STAT_FILE_CAP];
+	static char file[STAT_FILE_CAP] AP_LARGE_BSS;
 	static struct stat_event ev[AP_MAX_COUNTERS];
 	struct sbuf b = {file, 0, sizeof(file), false};
 	struct perf_file_header h = {.magic = PERF_FILE_MAGIC,

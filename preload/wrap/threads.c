@@ -39,6 +39,34 @@ struct start {
 	bool sandboxed; /* the creator is in seccomp: so is the thread (its filter inherited) */
 };
 
+/*
+ * What a new thread is handed, in one of these slots: claimed by its
+ * creator, given back by the thread as it copies it. Not malloc'd: a free()
+ * on a thread that never allocated makes glibc give it an arena of its own
+ * (tcache_init: a 64 MiB reservation and a page fault per thread that the
+ * program itself never asked for). malloc only when every slot is in flight.
+ */
+#define START_SLOTS 64
+static struct start start_slots[START_SLOTS];
+static int start_used[START_SLOTS]; /* atomic */
+
+static struct start *start_claim(void)
+{
+	for (int i = 0; i < START_SLOTS; i++)
+		if (!__atomic_load_n(&start_used[i], __ATOMIC_RELAXED) &&
+		    !__atomic_exchange_n(&start_used[i], 1, __ATOMIC_ACQUIRE))
+			return &start_slots[i];
+	return malloc(sizeof(struct start));
+}
+
+static void start_release(struct start *s)
+{
+	if (s >= start_slots && s < start_slots + START_SLOTS)
+		__atomic_store_n(&start_used[s - start_slots], 0, __ATOMIC_RELEASE);
+	else
+		free(s);
+}
+
 static void *real(const char *name)
 {
 	return dlsym(RTLD_NEXT, name);
@@ -66,7 +94,7 @@ static void *start_routine(void *p)
 	struct start s = *(struct start *)p;
 	int err;
 
-	free(p);
+	start_release(p);
 	if (s.sandboxed) { /* no sampler, and no system call of ours (memory.c, live.c) */
 		ap_sandboxed = true;
 		return s.fn(s.arg);
@@ -109,7 +137,7 @@ AP_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 		return EAGAIN;
 	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || !have_exit_key)
 		return next(thread, attr, fn, arg);
-	s = malloc(sizeof(*s));
+	s = start_claim();
 	if (!s)
 		return next(thread, attr, fn, arg);
 	s->fn = fn;
@@ -119,7 +147,7 @@ AP_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 	s->shadow = s->sandboxed ? 0 : signal_masks__shadow();
 	err = next(thread, attr, start_routine, s);
 	if (err)
-		free(s);
+		start_release(s);
 	return err;
 }
 
