@@ -256,6 +256,22 @@ static int find_parts(bool counts)
 		of.parts[kept++] = p;
 	}
 	of.nr_parts = kept;
+	/* A live process's older images ended at their exec (BASE.PID before
+	 * BASE.PID.1, or before an image that names its file in its endpoint but
+	 * has not written it yet): their files are whole, merged like the
+	 * others, and the process is counted once, by what its image now writes. */
+	for (size_t i = 0; i < of.nr_parts; i++) {
+		bool ended =
+		    of.parts[i].live && onefile_live__moved_on(of.parts[i].pid, of.parts[i].name);
+
+		for (size_t j = 0; j < of.nr_parts && of.parts[i].live && !ended; j++)
+			ended =
+			    of.parts[j].pid == of.parts[i].pid && of.parts[j].gen > of.parts[i].gen;
+		if (ended) {
+			of.parts[i].live = false;
+			of.live--;
+		}
+	}
 	qsort(of.parts, of.nr_parts, sizeof(*of.parts), by_run_order);
 	return 0;
 }

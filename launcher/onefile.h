@@ -45,6 +45,10 @@ int onefile_merge__files(const char *const *paths, size_t nr, const char *out, c
 int onefile__begin(const char *output);
 /* Does process @pid run (not a zombie)? Unknown (no /proc) counts as yes. */
 bool onefile__alive(int pid);
+/* Does live process @pid's control endpoint name a file other than @name (a base name in
+ * OUTPUT's folder): the image that wrote @name ended at an exec, its file is whole? False
+ * when it has no endpoint here. */
+bool onefile_live__moved_on(int pid, const char *name);
 
 /*
  * How many processes of this run (started since the launcher) still run and

@@ -175,6 +175,22 @@ static unsigned unstarted(const char *cdir, unsigned long long since, bool (*has
 	}
 }
 
+bool onefile_live__moved_on(int pid, const char *name)
+{
+	char cdir[PATH_MAX], path[PATH_MAX + 32], text[PATH_MAX + 512], file[PATH_MAX];
+	const char *slash;
+
+	if (ap_control_dir_make(cdir, sizeof(cdir), getenv("XDG_RUNTIME_DIR")))
+		return false;
+	snprintf(path, sizeof(path), "%s/%d", cdir, pid);
+	if (textfile__read(path, text, sizeof(text)) <= 0 ||
+	    strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1) ||
+	    !textfile__field(text, "file", file, sizeof(file)) || !*file)
+		return false;
+	slash = strrchr(file, '/');
+	return strcmp(slash ? slash + 1 : file, name) != 0;
+}
+
 unsigned onefile_live__unwritten(const char *dir, const char *base, bool (*has_file)(int pid),
 				 unsigned *not_started)
 {

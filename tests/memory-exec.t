@@ -129,8 +129,14 @@ sdc=$(ls sd.data.* 2>/dev/null | grep -v '\.stat$' | head -1)
 got="$(at "$sdc" alloc-bytes more_site) $(at "$sdc" live-bytes less_site) $(at "$sdc" live-bytes more_site)"
 is "$got" "200000 100000 200000" "failed exec in a descendant after the name was handed on: the new file's bytes" ||
 	diag_file sd.err
-"$REPORT" --leaks "$sdc" 2>>report.err | grep -q '^Not sampled: 100000 bytes'
-ok $? "...and autoprof-report says the 100000 bytes of the removed file"
+if [ "$(at "$sdc" alloc-bytes less_site)" = 100000 ]; then
+	# the image took a CPU sample before its exec (a slow start): its file is
+	# kept, not removed, and holds those bytes itself: nothing to say apart
+	! "$REPORT" --leaks "$sdc" 2>>report.err | grep -q '^Not sampled'
+else
+	"$REPORT" --leaks "$sdc" 2>>report.err | grep -q '^Not sampled: 100000 bytes'
+fi
+ok $? "...and autoprof-report says the 100000 bytes of the removed file (or the kept file holds them)"
 said=$(sed -n 's/.*memory: \([0-9]*\) allocation samples (\([0-9]*\) bytes.*/\1 \2/p' sd.err | tail -1)
 infile=$(perf script -i "$sdc" -F event,period 2>>perf.err | awk '$2 == "alloc-bytes:" && $1 > 0 { n++; b += $1 } END { print n + 0, b + 0 }')
 is "$said" "$infile" "...and the samples and bytes said at its end are the file's"
@@ -139,7 +145,9 @@ is "$said" "$infile" "...and the samples and bytes said at its end are the file'
 # the third runs true, which takes the name: one file, true's
 timeout -s KILL 60 "$A" -q --memory --memory-interval 1 -o pe.data -- "$P/memexec" pathexec >pe.out 2>pe.err
 echo $? >pe.rc
-got="$(cat pe.rc) $(ls pe.data* | grep -cv '\.stat$') $(perf script -i pe.data -F comm 2>>perf.err | sort -u | tr -d ' ')"
+# (memexec's own image, before the execs, takes a sample or two where a start is slow:
+# the run's one file holds it too, beside true's)
+got="$(cat pe.rc) $(ls pe.data* | grep -cv '\.stat$') $(perf script -i pe.data -F comm 2>>perf.err | tr -d ' ' | grep -vx memexec | sort -u)"
 is "$got" "0 1 true" "a path searched by execs that fail, then one that runs: one file, the last image's" ||
 	diag_file pe.err
 

@@ -13,13 +13,16 @@ plan 11
 . "$ROOT/tests/memlib.sh" # MEMPRELOAD, at
 
 P=$B/progs/memfork
+# A hang is a run that never ends: 120 s (the slowest run takes 9 s alone in a slow VM,
+# several times that beside the rest of the suite; 15 s killed it there).
+HANG_S=120
 A=$B/autoprof
 
 # events FILE: the distinct event names of FILE's samples.
 events() { perf script -i "$1" -F event 2>/dev/null | sed 's/:.*//; s/^ *//' | sort -u | tr '\n' ' '; }
 
 # ---- fork in a SIGALRM handler (every 2 ms) while every allocation is sampled ----
-timeout -s KILL 15 "$A" -q --memory --memory-interval 1 -o sigfork.data -- "$P" sigfork 300 \
+timeout -s KILL $HANG_S "$A" -q --memory --memory-interval 1 -o sigfork.data -- "$P" sigfork 300 \
 	>sigfork.out 2>sigfork.err
 rc=$?
 is "$rc $(cat sigfork.out)" "0 done 300" \
@@ -33,7 +36,7 @@ esac
 ok $? "...the samples at the allocating function (perf report)"
 
 # ---- the same without the launcher: the children exit in the handler ----
-timeout -s KILL 15 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT=bare.data \
+timeout -s KILL $HANG_S env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPROF_OUTPUT=bare.data \
 	LD_PRELOAD="$MEMPRELOAD" "$P" sigfork 200 >bare.out 2>bare.err
 rc=$?
 is "$rc $(cat bare.out)" "0 done 200" "LD_PRELOAD of both libraries: the same" || diag_file bare.err
@@ -42,7 +45,7 @@ ok $((!$?)) "...children that took no sample say nothing of a live set (they lea
 	diag_file bare.err
 
 # ---- exec in the handler ----
-timeout -s KILL 15 "$A" -q --memory --memory-interval 1 -o sigexec.data -- "$P" sigexec 20 \
+timeout -s KILL $HANG_S "$A" -q --memory --memory-interval 1 -o sigexec.data -- "$P" sigexec 20 \
 	>sigexec.out 2>sigexec.err
 rc=$?
 is "$rc $(cat sigexec.out)" "0 done 20" \
@@ -50,13 +53,13 @@ is "$rc $(cat sigexec.out)" "0 done 20" \
 	diag_file sigexec.err
 
 # ---- a thread forks while windows end (each writes the live set of 20000 blocks) ----
-timeout -s KILL 15 "$A" -q --memory --memory-interval 64 --window 100ms -o win.data -- \
+timeout -s KILL $HANG_S "$A" -q --memory --memory-interval 64 --window 100ms -o win.data -- \
 	"$P" threadfork 200 >win.out 2>win.err
 rc=$?
 is "$rc $(cat win.out)" "0 done 200" \
 	"200 forks from a thread while windows' ends write the live set: no child hangs at its exit" ||
 	diag_file win.err
-timeout -s KILL 15 "$A" -q --memory --memory-interval 64 -o tf.data -- "$P" threadfork 100 \
+timeout -s KILL $HANG_S "$A" -q --memory --memory-interval 64 -o tf.data -- "$P" threadfork 100 \
 	>tf.out 2>tf.err
 rc=$?
 is "$rc $(cat tf.out)" "0 done 100" "...and without windows (the live table's locks alone)" ||
@@ -65,7 +68,7 @@ is "$rc $(cat tf.out)" "0 done 100" "...and without windows (the live table's lo
 ok $? "...the parent's live set written at its end" || diag_file tf.err
 
 # ---- preforked children sample apart: each draws its own intervals ----
-timeout -s KILL 15 env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=4096 AUTOPROF_OUTPUT=rng.data \
+timeout -s KILL $HANG_S env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=4096 AUTOPROF_OUTPUT=rng.data \
 	LD_PRELOAD="$MEMPRELOAD" "$P" rng 4 >rng.out 2>rng.err
 for f in rng.data.*; do
 	case $f in *.stat) continue ;; esac

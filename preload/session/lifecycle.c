@@ -470,6 +470,8 @@ void lifecycle__before_exec(void)
 		; /* the interrupted write resumes if the exec fails: the file stays as it is */
 	else if (file_features__write(&autoprof.writer) == 0 && autoprof.exec_keeps_name)
 		autoprof.file_left = true;
+	else if (!autoprof.exec_inside && !autoprof.exec_keeps_name)
+		summary__say(); /* its file is whole and stays: its last words (verbose) */
 	counting__keep_across_exec(&autoprof.counters, true);
 	autoprof.exec_pending = true;
 }
