@@ -217,6 +217,10 @@ void live__filter_pin(uint64_t addr, uint64_t len);
 /* The id of a stack (0: unknown); *first: its first use in file generation gen. */
 uint32_t live__stack_id(const uint64_t *chain, unsigned nr, uint32_t gen, bool *first);
 void live__insert(const struct live_block *b);
+/* This process's mark on the blocks it samples (a forked child's blocks of its parent have
+ * the parent's); live__forked() gives a forked child its own. */
+uint32_t live__own(void);
+void live__forked(void);
 bool live__take(uint64_t addr, struct live_block *out);
 /* Every lock of the tables, waited for (fork; the thread holds none). Not async-signal-safe. */
 void live__lock_all(void);
@@ -252,11 +256,13 @@ bool memory_sample__note(struct writer *w, uint64_t id, uint64_t n, uint64_t add
 /*
  * The live set into w as live-bytes records of attr id, by stack and size
  * (live_set.c tells how); *blocks and *bytes: what it held. wait: for the
- * tables (else a bounded time: -EBUSY); keep: retired by the next (ctl dump).
- * 0 or -errno. Async-signal-safe when !wait.
+ * tables (else a bounded time: -EBUSY); keep: retired by the next (ctl dump);
+ * own: only the blocks this process sampled (an exec's: a forked child's copy of
+ * its parent's blocks goes with the exec, and is its parent's to say). 0 or -errno.
+ * Async-signal-safe when !wait.
  */
 int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *blocks,
-		    uint64_t *bytes, bool wait, bool keep);
+		    uint64_t *bytes, bool wait, bool keep, bool own);
 /* Forget the kept live set without retiring it: its file is no longer this image's (removed,
  * or replaced); not when this thread's interrupted code holds it. Not async-signal-safe. */
 void live_set__forget(void);

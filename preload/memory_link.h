@@ -49,7 +49,7 @@ struct ap_mem_thread {
 struct live_block {
 	uint64_t addr, size, weight; /* weight: the estimated bytes it stands for */
 	uint32_t stack;		     /* its stack's id in the stack table, 0: unknown */
-	uint32_t pad;
+	uint32_t owner; /* the process image line that sampled it (live__own()): 0 until inserted */
 };
 
 /* libautoprof.so's side, for the wrappers' slow paths (memory.h tells each). */

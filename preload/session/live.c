@@ -380,6 +380,18 @@ static uint64_t find(const struct shard *s, uint64_t addr)
  * not seen), before its address reaches the program. Takes its shard's lock.
  * Not async-signal-safe.
  */
+static uint32_t own_mark = 1; /* live__own(); a forked child's is new (live__forked) */
+
+uint32_t live__own(void)
+{
+	return own_mark;
+}
+
+void live__forked(void)
+{
+	own_mark++; /* (above every ancestor's: they are the blocks it inherits) */
+}
+
 void live__insert(const struct live_block *b)
 {
 	struct shard *s = shard_of(b->addr);
@@ -398,6 +410,8 @@ void live__insert(const struct live_block *b)
 		filter_add(b->addr, 1);
 	}
 	s->v[i] = *b;
+	if (!b->owner) /* (one put back keeps its mark) */
+		s->v[i].owner = own_mark;
 out:
 	live__spin_unlock(&s->lock);
 }

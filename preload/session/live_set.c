@@ -52,6 +52,8 @@ static uint64_t pair_hash(const struct live_block *b)
  * (all shards held) whose pair is in part of the 2^bits parts. Returns
  * false when the part's pairs fill more than 3/4 of the table.
  */
+static uint32_t only_owner; /* merge(): the blocks of this mark only (0: all) */
+
 static bool merge(struct merged *m, uint64_t cap, unsigned bits, uint64_t part)
 {
 	uint64_t used = 0;
@@ -63,7 +65,7 @@ static bool merge(struct merged *m, uint64_t cap, unsigned bits, uint64_t part)
 			const struct live_block *b = &s->v[i];
 			uint64_t h, j;
 
-			if (!b->addr)
+			if (!b->addr || (only_owner && b->owner != only_owner))
 				continue;
 			h = pair_hash(b);
 			if (bits && (h * PART_MIX) >> (64 - bits) != part)
@@ -235,7 +237,7 @@ static int write_parts(struct out *o)
  * or -errno (-EBUSY: not held). Async-signal-safe when !wait.
  */
 int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, uint64_t *nblocks,
-		    uint64_t *bytes, bool wait, bool keep)
+		    uint64_t *bytes, bool wait, bool keep, bool own)
 {
 	uint64_t cap = 16, count = 0, chain[AP_MAX_CHAIN + 2];
 	struct out o = {.w = w, .id = id, .time = time, .pid = pid};
@@ -253,8 +255,16 @@ int live_set__write(struct writer *w, uint64_t id, uint32_t pid, uint64_t time, 
 		live__spin_unlock(&live_snap_lock);
 		return -EBUSY;
 	}
-	for (unsigned i = 0; i < SHARDS; i++)
-		count += live_shards[i].count;
+	only_owner = own ? live__own() : 0;
+	for (unsigned i = 0; i < SHARDS; i++) {
+		if (!own) {
+			count += live_shards[i].count;
+			continue;
+		}
+		for (uint64_t j = 0; j <= live_shards[i].mask; j++)
+			count +=
+			    live_shards[i].v[j].addr && live_shards[i].v[j].owner == only_owner;
+	}
 	*nblocks = count;
 	while (cap < count * 2)
 		cap *= 2;

@@ -376,6 +376,7 @@ static void after_fork_child(void)
 		shared_lock = 0; /* its holder had every signal blocked: another thread */
 		fork_dropped += live__fork_child_inside();
 	}
+	live__forked(); /* the blocks it samples from now on are its own */
 	memory_unseen__fork_child();
 	after_fork();
 }
@@ -462,7 +463,7 @@ void memory__stop_emergency(struct writer *w)
 	memory_link__lib()->sampling(false, 0, NULL);
 	memory__guard_up();
 	memory_agg__flush();
-	live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
+	live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false, false,
 			false);
 	memory__guard_down();
 }
@@ -483,7 +484,7 @@ void memory__snapshot(struct writer *w)
 	memory__guard_up();
 	memory_agg__flush();
 	if (live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
-			    false))
+			    false, false))
 		__atomic_fetch_add(&snapshots_missed, 1, __ATOMIC_RELAXED);
 	memory__guard_down();
 }
@@ -506,7 +507,7 @@ void memory__dump(struct writer *w)
 	memory__guard_up();
 	memory_agg__flush();
 	if (live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes, false,
-			    true)) /* busy, or no memory for the records */
+			    true, false)) /* busy, or no memory for the records */
 		__atomic_fetch_add(&dumps_missed, 1, __ATOMIC_RELAXED);
 	memory__guard_down();
 }
@@ -557,7 +558,7 @@ void memory__stop(struct writer *w, bool more)
 	held = writer_lock__held_here(w);
 	err = held ? -EBUSY
 		   : live_set__write(w, live_id, (uint32_t)autoprof.pid, ap_now(), &blocks, &bytes,
-				     !inside, more);
+				     !inside, more, more);
 	memory__guard_down();
 	if (err == -EBUSY && (inside || held)) {
 		if (keeps_file() && !__atomic_exchange_n(&said_busy, true, __ATOMIC_RELAXED))
