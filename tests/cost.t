@@ -181,8 +181,6 @@ $(costs s10.err)
 EOF
 	cpb="$cpb; first run ${first} at the end"
 fi
-within "$(awk -v x="${sps:-0}" 'BEGIN { printf "%d", 10 * x }')" 120 600 \
-	"10 kHz: 12 or more samples per signal (${sps:-none}; batch 8 took 7)"
 within "${end:-0}" 512 1536 \
 	"10 kHz, shallow stacks: copies of what the walks read (${end:-none} bytes at the end, ${cpb:-?} per sample)"
 within "$(share_main s10.data)" 99 100 "10 kHz, smaller copies: stacks reach main"
@@ -192,6 +190,11 @@ $(costs s1.err)
 EOF
 within "$(awk -v x="${sps1:-99}" 'BEGIN { printf "%d", 10 * x }')" 10 85 \
 	"1 kHz: 8 samples per signal at most (${sps1:-none}): drains 8 ms apart at most"
+# the batch grows with the rate: against 1 kHz's on the same machine (a fixed 12 was
+# missed in a slow VM under the suite, 11.5 against 1 kHz's 7: drains come early
+# there), and at most 60
+within "$(awk -v x="${sps:-0}" -v y="${sps1:-0}" 'BEGIN { printf "%d", ((y > 0 && x <= 60) ? 100 * x / y : 0) }')" 130 10000 \
+	"10 kHz: 1.3 times 1 kHz's samples per signal or more (${sps:-none} against ${sps1:-none})"
 at d10 10000 3 1 1 100
 read -r _ _ dend <<EOF
 $(costs d10.err)
