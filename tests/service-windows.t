@@ -64,7 +64,12 @@ ok $? "a later window has the program's MMAP2 record"
 "$REPORT" $(cat files.txt) >all.txt 2>all.err
 is "$(sed -n 's/^Samples: *//p' all.txt)" "$total" "autoprof-report of all the windows counts each file's samples once ($total)"
 is "$(sed -n 's/^Processes: *//p' all.txt)" 1 "one process, though its pid is in every file"
-is "$(sed -n 's/^Threads: *//p' all.txt)" 2 "its two sampling threads"
+# (its main thread may take a sample or two at its start in a slow VM: it is then the third)
+busy_tids=$(for f in $(cat files.txt); do perf script -i "$f" -F tid,ip,sym 2>/dev/null; done |
+	awk 'BEGIN { RS = "" } { split($0, l, "\n"); if (l[2] ~ /busy_loop/) print $1 }' | sort -u | wc -l)
+threads=$(sed -n 's/^Threads: *//p' all.txt)
+[ "$busy_tids" = 2 ] && [ "${threads:-0}" -ge 2 ] && [ "${threads:-0}" -le 3 ]
+ok $? "its two sampling threads ($busy_tids in busy_loop, $threads in all)"
 "$REPORT" "$mid" "$last" >two.txt 2>two.err
 n2=$(($(nsamples "$mid") + $(nsamples "$last")))
 is "$(sed -n 's/^Samples: *//p' two.txt)" "$n2" "any two windows merge too ($n2 samples)"
@@ -80,11 +85,14 @@ cd .. || exit 1
 
 # Timer mode, and a process tree: each process's windows are FILE.PID.<stamp>.
 mkdir tree && cd tree || exit 1
+t0=$(date +%s)
 AUTOPROF_MODE=timer AUTOPROF_WINDOW=1s AUTOPROF_QUIET=1 LD_PRELOAD=$LIB sh -c "$SVC 1 2.2 2.4 & $SVC 1 2.2 2.4; wait" >/dev/null 2>&1
+secs=$(($(date +%s) - t0 + 1))
 pids=$(wins | sed -n "s/^perf\.data\.\([0-9]*\)\.$STAMP\$/\1/p" | sort -u | wc -l)
 is "$pids" 2 "timer mode, a tree: the two children each write perf.data.PID.<stamp> files"
 many=$(wins | grep -c "\.$STAMP\$")
-within "$many" 4 8 "two or three windows each"
+# (a window a second each while they run: 2.4 s or more, as long as a slow VM takes)
+within "$many" 4 $((2 * (secs + 1))) "two or more windows each, one a second at most ($secs s)"
 "$REPORT" perf.data.* >tree.txt 2>/dev/null
 procs=$(sed -n 's/^Processes: *//p' tree.txt)
 grep -q "busy_loop" tree.txt && [ "$procs" -ge 2 ] && [ "$procs" -le 3 ]
