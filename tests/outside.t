@@ -215,9 +215,16 @@ ok $? "-p on a process with two threads: both attached" || diag_file two.err
 wait $pid
 is "$(perf_script two.data -F tid | sort -u | grep -c .)" 2 "-p on a process with two threads: both sampled"
 
-# An idle process: 0 samples, and the closing lines say why.
-sleep 5 &
+# An idle process: 0 samples, and the closing lines say why. (Attached once it sleeps: a
+# slow VM's start of sleep took a sample of its own when -p came at once.)
+sleep 10 &
 pid=$!
+for i in $(seq 30); do
+	[ "$(awk '{ print $3 }' /proc/$pid/stat 2>/dev/null)" = S ] &&
+		{ grep -q nanosleep /proc/$pid/wchan 2>/dev/null ||
+			! grep -q '[a-z]' /proc/$pid/wchan 2>/dev/null; } && break
+	sleep 0.1
+done
 timeout -s KILL 30 "$A" -o idle.data -p $pid --duration 0.3 2>idle.err
 grep -q "^autoprof: idle.data: 0 samples: the process did not run in user mode" idle.err
 ok $? "-p on an idle process: 0 samples, and why" || diag_file idle.err
