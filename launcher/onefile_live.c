@@ -44,6 +44,13 @@ static bool descendant_name(const char *name, const char *base)
 	       name[d + 1];
 }
 
+/* Read the control endpoint at @path into @text (@cap bytes): false when it is none. */
+static bool read_endpoint(const char *path, char *text, size_t cap)
+{
+	return textfile__read(path, text, cap) > 0 &&
+	       !strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1);
+}
+
 /* Does the endpoint text @text name a descendant's file in the folder @want not written yet? */
 static bool names_unwritten(const char *text, const struct stat *want, const char *base)
 {
@@ -183,8 +190,7 @@ bool onefile_live__moved_on(int pid, const char *name)
 	if (ap_control_dir_make(cdir, sizeof(cdir), getenv("XDG_RUNTIME_DIR")))
 		return false;
 	snprintf(path, sizeof(path), "%s/%d", cdir, pid);
-	if (textfile__read(path, text, sizeof(text)) <= 0 ||
-	    strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1) ||
+	if (!read_endpoint(path, text, sizeof(text)) ||
 	    !textfile__field(text, "file", file, sizeof(file)) || !*file)
 		return false;
 	slash = strrchr(file, '/');
@@ -217,8 +223,7 @@ unsigned onefile_live__unwritten(const char *dir, const char *base, bool (*has_f
 		if (pid <= 0 || *end || pid == getpid() || !onefile__alive((int)pid))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", cdir, e->d_name);
-		if (textfile__read(path, text, sizeof(text)) <= 0 ||
-		    strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1) ||
+		if (!read_endpoint(path, text, sizeof(text)) ||
 		    textfile__field_u64(text, "start") < since)
 			continue; /* not an endpoint, or a process older than this run */
 		n += names_unwritten(text, &want, base);

@@ -46,8 +46,7 @@ struct cfi_entry {
  * (all zero, never filled), then the entries. An object loaded or
  * unloaded since empties it: a pc's rule, or its lack of one, may have
  * changed with the code mapped there. A cache never filled is not
- * emptied: writing its 24 KB would fault in six pages a thread that its
- * few pcs never touch.
+ * emptied (it is zero as mapped): its first walk does not write 24 KB.
  */
 struct cfi_cache {
 	uint64_t gen;

@@ -20,12 +20,14 @@
  *    starts in the handler and crosses the signal frame; we keep what
  *    follows the interrupted pc. The table (256 KB a thread, written whole:
  *    64 page faults) is made by unwind__prime_thread(), outside any handler,
- *    only where the fast trace is the usual walk (a signal per sample); memory
- *    samples walk their live stacks with memory_stack.c and come to
- *    libunwind (unwind__trace_here) only where it cannot; a batched sampler walks its stack copies
- * with cfi.c and needs libunwind's walk only now and then, for the program's stack under a sample
- * of the handler's own work. Without the table, and when the trace does not reach the signal frame,
- * an unw_init_local2(UNW_INIT_SIGNAL_FRAME) + unw_step() walk does it;
+ *    only where the fast trace is the usual walk (a signal per sample);
+ *    memory samples walk their live stacks with memory_stack.c and come
+ *    to libunwind (unwind__trace_here) only where it cannot; a batched
+ *    sampler walks its stack copies with cfi.c and needs libunwind's walk
+ *    only now and then, for the program's stack under a sample of the
+ *    handler's own work. Without the table, and when the trace does not
+ *    reach the signal frame, an unw_init_local2(UNW_INIT_SIGNAL_FRAME) +
+ *    unw_step() walk does it;
  *  - libunwind blocks every signal with sigprocmask around its cache lock,
  *    twice per frame: in our handler, whose sa_mask already blocks them all,
  *    those calls are redundant, and the signals.c wrappers skip them while
