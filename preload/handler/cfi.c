@@ -135,6 +135,7 @@ int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *
 				w->signal_uc = uc;
 				w->signal_sp = isp;
 				w->signal_at = n;
+				w->signal_reach = w->reach;
 			}
 			sp = isp, bp = ibp, pc = iip;
 			bp_known = exact = true;

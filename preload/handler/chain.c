@@ -241,6 +241,8 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 	struct ap_thread *t = ctx->t;
 	uint64_t t0 = t->sampler->measure_unwind ? ap_thread_cpu_ns() : 0; /* a system call */
 	struct cfi_walk w;
+	uint64_t reach;
+	bool own, spliced;
 	int got;
 
 	if (!ctx->objects) {
@@ -253,7 +255,9 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 	}
 	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
 			  &w);
-	if (!splice_program(ctx, time, &w, out, &got, depth)) {
+	own = through_own_handler(&w, out);
+	spliced = splice_program(ctx, time, &w, out, &got, depth);
+	if (!spliced) {
 		bool off = w.ran_out && c->size >= t->copy_bytes;
 
 		t->stats.unwind_short += got > 0 && !w.complete;
@@ -263,16 +267,23 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 		 * AT_MINSIGSTKSZ or more (3376 bytes on this VM's AVX-512)
 		 * before the program's frames; copies four times as large
 		 * for every thread, for 3 in 10,000 samples, were the price. */
-		t->copy_short += off && !through_own_handler(&w, out);
+		t->copy_short += off && !own;
 		/* A plain walk deeper than the copy (not one through a signal frame,
 		 * which run off any copy, nor one that went to another stack): no
 		 * smaller copies, and restore a larger one (on_signal.c). */
 		if (off && !w.signal_uc && w.need <= AP_MAX_STACK_COPY)
 			t->copy_reach = UINT_MAX;
 	}
-	/* (A sample of the handler's entry needs the copy up to its signal frame's registers.) */
-	if (w.reach > t->copy_reach)
-		t->copy_reach = (unsigned)w.reach;
+	/* What the copies must hold: a sample of the handler's own work, its frames up to its
+	 * signal frame's registers at most (the program's stack below them is spliced in, or
+	 * matched by time on the handler's own stack: nothing of the copy); one of its entry
+	 * (a sample the splice did not match), as much, its program frames past them lost
+	 * when the copies are smaller. Counted whole, their handler frames and 3-4 KB of FPU
+	 * state kept a loaded machine's copies at 2-6 KB for stacks that need 1 (samples of the
+	 * handler grow with the load: 1 in 2048 walks held the copies). */
+	reach = spliced ? (w.signal_uc ? w.signal_reach : 0) : own ? w.signal_reach : w.reach;
+	if (reach > t->copy_reach)
+		t->copy_reach = (unsigned)reach;
 	t->copy_window++;
 	t->stats.copied += c->size;
 	if (t0) {

@@ -171,6 +171,7 @@ struct cfi_walk {
 	int signal_at;	    /* the first signal frame crossed: its interrupted pc's index */
 	uint64_t signal_uc; /* ... the address of its ucontext (0: none crossed) */
 	uint64_t signal_sp; /* ... and the interrupted sp */
+	uint64_t signal_reach; /* ... and the bytes of the copy up to its registers */
 	uint64_t reach;	    /* bytes of the copy the walk needed, from its start */
 	uint64_t need;	    /* ran_out: the bytes of copy its next read needed */
 };
