@@ -9,6 +9,8 @@
 #    pipe mode on standard input (`-`) agree with
 #    `perf report --stdio --no-children` on the top 10 self shares within
 #    0.5 points;
+#  - a pipe-mode file's [vdso] (no build id) recorded on this kernel is
+#    named from this machine's vdso, as perf names it;
 #  - an unsupported compression type is one line and exit 1; the sanitizer
 #    build reads truncated copies of both new formats cleanly.
 #
@@ -33,7 +35,7 @@ perf record -q -e cpu-clock -g -o - "$SPLIT" 300 2>/dev/null | tee stdin.data |
 	"$REPORT" --no-inline --top 200 - >stdin.txt 2>stdin.err
 stdin_status=$?
 
-plan 27
+plan 28
 
 # refused OUTPUT_NAME DESCRIPTION -- ARGS...: exit 1, one line naming the
 # output, and every *.data file here unchanged.
@@ -120,6 +122,22 @@ PY
 st=$?
 [ $st -eq 1 ] && [ "$(wc -l <zbad.err)" -eq 1 ] && grep -q 'compressed with type 7' zbad.err
 ok $? "an unknown compression type is one line, exit 1 (exit $st): $(cat zbad.err)"
+
+# A [vdso] in a pipe-mode file (which holds no build id) recorded on this kernel: its
+# functions are named as perf report names them (they were [vdso]+0xOFF), and no more.
+perf record -q -e cpu-clock -g -o - python3 -c 'import time
+for _ in range(1000000): time.monotonic()' 2>/dev/null >vdso.data
+perf report -i vdso.data --stdio --no-children --sort dso,sym -g none 2>/dev/null |
+	awk '$2 == "[vdso]" && $4 !~ /^0x/ { print $4 }' | sort -u >vdso.perf
+"$REPORT" --no-inline --top 1000 vdso.data 2>&1 | awk '$NF == "[vdso]" && $3 !~ /^\[vdso\]\+0x/ { print $3 }' |
+	sort -u >vdso.ours
+if [ -s vdso.perf ]; then
+	cmp -s vdso.perf vdso.ours
+	ok $? "pipe mode on this kernel: the vdso's functions named as perf names them ($(tr '\n' ' ' <vdso.perf))" ||
+		{ diag "perf:" && diag_file vdso.perf && diag "ours:" && diag_file vdso.ours; }
+else
+	skip "no sample of python3's clock_gettime in the vdso that perf names"
+fi
 
 for f in z pipe; do
 	size=$(wc -c <$f.data)

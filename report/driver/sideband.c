@@ -134,6 +134,23 @@ static bool kernel_fits(const struct session *s)
 	return true;
 }
 
+/* True when every file names its kernel release, and it is the running one. */
+static bool kernel_named_here(const struct session *s)
+{
+	struct utsname u;
+	size_t i;
+
+	if (uname(&u) != 0 || !s->nr_files)
+		return false;
+	for (i = 0; i < s->nr_files; i++) {
+		const char *rel = s->files[i].feat.osrelease;
+
+		if (!rel || strcmp(rel, u.release) != 0)
+			return false;
+	}
+	return true;
+}
+
 /* True for the side-band records pass 1 collects to build the machine. */
 bool sideband__is_side(u32 type)
 {
@@ -426,11 +443,14 @@ static bool cached_kallsyms(const struct session *s, char *path, size_t len)
  * Name kernel addresses when a file has a kernel map: through /proc/kallsyms
  * when every file that names its kernel release names this machine's, else
  * through the kallsyms perf's build-id cache keeps of the recorded kernel.
+ * A [vdso] without a build id is named from this machine's when every file
+ * names this kernel (buildid__host_vdso).
  */
 static void setup_kernel(struct session *s)
 {
 	char path[4096];
 
+	buildid__host_vdso(kernel_named_here(s));
 	if (!s->machine.kmap.present || s->opts.no_load)
 		return;
 	if (kernel_fits(s))

@@ -60,10 +60,30 @@ int buildid__cache_path(const char *hex, const char *name, char *buf, size_t len
 	return w > 0 && (size_t)w < len ? 0 : -ENOENT;
 }
 
+/* Whether a [vdso] recorded without a build id is this machine's (buildid__host_vdso). */
+static bool host_vdso;
+
+/*
+ * A [vdso] recorded without a build id (perf's pipe mode writes none) is
+ * this machine's when the files were recorded on this kernel: every file
+ * names its release, and it is the running one (perf report takes its own
+ * vdso for such a map whatever the kernel; we do when it is sure to fit).
+ */
+void buildid__host_vdso(bool same_kernel)
+{
+	host_vdso = same_kernel;
+}
+
+bool buildid__vdso_known(const char *hex)
+{
+	return hex[0] || host_vdso;
+}
+
 /*
  * This machine's vdso as an ELF image in our own memory, when its build id
- * is @hex: opened into @eh (fd -1; the image lives as long as the process).
- * Returns true on success.
+ * is @hex (or @hex is "" and buildid__host_vdso() said the files are this
+ * kernel's): opened into @eh (fd -1; the image lives as long as the
+ * process). Returns true on success.
  */
 bool buildid__own_vdso(struct elf_handle *eh, const char *hex)
 {
@@ -85,8 +105,8 @@ bool buildid__own_vdso(struct elf_handle *eh, const char *hex)
 			size = ph->p_offset + ph->p_filesz;
 	}
 	eh->elf = elf_memory((char *)eh64, size);
-	if (!eh->elf || elf_kind(eh->elf) != ELF_K_ELF || !elffile__build_id(eh->elf, own) ||
-	    !buildid__same(own, hex)) {
+	if (!buildid__vdso_known(hex) || !eh->elf || elf_kind(eh->elf) != ELF_K_ELF ||
+	    (hex[0] && (!elffile__build_id(eh->elf, own) || !buildid__same(own, hex)))) {
 		elffile__close(eh);
 		return false;
 	}

@@ -132,7 +132,7 @@ int dsos__set_build_id(struct dsos *d, const char *path, size_t len, const char 
 
 bool dso__has_file(const struct dso *dso)
 {
-	return !dso->special || (dso->build_id[0] && !strcmp(dso->path, "[vdso]"));
+	return !dso->special || (!strcmp(dso->path, "[vdso]") && buildid__vdso_known(dso->build_id));
 }
 
 /*

@@ -114,6 +114,10 @@ int elffile__open_dwarf(const struct dso *dso, int *fd, void **elf);
 bool buildid__same(const char *file_hex, const char *recorded);
 int buildid__cache_path(const char *hex, const char *name, char *buf, size_t len);
 bool buildid__own_vdso(struct elf_handle *eh, const char *hex);
+/* The files were recorded on this kernel: a [vdso] without a build id is this machine's. */
+void buildid__host_vdso(bool same_kernel);
+/* A [vdso] recorded with build id @hex ("" for none) can be opened. */
+bool buildid__vdso_known(const char *hex);
 
 /* ---- dwarf_lazy.c: compressed DWARF unpacked a CU at a time ---- */
 
