@@ -55,7 +55,7 @@ machine ap.data >ap.mach
 machine pr.data >pr.mach
 cmp -s ap.mach pr.mach && [ "$(wc -l <pr.mach)" -ge 12 ]
 ok $? "perf report --header-only -I: the same CPU, topology, caches, PMUs and memory as perf record's" ||
-	diff pr.mach ap.mach | sed 's/^/#   /'
+	diff pr.mach ap.mach | sed 's/^/#   /' >&2
 perf report --header-only -i ap.data 2>/dev/null | grep -q "^# cmdline : autoprof $P/split 300 *\$"
 ok $? "the cmdline section is the recording command: autoprof and the program"
 
@@ -141,7 +141,7 @@ machine m1.data >m1.mach
 machine m2.data >m2.mach
 [ -s "$cdir/machine" ] && cmp -s m1.mach m2.mach && [ "$(wc -l <m2.mach)" -ge 12 ]
 ok $? "the machine's description kept in $cdir/machine gives the same sections" ||
-	diff m1.mach m2.mach | sed 's/^/#   /'
+	diff m1.mach m2.mach | sed 's/^/#   /' >&2
 is "$(grep -c '/cache/index' m2.strace)" 0 "an image started with it kept reads no sysfs cache file"
 # A forked child that writes its title over argv (nginx, postgres): its
 # file's cmdline section is its own at its end, not its parent's.

@@ -24,8 +24,8 @@ same() {
 		>"$_name.out" 2>"$_name.err"
 	echo "status $?" >>"$_name.out"
 	cmp -s "$_name.0.out" "$_name.out" && cmp -s "$_name.0.err" "$_name.err" && return 0
-	diff "$_name.0.out" "$_name.out" | head -5 | sed 's/^/#   /'
-	diff "$_name.0.err" "$_name.err" | head -5 | sed 's/^/#   /'
+	diff "$_name.0.out" "$_name.out" | head -5 | sed 's/^/#   /' >&2
+	diff "$_name.0.err" "$_name.err" | head -5 | sed 's/^/#   /' >&2
 	return 1
 }
 # readers FILE: perf script, hotspot's perfparser, autoprof-report --leaks and go tool

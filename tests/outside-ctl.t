@@ -47,7 +47,7 @@ windows() {
 	is "$_bad" 0 "$_name --window: perf script reads samples in every window's file"
 	"$PERFPARSER" --input "$(sed -n 2p "$_name.files")" --print-stats >"$_name.pp" 2>&1
 	ok $? "$_name --window: hotspot-perfparser reads a later window's file" ||
-		tail -5 "$_name.pp" | sed 's/^/#   /'
+		tail -5 "$_name.pp" | sed 's/^/#   /' >&2
 	_last=$(tail -1 "$_name.files")
 	[ -s "$_last.stat" ] && [ "$(ls | grep -c "^$_name\.data.*\.stat\$")" = 1 ]
 	ok $? "$_name --window: the counters in the last window's FILE.stat, as the library"
@@ -93,7 +93,7 @@ within "${closing:-0}" $((${1:-0} * 98 / 100)) $((${1:-0} * 102 / 100 + 1)) \
 perf report -i agg.data --stdio --no-children --sort sym 2>ap.err | grep -q "\] hot_leaf\$"
 ok $? "--aggregate: perf report names hot_leaf"
 "$PERFPARSER" --input agg.data --print-stats >agg.pp 2>&1
-ok $? "--aggregate: hotspot-perfparser reads it" || tail -5 agg.pp | sed 's/^/#   /'
+ok $? "--aggregate: hotspot-perfparser reads it" || tail -5 agg.pp | sed 's/^/#   /' >&2
 grep -q "hot_leaf" agg.rep
 ok $? "--aggregate: autoprof-report names hot_leaf" || diag_file agg.rep
 

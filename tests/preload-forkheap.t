@@ -80,7 +80,9 @@ ok $? "...and perf script reads the samples of the image that went on" || diag_f
 # interrupted code holds (lifecycle.c's interrupted_inside()).
 REPS=6 case_runs execmiss "a failing execve in every tick, --memory" --memory
 perf script -i out.data -F ip,sym >script.out 2>script.err
-[ "$(grep -c churn script.out)" -gt 0 ] && [ ! -s script.err ]
+# (any sample: on a loaded machine the handler's execs, each finishing and reopening the
+# file, can take all of the program's CPU time, and churn none)
+[ "$(grep -c . script.out)" -gt 0 ] && [ ! -s script.err ]
 ok $? "...and perf script reads the whole file (no zeroed record)" || diag_file script.err
 
 # the tick on any of three threads, the other two inside malloc, their memory

@@ -25,10 +25,12 @@ for off in 0 1; do
 		exec timeout -s KILL 60 env LD_PRELOAD="$LIB" AUTOPROF_FREQ=20000 \
 			AUTOPROF_OFFCPU=$off AUTOPROF_OUTPUT=f$off.data "$P/offcpu70" nanosleep 100
 	) >prog$off.out 2>&1
+	st=$?
 	perf report -i f$off.data --stdio --no-children --sort dso,sym >rep$off.txt 2>rep$off.err
 	clean_stderr rep$off.err
 	ok $? "OFFCPU=$off, -F 20000: perf report --sort dso,sym reads the file, nothing on stderr" ||
-		diag_file rep$off.err
+		{ diag "the run's status $st, its files: $(ls f$off.data* 2>&1 | tr '\n' ' ')" &&
+			diag_file rep$off.err && diag_file prog$off.out; }
 	! grep -E 'libautoprof|libunwind' rep$off.txt >own$off.txt
 	ok $? "OFFCPU=$off: no frame in libautoprof.so or libunwind (perf report)" ||
 		diag_file own$off.txt

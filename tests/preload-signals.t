@@ -26,7 +26,7 @@ same() {
 		ok 0 "$_name: the program sees the same plain and profiled"
 	else
 		ok 1 "$_name: the program sees the same plain and profiled"
-		diff "$_name.plain" "$_name.prof" | head -20 | sed 's/^/#   /'
+		diff "$_name.plain" "$_name.prof" | head -20 | sed 's/^/#   /' >&2
 		diag_file "$_name.err"
 	fi
 }
@@ -250,7 +250,7 @@ if [ "$(wc -l <kign.plain)" -ge 4 ] && cmp -s kign.plain kign.prof; then
 	ok 0 "inherited SIG_IGN: handler, flags, restorer and mask read back raw as plain"
 else
 	ok 1 "inherited SIG_IGN: handler, flags, restorer and mask read back raw as plain"
-	diff kign.plain kign.prof | head -10 | sed 's/^/#   /'
+	diff kign.plain kign.prof | head -10 | sed 's/^/#   /' >&2
 	diag_file kign.err
 fi
 

@@ -17,7 +17,7 @@ mkdir new
 "$FUZZ" -max_total_time="${AUTOPROF_FUZZ_TIME:-20}" -timeout=10 -rss_limit_mb=1024 \
 	-print_final_stats=1 new "$ROOT/tests/fuzz/corpus" >fuzz.log 2>&1
 st=$?
-is "$st" 0 "the fuzzer found no crash in ${AUTOPROF_FUZZ_TIME:-20} s" || tail -n 30 fuzz.log | sed 's/^/#   /'
+is "$st" 0 "the fuzzer found no crash in ${AUTOPROF_FUZZ_TIME:-20} s" || tail -n 30 fuzz.log | sed 's/^/#   /' >&2
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' fuzz.log)
 if [ "$st" = 0 ] && [ "${runs:-0}" -le 1000 ]; then
 	# a slow or busy machine (360 inputs in 20 s in a slow VM beside the suite): on until

@@ -50,7 +50,7 @@ same() {
 		ok 0 "$_name: the same output and exit status plain and profiled"
 	else
 		ok 1 "$_name: the same output and exit status plain and profiled"
-		diff "$_name.plain" "$_name.prof" | head -10 | sed 's/^/#   /'
+		diff "$_name.plain" "$_name.prof" | head -10 | sed 's/^/#   /' >&2
 		diag_file "$_name.err"
 	fi
 }

@@ -28,7 +28,7 @@ ls /tmp >tmp-before.txt
 tmux new-session -d -s "$S" -x 100 -y 30 \
 	"cd '$T' && timeout --foreground -s KILL 60 '$A' top -- '$B/progs/split' 30000 2>top.err; echo EXIT=\$? >top.status; sleep 30"
 wait_for "heavy_two_thirds"
-ok $? "autoprof top -- split: the hot functions on screen" || pane | sed 's/^/#   /'
+ok $? "autoprof top -- split: the hot functions on screen" || pane | sed 's/^/#   /' >&2
 sleep 2.2
 n1=$(pane | sed -n 's/^\([0-9]*\) samples.*/\1/p')
 sleep 1.5
@@ -64,7 +64,7 @@ ok $? "one closing line" || diag_file top.err
 ls /tmp >tmp-after.txt
 [ -z "$(ls "$T" | grep -v -e '^top\.' -e '^tmp-' -e '^tmux')" ] &&
 	[ -z "$(diff tmp-before.txt tmp-after.txt | grep autoprof-top)" ]
-ok $? "no file left behind without -o" || ls "$T" | sed 's/^/#   /'
+ok $? "no file left behind without -o" || ls "$T" | sed 's/^/#   /' >&2
 tmux kill-session -t "$S"
 
 # -p PID, Ctrl-C, -o FILE: the process goes on, the file is a complete perf.data.
@@ -73,7 +73,7 @@ pid=$!
 tmux new-session -d -s "$S" -x 100 -y 30 \
 	"cd '$T' && timeout --foreground -s KILL 60 '$A' top -o p.data -p $pid 2>top2.err; echo EXIT=\$? >top2.status; sleep 30"
 wait_for "light_one_third"
-ok $? "autoprof top -p PID: its hot functions on screen" || pane | sed 's/^/#   /'
+ok $? "autoprof top -p PID: its hot functions on screen" || pane | sed 's/^/#   /' >&2
 tmux send-keys -t "$S" C-c
 i=0
 while [ ! -s top2.status ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -91,7 +91,7 @@ timeout -s KILL 60 "$A" top -- sh -c "'$B/progs/split' 1200; true" </dev/null >s
 is "$?" 0 "without a terminal, top ends with the command (exit 0)"
 tail -n 8 screens.txt | grep -q "heavy_two_thirds" && grep -q "it ended" screens.txt
 ok $? "its last screen names the child's functions and says the command ended" ||
-	tail -n 8 screens.txt | sed 's/^/#   /'
+	{ tail -n 8 screens.txt | sed 's/^/#   /' >&2 && diag_file top3.err; }
 "$A" top -o none.data -- /nonexistent/prog </dev/null >out.txt 2>err.txt
 is "$?" 127 "a command that does not exist: exit 127"
 [ "$(grep -c '' err.txt)" = 1 ] && grep -q "cannot run '/nonexistent/prog'" err.txt && [ ! -e none.data ]
