@@ -166,14 +166,14 @@ uint64_t unwind__restorer(void *ucontext);
 
 /* How a walk of cfi__unwind() ended. */
 struct cfi_walk {
-	bool complete;	    /* at the outermost frame, or as deep as asked */
-	bool ran_out;	    /* at the copy's end */
-	int signal_at;	    /* the first signal frame crossed: its interrupted pc's index */
-	uint64_t signal_uc; /* ... the address of its ucontext (0: none crossed) */
-	uint64_t signal_sp; /* ... and the interrupted sp */
+	bool complete;	       /* at the outermost frame, or as deep as asked */
+	bool ran_out;	       /* at the copy's end */
+	int signal_at;	       /* the first signal frame crossed: its interrupted pc's index */
+	uint64_t signal_uc;    /* ... the address of its ucontext (0: none crossed) */
+	uint64_t signal_sp;    /* ... and the interrupted sp */
 	uint64_t signal_reach; /* ... and the bytes of the copy up to its registers */
-	uint64_t reach;	    /* bytes of the copy the walk needed, from its start */
-	uint64_t need;	    /* ran_out: the bytes of copy its next read needed */
+	uint64_t reach;	       /* bytes of the copy the walk needed, from its start */
+	uint64_t need;	       /* ran_out: the bytes of copy its next read needed */
 };
 
 int cfi__unwind(void *cache, uint64_t ip, uint64_t sp, uint64_t bp, const void *copy, uint64_t size,

@@ -132,7 +132,8 @@ int dsos__set_build_id(struct dsos *d, const char *path, size_t len, const char 
 
 bool dso__has_file(const struct dso *dso)
 {
-	return !dso->special || (!strcmp(dso->path, "[vdso]") && buildid__vdso_known(dso->build_id));
+	return !dso->special ||
+	       (!strcmp(dso->path, "[vdso]") && buildid__vdso_known(dso->build_id));
 }
 
 /*
