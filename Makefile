@@ -199,7 +199,7 @@ $(BUILD)/asan/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE)
 	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests $(LIB_INC) -o $@ $^ -lunwind -ldl
 
 # Test programs: -O2 without frame pointers, the hard case for unwinding.
-$(BUILD)/progs/%: tests/progs/%.c
+$(BUILD)/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -g -fomit-frame-pointer -pthread -o $@ $< -lm -ldl

@@ -234,6 +234,7 @@ int image_name__replace_left(const char *path);
 int lifecycle__start(void);
 void lifecycle__stop(void);
 void lifecycle__before_exec(void);
+bool lifecycle__exec_finishes(void);
 void lifecycle__exec_failed(void);
 int lifecycle__next_gen(void);
 bool lifecycle__file_left(void);

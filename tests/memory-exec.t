@@ -5,8 +5,10 @@
 # and live set. "smallexec" allocates less than one interval (1000 x 1000
 # bytes at AUTOPROF_MEMORY_INTERVAL=1 MiB; a sample in about 6 runs of 10)
 # and execs: it hands its name on all the same, in every run (its exact
-# bytes decide, not the chance of a sample). "failexec" leaks 1 MiB (first_site), execs a missing file,
-# then leaks 2 MiB more (second_site): the live set written before the exec
+# bytes decide, not the chance of a sample). "failexec" leaks 1 MiB
+# (first_site), execs a script whose interpreter is missing (the exec fails
+# after the library finished its file), then leaks 2 MiB more (second_site):
+# the live set written before the exec
 # is retired by the one at exit, so the file counts 3 MiB in 2 blocks, not
 # 4 MiB in 3 (perf report, perf script, autoprof-report; as the first
 # process, a descendant, and under the launcher). "small N": N x malloc(4)
@@ -16,7 +18,8 @@
 # "smallfail" (below one interval: the name handed on) fails its exec and goes
 # on: its file has both sites' bytes (the first process), or a descendant's
 # new file counts from zero and states the removed one's bytes; "pathexec"
-# searches a path with execs that fail before one that runs.
+# searches a path with execs that fail before one that runs (of paths that do
+# not exist: the library lets them fail without finishing its file).
 # libctoralloc.so's constructor runs before libautoprof.so's and leaks
 # 1,000,000 bytes: not in the profile, and autoprof-report says so.
 . "$(dirname "$0")/lib.sh"

@@ -400,6 +400,17 @@ static bool stand_down(bool exec)
 }
 
 /*
+ * Would an exec now finish this image's file, and a failed one reopen it (stand_down(true),
+ * lifecycle__exec_failed: 0.8 ms)? Not in a process whose session is not its own, nor from
+ * a handler that interrupted the profiler (that exec takes the path that keeps what it held).
+ */
+bool lifecycle__exec_finishes(void)
+{
+	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
+	       !process_events__sandboxed() && getpid() == autoprof.pid && !interrupted_inside();
+}
+
+/*
  * A descendant's image that took no sample leaves no file (a build's short processes leave no
  * litter): its file (if made: a descendant's is made at its first flush) and FILE.stat are
  * removed as they are, without the features of the end written first. Async-signal-safe.

@@ -32,6 +32,16 @@
  */
 bool exec_args__readable(const char *path, char *const envp[]);
 
+/*
+ * exec_args.c: does the lookup of @path (relative to @dirfd), readable, fail
+ * (ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG, EACCES), so that an exec of it fails
+ * the same way? Asked with an O_PATH open, which walks the path as the exec
+ * does, with the same credentials; its errno is left changed. A file made
+ * between this and the exec makes it succeed: the image's file is then left
+ * as a kill would leave it. Async-signal-safe.
+ */
+bool exec_args__doomed(int dirfd, const char *path);
+
 /* exec_note.c: one line when a profiled process runs a static program (-1: pid, fd unknown). */
 void exec_note__static(const char *file, int fd, bool search, pid_t pid);
 

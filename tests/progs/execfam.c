@@ -9,14 +9,16 @@
  *   execfam fail KIND    an exec that fails, then 100 ms more in
  *                        after_site() (which calls spin_site()), exit 0;
  *                        prints "KIND ret errno" (errno as the call left
- *                        it): KIND execve (a missing file), execveat
- *                        (missing), fexecve (an fd of /dev/null: EACCES),
- *                        fexecvebad (fd 99: EBADF), sysexec (missing),
+ *                        it): KIND execve (nointerp.h's script: ENOENT
+ *                        after the library finished its file), missing
+ *                        (execve of a missing file: ENOENT before it would),
+ *                        execveat (the script), fexecve (an fd of /dev/null:
+ *                        EACCES), fexecvebad (fd 99: EBADF), sysexec (the script),
  *                        spawn (posix_spawn of a missing file: its error),
  *                        vfork (vfork, execve of a missing file, _exit(127):
  *                        the child's status)
  *   execfam threads      two threads spin in worker_site() while the main
- *                        thread's execve of a missing file fails, then in
+ *                        thread's execve of the script fails, then in
  *                        worker_after() for 200 ms of CPU time each
  *   execfam threadsidle  the same, the two threads asleep until the exec
  *                        failed (the image has no sample at its exec: it
@@ -33,6 +35,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "nointerp.h"
 
 extern char **environ;
 static volatile unsigned long sink;
@@ -101,7 +105,7 @@ static int threads(void)
 		pthread_create(&th[i], NULL, worker, NULL);
 	if (!idle)
 		spin_site(0.05);
-	ret = execve("/nonexistent/execfam-missing", args, environ);
+	ret = execve(nointerp_path(), args, environ);
 	err = errno;
 	execd = 1;
 	for (int i = 0; i < 2; i++)
@@ -113,6 +117,7 @@ static int threads(void)
 static int fail(const char *kind)
 {
 	static const char missing[] = "/nonexistent/execfam-missing";
+	const char *script = nointerp_path();
 	char *args[] = {"missing", NULL};
 	long ret = 0;
 	int st = 0;
@@ -120,15 +125,17 @@ static int fail(const char *kind)
 
 	errno = 0;
 	if (!strcmp(kind, "execve")) {
+		ret = execve(script, args, environ);
+	} else if (!strcmp(kind, "missing")) {
 		ret = execve(missing, args, environ);
 	} else if (!strcmp(kind, "execveat")) {
-		ret = execveat(AT_FDCWD, missing, args, environ, 0);
+		ret = execveat(AT_FDCWD, script, args, environ, 0);
 	} else if (!strcmp(kind, "fexecve")) {
 		ret = fexecve(open("/dev/null", O_RDONLY | O_CLOEXEC), args, environ);
 	} else if (!strcmp(kind, "fexecvebad")) {
 		ret = fexecve(99, args, environ);
 	} else if (!strcmp(kind, "sysexec")) {
-		ret = syscall(SYS_execve, missing, args, environ);
+		ret = syscall(SYS_execve, script, args, environ);
 	} else if (!strcmp(kind, "spawn")) {
 		ret = posix_spawn(&pid, missing, NULL, NULL, args, environ);
 		if (!ret)

@@ -9,7 +9,7 @@
  *   forkexec   a child execs split; the parent waits
  *   spawn      posix_spawn of split with an environment of its own (no LD_PRELOAD)
  *   system     system("split 100")
- *   execfail   execv of a missing program fails; the program goes on
+ *   execfail   execv of a script whose interpreter is missing fails; the program goes on
  *   exec       the process itself execs split (same pid)
  *   dlopen     dlopen libhot.so, run hot_in_plugin(), dlclose it, go on
  *   sigint, sigterm, sigsegv, abort, _exit, threadexit (another thread calls exit(4))
@@ -37,6 +37,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "nointerp.h"
 
 static volatile uint64_t sink;
 static volatile int *volatile bad_pointer; /* NULL: writing through it faults */
@@ -153,7 +155,7 @@ int main(int argc, char **argv)
 		status = system(cmd);
 		printf("system: exited %d\n", WEXITSTATUS(status));
 	} else if (!strcmp(mode, "execfail")) {
-		execl("/nonexistent/program", "program", (char *)NULL);
+		execl(nointerp_path(), "program", (char *)NULL); /* fails after its lookup */
 		printf("execfail: %s\n", strerror(errno));
 		after_work(150);
 	} else if (!strcmp(mode, "exec")) {

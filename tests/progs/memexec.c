@@ -3,16 +3,18 @@
 //   exec      big_site() leaks 50 blocks of 1 MiB (touched), no CPU time to
 //             speak of, then the program execs /bin/true
 //   failexec  first_site() leaks 1 MiB, spins for 200 ms of CPU time, execv
-//             of a file that does not exist (fails), then second_site()
+//             of a script whose interpreter does not exist (fails after the
+//             library finished its file: nointerp.h), then second_site()
 //             leaks 2 MiB more and the program exits
 //   smallexec few_site() leaks 1000 blocks of 1000 bytes (less than 1 MiB),
 //             then the program execs /bin/true
 //   smallfail less_site() leaks 100 blocks of 1000 bytes (less than an
-//             interval), execv of a missing file (fails), then more_site()
+//             interval), execv of nointerp.h's script (fails), then more_site()
 //             leaks 100 blocks of 2000 bytes; the program exits
 //   pathexec  less_site() leaks 100 blocks of 1000 bytes, then looks for
 //             "true" in /nonexistent/a, /nonexistent/b, /bin as Python's
-//             os.execvp does (an execv in each: two fail), and runs it
+//             os.execvp does (an execv in each: two fail before the library
+//             would finish its file), and runs it
 //   small N   tiny_site() makes N allocations of 4 bytes (each freed at
 //             once), prints "allocated BYTES" (the bytes asked for)
 #define _GNU_SOURCE
@@ -21,6 +23,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "nointerp.h"
 
 void *keep[64]; /* not static: the allocations must stay */
 int nkeep;
@@ -111,7 +115,7 @@ int main(int argc, char **argv)
 
 		first_site();
 		spin(0.2);
-		execv("/nonexistent/memexec-missing", args);
+		execv(nointerp_path(), args);
 		second_site();
 		printf("exec failed, %d blocks\n", nkeep);
 		return 0;
@@ -120,7 +124,7 @@ int main(int argc, char **argv)
 		char *args[] = {"missing", NULL};
 
 		less_site();
-		execv("/nonexistent/memexec-missing", args);
+		execv(nointerp_path(), args);
 		more_site();
 		printf("exec failed\n");
 		return 0;

@@ -11,8 +11,11 @@
  *   sigheap forkexec N   each tick forks; the child execs /bin/true; the
  *                        handler reaps it; "done N" (and "bad K" when K
  *                        children did not exit 0)
- *   sigheap execmiss N   each tick execs a file that does not exist (the
- *                        exec fails, the program goes on); "done N"
+ *   sigheap execmiss N   each tick execs a file that does not exist, or
+ *                        (every other tick) a script whose interpreter does
+ *                        not exist: the exec fails, the program goes on
+ *                        (the library finishes its file for the second
+ *                        kind only); "done N"
  *   sigheap exec N       the N-th tick execs /bin/true (which exits 0)
  *   sigheap exit N       the N-th tick _exits(7)
  *   sigheap execmissmt N  execmiss with two more threads churning (the tick
@@ -29,11 +32,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "nointerp.h"
+
 extern char **environ;
 
 static volatile sig_atomic_t ticks, bad;
 static int target;
-static const char *mode;
+static const char *mode, *nointerp;
 
 static void on_tick(int sig)
 {
@@ -60,7 +65,7 @@ static void on_tick(int sig)
 				bad++;
 		}
 	} else if (!strncmp(mode, "execmiss", 8)) {
-		execve("/nonexistent/sigheap-missing", argv, environ);
+		execve(ticks & 1 ? "/nonexistent/sigheap-missing" : nointerp, argv, environ);
 	} else if (ticks == target) {
 		if (!strncmp(mode, "exec", 4))
 			execve("/bin/true", argv, environ);
@@ -111,6 +116,7 @@ int main(int argc, char **argv)
 
 	mode = argc > 1 ? argv[1] : "fork";
 	target = argc > 2 ? atoi(argv[2]) : 100;
+	nointerp = nointerp_path();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_tick;
 	sa.sa_flags = SA_RESTART;
