@@ -40,9 +40,13 @@ timeout -s KILL $HANG_S env AUTOPROF_MEMORY=1 AUTOPROF_MEMORY_INTERVAL=1 AUTOPRO
 	LD_PRELOAD="$MEMPRELOAD" "$P" sigfork 200 >bare.out 2>bare.err
 rc=$?
 is "$rc $(cat bare.out)" "0 done 200" "LD_PRELOAD of both libraries: the same" || diag_file bare.err
-grep -q 'live set is not in the file' bare.err
-ok $((!$?)) "...children that took no sample say nothing of a live set (they leave no file)" ||
-	diag_file bare.err
+# (a loaded machine slows the children's exits: one may take a sample, keep a file, and
+# say that its live set is not in it)
+said=$(grep -c 'live set is not in the file' bare.err)
+kept=$(ls bare.data.* 2>/dev/null | grep -cv '\.stat$')
+[ "$said" -le "$kept" ]
+ok $? "...children that took no sample say nothing of a live set (they leave no file; $said said it, $kept files kept)" ||
+	{ diag_file bare.err; ls bare.data* | sed 's/^/#   /' >&2; }
 
 # ---- exec in the handler ----
 timeout -s KILL $HANG_S "$A" -q --memory --memory-interval 1 -o sigexec.data -- "$P" sigexec 20 \
