@@ -319,8 +319,18 @@ static bool own_pc(uint64_t pc, unsigned kinds)
  *    function our wrapper called, as without us) is where the sample lands.
  * A chain left with no user frame (the walk never got past our code) is the
  * profiler's alone: 0 is returned and the caller leaves the sample out,
- * counted (own_only). Returns the new nr. Async-signal-safe.
+ * counted (own_only), also when only a library function ours called is
+ * left (mmap, sysconf); so is one with a frame of ours in the thread that runs
+ * the profiler's start or end (chain__profiler_work). Returns the new nr.
+ * Async-signal-safe.
  */
+static pid_t profiler_tid; /* chain__profiler_work() */
+
+void chain__profiler_work(pid_t tid)
+{
+	__atomic_store_n(&profiler_tid, tid, __ATOMIC_RELEASE);
+}
+
 static unsigned drop_own_frames(struct drain_ctx *ctx, uint64_t *chain, unsigned user, unsigned nr)
 {
 	static uint64_t seen; /* glibc's __restore_rt, the same for every handler */
@@ -345,6 +355,10 @@ static unsigned drop_own_frames(struct drain_ctx *ctx, uint64_t *chain, unsigned
 	if (from == user && k == AP_OBJ_SELF)
 		/* none of ours, or a walk of our handler that stopped in libunwind */
 		return own_pc(chain[nr - 1], AP_OBJ_UNWINDER) ? 0 : nr;
+	if (ctx->t->tid == __atomic_load_n(&profiler_tid, __ATOMIC_ACQUIRE))
+		return 0; /* the profiler's start or end, and what it called */
+	if (own_pc(chain[nr - 1], ours))
+		return 0; /* the walk never got past our code: a libc function it called */
 	for (unsigned i = from; i < nr; i++)
 		if (!own_pc(chain[i], k))
 			chain[to++] = chain[i];
