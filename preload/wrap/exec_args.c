@@ -102,10 +102,11 @@ static bool vector_readable(long pid, char *const *v)
 
 bool exec_args__readable(const char *path, char *const envp[])
 {
+	long pid;
+
 	if (ap_sandboxed)
 		return false; /* (no system call of ours: passed on) */
-	long pid = raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
-
+	pid = raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	return path && strings_readable(pid, &path, 1) && vector_readable(pid, envp);
 }
 

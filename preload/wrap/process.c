@@ -45,10 +45,10 @@ static void *next(const char *name)
  * Run the real exec `call` (execve, execvpe or fexecve through fn) with the
  * environment for the next image, finishing this image's file first (both
  * session calls do nothing in a process that does not own a file). Not when
- * the exec is `doomed` (its path's lookup fails: see doomed()): the file and
- * samplers stay as they are, and the environment hands on no counters.
+ * `lookup_fails` (see doomed()): the file and samplers stay as they are, and
+ * the environment hands on no counters.
  */
-#define EXEC_WITH_ENV(envp, doomed, CALL)                                                          \
+#define EXEC_WITH_ENV(envp, lookup_fails, CALL)                                                    \
 	({                                                                                         \
 		size_t store_len_ = child_env__count(envp) + EXTRA_ENTRIES;                        \
 		char *store_[store_len_];                                                          \
@@ -56,7 +56,7 @@ static void *next(const char *name)
 		char **env_;                                                                       \
 		int ret_, saved_;                                                                  \
 		sigset_t mask_;                                                                    \
-		bool doomed_ = (doomed);                                                           \
+		bool doomed_ = (lookup_fails);                                                     \
                                                                                                    \
 		if (!doomed_)                                                                      \
 			lifecycle__before_exec();                                                  \
