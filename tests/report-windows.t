@@ -113,7 +113,7 @@ cmp -s each.sum merged.sum && [ -s merged.sum ] && grep -q samples sums-mt.out
 ok $? "mtwork's 30 windows merged: samples and every folded stack's count are the windows' sums ($(head -n 1 sums-mt.out), $(wc -l <merged.sum) stacks)" ||
 	sed -n '2,10p' sums-mt.out
 [ ! -s merged.err ] && [ ! -s each.err ]
-ok $? "no warning or error reading the windows" || diag_file merged.err
+ok $? "no warning or error reading the windows" || { diag_file merged.err; diag_file each.err; }
 
 # 4-5: a window's top functions as perf report weighs them (by period;
 # --no-inline: perf names the symbol's function)

@@ -435,12 +435,7 @@ void aggregate__maybe_emit(struct ap_thread *t, uint64_t now);
 /* Call fn(arg) on the stack whose top is stack_top (16-byte aligned by it). */
 void own_stack__call(void *arg, void (*fn)(void *), void *stack_top);
 
-/*
- * chain.c: the thread that runs the profiler's own start (the constructor) or end, 0 when
- * none does: its samples with a frame of ours are the profiler's alone (left out, counted
- * as own_only), the functions our code calls too (libc's fstatat under call_init was 0.6%
- * of a 20 kHz profile on a loaded machine). Async-signal-safe.
- */
+/* chain.c: the thread that runs our start or end (its samples are ours). Async-signal-safe. */
 void chain__profiler_work(pid_t tid);
 
 /* ---- objects.c: the loaded objects, read without the loader's lock (set-up: setup.h) ---- */
