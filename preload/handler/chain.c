@@ -326,6 +326,11 @@ static bool own_pc(uint64_t pc, unsigned kinds)
  */
 static pid_t profiler_tid; /* chain__profiler_work() */
 
+/*
+ * The thread that runs the library's constructor or its late stop (0: none): its samples
+ * with a frame of ours are the profiler's alone, with what our code called (libc's fstatat
+ * under call_init was 0.6% of a 20 kHz profile on a loaded machine). Async-signal-safe.
+ */
 void chain__profiler_work(pid_t tid)
 {
 	__atomic_store_n(&profiler_tid, tid, __ATOMIC_RELEASE);
