@@ -114,9 +114,14 @@ done
 # land in the stub varies from run to run here, for perf record as for us
 # (0-45 of 800: the timer's interrupts fall on some instructions more than
 # others, and where the stub sits moves with the load address): at 4 kHz,
-# and while no stub sample is seen, more recordings are made (up to 8) and
-# read together, as autoprof-report merges the files it is given.
-plt_stub() { "$REPORT" -n 50 "$@" 2>/dev/null | awk '/^Top functions by self/ { t = 1 } t && $NF == "pltcall" && $3 ~ /@plt$/ { print "<" $3 ">"; exit }'; }
+# and until strlen's stub is seen, more recordings are made (up to 16) and
+# read together, as autoprof-report merges the files it is given; with no
+# sample in any stub there is nothing to name (SKIP).
+# plt_stub FILES...: "<strlen@plt>" when the files' samples in pltcall's PLT include strlen's
+# stub, else the first stub named (a sample in printf's, at the end), else nothing.
+plt_stub() { "$REPORT" -n 50 "$@" 2>/dev/null | awk '/^Top functions by self/ { t = 1 }
+	t && $NF == "pltcall" && $3 ~ /@plt$/ { if ($3 == "strlen@plt") { print "<" $3 ">"; f = 1; exit }
+		if (o == "") o = "<" $3 ">" } END { if (!f && o != "") print o }'; }
 want=$(objdump -d --section=.plt --section=.plt.sec "$B/progs/pltcall" | grep -o '<strlen@plt>')
 for f in plt.data plt.ours; do
 	files=
@@ -129,9 +134,13 @@ for f in plt.data plt.ours; do
 		files="$files $f.$_try"
 		# shellcheck disable=SC2086
 		got=$(plt_stub $files)
-		[ -n "$got" ] && break
+		[ "$got" = "$want" ] && break
 	done
-	is "$got" "$want" "PLT: $f names the stub strlen@plt"
+	if [ -z "$got" ]; then # (nothing to name: no sample fell in a stub)
+		skip "PLT: no sample in a PLT stub of pltcall in 16 recordings of $f"
+	else
+		is "$got" "$want" "PLT: $f names the stub strlen@plt"
+	fi
 done
 
 # JIT: an anonymous executable page mapped after start, named by /tmp/perf-PID.map.
