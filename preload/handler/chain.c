@@ -255,8 +255,8 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 	}
 	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
 			  &w);
-	own = through_own_handler(&w, out);
 	spliced = splice_program(ctx, time, &w, out, &got, depth);
+	own = !spliced && through_own_handler(&w, out); /* (only an unspliced walk asks) */
 	if (!spliced) {
 		bool off = w.ran_out && c->size >= t->copy_bytes;
 

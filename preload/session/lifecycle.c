@@ -365,6 +365,13 @@ static bool interrupted_inside(void)
 	       writer_lock__held_here(&autoprof.writer);
 }
 
+/* Is the session active, not sandboxed, and this process's own (not a vfork child's)? */
+static bool session_here(void)
+{
+	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
+	       !process_events__sandboxed() && getpid() == autoprof.pid;
+}
+
 /*
  * What both endings of this image (its exit, its exec) begin with: false when the session is
  * not this process's or has ended already; else the session ends here: the ctl endpoints
@@ -373,8 +380,7 @@ static bool interrupted_inside(void)
  */
 static bool stand_down(bool exec)
 {
-	if (!__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) || process_events__sandboxed() ||
-	    getpid() != autoprof.pid)
+	if (!session_here())
 		return false;
 	__atomic_store_n(&autoprof.exec_window, exec, __ATOMIC_RELEASE);
 	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
@@ -406,8 +412,7 @@ static bool stand_down(bool exec)
  */
 bool lifecycle__exec_finishes(void)
 {
-	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
-	       !process_events__sandboxed() && getpid() == autoprof.pid && !interrupted_inside();
+	return session_here() && !interrupted_inside();
 }
 
 /*
