@@ -235,6 +235,8 @@ static bool through_own_handler(const struct cfi_walk *w, const uint64_t *out)
 	return false;
 }
 
+static pid_t profiler_tid; /* chain__profiler_work() */
+
 static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_copy *c,
 		       uint64_t *out, unsigned depth)
 {
@@ -242,7 +244,7 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 	uint64_t t0 = t->sampler->measure_unwind ? ap_thread_cpu_ns() : 0; /* a system call */
 	struct cfi_walk w;
 	uint64_t reach;
-	bool own, spliced;
+	bool own, spliced, counted;
 	int got;
 
 	if (!ctx->objects) {
@@ -255,6 +257,9 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 	}
 	got = cfi__unwind(AP_CFI_CACHE(t), c->ip, c->sp, c->bp, c->data, c->size, out, (int)depth,
 			  &w);
+	/* the profiler's start or end (left out: drop_own_frames): its deep frames size no copy
+	 * (under load they grew a thread's copies to 32 KB, its ring to 257 pages, at start) */
+	counted = t->tid != __atomic_load_n(&profiler_tid, __ATOMIC_ACQUIRE);
 	spliced = splice_program(ctx, time, &w, out, &got, depth);
 	own = !spliced && through_own_handler(&w, out); /* (only an unspliced walk asks) */
 	if (!spliced) {
@@ -267,11 +272,11 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 		 * AT_MINSIGSTKSZ or more (3376 bytes on this VM's AVX-512)
 		 * before the program's frames; copies four times as large
 		 * for every thread, for 3 in 10,000 samples, were the price. */
-		t->copy_short += off && !own;
+		t->copy_short += counted && off && !own;
 		/* A plain walk deeper than the copy (not one through a signal frame,
 		 * which run off any copy, nor one that went to another stack): no
 		 * smaller copies, and restore a larger one (on_signal.c). */
-		if (off && !w.signal_uc && w.need <= AP_MAX_STACK_COPY)
+		if (counted && off && !w.signal_uc && w.need <= AP_MAX_STACK_COPY)
 			t->copy_reach = UINT_MAX;
 	}
 	/* What the copies must hold: a sample of the handler's own work, its frames up to its
@@ -282,9 +287,9 @@ static int unwind_copy(struct drain_ctx *ctx, uint64_t time, const struct stack_
 	 * state kept a loaded machine's copies at 2-6 KB for stacks that need 1 (samples of the
 	 * handler grow with the load: 1 in 2048 walks held the copies). */
 	reach = spliced ? (w.signal_uc ? w.signal_reach : 0) : own ? w.signal_reach : w.reach;
-	if (reach > t->copy_reach)
+	if (counted && reach > t->copy_reach)
 		t->copy_reach = (unsigned)reach;
-	t->copy_window++;
+	t->copy_window += counted;
 	t->stats.copied += c->size;
 	if (t0) {
 		t->stats.unwind_ns += ap_thread_cpu_ns() - t0;
@@ -324,8 +329,6 @@ static bool own_pc(uint64_t pc, unsigned kinds)
  * the profiler's start or end (chain__profiler_work). Returns the new nr.
  * Async-signal-safe.
  */
-static pid_t profiler_tid; /* chain__profiler_work() */
-
 /*
  * The thread that runs the library's constructor or its late stop (0: none): its samples
  * with a frame of ours are the profiler's alone, with what our code called (libc's fstatat
