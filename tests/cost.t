@@ -61,7 +61,15 @@ run() {
 		"$PROG" 0.6 "$2" "$3" 2>"$1.err" >"$1.cpu"
 }
 
+# bare NAME DEPTH: the floor, the kernel's bare event (cpu-clock, user only, at
+# the period asked for) recorded by perf, in the same conditions.
+bare() {
+	env COSTLOOP_CPU=1 perf record -q -o "$1.data" -e cpu-clock:u -c 250000 \
+		timeout 60 "$PROG" 0.6 "$2" 1 2>"$1.err" >/dev/null
+}
+
 for depth in 1 60; do
+	[ "$depth" = 60 ] && bare f60 60
 	run b$depth $depth 1 16
 	run u$depth $depth 1 1
 	"$PROG" 0.6 "$depth" 1 >plain.out
@@ -110,7 +118,17 @@ EOF
 read -r ur us <<EOF
 $(rate u60)
 EOF
-within "$br" 3840 4200 "batched: 96% of the 4000 samples per CPU-second asked for ($bs in the work)"
+read -r fr fs <<EOF
+$(perf_script f60.data -F ip,sym | awk -v c="$(sed -n 's/^work-cpu //p' f60.err)" \
+	'$2 == "spin" { n++ } END { printf "%.0f %s\n", c ? n / c : 0, n }')
+EOF
+# 96% of what the kernel's bare event delivers in the same conditions: on a
+# quiet machine it delivers the 4000 asked for (3994-4000 batched here); on
+# a loaded one the floor itself drops (3951-3982 under 4 CPU burners) and
+# batched samples a little less again (3841-3958: samples that fall in the
+# kernel's part of a drain, a user-only sample lost).
+within "$br" $((fr * 96 / 100)) 4200 \
+	"batched: 96% of the samples per CPU-second the bare event delivers ($bs in the work, floor $fr from $fs)"
 # (no upper bound here: the batched rate is bound by the rate asked for above, and a
 # signal per sample loses more of it on a loaded machine: 3352 against 3996 in CI)
 within "$(awk -v a="$br" -v b="$ur" 'BEGIN { print b ? 100 * a / b : 0 }')" 97 1000 \
