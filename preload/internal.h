@@ -231,6 +231,15 @@ int image_name__first_path(const char *path, char *out, size_t cap);
 /* The finished file written beside path takes its place (one rename). */
 int image_name__replace_left(const char *path);
 
+/* ---- session/exec_window.c: one ending of this image (an exec, an exit) at a time ---- */
+
+/* Enter (waiting for another thread's ending, unless inside: interrupted inside the profiler);
+ * paired with exec_window__leave(). Not async-signal-safe. */
+void exec_window__enter(bool inside);
+void exec_window__leave(void);
+/* In a forked child: the window open. */
+void exec_window__after_fork(void);
+
 int lifecycle__start(void);
 void lifecycle__stop(void);
 void lifecycle__before_exec(void);

@@ -220,6 +220,7 @@ static void after_fork_in_child(void)
 {
 	bool was_active = __atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL);
 
+	exec_window__after_fork();
 	__atomic_store_n(&autoprof.exec_window, false, __ATOMIC_RELEASE); /* its parent's exec */
 	__atomic_store_n(&autoprof.exec_restart, false, __ATOMIC_RELEASE);
 	registry__forget_all();
@@ -380,10 +381,10 @@ static bool session_here(void)
  */
 static bool stand_down(bool exec)
 {
-	if (!session_here())
-		return false;
+	if (!session_here() || !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
+		return false; /* (one thread stands down: the others' endings wait, exec_window.c)
+			       */
 	__atomic_store_n(&autoprof.exec_window, exec, __ATOMIC_RELEASE);
-	__atomic_store_n(&autoprof.active, false, __ATOMIC_RELEASE);
 	autoprof.exec_inside = exec && interrupted_inside();
 	writer_lock__own_write_resumes(autoprof.exec_inside);
 	control__withdraw();
@@ -440,8 +441,11 @@ void lifecycle__stop(void)
 	bool empty;
 	int err;
 
-	if (!stand_down(false))
+	exec_window__enter(interrupted_inside());
+	if (!stand_down(false)) {
+		exec_window__leave();
 		return;
+	}
 	elapsed = image_counters__save(true);
 	if (autoprof.cfg->stat)
 		stat_records__print(&autoprof.counters, elapsed);
@@ -457,6 +461,7 @@ void lifecycle__stop(void)
 	}
 	summary__say();
 	summary__say_signals();
+	exec_window__leave();
 }
 
 /*
@@ -470,6 +475,7 @@ void lifecycle__stop(void)
  */
 void lifecycle__before_exec(void)
 {
+	exec_window__enter(interrupted_inside()); /* left in lifecycle__exec_failed */
 	if (!stand_down(true))
 		return;
 	image_counters__save(false);
@@ -513,7 +519,7 @@ int lifecycle__next_gen(void)
  * its counts from zero (memory__exec_fresh() states the bytes of the removed file); its other
  * threads are stopped and stay unprofiled.
  */
-void lifecycle__exec_failed(void)
+static void exec_failed(void)
 {
 	bool inside = autoprof.exec_inside;
 	int stopped;
@@ -558,6 +564,12 @@ void lifecycle__exec_failed(void)
 		memory__start();
 	}
 	__atomic_store_n(&autoprof.exec_restart, false, __ATOMIC_RELEASE);
+}
+
+void lifecycle__exec_failed(void)
+{
+	exec_failed();
+	exec_window__leave(); /* entered in lifecycle__before_exec */
 }
 
 /*

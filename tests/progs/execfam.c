@@ -23,6 +23,11 @@
  *   execfam threadsidle  the same, the two threads asleep until the exec
  *                        failed (the image has no sample at its exec: it
  *                        hands its name on, and goes on in its file)
+ *   execfam storm N      4 threads each execve the script N times at once,
+ *                        then after_site() 100 ms; prints "storm FAILED
+ *                        ERRNO" (the execs that failed, the last errno) and
+ *                        "pid PID", then waits (at most 20 s) for a file
+ *                        ./storm.go before it exits 0
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +35,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -114,6 +120,39 @@ static int threads(void)
 	return 0;
 }
 
+static int storm_n, storm_failed, storm_errno;
+
+static void *storm_thread(void *arg)
+{
+	char *args[] = {"missing", NULL};
+
+	for (int i = 0; i < storm_n; i++)
+		if (execve((const char *)arg, args, environ) < 0) {
+			__atomic_add_fetch(&storm_failed, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&storm_errno, errno, __ATOMIC_RELAXED);
+		}
+	return NULL;
+}
+
+/* Four threads' execs that fail at once; then wait to be looked at (autoprof ctl). */
+static int storm(int n)
+{
+	const char *script = nointerp_path();
+	pthread_t th[4];
+
+	storm_n = n;
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, storm_thread, (void *)script);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	after_site(0.1);
+	printf("storm %d %d\npid %d\n", storm_failed, storm_errno, (int)getpid());
+	fflush(stdout);
+	for (int i = 0; i < 2000 && access("storm.go", F_OK); i++)
+		usleep(10000);
+	return 0;
+}
+
 static int fail(const char *kind)
 {
 	static const char missing[] = "/nonexistent/execfam-missing";
@@ -179,5 +218,7 @@ int main(int argc, char **argv)
 		return threads();
 	else if (!strcmp(argv[1], "fail") && argc > 2)
 		return fail(argv[2]);
+	else if (!strcmp(argv[1], "storm") && argc > 2)
+		return storm(atoi(argv[2]));
 	return 2;
 }
