@@ -44,6 +44,7 @@ struct raw_sym {
 	const char *name;
 	int rank;   /* lower is preferred */
 	bool ifunc; /* STT_GNU_IFUNC: the name an IRELATIVE PLT entry takes */
+	size_t seq; /* the order it was read in: the last tie-break, as perf's */
 };
 
 static u64 section_end(Elf *elf, size_t shndx)
@@ -62,7 +63,9 @@ static u64 section_end(Elf *elf, size_t shndx)
 /*
  * Among aliases prefer what perf's choose_best_symbol() does: sized, then
  * global over local over weak, then fewer leading '_' (then the longer name,
- * in raw_sym_cmp()).
+ * then the one read first, in raw_sym_cmp(): perf keeps the first of two
+ * aliases that tie, as libc's pthread_create@GLIBC_2.2.5 before
+ * pthread_create@@GLIBC_2.34, where the names' order had put the second).
  */
 static int alias_rank(const GElf_Sym *s, const char *name)
 {
@@ -89,7 +92,7 @@ static int raw_sym_cmp(const void *pa, const void *pb)
 		return a->rank - b->rank;
 	if (strlen(a->name) != strlen(b->name))
 		return strlen(a->name) > strlen(b->name) ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* A growable array of raw symbols, with the "name@plt" strings it owns. */
@@ -104,7 +107,9 @@ static int raw_vec__push(struct raw_vec *rv, const struct raw_sym *rs)
 {
 	if (array__reserve(&rv->v, &rv->cap, rv->nr + 1, sizeof(*rv->v)))
 		return -ENOMEM;
-	rv->v[rv->nr++] = *rs;
+	rv->v[rv->nr] = *rs;
+	rv->v[rv->nr].seq = rv->nr;
+	rv->nr++;
 	return 0;
 }
 
