@@ -241,15 +241,32 @@ bool registry__claim(struct ap_thread *t)
 	return true;
 }
 
+static __thread bool forking; /* this thread is between the two below (set first: a handler
+			       * that comes while the lock is taken must see it) */
+
 /* pthread_atfork: no thread may hold the registry across fork. Not async-signal-safe. */
 void registry__atfork_prepare(void)
 {
+	forking = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&registry_lock);
 }
 
 void registry__atfork_parent(void)
 {
 	pthread_mutex_unlock(&registry_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	forking = false;
+}
+
+/*
+ * Is the calling thread inside fork(), holding the registry for it or about to (a handler of
+ * the program that interrupted its fork runs)? Whatever takes the registry would wait for
+ * itself. Async-signal-safe.
+ */
+bool registry__forking_here(void)
+{
+	return forking;
 }
 
 /*
@@ -259,6 +276,7 @@ void registry__atfork_parent(void)
  */
 void registry__forget_all(void)
 {
+	forking = false;
 	pthread_mutex_init(&registry_lock, NULL);
 	for (int i = 0; by_slot && i <= max_slot; i++) {
 		struct ap_thread *t = by_slot[i];

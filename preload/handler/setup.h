@@ -77,6 +77,8 @@ bool registry__trylock(void);
 /* pthread_atfork: no thread holds the registry across fork. */
 void registry__atfork_prepare(void);
 void registry__atfork_parent(void);
+/* Is the calling thread inside fork() (between the two above)? Async-signal-safe. */
+bool registry__forking_here(void);
 /* In a forked child: the parent's threads, forgotten unwritten. */
 void registry__forget_all(void);
 

@@ -28,11 +28,19 @@
  *                        ERRNO" (the execs that failed, the last errno) and
  *                        "pid PID", then waits (at most 20 s) for a file
  *                        ./storm.go before it exits 0
+ *   execfam cancel       20 rounds of 4 threads that execve the script in a
+ *                        loop (pthread_testcancel between), cancelled and
+ *                        joined after 2 ms; prints "cancel done"
+ *   execfam forksig      fork and wait 300 times while another thread sends
+ *                        SIGUSR1 every ms, whose handler execs the script
+ *                        (an exec inside fork(), async-signal-safe); prints
+ *                        "forksig done"
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +161,83 @@ static int storm(int n)
 	return 0;
 }
 
+static void *cancel_thread(void *arg)
+{
+	char *args[] = {"missing", NULL};
+
+	for (;;) {
+		execve((const char *)arg, args, environ);
+		pthread_testcancel();
+	}
+	return NULL;
+}
+
+/* Threads cancelled while they exec (execve is no cancellation point; the wrappers' work is). */
+static int cancel(void)
+{
+	const char *script = nointerp_path();
+	struct timespec ts = {0, 2000000};
+	pthread_t th[4];
+
+	for (int r = 0; r < 20; r++) {
+		for (int i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, cancel_thread, (void *)script);
+		nanosleep(&ts, NULL);
+		for (int i = 0; i < 4; i++)
+			pthread_cancel(th[i]);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+	}
+	puts("cancel done");
+	return 0;
+}
+
+static const char *forksig_script;
+static volatile int forksig_over;
+
+static void forksig_handler(int sig)
+{
+	char *args[] = {"missing", NULL};
+	int saved = errno;
+
+	(void)sig;
+	execve(forksig_script, args, environ);
+	errno = saved;
+}
+
+static void *forksig_thread(void *arg)
+{
+	struct timespec ts = {0, 1000000};
+
+	while (!forksig_over) {
+		pthread_kill(*(pthread_t *)arg, SIGUSR1);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* A handler's exec that interrupts fork() (the atfork handlers hold their locks). */
+static int forksig(void)
+{
+	pthread_t self = pthread_self(), th;
+
+	forksig_script = nointerp_path();
+	signal(SIGUSR1, forksig_handler);
+	pthread_create(&th, NULL, forksig_thread, &self);
+	for (int i = 0; i < 300; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	forksig_over = 1;
+	pthread_join(th, NULL);
+	puts("forksig done");
+	return 0;
+}
+
 static int fail(const char *kind)
 {
 	static const char missing[] = "/nonexistent/execfam-missing";
@@ -220,5 +305,9 @@ int main(int argc, char **argv)
 		return fail(argv[2]);
 	else if (!strcmp(argv[1], "storm") && argc > 2)
 		return storm(atoi(argv[2]));
+	else if (!strcmp(argv[1], "cancel"))
+		return cancel();
+	else if (!strcmp(argv[1], "forksig"))
+		return forksig();
 	return 2;
 }
