@@ -529,7 +529,7 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 int sampler_events__open_plain(struct ap_thread *t, pid_t tid);
 /* From t's handler: a larger stack copy, a lower rate (false: unchanged), the end of its ramp
  * (a tick at every sample). */
-void sampler_events__grow_copy(struct ap_thread *t, unsigned factor);
+void sampler_events__grow_copy(struct ap_thread *t);
 bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy);
 bool sampler_events__slow_down(struct ap_thread *t);
 void sampler_events__end_ramp(struct ap_thread *t);

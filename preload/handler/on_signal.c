@@ -242,14 +242,11 @@ static void shrink_copy(struct ap_thread *t)
 
 /*
  * After a drain of a batched thread: a thread whose stacks are deeper than
- * its copies gets an event with larger copies, up to the kernel's limit:
- * during its ramp (its first samples, drained one at a time), twice as
- * large at its first walk that ran off the end (a grow there costs one
- * walk: a thread whose stacks need 2-4 KB, a 2 KB array in its frame, got
- * 8 KB copies and a 1 MB ring at four times, 4 KB and 512 KB now); then
- * four times as large at 3 or more such walks that are more than 1 in 128
- * of its walks (at 1 in 32, demo's deep qsort recursions kept 1.6% of its
- * stacks short of main for good). The
+ * its copies gets an event with copies four times as large, up to the
+ * kernel's limit: during its ramp (its first samples, drained one at a
+ * time), at its first walk that ran off the end; then at 3 or more such
+ * walks that are more than 1 in 128 of its walks (at 1 in 32, demo's deep
+ * qsort recursions kept 1.6% of its stacks short of main for good). The
  * ramp ends after AP_RAMP_DRAINS drains since the copies last grew. So a
  * program whose stacks deepen as it starts (python3's imports need 8-32 KB)
  * loses a few walks, not its first batches. From the handler only. Async-signal-safe.
@@ -277,7 +274,7 @@ static void adapt_batch(struct ap_thread *t)
 		return;
 	}
 	if (deeper && t->copy_bytes < t->copy_max) {
-		sampler_events__grow_copy(t, ramping ? 2 : 4);
+		sampler_events__grow_copy(t);
 		t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
 		t->ramp_drains = 0;
 		t->win_start = 0;

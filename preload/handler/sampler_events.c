@@ -225,13 +225,13 @@ bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy)
 }
 
 /*
- * From t's handler, after a drain: copies `factor` times as large (its stacks
+ * From t's handler, after a drain: copies four times as large (its stacks
  * are deeper than the copies), up to t->copy_max. On failure t keeps its
  * events and stops asking. Async-signal-safe (system calls only).
  */
-void sampler_events__grow_copy(struct ap_thread *t, unsigned factor)
+void sampler_events__grow_copy(struct ap_thread *t)
 {
-	unsigned copy = t->copy_bytes * factor < t->copy_max ? t->copy_bytes * factor : t->copy_max;
+	unsigned copy = t->copy_bytes * 4 < t->copy_max ? t->copy_bytes * 4 : t->copy_max;
 
 	if (copy > t->copy_bytes && !sampler_events__resize_copy(t, copy))
 		t->copy_max = t->copy_bytes; /* no more tries */
