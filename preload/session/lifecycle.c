@@ -366,13 +366,6 @@ static bool interrupted_inside(void)
 	       writer_lock__held_here(&autoprof.writer);
 }
 
-/* Is the session active, not sandboxed, and this process's own (not a vfork child's)? */
-static bool session_here(void)
-{
-	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
-	       !process_events__sandboxed() && getpid() == autoprof.pid;
-}
-
 /*
  * What both endings of this image (its exit, its exec) begin with: false when the session is
  * not this process's or has ended already; else the session ends here: the ctl endpoints
@@ -381,9 +374,10 @@ static bool session_here(void)
  */
 static bool stand_down(bool exec)
 {
-	if (!session_here() || !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
-		return false; /* (one thread stands down: the others' endings wait, exec_window.c)
-			       */
+	/* one exchange: a single thread stands down (the others' endings wait, exec_window.c) */
+	if (process_events__sandboxed() || getpid() != autoprof.pid ||
+	    !__atomic_exchange_n(&autoprof.active, false, __ATOMIC_ACQ_REL))
+		return false;
 	__atomic_store_n(&autoprof.exec_window, exec, __ATOMIC_RELEASE);
 	autoprof.exec_inside = exec && interrupted_inside();
 	writer_lock__own_write_resumes(autoprof.exec_inside);
@@ -413,7 +407,9 @@ static bool stand_down(bool exec)
  */
 bool lifecycle__exec_finishes(void)
 {
-	return session_here() && !interrupted_inside() && !registry__forking_here();
+	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
+	       !process_events__sandboxed() && getpid() == autoprof.pid && !interrupted_inside() &&
+	       !registry__forking_here();
 }
 
 /*
