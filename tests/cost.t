@@ -131,8 +131,12 @@ within "$br" $((fr * 96 / 100)) 4200 \
 	"batched: 96% of the samples per CPU-second the bare event delivers ($bs in the work, floor $fr from $fs)"
 # (no upper bound here: the batched rate is bound by the rate asked for above, and a
 # signal per sample loses more of it on a loaded machine: 3352 against 3996 in CI)
-within "$(awk -v a="$br" -v b="$ur" 'BEGIN { print b ? 100 * a / b : 0 }')" 97 1000 \
-	"batched: the rate delivered is the unbatched one's, or more ($br, $ur)"
+# Against the unbatched rate the same loss shows: 3-4% of the batched samples
+# fall in the kernel's part of a drain under load and a user-only event drops
+# them (3832 against 3959 unbatched in a CI run: 96.8%; under 4 CPU burners
+# here batched gave 3841-3958 and unbatched 3946-3994, 96.2% at worst): 95%.
+within "$(awk -v a="$br" -v b="$ur" 'BEGIN { print b ? 100 * a / b : 0 }')" 95 1000 \
+	"batched: the rate delivered is the unbatched one's, 95% or more ($br, $ur)"
 
 # Threads: each has its own tick and ring.
 run t4 1 4 16

@@ -48,20 +48,16 @@ ok $([ "$ours_n" -ge 50 ] && [ $((100 * ours_m)) -ge $((95 * ours_n)) ] && echo 
 ok $([ "$1" -gt 0 ] && [ $((100 * ours_m * $1)) -ge $(((100 * $2 - 3 * $1) * ours_n)) ] &&
 	echo 0 || echo 1) "no more than 3 points below perf record --call-graph dwarf"
 
-# 4-5: samples in a PLT stub (a call through strlen@plt in a loop; perf names
-# the stub strlen@plt or _init) walk on to main. The stub's share is small:
-# recorded again until it has samples (up to 12 times: 0 in 4 recordings in a CI
-# preview, and here, with the library of before and after this session's changes,
-# 1 stub sample in 6 recordings).
-plt_n=0
-for try in 1 2 3 4 5 6 7 8 9 10 11 12; do
-	LD_PRELOAD=$LIB AUTOPROF_FREQ=4000 AUTOPROF_OUTPUT=plt.data "$P/pltcall" 300 >/dev/null
-	set -- $(reach plt.data leaf '_init|[a-z_]+@plt')
-	plt_n=$1 plt_m=$2
-	[ "$plt_n" -gt 0 ] && break
-done
-diag "$plt_m of $plt_n samples in PLT stubs reach main ($try recordings)"
-ok $([ "$plt_n" -gt 0 ] && echo 0 || echo 1) "pltcall: samples in its PLT stub"
+# 4-5: samples in a PLT stub walk on to main. pltcall --stub keeps one call
+# to strlen in strlen@plt for 300 ms (its GOT slot points at the stub's own
+# jump until a thread puts it back): in a loop of calls through the stub, the
+# stub's share varies with where the timer's interrupts fall (0 stub samples
+# in 12 recordings in a CI preview, 1 in 6 here).
+LD_PRELOAD=$LIB AUTOPROF_FREQ=4000 AUTOPROF_OUTPUT=plt.data "$P/pltcall" --stub 300 >/dev/null
+set -- $(reach plt.data leaf '_init|[a-z_]+@plt')
+plt_n=$1 plt_m=$2
+diag "$plt_m of $plt_n samples in PLT stubs reach main"
+ok $([ "$plt_n" -ge 100 ] && echo 0 || echo 1) "pltcall --stub: samples in its PLT stub (1200 at 4 kHz on a quiet machine, 100 or more asked)"
 is "$plt_m" "$plt_n" "every sample in a PLT stub reaches main"
 
 # 6-7: the profiler never shows in the profile: the samples taken in its own
