@@ -6,7 +6,7 @@
 # it with nothing on stderr, with the command line and the samples taken
 # before the end. Every run is under a timeout that counts as a failure.
 . "$(dirname "$0")/lib.sh"
-plan 20
+plan 22
 
 P=$B/progs
 
@@ -28,4 +28,22 @@ for m in quick_exit exit_group sigkill strict filter; do
 	ok $? "$m: the samples of the work before the end are in the file"
 	cd ..
 done
+
+# exit while other threads fork: glibc unregisters an object's fork handlers as it finalizes
+# the object at exit; ours, unregistered while a fork ran them, aborted the program ("array
+# index 1 not less than array length 0") or hung the next fork on our lock (1-6 runs of 20).
+mkdir forkexit && cd forkexit
+bad=0
+for i in $(seq 20); do
+	timeout -s KILL 30 env AUTOPROF_QUIET=1 LD_PRELOAD="$LIB" "$P/endings" forkexit >prof.out 2>prof.err
+	rc=$?
+	if [ $rc != 7 ] || [ "$(cat prof.out)" != "exit while forking next" ] || [ -s prof.err ]; then
+		bad=$((bad + 1))
+		diag "run $i: status $rc, $(head -c 300 prof.err)"
+	fi
+done
+is "$bad" 0 "forkexit: 20 runs of exit(7) while threads fork, each as without the library"
+perf report -i perf.data --stdio --no-children --sort sym 2>rep.err | grep -q '\] busy$'
+ok $? "forkexit: perf reads the last run's file, with the work before the exit" || diag_file rep.err
+cd ..
 done_testing

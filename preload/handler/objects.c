@@ -449,7 +449,7 @@ void objects__init(void)
 	pthread_mutex_lock(&sync_lock);
 	refresh(false);
 	pthread_mutex_unlock(&sync_lock);
-	pthread_atfork(NULL, NULL, after_fork_child);
+	ap_atfork(NULL, NULL, after_fork_child);
 	__atomic_store_n(&ready, true, __ATOMIC_RELEASE);
 }
 

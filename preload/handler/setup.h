@@ -10,6 +10,23 @@
 
 #include "handler.h"
 
+/* glibc's registration under an object: __cxa_finalize(dso) unregisters that object's. */
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+			     void *dso);
+
+/*
+ * pthread_atfork for the library's handlers, registered under no object. Under our object,
+ * glibc's exit would unregister them in our finalization (our __cxa_finalize, in _dl_fini)
+ * while the program's other threads may still fork: a fork whose prepare took our lock lost
+ * the parent handler that releases it (the next fork hung), and a list changing under a fork
+ * aborted in glibc ("array index 1 not less than array length 0"). Handlers of no object stay
+ * to the end, so each must still be right after the session stopped. 0 or an errno.
+ */
+static inline int ap_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+	return __register_atfork(prepare, parent, child, NULL);
+}
+
 /* ---- writer.c: the perf.data file ---- */
 
 /* Create path (0600, never through a symlink, an existing file moved to .old) and write the

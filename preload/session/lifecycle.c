@@ -336,7 +336,7 @@ int lifecycle__start(void)
 	}
 	threads__init();
 	child_env__init();
-	pthread_atfork(registry__atfork_prepare, registry__atfork_parent, after_fork_in_child);
+	ap_atfork(registry__atfork_prepare, registry__atfork_parent, after_fork_in_child);
 	err = session_open(true);
 	if (err) {
 		handlers__uninstall_sample();

@@ -428,7 +428,7 @@ void memory__start(void)
 	if (!autoprof.cfg->memory || !alloc_id)
 		return;
 	if (!once) { /* the live table is mapped (memory__file_events) */
-		pthread_atfork(before_fork, after_fork, after_fork_child);
+		ap_atfork(before_fork, after_fork, after_fork_child);
 		memory_stack__init();
 		memory_stack__find_new();
 		once = true;

@@ -15,11 +15,13 @@
  * and the endings that do run it (endings-load.t runs them all under load):
  *   spin        computes until a signal ends it;
  *   exit        exit(5);   _exit  _exit(6);   abort  abort(3);
- *   exec        execs itself as `endings exit` (the next image computes too).
+ *   exec        execs itself as `endings exit` (the next image computes too);
+ *   forkexit    exit(7) while two threads fork (children _exit at once) in a loop.
  */
 #define _GNU_SOURCE
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +59,20 @@ static long rounds_for(int ms)
 			return (long)(n * ms / took) + 1;
 		n *= 2;
 	}
+}
+
+/* forkexit's threads: fork, the child leaves at once, the parent reaps it; forever. */
+static void *forker(void *unused)
+{
+	for (;;) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+	return unused;
 }
 
 static void said_at_quick_exit(void)
@@ -130,6 +147,16 @@ int main(int argc, char **argv)
 		execl("/proc/self/exe", argv[0], "exit", (char *)NULL);
 		return 1;
 	}
+	if (!strcmp(mode, "forkexit")) {
+		pthread_t t;
+
+		for (int i = 0; i < 2; i++)
+			if (pthread_create(&t, NULL, forker, NULL))
+				return 1;
+		usleep(20000);
+		printf("exit while forking next\n");
+		exit(7);
+	}
 	if (!strcmp(mode, "quick_exit")) {
 		at_quick_exit(said_at_quick_exit);
 		printf("quick_exit next\n");
@@ -146,7 +173,9 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		kill(getpid(), SIGKILL);
 	}
-	fprintf(stderr, "usage: endings "
-			"quick_exit|exit_group|sigkill|strict|filter|spin|exit|_exit|abort|exec\n");
+	fprintf(
+	    stderr,
+	    "usage: endings "
+	    "quick_exit|exit_group|sigkill|strict|filter|spin|exit|_exit|abort|exec|forkexit\n");
 	return 2;
 }
