@@ -127,6 +127,7 @@ int handlers__install_sample(int signo);
 void handlers__uninstall_sample(void);
 void handlers__install_fatal(void);
 void handlers__take_fatal(int sig);
+bool handlers__fatal_for(int sig, struct sigaction *sa);
 
 /* ---- wrap/threads.c: pthread_create, pthread_setname_np, prctl ---- */
 

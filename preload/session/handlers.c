@@ -82,15 +82,25 @@ static bool harmless(int sig)
 	       sig == SIGTTOU;
 }
 
+/*
+ * The deadly handler's disposition for sig, in sa; false (nothing to hold) when sig's default
+ * action does not end the program.
+ */
+bool handlers__fatal_for(int sig, struct sigaction *sa)
+{
+	if (harmless(sig))
+		return false;
+	fatal_action(sa);
+	return true;
+}
+
 /* Take sig with the deadly handler, keeping the program's view. Not async-signal-safe. */
 void handlers__take_fatal(int sig)
 {
 	struct sigaction sa;
 
-	if (harmless(sig))
-		return; /* default actions that do not end the program */
-	fatal_action(&sa);
-	signals__hold(sig, AP_HOLD_FATAL, &sa);
+	if (handlers__fatal_for(sig, &sa))
+		signals__hold(sig, AP_HOLD_FATAL, &sa);
 }
 
 /*

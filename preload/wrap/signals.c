@@ -103,7 +103,7 @@ void signals__init(void)
 	static bool registered;
 
 	session_pid = (pid_t)raw_syscall(SYS_getpid);
-	if (!registered && pthread_atfork(NULL, NULL, on_fork_child) == 0)
+	if (!registered && ap_atfork(NULL, NULL, on_fork_child) == 0)
 		registered = true;
 	resolve();
 	signal_masks__init();
@@ -364,6 +364,30 @@ const sigset_t *signals__program_set(const sigset_t *set, sigset_t *copy, bool *
 	return copy;
 }
 
+/*
+ * The program sets sig, which nobody holds (it had it, or ignored it). Back to SIG_DFL, a
+ * deadly signal is held again at once, the program's view SIG_DFL: while the session is on
+ * (its death finishes the file), and always on a number that ever carried samples, where one
+ * queued before sampling moved may still arrive (at the kernel's SIG_DFL, even for a moment,
+ * it killed the program: 6 of 30 runs flipping SIGVTALRM to SIG_IGN and back). The table is
+ * the caller's. Returns 0 or -1 with errno, as sigaction.
+ */
+static int set_unheld(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction ours;
+
+	if (act->sa_handler != SIG_DFL ||
+	    !(__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
+	      signal_table__ever_sampled(sig)) ||
+	    !handlers__fatal_for(sig, &ours) || signals__sigaction(sig, NULL, old) < 0)
+		return signals__sigaction(sig, act, old);
+	normalize(signal_table__virt(sig), act);
+	if (signals__sigaction(sig, &ours, NULL) < 0)
+		return signals__sigaction(sig, act, NULL);
+	signal_table__set_holder(sig, AP_HOLD_FATAL);
+	return 0;
+}
+
 AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct sigaction prev;
@@ -392,7 +416,7 @@ AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	signal_table__enter(&mask);
 	switch (signal_table__holder(sig)) {
 	case AP_HOLD_NONE:
-		ret = signals__sigaction(sig, act, old);
+		ret = set_unheld(sig, act, old);
 		break;
 	case AP_HOLD_FATAL:
 		prev = *signal_table__virt(sig);
@@ -416,11 +440,6 @@ AP_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		break;
 	}
 	signal_table__leave(&mask);
-	/* The program puts a deadly signal back to SIG_DFL: take it again. */
-	if (ret == 0 && act && act->sa_handler == SIG_DFL &&
-	    signal_table__holder(sig) == AP_HOLD_NONE &&
-	    __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
-		handlers__take_fatal(sig);
 	return ret;
 }
 

@@ -35,6 +35,12 @@
  *                        SIGUSR1 every ms, whose handler execs the script
  *                        (an exec inside fork(), async-signal-safe); prints
  *                        "forksig done"
+ *   execfam sigflip      for 100 ms the main thread sets SIGPROF and
+ *                        SIGVTALRM to SIG_IGN and back to what it read
+ *                        (SIG_DFL), while one thread spins and another
+ *                        execs the script in a loop; no timer is armed, so
+ *                        without the library no such signal exists; prints
+ *                        "sigflip done"
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -238,6 +244,51 @@ static int forksig(void)
 	return 0;
 }
 
+static volatile int sigflip_over;
+
+static void *sigflip_spin(void *arg)
+{
+	while (!sigflip_over)
+		spin_site(0.001);
+	return arg;
+}
+
+static void *sigflip_exec(void *arg)
+{
+	char *args[] = {"missing", NULL};
+
+	while (!sigflip_over)
+		execve(arg, args, environ);
+	return NULL;
+}
+
+/* The sampling signal, and the one it moves to, taken and given back while execs fail. */
+static int sigflip(void)
+{
+	const int sigs[] = {SIGPROF, SIGVTALRM};
+	struct sigaction ign, old;
+	struct timespec t0, t1;
+	pthread_t th[2];
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	pthread_create(&th[0], NULL, sigflip_spin, NULL);
+	pthread_create(&th[1], NULL, sigflip_exec, (void *)nointerp_path());
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 2; i++) {
+			sigaction(sigs[i], &ign, &old);
+			sigaction(sigs[i], &old, NULL);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 100);
+	sigflip_over = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	puts("sigflip done");
+	return 0;
+}
+
 static int fail(const char *kind)
 {
 	static const char missing[] = "/nonexistent/execfam-missing";
@@ -309,5 +360,7 @@ int main(int argc, char **argv)
 		return cancel();
 	else if (!strcmp(argv[1], "forksig"))
 		return forksig();
+	else if (!strcmp(argv[1], "sigflip"))
+		return sigflip();
 	return 2;
 }
