@@ -158,18 +158,22 @@ void registry__wait_visitors(void)
  * its record in the ring for the next one). Waits (bounded) while t's
  * handler runs. False when t is stopping or the wait ran out, and at once
  * when t is the calling thread and entered (by the code the caller's handler
- * interrupted: a memory sample, its own handler), which no wait frees.
+ * interrupted: a memory sample, its own handler), which no wait frees. The
+ * thread's own hold is 1, as its handler's: 1 is only ever the thread's own
+ * (lifecycle.c reads it as "interrupted inside"; a visitor's 2 is not: an exec
+ * that read a visitor's flush as its own went on without finishing the file).
  * Async-signal-safe.
  */
 bool registry__grab(struct ap_thread *t, bool own)
 {
 	uint64_t deadline = 0;
+	int hold = t == ap_self ? 1 : 2;
 
 	(void)own;
 	for (unsigned i = 0;; i++) {
 		int cur = 0;
 
-		if (__atomic_compare_exchange_n(&t->in_handler, &cur, 2, false, __ATOMIC_SEQ_CST,
+		if (__atomic_compare_exchange_n(&t->in_handler, &cur, hold, false, __ATOMIC_SEQ_CST,
 						__ATOMIC_SEQ_CST))
 			break;
 		/* entered by the code this handler interrupted (its own handler, a memory

@@ -241,7 +241,12 @@ char **child_env__for_exec(char *const *envp, char **store, size_t store_len, ch
 			    : v							? "1"
 										: NULL;
 		} else if (i == AP_ENV_COUNTER_FDS) {
-			v = same_process && getpid() == autoprof.pid && autoprof.counters.n &&
+			/* only when this exec's finish kept them open across it (lifecycle__
+			 * before_exec): an exec that did not finish the image (its session was
+			 * down: 10 of 100 runs of threads' execs racing an exit) named fds the
+			 * exec then closed, and the next image said so and counted nothing */
+			v = same_process && getpid() == autoprof.pid && autoprof.exec_pending &&
+				    autoprof.counters.n &&
 				    !counting__spec(&autoprof.counters, counters_start(), value,
 						    sizeof(value))
 				? value

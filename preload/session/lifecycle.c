@@ -355,14 +355,15 @@ out_counters:
 /*
  * Was this thread inside the profiler when the handler of the program that calls exec
  * interrupted it: a memory sample or a live-table update (the memory guard up), its sampler's
- * buffer held (a memory sample's record, a rename), or a write of the file? Its code resumes
+ * buffer held by itself (1: a memory sample's record, a rename; not a visitor's 2, another
+ * thread flushing it for an exec), or a write of the file? Its code resumes
  * if the exec fails, on what it held: the exec path keeps all that (lifecycle__before_exec).
  */
 static bool interrupted_inside(void)
 {
 	struct ap_thread *t = ap_self;
 
-	return ap_mem.busy || (t && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST)) ||
+	return ap_mem.busy || (t && __atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST) == 1) ||
 	       writer_lock__held_here(&autoprof.writer);
 }
 

@@ -319,8 +319,8 @@ void samplers__arm_self(bool armed)
 	if (!t)
 		return;
 	signals__block_sampling(&old);
-	/* else cur is 1 (the interrupted code's hold) or 2 (a visitor's) */
-	grabbed = __atomic_compare_exchange_n(&t->in_handler, &cur, 2, false, __ATOMIC_SEQ_CST,
+	/* held as its own (1), else cur is 1 (the interrupted code's hold) or 2 (a visitor's) */
+	grabbed = __atomic_compare_exchange_n(&t->in_handler, &cur, 1, false, __ATOMIC_SEQ_CST,
 					      __ATOMIC_SEQ_CST);
 	if (grabbed || cur == 1)
 		sampler_events__sync_armed(

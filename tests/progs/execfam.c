@@ -41,6 +41,9 @@
  *                        execs the script in a loop; no timer is armed, so
  *                        without the library no such signal exists; prints
  *                        "sigflip done"
+ *   execfam exitrace US  4 threads and main start together: main spins US
+ *                        microseconds and exit(42)s, thread k spins k*200 us
+ *                        and execs sh -c 'exit 5' (status 5 or 42, a race)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -289,6 +292,42 @@ static int sigflip(void)
 	return 0;
 }
 
+static pthread_barrier_t exitrace_start;
+
+/* Spin us microseconds by the monotonic clock. */
+static void exitrace_spin(long us)
+{
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	while ((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
+
+static void *exitrace_thread(void *arg)
+{
+	char *sh[] = {"sh", "-c", "exit 5", NULL};
+
+	pthread_barrier_wait(&exitrace_start);
+	exitrace_spin(200 * (long)arg);
+	execve("/bin/sh", sh, environ);
+	return NULL;
+}
+
+/* Execs of other threads racing the main thread's exit. */
+static int exitrace(long us)
+{
+	pthread_t th;
+
+	pthread_barrier_init(&exitrace_start, NULL, 5);
+	for (long k = 1; k <= 4; k++)
+		pthread_create(&th, NULL, exitrace_thread, (void *)k);
+	pthread_barrier_wait(&exitrace_start);
+	exitrace_spin(us);
+	exit(42);
+}
+
 static int fail(const char *kind)
 {
 	static const char missing[] = "/nonexistent/execfam-missing";
@@ -339,6 +378,8 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 2;
+	if (!strcmp(argv[1], "exitrace") && argc > 2)
+		return exitrace(atol(argv[2])); /* at once: the race is in its first ms */
 	if (!strcmp(argv[1], "threadsidle")) {
 		idle = 1;
 		return threads();
