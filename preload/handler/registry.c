@@ -39,6 +39,26 @@ AP_TLS bool ap_sandboxed;
 /* Every sampled thread; written under registry_lock, read lock-free by the handler. */
 static struct ap_thread **by_slot;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread holds registry_lock, or is about to (set first, cleared last): a handler of the
+ * program that forks meanwhile (fork is async-signal-safe) must not take it again in our
+ * atfork prepare (it waited for itself: samplers__stop_all of a failed exec, a SIGUSR1 whose
+ * handler forks, hung the program). */
+static __thread bool lock_here;
+static __thread bool prepare_skipped; /* the prepare found lock_here: the parent leaves it */
+
+static void lock_registry(void)
+{
+	lock_here = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&registry_lock);
+}
+
+static void unlock_registry(void)
+{
+	pthread_mutex_unlock(&registry_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	lock_here = false;
+}
 static int max_slot = -1; /* highest slot ever used */
 
 static int table_init(void)
@@ -253,12 +273,19 @@ void registry__atfork_prepare(void)
 {
 	forking = true;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	pthread_mutex_lock(&registry_lock);
+	if (lock_here) { /* a handler's fork inside our hold: the lock is this thread's already */
+		prepare_skipped = true;
+		return;
+	}
+	lock_registry();
 }
 
 void registry__atfork_parent(void)
 {
-	pthread_mutex_unlock(&registry_lock);
+	if (prepare_skipped)
+		prepare_skipped = false;
+	else
+		unlock_registry();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	forking = false;
 }
@@ -280,7 +307,12 @@ bool registry__forking_here(void)
  */
 void registry__forget_all(void)
 {
+	/* open, whoever held it (a handler's fork inside our hold included: the child's session
+	 * opens now, and the interrupted code's unlock, should the child return to it, finds an
+	 * open lock) */
 	forking = false;
+	prepare_skipped = false;
+	lock_here = false;
 	pthread_mutex_init(&registry_lock, NULL);
 	for (int i = 0; by_slot && i <= max_slot; i++) {
 		struct ap_thread *t = by_slot[i];
@@ -305,35 +337,38 @@ int registry__add(struct ap_thread *t)
 
 	if (err)
 		return err;
-	pthread_mutex_lock(&registry_lock);
+	lock_registry();
 	err = add_slot(t);
-	pthread_mutex_unlock(&registry_lock);
+	unlock_registry();
 	return err;
 }
 
 /* Take t out again (its start failed before anyone could see it). Not async-signal-safe. */
 void registry__drop(struct ap_thread *t)
 {
-	pthread_mutex_lock(&registry_lock);
+	lock_registry();
 	__atomic_store_n(&by_slot[t->slot], NULL, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&registry_lock);
+	unlock_registry();
 }
 
 /* The registry lock: held to claim a thread, to go over the table in order. */
 void registry__lock(void)
 {
-	pthread_mutex_lock(&registry_lock);
+	lock_registry();
 }
 
 void registry__unlock(void)
 {
-	pthread_mutex_unlock(&registry_lock);
+	unlock_registry();
 }
 
 /* Try the lock only (the emergency stop: the interrupted code may hold it). Async-signal-safe. */
 bool registry__trylock(void)
 {
-	return pthread_mutex_trylock(&registry_lock) == 0;
+	if (pthread_mutex_trylock(&registry_lock) != 0)
+		return false;
+	lock_here = true;
+	return true;
 }
 
 /* The highest slot ever used, or -1. Async-signal-safe. */
