@@ -369,7 +369,7 @@ const sigset_t *signals__program_set(const sigset_t *set, sigset_t *copy, bool *
  * deadly signal is held again at once, the program's view SIG_DFL: while the session is on
  * (its death finishes the file), and always on a number that ever carried samples, where one
  * queued before sampling moved may still arrive (at the kernel's SIG_DFL, even for a moment,
- * it killed the program: 6 of 30 runs flipping SIGVTALRM to SIG_IGN and back). The table is
+ * it killed the program: 7 of 30 runs flipping SIGVTALRM to SIG_IGN and back). The table is
  * the caller's. Returns 0 or -1 with errno, as sigaction.
  */
 static int set_unheld(int sig, const struct sigaction *act, struct sigaction *old)
