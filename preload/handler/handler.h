@@ -327,8 +327,7 @@ struct ap_thread {
 	timer_t timer;
 	uint64_t last_cpu;    /* thread CPU time at the last timer sample */
 	int closed;	      /* set once by whoever stops the thread */
-	int in_handler;	      /* held: 1 by the thread itself (its handler, its own code), 2 by
-			       * a visitor (registry__grab) */
+	int in_handler;	      /* held: 1 by the thread itself, 2 by a visitor (registry__grab) */
 	struct ap_agg *agg;   /* merged samples (aggregate.c), in mem; NULL when not merging */
 	struct ring off_ring; /* AUTOPROF_OFFCPU: the switch event's (session/offcpu.c), or none */
 	uint64_t off_out;     /* when the thread last left the CPU to wait, or 0 */

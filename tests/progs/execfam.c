@@ -41,10 +41,6 @@
  *                        execs the script in a loop; no timer is armed, so
  *                        without the library no such signal exists; prints
  *                        "sigflip done"
- *   execfam execforksig  600 execs of the script that fail while another
- *                        thread sends SIGUSR1 every 5 ms, whose handler forks
- *                        (the child _exits) and waits; prints
- *                        "execforksig done"
  *   execfam exitrace US  4 threads and main start together: main spins US
  *                        microseconds and exit(42)s, thread k spins k*200 us
  *                        and execs sh -c 'exit 5' (status 5 or 42, a race)
@@ -207,7 +203,6 @@ static int cancel(void)
 
 static const char *forksig_script;
 static volatile int forksig_over;
-static long forksig_period_ns = 1000000; /* between two SIGUSR1 */
 
 static void forksig_handler(int sig)
 {
@@ -221,45 +216,13 @@ static void forksig_handler(int sig)
 
 static void *forksig_thread(void *arg)
 {
-	struct timespec ts = {0, forksig_period_ns};
+	struct timespec ts = {0, 1000000};
 
 	while (!forksig_over) {
 		pthread_kill(*(pthread_t *)arg, SIGUSR1);
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
-}
-
-static void execforksig_handler(int sig)
-{
-	int saved = errno;
-	pid_t pid = fork();
-
-	(void)sig;
-	if (pid == 0)
-		_exit(0);
-	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	errno = saved;
-}
-
-/* A handler's fork that interrupts the library's own work at a failed exec (its locks). */
-static int execforksig(void)
-{
-	char *args[] = {"missing", NULL};
-	const char *script = nointerp_path();
-	pthread_t self = pthread_self(), th;
-
-	forksig_period_ns = 5000000; /* a fork that opens a profile for the child costs 1-5 ms
-				       * in a slow VM: signals every ms starve main */
-	signal(SIGUSR1, execforksig_handler);
-	pthread_create(&th, NULL, forksig_thread, &self);
-	for (int i = 0; i < 600; i++)
-		execve(script, args, environ);
-	forksig_over = 1;
-	pthread_join(th, NULL);
-	puts("execforksig done");
-	return 0;
 }
 
 /* A handler's exec that interrupts fork() (the atfork handlers hold their locks). */
@@ -438,8 +401,6 @@ int main(int argc, char **argv)
 		return cancel();
 	else if (!strcmp(argv[1], "forksig"))
 		return forksig();
-	else if (!strcmp(argv[1], "execforksig"))
-		return execforksig();
 	else if (!strcmp(argv[1], "sigflip"))
 		return sigflip();
 	return 2;
