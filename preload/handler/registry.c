@@ -39,6 +39,7 @@ AP_TLS bool ap_sandboxed;
 /* Every sampled thread; written under registry_lock, read lock-free by the handler. */
 static struct ap_thread **by_slot;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static int max_slot = -1; /* highest slot ever used */
 /* This thread holds registry_lock, or is about to (set first, cleared last): a handler of the
  * program that forks meanwhile (fork is async-signal-safe) must not take it again in our
  * atfork prepare (it waited for itself: samplers__stop_all of a failed exec, a SIGUSR1 whose
@@ -59,7 +60,6 @@ static void unlock_registry(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	lock_here = false;
 }
-static int max_slot = -1; /* highest slot ever used */
 
 static int table_init(void)
 {
@@ -291,13 +291,13 @@ void registry__atfork_parent(void)
 }
 
 /*
- * Is the calling thread inside fork(), holding the registry for it or about to (a handler of
- * the program that interrupted its fork runs)? Whatever takes the registry would wait for
- * itself. Async-signal-safe.
+ * Does the calling thread hold the registry, or is it about to: inside fork() (a handler of
+ * the program that interrupted its fork runs), or in the library's own hold (a handler that
+ * interrupted it)? Whatever takes the registry would wait for itself. Async-signal-safe.
  */
-bool registry__forking_here(void)
+bool registry__held_here(void)
 {
-	return forking;
+	return forking || lock_here;
 }
 
 /*

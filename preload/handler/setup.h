@@ -94,8 +94,9 @@ bool registry__trylock(void);
 /* pthread_atfork: no thread holds the registry across fork. */
 void registry__atfork_prepare(void);
 void registry__atfork_parent(void);
-/* Is the calling thread inside fork() (between the two above)? Async-signal-safe. */
-bool registry__forking_here(void);
+/* Does the calling thread hold the registry or wait for it: inside fork() (between the two
+ * above), or in the library's own hold? Async-signal-safe. */
+bool registry__held_here(void);
 /* In a forked child: the parent's threads, forgotten unwritten. */
 void registry__forget_all(void);
 

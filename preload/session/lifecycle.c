@@ -410,7 +410,7 @@ bool lifecycle__exec_finishes(void)
 {
 	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
 	       !process_events__sandboxed() && getpid() == autoprof.pid && !interrupted_inside() &&
-	       !registry__forking_here();
+	       !registry__held_here();
 }
 
 /*
@@ -472,9 +472,10 @@ void lifecycle__stop(void)
  */
 void lifecycle__before_exec(void)
 {
-	/* a handler's exec inside fork() (its prepare holds the registry): a finish would wait
-	 * for itself (11 of 20 runs hung); the file stays as a kill would leave it */
-	if (registry__forking_here())
+	/* a handler's exec inside fork() (its prepare holds the registry: 11 of 20 runs hung)
+	 * or inside the library's own hold of it: a finish would wait for itself; the file
+	 * stays as a kill would leave it */
+	if (registry__held_here())
 		return;
 	exec_window__enter(interrupted_inside()); /* left in lifecycle__exec_failed */
 	if (!stand_down(true))

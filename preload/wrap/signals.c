@@ -379,7 +379,7 @@ static int set_unheld(int sig, const struct sigaction *act, struct sigaction *ol
 	if (act->sa_handler != SIG_DFL ||
 	    !(__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) ||
 	      signal_table__ever_sampled(sig)) ||
-	    !handlers__fatal_for(sig, &ours) || signals__sigaction(sig, NULL, old) < 0)
+	    !handlers__fatal_for(sig, &ours) || (old && signals__sigaction(sig, NULL, old) < 0))
 		return signals__sigaction(sig, act, old);
 	normalize(signal_table__virt(sig), act);
 	if (signals__sigaction(sig, &ours, NULL) < 0)
