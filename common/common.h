@@ -225,6 +225,12 @@ struct ap_counter {
 	int err;
 	bool valid;		       /* read at the end */
 	uint64_t raw, ena, run, value; /* value is raw scaled by ena/run */
+	/* Counted from getrusage, not a perf event (counting.c says why): a
+	 * kind (AP_USAGE_*), the usage when counting started plus the usage
+	 * while paused (base), and the usage when it paused (held, when held_on). */
+	uint8_t usage;
+	bool usage_on, held_on;
+	uint64_t base, held;
 };
 
 struct ap_counters {
@@ -244,7 +250,7 @@ int counting__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec);
 int counting__adopt(struct ap_counters *cs, const char *spec);
 void counting__unsupported(const struct ap_counters *cs, char *buf, size_t cap);
 void counting__read(struct ap_counters *cs, bool close_them);
-void counting__set_enabled(const struct ap_counters *cs, bool on);
+void counting__set_enabled(struct ap_counters *cs, bool on);
 void counting__close(struct ap_counters *cs);
 void counting__keep_across_exec(struct ap_counters *cs, bool keep);
 int counting__spec(const struct ap_counters *cs, uint64_t start_ns, char *buf, size_t cap);

@@ -13,6 +13,15 @@
  * launcher opens them with enable_on_exec before it execs the target, so
  * counting starts at the target's first instruction, and hands the fds over
  * in AUTOPROF_COUNTER_FDS; without the launcher the constructor opens them.
+ *
+ * Context switches and page faults (the plain names, no modifier) of the
+ * calling process are read from getrusage instead: the same per-task counts
+ * of the kernel, of every thread, live or ended, and of the children the
+ * process has waited for. A software perf event of those kinds costs each
+ * profiled process two kernel code patches (the first event of a kind
+ * system-wide turns a static key on, with an IPI to every CPU; the last
+ * turns it off): 125 us an open and close here, a third of the library's
+ * start-up. One difference: a child still running at the end is not in them.
  * Linked into both the library and the launcher. Not async-signal-safe.
  */
 #include <errno.h>
@@ -20,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -40,6 +51,66 @@ static bool user_only(void)
 					       sizeof(buf)) <= 0 ||
 			(atoi(buf) >= 2 && geteuid() != 0);
 	return known;
+}
+
+enum { AP_USAGE_NONE, AP_USAGE_CS, AP_USAGE_FAULTS, AP_USAGE_MINFLT, AP_USAGE_MAJFLT };
+
+/* The getrusage kind that counts @ev, or AP_USAGE_NONE: a perf event must. */
+static uint8_t usage_kind(const struct ap_event *ev)
+{
+	if (ev->type != PERF_TYPE_SOFTWARE || ev->levels || ev->precise)
+		return AP_USAGE_NONE;
+	switch (ev->config) {
+	case PERF_COUNT_SW_CONTEXT_SWITCHES:
+		return AP_USAGE_CS;
+	case PERF_COUNT_SW_PAGE_FAULTS:
+		return AP_USAGE_FAULTS;
+	case PERF_COUNT_SW_PAGE_FAULTS_MIN:
+		return AP_USAGE_MINFLT;
+	case PERF_COUNT_SW_PAGE_FAULTS_MAJ:
+		return AP_USAGE_MAJFLT;
+	}
+	return AP_USAGE_NONE;
+}
+
+/* One getrusage count of @ru. */
+static uint64_t usage_of(const struct rusage *ru, uint8_t kind)
+{
+	switch (kind) {
+	case AP_USAGE_CS:
+		return (uint64_t)ru->ru_nvcsw + (uint64_t)ru->ru_nivcsw;
+	case AP_USAGE_FAULTS:
+		return (uint64_t)ru->ru_minflt + (uint64_t)ru->ru_majflt;
+	case AP_USAGE_MINFLT:
+		return (uint64_t)ru->ru_minflt;
+	case AP_USAGE_MAJFLT:
+		return (uint64_t)ru->ru_majflt;
+	}
+	return 0;
+}
+
+/*
+ * The count of @kind so far: the process's threads and the children it has
+ * waited for. Async-signal-safe (two system calls).
+ */
+static uint64_t usage_now(uint8_t kind)
+{
+	struct rusage self, children;
+
+	memset(&self, 0, sizeof(self));
+	memset(&children, 0, sizeof(children));
+	raw_syscall(SYS_getrusage, RUSAGE_SELF, &self);
+	raw_syscall(SYS_getrusage, RUSAGE_CHILDREN, &children);
+	return usage_of(&self, kind) + usage_of(&children, kind);
+}
+
+/* Start (or hand on) @c's getrusage count; held from now when @paused. */
+static void usage_start(struct ap_counter *c, bool paused)
+{
+	c->base = usage_now(c->usage);
+	c->usage_on = true;
+	c->held_on = paused;
+	c->held = c->base;
 }
 
 /* The counting attr for @ev (the group leader's attr when enable_on_exec). */
@@ -84,6 +155,7 @@ static int add_counter(struct ap_counters *cs, const char *p, size_t len, int le
 		pr_warn("AUTOPROF_COUNTERS: '%s': %s; not profiling", c->name, why);
 		return -EINVAL;
 	}
+	c->usage = usage_kind(&c->ev);
 	cs->n++;
 	return 0;
 }
@@ -138,7 +210,9 @@ nested:
 }
 
 /*
- * Open every parsed counter for process @pid (0: the calling one; inherit=1).
+ * Open every parsed counter for process @pid (0: the calling one; inherit=1;
+ * its context switches and page faults are counted from getrusage from now,
+ * or from the exec with @enable_on_exec: the exec follows at once).
  * A counter the machine lacks (ENOENT/EOPNOTSUPP: no PMU) is marked
  * unsupported, not an error. Returns how many are open.
  */
@@ -155,6 +229,12 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 		/* A group's siblings follow their leader's enable_on_exec (as perf stat). */
 		counting__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
 		c->attr.disabled |= cs->paused;
+		if (c->usage && pid == 0) {
+			usage_start(c, cs->paused);
+			open_count++;
+			continue;
+		}
+		c->usage = AP_USAGE_NONE;
 		fd = (int)raw_syscall(SYS_perf_event_open, &c->attr, pid, -1, group_fd, flags);
 		if (fd < 0 && group_fd >= 0) { /* the group does not fit: count it alone */
 			counting__attr(&c->attr, &c->ev, enable_on_exec);
@@ -185,8 +265,9 @@ int counting__open_task(struct ap_counters *cs, pid_t pid, bool enable_on_exec)
 
 /*
  * Take over the counters the launcher opened: "start:NS,name:fd,name:-,..."
- * ('-' for one the machine lacks; NS the CLOCK_MONOTONIC time of the exec). Each fd must be a perf
- * event; it becomes close-on-exec. Returns 0 or -EINVAL after saying what is wrong.
+ * ('-' for one the machine lacks, "=BASE[/HELD]" for a getrusage count; NS
+ * the CLOCK_MONOTONIC time of the exec). Each fd must be a perf event; it
+ * becomes close-on-exec. Returns 0 or -EINVAL after saying what is wrong.
  */
 int counting__adopt(struct ap_counters *cs, const char *spec)
 {
@@ -215,7 +296,17 @@ int counting__adopt(struct ap_counters *cs, const char *spec)
 		if (events__parse(c->name, &c->ev, why, sizeof(why)))
 			goto bad;
 		counting__attr(&c->attr, &c->ev, false);
-		if (colon[1] == '-') {
+		if (colon[1] == '=') { /* getrusage: "=BASE" or "=BASE/HELD" (paused) */
+			char *end;
+
+			c->usage = usage_kind(&c->ev);
+			c->base = strtoull(colon + 2, &end, 10);
+			c->held_on = *end == '/';
+			c->held = c->held_on ? strtoull(end + 1, &end, 10) : c->base;
+			if (!c->usage || end == colon + 2 || (*end && *end != ','))
+				goto bad;
+			c->usage_on = true;
+		} else if (colon[1] == '-') {
 			c->unsupported = true;
 			c->err = ENOENT;
 		} else {
@@ -266,6 +357,21 @@ void counting__read(struct ap_counters *cs, bool close_them)
 		struct ap_counter *c = &cs->c[i];
 		uint64_t v[3];
 
+		if (c->usage_on) {
+			uint64_t now = c->held_on ? c->held : usage_now(c->usage);
+			struct timespec ts;
+			uint64_t t;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+			c->raw = c->value = now > c->base ? now - c->base : 0;
+			/* never scaled: enabled = running, the time since the start */
+			c->ena = c->run = cs->start_ns && t > cs->start_ns ? t - cs->start_ns : 1;
+			c->valid = true;
+			if (close_them)
+				c->usage_on = false;
+			continue;
+		}
 		if (c->fd < 0)
 			continue;
 		if (read(c->fd, v, sizeof(v)) == (ssize_t)sizeof(v)) {
@@ -291,8 +397,21 @@ void counting__read(struct ap_counters *cs, bool close_them)
  * events inherited from the counter too: the whole tree below the process
  * that opened or adopted them. Async-signal-safe (system calls only).
  */
-void counting__set_enabled(const struct ap_counters *cs, bool on)
+void counting__set_enabled(struct ap_counters *cs, bool on)
 {
+	for (int i = 0; i < cs->n; i++) {
+		struct ap_counter *c = &cs->c[i];
+
+		if (c->usage_on && on && c->held_on) { /* the usage while paused is not counted */
+			uint64_t now = usage_now(c->usage);
+
+			c->base += now > c->held ? now - c->held : 0;
+			c->held_on = false;
+		} else if (c->usage_on && !on && !c->held_on) {
+			c->held = usage_now(c->usage);
+			c->held_on = true;
+		}
+	}
 	for (int i = 0; i < cs->n; i++)
 		if (cs->c[i].fd >= 0)
 			raw_syscall(SYS_ioctl, cs->c[i].fd,
@@ -318,7 +437,7 @@ void counting__keep_across_exec(struct ap_counters *cs, bool keep)
 
 /*
  * The AUTOPROF_COUNTER_FDS value that hands these counters to the next image:
- * "start:NS,name:fd,name:-,...", NS being @start_ns (when they started, moved
+ * "start:NS,name:fd,name:-,name:=BASE[/HELD],...", NS being @start_ns (when they started, moved
  * on by the time sampling was paused). Returns 0, or -ENOSPC when it does not fit.
  */
 int counting__spec(const struct ap_counters *cs, uint64_t start_ns, char *buf, size_t cap)
@@ -326,7 +445,16 @@ int counting__spec(const struct ap_counters *cs, uint64_t start_ns, char *buf, s
 	size_t n = (size_t)snprintf(buf, cap, "start:%llu", (unsigned long long)start_ns);
 
 	for (int i = 0; i < cs->n && n < cap; i++) {
-		if (cs->c[i].fd >= 0)
+		const struct ap_counter *c = &cs->c[i];
+
+		if (c->usage_on && c->held_on)
+			n += (size_t)snprintf(buf + n, cap - n, ",%s:=%llu/%llu", c->name,
+					      (unsigned long long)c->base,
+					      (unsigned long long)c->held);
+		else if (c->usage_on)
+			n += (size_t)snprintf(buf + n, cap - n, ",%s:=%llu", c->name,
+					      (unsigned long long)c->base);
+		else if (cs->c[i].fd >= 0)
 			n += (size_t)snprintf(buf + n, cap - n, ",%s:%d", cs->c[i].name,
 					      cs->c[i].fd);
 		else

@@ -3,7 +3,7 @@
 # children, in FILE.stat beside the profile (a perf stat record file) and
 # perf-stat style on stderr.
 . "$(dirname "$0")/lib.sh"
-plan 13
+plan 15
 
 # taskclock FILE: the task-clock msec from a perf-stat style text.
 taskclock() { awk '$3 == "task-clock" { gsub(",", "", $1); print $1; exit }' "$1"; }
@@ -55,6 +55,23 @@ for ev in context-switches page-faults; do
 	grep -q " $ev " err.txt
 	ok $? "$ev is counted"
 done
+
+# The plain names are read from getrusage (no perf event, whose static key
+# the kernel would patch in and out for every profiled process); with a
+# modifier they are perf events: both count the same faults and switches.
+"$B/autoprof" -q --stat --counters 'context-switches,page-faults,context-switches:uk,page-faults:uk' \
+	-o both.data -- "$B/progs/cputime" 100 >/dev/null 2>both.txt
+count() { awk -v n="$1" '$2 == n { gsub(",", "", $1); print $1; exit }' both.txt; }
+pf=$(count page-faults) pfk=$(count page-faults:uk) cs=$(count context-switches) csk=$(count context-switches:uk)
+awk -v a="$pf" -v b="$pfk" -v c="$cs" -v d="$csk" 'function off(x, y) { return x - y > 0 ? x - y : y - x }
+	BEGIN { exit !(a > 0 && b > 0 && off(a, b) <= 40 + b / 10 && off(c, d) <= 20 + d / 10) }'
+ok $? "getrusage counts match the perf events': page faults $pf vs $pfk, switches $cs vs $csk" ||
+	diag_file both.txt
+strace -f -e trace=perf_event_open -o pe.txt env LD_PRELOAD=$LIB AUTOPROF_OUTPUT=pe.data /bin/true 2>/dev/null
+grep -Eq 'PERF_COUNT_SW_(CONTEXT_SWITCHES|PAGE_FAULTS|CPU_MIGRATIONS)' pe.txt
+isnt_ok=$?
+is "$isnt_ok" 1 "the default counters open no software event that flips a kernel static key" ||
+	diag_file pe.txt
 
 if perf stat -e cycles -x, true 2>&1 | grep -q 'not supported'; then
 	grep -q 'no hardware PMU here.*not counting cycles, instructions' err.txt

@@ -37,7 +37,7 @@
 #include <strings.h>
 
 #define AUTOPROF_DEFAULT_COUNTERS                                                                  \
-	"task-clock,context-switches,cpu-migrations,page-faults,{cycles,instructions},"            \
+	"task-clock,context-switches,page-faults,{cycles,instructions},"                           \
 	"{branches,branch-misses},{cache-references,cache-misses}"
 
 #define AUTOPROF_ENV_TABLE(X)                                                                      \
