@@ -18,7 +18,7 @@ if ! command -v strace >/dev/null 2>&1; then
 	echo "1..0 # SKIP strace is not installed"
 	exit 0
 fi
-plan 19
+plan 21
 
 PROG=/bin/true
 # An empty control folder: the first process of a run sweeps the endpoints
@@ -143,8 +143,23 @@ ok $? "and the run's one file is there, readable by perf" || ls lzl.data*
 # A batched sampler's ring at 1 kHz: 16 batches of 8 samples with 2 KB copies
 # are 8% above 256 KB, and a power of two twice that (512 KB, allocated and
 # zeroed by the kernel at mmap, charged to perf_event_mlock_kb) left half of
-# it unused; 15 batches fit 256 KB (64 data pages and the header page).
+# it unused; 15 batches fit 256 KB (64 data pages and the header page). While
+# its ramp drains at every sample (its first 16 drains), room for 15 samples
+# is enough: 32 KB and the header page. A process that ends within its ramp
+# (here /bin/true) never gets more; one that outlives it gets the full ring.
+maxring() { awk '/MAP_SHARED/ { sub(/^[^,]*, /, ""); sub(/,.*/, ""); if ($1 + 0 > m) m = $1 + 0 } END { print m + 0 }' "$1"; }
 strace -f -qq -e trace=mmap -o ring.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=ring.data "$PROG"
-ring=$(awk '/MAP_SHARED/ { sub(/^[^,]*, /, ""); sub(/,.*/, ""); if ($1 + 0 > m) m = $1 + 0 } END { print m + 0 }' ring.txt)
-within "$ring" 1 266240 "a batched sampler's ring at 1 kHz is 65 pages ($ring bytes)" || diag_file ring.txt
+ring=$(maxring ring.txt)
+# (9 pages with 2 KB copies, 33 where a walk ran off them and they grew to 8 KB)
+within "$ring" 1 135168 "a short process's sampler ring at 1 kHz is its ramp's ($ring bytes)" ||
+	diag_file ring.txt
+rm -f long.data*
+strace -f -qq -e trace=mmap -o ring2.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=long.data \
+	"$B/progs/costloop" 0.3 1 1 >/dev/null
+ring=$(maxring ring2.txt)
+# (65 pages with 2 KB copies, 257 where a walk during the ramp ran off them and they grew to 8 KB)
+within "$ring" 266240 1052672 "one that outlives its ramp gets the ring its batches need ($ring bytes)" ||
+	diag_file ring2.txt
+lost=$(perf report -i long.data --stdio 2>/dev/null | sed -n 's/^# Total Lost Samples: //p')
+is "$lost" 0 "and loses no sample on the way"
 done_testing

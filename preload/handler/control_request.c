@@ -131,8 +131,7 @@ static void visit(struct ap_thread *t, void *arg)
 	if ((a->op == AP_CTL_STOP || a->op == AP_CTL_DUMP) && t->batched && t->ring.page)
 		on_signal__drain(t, NULL);
 	if (a->op == AP_CTL_START || a->op == AP_CTL_STOP)
-		sampler_events__sync_armed(t,
-					   __atomic_load_n(image__get()->paused, __ATOMIC_SEQ_CST));
+		sampler_arming__sync(t, __atomic_load_n(image__get()->paused, __ATOMIC_SEQ_CST));
 	if (a->op == AP_CTL_STOP || a->op == AP_CTL_DUMP) {
 		aggregate__emit_all(t); /* AUTOPROF_AGGREGATE: merged records too */
 		buffer__flush(t);

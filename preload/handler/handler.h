@@ -134,10 +134,7 @@ int ring__map(struct ring *r, int fd, unsigned data_pages);
 /* Unmap it (libc's munmap), which ends an event that has no fd left. */
 void ring__unmap(struct ring *r);
 
-/*
- * Callback for each record: rec points at a contiguous copy (or into the ring
- * when it does not wrap); last_sample is true for the newest SAMPLE record.
- */
+/* Each record: rec a contiguous copy (or in the ring); last_sample: the newest SAMPLE. */
 typedef void (*ring_record_fn)(void *ctx, const struct perf_event_header *rec, bool last_sample);
 /* Hand every record to fn, then release the space (one that wraps is copied to scratch). */
 void ring__drain(struct ring *r, char *scratch, size_t scratch_len, ring_record_fn fn, void *ctx);
@@ -522,22 +519,24 @@ void windows__end(bool on_own_stack);
 
 /* ---- sampler_events.c: a sampled thread's events (set-up: setup.h) ---- */
 
-/* Each open returns 0 or -errno with nothing left open. System calls only (raw_syscall, and
- * libc's mmap and munmap in ring.c). */
+/* Each open: 0 or -errno, nothing left open. System calls only (ring.c's mmap, munmap too). */
 int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *tick_fd);
 int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *tick_fd);
 int sampler_events__open_plain(struct ap_thread *t, pid_t tid);
 /* From t's handler: a larger stack copy, a lower rate (false: unchanged), the end of its ramp
- * (a tick at every sample). */
+ * (a tick at every sample; settle: its ring grown for its batches first, false: still ramping). */
 void sampler_events__grow_copy(struct ap_thread *t);
 bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy);
 bool sampler_events__slow_down(struct ap_thread *t);
 void sampler_events__end_ramp(struct ap_thread *t);
+bool sampler_events__settle_ramp(struct ap_thread *t);
+
+/* ---- sampler_arming.c: a thread's events follow the pause, or end for good ---- */
+
 /* Make t's events follow paused (ended, or opened again); the caller holds t. 0 or -errno. */
-int sampler_events__sync_armed(struct ap_thread *t, bool paused);
-/* The calling thread stops being sampled for good (the program reads the sampling signal
- * itself on it): true when it was sampled until then. */
-bool sampler_events__step_aside(void);
+int sampler_arming__sync(struct ap_thread *t, bool paused);
+/* The calling thread is sampled no more (the program took the signal): was it until then? */
+bool sampler_arming__step_aside(void);
 
 /* ---- perf_event.c: the thread's events, opened again from its handler (set-up: setup.h) ---- */
 

@@ -79,6 +79,26 @@ static unsigned batched_ring_pages(const struct ap_thread *t, unsigned copy, uns
 	return ring_pages_for(t->sampler->cfg, batch > span ? batch : span, copy);
 }
 
+/*
+ * Data pages of a batched sampler's ring while it ramps (its ramp drains at
+ * every sample: room for 16 samples, not 16 batches). The kernel allocates
+ * and zeroes a ring at mmap: a process that ends within its ramp (a fork
+ * child that execs, a short command) gets 64 KB, not 256 KB (1 MB with 8 KB
+ * copies); one that outlives it gets the full ring then (settle_ramp).
+ */
+static unsigned ramp_ring_pages(const struct ap_thread *t, unsigned copy)
+{
+	return ring_pages_for(t->sampler->cfg, 1, copy);
+}
+
+/* Is t's ring smaller than its batches need (a ramp's)? */
+static bool ring_short(const struct ap_thread *t)
+{
+	return t->ring.page &&
+	       t->ring.mask + 1 <
+		   (uint64_t)batched_ring_pages(t, t->copy_bytes, t->tick_batch) * 4096;
+}
+
 /* The sampler's attr for a signal per sample: without registers and stack copies. */
 static void plain_attr(const struct ap_thread *t, struct perf_event_attr *attr)
 {
@@ -184,22 +204,25 @@ static bool new_tick(struct ap_thread *t, unsigned batch, struct ring *tick, int
  * the copies; fewer: its walks read much less), and its tick by one at the
  * batch that copy affords (batch_for) when that changes. The new events
  * start before the old ones are drained and unmapped (which ends them): no
- * gap. Returns whether t has the new copies; on failure t keeps its events.
- * Async-signal-safe (system calls only: raw_syscall, and libc's mmap and
- * munmap in ring.c).
+ * gap. Its ring is a ramp's while it ramps, unless @full (the ring its
+ * batches need). Returns whether t has the new copies; on failure t keeps
+ * its events. Async-signal-safe (system calls only: raw_syscall, and libc's
+ * mmap and munmap in ring.c).
  */
-bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy)
+static bool resize(struct ap_thread *t, unsigned copy, bool full)
 {
 	struct perf_event_attr attr = t->sampler->cfg->attr;
 	struct ring ring = {0}, old = t->ring, tick = {0}, old_tick = t->tick;
 	unsigned batch = batch_for(t, copy);
+	unsigned pages =
+	    t->ramp.page && !full ? ramp_ring_pages(t, copy) : batched_ring_pages(t, copy, batch);
 	int fd, tick_fd = -1;
 	bool ok;
 
 	attr.sample_stack_user = copy;
 	rate_attr(t, &attr);
 	fd = perf_event__open(&attr, t->tid);
-	ok = fd >= 0 && ring__map(&ring, fd, batched_ring_pages(t, copy, batch)) == 0 &&
+	ok = fd >= 0 && ring__map(&ring, fd, pages) == 0 &&
 	     (batch == t->tick_batch || new_tick(t, batch, &tick, &tick_fd)) &&
 	     raw_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0) == 0;
 	if (ok) {
@@ -222,6 +245,11 @@ bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy)
 	if (tick_fd >= 0)
 		raw_syscall(SYS_close, tick_fd);
 	return ok;
+}
+
+bool sampler_events__resize_copy(struct ap_thread *t, unsigned copy)
+{
+	return resize(t, copy, false);
 }
 
 /*
@@ -276,7 +304,7 @@ int sampler_events__open_tick(struct ap_thread *t, pid_t tid, int signo, int *ti
  * opened anew would fire out of step with the samples. Without it (a
  * failure) t is only batched from the start. Async-signal-safe (system calls only).
  */
-static void open_ramp(struct ap_thread *t, pid_t tid)
+static void open_ramp(struct ap_thread *t, pid_t tid, int signo)
 {
 	struct perf_event_attr attr;
 	int fd;
@@ -290,9 +318,7 @@ static void open_ramp(struct ap_thread *t, pid_t tid)
 	fd = perf_event__open(&attr, tid);
 	if (fd < 0)
 		return;
-	if (ring__map(&t->ramp, fd, 0) == 0 &&
-	    perf_event__route_signal(fd, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE),
-				     t->tid) == 0)
+	if (ring__map(&t->ramp, fd, 0) == 0 && perf_event__route_signal(fd, signo, t->tid) == 0)
 		t->ramp_fd = fd; /* the number its signals carry in si_fd */
 	else
 		ring__unmap(&t->ramp);
@@ -304,6 +330,22 @@ void sampler_events__end_ramp(struct ap_thread *t)
 {
 	ring__unmap(&t->ramp);
 	t->ramp_fd = -1;
+}
+
+/*
+ * End t's ramp, its ring grown first for its batches (a new sampling event,
+ * as a resize); if that fails the ramp goes on (a drain at every sample
+ * keeps the smaller ring from filling) and false says so. A thread whose
+ * ramp ended otherwise (a ramp not reopened with a new signal number) has
+ * its ring grown here too. From t's handler. Async-signal-safe (system
+ * calls only).
+ */
+bool sampler_events__settle_ramp(struct ap_thread *t)
+{
+	if (ring_short(t) && !resize(t, t->copy_bytes, true))
+		return false;
+	sampler_events__end_ramp(t);
+	return true;
 }
 
 /*
@@ -381,7 +423,7 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 {
 	struct perf_event_attr attr = t->sampler->cfg->attr;
 	unsigned copy = t->copy_bytes ? t->copy_bytes : t->sampler->cfg->stack_copy;
-	int err;
+	int signo = __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), err;
 
 	t->copy_max = copy_limit(t);
 	if (copy > t->copy_max)
@@ -393,15 +435,26 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 	if (*fd < 0)
 		return *fd;
 	t->tick_batch = batch_for(t, copy);
-	err = ring__map(&t->ring, *fd, batched_ring_pages(t, copy, t->tick_batch));
+	/* a ramp's ring while it may have one (open_ramp: a tick of more than one sample) */
+	err = ring__map(&t->ring, *fd,
+			t->sampler->tick_samples > 1 ? ramp_ring_pages(t, copy)
+						     : batched_ring_pages(t, copy, t->tick_batch));
 	t->copy_bytes = copy;
 	t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
 	if (!err)
-		err = sampler_events__open_tick(
-		    t, tid, __atomic_load_n(t->sampler->signo, __ATOMIC_ACQUIRE), tick_fd);
+		err = sampler_events__open_tick(t, tid, signo, tick_fd);
 	if (!err) {
-		open_ramp(t, tid);
-		return 0;
+		open_ramp(t, tid, signo);
+		if (!t->ramp.page && ring_short(t)) {
+			/* no ramp: the ring its batches need (the event is still disabled) */
+			ring__unmap(&t->ring);
+			err = ring__map(&t->ring, *fd, batched_ring_pages(t, copy, t->tick_batch));
+		}
+		if (!err)
+			return 0;
+		ring__unmap(&t->tick);
+		raw_syscall(SYS_close, *tick_fd);
+		*tick_fd = -1;
 	}
 	ring__unmap(&t->ring);
 	raw_syscall(SYS_close, *fd);
@@ -456,12 +509,16 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 	if (t->batched) {
 		/* Only the tick signals: a new tick, the same sampling event. */
 		struct ring old = t->tick;
+		bool ramping = t->ramp.page != NULL;
 
 		sampler_events__end_ramp(t); /* it signals with the old number */
 		t->tick.page = NULL;
 		err = sampler_events__open_tick(t, t->tid, signo, &fd);
 		if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 			err = -errno;
+		if (!err && ramping) /* its ring may be a ramp's still: a ramp on the new number
+				      * (without, its handler grows the ring: settle_ramp) */
+			open_ramp(t, t->tid, signo);
 		on_signal__drain(t, NULL);
 		ring__unmap(&old);
 		if (fd >= 0)
@@ -499,81 +556,4 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 	t->ring = ring;
 	t->fd = fd;
 	__atomic_store_n(&t->closed, 0, __ATOMIC_SEQ_CST);
-}
-
-/*
- * Make t's sample source follow paused (the session's: `autoprof ctl`,
- * AUTOPROF_START): paused, its perf event is ended (its ring unmapped: the
- * event has no fd left) or its timer disarmed; running, it gets a new event
- * (or its timer armed). The caller holds t (registry__grab). Returns 0 or
- * -errno. Async-signal-safe (system calls only).
- */
-int sampler_events__sync_armed(struct ap_thread *t, bool paused)
-{
-	int err, sample_fd = -1, tick_fd = -1;
-
-	if (t->is_timer)
-		return cputimer__set_armed(t, !paused);
-	if (paused) {
-		ring__unmap(&t->ring); /* drops at most the samples not yet drained */
-		ring__unmap(&t->tick); /* batched: the tick that signals */
-		sampler_events__end_ramp(t);
-		return 0;
-	}
-	if (t->ring.page)
-		return 0;
-	/* Batched as threads that start running are, else a signal per sample. */
-	if (t->sampler->batched &&
-	    sampler_events__open_batched(t, t->tid, &sample_fd, &tick_fd) == 0) {
-		err = raw_syscall(SYS_ioctl, sample_fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ||
-			      raw_syscall(SYS_ioctl, tick_fd, PERF_EVENT_IOC_ENABLE, 0) < 0
-			  ? -errno
-			  : 0;
-		if (err) {
-			ring__unmap(&t->ring);
-			ring__unmap(&t->tick);
-			sampler_events__end_ramp(t);
-		} else {
-			t->batched = true;
-			t->fd = tick_fd;
-		}
-		raw_syscall(SYS_close, sample_fd);
-		raw_syscall(SYS_close, tick_fd);
-		return err;
-	}
-	t->batched = false;
-	err = sampler_events__open_plain(t, t->tid);
-	if (err)
-		return err;
-	if (raw_syscall(SYS_ioctl, t->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		err = -errno;
-		ring__unmap(&t->ring);
-	}
-	raw_syscall(SYS_close, t->fd);
-	return err;
-}
-
-/*
- * The calling thread stops being sampled for good, from a handler (the
- * program reads the sampling signal itself on it: signals.c): its samples
- * so far are kept, its events end. Returns whether it was sampled until
- * then. Async-signal-safe.
- */
-bool sampler_events__step_aside(void)
-{
-	struct ap_thread *t = ap_self;
-	bool had;
-
-	if (!t || !registry__grab(t, true))
-		return false;
-	had = t->ring.page || t->tick.page || t->is_timer;
-	if (t->is_timer)
-		cputimer__set_armed(t, false);
-	if (t->ring.page)
-		on_signal__drain(t, NULL);
-	ring__unmap(&t->tick);
-	sampler_events__end_ramp(t);
-	ring__unmap(&t->ring);
-	registry__release(t);
-	return had;
 }

@@ -140,7 +140,7 @@ static bool defer_to_program(int sig, siginfo_t *si, void *uc)
 
 	if (ap_shadow_signo != sig)
 		return false;
-	if (sampler_events__step_aside()) {
+	if (sampler_arming__step_aside()) {
 		__atomic_store_n(&stepped_signo, sig, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&stepped_aside, 1, __ATOMIC_RELAXED);
 	}

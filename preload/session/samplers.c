@@ -98,7 +98,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 			goto out_mem;
 	} else if (paused) {
 		/* Started paused (AUTOPROF_START=0, `autoprof ctl PID stop`): no
-		 * event until sampling starts (sampler_events__sync_armed). */
+		 * event until sampling starts (sampler_arming__sync). */
 	} else {
 		/* Batched where the sampler says so and the rings fit, else a
 		 * signal per sample. */
@@ -140,7 +140,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	 * it: make t follow it now. */
 	if (paused != __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) &&
 	    registry__grab(t, false)) {
-		sampler_events__sync_armed(t, __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST));
+		sampler_arming__sync(t, __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST));
 		registry__release(t);
 	}
 	return t;
@@ -323,8 +323,8 @@ void samplers__arm_self(bool armed)
 	grabbed = __atomic_compare_exchange_n(&t->in_handler, &cur, 1, false, __ATOMIC_SEQ_CST,
 					      __ATOMIC_SEQ_CST);
 	if (grabbed || cur == 1)
-		sampler_events__sync_armed(
-		    t, !armed || __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST));
+		sampler_arming__sync(t,
+				     !armed || __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST));
 	if (grabbed)
 		registry__release(t);
 	signals__sigmask(SIG_SETMASK, &old, NULL);
