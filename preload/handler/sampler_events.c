@@ -80,15 +80,27 @@ static unsigned batched_ring_pages(const struct ap_thread *t, unsigned copy, uns
 }
 
 /*
- * Data pages of a batched sampler's ring while it ramps (its ramp drains at
- * every sample: room for 16 samples, not 16 batches). The kernel allocates
- * and zeroes a ring at mmap: a process that ends within its ramp (a fork
- * child that execs, a short command) gets 64 KB, not 256 KB (1 MB with 8 KB
- * copies); one that outlives it gets the full ring then (settle_ramp).
+ * Data pages of a batched sampler's ring while it ramps: its ramp drains at
+ * every sample, so room for 30 ms of samples (30 at 1 kHz) is enough where
+ * its batches need 16 times theirs; no more than that full ring (at 20 kHz
+ * the 0.75 ms that 15 samples last lost samples under load). The kernel
+ * allocates and zeroes a ring at mmap: a process that ends within its ramp
+ * (a fork child that execs, a short command) gets 64 KB at 1 kHz, not
+ * 256 KB (1 MB with 8 KB copies); one that outlives it gets the full ring
+ * then (settle_ramp). A count of events (period mode) has no time to size
+ * by: the full ring.
  */
-static unsigned ramp_ring_pages(const struct ap_thread *t, unsigned copy)
+static unsigned ramp_ring_pages(const struct ap_thread *t, unsigned copy, unsigned batch)
 {
-	return ring_pages_for(t->sampler->cfg, 1, copy);
+	const struct ap_settled *cfg = t->sampler->cfg;
+	unsigned full = batched_ring_pages(t, copy, batch), pages;
+	uint64_t interval = cfg->interval_ns << t->rate_shift, samples;
+
+	if (cfg->period || !interval)
+		return full;
+	samples = 2000000 / interval; /* 2 ms: 16 of those are 32 ms */
+	pages = ring_pages_for(cfg, samples > 2 ? (unsigned)samples : 2, copy);
+	return pages < full ? pages : full;
 }
 
 /* Is t's ring smaller than its batches need (a ramp's)? */
@@ -214,8 +226,8 @@ static bool resize(struct ap_thread *t, unsigned copy, bool full)
 	struct perf_event_attr attr = t->sampler->cfg->attr;
 	struct ring ring = {0}, old = t->ring, tick = {0}, old_tick = t->tick;
 	unsigned batch = batch_for(t, copy);
-	unsigned pages =
-	    t->ramp.page && !full ? ramp_ring_pages(t, copy) : batched_ring_pages(t, copy, batch);
+	unsigned pages = t->ramp.page && !full ? ramp_ring_pages(t, copy, batch)
+					       : batched_ring_pages(t, copy, batch);
 	int fd, tick_fd = -1;
 	bool ok;
 
@@ -437,7 +449,7 @@ int sampler_events__open_batched(struct ap_thread *t, pid_t tid, int *fd, int *t
 	t->tick_batch = batch_for(t, copy);
 	/* a ramp's ring while it may have one (open_ramp: a tick of more than one sample) */
 	err = ring__map(&t->ring, *fd,
-			t->sampler->tick_samples > 1 ? ramp_ring_pages(t, copy)
+			t->sampler->tick_samples > 1 ? ramp_ring_pages(t, copy, t->tick_batch)
 						     : batched_ring_pages(t, copy, t->tick_batch));
 	t->copy_bytes = copy;
 	t->copy_samples = t->copy_short = t->copy_reach = t->copy_window = 0;
