@@ -40,10 +40,12 @@
 
 /*
  * A large zero-initialised array (16 KiB and more) that a process touches
- * a little of: in .lbss, which the linker places after .bss, so that the
- * small variables a start touches share a few pages instead of lying
- * between the large ones (an anonymous page's first touch costs 13 us in
- * the VMs we measure on; the start touched 45 pages of the library's data).
+ * a little of, or one of 1 KiB and more that a start does not touch at all
+ * (memory mode's, a window's, the end's): in .lbss, which the linker places
+ * after .bss, so that the small variables a start touches share a few pages
+ * instead of lying between the large ones (an anonymous page's first touch
+ * costs 13-19 us in the VMs we measure on; the start touched 45 pages of the
+ * library's data).
  */
 #define AP_LARGE_BSS __attribute__((section(".lbss.autoprof")))
 

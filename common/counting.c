@@ -21,7 +21,9 @@
  * profiled process two kernel code patches (the first event of a kind
  * system-wide turns a static key on, with an IPI to every CPU; the last
  * turns it off): 125 us an open and close here, a third of the library's
- * start-up. One difference: a child still running at the end is not in them.
+ * start-up. The differences: a child still running at the end is not in
+ * them, and a paused stretch is left out of the process's own counts only
+ * (a child's come whole when it is waited for).
  * Linked into both the library and the launcher. Not async-signal-safe.
  */
 #include <errno.h>

@@ -29,7 +29,8 @@
 #include "setup.h"
 
 /* The reply file of this image's endpoint, set up before any request can come. */
-static char reply[PATH_MAX + 8], reply_tmp[PATH_MAX + 16];
+static char reply[PATH_MAX + 8];
+static char reply_tmp[PATH_MAX + 16] AP_LARGE_BSS;
 static int replied;    /* a reply was written to it (its removal at the end is needed); atomic */
 static uint32_t token; /* 0: no endpoint */
 
@@ -174,7 +175,7 @@ static void answer(const char *text)
 
 /* The last request acted on (its signal value) and its answer. */
 static uint64_t last_request;
-static char last_answer[PATH_MAX + 512];
+static char last_answer[PATH_MAX + 512] AP_LARGE_BSS;
 
 /* control_request__on_signal()'s work, on the handler's own stack. Async-signal-safe. */
 static void act(void *arg)

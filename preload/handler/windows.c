@@ -44,9 +44,9 @@ uint64_t ap_window_end; /* CLOCK_MONOTONIC ns the current window ends at; 0: no 
 static uint64_t window_ns;
 static unsigned keep_n;
 
-static char base[PATH_MAX];	/* the image's path, without the window's stamp */
-static uint64_t first_start;	/* the first window's start (CLOCK_MONOTONIC ns) */
-static char (*kept)[STAMP_LEN]; /* the stamps of the files kept, oldest first (a ring) */
+static char base[PATH_MAX] AP_LARGE_BSS; /* the image's path, without the window's stamp */
+static uint64_t first_start;		 /* the first window's start (CLOCK_MONOTONIC ns) */
+static char (*kept)[STAMP_LEN];		 /* the stamps of the files kept, oldest first (a ring) */
 static unsigned kept_head, kept_count;
 static int rotating;   /* a handler is ending a window; atomic */
 static char *prologue; /* the MMAP2 records of what was mapped at start */

@@ -68,7 +68,7 @@ struct stack_table { /* published whole (release); a grown one replaces it, the 
 uint64_t *ap_live_filter;
 static uint16_t *filter_counts; /* the live blocks per filter bit; under its word's shard's lock */
 
-struct shard live_shards[SHARDS];
+struct shard live_shards[SHARDS] AP_LARGE_BSS;
 static uintptr_t stack_lock;	   /* for adding a stack; finding one takes no lock */
 uintptr_t live_snap_lock;	   /* a live set being written (live_set.c) */
 static struct stack_table *stacks; /* atomic pointer; its count under stack_lock: */

@@ -55,9 +55,9 @@ static uint64_t stated, restated;
 
 /* The chain and trace of samples on threads without a buffer, under shared_lock. */
 static int shared_lock;
-static uint64_t shared_chain[AP_MAX_CHAIN + 2];
-static void *shared_trace[MAX_TRACE];
-static char shared_record[MAX_RECORD];
+static uint64_t shared_chain[AP_MAX_CHAIN + 2] AP_LARGE_BSS;
+static void *shared_trace[MAX_TRACE] AP_LARGE_BSS;
+static char shared_record[MAX_RECORD] AP_LARGE_BSS;
 
 /* Block every signal (raw: the program's view of its mask stays its own). */
 static void block_all(sigset_t *old)

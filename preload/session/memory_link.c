@@ -25,7 +25,7 @@ static ap_memory_link_fn *link_fn; /* AP_MEMORY_LINK_SYM, once looked up */
 static bool looked;
 static const struct ap_memory_lib *lib; /* the controls, once linked */
 static struct ap_memory_core core;
-static char lib_path[PATH_MAX];
+static char lib_path[PATH_MAX] AP_LARGE_BSS;
 
 /* Look AP_MEMORY_LINK_SYM up (once): the library's link and its path. */
 static ap_memory_link_fn *find_link(void)

@@ -47,7 +47,8 @@ static const char *const new_names[] = {DYNSYM_NEW_NAMES, DYNSYM_ALLOC_NAMES};
 #define NR_NEW (sizeof(new_names) / sizeof(new_names[0]))
 /* Each name's definitions: libstdc++'s, the memory library's (cxx.c), an allocator's. */
 #define DEFS_PER_NAME 4
-static uintptr_t new_lo[NR_NEW * DEFS_PER_NAME], new_hi[NR_NEW * DEFS_PER_NAME];
+static uintptr_t new_lo[NR_NEW * DEFS_PER_NAME] AP_LARGE_BSS,
+    new_hi[NR_NEW * DEFS_PER_NAME] AP_LARGE_BSS;
 
 /*
  * Find operator new's code wherever a loaded object defines it (libstdc++,

@@ -171,7 +171,7 @@ static void put_stats(struct sbuf *b, const struct stat_event *ev, int n, uint64
  */
 static void put_cmdline(struct sbuf *b)
 {
-	static char cmd[CMDLINE_CAP];
+	static char cmd[CMDLINE_CAP] AP_LARGE_BSS;
 	uint32_t n = 1;
 	ssize_t len = 0, r;
 	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);

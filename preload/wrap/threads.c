@@ -47,7 +47,7 @@ struct start {
  * program itself never asked for). malloc only when every slot is in flight.
  */
 #define START_SLOTS 64
-static struct start start_slots[START_SLOTS];
+static struct start start_slots[START_SLOTS] AP_LARGE_BSS;
 static int start_used[START_SLOTS]; /* atomic */
 
 static struct start *start_claim(void)
