@@ -122,13 +122,14 @@ read -r fr fs <<EOF
 $(perf_script f60.data -F ip,sym | awk -v c="$(sed -n 's/^work-cpu //p' f60.err)" \
 	'$2 == "spin" { n++ } END { printf "%.0f %s\n", c ? n / c : 0, n }')
 EOF
-# 96% of what the kernel's bare event delivers in the same conditions: on a
+# 95% of what the kernel's bare event delivers in the same conditions: on a
 # quiet machine it delivers the 4000 asked for (3994-4000 batched here); on
 # a loaded one the floor itself drops (3951-3982 under 4 CPU burners) and
 # batched samples a little less again (3841-3958: samples that fall in the
-# kernel's part of a drain, a user-only sample lost).
-within "$br" $((fr * 96 / 100)) 4200 \
-	"batched: 96% of the samples per CPU-second the bare event delivers ($bs in the work, floor $fr from $fs)"
+# kernel's part of a drain, a user-only sample lost; 95.96% of the floor
+# once in CI's parallel suite, 97.5-99.7% beside 2 burners here).
+within "$br" $((fr * 95 / 100)) 4200 \
+	"batched: 95% of the samples per CPU-second the bare event delivers ($bs in the work, floor $fr from $fs)"
 # (no upper bound here: the batched rate is bound by the rate asked for above, and a
 # signal per sample loses more of it on a loaded machine: 3352 against 3996 in CI)
 # Against the unbatched rate the same loss shows: 3-4% of the batched samples
