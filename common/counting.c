@@ -92,24 +92,31 @@ static uint64_t usage_of(const struct rusage *ru, uint8_t kind)
 }
 
 /*
- * The count of @kind so far: the process's threads and the children it has
- * waited for. Async-signal-safe (two system calls).
+ * getrusage's counts, read once per pass over the counters (usage_count):
+ * the process's threads and the children it has waited for.
  */
-static uint64_t usage_now(uint8_t kind)
-{
+struct usage {
+	bool read;
 	struct rusage self, children;
+};
 
-	memset(&self, 0, sizeof(self));
-	memset(&children, 0, sizeof(children));
-	raw_syscall(SYS_getrusage, RUSAGE_SELF, &self);
-	raw_syscall(SYS_getrusage, RUSAGE_CHILDREN, &children);
-	return usage_of(&self, kind) + usage_of(&children, kind);
+/* The count of @kind in @u, read at the first call. Async-signal-safe (two system calls). */
+static uint64_t usage_count(struct usage *u, uint8_t kind)
+{
+	if (!u->read) {
+		memset(&u->self, 0, sizeof(u->self));
+		memset(&u->children, 0, sizeof(u->children));
+		raw_syscall(SYS_getrusage, RUSAGE_SELF, &u->self);
+		raw_syscall(SYS_getrusage, RUSAGE_CHILDREN, &u->children);
+		u->read = true;
+	}
+	return usage_of(&u->self, kind) + usage_of(&u->children, kind);
 }
 
-/* Start (or hand on) @c's getrusage count; held from now when @paused. */
-static void usage_start(struct ap_counter *c, bool paused)
+/* Start (or hand on) @c's getrusage count from @u; held from now when @paused. */
+static void usage_start(struct ap_counter *c, struct usage *u, bool paused)
 {
-	c->base = usage_now(c->usage);
+	c->base = usage_count(u, c->usage);
 	c->usage_on = true;
 	c->held_on = paused;
 	c->held = c->base;
@@ -222,6 +229,7 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 {
 	int open_count = 0;
 	unsigned long flags = cloexec ? PERF_FLAG_FD_CLOEXEC : 0;
+	struct usage u = {.read = false};
 
 	for (int i = 0; i < cs->n; i++) {
 		struct ap_counter *c = &cs->c[i];
@@ -232,7 +240,7 @@ static int open_for(struct ap_counters *cs, pid_t pid, bool enable_on_exec, bool
 		counting__attr(&c->attr, &c->ev, enable_on_exec && group_fd < 0);
 		c->attr.disabled |= cs->paused;
 		if (c->usage && pid == 0) {
-			usage_start(c, cs->paused);
+			usage_start(c, &u, cs->paused);
 			open_count++;
 			continue;
 		}
@@ -355,17 +363,22 @@ void counting__unsupported(const struct ap_counters *cs, char *buf, size_t cap)
 /* Read every open counter's value (scaled when it was multiplexed); close them if asked. */
 void counting__read(struct ap_counters *cs, bool close_them)
 {
+	struct usage u = {.read = false};
+	uint64_t t = 0; /* CLOCK_MONOTONIC ns, read once for the getrusage counts */
+
 	for (int i = 0; i < cs->n; i++) {
 		struct ap_counter *c = &cs->c[i];
 		uint64_t v[3];
 
 		if (c->usage_on) {
-			uint64_t now = c->held_on ? c->held : usage_now(c->usage);
-			struct timespec ts;
-			uint64_t t;
+			uint64_t now = c->held_on ? c->held : usage_count(&u, c->usage);
 
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+			if (!t) {
+				struct timespec ts;
+
+				clock_gettime(CLOCK_MONOTONIC, &ts);
+				t = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+			}
 			c->raw = c->value = now > c->base ? now - c->base : 0;
 			/* never scaled: enabled = running, the time since the start */
 			c->ena = c->run = cs->start_ns && t > cs->start_ns ? t - cs->start_ns : 1;
@@ -401,16 +414,18 @@ void counting__read(struct ap_counters *cs, bool close_them)
  */
 void counting__set_enabled(struct ap_counters *cs, bool on)
 {
+	struct usage u = {.read = false};
+
 	for (int i = 0; i < cs->n; i++) {
 		struct ap_counter *c = &cs->c[i];
 
 		if (c->usage_on && on && c->held_on) { /* the usage while paused is not counted */
-			uint64_t now = usage_now(c->usage);
+			uint64_t now = usage_count(&u, c->usage);
 
 			c->base += now > c->held ? now - c->held : 0;
 			c->held_on = false;
 		} else if (c->usage_on && !on && !c->held_on) {
-			c->held = usage_now(c->usage);
+			c->held = usage_count(&u, c->usage);
 			c->held_on = true;
 		}
 	}
@@ -456,11 +471,10 @@ int counting__spec(const struct ap_counters *cs, uint64_t start_ns, char *buf, s
 		else if (c->usage_on)
 			n += (size_t)snprintf(buf + n, cap - n, ",%s:=%llu", c->name,
 					      (unsigned long long)c->base);
-		else if (cs->c[i].fd >= 0)
-			n += (size_t)snprintf(buf + n, cap - n, ",%s:%d", cs->c[i].name,
-					      cs->c[i].fd);
+		else if (c->fd >= 0)
+			n += (size_t)snprintf(buf + n, cap - n, ",%s:%d", c->name, c->fd);
 		else
-			n += (size_t)snprintf(buf + n, cap - n, ",%s:-", cs->c[i].name);
+			n += (size_t)snprintf(buf + n, cap - n, ",%s:-", c->name);
 	}
 	return n < cap ? 0 : -ENOSPC;
 }

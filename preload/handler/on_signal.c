@@ -280,7 +280,7 @@ static void adapt_batch(struct ap_thread *t)
 		t->win_start = 0;
 		return;
 	}
-	if ((!ramping || ++t->ramp_drains >= AP_RAMP_DRAINS) && !sampler_events__settle_ramp(t))
+	if (ramping && ++t->ramp_drains >= AP_RAMP_DRAINS && !sampler_events__settle_ramp(t))
 		t->ramp_drains = 0; /* its ring could not grow: ramping on, tried again later */
 	if (!ramping && t->copy_window >= AP_SHRINK_WALKS)
 		shrink_copy(t);

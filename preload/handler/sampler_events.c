@@ -347,10 +347,8 @@ void sampler_events__end_ramp(struct ap_thread *t)
 /*
  * End t's ramp, its ring grown first for its batches (a new sampling event,
  * as a resize); if that fails the ramp goes on (a drain at every sample
- * keeps the smaller ring from filling) and false says so. A thread whose
- * ramp ended otherwise (a ramp not reopened with a new signal number) has
- * its ring grown here too. From t's handler. Async-signal-safe (system
- * calls only).
+ * keeps the smaller ring from filling) and false says so. From t's handler.
+ * Async-signal-safe (system calls only).
  */
 bool sampler_events__settle_ramp(struct ap_thread *t)
 {
@@ -528,8 +526,7 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 		err = sampler_events__open_tick(t, t->tid, signo, &fd);
 		if (!err && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 			err = -errno;
-		if (!err && ramping) /* its ring may be a ramp's still: a ramp on the new number
-				      * (without, its handler grows the ring: settle_ramp) */
+		if (!err && ramping) /* its ring may be a ramp's still: a ramp on the new number */
 			open_ramp(t, t->tid, signo);
 		on_signal__drain(t, NULL);
 		ring__unmap(&old);
@@ -541,6 +538,10 @@ void sampler_events__reopen(struct ap_thread *t, int signo)
 			return; /* stays closed */
 		}
 		t->fd = fd;
+		/* no ramp to end: the ring its batches need now (the same batch, so the same tick;
+		 * on a failure the samples a full ring drops are counted lost) */
+		if (ramping && !t->ramp.page && ring_short(t))
+			resize(t, t->copy_bytes, true);
 		__atomic_store_n(&t->closed, 0, __ATOMIC_SEQ_CST);
 		return;
 	}
