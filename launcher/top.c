@@ -174,20 +174,25 @@ static void draw(const char *what)
 	for (size_t i = 0; i < top.nr_funcs; i++)
 		order[i] = (uint32_t)i;
 	qsort(order, top.nr_funcs, sizeof(*order), by_key);
-	printf("\033[H\033[2J");
-	printf("%.*s\r\n", cols - 1, what);
-	printf("%llu samples, %llu lost%s; sorted by %s (s: self, t: total, z: zero, q: quit)\r\n",
+	/* Drawn over the last screen, each line cleared to its end and what is
+	 * below the last one cleared after it, and written at once (stdout is
+	 * fully buffered): the terminal never shows a blank or half screen. */
+	printf("\033[H");
+	printf("%.*s\033[K\r\n", cols - 1, what);
+	printf("%llu samples, %llu lost%s; sorted by %s (s: self, t: total, z: zero, q: quit)"
+	       "\033[K\r\n",
 	       (unsigned long long)top.samples, (unsigned long long)top.lost,
 	       top.ended ? "; it ended" : "", top.by_total ? "total" : "self");
-	printf("\r\n%7s %7s  %s\r\n", "self", "total", "function");
+	printf("\033[K\r\n%7s %7s  %s\033[K\r\n", "self", "total", "function");
 	for (size_t i = 0; i < top.nr_funcs && (int)i < rows - 5; i++) {
 		const struct top_func *f = &top.funcs[order[i]];
 
 		if (!(top.by_total ? f->total : f->self))
 			break;
-		printf("%6.2f%% %6.2f%%  %.*s\r\n", 100.0 * (double)f->self / all,
+		printf("%6.2f%% %6.2f%%  %.*s\033[K\r\n", 100.0 * (double)f->self / all,
 		       100.0 * (double)f->total / all, cols - 18, f->name);
 	}
+	printf("\033[J");
 	fflush(stdout);
 }
 
@@ -199,6 +204,7 @@ static void tty_raw(void)
 	top.tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &top.saved_tty) == 0;
 	if (!top.tty)
 		return;
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16); /* a screen in one write */
 	t = top.saved_tty;
 	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
 	t.c_cc[VMIN] = 0;

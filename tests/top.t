@@ -27,6 +27,7 @@ row() { pane | awk -v f="$1" -v c="$2" '$3 == f { sub(/%/, "", $c); print $c; ex
 ls /tmp >tmp-before.txt
 tmux new-session -d -s "$S" -x 100 -y 30 \
 	"cd '$T' && timeout --foreground -s KILL 60 '$A' top -- '$B/progs/split' 30000 2>top.err; echo EXIT=\$? >top.status; sleep 30"
+tmux pipe-pane -t "$S" -o "cat >>'$T/tmp-raw.out'"
 wait_for "heavy_two_thirds"
 ok $? "autoprof top -- split: the hot functions on screen" || pane | sed 's/^/#   /' >&2
 sleep 2.2
@@ -37,8 +38,19 @@ n2=$(pane | sed -n 's/^\([0-9]*\) samples.*/\1/p')
 ok $? "refreshed every second ($n1, then $n2 samples)"
 within "$(row heavy_two_thirds 1)" 55 78 "heavy_two_thirds's self share, as split spends it (2/3)"
 within "$(row light_one_third 1)" 22 45 "light_one_third's self share (1/3)"
-pane | grep -q "sorted by self"
-ok $? "sorted by self at first"
+# Each refresh is drawn over the last screen, never on a cleared one: a look
+# at any moment sees a whole screen (CI once caught one between the clear and
+# the header).
+i=0 whole=0
+while [ $i -lt 40 ]; do
+	pane >tmp-look.txt
+	grep -q "sorted by self" tmp-look.txt && grep -q "self *total *function" tmp-look.txt && whole=$((whole + 1))
+	i=$((i + 1))
+	sleep 0.05
+done
+frames=$(grep -c "sorted by" tmp-raw.out)
+[ "$whole" = 40 ] && [ "$frames" -ge 3 ] && ! grep -q "$(printf '\033')\[2J" tmp-raw.out
+ok $? "sorted by self at first, on every look ($whole of 40), no screen cleared between $frames screens"
 first=$(pane | awk '/self +total +function/ { getline; print $3; exit }')
 is "$first" heavy_two_thirds "the hottest function first"
 tmux send-keys -t "$S" t
