@@ -51,9 +51,10 @@ bool onefile__alive(int pid);
 bool onefile_live__moved_on(int pid, const char *name);
 
 /*
- * How many processes of this run (started since the launcher) still run and
- * have not made their file OUTPUT.PID[.N] in @dir (@base: OUTPUT's name)
- * yet, by their control endpoints (onefile_live.c); in @not_started, those
+ * How many processes of this run (started since the launcher) still run
+ * whose file OUTPUT.PID[.N] in @dir (@base: OUTPUT's name) is not among the
+ * live files the caller found (@has_file: not made yet, or made since), by
+ * their control endpoints (onefile_live.c); in @not_started, those
  * of the command's tree that run without the library started (no endpoint
  * after a wait of at most a quarter second, and no file: @has_file), not
  * counted in the result. Not async-signal-safe.

@@ -7,7 +7,8 @@
  * control endpoint (preload/session/control.c), written at its start, names
  * the file it will write: the endpoints of live processes started since the
  * launcher that name a descendant's file of this run (OUTPUT.PID or
- * OUTPUT.PID.N in OUTPUT's folder) not there yet are the ones counted here.
+ * OUTPUT.PID.N in OUTPUT's folder) not among the live files the caller
+ * found (not there yet, or made since it looked) are the ones counted here.
  * A process of the tree that has no endpoint yet (forked but not exec'd, or
  * its library's constructor not run: the exec watch knows the tree,
  * exec_watch.c) is waited for a little, then counted as not started.
@@ -51,8 +52,14 @@ static bool read_endpoint(const char *path, char *text, size_t cap)
 	       !strncmp(text, AP_CONTROL_MAGIC "\n", strlen(AP_CONTROL_MAGIC) + 1);
 }
 
-/* Does the endpoint text @text name a descendant's file in the folder @want not written yet? */
-static bool names_unwritten(const char *text, const struct stat *want, const char *base)
+/*
+ * Does the endpoint text @text of process @pid name a descendant's file in
+ * the folder @want that is not among the live files the caller found
+ * (@has_file)? Not written yet, or written since the caller looked (its
+ * first flush came between): either way a file to come after the merge.
+ */
+static bool names_unwritten(const char *text, const struct stat *want, const char *base, int pid,
+			    bool (*has_file)(int pid))
 {
 	char file[PATH_MAX], folder[PATH_MAX], skip[8];
 	const char *slash;
@@ -65,7 +72,7 @@ static bool names_unwritten(const char *text, const struct stat *want, const cha
 	snprintf(folder, sizeof(folder), "%.*s",
 		 slash ? (slash == file ? 1 : (int)(slash - file)) : 1, slash ? file : ".");
 	return descendant_name(slash ? slash + 1 : file, base) && stat(folder, &st) == 0 &&
-	       st.st_dev == want->st_dev && st.st_ino == want->st_ino && access(file, F_OK) != 0;
+	       st.st_dev == want->st_dev && st.st_ino == want->st_ino && !has_file(pid);
 }
 
 #define TREE_MAX	   4096
@@ -226,7 +233,7 @@ unsigned onefile_live__unwritten(const char *dir, const char *base, bool (*has_f
 		if (!read_endpoint(path, text, sizeof(text)) ||
 		    textfile__field_u64(text, "start") < since)
 			continue; /* not an endpoint, or a process older than this run */
-		n += names_unwritten(text, &want, base);
+		n += names_unwritten(text, &want, base, (int)pid, has_file);
 	}
 	closedir(d);
 	return n;
