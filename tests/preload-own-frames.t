@@ -3,11 +3,13 @@
 # AUTOPROF_OFFCPU=1) a program's profile has no frame in libautoprof.so or
 # libunwind, in perf report --sort dso,sym and in autoprof-report, while
 # the program's functions keep their shares: offcpu70's work_here keeps its
-# share of the CPU samples of a 1 kHz run (within 5 points).
+# share of the CPU samples of a 1 kHz run (within 5 points); and a sample
+# taken in the handler, after its last look at the ring, keeps the program's
+# whole stack below it.
 . "$(dirname "$0")/lib.sh"
 P=$B/progs
-needs "$P/offcpu70"
-plan 7
+needs "$P/offcpu70" "$P/split"
+plan 8
 export AUTOPROF_QUIET=1
 
 # share FILE SYM: SYM's self share (%) in FILE's samples.
@@ -42,4 +44,20 @@ done
 got=$(share f0.data work_here)
 within "$got" "$(echo "$ref" | awk '{ print $1 - 5 }')" "$(echo "$ref" | awk '{ print $1 + 5 }')" \
 	"work_here keeps its share at 20 kHz (1 kHz: $ref%)"
+
+# split's samples in heavy_two_thirds and light_one_third, all of them under
+# work_loop and main: at 20 kHz a few in 10,000 are taken in the handler after
+# it last looked at the ring, and lost every frame below the interrupted
+# function while the handler kept the program's stack only for a ring not empty.
+all=0 short=0
+for i in 1 2 3; do
+	timeout -s KILL 60 env LD_PRELOAD="$LIB" AUTOPROF_FREQ=20000 AUTOPROF_OUTPUT=s$i.data \
+		"$P/split" 400 >/dev/null 2>&1
+	set -- $(perf script -i s$i.data -F ip,sym 2>/dev/null | awk 'BEGIN { RS = "" }
+		/heavy_two_thirds|light_one_third/ { n++; if (!/work_loop/ || !/ main\n/) s++ }
+		END { print n + 0, s + 0 }')
+	all=$((all + $1)) short=$((short + $2))
+done
+[ "$all" -gt 3000 ] && [ "$short" = 0 ]
+ok $? "-F 20000: every one of split's $all samples in its two functions has work_loop and main ($short without)"
 done_testing

@@ -117,6 +117,20 @@ static int live_program(struct drain_ctx *ctx)
  * entered): on the live stack (live_program()), else by libunwind; returns
  * its frames in ctx->prog, 0 when unknown. Async-signal-safe.
  */
+/* chain__program_stack()'s walk on the live stack only (live_program()): 0 where that
+ * walk cannot be made, and no libunwind. Async-signal-safe. */
+int chain__program_stack_live(struct drain_ctx *ctx)
+{
+	if (ctx->prog_n < 0 && ctx->prog) {
+		int n = live_program(ctx);
+
+		if (n > 0)
+			ctx->prog_n = n;
+		return n;
+	}
+	return ctx->prog_n > 0 ? ctx->prog_n : 0;
+}
+
 int chain__program_stack(struct drain_ctx *ctx)
 {
 	if (ctx->prog_n < 0) {
@@ -140,12 +154,13 @@ static int append_frames(uint64_t *out, int at, int limit, const uint64_t *prog,
 
 /*
  * Whether a sample taken at time, on the handler's own stack, belongs to the
- * handler's previous run, whose program stack t keeps (keep_program()).
- * Async-signal-safe.
+ * handler's previous run, whose program stack t keeps (keep_program()): one
+ * taken since that run was entered (and before this run: it is in the ring
+ * this run drains, ctx->entered's case aside). Async-signal-safe.
  */
 static bool in_kept(const struct ap_thread *t, uint64_t time)
 {
-	return t->kept_n > 0 && time >= t->kept_from && time <= t->kept_to;
+	return t->kept_n > 0 && time >= t->kept_from;
 }
 
 /*

@@ -55,6 +55,8 @@ struct kernel_sample {
 int chain__unwind_user(struct ap_thread *t, void *ucontext, uint64_t *out, unsigned depth);
 /* The interrupted program's stack into ctx->prog; returns the frames. Async-signal-safe. */
 int chain__program_stack(struct drain_ctx *ctx);
+/* The same, walked on the live stack only (no libunwind): 0 where it cannot. Async-signal-safe. */
+int chain__program_stack_live(struct drain_ctx *ctx);
 /* The call chain of sample s into chain; returns the entries. Async-signal-safe. */
 unsigned chain__build(struct drain_ctx *ctx, const struct kernel_sample *s, size_t body,
 		      bool kernel_ip, bool last_sample, uint64_t *chain);
