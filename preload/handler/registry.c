@@ -328,27 +328,22 @@ void registry__forget_all(void)
 }
 
 /*
- * Put t in the registry (the table is made at the first thread). Returns 0,
- * or -errno (-EMFILE: MAX_SLOTS threads sampled at once). Not async-signal-safe.
+ * Put t in the registry (the table is made at the first thread), the caller
+ * holding the registry lock. Returns 0, or -errno (-EMFILE: MAX_SLOTS
+ * threads sampled at once). Not async-signal-safe.
  */
 int registry__add(struct ap_thread *t)
 {
 	int err = table_init();
 
-	if (err)
-		return err;
-	lock_registry();
-	err = add_slot(t);
-	unlock_registry();
-	return err;
+	return err ? err : add_slot(t);
 }
 
-/* Take t out again (its start failed before anyone could see it). Not async-signal-safe. */
+/* Take t out again (its start failed before anyone could see it), the caller holding the
+ * registry lock. Not async-signal-safe. */
 void registry__drop(struct ap_thread *t)
 {
-	lock_registry();
 	__atomic_store_n(&by_slot[t->slot], NULL, __ATOMIC_RELEASE);
-	unlock_registry();
 }
 
 /* The registry lock: held to claim a thread, to go over the table in order. */

@@ -81,9 +81,9 @@ unsigned long signal_delivery__stepped_aside(int *signo);
 
 /* ---- registry.c: every sampled thread ---- */
 
-/* Put t in the registry. Returns 0 or -errno. */
+/* Put t in the registry, the lock held (registry__lock()). Returns 0 or -errno. */
 int registry__add(struct ap_thread *t);
-/* Take t out again (its start failed). */
+/* Take t out again (its start failed), the lock held. */
 void registry__drop(struct ap_thread *t);
 /* The lock held to claim a thread or go over the table in order. */
 void registry__lock(void);

@@ -66,6 +66,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	size_t agg = aggregate__bytes(&autoprof.sampler); /* AUTOPROF_AGGREGATE's table */
 	size_t len = body + agg + GUARD_BYTES + HANDLER_STACK_BYTES;
 	bool paused = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST);
+	int signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE), now;
 	struct ap_thread *t;
 	int sample_fd = -1; /* batched: the sampling event (t->fd is its tick's) */
 	void *mem;
@@ -112,9 +113,17 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	}
 	t->handle = tid ? 0 : pthread_self();
 	put_comm(t, tid);
+	/* In the registry and enabled under its lock: a reroute (the program took
+	 * the sampling signal, process_events__reroute) reopens every thread's
+	 * events, and between the two it closed the ones enabled here (EBADF: a
+	 * thread of execfam sigflip unprofiled, 1 run in 300 under load); one
+	 * before the add is done below. */
+	registry__lock();
 	*err = registry__add(t);
-	if (*err)
+	if (*err) {
+		registry__unlock();
 		goto out_ring;
+	}
 	if (!tid)
 		ap_self = t;
 	*err = t->is_timer ? (paused ? 0 : cputimer__start(t))
@@ -127,6 +136,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		if (!tid)
 			ap_self = NULL;
 		registry__drop(t);
+		registry__unlock();
 		goto out_ring;
 	}
 	offcpu__thread_start(t, tid); /* AUTOPROF_OFFCPU */
@@ -136,6 +146,14 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		raw_syscall(SYS_close, t->fd);
 	if (sample_fd >= 0)
 		raw_syscall(SYS_close, sample_fd);
+	/* a reroute between the open and the add passed t by: what it does, now */
+	if ((now = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE)) != signo) {
+		if (!t->is_timer)
+			sampler_events__reopen(t, now);
+		else
+			cputimer__retarget(t);
+	}
+	registry__unlock();
 	/* A `ctl start` or `stop` that went over the registry before t was in
 	 * it: make t follow it now. */
 	if (paused != __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) &&
