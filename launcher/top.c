@@ -204,7 +204,6 @@ static void tty_raw(void)
 	top.tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &top.saved_tty) == 0;
 	if (!top.tty)
 		return;
-	setvbuf(stdout, NULL, _IOFBF, 1 << 16); /* a screen in one write */
 	t = top.saved_tty;
 	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
 	t.c_cc[VMIN] = 0;
@@ -398,11 +397,13 @@ static pid_t spawn(char **argv, int *go, int *failed)
 
 int top__run(char **argv, pid_t pid, const char *output, bool output_given)
 {
+	static char screen[1 << 16];
 	char what[512], path[sizeof(top.tmpdir) + 16];
 	struct sigaction sa = {.sa_handler = on_quit};
 	int go = -1, failed = -1, err, status = 0;
 	char why = 0;
 
+	setvbuf(stdout, screen, _IOFBF, sizeof(screen)); /* a screen in one write (draw()) */
 	top.command = argv != NULL;
 	top.keep_file = output_given;
 	if (outside_plan__init(&top.plan, 1) || outside_events__init(&top.ev))

@@ -155,12 +155,12 @@ static int append_frames(uint64_t *out, int at, int limit, const uint64_t *prog,
 /*
  * Whether a sample taken at time, on the handler's own stack, belongs to the
  * handler's previous run, whose program stack t keeps (keep_program()): one
- * taken since that run was entered (and before this run: it is in the ring
- * this run drains, ctx->entered's case aside). Async-signal-safe.
+ * taken between its entry and the end of its work on that stack.
+ * Async-signal-safe.
  */
 static bool in_kept(const struct ap_thread *t, uint64_t time)
 {
-	return t->kept_n > 0 && time >= t->kept_from;
+	return t->kept_n > 0 && time >= t->kept_from && time <= t->kept_to;
 }
 
 /*

@@ -330,11 +330,11 @@ struct ap_thread {
 	uint64_t off_out;     /* when the thread last left the CPU to wait, or 0 */
 	/* The program's stack below the handler's last run (on_signal.c), for its
 	 * samples that are drained at the next signal: kept_n frames in
-	 * AP_PROG(t, kept), for samples taken since kept_from or walked through
-	 * the signal frame that interrupted kept_sp and kept_pc; kept_n 0 when
-	 * none. Read and written by the thread's handler only. */
+	 * AP_PROG(t, kept), for samples taken in [kept_from, kept_to] or walked
+	 * through the signal frame that interrupted kept_sp and kept_pc; kept_n 0
+	 * when none. Written by the thread's handler, read by its drains. */
 	int kept, kept_n;
-	uint64_t kept_from, kept_restorer, kept_sp, kept_pc;
+	uint64_t kept_from, kept_to, kept_restorer, kept_sp, kept_pc;
 	/* The backoff (on_signal.c's pace()): the thread samples at its rate
 	 * halved rate_shift times; the current window's start (monotonic), the
 	 * thread's CPU and system time then, its handlers' CPU time since

@@ -567,6 +567,10 @@ void on_signal__handle(int signo, siginfo_t *si, void *ucontext)
 		    .prog_n = -1};
 
 		own_stack__call(&a, drain_on_stack, t->stack_top);
+		/* the kept stack's span: the samples on the handler's own stack, the last
+		 * look at the ring and keep_program() included (after this, a sample's
+		 * walk crosses the signal frame, matched by its registers) */
+		t->kept_to = ap_now();
 		buffer__leave(t);
 		make_way(signo, ucontext);
 	}

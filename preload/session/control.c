@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,7 @@ void control__publish(void)
 	static pid_t publisher;
 	static int again;
 	pid_t self = getpid();
+	int cancel;
 
 	__atomic_store_n(&again, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
@@ -197,9 +199,12 @@ void control__publish(void)
 		if (!__atomic_compare_exchange_n(&publisher, &cur, self, false, __ATOMIC_SEQ_CST,
 						 __ATOMIC_SEQ_CST))
 			continue;
+		/* a holder cancelled in publish()'s open or write would hold for good */
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 		while (__atomic_exchange_n(&again, 0, __ATOMIC_SEQ_CST))
 			publish();
 		__atomic_store_n(&publisher, 0, __ATOMIC_SEQ_CST);
+		pthread_setcancelstate(cancel, NULL);
 	}
 }
 

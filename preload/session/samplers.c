@@ -68,6 +68,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	bool paused = __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST);
 	int signo = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE), now;
 	struct ap_thread *t;
+	sigset_t all, mask;
 	int sample_fd = -1; /* batched: the sampling event (t->fd is its tick's) */
 	void *mem;
 
@@ -117,11 +118,16 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	 * the sampling signal, process_events__reroute) reopens every thread's
 	 * events, and between the two it closed the ones enabled here (EBADF: a
 	 * thread of execfam sigflip unprofiled, 1 run in 300 under load); one
-	 * before the add is done below. */
+	 * before the add is done below. Every signal blocked meanwhile: a
+	 * handler of the program's on this thread that exits or takes the
+	 * sampling signal would wait for the lock this thread holds. */
+	sigfillset(&all);
+	signals__sigmask(SIG_BLOCK, &all, &mask);
 	registry__lock();
 	*err = registry__add(t);
 	if (*err) {
 		registry__unlock();
+		signals__sigmask(SIG_SETMASK, &mask, NULL);
 		goto out_ring;
 	}
 	if (!tid)
@@ -137,6 +143,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 			ap_self = NULL;
 		registry__drop(t);
 		registry__unlock();
+		signals__sigmask(SIG_SETMASK, &mask, NULL);
 		goto out_ring;
 	}
 	offcpu__thread_start(t, tid); /* AUTOPROF_OFFCPU */
@@ -154,6 +161,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 			cputimer__retarget(t);
 	}
 	registry__unlock();
+	signals__sigmask(SIG_SETMASK, &mask, NULL);
 	/* A `ctl start` or `stop` that went over the registry before t was in
 	 * it: make t follow it now. */
 	if (paused != __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST) &&
