@@ -34,7 +34,9 @@ reach() {
 # 1-3: samples in the program's SIGALRM handler (its work, then the signal
 # frame, then the interrupted code) reach main as often as perf record
 # --call-graph dwarf's do (it copies the stack the same way).
-LD_PRELOAD=$LIB AUTOPROF_OUTPUT=sig.data "$P/sighot" 1 >sig.out 2>sig.err
+# (verbose: a failure shows how many samples the library found without a full stack)
+LD_PRELOAD=$LIB AUTOPROF_OUTPUT=sig.data AUTOPROF_QUIET=0 AUTOPROF_VERBOSE=1 "$P/sighot" 1 \
+	>sig.out 2>sig.err
 is "$?:$(cat sig.out)" "0:sighot: done" "sighot: same output and end profiled"
 set -- $(reach sig.data any handler_work)
 ours_n=$1 ours_m=$2
@@ -44,7 +46,9 @@ set -- $(reach perf-sig.data any handler_work)
 diag "perf record --call-graph dwarf: $2 of $1"
 ok $([ "$ours_n" -ge 50 ] && [ $((100 * ours_m)) -ge $((95 * ours_n)) ] && echo 0 || echo 1) \
 	"95% of the samples in a signal handler reach main (through the signal frame)" ||
-	echo "preload-frames.t: ours $ours_m of $ours_n handler samples reach main, perf's $2 of $1" >&2
+	{ echo "preload-frames.t: ours $ours_m of $ours_n handler samples reach main, perf's $2 of $1" >&2 &&
+		diag_file sig.err && awk 'BEGIN { RS = "" } /handler_work/ && !/ main\n/ && n++ < 3 { print }' \
+		sig.data.txt | sed 's/^/#   /' >&2; }
 ok $([ "$1" -gt 0 ] && [ $((100 * ours_m * $1)) -ge $(((100 * $2 - 3 * $1) * ours_n)) ] &&
 	echo 0 || echo 1) "no more than 3 points below perf record --call-graph dwarf"
 
