@@ -117,6 +117,19 @@ static int live_program(struct drain_ctx *ctx)
  * entered): on the live stack (live_program()), else by libunwind; returns
  * its frames in ctx->prog, 0 when unknown. Async-signal-safe.
  */
+int chain__program_stack(struct drain_ctx *ctx)
+{
+	if (ctx->prog_n < 0) {
+		ctx->prog_n = ctx->prog ? live_program(ctx) : 0;
+		if (ctx->prog && !ctx->prog_n)
+			ctx->prog_n = chain__unwind_user(ctx->t, ctx->ucontext, ctx->prog,
+							 ctx->t->sampler->stack_depth);
+		if (ctx->prog_n < 0)
+			ctx->prog_n = 0;
+	}
+	return ctx->prog_n;
+}
+
 /* chain__program_stack()'s walk on the live stack only (live_program()): 0 where that
  * walk cannot be made, and no libunwind. Async-signal-safe. */
 int chain__program_stack_live(struct drain_ctx *ctx)
@@ -129,19 +142,6 @@ int chain__program_stack_live(struct drain_ctx *ctx)
 		return n;
 	}
 	return ctx->prog_n > 0 ? ctx->prog_n : 0;
-}
-
-int chain__program_stack(struct drain_ctx *ctx)
-{
-	if (ctx->prog_n < 0) {
-		ctx->prog_n = ctx->prog ? live_program(ctx) : 0;
-		if (ctx->prog && !ctx->prog_n)
-			ctx->prog_n = chain__unwind_user(ctx->t, ctx->ucontext, ctx->prog,
-							 ctx->t->sampler->stack_depth);
-		if (ctx->prog_n < 0)
-			ctx->prog_n = 0;
-	}
-	return ctx->prog_n;
 }
 
 /* Append n frames of prog to out at `at`, up to limit entries; returns the new end. */
