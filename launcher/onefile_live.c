@@ -162,6 +162,19 @@ static long long mono_ns(void)
  * library: how many still run without it; in @loaded, how many run it with
  * their endpoint elsewhere.
  */
+/* The processes unstarted() counted as running the library with their endpoint elsewhere:
+ * one that writes its endpoint here just after is not counted again (unwritten()). */
+static uint32_t loaded_pids[TREE_MAX];
+static unsigned nr_loaded;
+
+static bool counted_loaded(long pid)
+{
+	for (unsigned i = 0; i < nr_loaded; i++)
+		if (loaded_pids[i] == (uint32_t)pid)
+			return true;
+	return false;
+}
+
 static unsigned unstarted(const char *cdir, unsigned long long since, bool (*has_file)(int pid),
 			  unsigned *loaded)
 {
@@ -169,7 +182,7 @@ static unsigned unstarted(const char *cdir, unsigned long long since, bool (*has
 	long long deadline = mono_ns() + START_WAIT_NS;
 	size_t n = exec_watch__tree(pids, TREE_MAX);
 
-	*loaded = 0;
+	*loaded = nr_loaded = 0;
 	if (n == (size_t)-1)
 		return 0;
 	for (;;) {
@@ -178,6 +191,8 @@ static unsigned unstarted(const char *cdir, unsigned long long since, bool (*has
 		for (size_t i = 0; i < n; i++) {
 			enum tree_kind k = tree_kind(pids[i], since, cdir, has_file);
 
+			if (k == TREE_LOADED && nr_loaded < TREE_MAX)
+				loaded_pids[nr_loaded++] = pids[i];
 			*loaded += k == TREE_LOADED;
 			if (k == TREE_NOT_YET)
 				pids[kept++] = pids[i];
@@ -227,7 +242,8 @@ unsigned onefile_live__unwritten(const char *dir, const char *base, bool (*has_f
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
 
-		if (pid <= 0 || *end || pid == getpid() || !onefile__alive((int)pid))
+		if (pid <= 0 || *end || pid == getpid() || counted_loaded(pid) ||
+		    !onefile__alive((int)pid))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", cdir, e->d_name);
 		if (!read_endpoint(path, text, sizeof(text)) ||
