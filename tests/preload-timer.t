@@ -4,7 +4,7 @@
 # does), or when AUTOPROF_MODE=timer asks for it. Samples carry their true
 # period, so times are right even though the tick limits the rate.
 . "$(dirname "$0")/lib.sh"
-plan 12
+plan 13
 
 NOPERF=$B/progs/noperf
 # The reference (below) is measured just before and just after the run: the
@@ -58,4 +58,17 @@ is "$(awk '/^samples time violations:/ { print $4 }' parser.txt)" 0 "hotspot-per
 is "$?:$(cat out.txt)" "0:split: done" "AUTOPROF_MODE=perf where perf is refused: the program runs normally"
 grep -q 'cannot open a .* sampling event: Permission denied; not profiling' err.txt && [ ! -e perf-only.data ]
 ok $? "with one line saying why, and no file" || diag_file err.txt
+
+# Paused timers stay paused when sampling moves to another signal: the move
+# gives each thread a new timer, which was armed whatever the old one was
+# (execfam sigflip, AUTOPROF_START=0: samples in 1 run of 3 to 8 before).
+bad=0
+for i in $(seq 10); do
+	rm -f paused.data*
+	timeout -s KILL 60 env AUTOPROF_MODE=timer AUTOPROF_START=0 AUTOPROF_OUTPUT=paused.data \
+		LD_PRELOAD="$LIB" "$B/progs/execfam" sigflip >/dev/null 2>&1
+	n=$(perf script -i paused.data -F ip 2>/dev/null | grep -c .)
+	[ "$n" = 0 ] || bad=$((bad + 1))
+done
+is "$bad" 0 "AUTOPROF_START=0 with timers, sampling moved twice: no sample in 10 runs"
 done_testing

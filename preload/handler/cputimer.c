@@ -127,16 +127,21 @@ void cputimer__sample(struct ap_thread *t, void *ucontext)
 
 /*
  * Replace t's timer by one that sends the current sampling signal (called
- * from another thread: t's own CPU clock comes from its pthread handle).
- * Not async-signal-safe.
+ * from another thread: t's own CPU clock comes from its pthread handle),
+ * armed as the old one was (a paused thread's is not: it sampled while
+ * paused). Not async-signal-safe.
  */
 void cputimer__retarget(struct ap_thread *t)
 {
+	struct itimerspec was = {{0, 0}, {0, 0}};
 	clockid_t clock;
+	bool armed;
 
 	if (!t->handle || pthread_getcpuclockid(t->handle, &clock))
 		return;
+	armed = t->is_timer && timer_gettime(t->timer, &was) == 0 &&
+		(was.it_interval.tv_sec || was.it_interval.tv_nsec);
 	cputimer__close(t);
-	if (create(t, clock) == 0)
+	if (create(t, clock) == 0 && armed)
 		arm(t);
 }
