@@ -148,6 +148,19 @@ static bool maps_name_library(const char *path)
 	return yes;
 }
 
+/* The processes unstarted() counted as running the library with their endpoint elsewhere:
+ * one that writes its endpoint here just after is not counted again (onefile_live__unwritten()). */
+static uint32_t loaded_pids[TREE_MAX];
+static unsigned nr_loaded;
+
+static bool counted_loaded(long pid)
+{
+	for (unsigned i = 0; i < nr_loaded; i++)
+		if (loaded_pids[i] == (uint32_t)pid)
+			return true;
+	return false;
+}
+
 static long long mono_ns(void)
 {
 	struct timespec ts;
@@ -162,19 +175,6 @@ static long long mono_ns(void)
  * library: how many still run without it; in @loaded, how many run it with
  * their endpoint elsewhere.
  */
-/* The processes unstarted() counted as running the library with their endpoint elsewhere:
- * one that writes its endpoint here just after is not counted again (unwritten()). */
-static uint32_t loaded_pids[TREE_MAX];
-static unsigned nr_loaded;
-
-static bool counted_loaded(long pid)
-{
-	for (unsigned i = 0; i < nr_loaded; i++)
-		if (loaded_pids[i] == (uint32_t)pid)
-			return true;
-	return false;
-}
-
 static unsigned unstarted(const char *cdir, unsigned long long since, bool (*has_file)(int pid),
 			  unsigned *loaded)
 {

@@ -57,6 +57,7 @@ void samplers__warn_once(int err);
 
 void process_events__stop_all_emergency(void);
 void process_events__reroute(int signo);
+void process_events__reroute_thread(struct ap_thread *t, int signo);
 void process_events__before_seccomp(bool all_threads);
 bool process_events__sandboxed(void);
 

@@ -120,28 +120,29 @@ static int live_program(struct drain_ctx *ctx)
 int chain__program_stack(struct drain_ctx *ctx)
 {
 	if (ctx->prog_n < 0) {
-		ctx->prog_n = ctx->prog ? live_program(ctx) : 0;
-		if (ctx->prog && !ctx->prog_n)
-			ctx->prog_n = chain__unwind_user(ctx->t, ctx->ucontext, ctx->prog,
-							 ctx->t->sampler->stack_depth);
-		if (ctx->prog_n < 0)
-			ctx->prog_n = 0;
+		int n = chain__program_stack_live(ctx);
+
+		if (!n && ctx->prog)
+			n = chain__unwind_user(ctx->t, ctx->ucontext, ctx->prog,
+					       ctx->t->sampler->stack_depth);
+		ctx->prog_n = n > 0 ? n : 0;
 	}
 	return ctx->prog_n;
 }
 
 /* chain__program_stack()'s walk on the live stack only (live_program()): 0 where that
- * walk cannot be made, and no libunwind. Async-signal-safe. */
+ * walk cannot be made (kept unknown: chain__program_stack() then tries libunwind), and no
+ * libunwind. Async-signal-safe. */
 int chain__program_stack_live(struct drain_ctx *ctx)
 {
-	if (ctx->prog_n < 0 && ctx->prog) {
-		int n = live_program(ctx);
+	if (ctx->prog_n < 0) {
+		int n = ctx->prog ? live_program(ctx) : 0;
 
 		if (n > 0)
 			ctx->prog_n = n;
-		return n;
+		return n > 0 ? n : 0;
 	}
-	return ctx->prog_n > 0 ? ctx->prog_n : 0;
+	return ctx->prog_n;
 }
 
 /* Append n frames of prog to out at `at`, up to limit entries; returns the new end. */

@@ -52,10 +52,19 @@ void process_events__stop_all_emergency(void)
 		registry__unlock();
 }
 
+/* Send t's overflow signal as signo from now on; a timer thread gets a new timer on its own CPU
+ * clock. The caller holds the registry lock. Not async-signal-safe. */
+void process_events__reroute_thread(struct ap_thread *t, int signo)
+{
+	if (!t->is_timer)
+		sampler_events__reopen(t, signo);
+	else
+		cputimer__retarget(t);
+}
+
 /*
  * Send every thread's overflow signal as signo from now on (the program took
- * the old one). Timer threads get a new timer on their own CPU clock.
- * Not async-signal-safe.
+ * the old one). Not async-signal-safe.
  */
 void process_events__reroute(int signo)
 {
@@ -63,12 +72,8 @@ void process_events__reroute(int signo)
 	for (int i = 0, top = registry__top(); i <= top; i++) {
 		struct ap_thread *t = registry__at(i);
 
-		if (!t)
-			continue;
-		if (!t->is_timer)
-			sampler_events__reopen(t, signo);
-		else
-			cputimer__retarget(t);
+		if (t)
+			process_events__reroute_thread(t, signo);
 	}
 	registry__unlock();
 	control__publish(); /* `autoprof ctl` sends the new number from now on */

@@ -125,11 +125,8 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	signals__sigmask(SIG_BLOCK, &all, &mask);
 	registry__lock();
 	*err = registry__add(t);
-	if (*err) {
-		registry__unlock();
-		signals__sigmask(SIG_SETMASK, &mask, NULL);
-		goto out_ring;
-	}
+	if (*err)
+		goto out_unlock;
 	if (!tid)
 		ap_self = t;
 	*err = t->is_timer ? (paused ? 0 : cputimer__start(t))
@@ -142,9 +139,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 		if (!tid)
 			ap_self = NULL;
 		registry__drop(t);
-		registry__unlock();
-		signals__sigmask(SIG_SETMASK, &mask, NULL);
-		goto out_ring;
+		goto out_unlock;
 	}
 	offcpu__thread_start(t, tid); /* AUTOPROF_OFFCPU */
 	/* The event lives on in its mapping; t->fd stays as the number its
@@ -154,12 +149,8 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	if (sample_fd >= 0)
 		raw_syscall(SYS_close, sample_fd);
 	/* a reroute between the open and the add passed t by: what it does, now */
-	if ((now = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE)) != signo) {
-		if (!t->is_timer)
-			sampler_events__reopen(t, now);
-		else
-			cputimer__retarget(t);
-	}
+	if ((now = __atomic_load_n(&autoprof.signo, __ATOMIC_ACQUIRE)) != signo)
+		process_events__reroute_thread(t, now);
 	registry__unlock();
 	signals__sigmask(SIG_SETMASK, &mask, NULL);
 	/* A `ctl start` or `stop` that went over the registry before t was in
@@ -171,7 +162,9 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	}
 	return t;
 
-out_ring:
+out_unlock:
+	registry__unlock();
+	signals__sigmask(SIG_SETMASK, &mask, NULL);
 	ring__unmap(&t->ring);
 	ring__unmap(&t->tick);
 	sampler_events__end_ramp(t);
