@@ -72,74 +72,6 @@ static int with_file(struct writer *w, write_op op, void *arg)
 	return writer_helper__run(w, op, arg);
 }
 
-/*
- * Under the lock: write len bytes of data at the end, the features after
- * them, and the header (see the top of the file). Async-signal-safe.
- */
-static int commit(struct writer *w, const void *buf, size_t len)
-{
-	const struct writer_features *f = w->feat;
-	struct perf_file_section table[AP_MAX_FEATURES];
-	uint64_t times[2], base = w->end + len, end;
-	struct {
-		uint64_t size;
-		struct perf_file_section event_types;
-		uint64_t bits[PERF_FEAT_BITS / 64];
-	} tail;
-	struct iovec iov[5];
-	int n = 0, err;
-
-	_Static_assert(sizeof(tail) == sizeof(struct perf_file_header) - SIZE_AT, "header tail");
-	if (len)
-		iov[n++] = (struct iovec){(void *)buf, len};
-	if (f) {
-		size_t tlen = (size_t)f->n * sizeof(table[0]), st = f->sample_time;
-
-		for (int i = 0; i < f->n; i++) {
-			table[i].offset = base + tlen + f->rel[i];
-			table[i].size = f->size[i];
-		}
-		iov[n++] = (struct iovec){table, tlen};
-		if (st == SIZE_MAX || st + sizeof(times) > f->len) {
-			iov[n++] = (struct iovec){f->body, f->len};
-		} else {
-			times[0] = __atomic_load_n(&w->first_time, __ATOMIC_RELAXED);
-			times[1] = __atomic_load_n(&w->last_time, __ATOMIC_RELAXED);
-			iov[n++] = (struct iovec){f->body, st};
-			iov[n++] = (struct iovec){times, sizeof(times)};
-			iov[n++] = (struct iovec){f->body + st + sizeof(times),
-						  f->len - st - sizeof(times)};
-		}
-	}
-	end = w->end;
-	for (int i = 0; i < n; i++)
-		end += iov[i].iov_len;
-	/* past RLIMIT_FSIZE nothing is written, checked once before anything: the features on
-	 * disk stay, and so must the header's bits that point to them (perf names the events
-	 * from them) */
-	if (!raw_syscall__fits_fsize(end))
-		return -EFBIG;
-	if (w->tail_on_disk) {
-		memset(tail.bits, 0, sizeof(tail.bits));
-		err = writer_file__pwrite_all(w->fd, tail.bits, sizeof(tail.bits), BITS_AT);
-		if (err)
-			return err;
-		w->tail_on_disk = false;
-	}
-	err = writer_file__pwritev_fitted(w->fd, iov, n, w->end);
-	if (err)
-		return err;
-	w->end = base;
-	memset(&tail, 0, sizeof(tail));
-	tail.size = w->end - w->data_offset;
-	if (f)
-		memcpy(tail.bits, f->bits, sizeof(tail.bits));
-	err = writer_file__pwrite_all(w->fd, &tail, sizeof(tail), SIZE_AT);
-	if (!err)
-		w->tail_on_disk = f != NULL;
-	return err;
-}
-
 /* Keep the first write error; returns err. Async-signal-safe. */
 static int keep_error(struct writer *w, int err)
 {
@@ -160,7 +92,7 @@ static int op_commit(struct writer *w, void *arg)
 {
 	const struct chunk *c = arg;
 
-	return keep_error(w, commit(w, c->buf, c->len));
+	return keep_error(w, writer_file__commit(w, c->buf, c->len));
 }
 
 /* Is there a file to write (an fd, or a path opened per write)? Async-signal-safe. */
@@ -226,7 +158,7 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		w->deferred = w->staging = true;
 		return 0;
 	}
-	return writer_file__create(w);
+	return writer_file__create(w, NULL, 0);
 }
 
 /* A deferred writer's appends are staged (at its start, at its end), or make the file (between:
@@ -257,7 +189,7 @@ static int deferred_append(struct writer *w, const void *buf, size_t len)
 		w->end += len;
 		return 0;
 	}
-	return keep_error(w, writer_file__create(w));
+	return keep_error(w, writer_file__create(w, w->staged, w->staged_len));
 }
 
 /*
@@ -366,7 +298,8 @@ const struct writer_features *writer__set_features(struct writer *w,
 /* writer__finish's write: the features and the final header (arg: tidy). */
 static int op_finish(struct writer *w, void *arg)
 {
-	int err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error : commit(w, NULL, 0);
+	int err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error
+							       : writer_file__commit(w, NULL, 0);
 
 	if (!err && *(bool *)arg) {
 		const struct writer_features *f = w->feat;
@@ -390,7 +323,7 @@ int writer__finish(struct writer *w, bool tidy)
 	int err = -EBADF;
 
 	if (w->deferred && !w->sealed) /* a profile: made now (an empty one is discarded) */
-		keep_error(w, writer_file__create(w));
+		keep_error(w, writer_file__create(w, w->staged, w->staged_len));
 	if (!live(w) && w->error) /* the file could not be made: why */
 		err = -w->error;
 	if (live(w)) {
@@ -417,8 +350,7 @@ int writer__finish(struct writer *w, bool tidy)
 int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len)
 {
 	size_t len = strlen(path);
-	uint64_t dev = 0, ino = 0;
-	int fd, err = 0;
+	int err;
 
 	if (len >= sizeof(w->path))
 		return -ENAMETOOLONG;
@@ -430,41 +362,17 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 	}
 	if (live(w) && !writer_fd__attach(w)) {
 		if (!__atomic_load_n(&w->error, __ATOMIC_RELAXED))
-			commit(w, NULL, 0);
+			writer_file__commit(w, NULL, 0);
 		fdtab__close(w->fd);
 	}
 	w->fd = -1;
 	w->transient = false;
-	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, path,
-			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	fd = fdtab__move_high(fd, true);
-	err = writer_fd__identity(fd, &dev, &ino);
-	if (err) {
-		fdtab__close(fd);
-		goto out;
-	}
 	memcpy(w->path, path, len + 1);
-	w->fd = fd;
-	w->dev = dev;
-	w->ino = ino;
-	w->end = w->data_offset;
-	w->tail_on_disk = false;
 	__atomic_store_n(&w->error, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->first_time, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->last_time, 0, __ATOMIC_RELAXED);
-	err = writer_file__write_head(w);
-	if (!err)
-		err = commit(w, first, first_len); /* a finished profile, with its features */
-	keep_error(w, err);
-	if (!err && fdtab__costs(w->fd)) {
-		w->transient = true;
-		writer_fd__detach(w);
-	}
-out:
+	/* a finished profile, with its features, before it has its name */
+	err = keep_error(w, writer_file__create(w, first, first_len));
 	writer_lock__give(w);
 	return err;
 }

@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -93,24 +95,93 @@ int writer_fd__open_again(struct writer *w)
 }
 
 /*
- * Make w's file (never through a symlink) and learn its identity: the fd, or
- * -errno. Raw system calls only (the helper runs it). Async-signal-safe.
+ * Naming an unnamed file failed in this process (no /proc, and no
+ * CAP_DAC_READ_SEARCH for AT_EMPTY_PATH): its files are made with their names.
+ */
+static bool names_fail;
+
+/* w->path's directory (static: used under the writer's lock; the helper shares our memory). */
+static char dir[PATH_MAX] AP_LARGE_BSS;
+
+/* An unnamed file (O_TMPFILE) in w->path's directory: fd or -errno. */
+static int make_unnamed(const struct writer *w)
+{
+	const char *slash = strrchr(w->path, '/');
+	size_t n = slash ? (size_t)(slash - w->path) : 0;
+	int fd;
+
+	if (!slash)
+		dir[n++] = '.';
+	else if (n == 0)
+		dir[n++] = '/';
+	else
+		memcpy(dir, w->path, n);
+	dir[n] = '\0';
+	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Make w's file and learn its identity: unnamed (w->unnamed; writer_fd__name
+ * names it once it is whole) where the file system can, else at w->path, never
+ * through a symlink nor over a file. A thread in seccomp makes no system call
+ * it did not make before (linkat). The fd, or -errno. Raw system calls only
+ * (the helper runs it). Async-signal-safe.
  */
 int writer_fd__make(struct writer *w)
 {
-	int fd = (int)raw_syscall(SYS_openat, AT_FDCWD, w->path,
-				  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int err;
+	int fd = -EOPNOTSUPP, err;
 
+	w->unnamed = false;
+	if (!__atomic_load_n(&names_fail, __ATOMIC_RELAXED) && !ap_sandboxed)
+		fd = make_unnamed(w);
+	if (fd == -EMFILE || fd == -ENFILE)
+		return fd;
+	if (fd >= 0)
+		w->unnamed = true;
+	else
+		fd = (int)raw_syscall(SYS_openat, AT_FDCWD, w->path,
+				      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	err = writer_fd__identity(fd, &w->dev, &w->ino);
 	if (err) {
 		raw_syscall(SYS_close, fd);
-		raw_syscall(SYS_unlink, w->path);
+		if (!w->unnamed)
+			raw_syscall(SYS_unlink, w->path);
 		return err;
 	}
 	return fd;
+}
+
+/*
+ * Under the lock, the file on w->fd whole: give it its name, w->path, if it
+ * has none (never over a file there: -EEXIST). 0 or -errno; -ENOLINK: it
+ * cannot be named here, and this process makes its files with their names
+ * from now on. Raw system calls only (the helper runs it). Async-signal-safe.
+ */
+int writer_fd__name(struct writer *w)
+{
+	char proc[32] = "/proc/self/fd/", digits[12];
+	int n = 0, len = (int)strlen(proc);
+
+	if (!w->unnamed)
+		return 0;
+	for (unsigned v = (unsigned)w->fd; n == 0 || v; v /= 10)
+		digits[n++] = (char)('0' + v % 10);
+	while (n)
+		proc[len++] = digits[--n];
+	proc[len] = '\0';
+	if (raw_syscall(SYS_linkat, AT_FDCWD, proc, AT_FDCWD, w->path, AT_SYMLINK_FOLLOW) < 0 &&
+	    (errno == EEXIST ||
+	     raw_syscall(SYS_linkat, w->fd, "", AT_FDCWD, w->path, AT_EMPTY_PATH) < 0)) {
+		if (errno == EEXIST)
+			return -EEXIST;
+		__atomic_store_n(&names_fail, true, __ATOMIC_RELAXED);
+		return -ENOLINK;
+	}
+	w->unnamed = false;
+	return 0;
 }
 
 /*

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * writer_file.c - the making of the writer's file (writer.c): its header,
- * its attrs with their ids, and its creation, at once or, for a deferred
- * writer, at its first append (then with the records staged before it).
+ * its attrs with their ids, each commit of data with the features after it,
+ * and its creation, at once, at a window's start or, for a deferred writer,
+ * at its first append (then with the records staged before it): a finished
+ * profile before it has its name.
  * Everything here uses raw system calls: async-signal-safe, no
  * cancellation point.
  */
@@ -111,33 +113,110 @@ int writer_file__write_head(struct writer *w)
 	return err;
 }
 
-/* The new file's head and the records staged so far, written on w->fd. 0 or -errno. */
-static int op_make(struct writer *w, void *arg)
+/*
+ * Under the lock: write len bytes of data at the end, the features after
+ * them, and the header (the three writes at the top of writer.c).
+ * Async-signal-safe.
+ */
+int writer_file__commit(struct writer *w, const void *buf, size_t len)
 {
-	int err = writer_file__write_head(w);
+	const struct writer_features *f = w->feat;
+	struct perf_file_section table[AP_MAX_FEATURES];
+	uint64_t times[2], base = w->end + len, end;
+	struct {
+		uint64_t size;
+		struct perf_file_section event_types;
+		uint64_t bits[PERF_FEAT_BITS / 64];
+	} tail;
+	struct iovec iov[5];
+	int n = 0, err;
 
-	(void)arg;
-	return err ? err : writer_file__pwrite_all(w->fd, w->staged, w->staged_len, w->data_offset);
+	_Static_assert(sizeof(tail) == sizeof(struct perf_file_header) - SIZE_AT, "header tail");
+	if (len)
+		iov[n++] = (struct iovec){(void *)buf, len};
+	if (f) {
+		size_t tlen = (size_t)f->n * sizeof(table[0]), st = f->sample_time;
+
+		for (int i = 0; i < f->n; i++) {
+			table[i].offset = base + tlen + f->rel[i];
+			table[i].size = f->size[i];
+		}
+		iov[n++] = (struct iovec){table, tlen};
+		if (st == SIZE_MAX || st + sizeof(times) > f->len) {
+			iov[n++] = (struct iovec){f->body, f->len};
+		} else {
+			times[0] = __atomic_load_n(&w->first_time, __ATOMIC_RELAXED);
+			times[1] = __atomic_load_n(&w->last_time, __ATOMIC_RELAXED);
+			iov[n++] = (struct iovec){f->body, st};
+			iov[n++] = (struct iovec){times, sizeof(times)};
+			iov[n++] = (struct iovec){f->body + st + sizeof(times),
+						  f->len - st - sizeof(times)};
+		}
+	}
+	end = w->end;
+	for (int i = 0; i < n; i++)
+		end += iov[i].iov_len;
+	/* past RLIMIT_FSIZE nothing is written, checked once before anything: the features on
+	 * disk stay, and so must the header's bits that point to them (perf names the events
+	 * from them) */
+	if (!raw_syscall__fits_fsize(end))
+		return -EFBIG;
+	if (w->tail_on_disk) {
+		memset(tail.bits, 0, sizeof(tail.bits));
+		err = writer_file__pwrite_all(w->fd, tail.bits, sizeof(tail.bits), BITS_AT);
+		if (err)
+			return err;
+		w->tail_on_disk = false;
+	}
+	err = writer_file__pwritev_fitted(w->fd, iov, n, w->end);
+	if (err)
+		return err;
+	w->end = base;
+	memset(&tail, 0, sizeof(tail));
+	tail.size = w->end - w->data_offset;
+	if (f)
+		memcpy(tail.bits, f->bits, sizeof(tail.bits));
+	err = writer_file__pwrite_all(w->fd, &tail, sizeof(tail), SIZE_AT);
+	if (!err)
+		w->tail_on_disk = f != NULL;
+	return err;
 }
 
-/*
- * Under the lock: make w->path's file (never through a symlink) with its
- * header and attrs, then the records staged so far. Where the program holds
- * every fd its limit allows, a helper makes and writes it, and the writer is
- * transient from then on (writer_helper.c). Returns 0 or -errno.
- * Async-signal-safe (raw system calls: a deferred file is made by whichever
- * append comes first, a handler's too).
- */
-int writer_file__create(struct writer *w)
-{
-	int fd = writer_fd__make(w), err;
+/* The records a new file starts with. */
+struct first {
+	const void *buf;
+	size_t len;
+};
 
-	w->deferred = false;
+/*
+ * On w->fd, a new file: its head, its first records and the features, then
+ * its name when it was made without one (writer_fd.c). 0 or -errno.
+ */
+static int op_make(struct writer *w, void *arg)
+{
+	const struct first *f = arg;
+	int err;
+
+	w->end = w->data_offset;
+	w->tail_on_disk = false;
+	err = writer_file__write_head(w);
+	if (!err)
+		err = writer_file__commit(w, f->buf, f->len);
+	return err ? err : writer_fd__name(w);
+}
+
+/* writer_file__create's one try. */
+static int make(struct writer *w, struct first *f)
+{
+	int fd, err;
+
+	w->dev = w->ino = 0;
+	fd = writer_fd__make(w);
 	if (fd == -EMFILE || fd == -ENFILE) {
 		w->making = w->transient = true;
-		err = writer_helper__run(w, op_make, NULL);
+		err = writer_helper__run(w, op_make, f);
 		w->making = false;
-		if (err && w->ino) /* made, not written */
+		if (err && w->ino && !w->unnamed) /* made, not written */
 			raw_syscall(SYS_unlink, w->path);
 		if (err)
 			w->transient = false, w->dev = w->ino = 0;
@@ -146,10 +225,11 @@ int writer_file__create(struct writer *w)
 	if (fd < 0)
 		return fd;
 	w->fd = fdtab__move_high(fd, true);
-	err = op_make(w, NULL);
+	err = op_make(w, f);
 	if (err) {
 		fdtab__close(w->fd);
-		raw_syscall(SYS_unlink, w->path);
+		if (!w->unnamed)
+			raw_syscall(SYS_unlink, w->path);
 		w->fd = -1;
 		w->dev = w->ino = 0;
 	} else if (fdtab__costs(w->fd)) {
@@ -157,4 +237,25 @@ int writer_file__create(struct writer *w)
 		writer_fd__detach(w);
 	}
 	return err;
+}
+
+/*
+ * Under the lock: make w->path's file (never through a symlink, never over
+ * a file there) with its header and attrs, the len bytes of records at buf
+ * and the features: whole before it has its name, where the file system and
+ * /proc allow (writer_fd.c), so that no reader, and no end of the process,
+ * ever finds it half made. Where the program holds every fd its limit
+ * allows, a helper makes and writes it, and the writer is transient from
+ * then on (writer_helper.c). Returns 0 or -errno. Async-signal-safe (raw
+ * system calls: a deferred file is made by whichever append comes first, a
+ * handler's too).
+ */
+int writer_file__create(struct writer *w, const void *buf, size_t len)
+{
+	struct first f = {buf, len};
+	int err;
+
+	w->deferred = false;
+	err = make(w, &f);
+	return err == -ENOLINK ? make(w, &f) : err; /* then made with its name */
 }

@@ -16,7 +16,10 @@
  *   spin        computes until a signal ends it;
  *   exit        exit(5);   _exit  _exit(6);   abort  abort(3);
  *   exec        execs itself as `endings exit` (the next image computes too);
- *   forkexit    exit(7) while two threads fork (children _exit at once) in a loop.
+ *   forkexit    exit(7) while two threads fork (children _exit at once) in a loop;
+ *   killexit N  N children one after another, each computing 5 ms of wall time and
+ *               exiting, SIGKILLed at a random moment from 1 ms before its exit to
+ *               2 ms after: some in the middle of the profiler's end.
  */
 #define _GNU_SOURCE
 #include <linux/filter.h>
@@ -99,10 +102,47 @@ static int install_filter(void)
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
 }
 
+static long now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000L + t.tv_nsec / 1000;
+}
+
+/* killexit: see the top. */
+static int kill_exits(int n)
+{
+	srand((unsigned)getpid());
+	for (int i = 0; i < n; i++) {
+		long t0 = now_us(), wait;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			while (now_us() - t0 < 5000)
+				sink++;
+			exit(0);
+		}
+		wait = 4000 + rand() % 3000 - (now_us() - t0);
+		if (wait > 0)
+			usleep((useconds_t)wait);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	printf("killexit: %d children\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
-	long rounds = rounds_for(600);
+	long rounds;
+
+	if (!strcmp(mode, "killexit"))
+		return kill_exits(argc > 2 ? atoi(argv[2]) : 100);
+	rounds = rounds_for(600);
 
 	if (!strcmp(mode, "strict")) {
 		static const char msg[] = "strict mode: computed and wrote\n";
@@ -173,9 +213,9 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		kill(getpid(), SIGKILL);
 	}
-	fprintf(
-	    stderr,
-	    "usage: endings "
-	    "quick_exit|exit_group|sigkill|strict|filter|spin|exit|_exit|abort|exec|forkexit\n");
+	fprintf(stderr,
+		"usage: endings "
+		"quick_exit|exit_group|sigkill|strict|filter|spin|exit|_exit|abort|exec|forkexit|"
+		"killexit N\n");
 	return 2;
 }
