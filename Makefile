@@ -125,7 +125,7 @@ $(BUILD)/libautoprof-memory.so: $(MEMLIB_OBJ) preload/memlib/memlib.map
 # file_machine.c, and unwinds stack copies with the report's model and unwinder.
 LAUNCHER_SHARED := $(BUILD)/preload/handler/ring.o $(BUILD)/preload/handler/record.o $(BUILD)/preload/handler/aggregate.o $(BUILD)/preload/session/file_machine.o \
 	$(BUILD)/preload/session/file_host.o $(BUILD)/preload/handler/pages.o \
-	$(BUILD)/preload/session/stat_records.o \
+	$(BUILD)/preload/session/stat_records.o $(BUILD)/preload/handler/whole_file.o \
 	$(REPORT_CORE:%.c=$(BUILD)/%.o)
 # Both programs link one archive of it all, which gives each only the objects
 # its main reaches: autoprof (main.c) leaves the modes that profile from

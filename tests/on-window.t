@@ -3,7 +3,7 @@
 # window file, unprofiled; a failing hook is said and never stops profiling.
 . "$(dirname "$0")/lib.sh"
 needs "$B/autoprof" "$B/progs/split" "$B/progs/life"
-plan 13
+plan 14
 A=$B/autoprof
 
 mkdir copies
@@ -51,6 +51,14 @@ ok $? "in one line, nothing run" || diag_file err.txt
 "$A" -q --window 200ms --on-window "$T/hook.sh" -o t.data -- "$B/progs/life" fork "$B/progs" >/dev/null 2>&1
 files=$(ls t.data*T* 2>/dev/null | grep -vc '\.stat$')
 is "$(grep -c "/t.data" hooks.txt)" "$files" "a forked child's window files get the hook too ($files files)"
+
+# Files per process (-o NAME.%p.data): the library writes each window's file itself, made
+# unnamed and linked when whole; the hook waits for its close under its name.
+: >hooks.txt
+"$A" -q --window 300ms --on-window "$T/hook.sh" -o q.%p.data -- "$B/progs/split" 900 >/dev/null 2>&1
+files=$(ls q.*.data.*T* | grep -vc '\.stat$')
+[ "$files" -ge 2 ] && [ "$(grep -c "/q\.[0-9]*\.data" hooks.txt)" = "$files" ]
+ok $? "files per process: the hook ran for each of its $files window files" || diag_file hooks.txt
 
 # Outside mode (--outside, static and Go programs, -p): the same hook.
 : >hooks.txt

@@ -6,7 +6,7 @@
 # it with nothing on stderr, with the command line and the samples taken
 # before the end. Every run is under a timeout that counts as a failure.
 . "$(dirname "$0")/lib.sh"
-plan 24
+plan 26
 
 P=$B/progs
 
@@ -51,6 +51,12 @@ cd ..
 # was named before it was whole; killed between, it stayed empty or said "data size 0", and
 # perf report failed on it (22 of 188 files before).
 mkdir killexit && cd killexit
+if ! python3 -c 'import os; os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600))' 2>/dev/null; then
+	for t in killexit killexit startkill startkill; do
+		skip "$t: no O_TMPFILE in $PWD's file system: files are made by their names here"
+	done
+	done_testing
+fi
 timeout -s KILL 120 env AUTOPROF_QUIET=1 LD_PRELOAD="$LIB" "$P/endings" killexit 300 >prof.out
 files=0 bad=0
 for f in perf.data*; do
@@ -63,7 +69,29 @@ for f in perf.data*; do
 	fi
 done
 [ "$files" -ge 20 ]
-ok $? "killexit: children killed around their exits left $files files (20 or more)"
+ok $? "killexit: children killed around their exits left $files files (20 or more)" ||
+	{ diag "endings: $(cat prof.out)"; diag "$(ls | head -n 5 | tr '\n' ' ')"; }
 is "$bad" 0 "killexit: perf report reads each of the $files files with nothing on stderr"
+cd ..
+
+# SIGKILL in the middle of the start: the run's first process made its file as it started,
+# its header saying "data size 0" until its first records (9 of 127 files before); now the
+# file is made by those records, whole.
+mkdir startkill && cd startkill
+timeout -s KILL 120 env AUTOPROF_QUIET=1 START_PRELOAD="$LIB" "$P/endings" startkill 200 >prof.out
+files=0 bad=0
+for f in sk.*.data; do
+	[ -e "$f" ] || continue
+	files=$((files + 1))
+	perf report -i "$f" --stdio --no-children --sort sym >/dev/null 2>rep.err
+	if grep -qv -e '^Error:$' -e 'has no samples!$' rep.err; then
+		bad=$((bad + 1))
+		[ $bad -le 3 ] && diag "$f: $(head -n 2 rep.err | tr '\n' ' ')"
+	fi
+done
+[ "$files" -ge 20 ]
+ok $? "startkill: programs killed in their first 10 ms left $files files (20 or more)" ||
+	{ diag "endings: $(cat prof.out)"; diag "$(ls | head -n 5 | tr '\n' ' ')"; }
+is "$bad" 0 "startkill: perf report reads each of the $files files with nothing on stderr"
 cd ..
 done_testing

@@ -216,8 +216,8 @@ struct writer {
 	const struct writer_features *feat; /* what follows the data; under lock */
 	struct writer_event events[AP_MAX_EVENTS]; /* as written to the file */
 	int nr_events;
-	/* Deferred (writer__open(defer)): made at the first append after writer__staging(false),
-	 * those before kept in staged (under lock); making: by a helper; unnamed: not named yet. */
+	/* Deferred: made at the first append (with defer, after writer__staging(false), those
+	 * before kept in staged; under lock); making: by a helper; unnamed: not named yet. */
 	bool deferred, staging, making, unnamed;
 	char *staged;
 	size_t staged_len, staged_cap;

@@ -22,9 +22,11 @@
  * would otherwise unwind it out of the handler in the middle of a write).
  * One write at a time: the file lock (writer_lock.c).
  *
- * Deferred (writer__open(defer): a descendant of a bare LD_PRELOAD run):
- * the file is made by the first append after the start (writer_file.c),
- * with the records staged until then; one that never samples makes none.
+ * Deferred (every writer until its file is made): the file is made by the
+ * first append (writer_file.c), whole before it has its name; with
+ * writer__open(defer) (a descendant of a bare LD_PRELOAD run), by the first
+ * after the start, with the records staged until then: one that never
+ * samples makes none.
  *
  * Transient (w->transient): where the hard RLIMIT_NOFILE leaves no number
  * above the program's (fdtab__costs), the writer keeps no fd between writes,
@@ -102,11 +104,12 @@ static bool live(const struct writer *w)
 }
 
 /*
- * Create path (mode 0600, never through a symlink, an existing file moved to
- * .old) and write the header, the attrs and their ids; or, with defer, only
- * move an existing file aside: the file is made at the first append after
- * writer__staging(false) (the appends until then are kept, up to 64 KB), so that
- * a process that never samples makes none. events[0] is the sampling
+ * Prepare the file at path (mode 0600, never through a symlink, an existing
+ * file moved to .old): it is made by the first append, with the header, the
+ * attrs and their ids, those records and the features (writer_file__create),
+ * or by the finish; with defer, by the first append after
+ * writer__staging(false) (the appends until then are kept, up to 64 KB), so
+ * that a process that never samples makes none. events[0] is the sampling
  * event; every attr gets the sample format our records use, so all share one
  * id position. Returns 0 or -errno. Not async-signal-safe.
  */
@@ -151,14 +154,15 @@ int writer__open(struct writer *w, const char *path, const struct writer_event *
 		 * permitted; their totals are STAT records. */
 		e->attr.exclude_kernel = events[0].attr.exclude_kernel;
 	}
+	/* made by the first append (the session's first records), whole: never seen without them */
+	w->deferred = true;
 	w->staged_cap = defer ? 64 * 1024 : 0;
 	/* memory of our own: a forked child opens its file here (pages.h) */
 	w->staged = defer ? pages__alloc(w->staged_cap) : NULL;
-	if (w->staged) {
-		w->deferred = w->staging = true;
-		return 0;
-	}
-	return writer_file__create(w, NULL, 0);
+	w->staging = w->staged != NULL;
+	if (!w->staged)
+		w->staged_cap = 0;
+	return 0;
 }
 
 /* A deferred writer's appends are staged (at its start, at its end), or make the file (between:
@@ -174,22 +178,32 @@ void writer__staging(struct writer *w, bool on)
 /* Was the file made (is there one on disk, ours)? */
 bool writer__created(const struct writer *w)
 {
-	return w->ino != 0; /* its identity, known once made (writer_file__create) */
+	return w->ino != 0 && !w->unnamed; /* made and named (writer_file__create) */
 }
 
 /*
  * Under the lock, a deferred writer's append: kept while staging if it fits,
- * else the file is made first. Returns 0 or -errno. Async-signal-safe.
+ * else written with the file it makes, which is never named before it holds
+ * records: made with those staged and these when they fit in the stage
+ * together, with these when none are staged, else with those staged and
+ * these then appended. Returns 0 or -errno. Async-signal-safe.
  */
 static int deferred_append(struct writer *w, const void *buf, size_t len)
 {
-	if (w->staging && w->staged_len + len <= w->staged_cap) {
+	int err;
+
+	if (w->staged_len + len <= w->staged_cap) {
 		memcpy(w->staged + w->staged_len, buf, len);
 		w->staged_len += len;
 		w->end += len;
-		return 0;
+		if (w->staging)
+			return 0;
+		len = 0;
 	}
-	return keep_error(w, writer_file__create(w, w->staged, w->staged_len));
+	if (!w->staged_len)
+		return keep_error(w, writer_file__create(w, buf, len));
+	err = keep_error(w, writer_file__create(w, w->staged, w->staged_len));
+	return err || !len ? err : with_file(w, op_commit, &(struct chunk){buf, len});
 }
 
 /*
@@ -221,8 +235,11 @@ int writer__append_at(struct writer *w, const void *buf, size_t len, uint64_t *a
 	if (!writer_lock__take(w))
 		return -EBUSY;
 	*at = w->end; /* under the lock: where this commit appends */
-	err = w->sealed ? -EPIPE : w->deferred ? deferred_append(w, buf, len) : 0;
-	if (!err && !w->sealed && !w->deferred)
+	if (w->sealed)
+		err = -EPIPE;
+	else if (w->deferred)
+		err = deferred_append(w, buf, len);
+	else
 		err = with_file(w, op_commit, &(struct chunk){buf, len});
 	writer_lock__give(w);
 	return err;
@@ -298,9 +315,15 @@ const struct writer_features *writer__set_features(struct writer *w,
 /* writer__finish's write: the features and the final header (arg: tidy). */
 static int op_finish(struct writer *w, void *arg)
 {
-	int err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error
-							       : writer_file__commit(w, NULL, 0);
+	int err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error : 0;
 
+	/* a making that this thread's deadly signal interrupted: made whole, then named */
+	if (!err && w->unnamed)
+		err = writer_file__write_head(w);
+	if (!err)
+		err = writer_file__commit(w, NULL, 0);
+	if (!err)
+		err = writer_fd__name(w);
 	if (!err && *(bool *)arg) {
 		const struct writer_features *f = w->feat;
 		uint64_t len = f ? f->n * sizeof(struct perf_file_section) + f->len : 0;
@@ -349,6 +372,7 @@ int writer__finish(struct writer *w, bool tidy)
  */
 int writer__rotate(struct writer *w, const char *path, const void *first, size_t first_len)
 {
+	static char prev_path[sizeof(w->path)] AP_LARGE_BSS; /* under the lock */
 	size_t len = strlen(path);
 	int err;
 
@@ -367,12 +391,15 @@ int writer__rotate(struct writer *w, const char *path, const void *first, size_t
 	}
 	w->fd = -1;
 	w->transient = false;
+	memcpy(prev_path, w->path, sizeof(prev_path));
 	memcpy(w->path, path, len + 1);
 	__atomic_store_n(&w->error, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->first_time, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->last_time, 0, __ATOMIC_RELAXED);
 	/* a finished profile, with its features, before it has its name */
 	err = keep_error(w, writer_file__create(w, first, first_len));
+	if (err) /* the path names the last file of ours (FILE.stat is written beside it) */
+		memcpy(w->path, prev_path, sizeof(prev_path));
 	writer_lock__give(w);
 	return err;
 }

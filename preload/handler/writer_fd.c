@@ -9,11 +9,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "whole_file.h"
 #include "writer_parts.h"
 
 /* fd's device and inode. Returns 0 or -errno. Async-signal-safe. */
@@ -94,32 +94,8 @@ int writer_fd__open_again(struct writer *w)
 	return fd;
 }
 
-/*
- * Naming an unnamed file failed in this process (no /proc, and no
- * CAP_DAC_READ_SEARCH for AT_EMPTY_PATH): its files are made with their names.
- */
-static bool names_fail;
-
 /* w->path's directory (static: used under the writer's lock; the helper shares our memory). */
 static char dir[PATH_MAX] AP_LARGE_BSS;
-
-/* An unnamed file (O_TMPFILE) in w->path's directory: fd or -errno. */
-static int make_unnamed(const struct writer *w)
-{
-	const char *slash = strrchr(w->path, '/');
-	size_t n = slash ? (size_t)(slash - w->path) : 0;
-	int fd;
-
-	if (!slash)
-		dir[n++] = '.';
-	else if (n == 0)
-		dir[n++] = '/';
-	else
-		memcpy(dir, w->path, n);
-	dir[n] = '\0';
-	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-	return fd < 0 ? -errno : fd;
-}
 
 /*
  * Make w's file and learn its identity: unnamed (w->unnamed; writer_fd__name
@@ -133,8 +109,8 @@ int writer_fd__make(struct writer *w)
 	int fd = -EOPNOTSUPP, err;
 
 	w->unnamed = false;
-	if (!__atomic_load_n(&names_fail, __ATOMIC_RELAXED) && !ap_sandboxed)
-		fd = make_unnamed(w);
+	if (!ap_sandboxed)
+		fd = whole_file__open(w->path, dir);
 	if (fd == -EMFILE || fd == -ENFILE)
 		return fd;
 	if (fd >= 0)
@@ -156,31 +132,29 @@ int writer_fd__make(struct writer *w)
 
 /*
  * Under the lock, the file on w->fd whole: give it its name, w->path, if it
- * has none (never over a file there: -EEXIST). 0 or -errno; -ENOLINK: it
- * cannot be named here, and this process makes its files with their names
- * from now on. Raw system calls only (the helper runs it). Async-signal-safe.
+ * has none (never over a file there: -EEXIST), and put the file opened by
+ * that name on w->fd (its close is then seen under its name: inotify's
+ * IN_CLOSE_WRITE, which --on-window waits for). 0 or -errno; -ENOLINK: it
+ * cannot be named here (the caller makes a file by its name instead:
+ * whole_file.c). Raw system calls only (the helper runs it). Async-signal-safe.
  */
 int writer_fd__name(struct writer *w)
 {
-	char proc[32] = "/proc/self/fd/", digits[12];
-	int n = 0, len = (int)strlen(proc);
+	uint64_t dev, ino;
+	int err, fd;
 
 	if (!w->unnamed)
 		return 0;
-	for (unsigned v = (unsigned)w->fd; n == 0 || v; v /= 10)
-		digits[n++] = (char)('0' + v % 10);
-	while (n)
-		proc[len++] = digits[--n];
-	proc[len] = '\0';
-	if (raw_syscall(SYS_linkat, AT_FDCWD, proc, AT_FDCWD, w->path, AT_SYMLINK_FOLLOW) < 0 &&
-	    (errno == EEXIST ||
-	     raw_syscall(SYS_linkat, w->fd, "", AT_FDCWD, w->path, AT_EMPTY_PATH) < 0)) {
-		if (errno == EEXIST)
-			return -EEXIST;
-		__atomic_store_n(&names_fail, true, __ATOMIC_RELAXED);
-		return -ENOLINK;
-	}
+	err = whole_file__link(w->fd, w->path);
+	if (err)
+		return err;
 	w->unnamed = false;
+	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* written and named: its close is seen as an unnamed file's */
+	if (!writer_fd__identity(fd, &dev, &ino) && dev == w->dev && ino == w->ino)
+		raw_syscall(SYS_dup3, fd, w->fd, O_CLOEXEC);
+	raw_syscall(SYS_close, fd);
 	return 0;
 }
 

@@ -176,8 +176,10 @@ static int session_open(bool attach_others)
 			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
 	if (!err)
 		err = image_name__replace_left(path);
-	if (err) {
-		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
+	if (err) { /* the first records make the file (writer.c) */
+		pr_warn("cannot %s %s: %s; not profiling",
+			writer__created(&autoprof.writer) ? "write" : "create",
+			writer__created(&autoprof.writer) ? path : fresh, strerror(-err));
 		goto out_file;
 	}
 	stat_records__remove(&autoprof.writer); /* an earlier run's totals are not this one's */

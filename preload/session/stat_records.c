@@ -15,6 +15,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "handler/whole_file.h"
 #include "internal.h"
 
 /* perf's enum aggr_mode value for one total over everything (AGGR_GLOBAL). */
@@ -246,6 +247,46 @@ static void put_features(struct sbuf *b, struct perf_file_header *h, const struc
 }
 
 /*
+ * Write len bytes at buf as the file path, replacing one there: made unnamed
+ * and linked when whole (whole_file.h), or (!unnamed) by its name. 0 or
+ * -errno. Async-signal-safe; one caller at a time (stat_records__write's).
+ */
+static int put_whole(const char *path, const char *buf, size_t len, bool unnamed)
+{
+	static char dir[PATH_MAX] AP_LARGE_BSS;
+	int fd, err = 0;
+
+	fd = unnamed
+		 ? whole_file__open(path, dir)
+		 : (int)raw_syscall(SYS_openat, AT_FDCWD, path,
+				    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return unnamed ? fd : -errno;
+	for (size_t done = 0; done < len;) {
+		ssize_t r = raw_syscall(SYS_write, fd, buf + done, len - done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			err = r < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)r;
+	}
+	if (!err && unnamed) {
+		err = whole_file__link(fd, path);
+		if (err == -EEXIST) { /* an earlier image's totals: replaced */
+			raw_syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+			err = whole_file__link(fd, path);
+		}
+	}
+	raw_syscall(SYS_close, fd);
+	if (err && !unnamed)
+		raw_syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+	return err;
+}
+
+/*
  * Write FILE.stat: every counter read, with perf stat record's records
  * (THREAD_MAP, CPU_MAP, STAT_CONFIG, STAT, STAT_ROUND) and features. The
  * sampling event is not among them: its samples are in FILE, and a process
@@ -265,7 +306,7 @@ int stat_records__write(struct writer *w, const struct ap_counters *cs, int firs
 				     .size = sizeof(h),
 				     .attr_size = sizeof(struct perf_file_attr)};
 	char path[PATH_MAX];
-	int n = 0, fd, saved = errno, err = 0;
+	int n = 0, saved = errno, err;
 	size_t ids;
 
 	for (int i = 0; i < cs->n; i++) {
@@ -306,27 +347,9 @@ int stat_records__write(struct writer *w, const struct ap_counters *cs, int firs
 		errno = saved;
 		return -EFBIG;
 	}
-	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, path,
-			      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		errno = saved;
-		return err;
-	}
-	for (size_t done = 0; done < b.len;) {
-		ssize_t r = raw_syscall(SYS_write, fd, file + done, b.len - done);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			err = r < 0 ? -errno : -EIO;
-			break;
-		}
-		done += (size_t)r;
-	}
-	raw_syscall(SYS_close, fd);
+	err = put_whole(path, file, b.len, true);
 	if (err)
-		raw_syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+		err = put_whole(path, file, b.len, false);
 	errno = saved;
 	return err;
 }

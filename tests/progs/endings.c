@@ -19,7 +19,10 @@
  *   forkexit    exit(7) while two threads fork (children _exit at once) in a loop;
  *   killexit N  N children one after another, each computing 5 ms of wall time and
  *               exiting, SIGKILLed at a random moment from 1 ms before its exit to
- *               2 ms after: some in the middle of the profiler's end.
+ *               2 ms after: some in the middle of the profiler's end;
+ *   startkill N  N programs one after another, each `endings exit` with
+ *               LD_PRELOAD=$START_PRELOAD and AUTOPROF_OUTPUT=sk.I.data, SIGKILLed at a
+ *               random moment in its first 10 ms: some in the middle of the profiler's start.
  */
 #define _GNU_SOURCE
 #include <linux/filter.h>
@@ -135,6 +138,34 @@ static int kill_exits(int n)
 	return 0;
 }
 
+/* startkill: see the top. */
+static int start_kills(int n)
+{
+	const char *lib = getenv("START_PRELOAD");
+
+	srand((unsigned)getpid());
+	for (int i = 0; i < n; i++) {
+		char out[64];
+		pid_t pid;
+
+		snprintf(out, sizeof(out), "sk.%d.data", i);
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			setenv("LD_PRELOAD", lib ? lib : "", 1);
+			setenv("AUTOPROF_OUTPUT", out, 1);
+			execl("/proc/self/exe", "endings", "exit", (char *)NULL);
+			_exit(127);
+		}
+		usleep((useconds_t)(rand() % 10000));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	printf("startkill: %d programs\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -142,6 +173,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "killexit"))
 		return kill_exits(argc > 2 ? atoi(argv[2]) : 100);
+	if (!strcmp(mode, "startkill"))
+		return start_kills(argc > 2 ? atoi(argv[2]) : 100);
 	rounds = rounds_for(600);
 
 	if (!strcmp(mode, "strict")) {
@@ -216,6 +249,6 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"usage: endings "
 		"quick_exit|exit_group|sigkill|strict|filter|spin|exit|_exit|abort|exec|forkexit|"
-		"killexit N\n");
+		"killexit N|startkill N\n");
 	return 2;
 }
