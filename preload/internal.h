@@ -232,6 +232,8 @@ int image_name__path(char *out, size_t cap);
 int image_name__first_path(const char *path, char *out, size_t cap);
 /* The finished file written beside path takes its place (one rename). */
 int image_name__replace_left(const char *path);
+/* Say why the image's first records (which make its file) were not written: err. */
+void image_name__say_unwritten(const char *path, const char *fresh, int err);
 
 /* ---- session/exec_window.c: one ending of this image (an exec, an exit) at a time ---- */
 

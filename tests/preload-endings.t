@@ -57,20 +57,34 @@ if ! python3 -c 'import os; os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o
 	done
 	done_testing
 fi
-timeout -s KILL 120 env AUTOPROF_QUIET=1 LD_PRELOAD="$LIB" "$P/endings" killexit 300 >prof.out
-files=0 bad=0
-for f in perf.data*; do
-	case $f in *.stat | 'perf.data*') continue ;; esac
-	files=$((files + 1))
-	perf report -i "$f" --stdio --no-children --sort sym >/dev/null 2>rep.err
-	if grep -qv -e '^Error:$' -e 'has no samples!$' rep.err; then
-		bad=$((bad + 1))
-		[ $bad -le 3 ] && diag "$f: $(head -n 2 rep.err | tr '\n' ' ')"
-	fi
-done
+# kill_rounds ENV MODE MS...: `endings MODE 100 MS` with ENV, in rounds, MS growing (a loaded
+# machine starts and ends programs later), until 20 files or the last MS; sets files and bad
+# (the files perf report reads with something on stderr).
+kill_rounds() {
+	_env=$1 _mode=$2
+	shift 2
+	files=0 bad=0 _r=0
+	for _ms in "$@"; do
+		[ "$files" -ge 20 ] && break
+		_r=$((_r + 1))
+		mkdir "r$_r" && cd "r$_r" || return
+		timeout -s KILL 120 env AUTOPROF_QUIET=1 "$_env" "$P/endings" "$_mode" 100 "$_ms" >prof.out
+		for f in perf.data* sk.*.data; do
+			case $f in *.stat | 'perf.data*' | 'sk.*.data') continue ;; esac
+			files=$((files + 1))
+			perf report -i "$f" --stdio --no-children --sort sym >/dev/null 2>rep.err
+			if grep -qv -e '^Error:$' -e 'has no samples!$' rep.err; then
+				bad=$((bad + 1))
+				[ $bad -le 3 ] && diag "$_ms ms, $f: $(head -n 2 rep.err | tr '\n' ' ')"
+			fi
+		done
+		cd ..
+	done
+}
+kill_rounds LD_PRELOAD="$LIB" killexit 5 5 5 10 20 40 80 160
 [ "$files" -ge 20 ]
 ok $? "killexit: children killed around their exits left $files files (20 or more)" ||
-	{ diag "endings: $(cat prof.out)"; diag "$(ls | head -n 5 | tr '\n' ' ')"; }
+	diag "$(ls -d r*)"
 is "$bad" 0 "killexit: perf report reads each of the $files files with nothing on stderr"
 cd ..
 
@@ -78,20 +92,10 @@ cd ..
 # its header saying "data size 0" until its first records (9 of 127 files before); now the
 # file is made by those records, whole.
 mkdir startkill && cd startkill
-timeout -s KILL 120 env AUTOPROF_QUIET=1 START_PRELOAD="$LIB" "$P/endings" startkill 200 >prof.out
-files=0 bad=0
-for f in sk.*.data; do
-	[ -e "$f" ] || continue
-	files=$((files + 1))
-	perf report -i "$f" --stdio --no-children --sort sym >/dev/null 2>rep.err
-	if grep -qv -e '^Error:$' -e 'has no samples!$' rep.err; then
-		bad=$((bad + 1))
-		[ $bad -le 3 ] && diag "$f: $(head -n 2 rep.err | tr '\n' ' ')"
-	fi
-done
+kill_rounds START_PRELOAD="$LIB" startkill 10 10 20 40 80 160 320 640
 [ "$files" -ge 20 ]
-ok $? "startkill: programs killed in their first 10 ms left $files files (20 or more)" ||
-	{ diag "endings: $(cat prof.out)"; diag "$(ls | head -n 5 | tr '\n' ' ')"; }
+ok $? "startkill: programs killed in their first milliseconds left $files files (20 or more)" ||
+	diag "$(ls -d r*)"
 is "$bad" 0 "startkill: perf report reads each of the $files files with nothing on stderr"
 cd ..
 done_testing

@@ -43,8 +43,9 @@ int whole_file__open(const char *path, char *dir)
 /* Does linkat's error e say that this way of naming an unnamed file is not open to us? */
 static bool way_closed(int e)
 {
+	/* EXDEV: the program changed directory under a relative path */
 	return e == ENOENT || e == EPERM || e == EACCES || e == ENOTDIR || e == EOPNOTSUPP ||
-	       e == EINVAL;
+	       e == EINVAL || e == EXDEV;
 }
 
 /* linkat's two ways (see the top): 0 or -errno. */
@@ -73,8 +74,5 @@ int whole_file__link(int fd, const char *path)
 {
 	int err = link_by(fd, path);
 
-	/* EXDEV: the program changed directory under a relative path */
-	if (err && err != -EEXIST && (way_closed(-err) || err == -EXDEV))
-		return -ENOLINK;
-	return err;
+	return err && way_closed(-err) ? -ENOLINK : err;
 }

@@ -317,13 +317,8 @@ static int op_finish(struct writer *w, void *arg)
 {
 	int err = __atomic_load_n(&w->error, __ATOMIC_RELAXED) ? -w->error : 0;
 
-	/* a making that this thread's deadly signal interrupted: made whole, then named */
-	if (!err && w->unnamed)
-		err = writer_file__write_head(w);
-	if (!err)
-		err = writer_file__commit(w, NULL, 0);
-	if (!err)
-		err = writer_fd__name(w);
+	if (!err) /* w->making: this thread's deadly signal interrupted it */
+		err = w->making ? writer_file__make_again(w) : writer_file__commit(w, NULL, 0);
 	if (!err && *(bool *)arg) {
 		const struct writer_features *f = w->feat;
 		uint64_t len = f ? f->n * sizeof(struct perf_file_section) + f->len : 0;

@@ -149,7 +149,8 @@ int writer_fd__name(struct writer *w)
 	if (err)
 		return err;
 	w->unnamed = false;
-	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, w->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = (int)raw_syscall(SYS_openat, AT_FDCWD, w->path,
+			      O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* written and named: its close is seen as an unnamed file's */
 	if (!writer_fd__identity(fd, &dev, &ino) && dev == w->dev && ino == w->ino)

@@ -205,15 +205,31 @@ static int op_make(struct writer *w, void *arg)
 	return err ? err : writer_fd__name(w);
 }
 
-/* writer_file__create's one try. */
+/*
+ * Under the lock, on w->fd: a making that the finish took over (this thread's
+ * deadly signal interrupted it) done again, with the records staged (those of
+ * the interrupted append are lost), named. 0 or -errno. Async-signal-safe.
+ */
+int writer_file__make_again(struct writer *w)
+{
+	struct first f = {w->staged, w->staged_len};
+	int err = op_make(w, &f);
+
+	w->making = false;
+	return err;
+}
+
+/* writer_file__create's one try (w->making meanwhile). */
 static int make(struct writer *w, struct first *f)
 {
 	int fd, err;
 
 	w->dev = w->ino = 0;
+	w->end = w->data_offset; /* before w->fd is set: a finish may take the making over */
+	w->making = true;
 	fd = writer_fd__make(w);
 	if (fd == -EMFILE || fd == -ENFILE) {
-		w->making = w->transient = true;
+		w->transient = true;
 		err = writer_helper__run(w, op_make, f);
 		w->making = false;
 		if (err && w->ino && !w->unnamed) /* made, not written */
@@ -222,10 +238,13 @@ static int make(struct writer *w, struct first *f)
 			w->transient = false, w->dev = w->ino = 0;
 		return err;
 	}
-	if (fd < 0)
+	if (fd < 0) {
+		w->making = false;
 		return fd;
+	}
 	w->fd = fdtab__move_high(fd, true);
 	err = op_make(w, f);
+	w->making = false;
 	if (err) {
 		fdtab__close(w->fd);
 		if (!w->unnamed)

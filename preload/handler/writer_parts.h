@@ -50,5 +50,8 @@ int writer_file__write_attr(struct writer *w, int i);
 int writer_file__write_head(struct writer *w);
 int writer_file__commit(struct writer *w, const void *buf, size_t len);
 int writer_file__create(struct writer *w, const void *buf, size_t len);
+/* writer_file.c: under the lock, on w->fd, a making the finish took over (its thread's deadly
+ * signal interrupted it) done again with the staged records, named. 0 or -errno. */
+int writer_file__make_again(struct writer *w);
 
 #endif

@@ -81,3 +81,18 @@ int image_name__replace_left(const char *path)
 	snprintf(w->path, sizeof(w->path), "%s", path);
 	return 0;
 }
+
+/*
+ * Say why the image's first records were not written: the file they make
+ * (fresh; writer.c) could not be made, or was and could not be written
+ * (path), or, with no error of the writer's, the mappings could not be read.
+ */
+void image_name__say_unwritten(const char *path, const char *fresh, int err)
+{
+	if (writer__created(&autoprof.writer))
+		pr_warn("cannot write %s: %s; not profiling", path, strerror(-err));
+	else if (__atomic_load_n(&autoprof.writer.error, __ATOMIC_RELAXED))
+		pr_warn("cannot create %s: %s; not profiling", fresh, strerror(-err));
+	else
+		pr_warn("cannot read /proc/self/maps: %s; not profiling", strerror(-err));
+}

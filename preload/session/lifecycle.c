@@ -157,9 +157,8 @@ static int session_open(bool attach_others)
 		pr_warn("AUTOPROF_OUTPUT='%s' is too long; not profiling", autoprof.cfg->output);
 		return -ENAMETOOLONG;
 	}
-	/* a descendant's file made at its first flush: one that never samples makes none (under
-	 * the launcher too, which finds a run's processes that outlive it and have no file yet
-	 * by their control endpoints, naming the file: launcher/onefile_live.c) */
+	/* a descendant's file made at its first flush: one that never samples makes none (the
+	 * launcher finds those with no file yet by their endpoints: launcher/onefile_live.c) */
 	err = writer__open(&autoprof.writer, fresh, events, file_events(events),
 			   !autoprof.top && !autoprof.replace_file && !autoprof.cfg->window_ns &&
 			       !autoprof.cfg->memory);
@@ -176,10 +175,8 @@ static int session_open(bool attach_others)
 			"(kernel.kptr_restrict); kernel samples will not resolve to symbols");
 	if (!err)
 		err = image_name__replace_left(path);
-	if (err) { /* the first records make the file (writer.c) */
-		pr_warn("cannot %s %s: %s; not profiling",
-			writer__created(&autoprof.writer) ? "write" : "create",
-			writer__created(&autoprof.writer) ? path : fresh, strerror(-err));
+	if (err) {
+		image_name__say_unwritten(path, fresh, err);
 		goto out_file;
 	}
 	stat_records__remove(&autoprof.writer); /* an earlier run's totals are not this one's */

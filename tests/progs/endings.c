@@ -17,12 +17,13 @@
  *   exit        exit(5);   _exit  _exit(6);   abort  abort(3);
  *   exec        execs itself as `endings exit` (the next image computes too);
  *   forkexit    exit(7) while two threads fork (children _exit at once) in a loop;
- *   killexit N  N children one after another, each computing 5 ms of wall time and
- *               exiting, SIGKILLed at a random moment from 1 ms before its exit to
- *               2 ms after: some in the middle of the profiler's end;
- *   startkill N  N programs one after another, each `endings exit` with
+ *   killexit N [MS]  N children one after another, each computing MS (5) ms of wall
+ *               time and exiting, SIGKILLed at a random moment from 0.8 MS to 1.4 MS after
+ *               its fork: some in the middle of the profiler's end;
+ *   startkill N [MS]  N programs one after another, each `endings exit` with
  *               LD_PRELOAD=$START_PRELOAD and AUTOPROF_OUTPUT=sk.I.data, SIGKILLed at a
- *               random moment in its first 10 ms: some in the middle of the profiler's start.
+ *               random moment in its first MS (10) ms: some in the middle of the
+ *               profiler's start.
  */
 #define _GNU_SOURCE
 #include <linux/filter.h>
@@ -114,7 +115,7 @@ static long now_us(void)
 }
 
 /* killexit: see the top. */
-static int kill_exits(int n)
+static int kill_exits(int n, long ms)
 {
 	srand((unsigned)getpid());
 	for (int i = 0; i < n; i++) {
@@ -124,11 +125,11 @@ static int kill_exits(int n)
 		if (pid < 0)
 			return 1;
 		if (pid == 0) {
-			while (now_us() - t0 < 5000)
+			while (now_us() - t0 < ms * 1000)
 				sink++;
 			exit(0);
 		}
-		wait = 4000 + rand() % 3000 - (now_us() - t0);
+		wait = ms * 800 + rand() % (ms * 600) - (now_us() - t0);
 		if (wait > 0)
 			usleep((useconds_t)wait);
 		kill(pid, SIGKILL);
@@ -139,7 +140,7 @@ static int kill_exits(int n)
 }
 
 /* startkill: see the top. */
-static int start_kills(int n)
+static int start_kills(int n, long ms)
 {
 	const char *lib = getenv("START_PRELOAD");
 
@@ -158,7 +159,7 @@ static int start_kills(int n)
 			execl("/proc/self/exe", "endings", "exit", (char *)NULL);
 			_exit(127);
 		}
-		usleep((useconds_t)(rand() % 10000));
+		usleep((useconds_t)(rand() % (ms * 1000)));
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
@@ -172,9 +173,9 @@ int main(int argc, char **argv)
 	long rounds;
 
 	if (!strcmp(mode, "killexit"))
-		return kill_exits(argc > 2 ? atoi(argv[2]) : 100);
+		return kill_exits(argc > 2 ? atoi(argv[2]) : 100, argc > 3 ? atol(argv[3]) : 5);
 	if (!strcmp(mode, "startkill"))
-		return start_kills(argc > 2 ? atoi(argv[2]) : 100);
+		return start_kills(argc > 2 ? atoi(argv[2]) : 100, argc > 3 ? atol(argv[3]) : 10);
 	rounds = rounds_for(600);
 
 	if (!strcmp(mode, "strict")) {

@@ -74,7 +74,7 @@ int main(void)
 	char base[PATH_MAX - 64], path[PATH_MAX], first[PATH_MAX];
 	uint64_t end;
 
-	plan(14);
+	plan(15);
 	ap_quiet = true;
 	pid = getpid();
 	if (!mkdtemp(dir))
@@ -92,6 +92,13 @@ int main(void)
 	   "the first window ends one window from now");
 	strcpy(first, path);
 	ok(writer__open(&w, path, &ev, 1, false) == 0, "the first window's file opens");
+	{
+		char rec[256];
+		size_t n = record__comm(rec, sizeof(rec), 1, 1, "first", 0, false);
+
+		ok(n && writer__append(&w, rec, n) == 0 && windows_files() == 1,
+		   "its first records make it");
+	}
 
 	/* Past the window's end, but nothing registered: nothing happens. */
 	sleep_past(end);

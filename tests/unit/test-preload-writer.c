@@ -78,7 +78,7 @@ int main(void)
 	uint64_t pos, end;
 	static const struct ap_settled settled = {.event_name = "cpu-clock"};
 
-	plan(26);
+	plan(27);
 	ap_quiet = true;
 	autoprof.cfg = &settled;
 	if (!mkdtemp(dir))
@@ -94,14 +94,15 @@ int main(void)
 	ok(writer__open(&w, path, events, 2, false) == 0, "writer opens a new file");
 	ok(lstat(old, &st) == 0 && S_ISLNK(st.st_mode), "the symlink was moved to .old");
 	ok(stat(target, &st) == 0 && st.st_size == 0, "the symlink's target is untouched");
-	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600,
-	   "the new file is a regular file with mode 0600");
+	ok(lstat(path, &st) < 0 && errno == ENOENT, "no file before its first records");
 
 	n = record__comm(rec, sizeof(rec), 42, 42, "a-very-long-thread-name", 0, false);
 	ok(n % 8 == 0 &&
 	       n == sizeof(struct perf_record_comm) + 16 + sizeof(struct autoprof_sample_id),
 	   "COMM is 8-byte aligned, name cut to 15 characters (%zu bytes)", n);
 	ok(writer__append(&w, rec, n) == 0, "append COMM");
+	ok(lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600,
+	   "the file, made by them, is a regular file with mode 0600");
 	n = record__mmap2(rec, sizeof(rec), 42, 0x1000, 0x1000, 0, 8, 1, 1234, 5, 2, "/bin/x", 0,
 			  NULL, 0);
 	ok(n % 8 == 0 && writer__append(&w, rec, n) == 0, "append MMAP2");
