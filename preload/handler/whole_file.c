@@ -48,8 +48,7 @@ static bool way_closed(int e)
 	       e == EINVAL || e == EXDEV;
 }
 
-/* linkat's two ways (see the top): 0 or -errno. */
-static int link_by(int fd, const char *path)
+int whole_file__link(int fd, const char *path)
 {
 	char proc[40] = "/proc/thread-self/fd/", digits[12];
 	int n = 0, len = (int)strlen(proc);
@@ -61,18 +60,12 @@ static int link_by(int fd, const char *path)
 	proc[len] = '\0';
 	if (!raw_syscall(SYS_linkat, AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
 		return 0;
-	if (!way_closed(errno))
+	if (!way_closed(errno)) /* linkat's two ways: see the top */
 		return -errno;
 	if (!raw_syscall(SYS_linkat, fd, "", AT_FDCWD, path, AT_EMPTY_PATH))
 		return 0;
-	if (way_closed(errno))
-		__atomic_store_n(&names_fail, true, __ATOMIC_RELAXED);
-	return -errno;
-}
-
-int whole_file__link(int fd, const char *path)
-{
-	int err = link_by(fd, path);
-
-	return err && way_closed(-err) ? -ENOLINK : err;
+	if (!way_closed(errno))
+		return -errno;
+	__atomic_store_n(&names_fail, true, __ATOMIC_RELAXED);
+	return -ENOLINK;
 }

@@ -83,12 +83,6 @@ static int keep_error(struct writer *w, int err)
 	return err;
 }
 
-/* Bytes to append (none: the features alone). */
-struct chunk {
-	const void *buf;
-	size_t len;
-};
-
 /* The write of an append: commit, its error kept. Async-signal-safe. */
 static int op_commit(struct writer *w, void *arg)
 {

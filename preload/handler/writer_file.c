@@ -182,19 +182,13 @@ int writer_file__commit(struct writer *w, const void *buf, size_t len)
 	return err;
 }
 
-/* The records a new file starts with. */
-struct first {
-	const void *buf;
-	size_t len;
-};
-
 /*
  * On w->fd, a new file: its head, its first records and the features, then
  * its name when it was made without one (writer_fd.c). 0 or -errno.
  */
 static int op_make(struct writer *w, void *arg)
 {
-	const struct first *f = arg;
+	const struct chunk *f = arg;
 	int err;
 
 	w->end = w->data_offset;
@@ -212,7 +206,7 @@ static int op_make(struct writer *w, void *arg)
  */
 int writer_file__make_again(struct writer *w)
 {
-	struct first f = {w->staged, w->staged_len};
+	struct chunk f = {w->staged, w->staged_len};
 	int err = op_make(w, &f);
 
 	w->making = false;
@@ -220,7 +214,7 @@ int writer_file__make_again(struct writer *w)
 }
 
 /* writer_file__create's one try (w->making meanwhile). */
-static int make(struct writer *w, struct first *f)
+static int make(struct writer *w, struct chunk *f)
 {
 	int fd, err;
 
@@ -271,7 +265,7 @@ static int make(struct writer *w, struct first *f)
  */
 int writer_file__create(struct writer *w, const void *buf, size_t len)
 {
-	struct first f = {buf, len};
+	struct chunk f = {buf, len};
 	int err;
 
 	w->deferred = false;

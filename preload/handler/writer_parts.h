@@ -12,6 +12,12 @@
 
 #include "handler.h"
 
+/* Records to write: an append's (none: the features alone), a new file's first. */
+struct chunk {
+	const void *buf;
+	size_t len;
+};
+
 /* One write of the writer's, run with w->fd attached; 0 or -errno. */
 typedef int (*write_op)(struct writer *w, void *arg);
 
