@@ -108,10 +108,16 @@ $(BUILD)/launcher/unwind_user.o: LAUNCHER_INC = -Ireport -Icommon
 $(BUILD)/launcher/onefile.o $(BUILD)/launcher/onefile_merge.o $(BUILD)/launcher/onefile_features.o \
 	$(BUILD)/launcher/merge_cmd.o $(BUILD)/launcher/onefile_windows.o: LAUNCHER_INC = -Ireport -Icommon
 
-$(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map
+# The mark where .bss ends (preload/entry.c), where the linker takes GNU ld's INSERT
+# (gold and mold do not; entry.c then does without).
+BSS_END_LD = $(shell echo 'int x;' | $(CC) -x c -fPIC -shared -o /dev/null - $(LDFLAGS) \
+	-Wl,-T,preload/bss_end.ld >/dev/null 2>&1 && echo -Wl,-T,preload/bss_end.ld)
+
+$(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map preload/bss_end.ld
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/preload.map \
-		-Wl,--no-undefined -Wl,-z,now -Wl,-z,nodelete -o $@ $(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
+		$(BSS_END_LD) -Wl,--no-undefined -Wl,-z,now -Wl,-z,nodelete -o $@ \
+		$(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
 
 # The allocator's wrappers (memory_link.h): nothing of libautoprof.so linked
 # in, nothing of it needed (alone, they pass every call through).

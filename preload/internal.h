@@ -52,6 +52,8 @@ void samplers__arm_self(bool armed);
 pid_t samplers__tid_of(pthread_t handle);
 void samplers__rename(pid_t tid, const char *name);
 void samplers__warn_once(int err);
+/* libunwind set up now: a live stack's walk may come (samplers.c). Not async-signal-safe. */
+void samplers__need_unwinder(void);
 
 /* ---- session/process_events.c: deadly signals, a taken signal, seccomp ---- */
 
@@ -129,6 +131,11 @@ void handlers__uninstall_sample(void);
 void handlers__install_fatal(void);
 void handlers__take_fatal(int sig);
 bool handlers__fatal_for(int sig, struct sigaction *sa);
+
+/* ---- wrap/fds.c: the program's descriptors and ours ---- */
+
+/* At start, where libunwind is set up later: a pipe kept high for it. Not async-signal-safe. */
+void fds__keep_unwinder_pipe(void);
 
 /* ---- wrap/threads.c: pthread_create, pthread_setname_np, prctl ---- */
 

@@ -18,7 +18,7 @@ if ! command -v strace >/dev/null 2>&1; then
 	echo "1..0 # SKIP strace is not installed"
 	exit 0
 fi
-plan 21
+plan 25
 
 PROG=/bin/true
 # An empty control folder: the first process of a run sweeps the endpoints
@@ -55,6 +55,37 @@ within "$(calls pre.txt rt_sigprocmask)" 0 40 \
 # it) is checked once per image: one mkdir (before: one for each).
 is "$(calls pre.txt mkdir)" 1 "the control folder is made or checked once per image" ||
 	diag_file pre.txt
+# libunwind's own set-up (200-250 us a process here: its memory probe's
+# mincore calls among 20 system calls) is left to the processes that walk a
+# live stack: a batched sampler walks its stack copies (unwind.c); one with
+# threads sets it up as it makes its first (its pipe is made high at start,
+# fds.c). (x86_64's libunwind probes with mincore; others differently.)
+if [ "$(uname -m)" = x86_64 ]; then
+	is "$(calls pre.txt mincore)" 0 "a batched run does not set libunwind up (no mincore probe)" ||
+		diag_file pre.txt
+	strace -f -qq -c -o single.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=single.data \
+		-E AUTOPROF_BATCH=1 "$PROG"
+	within "$(calls single.txt mincore)" 1 100000 \
+		"a signal per sample sets it up before its first sample" || diag_file single.txt
+	strace -f -qq -c -o threads.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=threads.data \
+		"$B/progs/mtwork" 0.05 2 >/dev/null
+	within "$(calls threads.txt mincore)" 1 100000 \
+		"a batched process sets it up as it makes its first thread" || diag_file threads.txt
+else
+	skip "libunwind's set-up is told by its mincore probes on x86_64 only"
+	skip "libunwind's set-up is told by its mincore probes on x86_64 only"
+	skip "libunwind's set-up is told by its mincore probes on x86_64 only"
+fi
+# The library's small variables (.bss: a start touches nearly every page of
+# it) are written in by one call, not a page fault each (10 us a fault in the
+# VMs we measure): MADV_POPULATE_WRITE, where the kernel has it (5.14).
+strace -f -qq -e trace=madvise -o madv.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=madv.data "$PROG"
+if grep -q 'MADV_POPULATE_WRITE) = 0' madv.txt; then
+	is "$(grep -c 'MADV_POPULATE_WRITE' madv.txt)" 1 "the library's small variables come in one call" ||
+		diag_file madv.txt
+else
+	skip "this kernel has no MADV_POPULATE_WRITE (before 5.14)"
+fi
 
 rm -f pre.data*
 strace -f -qq -e trace=openat,open -o opens.txt -E LD_PRELOAD="$LIB" -E AUTOPROF_OUTPUT=pre.data \

@@ -82,30 +82,79 @@ static bool find_stack_copy(const struct ap_thread *t, const struct kernel_sampl
 	return true;
 }
 
+/* The main thread's stack known mapped, [main_lo, main_hi): from the start's
+ * sp to the page above __libc_stack_end, lowered as its sp is seen lower
+ * (main_stack_has()); 0: unknown. Written by the main thread only. */
+static uint64_t main_lo, main_hi;
+
+extern void *__libc_stack_end; /* glibc's: argc's slot as the kernel left it */
+
+/* At start, on the main thread, outside any handler: its stack for live_program(). */
+void chain__set_main_stack(void)
+{
+	main_lo = (uint64_t)(uintptr_t)__builtin_frame_address(0) & ~(uint64_t)4095;
+	main_hi = ((uint64_t)(uintptr_t)__libc_stack_end + 4095) & ~(uint64_t)4095;
+	/* (not from another thread's stack: a library loaded late) */
+	if (raw_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0) !=
+		raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0) ||
+	    main_lo >= main_hi || main_hi - main_lo > (64ULL << 20))
+		main_lo = main_hi = 0;
+}
+
+/*
+ * Is every byte from sp to the main stack's top mapped? Above main_lo, known;
+ * within 1 MiB below it, asked of the kernel (mincore fails on any hole: sp
+ * on another stack below the main one, a foreign mapping in between) and
+ * main_lo lowered. The walk then reads only there. Async-signal-safe.
+ */
+static bool main_stack_has(uint64_t sp)
+{
+	unsigned char vec[256];
+	uint64_t page = sp & ~(uint64_t)4095;
+
+	if (!main_hi || sp >= main_hi)
+		return false;
+	if (sp >= main_lo)
+		return true;
+	if (main_lo - page > sizeof(vec) * 4096 ||
+	    raw_syscall(SYS_mincore, page, main_lo - page, vec, 0, 0, 0) != 0)
+		return false;
+	main_lo = page;
+	return true;
+}
+
 /*
  * The program's stack from the signal context into ctx->prog, walked with
  * .eh_frame rules (cfi.c) on the live stack, where a batched sample taken
  * before the handler was entered had its copy made from an sp at or below
  * the one the signal interrupted (ctx->live_lo/hi): the kernel read those
  * bytes then, the stack is still mapped there and does not change while
- * the handler runs. So libunwind need not walk it by DWARF steps (a batched
- * thread makes no fast-trace table). Returns the frames of a whole walk,
- * else 0. Async-signal-safe.
+ * the handler runs; or, on the main thread, up to the top of its stack
+ * where all of it is known mapped (main_stack_has). So libunwind need not walk it by DWARF steps (a
+ * batched thread makes no fast-trace table, and a batched process of one
+ * thread does not set libunwind up: unwind.c). Returns the frames of a whole
+ * walk, else 0. Async-signal-safe.
  */
 static int live_program(struct drain_ctx *ctx)
 {
 	unsigned depth = ctx->t->sampler->stack_depth;
 	struct cfi_walk w;
-	uint64_t sp;
+	uint64_t sp, hi;
 	int got;
 
-	if (!ctx->ucontext || !ctx->live_hi)
+	if (!ctx->ucontext)
 		return 0;
 	sp = unwind__sp(ctx->ucontext);
-	if (sp < ctx->live_lo || sp >= ctx->live_hi || !objects__enter())
+	if (ctx->t->tid == (pid_t)ctx->t->sampler->pid && main_stack_has(sp))
+		hi = main_hi; /* the main thread on its stack: all of it */
+	else if (ctx->live_hi && sp >= ctx->live_lo && sp < ctx->live_hi)
+		hi = ctx->live_hi;
+	else
+		return 0;
+	if (!objects__enter())
 		return 0;
 	got = cfi__unwind(AP_CFI_CACHE(ctx->t), unwind__pc(ctx->ucontext), sp,
-			  unwind__bp(ctx->ucontext), (const void *)(uintptr_t)sp, ctx->live_hi - sp,
+			  unwind__bp(ctx->ucontext), (const void *)(uintptr_t)sp, hi - sp,
 			  ctx->prog, (int)depth, &w);
 	objects__leave();
 	return got > 0 && w.complete ? got : 0;

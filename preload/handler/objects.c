@@ -411,9 +411,10 @@ static void refresh(bool prune)
 			pruned = true;
 		}
 	/* Another object may be loaded where this one was: libunwind must not
-	 * keep frame layouts of the unloaded code. */
+	 * keep frame layouts of the unloaded code (none while it is not set up). */
 	if (pruned) {
-		unw_flush_cache(unw_local_addr_space, 0, 0);
+		if (unwind__ready())
+			unw_flush_cache(unw_local_addr_space, 0, 0);
 		__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE); /* nor cfi.c its rules */
 	}
 }

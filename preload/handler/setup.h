@@ -56,10 +56,18 @@ int writer__update_attr(struct writer *w, int i);
  * number). The new fd or -errno. */
 int writer__move_fd(struct writer *w, int min);
 
+/* ---- chain.c ---- */
+
+/* At start: the main thread's stack, which handlers may walk live (chain.c). */
+void chain__set_main_stack(void);
+
 /* ---- unwind.c: libunwind, set up before the first signal ---- */
 
-/* One-time set-up; fast: every sampled thread makes its fast-trace table at start. Returns 0. */
-int unwind__init(bool fast);
+/* One-time set-up for cfg's walks: the fast-trace tables, libunwind's own init where it may
+ * be needed at once (paused: the start is; else left to a thread that needs it). Returns 0. */
+int unwind__init(const struct ap_settled *cfg, bool paused);
+/* libunwind is set up (a thread primed it): a handler may walk with it. Async-signal-safe. */
+bool unwind__ready(void);
 /* Run one unwind on the calling thread: libunwind's lazy, locking initialisation done (and its
  * fast-trace table made, where unwind__init was told so). */
 void unwind__prime_thread(void);

@@ -5,8 +5,21 @@
  * libunwind reads DWARF CFI (.eh_frame), so programs built without frame
  * pointers unwind fully. Its traps in a signal handler, and what we do
  * about them:
- *  - the first init takes a mutex: unwind__init() and unwind__prime_thread()
- *    run it outside any handler;
+ *  - the first init takes a mutex, opens a pipe, and binds libunwind's own
+ *    calls into libc: unwind__prime_thread() runs it outside any handler;
+ *    at start only where a live stack is walked as a rule (a signal per
+ *    sample, memory and off-CPU stacks, a start paused). A batched sampler
+ *    walks its copies (cfi.c) and needs libunwind only now and then, for
+ *    the program's stack under a sample of the handler's own work where
+ *    the live walk cannot (2 samples in 1,000 of 4 threads, 1 in 350 of
+ *    one): its process sets libunwind up as it makes its first thread (or
+ *    for a thread whose sampler is not batched), so that the short
+ *    processes of a build or a script do without (200-250 us and 20 system
+ *    calls each in the VMs we measure). Until then a handler does not call
+ *    libunwind (unwind__ready()): such a sample keeps its pc, counted as not
+ *    unwound; so does one of a thread that `autoprof ctl start` re-arms,
+ *    from its handler, with a signal per sample (its batched events did not
+ *    fit) in a process that never had a second thread;
  *  - FDE lookup calls dl_iterate_phdr(), which takes the loader's lock: while
  *    we unwind, objects.c answers it from its own table, lock-free, and a
  *    dlclose in progress makes us skip the unwind (objects__enter);
@@ -39,9 +52,11 @@
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/ucontext.h>
 
 #include "handler.h"
+#include "settled.h"
 #include "setup.h"
 
 /* Samples not unwound because their pc was in code that must not be (atomic). */
@@ -61,6 +76,53 @@ static uintptr_t trace_bias;
 /* Threads make their fast-trace table at start (unwind__init's want_trace). */
 static bool want_trace;
 
+/* libunwind's first init is done (init_once()): handlers may call it. */
+static bool ready;
+
+/*
+ * Held over libunwind's first init and across every fork (unwind__init's
+ * atfork handlers): the init holds libunwind's own mutex for 200-250 us, and
+ * a child forked meanwhile by another thread would find it taken for good.
+ * Every signal is blocked while it is held (fork_mask: the forking thread's
+ * mask before), so no handler of the program forks or sets libunwind up on a
+ * thread that holds it.
+ */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static AP_TLS uint64_t fork_mask;
+
+static void before_fork(void)
+{
+	uint64_t all = ~0ULL, old;
+
+	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(old), 0, 0);
+	pthread_mutex_lock(&init_lock);
+	fork_mask = old;
+}
+
+static void after_fork(void)
+{
+	uint64_t old = fork_mask;
+
+	pthread_mutex_unlock(&init_lock);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old), 0, 0);
+}
+
+/* libunwind's first init (unw_init_local's), every signal blocked meanwhile (a
+ * fork from a handler of the program would wait for init_lock here). */
+static void init_once(void)
+{
+	unw_context_t ctx;
+	unw_cursor_t cursor;
+	uint64_t all = ~0ULL, old;
+
+	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(old), 0, 0);
+	pthread_mutex_lock(&init_lock);
+	if (!unwind__ready() && unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
+		__atomic_store_n(&ready, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&init_lock);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old), 0, 0);
+}
+
 /* This thread's fast-trace table is made (outside any handler). */
 static AP_TLS bool trace_ready;
 
@@ -78,15 +140,35 @@ static __attribute__((noinline)) void probe_fast_trace(void)
 }
 
 /*
- * One-time set-up, outside any handler; with fast, every sampled thread
- * makes its fast-trace table at start. Returns 0. Not async-signal-safe.
+ * One-time set-up, outside any handler. libunwind's fast trace walks every
+ * sample of a signal-per-sample sampler: each sampled thread makes its
+ * table at start. Batched samplers walk their copies; memory samples and
+ * off-CPU waits walk their live stacks (memory_stack.c, offcpu.c: libunwind
+ * where they cannot), a start paused arms its threads later from a handler,
+ * maybe with a signal per sample: libunwind is set up now where it may be
+ * needed at once, else when the process makes its first thread, or for a
+ * thread whose sampler turns out not batched (samplers__need_unwinder), or
+ * never. Returns 0. Not async-signal-safe.
  */
-int unwind__init(bool fast)
+int unwind__init(const struct ap_settled *cfg, bool paused)
 {
+	static bool registered;
+	bool fast = cfg->timer_mode || !perf_event__batched(cfg);
+
 	objects__init();
+	chain__set_main_stack();
 	want_trace = fast;
-	unwind__prime_thread();
+	if (!registered)
+		registered = ap_atfork(before_fork, after_fork, after_fork) == 0;
+	if (fast || cfg->memory || cfg->offcpu || paused)
+		unwind__prime_thread();
 	return 0;
+}
+
+/* Has libunwind been set up, so that a handler may walk with it? Async-signal-safe. */
+bool unwind__ready(void)
+{
+	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -103,6 +185,8 @@ void unwind__prime_trace(void)
 
 	if (trace_ready)
 		return;
+	if (!unwind__ready())
+		init_once();
 	pthread_once(&probed, probe_fast_trace);
 	if (fast_trace) {
 		unw_backtrace(trace, 2);
@@ -117,13 +201,15 @@ void unwind__prime_trace(void)
  */
 void unwind__prime_thread(void)
 {
-	static AP_TLS bool primed; /* a forked child's thread is its parent's: primed there */
+	static AP_TLS bool primed; /* a forked child's thread is its parent's, as ready is */
 	unw_context_t ctx;
 	unw_cursor_t cursor;
 
+	if (!unwind__ready())
+		init_once();
 	if (want_trace)
 		unwind__prime_trace();
-	if (primed)
+	if (primed || !unwind__ready())
 		return;
 	if (unw_getcontext(&ctx) || unw_init_local(&cursor, &ctx))
 		return;
@@ -242,8 +328,8 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trac
 	int n = 0;
 
 	*slow = false;
-	if (max <= 0)
-		return 0;
+	if (max <= 0 || !unwind__ready())
+		return 0; /* a batched run that never needed libunwind: not set up */
 	if (objects__kind(pc)) {
 		/* the loader, an unwinder or this library: locks or a stack mid-switch */
 		__atomic_fetch_add(&skipped_in_text, 1, __ATOMIC_RELAXED);
@@ -287,7 +373,7 @@ int unwind__trace_here(void **trace, int max, uintptr_t *bias)
 	unw_cursor_t cursor;
 	int got = 0;
 
-	if (max <= 0 || !objects__enter())
+	if (max <= 0 || !unwind__ready() || !objects__enter())
 		return 0;
 	unwinding_in_handler = true;
 	*bias = 0;

@@ -307,12 +307,12 @@ int lifecycle__start(void)
 	if (autoprof.top && !autoprof.execd && !autoprof.cfg->timer_mode)
 		say_missing_pmu(&autoprof.counters, autoprof.cfg->fell_back);
 	image_counters__drop_costly(&autoprof.counters);
-	/* libunwind's fast trace walks every sample of a signal-per-sample
-	 * sampler; batched samplers walk their copies, memory samples their
-	 * live stacks (memory_stack.c; unwind__trace_here where it cannot) */
+	/* libunwind: what walks with it, and when it is set up (unwind__init) */
 	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND || autoprof.cfg->timer_mode ||
-	    autoprof.cfg->memory)
-		unwind__init(autoprof.cfg->timer_mode || !perf_event__batched(autoprof.cfg));
+	    autoprof.cfg->memory || autoprof.cfg->offcpu)
+		unwind__init(autoprof.cfg, autoprof.paused);
+	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND && !unwind__ready())
+		fds__keep_unwinder_pipe(); /* for its set-up, later (fds.c) */
 	signals__init();
 	image__register(&(struct ap_image){.active = &autoprof.active,
 					   .pid = &autoprof.pid,

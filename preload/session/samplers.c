@@ -110,6 +110,7 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 			*err = sampler_events__open_plain(t, tid);
 			if (*err)
 				goto out_mem;
+			samplers__need_unwinder(); /* before its first sample */
 		}
 	}
 	t->handle = tid ? 0 : pthread_self();
@@ -159,6 +160,8 @@ static struct ap_thread *thread_open(pid_t tid, int *err)
 	    registry__grab(t, false)) {
 		sampler_arming__sync(t, __atomic_load_n(&autoprof.paused, __ATOMIC_SEQ_CST));
 		registry__release(t);
+		if (!t->batched)
+			samplers__need_unwinder();
 	}
 	return t;
 
@@ -188,7 +191,7 @@ int samplers__start(void)
 	struct ap_thread *t;
 	int err;
 
-	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND)
+	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND && !autoprof.sampler.batched)
 		unwind__prime_thread();
 	t = thread_open(0, &err);
 	/* A signal per sample (batched events that did not fit, a paused start)
@@ -236,6 +239,22 @@ void samplers__attach_others(void)
 			pr_warn("cannot sample thread %d: %s", (int)tid, strerror(-err));
 	}
 	closedir(d);
+	samplers__need_unwinder(); /* threads: as a second one's creation does */
+}
+
+/*
+ * libunwind set up (unwind__init) for a walk of a live stack that may come:
+ * a thread whose sampler is a signal per sample, or a process with more than
+ * one thread, where the live walk of the handler's own work sometimes needs
+ * it. Called before the thread samples, or at the process's first
+ * pthread_create (threads.c), while it is one thread: libunwind's pipe2
+ * takes two low fd numbers for a moment, which threads opening files then
+ * would see (hostile.t nofile). Not async-signal-safe.
+ */
+void samplers__need_unwinder(void)
+{
+	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND)
+		unwind__prime_thread();
 }
 
 /*
@@ -347,6 +366,8 @@ void samplers__arm_self(bool armed)
 	if (grabbed)
 		registry__release(t);
 	signals__sigmask(SIG_SETMASK, &old, NULL);
+	if (armed && !t->batched)
+		samplers__need_unwinder(); /* its batched events did not fit */
 }
 
 /* Stop every thread still sampling; the process is ending. Returns how many there were but

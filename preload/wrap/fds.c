@@ -36,6 +36,10 @@
 /* libunwind's own pipe (its static array, as passed to pipe2), to renumber. */
 static int *unwind_pipe;
 
+/* A pipe kept high from the start for libunwind's (fds__keep_unwinder_pipe); -1: none. */
+static int kept_pipe[2] = {-1, -1};
+#define UNWINDER_PIPE_FLAGS (O_CLOEXEC | O_NONBLOCK) /* libunwind's pipe2 asks for these */
+
 /* Is the caller in the session's process (not a vfork child, not unprofiled)? */
 static bool in_session(void)
 {
@@ -77,16 +81,17 @@ static int evict(int fd, int min)
 		fdtab__disown(fd);
 		return 0;
 	}
-	for (int i = 0; unwind_pipe && i < 2; i++) {
-		if (__atomic_load_n(&unwind_pipe[i], __ATOMIC_RELAXED) != fd)
-			continue;
-		nfd = dup_away(fd, min);
-		if (nfd < 0)
-			return nfd;
-		__atomic_store_n(&unwind_pipe[i], nfd, __ATOMIC_RELEASE);
-		fdtab__disown(fd);
-		return 0;
-	}
+	for (int h = 0, *held[2] = {unwind_pipe, kept_pipe}; h < 2; h++)
+		for (int i = 0; held[h] && i < 2; i++) {
+			if (__atomic_load_n(&held[h][i], __ATOMIC_RELAXED) != fd)
+				continue;
+			nfd = dup_away(fd, min);
+			if (nfd < 0)
+				return nfd;
+			__atomic_store_n(&held[h][i], nfd, __ATOMIC_RELEASE);
+			fdtab__disown(fd);
+			return 0;
+		}
 	fdtab__disown(fd); /* a holder we do not know: the program takes the number */
 	return 0;
 }
@@ -317,6 +322,13 @@ static bool unwinder_goes_without(void *caller)
 	return true;
 }
 
+/* libunwind's static array (never a stack one): renumbered by evict() from now on. */
+static __attribute__((noinline)) void note_unwinder_array(int *fds)
+{
+	if ((uintptr_t)fds - (uintptr_t)__builtin_frame_address(0) + (1UL << 24) > (1UL << 25))
+		unwind_pipe = fds;
+}
+
 /* After the pipe is made: libunwind's goes high. Returns 0 or -1. */
 static int relocate_if_unwinder(int fds[2], void *caller)
 {
@@ -331,14 +343,51 @@ static int relocate_if_unwinder(int fds[2], void *caller)
 		errno = EMFILE;
 		return -1;
 	}
-	/* libunwind's static array (never a stack one): renumbered by evict() */
-	if ((uintptr_t)fds - (uintptr_t)__builtin_frame_address(0) + (1UL << 24) > (1UL << 25))
-		unwind_pipe = fds;
+	note_unwinder_array(fds);
 	return 0;
+}
+
+/*
+ * A process that sets libunwind up later than its start (unwind.c: with its
+ * first thread) does so after the program may have lowered RLIMIT_NOFILE,
+ * when there may be no number above the program's left for libunwind's pipe
+ * (hostile.t nofile: two files fewer): a pipe made high now is kept for it.
+ * None where even now the numbers would be the program's. Not
+ * async-signal-safe.
+ */
+void fds__keep_unwinder_pipe(void)
+{
+	int p[2];
+
+	if (kept_pipe[0] >= 0 || raw_syscall(SYS_pipe2, p, UNWINDER_PIPE_FLAGS, 0, 0, 0, 0) < 0)
+		return;
+	p[0] = fdtab__move_high(p[0], true);
+	p[1] = fdtab__move_high(p[1], true);
+	if (fdtab__costs(p[0]) || fdtab__costs(p[1])) {
+		fdtab__close(p[0]);
+		fdtab__close(p[1]);
+		return;
+	}
+	kept_pipe[0] = p[0];
+	kept_pipe[1] = p[1];
+}
+
+/* libunwind's pipe2, asking as it does: the kept pipe, renumbered in its array from then on. */
+static bool take_kept_pipe(int fds[2], int flags, void *caller)
+{
+	if (__atomic_load_n(&kept_pipe[0], __ATOMIC_ACQUIRE) < 0 || flags != UNWINDER_PIPE_FLAGS ||
+	    !unwind__owns_pc((uintptr_t)caller))
+		return false;
+	fds[0] = __atomic_exchange_n(&kept_pipe[0], -1, __ATOMIC_ACQ_REL);
+	fds[1] = __atomic_exchange_n(&kept_pipe[1], -1, __ATOMIC_ACQ_REL);
+	note_unwinder_array(fds);
+	return fds[0] >= 0 && fds[1] >= 0;
 }
 
 AP_API int pipe2(int fds[2], int flags)
 {
+	if (take_kept_pipe(fds, flags, __builtin_return_address(0)))
+		return 0;
 	if (unwinder_goes_without(__builtin_return_address(0)) ||
 	    raw_syscall(SYS_pipe2, fds, flags) < 0)
 		return -1;

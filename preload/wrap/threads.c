@@ -145,6 +145,8 @@ AP_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 	/* a sandboxed thread's threads inherit its filter: they are marked, not sampled */
 	s->sandboxed = process_events__sandboxed();
 	s->shadow = s->sandboxed ? 0 : signal_masks__shadow();
+	if (!s->sandboxed)
+		samplers__need_unwinder(); /* the process's last moment as one thread, if first */
 	err = next(thread, attr, start_routine, s);
 	if (err)
 		start_release(s);

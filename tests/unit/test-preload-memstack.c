@@ -136,7 +136,8 @@ int main(void)
 	struct result r;
 
 	plan(14);
-	unwind__init(true); /* memory samples make the fast-trace table */
+	/* every thread makes the fast-trace table, as with a signal per sample */
+	unwind__init(&(struct ap_settled){.timer_mode = true}, false);
 	memory_stack__init();
 
 	rec(5);
