@@ -38,7 +38,7 @@ static pid_t self_tid(void)
  */
 static void prefault_small_state(void)
 {
-	uintptr_t page = getauxval(AT_PAGESZ) ? getauxval(AT_PAGESZ) : 4096;
+	uintptr_t page = getauxval(AT_PAGESZ) ?: 4096;
 	uintptr_t lo = (uintptr_t)__bss_start & ~(page - 1);
 	uintptr_t hi = ((uintptr_t)__autoprof_bss_end + page - 1) & ~(page - 1);
 

@@ -130,10 +130,10 @@ static bool main_stack_has(uint64_t sp)
  * the one the signal interrupted (ctx->live_lo/hi): the kernel read those
  * bytes then, the stack is still mapped there and does not change while
  * the handler runs; or, on the main thread, up to the top of its stack
- * where all of it is known mapped (main_stack_has). So libunwind need not walk it by DWARF steps (a
- * batched thread makes no fast-trace table, and a batched process of one
- * thread does not set libunwind up: unwind.c). Returns the frames of a whole
- * walk, else 0. Async-signal-safe.
+ * where all of it is known mapped (main_stack_has). So libunwind need not
+ * walk it by DWARF steps (a batched thread makes no fast-trace table, and a
+ * batched process of one thread does not set libunwind up: unwind.c).
+ * Returns the frames of a whole walk, else 0. Async-signal-safe.
  */
 static int live_program(struct drain_ctx *ctx)
 {

@@ -153,7 +153,9 @@ static __attribute__((noinline)) void probe_fast_trace(void)
 int unwind__init(const struct ap_settled *cfg, bool paused)
 {
 	static bool registered;
-	bool fast = cfg->timer_mode || !perf_event__batched(cfg);
+	/* (off-CPU waits alone, with fp stacks: their fast trace is made at the first wait) */
+	bool fast = (cfg->callgraph == AP_CG_LIBUNWIND || cfg->timer_mode || cfg->memory) &&
+		    (cfg->timer_mode || !perf_event__batched(cfg));
 
 	objects__init();
 	chain__set_main_stack();

@@ -329,20 +329,29 @@ static __attribute__((noinline)) void note_unwinder_array(int *fds)
 		unwind_pipe = fds;
 }
 
-/* After the pipe is made: libunwind's goes high. Returns 0 or -1. */
-static int relocate_if_unwinder(int fds[2], void *caller)
+/* A pipe of ours moved high; both closed (-1 each) where the numbers would
+ * still be the program's (fdtab__costs). Returns 0 or -1 (EMFILE). */
+static int lift_pipe(int fds[2])
 {
-	if (!unwind__owns_pc((uintptr_t)caller))
-		return 0;
 	fds[0] = fdtab__move_high(fds[0], true);
 	fds[1] = fdtab__move_high(fds[1], true);
-	if (fdtab__costs(fds[0]) || fdtab__costs(fds[1])) { /* the limit changed meanwhile */
+	if (fdtab__costs(fds[0]) || fdtab__costs(fds[1])) {
 		fdtab__close(fds[0]);
 		fdtab__close(fds[1]);
 		fds[0] = fds[1] = -1;
 		errno = EMFILE;
 		return -1;
 	}
+	return 0;
+}
+
+/* After the pipe is made: libunwind's goes high. Returns 0 or -1. */
+static int relocate_if_unwinder(int fds[2], void *caller)
+{
+	if (!unwind__owns_pc((uintptr_t)caller))
+		return 0;
+	if (lift_pipe(fds)) /* the limit changed meanwhile */
+		return -1;
 	note_unwinder_array(fds);
 	return 0;
 }
@@ -359,15 +368,9 @@ void fds__keep_unwinder_pipe(void)
 {
 	int p[2];
 
-	if (kept_pipe[0] >= 0 || raw_syscall(SYS_pipe2, p, UNWINDER_PIPE_FLAGS, 0, 0, 0, 0) < 0)
+	if (kept_pipe[0] >= 0 || raw_syscall(SYS_pipe2, p, UNWINDER_PIPE_FLAGS, 0, 0, 0, 0) < 0 ||
+	    lift_pipe(p))
 		return;
-	p[0] = fdtab__move_high(p[0], true);
-	p[1] = fdtab__move_high(p[1], true);
-	if (fdtab__costs(p[0]) || fdtab__costs(p[1])) {
-		fdtab__close(p[0]);
-		fdtab__close(p[1]);
-		return;
-	}
 	kept_pipe[0] = p[0];
 	kept_pipe[1] = p[1];
 }
