@@ -37,7 +37,11 @@ LIB_CORE := $(filter-out preload/entry.c,$(LIB_SRC))
 # launcher/main.c and outside_main.c are the mains of autoprof and autoprof-outside.
 LAUNCHER_MAINS := launcher/main.c launcher/outside_main.c
 LAUNCHER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(LAUNCHER_MAINS),$(wildcard launcher/*.c)))
-LIB_INC := -Ipreload -Icommon
+# libunwind is loaded where a walk needs it (preload/handler/unwind_lib.c), by the
+# name of the one built against.
+UNWIND_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libunwind.so)" 2>/dev/null | \
+	awk '$$1 == "SONAME" { print $$2 }')
+LIB_INC := -Ipreload -Icommon $(if $(UNWIND_SONAME),-DAP_UNWIND_SONAME='"$(UNWIND_SONAME)"')
 REPORT_SRC := $(wildcard report/*.c report/*/*.c)
 REPORT_CORE := $(filter-out report/main.c,$(REPORT_SRC))
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)
@@ -117,7 +121,7 @@ $(BUILD)/libautoprof.so: $(LIB_OBJ) preload/preload.map preload/bss_end.ld
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -pthread -shared -Wl,--version-script=preload/preload.map \
 		$(BSS_END_LD) -Wl,--no-undefined -Wl,-z,now -Wl,-z,nodelete -o $@ \
-		$(LIB_OBJ) $(LDFLAGS) -lunwind -ldl
+		$(LIB_OBJ) $(LDFLAGS) -ldl
 
 # The allocator's wrappers (memory_link.h): nothing of libautoprof.so linked
 # in, nothing of it needed (alone, they pass every call through).
@@ -197,12 +201,12 @@ $(BUILD)/asan/unit/test-report-built: private BASE += -Icommon
 $(BUILD)/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE:%.c=$(BUILD)/%.o)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(BASE) $(CFLAGS) -Itests $(LIB_INC) -o $@ $^ $(LDFLAGS) -lunwind -ldl
+	$(Q)$(CC) $(BASE) $(CFLAGS) -Itests $(LIB_INC) -o $@ $^ $(LDFLAGS) -ldl
 
 $(BUILD)/asan/unit/test-preload-%: tests/unit/test-preload-%.c $(LIB_CORE)
 	@mkdir -p $(@D)
 	@echo "  CC ASAN $<"
-	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests $(LIB_INC) -o $@ $^ -lunwind -ldl
+	$(Q)$(CC) $(BASE) -O1 -g $(SAN) -Itests $(LIB_INC) -o $@ $^ -ldl
 
 # Test programs: -O2 without frame pointers, the hard case for unwinding.
 $(BUILD)/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)

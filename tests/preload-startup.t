@@ -18,7 +18,7 @@ if ! command -v strace >/dev/null 2>&1; then
 	echo "1..0 # SKIP strace is not installed"
 	exit 0
 fi
-plan 25
+plan 28
 
 PROG=/bin/true
 # An empty control folder: the first process of a run sweeps the endpoints
@@ -98,6 +98,20 @@ is "$(grep -c '"/proc/cpuinfo"\|cpu/possible"' opens.txt)" 0 \
 is "$(grep -c '"/proc/self/maps"' opens.txt)" 1 \
 	"/proc/self/maps is read once (the records and the features' file names)" ||
 	diag_file opens.txt
+# libunwind (and the liblzma it brings) is loaded where a walk needs it
+# (unwind_lib.c), not linked in: a batched no-op process maps neither (0.3-0.4
+# ms a process here). Where it is loaded, as a process makes its first thread,
+# the program's own lookups find none of its symbols, as without us (linked
+# in, dlsym(RTLD_DEFAULT, "lzma_code") found the library's copy).
+is "$(grep -c 'libunwind\|liblzma' opens.txt)" 0 "a batched no-op process loads no libunwind" ||
+	diag_file opens.txt
+names="unw_backtrace _ULx86_64_step _ULaarch64_step lzma_code lzma_stream_decoder"
+"$B/progs/lookups" $names >look-plain.txt 2>&1
+AUTOPROF_OUTPUT=look.data LD_PRELOAD="$LIB" "$B/progs/lookups" $names >look-pre.txt 2>&1
+grep -q '^unwinder=1$' look-pre.txt
+ok $? "a process that makes a thread loads libunwind as it does" || diag_file look-pre.txt
+is "$(grep -v '^unwinder=' look-pre.txt)" "$(grep -v '^unwinder=' look-plain.txt)" \
+	"the program's dlsym(RTLD_DEFAULT) finds none of libunwind's or liblzma's symbols"
 
 # The file keeps its features: perf names every object by its build id.
 perf buildid-list -i pre.data >bids.txt 2>bids.err

@@ -26,11 +26,9 @@
  * unwinder, this library) are also kept in a small append-only list that is
  * always safe to read.
  */
-#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
-#include <libunwind.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -413,8 +411,7 @@ static void refresh(bool prune)
 	/* Another object may be loaded where this one was: libunwind must not
 	 * keep frame layouts of the unloaded code (none while it is not set up). */
 	if (pruned) {
-		if (unwind__ready())
-			unw_flush_cache(unw_local_addr_space, 0, 0);
+		unwind__flush_cache();
 		__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE); /* nor cfi.c its rules */
 	}
 }

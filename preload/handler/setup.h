@@ -79,6 +79,11 @@ uint64_t unwind__skipped_in_text(void);
  * blocked (session/memory.c): entries in trace, *bias to make a caller's entry its return
  * address. The entries, 0 while a dlclose unmaps or where the fast trace is unusable. */
 int unwind__trace_here(void **trace, int max, uintptr_t *bias);
+/* libunwind's fast trace from here, in the program's context: the entries, 0 where it is not
+ * set up. */
+int unwind__backtrace(void **trace, int max);
+/* Drop libunwind's cached frame layouts (an object was unloaded), where it is set up. */
+void unwind__flush_cache(void);
 
 /* ---- signal_delivery.c: what it counted, for the closing lines ---- */
 

@@ -5,8 +5,8 @@
  * libunwind reads DWARF CFI (.eh_frame), so programs built without frame
  * pointers unwind fully. Its traps in a signal handler, and what we do
  * about them:
- *  - the first init takes a mutex, opens a pipe, and binds libunwind's own
- *    calls into libc: unwind__prime_thread() runs it outside any handler;
+ *  - the first init loads libunwind (unwind_lib.c: not linked in), takes a
+ *    mutex and opens a pipe: unwind__prime_thread() runs it outside any handler;
  *    at start only where a live stack is walked as a rule (a signal per
  *    sample, memory and off-CPU stacks, a start paused). A batched sampler
  *    walks its copies (cfi.c) and needs libunwind only now and then, for
@@ -46,9 +46,7 @@
  *    those calls are redundant, and the signals.c wrappers skip them while
  *    unwind__in_handler() says so (12 system calls per 6-frame sample).
  */
-#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
-#include <libunwind.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
@@ -58,6 +56,7 @@
 #include "handler.h"
 #include "settled.h"
 #include "setup.h"
+#include "unwind_lib.h"
 
 /* Samples not unwound because their pc was in code that must not be (atomic). */
 static uint64_t skipped_in_text;
@@ -115,9 +114,12 @@ static void init_once(void)
 	unw_cursor_t cursor;
 	uint64_t all = ~0ULL, old;
 
+	if (!unwind_lib__load()) /* (outside init_lock: a fork meanwhile must not wait on it) */
+		return;
 	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(old), 0, 0);
 	pthread_mutex_lock(&init_lock);
-	if (!unwind__ready() && unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0)
+	if (!unwind__ready() && unwind_lib__getcontext(&ctx) == 0 &&
+	    unwind_lib.init_local(&cursor, &ctx) == 0)
 		__atomic_store_n(&ready, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&init_lock);
 	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old), 0, 0);
@@ -130,7 +132,7 @@ static AP_TLS bool trace_ready;
 static __attribute__((noinline)) void probe_fast_trace(void)
 {
 	void *trace[4];
-	int n = unw_backtrace(trace, 4);
+	int n = unwind_lib.backtrace(trace, 4);
 	uintptr_t ret = (uintptr_t)__builtin_return_address(0);
 
 	/* trace[0] is in this function, trace[1] is its caller. */
@@ -189,9 +191,11 @@ void unwind__prime_trace(void)
 		return;
 	if (!unwind__ready())
 		init_once();
+	if (!unwind__ready())
+		return; /* libunwind could not be loaded (said once) */
 	pthread_once(&probed, probe_fast_trace);
 	if (fast_trace) {
-		unw_backtrace(trace, 2);
+		unwind_lib.backtrace(trace, 2);
 		trace_ready = true;
 	}
 }
@@ -213,9 +217,9 @@ void unwind__prime_thread(void)
 		unwind__prime_trace();
 	if (primed || !unwind__ready())
 		return;
-	if (unw_getcontext(&ctx) || unw_init_local(&cursor, &ctx))
+	if (unwind_lib__getcontext(&ctx) || unwind_lib.init_local(&cursor, &ctx))
 		return;
-	unw_step(&cursor);
+	unwind_lib.step(&cursor);
 	primed = true;
 }
 
@@ -302,7 +306,7 @@ static int fast_stack(uintptr_t pc, uint64_t *ips, int max, void **trace, int tr
 
 	if (trace_max > max + AP_HANDLER_FRAMES)
 		trace_max = max + AP_HANDLER_FRAMES;
-	got = unw_backtrace(trace, trace_max);
+	got = unwind_lib.backtrace(trace, trace_max);
 	while (i < got && (uintptr_t)trace[i] != pc)
 		i++;
 	if (i == got)
@@ -344,14 +348,15 @@ int unwind__stack(void *ucontext, uint64_t *ips, int max, void **trace, int trac
 	if (fast_trace && trace_ready && trace && trace_max > 0)
 		n = fast_stack(pc, ips, max, trace, trace_max);
 	*slow = n == 0;
-	if (n == 0 && unw_init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
+	if (n == 0 &&
+	    unwind_lib.init_local2(&cursor, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0) {
 		do {
 			unw_word_t ip;
 
-			if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+			if (unwind_lib.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
 				break;
 			ips[n++] = ip;
-		} while (n < max && unw_step(&cursor) > 0);
+		} while (n < max && unwind_lib.step(&cursor) > 0);
 	}
 	unwinding_in_handler = false;
 	objects__leave();
@@ -380,16 +385,16 @@ int unwind__trace_here(void **trace, int max, uintptr_t *bias)
 	unwinding_in_handler = true;
 	*bias = 0;
 	if (fast_trace && trace_ready) {
-		got = unw_backtrace(trace, max);
+		got = unwind_lib.backtrace(trace, max);
 		*bias = trace_bias;
-	} else if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0) {
+	} else if (unwind_lib__getcontext(&ctx) == 0 && unwind_lib.init_local(&cursor, &ctx) == 0) {
 		do {
 			unw_word_t ip;
 
-			if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
+			if (unwind_lib.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0)
 				break;
 			trace[got++] = (void *)ip; /* a caller's: its return address */
-		} while (got < max && unw_step(&cursor) > 0);
+		} while (got < max && unwind_lib.step(&cursor) > 0);
 	}
 	unwinding_in_handler = false;
 	objects__leave();
@@ -400,4 +405,21 @@ int unwind__trace_here(void **trace, int max, uintptr_t *bias)
 uint64_t unwind__skipped_in_text(void)
 {
 	return __atomic_load_n(&skipped_in_text, __ATOMIC_RELAXED);
+}
+
+/*
+ * The fast trace from here, in the program's context (offcpu.c), into trace
+ * (at most max entries): how many, 0 where libunwind is not set up. Not
+ * async-signal-safe.
+ */
+int unwind__backtrace(void **trace, int max)
+{
+	return unwind__ready() ? unwind_lib.backtrace(trace, max) : 0;
+}
+
+/* Drop libunwind's cached frame layouts (an object was unloaded), where it is set up. */
+void unwind__flush_cache(void)
+{
+	if (unwind__ready())
+		unwind_lib.flush_cache(*unwind_lib.local_as, 0, 0);
 }

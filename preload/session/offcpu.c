@@ -35,9 +35,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "internal.h"
 
 #define SWITCH_BYTES 24	   /* header + TID, TIME */
@@ -181,7 +178,7 @@ static __attribute__((noinline)) unsigned caller_chain(struct ap_thread *t, uint
 {
 	void **trace = (void **)(t->scratch + AP_RING_COPY_BYTES + AP_CHAIN_BYTES);
 	uintptr_t ret = (uintptr_t)__builtin_return_address(0);
-	int got = unw_backtrace(trace, (int)depth + 8), i = 0;
+	int got = unwind__backtrace(trace, (int)depth + 8), i = 0;
 	uintptr_t bias = 0;
 	unsigned n = 0;
 
