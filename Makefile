@@ -37,11 +37,7 @@ LIB_CORE := $(filter-out preload/entry.c,$(LIB_SRC))
 # launcher/main.c and outside_main.c are the mains of autoprof and autoprof-outside.
 LAUNCHER_MAINS := launcher/main.c launcher/outside_main.c
 LAUNCHER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(LAUNCHER_MAINS),$(wildcard launcher/*.c)))
-# libunwind is loaded where a walk needs it (preload/handler/unwind_lib.c), by the
-# name of the one built against.
-UNWIND_SONAME := $(shell objdump -p "$$($(CC) -print-file-name=libunwind.so)" 2>/dev/null | \
-	awk '$$1 == "SONAME" { print $$2 }')
-LIB_INC := -Ipreload -Icommon $(if $(UNWIND_SONAME),-DAP_UNWIND_SONAME='"$(UNWIND_SONAME)"')
+LIB_INC := -Ipreload -Icommon
 REPORT_SRC := $(wildcard report/*.c report/*/*.c)
 REPORT_CORE := $(filter-out report/main.c,$(REPORT_SRC))
 REPORT_OBJ := $(REPORT_SRC:%.c=$(BUILD)/%.o)

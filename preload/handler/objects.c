@@ -7,24 +7,20 @@
  * thread in dlopen/dlclose holds that lock while it may wait for something
  * the handler holds. So we keep our own table of loaded objects (address
  * range, load bias, program headers, name, build id):
- *  - filled outside any handler with the real dl_iterate_phdr() (at the start
- *    of each file and around each dlclose), and from the handler, lock-free,
- *    with glibc's _dl_find_object() for a pc in an object loaded since
- *    (dlopen is not wrapped: its caller must stay the program's, whose
- *    RUNPATH and $ORIGIN glibc searches);
+ *  - filled outside any handler with the real dl_iterate_phdr() (at the start of each file,
+ *    around each dlclose, as libunwind is loaded), and from the handler, lock-free, with
+ *    glibc's _dl_find_object() for a pc in an object loaded since (dlopen is not wrapped:
+ *    its caller must stay the program's, whose RUNPATH and $ORIGIN glibc searches);
  *  - read by our dl_iterate_phdr() (wrap/loader.c) while this thread unwinds in the handler
- *    (unwind__in_handler()), and by the handler to write the MMAP2 record of
- *    each object a sample needs, once per file, stamped with the last time
- *    the object was known to be absent (before its first sample, after the
- *    unmapping of whatever was at its addresses before);
+ *    (unwind__in_handler()), and by the handler to write the MMAP2 record of each object a
+ *    sample needs, once per file, stamped with the last time the object was known to be
+ *    absent (before its first sample, after the unmapping of whatever was there before);
  *  - protected from dlclose: our dlclose() (wrap/loader.c) raises a "loader busy" count, waits
- *    for the readers in flight, writes the records of objects not yet written
- *    (they can be unloaded now), calls the real dlclose, drops what it
- *    unloaded, and lowers the count. Readers that find the loader busy skip
- *    (the unwind, or the record) and count it.
- * Objects whose pc must not be unwound from (the loader, libunwind, libgcc_s's
- * unwinder, this library) are also kept in a small append-only list that is
- * always safe to read.
+ *    for the readers in flight, writes the records of objects not yet written (they can be
+ *    unloaded now), calls the real dlclose, drops what it unloaded, and lowers the count.
+ *    Readers that find the loader busy skip (the unwind, or the record) and count it.
+ * Objects whose pc must not be unwound from (the loader, libunwind, libgcc_s's unwinder, this
+ * library) are also kept in a small append-only list that is always safe to read.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -418,7 +414,7 @@ static void refresh(bool prune)
 
 static void after_fork_child(void)
 {
-	pthread_mutex_init(&sync_lock, NULL);
+	sync_lock = (pthread_mutex_t)PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP; /* as it was made */
 	__atomic_store_n(&busy, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&inflight, 0, __ATOMIC_SEQ_CST);
 }
@@ -452,10 +448,12 @@ void objects__init(void)
 }
 
 /*
- * A new file starts, whose first records describe every mapping there is
- * (mappings.c): every object now loaded counts as written to it. Not async-signal-safe.
+ * Enter the objects loaded since the last refresh into the table (libunwind
+ * as unwind_lib.c loads it); for a new file, whose first records describe
+ * every mapping there is (mappings.c), every object now loaded counts as
+ * written to it. Not async-signal-safe.
  */
-void objects__new_file(void)
+void objects__refresh(bool new_file)
 {
 	int gen, n;
 
@@ -464,8 +462,8 @@ void objects__new_file(void)
 		return;
 	pthread_mutex_lock(&sync_lock);
 	refresh(false);
-	gen = __atomic_add_fetch(&file_gen, 1, __ATOMIC_ACQ_REL);
-	n = __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE);
+	gen = new_file ? __atomic_add_fetch(&file_gen, 1, __ATOMIC_ACQ_REL) : 0;
+	n = gen ? __atomic_load_n(&nr_slots, __ATOMIC_ACQUIRE) : 0;
 	for (int i = 0; i < n && i < MAX_OBJECTS; i++)
 		__atomic_store_n(&written_gen[i], gen, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&sync_lock);

@@ -117,8 +117,9 @@ void registry__forget_all(void);
 
 /* Find the real loader functions and fill the table, once. */
 void objects__init(void);
-/* A new file starts: every object now loaded counts as written to it. */
-void objects__new_file(void);
+/* Enter the objects loaded since into the table (libunwind, as unwind_lib.c loads it); for
+ * a new file (new_file), every object now loaded counts as written to it. */
+void objects__refresh(bool new_file);
 /* Samples whose stack or records were skipped because a dlclose was in progress. */
 uint64_t objects__skipped_busy(void);
 /* The build id of the object mapped at addr, into id (20 bytes); its size, 0 if unknown. */

@@ -114,7 +114,9 @@ static void init_once(void)
 	unw_cursor_t cursor;
 	uint64_t all = ~0ULL, old;
 
-	if (!unwind_lib__load()) /* (outside init_lock: a fork meanwhile must not wait on it) */
+	/* the load outside init_lock: a constructor of the program's that forks while
+	 * another thread of it holds the loader's lock must not wait on it */
+	if (!unwind_lib__load())
 		return;
 	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(old), 0, 0);
 	pthread_mutex_lock(&init_lock);

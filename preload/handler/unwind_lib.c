@@ -16,18 +16,28 @@
  * Before anything calls into it, its code is entered in the objects table,
  * which marks it as the unwinder's (objects__kind): its pipe goes high
  * (fds.c), a sample whose pc is in it is not unwound.
+ *
+ * A load that comes late must still find the file: the program's first
+ * thread usually brings it, and before a program shuts itself off from
+ * the file system (chroot, pivot_root, Landlock: wrap/process.c) the
+ * library loads it first. A copy that fails is unloaded, said once.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "common.h"
+#include "handler.h"
 #include "objects.h"
+#include "setup.h"
 #include "unwind_lib.h"
 
-#ifndef AP_UNWIND_SONAME
-#define AP_UNWIND_SONAME "libunwind.so.8" /* the Makefile names the one built against */
+/* Every libunwind 1.x is this file (the header's own version is checked here). */
+#if UNW_VERSION_MAJOR != 1
+#error "autoprof: libunwind 1.x expected (unwind_lib.c loads libunwind.so.8)"
 #endif
+#define SONAME "libunwind.so.8"
 
 #define STR_(x) #x
 #define STR(x)	STR_(x) /* a libunwind name after its header's renaming (_ULx86_64_step) */
@@ -66,34 +76,54 @@ static const char *find_all(void *h, struct unwind_lib *lib)
 
 static bool loaded;
 
-/* The load, once (pthread_once: a fork while it runs leaves the child free to run it). */
+/* Why the loaded copy cannot be used (NULL: it can): a symbol missing, or its code not marked
+ * as the unwinder's in the objects table. */
+static const char *unusable(void *h, struct unwind_lib *lib)
+{
+	const char *missing = find_all(h, lib);
+
+	if (missing) {
+		dlerror(); /* read: the program's dlerror() sees none of ours */
+		return missing;
+	}
+	objects__refresh(false); /* its code entered as the unwinder's before any call into it */
+	if (!(objects__kind((uintptr_t)lib->step) & AP_OBJ_UNWINDER))
+		return "its code in the objects table";
+	return NULL;
+}
+
+/*
+ * The load, once (pthread_once), every signal blocked meanwhile: a handler
+ * of the program that forks or makes a thread does so before or after it.
+ * (A fork by another thread meanwhile leaves the child the loader's list as
+ * any dlopen of the program's would, and the child loads again.)
+ */
 static void load(void)
 {
+	uint64_t all = ~0ULL, old;
 	struct unwind_lib lib;
-	const char *missing;
-	void *h = dlopen(AP_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	const char *why = NULL;
+	void *h;
 
-	if (!h) {
-		const char *why = dlerror(); /* read: the program's dlerror() sees none of ours */
-
-		pr_warn("cannot load libunwind (%s): stacks it would walk keep their first frame",
-			why ? why : AP_UNWIND_SONAME);
-		return;
-	}
+	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(old), 0, 0);
 	memset(&lib, 0, sizeof(lib));
-	missing = find_all(h, &lib);
-	if (missing)
-		dlerror();
-	/* its code marked as the unwinder's before any call into it */
-	else if (!objects__lookup((uintptr_t)lib.step, NULL))
-		missing = "its code in the loader's list";
-	if (missing) {
-		pr_warn("cannot use %s (%s not found): stacks it would walk keep their first frame",
-			AP_UNWIND_SONAME, missing);
-		return;
+	h = dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		why = dlerror(); /* read: the program's dlerror() sees none of ours */
+		if (!why)
+			why = SONAME " not loaded";
+	} else if ((why = unusable(h, &lib)))
+		dlclose(h); /* nothing of it stays mapped */
+	else
+		dlopen(SONAME, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); /* and now it stays */
+	if (why) {
+		pr_warn("cannot use libunwind (%s): stacks it would walk keep their first frame",
+			why);
+	} else {
+		unwind_lib = lib;
+		__atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
 	}
-	unwind_lib = lib;
-	__atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old), 0, 0);
 }
 
 bool unwind_lib__load(void)

@@ -389,6 +389,6 @@ int mappings__write_kernel(struct writer *w)
  */
 int mappings__write_all(struct writer *w, pid_t pid)
 {
-	objects__new_file();
+	objects__refresh(true);
 	return write_maps(w, pid);
 }

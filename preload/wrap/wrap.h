@@ -12,6 +12,7 @@
  *   waits.c    the blocking calls (sleeps, poll, locks, ...): off-CPU time
  *   exec_note.c the one line when a static program is exec'd (not entered)
  *   exec_args.c whether an exec's path and environment can be read
+ *   confine.c  chroot: what the library loads later, loaded first
  *
  * Every wrapper is the plain call of the real function when profiling is
  * off, and in a process that is not the session's (a vfork child shares our
