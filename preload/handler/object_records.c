@@ -113,14 +113,14 @@ void object_records__note_held(struct ap_thread *t, const uint64_t *chain, unsig
 
 /*
  * Write the records of every object this file lacks: into the calling
- * thread's buffer when it is sampled (no system call; flushed with its
- * samples), else to the file; the sampling signal signo blocked meanwhile
- * (its handler could write the same buffer). Caller holds sync_lock. Not
- * async-signal-safe.
+ * thread's buffer when buffered and it is sampled (no system call; flushed
+ * with its samples), else to the file (staged where it is not made yet);
+ * the sampling signal signo blocked meanwhile (its handler could write the
+ * same buffer). The caller keeps the table still. Not async-signal-safe.
  */
-void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
+static void write_unwritten(struct writer *w, pid_t pid, int signo, bool buffered)
 {
-	struct ap_thread *t = ap_self;
+	struct ap_thread *t = buffered ? ap_self : NULL;
 	char buf[16384];
 	size_t len = 0;
 	int n = objects__count();
@@ -128,7 +128,7 @@ void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 
 	sigemptyset(&block);
 	sigaddset(&block, signo);
-	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, _NSIG / 8);
+	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, _NSIG / 8, 0, 0);
 	/* the buffer taken (as samplers__rename does): a visitor flushing it, or a
 	 * memory sample from a handler of the program that interrupts us here
 	 * (AUTOPROF_MEMORY), would otherwise write into it at the same place */
@@ -146,14 +146,35 @@ void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
 			continue;
 		}
 		if (len + need > sizeof(buf) && len) {
-			writer__append(w, buf, len);
+			writer__append_staged(w, buf, len);
 			len = 0;
 		}
 		len += object_records(o, buf + len, sizeof(buf) - len, pid);
 	}
 	if (len)
-		writer__append(w, buf, len);
+		writer__append_staged(w, buf, len);
 	if (t)
 		registry__release(t);
-	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8, 0, 0);
+}
+
+/* Before a dlclose (caller holds sync_lock): see write_unwritten. Not async-signal-safe. */
+void object_records__write_unwritten(struct writer *w, pid_t pid, int signo)
+{
+	write_unwritten(w, pid, signo, true);
+}
+
+/*
+ * The records of the objects loaded since the file's first records
+ * (libunwind's and liblzma's, as unwind_lib.c loads them) written now, to
+ * the file: from a sampled thread's buffer they would come with its last
+ * samples, and a reader that walks the file once (autoprof-report) reads it
+ * again from a late MMAP2. Not async-signal-safe.
+ */
+void object_records__write_loaded(struct writer *w, pid_t pid, int signo)
+{
+	if (!objects__enter())
+		return; /* a dlclose unmaps: they go with their first samples */
+	write_unwritten(w, pid, signo, false);
+	objects__leave();
 }

@@ -120,6 +120,11 @@ void objects__init(void);
 /* Enter the objects loaded since into the table (libunwind, as unwind_lib.c loads it); for
  * a new file (new_file), every object now loaded counts as written to it. */
 void objects__refresh(bool new_file);
+/* object_records.c: the records of the objects loaded since (libunwind's) written to w's file
+ * now (staged where it is not made yet), not with a thread's last samples. */
+void object_records__write_loaded(struct writer *w, pid_t pid, int signo);
+/* writer.c: writer__append, kept with the staged records where the file is not made yet. */
+int writer__append_staged(struct writer *w, const void *buf, size_t len);
 /* Samples whose stack or records were skipped because a dlclose was in progress. */
 uint64_t objects__skipped_busy(void);
 /* The build id of the object mapped at addr, into id (20 bytes); its size, 0 if unknown. */

@@ -23,7 +23,9 @@
  * library loads it first. A copy that fails is unloaded, said once.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -74,7 +76,9 @@ static const char *find_all(void *h, struct unwind_lib *lib)
 	return NULL;
 }
 
-static bool loaded;
+static bool loaded;	  /* atomic */
+static int tried;	  /* load() ran; atomic */
+static char failure[256]; /* why it failed (said by unwind_lib__load, outside any mask) */
 
 /* Why the loaded copy cannot be used (NULL: it can): a symbol missing, or its code not marked
  * as the unwinder's in the objects table. */
@@ -93,19 +97,16 @@ static const char *unusable(void *h, struct unwind_lib *lib)
 }
 
 /*
- * The load, once (pthread_once), every signal blocked meanwhile: a handler
- * of the program that forks or makes a thread does so before or after it.
- * (A fork by another thread meanwhile leaves the child the loader's list as
- * any dlopen of the program's would, and the child loads again.)
+ * The load, once (pthread_once). (A fork by another thread meanwhile
+ * leaves the child the loader's list as any dlopen of the program's would,
+ * and the child loads again.)
  */
 static void load(void)
 {
-	uint64_t all = ~0ULL, old;
 	struct unwind_lib lib;
 	const char *why = NULL;
 	void *h;
 
-	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(old), 0, 0);
 	memset(&lib, 0, sizeof(lib));
 	h = dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
@@ -117,19 +118,31 @@ static void load(void)
 	else
 		dlopen(SONAME, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE); /* and now it stays */
 	if (why) {
-		pr_warn("cannot use libunwind (%s): stacks it would walk keep their first frame",
-			why);
+		snprintf(failure, sizeof(failure), "%s", why);
 	} else {
 		unwind_lib = lib;
 		__atomic_store_n(&loaded, true, __ATOMIC_RELEASE);
 	}
-	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old), 0, 0);
+	__atomic_store_n(&tried, 1, __ATOMIC_RELEASE);
 }
 
 bool unwind_lib__load(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	static int said;
+	uint64_t all = ~0ULL, old;
+	int saved = errno; /* the loader's search leaves its own */
 
-	pthread_once(&once, load);
+	if (!__atomic_load_n(&tried, __ATOMIC_ACQUIRE)) {
+		/* every signal blocked over the once: a handler of the program that
+		 * came back here (a failed exec, a thread made) would wait on it for good */
+		raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, sizeof(old), 0, 0);
+		pthread_once(&once, load);
+		raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old), 0, 0);
+	}
+	if (failure[0] && !__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
+		pr_warn("cannot use libunwind (%s): stacks it would walk keep their first frame",
+			failure);
+	errno = saved;
 	return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE);
 }

@@ -215,6 +215,35 @@ int writer__append(struct writer *w, const void *buf, size_t len)
 }
 
 /*
+ * writer__append(), but where the file is not made yet the bytes are kept
+ * with the staged ones, making none by themselves (up to the stage's room).
+ * Returns 0 or -errno. Async-signal-safe, as writer__append.
+ */
+int writer__append_staged(struct writer *w, const void *buf, size_t len)
+{
+	bool staging;
+	int err;
+
+	if (!len)
+		return 0;
+	if (!live(w))
+		return -EBADF;
+	if (!writer_lock__take(w))
+		return -EBUSY;
+	staging = w->staging;
+	w->staging = w->deferred;
+	if (w->sealed)
+		err = -EPIPE;
+	else if (w->deferred)
+		err = deferred_append(w, buf, len);
+	else
+		err = with_file(w, op_commit, &(struct chunk){buf, len});
+	w->staging = staging && w->deferred;
+	writer_lock__give(w);
+	return err;
+}
+
+/*
  * writer__append(), and *at gets the file offset where the bytes went (for
  * writer__patch). Returns 0 or -errno. Async-signal-safe, as writer__append.
  */

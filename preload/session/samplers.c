@@ -183,6 +183,24 @@ out_mem:
 }
 
 /*
+ * libunwind's set-up (set_up) with the sampling signal blocked, and, where
+ * it loaded libunwind, its records and liblzma's written to the file then
+ * (object_records__write_loaded): the samples taken meanwhile, drained
+ * after, would put them in this thread's buffer, with its last samples.
+ */
+static void unwinder_set_up(void (*set_up)(void))
+{
+	uint64_t mask = 1ULL << (autoprof.signo - 1), old;
+	bool ready = unwind__ready();
+
+	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, &old, sizeof(old), 0, 0);
+	set_up();
+	if (!ready && unwind__ready() && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
+		object_records__write_loaded(&autoprof.writer, autoprof.pid, autoprof.signo);
+	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old), 0, 0);
+}
+
+/*
  * Start sampling the calling thread. Returns 0 or -errno (nothing is left
  * behind on failure). Not async-signal-safe.
  */
@@ -192,12 +210,12 @@ int samplers__start(void)
 	int err;
 
 	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND && !autoprof.sampler.batched)
-		unwind__prime_thread();
+		unwinder_set_up(unwind__prime_thread);
 	t = thread_open(0, &err);
 	/* A signal per sample (batched events that did not fit, a paused start)
 	 * walks the live stack at every sample: with the fast trace. */
 	if (t && !t->batched && !t->is_timer && autoprof.cfg->callgraph == AP_CG_LIBUNWIND)
-		unwind__prime_trace();
+		unwinder_set_up(unwind__prime_trace);
 	return t ? 0 : err;
 }
 
@@ -254,7 +272,7 @@ void samplers__attach_others(void)
 void samplers__need_unwinder(void)
 {
 	if (autoprof.cfg->callgraph == AP_CG_LIBUNWIND)
-		unwind__prime_thread();
+		unwinder_set_up(unwind__prime_thread);
 }
 
 /*

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * confine.c - chroot, interposed: a program that shuts itself in a folder
- * leaves behind the files the library would load later (libunwind, which a
- * batched process loads as it makes its first thread: handler/unwind_lib.c),
- * so they are loaded first. pivot_root, Landlock and the mounts of a new
- * namespace, made before the first thread, are not seen (doc/limits.md):
- * libunwind then says once that it cannot be loaded.
+ * confine.c - chroot, interposed, and the same calls through syscall()
+ * (chroot, pivot_root, landlock_restrict_self: wrap/process.c): a program
+ * that shuts itself in leaves behind the files the library would load later
+ * (libunwind, which a batched process loads as it makes its first thread:
+ * handler/unwind_lib.c), so they are loaded first. The mounts of a new
+ * namespace are not seen (doc/limits.md): libunwind then says once that it
+ * cannot be loaded.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -14,6 +15,16 @@
 #include "wrap.h"
 
 typedef int (*chroot_fn)(const char *);
+
+void confine__before(void)
+{
+	/* not in a vfork child (it shares our memory), nor in seccomp (the
+	 * load's calls may be refused there: no sampler runs in it anyway) */
+	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
+	    (pid_t)raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0) == autoprof.pid &&
+	    !process_events__sandboxed())
+		samplers__need_unwinder();
+}
 
 AP_API int chroot(const char *path)
 {
@@ -25,9 +36,6 @@ AP_API int chroot(const char *path)
 		errno = ENOSYS;
 		return -1;
 	}
-	/* (not in a vfork child, which shares our memory) */
-	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
-	    (pid_t)raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0) == autoprof.pid)
-		samplers__need_unwinder();
+	confine__before();
 	return real(path);
 }

@@ -316,14 +316,25 @@ static bool futex_waits(long nr, long op)
 #endif
 }
 
+/* Does system call nr shut the program off from the file system (confine.c)? */
+static bool confines(long nr)
+{
+#ifdef SYS_landlock_restrict_self
+	if (nr == SYS_landlock_restrict_self)
+		return true;
+#endif
+	return nr == SYS_chroot || nr == SYS_pivot_root;
+}
+
 /*
- * syscall(): the exits and seccomp the program makes through it are seen
- * (glibc has no seccomp() function: libseccomp and others call it this way),
+ * syscall(): the exits, seccomp, chroot, pivot_root and Landlock the program
+ * makes through it are seen (glibc has no seccomp() function: libseccomp and
+ * others call it this way),
  * and so are its futex waits (off-CPU time, futex_waits); everything else is
  * passed on untouched. The library's own system calls do
  * not come here (raw_syscall). A thread in seccomp strict mode makes no other
  * system call here. Async-signal-safe (after exits_init, which runs before
- * any handler is installed).
+ * any handler is installed), but for the calls that confine the program.
  */
 AP_API long syscall(long nr, ...)
 {
@@ -343,6 +354,8 @@ AP_API long syscall(long nr, ...)
 		lifecycle__stop(); /* nothing unless this process owns a file */
 	else if (nr == SYS_exit)
 		samplers__stop_self();
+	else if (confines(nr))
+		confine__before(); /* (not async-signal-safe: a chroot from a handler is not) */
 	else if (nr == SYS_seccomp &&
 		 (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER))
 		process_events__before_seccomp(a[0] == SECCOMP_SET_MODE_FILTER &&

@@ -12,7 +12,7 @@
  *   waits.c    the blocking calls (sleeps, poll, locks, ...): off-CPU time
  *   exec_note.c the one line when a static program is exec'd (not entered)
  *   exec_args.c whether an exec's path and environment can be read
- *   confine.c  chroot: what the library loads later, loaded first
+ *   confine.c  chroot (pivot_root, Landlock: syscall()): what we load later, first
  *
  * Every wrapper is the plain call of the real function when profiling is
  * off, and in a process that is not the session's (a vfork child shares our
@@ -45,5 +45,12 @@ bool exec_args__doomed(int dirfd, const char *path);
 
 /* exec_note.c: one line when a profiled process runs a static program (-1: pid, fd unknown). */
 void exec_note__static(const char *file, int fd, bool search, pid_t pid);
+
+/*
+ * confine.c: before the program shuts itself off from the file system
+ * (chroot, pivot_root, Landlock), what the library would load later is
+ * loaded now. Not async-signal-safe.
+ */
+void confine__before(void);
 
 #endif /* AUTOPROF_WRAP_H */

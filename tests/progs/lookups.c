@@ -1,9 +1,10 @@
 /*
  * lookups.c - what the program's own symbol lookups find, for
  * tests/preload-startup.t:
- *   lookups [--chroot DIR] NAME...
+ *   lookups [--chroot|--syscall-chroot DIR] NAME...
  * makes a thread (a batched profile sets libunwind up then; with --chroot,
- * after shutting itself in DIR, as a sandbox does), then prints, for each
+ * after shutting itself in DIR, as a sandbox does, through libc or
+ * syscall()), then prints, for each
  * NAME, "NAME=1" where dlsym(RTLD_DEFAULT) finds it and "NAME=0" where not,
  * and last "unwinder=1" where libunwind is mapped into the process (else
  * 0). Exit status 2 where chroot is refused (not root).
@@ -12,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static void *idle(void *arg)
@@ -28,6 +30,10 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[1], "--chroot")) {
 		if (chroot(argv[2]) || chdir("/"))
+			return 2;
+		i = 3;
+	} else if (argc > 2 && !strcmp(argv[1], "--syscall-chroot")) {
+		if (syscall(SYS_chroot, argv[2]) || chdir("/"))
 			return 2;
 		i = 3;
 	}
