@@ -215,11 +215,11 @@ int writer__append(struct writer *w, const void *buf, size_t len)
 }
 
 /*
- * writer__append(), but where the file is not made yet the bytes are kept
- * with the staged ones, making none by themselves (up to the stage's room).
- * Returns 0 or -errno. Async-signal-safe, as writer__append.
+ * An append (writer__append_at); with stage, where the file is not made yet
+ * the bytes are kept with the staged ones, making none by themselves (up to
+ * the stage's room). Returns 0 or -errno. Async-signal-safe, as writer__append.
  */
-int writer__append_staged(struct writer *w, const void *buf, size_t len)
+static int append(struct writer *w, const void *buf, size_t len, uint64_t *at, bool stage)
 {
 	bool staging;
 	int err;
@@ -230,15 +230,16 @@ int writer__append_staged(struct writer *w, const void *buf, size_t len)
 		return -EBADF;
 	if (!writer_lock__take(w))
 		return -EBUSY;
+	*at = w->end; /* under the lock: where this commit appends */
 	staging = w->staging;
-	w->staging = w->deferred;
+	w->staging = staging || (stage && w->deferred);
 	if (w->sealed)
 		err = -EPIPE;
 	else if (w->deferred)
 		err = deferred_append(w, buf, len);
 	else
 		err = with_file(w, op_commit, &(struct chunk){buf, len});
-	w->staging = staging && w->deferred;
+	w->staging = staging;
 	writer_lock__give(w);
 	return err;
 }
@@ -249,23 +250,15 @@ int writer__append_staged(struct writer *w, const void *buf, size_t len)
  */
 int writer__append_at(struct writer *w, const void *buf, size_t len, uint64_t *at)
 {
-	int err;
+	return append(w, buf, len, at, false);
+}
 
-	if (!len)
-		return 0;
-	if (!live(w))
-		return -EBADF;
-	if (!writer_lock__take(w))
-		return -EBUSY;
-	*at = w->end; /* under the lock: where this commit appends */
-	if (w->sealed)
-		err = -EPIPE;
-	else if (w->deferred)
-		err = deferred_append(w, buf, len);
-	else
-		err = with_file(w, op_commit, &(struct chunk){buf, len});
-	writer_lock__give(w);
-	return err;
+/* writer__append(), but kept with the staged records where the file is not made yet. */
+int writer__append_staged(struct writer *w, const void *buf, size_t len)
+{
+	uint64_t at;
+
+	return append(w, buf, len, &at, true);
 }
 
 /* Bytes to write over data already appended. */
