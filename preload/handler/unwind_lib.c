@@ -19,7 +19,7 @@
  *
  * A load that comes late must still find the file: the program's first
  * thread usually brings it, and before a program shuts itself off from
- * the file system (chroot, pivot_root, Landlock: wrap/process.c) the
+ * the file system (chroot, pivot_root, Landlock: wrap/confine.c) the
  * library loads it first. A copy that fails is unloaded, said once.
  */
 #include <dlfcn.h>

@@ -191,11 +191,14 @@ out_mem:
 static void unwinder_set_up(void (*set_up)(void))
 {
 	uint64_t mask = 1ULL << (autoprof.signo - 1), old;
-	bool ready = unwind__ready();
 
+	if (unwind__ready()) { /* loaded before: no records to write */
+		set_up();
+		return;
+	}
 	raw_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, &old, sizeof(old), 0, 0);
 	set_up();
-	if (!ready && unwind__ready() && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
+	if (unwind__ready() && __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE))
 		object_records__write_loaded(&autoprof.writer, autoprof.pid, autoprof.signo);
 	raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old), 0, 0);
 }

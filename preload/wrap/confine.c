@@ -18,11 +18,9 @@ typedef int (*chroot_fn)(const char *);
 
 void confine__before(void)
 {
-	/* not in a vfork child (it shares our memory), nor in seccomp (the
-	 * load's calls may be refused there: no sampler runs in it anyway) */
-	if (__atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
-	    (pid_t)raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0) == autoprof.pid &&
-	    !process_events__sandboxed())
+	/* not in seccomp (the load's calls may be refused there: no sampler
+	 * runs in it anyway) */
+	if (wrap_in_session() && !process_events__sandboxed())
 		samplers__need_unwinder();
 }
 

@@ -40,13 +40,6 @@ static int *unwind_pipe;
 static int kept_pipe[2] = {-1, -1};
 #define UNWINDER_PIPE_FLAGS (O_CLOEXEC | O_NONBLOCK) /* libunwind's pipe2 asks for these */
 
-/* Is the caller in the session's process (not a vfork child, not unprofiled)? */
-static bool in_session(void)
-{
-	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
-	       (pid_t)raw_syscall(SYS_getpid) == autoprof.pid;
-}
-
 /* A new number, at or above min, for our fd, or -errno. */
 static int dup_away(int fd, int min)
 {
@@ -103,7 +96,7 @@ static int evict(int fd, int min)
  */
 static void make_room(int oldfd, int newfd)
 {
-	if (oldfd == newfd || !fdtab__is_own(newfd) || !in_session())
+	if (oldfd == newfd || !fdtab__is_own(newfd) || !wrap_in_session())
 		return;
 	if (evict(newfd, newfd + 1) < 0) {
 		static int said;
@@ -160,7 +153,7 @@ static bool ours_calling(const void *caller)
 #define hidden(fd) hidden_from(fd, __builtin_return_address(0))
 static bool hidden_from(int fd, const void *caller)
 {
-	if (!fdtab__is_own(fd) || ours_calling(caller) || !in_session())
+	if (!fdtab__is_own(fd) || ours_calling(caller) || !wrap_in_session())
 		return false;
 	errno = EBADF;
 	return true;
@@ -193,7 +186,7 @@ static int dup_from(int fd, int min, bool cloexec)
 	int got = (int)raw_syscall(SYS_fcntl, fd, cmd, min);
 	int own;
 
-	if (got < 0 || !in_session())
+	if (got < 0 || !wrap_in_session())
 		return got;
 	own = fdtab__next_own(min < 0 ? 0 : min);
 	if (own < 0 || own >= got)
@@ -265,7 +258,7 @@ static void say_kept(void)
 
 AP_API int close(int fd)
 {
-	if (fdtab__is_own(fd) && in_session()) {
+	if (fdtab__is_own(fd) && wrap_in_session()) {
 		say_kept();
 		errno = EBADF; /* as for any number the program has not opened */
 		return -1;
@@ -279,7 +272,7 @@ AP_API int close_range(unsigned int first, unsigned int last, int flags)
 	unsigned int from = first;
 	int own;
 
-	if (first > last || !in_session())
+	if (first > last || !wrap_in_session())
 		return (int)raw_syscall(SYS_close_range, first, last,
 					flags); /* the kernel's answer */
 	own = fdtab__next_own((int)(first > INT32_MAX ? INT32_MAX : first));

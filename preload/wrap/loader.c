@@ -50,7 +50,7 @@ AP_API int dlclose(void *handle)
 		return -1;
 	if (!objects__ready())
 		return real_dlclose(handle);
-	profiled = __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) && getpid() == autoprof.pid;
+	profiled = wrap_in_session();
 	objects__before_dlclose(profiled ? &autoprof.writer : NULL, autoprof.pid, autoprof.signo);
 	/* Not under any lock of ours: a constructor run by another thread's
 	 * dlopen, under the loader's lock, may call dlclose too. */

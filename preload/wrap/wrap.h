@@ -21,10 +21,20 @@
 #ifndef AUTOPROF_WRAP_H
 #define AUTOPROF_WRAP_H
 
+#include <sys/syscall.h>
+
 #include "internal.h"
 
 /* An interposed function: visible to the dynamic linker (the rest is hidden). */
 #define AP_API __attribute__((visibility("default")))
+
+/* Is the caller in the session's process (profiling on, not a vfork child sharing our
+ * memory)? Async-signal-safe. */
+static inline bool wrap_in_session(void)
+{
+	return __atomic_load_n(&autoprof.active, __ATOMIC_ACQUIRE) &&
+	       (pid_t)raw_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0) == autoprof.pid;
+}
 
 /*
  * exec_args.c: can the exec wrappers read @path (NULL: no) and the
